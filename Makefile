@@ -1,0 +1,32 @@
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+
+.PHONY: install test test-gpu lint bench clean
+
+# Creates .venv and installs cudaify with every runtime dependency and the test tools.
+# llama-cpp-python builds from source (about 8 minutes on 2 cores; pip caches the wheel).
+# pycuda links against the NVIDIA driver library, so it is installed only where one exists.
+install:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip setuptools wheel
+	$(PIP) install --progress-bar off -e '.[test]'
+	@if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so'; then \
+		echo "NVIDIA driver found: installing pycuda"; $(PIP) install --progress-bar off -e '.[gpu]'; \
+	else echo "no NVIDIA driver library here: pycuda not installed (kernel-level GPU checks need it)"; fi
+	$(VENV)/bin/cudaify --version
+
+test:
+	$(PY) -m pytest -q
+
+test-gpu:
+	$(PY) -m pytest -q -m gpu
+
+lint:
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy cudaify frontend transforms regraph mcgs backend
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache

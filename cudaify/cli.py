@@ -1,0 +1,184 @@
+"""The command line. Thin: parse flags, build a Config, call the pipeline, print."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cudaify import __version__
+from cudaify.errors import CudaifyError, SourceError
+
+EXIT_CODES = """\b
+Exit codes:
+  0  success (also when nothing could be offloaded: the output is then host code)
+  1  the input does not compile (diagnostics printed as file:line:col)
+  2  bad usage: missing, unreadable or empty input, bad option or setting
+  3  --strict and no verified GPU variant was found
+  4  a required tool (gcc, nvcc) is missing or broken
+  70 an internal error in cudaify (please report it; -v shows the traceback)"""
+
+ALIASING_NOTE = (
+    "Distinct pointer parameters are assumed not to alias (as with C's restrict) unless the "
+    "program shows otherwise."
+)
+
+
+class DefaultGroup(click.Group):
+    """`cudaify input.c -o out.cu` is the `compile` command; other words are subcommands."""
+
+    default_command = "compile"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+def _setup_logging(verbose: int, quiet: bool) -> None:
+    level = logging.WARNING
+    if quiet:
+        level = logging.ERROR
+    elif verbose == 1:
+        level = logging.INFO
+    elif verbose >= 2:
+        level = logging.DEBUG
+    logging.basicConfig(level=level, format="cudaify: %(message)s", stream=sys.stderr, force=True)
+
+
+def _fail(exc: BaseException, verbose: int) -> None:
+    if isinstance(exc, SourceError):
+        for line in exc.diagnostics:
+            click.echo(line, err=True)
+        click.echo(f"cudaify: error: {len(exc.diagnostics)} error(s) in the input", err=True)
+        sys.exit(exc.exit_code)
+    if isinstance(exc, CudaifyError):
+        if verbose:
+            traceback.print_exc()
+        click.echo(f"cudaify: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    traceback.print_exc() if verbose else None
+    click.echo(f"cudaify: internal error: {type(exc).__name__}: {exc} (rerun with -v)", err=True)
+    sys.exit(70)
+
+
+def compiler_flag_options(fn: Any) -> Any:
+    """-I, -isystem, -D, -U, -std=, -x: passed to parsing and every compile."""
+    options = [
+        click.option("-I", "include", multiple=True, metavar="DIR", help="Add an include directory."),
+        click.option("-isystem", "isystem", multiple=True, metavar="DIR", help="Add a system include directory."),
+        click.option("-D", "define", multiple=True, metavar="NAME[=VALUE]", help="Define a macro."),
+        click.option("-U", "undefine", multiple=True, metavar="NAME", help="Undefine a macro."),
+        click.option("-std", "std", metavar="STD", help="Language standard, as -std=c99 or -std=c++17."),
+        click.option("-x", "language", type=click.Choice(["c", "c++"]), help="Treat the input as C or C++ whatever its suffix."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def collect_flags(include: tuple[str, ...], isystem: tuple[str, ...], define: tuple[str, ...],
+                  undefine: tuple[str, ...], std: str | None, language: str | None) -> tuple[str, ...]:
+    flags: list[str] = []
+    flags += [f"-I{d}" for d in include]
+    for d in isystem:
+        flags += ["-isystem", d]
+    flags += [f"-D{d}" for d in define]
+    flags += [f"-U{u}" for u in undefine]
+    if std:
+        flags.append(f"-std={std}")
+    if language:
+        flags += ["-x", language]
+    return tuple(flags)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=EXIT_CODES)
+@click.version_option(__version__, "--version", prog_name="cudaify")
+def main() -> None:
+    """Compile a sequential C/C++ program into a CUDA program that prints the same
+    results, faster.
+
+    \b
+      cudaify input.c -o out.cu          compile (the default command)
+      cudaify analyze input.c [--json]   show what the analysis finds
+      cudaify COMMAND --help             help on a command
+
+    Every candidate is checked structurally and compiled with nvcc; on a machine with an
+    NVIDIA GPU it is also run, compared with the original's output and timed, and only a
+    variant that prints what the original prints can win.
+    """
+
+
+@main.command("compile", epilog=EXIT_CODES)
+@click.argument("source", metavar="INPUT", type=click.Path(dir_okay=True, path_type=str))
+@click.option("-o", "--output", type=click.Path(path_type=str), help="Where to write the CUDA program (default: INPUT with .cu).")
+@compiler_flag_options
+@click.option("--methods", help="Apply this comma-separated sequence of methods instead of searching (see `cudaify methods`).")
+@click.option("--arch", help="GPU architecture for nvcc, such as sm_90 (default: the GPU's own).")
+@click.option("--rtol", type=float, help="Relative tolerance for numbers in the output (default 1e-4).")
+@click.option("--atol", type=float, help="Absolute tolerance for numbers in the output (default 1e-9).")
+@click.option("--runs", type=int, help="Timed runs per candidate; the median counts (default 5).")
+@click.option("--trace", "trace_path", type=click.Path(path_type=str), help="Write the applied steps as JSON to this file.")
+@click.option("--strict", is_flag=True, default=None, help="Exit 3 when no verified GPU variant was found.")
+@click.option("-v", "--verbose", count=True, help="Say more (-vv: debug output and tracebacks).")
+@click.option("-q", "--quiet", is_flag=True, default=None, help="Print errors only.")
+def compile_command(source: str, output: str | None, include: tuple[str, ...], isystem: tuple[str, ...],
+                    define: tuple[str, ...], undefine: tuple[str, ...], std: str | None, language: str | None,
+                    methods: str | None, arch: str | None, rtol: float | None, atol: float | None,
+                    runs: int | None, trace_path: str | None, strict: bool | None, verbose: int,
+                    quiet: bool | None) -> None:
+    """Compile INPUT (C or C++) into a CUDA program.
+
+    The hot loop nests are offloaded to the GPU; everything else stays as it was, byte for
+    byte. Without a GPU, every candidate is still parsed, checked and compiled, but nothing
+    is run: the output is marked unverified.
+    """
+    from cudaify import config as config_mod
+    from cudaify import pipeline
+
+    _setup_logging(verbose, bool(quiet))
+    flags = collect_flags(include, isystem, define, undefine, std, language)
+    try:
+        settings = {
+            "flags": flags or None,
+            "methods": methods,
+            "arch": arch,
+            "rtol": rtol,
+            "atol": atol,
+            "runs": runs,
+            "strict": strict,
+            "verbose": verbose or None,
+            "quiet": quiet,
+        }
+        config, _ = config_mod.load(Path(source).resolve().parent, settings)
+        out = output or str(Path(source).with_suffix(".cu"))
+        result = pipeline.compile_file(source, out, config)
+        if trace_path:
+            pipeline.write_atomically(trace_path, json.dumps(result.trace, indent=2) + "\n")
+        pipeline.report(result, config)
+        if config.strict and not result.verified:
+            sys.exit(3)
+    except (CudaifyError, OSError) as exc:
+        if isinstance(exc, OSError):
+            exc = _as_input_error(exc)
+        _fail(exc, verbose)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: exit 70, not a traceback
+        _fail(exc, verbose)
+
+
+def _as_input_error(exc: OSError) -> CudaifyError:
+    from cudaify.errors import InputError
+
+    return InputError(f"{exc.filename}: {exc.strerror}")
+
+
+if __name__ == "__main__":
+    main()

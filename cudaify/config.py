@@ -1,0 +1,125 @@
+"""The single source of truth for settings: defaults, then `[tool.cudaify]` in
+pyproject.toml or `cudaify.toml` (nearest to the input, walking up), then CUDAIFY_*
+environment variables, then command-line flags."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from cudaify.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Config:
+    # what to compile and how
+    flags: tuple[str, ...] = ()  # -I -isystem -D -U -std= -x, passed to every compile
+    language: str | None = None  # "c" | "c++"; None: from the file name
+    arch: str | None = None  # sm_XX; None: detected from the GPU, else a portable default
+    # what to try
+    strategy: str = "rules"
+    methods: tuple[str, ...] = ()  # an explicit sequence (--methods)
+    max_depth: int = 3
+    # verification
+    rtol: float = 1e-4
+    atol: float = 1e-9
+    runs: int = 5
+    run_timeout: float | None = None  # None: 10x the reference time, at least 10 s
+    # behaviour
+    strict: bool = False
+    verbose: int = 0
+    quiet: bool = False
+    cache_dir: str | None = None  # None: the platform's user cache directory
+
+    def with_(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **changes)
+
+
+_TOML_FILES = ("cudaify.toml", "pyproject.toml")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    kinds = {f.name: f.type for f in fields(Config)}
+    if name not in kinds:
+        raise ConfigError(f"unknown setting '{name}'")
+    kind = str(kinds[name])
+    try:
+        if kind.startswith("tuple"):
+            if isinstance(value, str):
+                return tuple(part for part in value.replace(",", " ").split() if part)
+            return tuple(str(part) for part in value)
+        if kind.startswith("bool"):
+            if isinstance(value, str):
+                return value.strip().lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if kind.startswith("int"):
+            return int(value)
+        if kind.startswith("float"):
+            return None if value in (None, "") else float(value)
+        return None if value is None else str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"setting '{name}': cannot use {value!r} ({exc})") from exc
+
+
+def find_settings_file(start: Path) -> Path | None:
+    """The nearest cudaify.toml, or pyproject.toml with a [tool.cudaify] table."""
+    for folder in [start, *start.parents]:
+        for name in _TOML_FILES:
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            if name == "cudaify.toml" or "[tool.cudaify]" in candidate.read_text(errors="replace"):
+                return candidate
+    return None
+
+
+def _file_settings(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    table = data.get("tool", {}).get("cudaify", {}) if path.name == "pyproject.toml" else data
+    return {key.replace("-", "_"): value for key, value in table.items()}
+
+
+def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
+    names = {f.name for f in fields(Config)}
+    found = {}
+    for key, value in environ.items():
+        if key.startswith("CUDAIFY_"):
+            name = key[len("CUDAIFY_") :].lower()
+            if name in names:
+                found[name] = value
+    return found
+
+
+def load(
+    start: Path, flags: dict[str, Any], environ: dict[str, str] | None = None
+) -> tuple[Config, Path | None]:
+    """Layer the settings; return the configuration and the settings file used."""
+    settings_file = find_settings_file(start)
+    layers = [
+        _file_settings(settings_file) if settings_file else {},
+        _env_settings(dict(os.environ if environ is None else environ)),
+        {key: value for key, value in flags.items() if value is not None},
+    ]
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            merged[name] = _coerce(name, value)
+    return Config(**merged), settings_file
+
+
+def default_cache_dir(config: Config) -> Path:
+    if config.cache_dir:
+        return Path(config.cache_dir)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("cudaify"))
+
+
+__all__ = ["Config", "load", "find_settings_file", "default_cache_dir", "field"]

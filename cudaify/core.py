@@ -1,0 +1,172 @@
+"""The few objects every stage shares: a candidate program, the steps that made it, and
+what verifying it found. Frozen data only; the stages return new objects."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+
+class Stage(enum.IntEnum):
+    """How far a candidate got. Ordered: a later stage implies every earlier one passed."""
+
+    NONE = 0
+    PARSE = 1
+    STRUCTURE = 2
+    COMPILE = 3
+    RUN = 4
+    CORRECT = 5
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a candidate is not acceptable (structural, compile, run or output)."""
+
+    kind: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
+        return f"{self.kind}: {where}{self.message}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One applied optimization method."""
+
+    method: str
+    applied_by: str  # "rule" | "slm"
+    before_hash: str
+    after_hash: str
+    detail: str = ""
+    think: str = ""
+    diff_lines: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "method": self.method,
+            "applied_by": self.applied_by,
+            "before": self.before_hash,
+            "after": self.after_hash,
+            "detail": self.detail,
+            "diff_lines": self.diff_lines,
+        }
+
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+_SPACE = re.compile(r"\s+")
+
+
+def normalised_hash(code: str) -> str:
+    """Hash of the code with comments and white space folded: two variants that differ
+    only in layout are one state for the search and one entry in every cache."""
+    text = _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", code))
+    text = _SPACE.sub(" ", text).strip()
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def content_hash(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A candidate CUDA program: its full source, how it was reached, where it stands in
+    the reasoning graph. `offloaded` names the host functions whose work now runs on the
+    GPU (the timing instrumentation wraps their call sites)."""
+
+    code: str
+    steps: tuple[Step, ...] = ()
+    node: str = "sequential"
+    offloaded: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return normalised_hash(self.code)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return tuple(step.method for step in self.steps)
+
+    def then(
+        self, method: str, code: str, applied_by: str, detail: str = "", offloaded: tuple[str, ...] = ()
+    ) -> Variant:
+        """The variant after one more step."""
+        before, after = self.key, normalised_hash(code)
+        step = Step(
+            method=method,
+            applied_by=applied_by,
+            before_hash=before,
+            after_hash=after,
+            detail=detail,
+            diff_lines=_changed_lines(self.code, code),
+        )
+        merged = tuple(dict.fromkeys(self.offloaded + offloaded))
+        return Variant(code=code, steps=self.steps + (step,), node=method, offloaded=merged)
+
+
+def _changed_lines(before: str, after: str) -> int:
+    import difflib
+
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Medians in seconds; None where not measured."""
+
+    wall: float | None = None
+    region: float | None = None
+    context: float | None = None
+    kernel: float | None = None
+    transfer: float | None = None
+    runs: int = 0
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What verifying a variant found: the furthest stage reached and why it stopped."""
+
+    stage: Stage
+    problems: tuple[Problem, ...] = ()
+    ran_on_gpu: bool = False
+    timing: Timing = field(default_factory=Timing)
+    reference: Timing = field(default_factory=Timing)
+    compile_seconds: float = 0.0
+    run_seconds: float = 0.0
+    hardware: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def verified(self) -> bool:
+        return self.stage >= Stage.CORRECT
+
+    @property
+    def region_speedup(self) -> float | None:
+        return _ratio(self.reference.region, self.timing.region)
+
+    @property
+    def program_speedup(self) -> float | None:
+        return _ratio(self.reference.wall, self.timing.wall)
+
+    @property
+    def why(self) -> str:
+        return str(self.problems[0]) if self.problems else ""
+
+
+def _ratio(reference: float | None, candidate: float | None) -> float | None:
+    if not reference or not candidate:
+        return None
+    return reference / candidate

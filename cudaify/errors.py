@@ -1,0 +1,41 @@
+"""One exception type per kind of failure; the CLI maps them to exit codes in one place."""
+
+from __future__ import annotations
+
+
+class CudaifyError(Exception):
+    """Base of every error cudaify reports to the user without a traceback."""
+
+    exit_code = 1
+
+
+class InputError(CudaifyError):
+    """The input file or an option cannot be used at all (missing, unreadable, empty)."""
+
+    exit_code = 2
+
+
+class SourceError(CudaifyError):
+    """The input does not compile: carries the compiler's diagnostics, file:line:col each."""
+
+    exit_code = 1
+
+    def __init__(self, diagnostics: list[str]):
+        self.diagnostics = diagnostics
+        super().__init__("\n".join(diagnostics))
+
+
+class ToolchainError(CudaifyError):
+    """A required tool (gcc, nvcc) is missing or failed for a reason outside the input."""
+
+    exit_code = 4
+
+
+class NotOffloadedError(CudaifyError):
+    """`--strict`: no verified GPU variant was found (the output holds the host program)."""
+
+    exit_code = 3
+
+
+class ConfigError(CudaifyError):
+    exit_code = 2

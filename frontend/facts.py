@@ -1,0 +1,170 @@
+"""Analysis facts about a C/C++ program. Frozen data: the frontend produces them, every
+later stage reads them. Byte offsets (`Span`) index the UTF-8 bytes of `Program.source`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """Half-open byte range [start, end) in the main source file."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Affine:
+    """sum(coeff * name) + const, where names are loop variables or loop-invariant
+    scalars (parameters, globals). `text` is the C spelling it came from."""
+
+    terms: tuple[tuple[str, int], ...]
+    const: int
+    text: str
+
+    def coeff(self, name: str) -> int:
+        return dict(self.terms).get(name, 0)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.terms)
+
+
+@dataclass(frozen=True)
+class Access:
+    """One array reference inside a loop nest. `subscripts` holds one entry per
+    dimension (after delinearization where possible); an entry is None when that
+    subscript is not affine (indirect `a[idx[i]]`, `a[i*i]`)."""
+
+    array: str
+    subscripts: tuple[Affine | None, ...]
+    is_write: bool
+    is_read: bool
+    span: Span
+    line: int
+
+    @property
+    def affine(self) -> bool:
+        return all(sub is not None for sub in self.subscripts)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    var: str  # scalar name, or `s.field` for a struct field
+    op: str  # + * min max & | ^ && ||
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A `for` loop in canonical form `for (v = lower; v <op> upper; v += step)`.
+    Bounds are C text plus their affine form when they have one. `upper_inclusive`
+    says whether the test is `<=`/`>=`. `parallel` is True only when proven."""
+
+    var: str
+    lower: str
+    upper: str
+    step: int
+    upper_inclusive: bool
+    line: int
+    column: int
+    depth: int  # 0 for the outermost loop of a nest
+    span: Span  # the whole `for` statement
+    body_span: Span  # the body statement (compound or single)
+    lower_affine: Affine | None = None
+    upper_affine: Affine | None = None
+    var_declared_in_header: bool = True
+    children: tuple[Loop, ...] = ()
+    perfectly_nested: bool = False  # body is exactly one loop (children[0])
+    early_exit: bool = False  # break/return/goto out of this loop
+    parallel: bool = False
+    pattern: str = "sequential"  # plain | reduction | scan | atomic_update | sequential
+    reductions: tuple[Reduction, ...] = ()
+    reason: str = ""
+    accesses: tuple[Access, ...] = ()  # all accesses in this loop's body, nested ones included
+    scalars_read: tuple[str, ...] = ()  # declared outside the loop, read inside
+    scalars_written: tuple[str, ...] = ()  # declared outside the loop, written inside
+    calls: tuple[str, ...] = ()  # functions called inside the body
+
+    def walk(self) -> tuple[Loop, ...]:
+        """This loop and every loop nested in it, outermost first."""
+        found: list[Loop] = [self]
+        for child in self.children:
+            found.extend(child.walk())
+        return tuple(found)
+
+
+@dataclass(frozen=True)
+class ArrayData:
+    """An array the loop nest needs on the device. `count` is a C expression for the
+    number of elements touched from `base` (`first` is the lowest index touched, a C
+    expression, "0" when the access starts at the beginning). `whole` is True when the
+    array is a fixed-size object whose full size is `count`."""
+
+    name: str
+    elem_type: str
+    count: str | None
+    first: str
+    access: str  # "read" | "write" | "readwrite"
+    dims: tuple[str, ...] = ()  # static inner dimensions for multi-dimensional arrays
+    kind: str = "pointer"  # pointer | param_array | global_array | local_array | vector | field
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # as declared, e.g. "const double *restrict"
+    is_pointer: bool
+    elem_type: str | None  # pointee / element type for pointers and arrays
+
+
+@dataclass(frozen=True)
+class CallSite:
+    callee: str
+    caller: str
+    line: int
+    arguments: tuple[str, ...]
+    in_loop: bool
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    return_type: str
+    params: tuple[Param, ...]
+    line: int
+    span: Span  # the whole definition
+    body_span: Span
+    signature: str  # source text of the declarator up to the body
+    is_static: bool = False
+    loops: tuple[Loop, ...] = ()  # outermost loops of each nest, in source order
+    data: tuple[tuple[int, tuple[ArrayData, ...]], ...] = ()  # (loop line, arrays) per nest
+    calls: tuple[CallSite, ...] = ()
+    estimated_calls: int = 0  # static estimate of how often main reaches this function
+
+    def arrays_for(self, loop: Loop) -> tuple[ArrayData, ...]:
+        for line, arrays in self.data:
+            if line == loop.line:
+                return arrays
+        return ()
+
+
+@dataclass(frozen=True)
+class Program:
+    """The input program: source, language, compiler flags and analysis facts."""
+
+    path: str
+    source: str
+    language: str  # "c" | "c++"
+    flags: tuple[str, ...] = ()
+    functions: tuple[Function, ...] = ()
+    globals: tuple[str, ...] = ()
+    includes: tuple[str, ...] = ()  # every file the parse read (for -MD dependency files)
+    warnings: tuple[str, ...] = field(default=())
+
+    def function(self, name: str) -> Function | None:
+        for fn in self.functions:
+            if fn.name == name:
+                return fn
+        return None

@@ -1,0 +1,47 @@
+"""The pass interface every optimization method implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend.facts import Program
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a method may read besides the variant: the analysed input program."""
+
+    program: Program
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of trying a rule: a new variant, or the one-line reason it did not apply."""
+
+    variant: Variant | None
+    reason: str = ""
+
+
+class Method:
+    """An optimization method: a node of the reasoning graph and a pass of the compiler."""
+
+    name: str = ""
+    summary: str = ""
+    category: str = ""
+    instruction: str = ""  # what the SLM is told to do when it applies this method
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        """None when the method can be applied, else the reason it cannot."""
+        raise NotImplementedError
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        """Apply the deterministic implementation."""
+        raise NotImplementedError
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        """The method's own structural postcondition."""
+        return []
+
+    def describe(self) -> dict[str, str]:
+        return {"name": self.name, "description": self.summary, "category": self.category}
