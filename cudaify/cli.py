@@ -174,6 +174,46 @@ def compile_command(source: str, output: str | None, include: tuple[str, ...], i
         _fail(exc, verbose)
 
 
+@main.command("analyze", epilog=ALIASING_NOTE)
+@click.argument("source", metavar="INPUT", type=click.Path(path_type=str))
+@compiler_flag_options
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@click.option("-v", "--verbose", count=True, help="Show tracebacks of internal errors.")
+def analyze_command(source: str, include: tuple[str, ...], isystem: tuple[str, ...],
+                    define: tuple[str, ...], undefine: tuple[str, ...], std: str | None,
+                    language: str | None, as_json: bool, verbose: int) -> None:
+    """Show what the analysis finds in INPUT: each loop (parallel or not, and why),
+    reductions, accesses, and the data the GPU would need."""
+    from cudaify.frontend.analyze import analyze
+    from cudaify.frontend.report import to_json, to_text
+
+    flags = collect_flags(include, isystem, define, undefine, std, language)
+    try:
+        program = analyze(source, flags)
+    except Exception as exc:  # noqa: BLE001 - mapped to exit codes in _fail
+        _fail(exc, verbose)
+        return
+    if as_json:
+        click.echo(json.dumps(to_json(program), indent=2))
+    else:
+        click.echo(to_text(program), nl=False)
+
+
+@main.command("methods")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, description, category}.")
+def methods_command(as_json: bool) -> None:
+    """List the optimization methods (the reasoning graph's nodes)."""
+    from cudaify.transforms import METHODS
+
+    described = [method.describe() for method in METHODS.values()]
+    if as_json:
+        click.echo(json.dumps(described, indent=2))
+        return
+    width = max(len(d["name"]) for d in described)
+    for d in described:
+        click.echo(f"{d['name']:<{width}}  {d['description']}")
+
+
 def _as_input_error(exc: OSError) -> CudaifyError:
     from cudaify.errors import InputError
 

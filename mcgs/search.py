@@ -1,0 +1,123 @@
+"""Searching the reasoning graph for the best verified variant.
+
+The search only decides what to try next. Applying a method (`Expand`) and verifying a
+candidate (`Evaluate`) are handed in by the pipeline, so this package neither parses C
+nor calls nvcc."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cudaify.core import Evaluation, Stage, Variant
+from cudaify.mcgs.reward import reward
+from cudaify.regraph.graph import START, ReGraph
+
+# (variant, method) -> (new variant, "") or (None, reason it does not apply)
+Expand = Callable[[Variant, str], tuple[Variant | None, str]]
+Evaluate = Callable[[Variant], Evaluation]
+Progress = Callable[["SearchResult"], None]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    variant: Variant
+    evaluation: Evaluation
+
+    @property
+    def reward(self) -> float:
+        return reward(self.evaluation)
+
+
+@dataclass
+class SearchResult:
+    strategy: str
+    candidates: list[Candidate] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (method, reason)
+    iterations: int = 0
+    seconds: float = 0.0
+
+    @property
+    def best(self) -> Candidate | None:
+        """The highest-reward candidate that compiled. Ties (without a GPU every compiled
+        candidate scores the same) go to the longer sequence: the most the rules could do."""
+        usable = [c for c in self.candidates if c.evaluation.stage >= Stage.COMPILE]
+        if not usable:
+            return None
+        return max(usable, key=lambda c: (c.reward, len(c.variant.steps)))
+
+    @property
+    def best_verified(self) -> Candidate | None:
+        verified = [c for c in self.candidates if c.evaluation.verified]
+        return max(verified, key=lambda c: c.reward) if verified else None
+
+    def stage_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for candidate in self.candidates:
+            label = candidate.evaluation.stage.label
+            counts[label] = counts.get(label, 0) + 1
+        return counts
+
+
+def run_sequence(
+    start: Variant, methods: list[str], expand: Expand, evaluate: Evaluate,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """Apply the given methods in order; a method that does not apply is skipped with its
+    reason. Every intermediate variant is evaluated."""
+    result = SearchResult(strategy="sequence")
+    began = time.perf_counter()
+    current = start
+    for method in methods:
+        result.iterations += 1
+        child, reason = expand(current, method)
+        if child is None:
+            result.skipped.append((method, reason))
+            continue
+        candidate = Candidate(child, evaluate(child))
+        result.candidates.append(candidate)
+        if progress:
+            progress(result)
+        if candidate.evaluation.stage < Stage.COMPILE:
+            break
+        current = child
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def run_rules(
+    start: Variant, graph: ReGraph, expand: Expand, evaluate: Evaluate, max_depth: int = 3,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """Exhaustive search with rules only: from `sequential`, follow every out-edge whose
+    method applies, to `max_depth` steps. Identical code reached by two paths is one
+    state (the transposition table is keyed by the normalised-code hash); only states
+    that compiled are expanded further."""
+    result = SearchResult(strategy="rules")
+    began = time.perf_counter()
+    seen = {start.key}
+    frontier = [start]
+    for _depth in range(max_depth):
+        next_frontier: list[Variant] = []
+        for state in frontier:
+            for method in graph.successors(state.node if state.steps else START):
+                result.iterations += 1
+                child, reason = expand(state, method)
+                if child is None:
+                    result.skipped.append((method, reason))
+                    continue
+                if child.key in seen:
+                    continue
+                seen.add(child.key)
+                candidate = Candidate(child, evaluate(child))
+                result.candidates.append(candidate)
+                if progress:
+                    progress(result)
+                if candidate.evaluation.stage >= Stage.COMPILE:
+                    next_frontier.append(child)
+        frontier = next_frontier
+        if not frontier:
+            break
+    result.seconds = time.perf_counter() - began
+    return result

@@ -1,0 +1,43 @@
+"""The trace of a run: the chosen path and a summary of the search, as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudaify.core import Variant
+from cudaify.mcgs.search import Candidate, SearchResult
+
+
+def build_trace(
+    input_path: str, input_hash: str, result: SearchResult, chosen: Candidate | None,
+    evaluations: dict[str, Candidate],
+) -> dict[str, Any]:
+    """`evaluations` maps a variant key to its candidate, so each step of the chosen path
+    reports the stage and speedup measured for the variant it produced."""
+    steps: list[dict[str, Any]] = []
+    variant: Variant | None = chosen.variant if chosen else None
+    for step in variant.steps if variant else ():
+        measured = evaluations.get(step.after_hash)
+        evaluation = measured.evaluation if measured else None
+        steps.append(
+            {
+                **step.to_json(),
+                "stage": evaluation.stage.label if evaluation else None,
+                "region_speedup": evaluation.region_speedup if evaluation else None,
+            }
+        )
+    return {
+        "input": input_path,
+        "input_hash": input_hash,
+        "strategy": result.strategy,
+        "chosen": steps,
+        "verified": bool(chosen and chosen.evaluation.verified),
+        "ran_on_gpu": bool(chosen and chosen.evaluation.ran_on_gpu),
+        "skipped": [{"method": m, "reason": r} for m, r in result.skipped],
+        "search": {
+            "states": len(result.candidates) + 1,
+            "iterations": result.iterations,
+            "seconds": round(result.seconds, 3),
+            "stages": result.stage_counts(),
+        },
+    }

@@ -1,0 +1,87 @@
+"""The rules search and the reward order, with stand-in expand/evaluate callbacks that
+model real outcomes (the search is independent of what produces them)."""
+
+from __future__ import annotations
+
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
+from cudaify.mcgs.reward import reward
+from cudaify.mcgs.search import run_rules, run_sequence
+from cudaify.regraph.graph import ReGraph
+
+
+def evaluation(stage: Stage, speedup: float | None = None, ran: bool = True) -> Evaluation:
+    timing = Timing(region=1.0) if speedup else Timing()
+    reference = Timing(region=speedup) if speedup else Timing()
+    return Evaluation(stage=stage, ran_on_gpu=ran, timing=timing, reference=reference)
+
+
+def test_reward_bands_are_ordered():
+    ordered = [
+        evaluation(Stage.PARSE),
+        evaluation(Stage.STRUCTURE),
+        evaluation(Stage.COMPILE, ran=True),
+        evaluation(Stage.RUN),
+        evaluation(Stage.COMPILE, ran=False),
+        evaluation(Stage.CORRECT, speedup=0.5),
+        evaluation(Stage.CORRECT, speedup=0.99),
+        evaluation(Stage.CORRECT, speedup=1.0),
+        evaluation(Stage.CORRECT, speedup=10.0),
+        evaluation(Stage.CORRECT, speedup=100.0),
+    ]
+    rewards = [reward(e) for e in ordered]
+    assert rewards == sorted(rewards) and len(set(rewards)) == len(rewards)
+
+
+def chain_graph(*edges: tuple[str, str]) -> ReGraph:
+    graph = ReGraph()
+    graph.add_method("sequential")
+    for source, target in edges:
+        graph.add_edge(source, target)
+    return graph
+
+
+def test_rules_search_prefers_the_fastest_verified_and_dedupes():
+    graph = chain_graph(("sequential", "a"), ("sequential", "b"), ("a", "c"), ("b", "c"))
+    speed = {"a": 2.0, "b": 3.0, "c": 8.0}
+
+    def expand(variant: Variant, method: str):
+        if method == "c":  # a and b then c reach the same code: one state
+            return variant.then("c", "code-c", "rule"), ""
+        return variant.then(method, f"code-{method}", "rule"), ""
+
+    def evaluate(variant: Variant):
+        return evaluation(Stage.CORRECT, speedup=speed[variant.node])
+
+    result = run_rules(Variant(code="seq"), graph, expand, evaluate, max_depth=3)
+    assert result.best_verified.variant.code == "code-c"
+    codes = [c.variant.code for c in result.candidates]
+    assert codes.count("code-c") == 1  # transposition: the second path found a known state
+    assert result.best.variant.methods in (("a", "c"), ("b", "c"))
+
+
+def test_rules_search_does_not_expand_failed_states():
+    graph = chain_graph(("sequential", "a"), ("a", "b"))
+    tried = []
+
+    def expand(variant, method):
+        tried.append(method)
+        return variant.then(method, f"code-{method}", "rule"), ""
+
+    def evaluate(variant):
+        return Evaluation(stage=Stage.STRUCTURE, problems=(Problem("compile", "boom"),))
+
+    result = run_rules(Variant(code="seq"), graph, expand, evaluate)
+    assert tried == ["a"] and result.best is None
+
+
+def test_sequence_skips_methods_that_do_not_apply():
+    def expand(variant, method):
+        if method == "nope":
+            return None, "no parallel loop"
+        return variant.then(method, variant.code + method, "rule"), ""
+
+    result = run_sequence(
+        Variant(code="x"), ["a", "nope", "b"], expand, lambda v: evaluation(Stage.COMPILE, ran=False)
+    )
+    assert result.skipped == [("nope", "no parallel loop")]
+    assert result.best.variant.methods == ("a", "b")
