@@ -1,0 +1,47 @@
+"""Shared pytest settings: golden-file updates and loud skipping of GPU tests."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden", action="store_true", help="rewrite golden outputs for review in the diff"
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+def _gpu_present() -> bool:
+    try:
+        from cudaify.backend.gpu import gpu_available
+    except ImportError:
+        return shutil.which("nvidia-smi") is not None
+    return gpu_available()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu_tests = [item for item in items if "gpu" in item.keywords]
+    if not gpu_tests or _gpu_present():
+        return
+    skip = pytest.mark.skip(reason="no NVIDIA GPU found: GPU test NOT run")
+    for item in gpu_tests:
+        item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # type: ignore[no-untyped-def]
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if "GPU test NOT run" in str(report.longrepr)
+    ]
+    if skipped:
+        terminalreporter.write_sep(
+            "!", f"{len(skipped)} GPU tests were NOT run: no NVIDIA GPU on this machine", red=True
+        )
