@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: install test test-gpu lint bench clean
+.PHONY: install test test-gpu lint bench clean wheelhouse
 
 # Creates .venv and installs cudaify with every runtime dependency and the test tools.
 # llama-cpp-python builds from source (about 8 minutes on 2 cores; pip caches the wheel).
@@ -27,6 +27,11 @@ lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy cudaify frontend transforms regraph mcgs backend
+
+# Every dependency for an offline install on a GPU node: make wheelhouse PYVER=3.12 [EXTRA_WHEELS=dir]
+PYVER ?= 3.12
+wheelhouse:
+	$(PY) scripts/wheelhouse.py --python-version $(PYVER) --dest wheelhouse $(if $(EXTRA_WHEELS),--extra $(EXTRA_WHEELS))
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache
