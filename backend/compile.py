@@ -1,0 +1,217 @@
+"""Compiling the reference (gcc/g++ -O3) and CUDA candidates (nvcc -O3), cached by the
+hash of everything that decides the binary: a cache hit costs no compile at all.
+
+Sources are compiled in a temporary folder under the name the user knows (`input.c`), so
+diagnostics read `input.c:12:5: error: ...`; relative -I paths are made absolute first."""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaify.backend import toolchain
+from cudaify.backend.cache import Cache
+
+from cudaify.core import content_hash
+
+COMPILE_TIMEOUT = 300.0
+DIAGNOSTIC_LINES = 40
+DIAGNOSTIC_CHARS = 6000
+# Flags that change what the preprocessor or the language sees; everything else the user
+# passed (warnings, -O levels, -march) is the reference's business, not the candidate's.
+_PATH_FLAGS = ("-I", "-isystem", "-iquote", "-include")
+_VALUE_FLAGS = ("-D", "-U")
+
+
+@dataclass(frozen=True)
+class Build:
+    ok: bool
+    binary: Path | None
+    diagnostics: str  # the compiler's first lines: errors on failure, warnings on success
+    seconds: float
+    cached: bool
+    command: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One extra translation unit linked into a build (the timing runtime, for example)."""
+
+    name: str
+    text: str
+
+
+def preprocessor_flags(flags: Sequence[str], keep_std: bool, base: Path | None = None) -> list[str]:
+    """The user's -I/-isystem/-iquote/-include/-D/-U flags (and -std= when `keep_std`), in
+    order, with relative paths made absolute against `base` (default: the current folder)."""
+    root = base or Path.cwd()
+    kept: list[str] = []
+    items = list(flags)
+    i = 0
+    while i < len(items):
+        flag = items[i]
+        name = next((p for p in _PATH_FLAGS + _VALUE_FLAGS if flag.startswith(p)), None)
+        if flag.startswith("-std="):
+            if keep_std:
+                kept.append(flag)
+        elif name is not None:
+            value = flag[len(name) :]
+            if not value and i + 1 < len(items):
+                i += 1
+                value = items[i]
+            if name in _PATH_FLAGS:
+                value = str(root / value) if not os.path.isabs(value) else value
+            kept += [name, value]
+        i += 1
+    return kept
+
+
+@functools.cache
+def tool_version(tool: str) -> str:
+    path = toolchain.find_tool(tool)
+    done = toolchain.run([path, "--version"], timeout=60)
+    return f"{path}\n{done.text().strip()}"
+
+
+def _first_lines(text: str) -> str:
+    lines = text.strip().splitlines()[:DIAGNOSTIC_LINES]
+    return "\n".join(lines)[:DIAGNOSTIC_CHARS]
+
+
+def compile_reference(
+    source: str,
+    language: str,
+    flags: Sequence[str] = (),
+    *,
+    cache: Cache,
+    name: str | None = None,
+    source_dir: Path | None = None,
+    extra_units: Sequence[Unit] = (),
+    depends: str = "",
+) -> Build:
+    """gcc (C) or g++ (C++) -O3 with the user's preprocessor and -std flags, -lm.
+    `source_dir` is searched for `#include "..."` as if the file were still there;
+    `depends` is any text that should invalidate the cache (e.g. the headers' hashes)."""
+    compiler = "g++" if language == "c++" else "gcc"
+    name = name or ("input.cpp" if language == "c++" else "input.c")
+    argv = [compiler, "-O3", "-x", "c++" if language == "c++" else "c", name]
+    argv += _units_argv(extra_units, reset=True)
+    argv += preprocessor_flags(flags, keep_std=True)
+    argv += _source_dir_flags(source_dir, "-iquote")
+    argv += ["-o", "program", "-lm"]
+    return _compile(argv, name, source, extra_units, cache, compiler, depends)
+
+
+def compile_cuda(
+    code: str,
+    flags: Sequence[str] = (),
+    arch: str = "sm_80",
+    *,
+    cache: Cache,
+    name: str = "candidate.cu",
+    source_dir: Path | None = None,
+    extra_units: Sequence[Unit] = (),
+    depends: str = "",
+) -> Build:
+    """nvcc -O3 for `arch`, C++17, with the user's -I/-D/-U flags but not a C -std=
+    (nvcc compiles .cu as C++). CUB and Thrust come with the toolkit's include path."""
+    argv = ["nvcc", "-O3", f"-arch={arch}", "-std=c++17", "-x", "cu", name]
+    argv += _units_argv(extra_units, reset=False)
+    argv += preprocessor_flags(flags, keep_std=False)
+    argv += _source_dir_flags(source_dir, "-I")
+    argv += ["-o", "program", "-lm"]
+    return _compile(argv, name, code, extra_units, cache, "nvcc", depends)
+
+
+def compile_many(
+    codes: Sequence[str],
+    flags: Sequence[str] = (),
+    arch: str = "sm_80",
+    *,
+    cache: Cache,
+    source_dir: Path | None = None,
+    workers: int | None = None,
+) -> list[Build]:
+    """Compile several candidates at once (one nvcc per core); results in input order."""
+    workers = workers or os.cpu_count() or 1
+
+    def one(code: str) -> Build:
+        return compile_cuda(code, flags, arch, cache=cache, source_dir=source_dir)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, codes))
+
+
+def _units_argv(units: Sequence[Unit], reset: bool) -> list[str]:
+    # gcc's `-x` applies to every later file: reset it so each unit goes by its suffix.
+    # nvcc has no `-x none`; there every unit is compiled as CUDA C++, which they are.
+    if not units:
+        return []
+    return (["-x", "none"] if reset else []) + [unit.name for unit in units]
+
+
+def _source_dir_flags(source_dir: Path | None, flag: str) -> list[str]:
+    return [flag, str(source_dir.resolve())] if source_dir is not None else []
+
+
+def _compile(
+    argv: list[str],
+    name: str,
+    text: str,
+    units: Sequence[Unit],
+    cache: Cache,
+    tool: str,
+    depends: str,
+) -> Build:
+    unit_texts = [part for unit in units for part in (unit.name, unit.text)]
+    key = cache_key(argv, text, tool, depends, unit_texts)
+    hit = _cached(cache, key, argv)
+    if hit is not None:
+        return hit
+    argv = [toolchain.find_tool(tool), *argv[1:]]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cudaify-build-") as folder:
+        work = Path(folder)
+        (work / name).write_text(text)
+        for unit in units:
+            (work / unit.name).write_text(unit.text)
+        done = toolchain.run(argv, cwd=work, timeout=COMPILE_TIMEOUT)
+        seconds = time.perf_counter() - started
+        diagnostics = _first_lines(done.errors() + done.text())
+        if done.timed_out:
+            return Build(
+                False,
+                None,
+                f"{tool} did not finish in {COMPILE_TIMEOUT:g} s",
+                seconds,
+                False,
+                tuple(argv),
+            )
+        if done.returncode != 0 or not (work / "program").is_file():
+            # A compile error is a fact about this source: remember it.
+            cache.write_json("compile-errors", key, {"diagnostics": diagnostics})
+            return Build(False, None, diagnostics, seconds, False, tuple(argv))
+        binary = cache.store_file("bin", key, work / "program", executable=True)
+        cache.write_json("compile-notes", key, {"diagnostics": diagnostics})
+    return Build(True, binary, diagnostics, seconds, False, tuple(argv))
+
+
+def cache_key(argv: Sequence[str], text: str, tool: str, depends: str, units: Sequence[str]) -> str:
+    return content_hash(text, "\0".join(argv), tool_version(tool), depends, *units)
+
+
+def _cached(cache: Cache, key: str, argv: Sequence[str]) -> Build | None:
+    binary = cache.file("bin", key)
+    if binary is not None:
+        notes = cache.read_json("compile-notes", key) or {}
+        return Build(True, binary, notes.get("diagnostics", ""), 0.0, True, tuple(argv))
+    failed = cache.read_json("compile-errors", key)
+    if failed is not None:
+        return Build(False, None, failed.get("diagnostics", ""), 0.0, True, tuple(argv))
+    return None

@@ -1,0 +1,266 @@
+"""Verifying a candidate: compile it, run it, compare its output with the reference's,
+time it. The furthest stage reached and every reason it stopped go into an Evaluation; a
+failing candidate never raises.
+
+Without a GPU the candidate is compiled and nothing more: the Evaluation says so plainly.
+With one, a timing build (see timing.py) is compiled when the variant names offloaded
+functions; its first run is both the correctness check and the warm-up."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaify.backend import gpu
+from cudaify.backend.cache import Cache
+from cudaify.backend.compare import compare, compare_exit
+from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
+from cudaify.backend.runner import RunResult, run_binary, time_limit
+from cudaify.backend.timing import InstrumentError, instrument, measure, runtime_units, timed_run
+from cudaify.frontend.facts import Program
+
+from cudaify.config import Config
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant, content_hash
+from cudaify.errors import InputError, SourceError
+
+NOTHING_RAN = (
+    "no NVIDIA GPU found: the candidate was compiled but nothing was run; its output is unverified"
+)
+REFERENCE_TIMEOUT = 300.0  # the input's own run, when no --run-timeout is configured
+_ERROR_LINE = re.compile(r"^[^\s:()]+(?::(\d+):\d+:|\((\d+)\)):? (?:fatal )?error", re.M)
+
+
+@dataclass(frozen=True)
+class ReferenceResult:
+    """The input compiled with gcc/g++ -O3 and run once."""
+
+    stdout: str
+    exit_code: int
+    seconds: float
+    cached: bool = False
+
+
+class Evaluator:
+    """Verifies variants of one program. Thread-safe; compiles in parallel, runs one at a
+    time (timings taken side by side on one GPU would disturb each other)."""
+
+    def __init__(
+        self,
+        program: Program,
+        config: Config,
+        cache: Cache | None = None,
+        run_on_gpu: bool | None = None,
+    ):
+        self.program = program
+        self.config = config
+        self.cache = cache or Cache.for_config(config)
+        self.run_on_gpu = gpu.gpu_available() if run_on_gpu is None else run_on_gpu
+        self.arch = gpu.default_arch(config.arch)
+        self.flags = tuple(program.flags) or tuple(config.flags)
+        self.source_dir = Path(program.path).resolve().parent if program.path else None
+        self._reference: ReferenceResult | None = None
+        self._reference_timings: dict[tuple[str, ...], Timing] = {}
+        self._lock = threading.RLock()
+        self._run_lock = threading.RLock()
+
+    # -- the reference -------------------------------------------------------------
+
+    def reference(self) -> ReferenceResult:
+        """Compile and run the input once (cached on disk by content hash). Raises
+        SourceError when gcc rejects the input, InputError when it does not finish."""
+        with self._lock:
+            if self._reference is None:
+                self._reference = self._load_or_run_reference()
+            return self._reference
+
+    def _load_or_run_reference(self) -> ReferenceResult:
+        build = self._compile_reference()
+        key = content_hash("reference-run", str(build.binary), self._depends())
+        stored = self.cache.read_json("reference-runs", key)
+        if stored is not None:
+            return ReferenceResult(stored["stdout"], stored["exit_code"], stored["seconds"], True)
+        limit = self.config.run_timeout or REFERENCE_TIMEOUT
+        with self._run_lock:
+            run = run_binary(build.binary, timeout=limit)  # type: ignore[arg-type]
+        problem = run.problem(limit)
+        if problem is not None or run.exit_code is None:
+            raise InputError(f"{self.program.path}: the input program itself failed: {problem}")
+        result = ReferenceResult(run.stdout, run.exit_code, run.seconds)
+        self.cache.write_json(
+            "reference-runs",
+            key,
+            {"stdout": run.stdout, "exit_code": run.exit_code, "seconds": run.seconds},
+        )
+        return result
+
+    def _compile_reference(self, code: str | None = None, timed: bool = False) -> Build:
+        build = compile_reference(
+            self.program.source if code is None else code,
+            self.program.language,
+            self.flags,
+            cache=self.cache,
+            name=Path(self.program.path).name or None,
+            source_dir=self.source_dir,
+            extra_units=runtime_units(cuda=False) if timed else (),
+            depends=self._depends(),
+        )
+        if not build.ok:
+            raise SourceError(build.diagnostics.splitlines() or ["the input does not compile"])
+        return build
+
+    def _depends(self) -> str:
+        """The headers the input includes, by path, size and time: editing one of them
+        invalidates every cached build of this program."""
+        stamps = []
+        for header in self.program.includes:
+            try:
+                info = os.stat(header)
+            except OSError:
+                continue
+            stamps.append(f"{header}:{info.st_size}:{info.st_mtime_ns}")
+        return "\n".join(stamps)
+
+    def reference_timing(self, offloaded: tuple[str, ...]) -> Timing:
+        """Medians of the reference's wall and region time, region = the `offloaded`
+        functions (wall only when they cannot be instrumented)."""
+        with self._lock:
+            if offloaded not in self._reference_timings:
+                self._reference_timings[offloaded] = self._time_reference(offloaded)
+            return self._reference_timings[offloaded]
+
+    def _time_reference(self, offloaded: tuple[str, ...]) -> Timing:
+        build = self._compile_reference()
+        if offloaded:
+            try:
+                code = instrument(self.program.source, self.program.language, offloaded).code
+                build = self._compile_reference(code, timed=True)
+            except (InstrumentError, SourceError):
+                pass  # time the whole program only
+        limit = time_limit(self.reference().seconds, self.config.run_timeout)
+        with self._run_lock:
+            timing, _ = measure(
+                build.binary,  # type: ignore[arg-type]
+                runs=self.config.runs,
+                timeout=limit,
+                cuda=False,
+            )
+        return timing
+
+    # -- candidates ---------------------------------------------------------------
+
+    def compile(self, variant: Variant) -> tuple[Build, bool, float]:
+        """(build, whether it is a timing build, compile seconds spent)."""
+        seconds = 0.0
+        if self.run_on_gpu and variant.offloaded:
+            try:
+                code = instrument(variant.code, "cuda", variant.offloaded).code
+            except InstrumentError:
+                code = None
+            if code is not None:
+                build = self._compile_candidate(code, timed=True)
+                seconds += build.seconds
+                if build.ok:
+                    return build, True, seconds
+        # The plain build: no timing, and the diagnostics a failing candidate deserves.
+        build = self._compile_candidate(variant.code, timed=False)
+        return build, False, seconds + build.seconds
+
+    def _compile_candidate(self, code: str, timed: bool) -> Build:
+        return compile_cuda(
+            code,
+            self.flags,
+            self.arch,
+            cache=self.cache,
+            source_dir=self.source_dir,
+            extra_units=runtime_units(cuda=True) if timed else (),
+            depends=self._depends(),
+        )
+
+    def evaluate(self, variant: Variant) -> Evaluation:
+        build, timed, compile_seconds = self.compile(variant)
+        if not build.ok:
+            return Evaluation(
+                stage=Stage.STRUCTURE,
+                problems=(compile_problem(build.diagnostics),),
+                compile_seconds=compile_seconds,
+            )
+        if not self.run_on_gpu:
+            return Evaluation(
+                stage=Stage.COMPILE,
+                problems=(Problem("not_run", NOTHING_RAN),),
+                ran_on_gpu=False,
+                compile_seconds=compile_seconds,
+            )
+        with self._run_lock:
+            return self._run_and_time(variant, build, timed, compile_seconds)
+
+    def evaluate_many(self, variants: Sequence[Variant]) -> list[Evaluation]:
+        """Compile every variant in parallel (one compiler per core), then run them one
+        by one; the second compile of each is a cache hit."""
+        workers = min(len(variants), os.cpu_count() or 1) or 1
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(self.compile, variants))
+        return [self.evaluate(variant) for variant in variants]
+
+    def _run_and_time(
+        self, variant: Variant, build: Build, timed: bool, compile_seconds: float
+    ) -> Evaluation:
+        reference = self.reference()
+        limit = time_limit(reference.seconds, self.config.run_timeout)
+        binary = build.binary
+        assert binary is not None
+        first = timed_run(binary, timeout=limit, cuda=True) if timed else None
+        run = first.run if first else run_binary(binary, timeout=limit, cuda=True)
+        base = {"ran_on_gpu": True, "compile_seconds": compile_seconds}
+        failed = run.problem(limit)
+        if failed is not None:
+            return Evaluation(Stage.COMPILE, (failed,), run_seconds=run.seconds, **base)
+        mismatch = [
+            p
+            for p in (
+                compare_exit(reference.exit_code, run.exit_code or 0),
+                compare(reference.stdout, run.stdout, self.config.rtol, self.config.atol),
+            )
+            if p is not None
+        ]
+        if mismatch:
+            problems = tuple(mismatch) + _stderr_problem(run)
+            return Evaluation(Stage.RUN, problems, run_seconds=run.seconds, **base)
+        timing, flaky = measure(
+            binary,
+            runs=self.config.runs,
+            timeout=limit,
+            cuda=True,
+            expected_exit=reference.exit_code,
+            warm_up=False,  # the correctness run above warmed the GPU and the caches
+        )
+        if flaky is not None:
+            problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
+            return Evaluation(Stage.RUN, (problem,), run_seconds=run.seconds, **base)
+        return Evaluation(
+            Stage.CORRECT,
+            timing=timing,
+            reference=self.reference_timing(variant.offloaded if timed else ()),
+            run_seconds=run.seconds + (timing.wall or 0.0) * timing.runs,
+            **base,
+        )
+
+
+def compile_problem(diagnostics: str) -> Problem:
+    """The compiler's first lines, with the first error's line number when it has one."""
+    match = _ERROR_LINE.search(diagnostics)
+    line = int(match.group(1) or match.group(2)) if match else None
+    return Problem("compile", diagnostics or "the compiler failed without a message", line)
+
+
+def _stderr_problem(run: RunResult) -> tuple[Problem, ...]:
+    lines = [line for line in run.stderr.splitlines() if line.strip()][:5]
+    return (Problem("stderr", "\n".join(lines)),) if lines else ()
+
+
+__all__ = ["Evaluator", "ReferenceResult", "NOTHING_RAN", "compile_problem", "tool_version"]

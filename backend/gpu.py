@@ -1,0 +1,110 @@
+"""GPU discovery without importing any CUDA library: `nvidia-smi` tells what is there,
+`nvcc --list-gpu-arch` tells what the compiler can target. Both are asked once per process."""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+from dataclasses import dataclass
+
+from cudaify.backend import toolchain
+
+from cudaify.errors import ConfigError, ToolchainError
+
+# Ampere is the oldest architecture still in wide use that every recent nvcc accepts; a
+# binary built for it runs (through its embedded PTX) on every newer GPU.
+PORTABLE_ARCH = "sm_80"
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    name: str
+    compute_capability: str  # "9.0"
+    memory_mib: int
+
+    @property
+    def arch(self) -> str:
+        major, _, minor = self.compute_capability.partition(".")
+        return f"sm_{major}{minor or '0'}"
+
+
+def _parse_smi(text: str) -> tuple[GpuInfo, ...]:
+    found = []
+    for line in text.splitlines():
+        parts = [part.strip() for part in line.split(",")]
+        if len(parts) != 3 or not re.fullmatch(r"\d+\.\d+", parts[1]):
+            continue
+        memory = re.match(r"\d+", parts[2])
+        found.append(GpuInfo(parts[0], parts[1], int(memory.group()) if memory else 0))
+    return tuple(found)
+
+
+@functools.cache
+def _detected() -> tuple[GpuInfo, ...]:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return ()
+    query = "--query-gpu=name,compute_cap,memory.total"
+    try:
+        done = toolchain.run([smi, query, "--format=csv,noheader"], timeout=30)
+    except ToolchainError:
+        return ()
+    # nvidia-smi exists but fails (no driver loaded, no device in the container): no GPU.
+    return _parse_smi(done.text()) if done.ok else ()
+
+
+def detect_gpus() -> list[GpuInfo]:
+    """The GPUs this process can see, in nvidia-smi's order; empty where there are none."""
+    return list(_detected())
+
+
+def gpu_available() -> bool:
+    return bool(_detected())
+
+
+@functools.cache
+def supported_archs() -> tuple[str, ...]:
+    """Real architectures nvcc can build for, e.g. ('sm_75', 'sm_80', ... 'sm_90', ...)."""
+    nvcc = toolchain.find_tool("nvcc")
+    done = toolchain.run([nvcc, "--list-gpu-arch"], timeout=60)
+    numbers = {int(n) for n in re.findall(r"compute_(\d+)", done.text())}
+    return tuple(f"sm_{n}" for n in sorted(numbers))
+
+
+def normalise_arch(text: str) -> str:
+    """Accept sm_90, sm_90a, compute_90, 90 or 9.0; return the sm_ spelling."""
+    spelled = text.strip().lower()
+    if match := re.fullmatch(r"(?:sm_|compute_)?(\d+)(a|f)?", spelled):
+        return f"sm_{match.group(1)}{match.group(2) or ''}"
+    if match := re.fullmatch(r"(\d+)\.(\d)", spelled):
+        return f"sm_{match.group(1)}{match.group(2)}"
+    raise ConfigError(f"--arch {text!r}: expected a GPU architecture such as sm_90 or 9.0")
+
+
+def _arch_number(arch: str) -> int:
+    return int(re.sub(r"\D", "", arch))
+
+
+def default_arch(config_arch: str | None = None) -> str:
+    """The architecture to compile for: the configured one, else the first GPU's, else a
+    portable default (a compile-only machine still produces code that runs elsewhere)."""
+    supported = supported_archs()
+    if config_arch:
+        arch = normalise_arch(config_arch)
+        if supported and f"sm_{_arch_number(arch)}" not in supported:
+            raise ConfigError(
+                f"--arch {config_arch}: this nvcc cannot build for it; it supports "
+                + ", ".join(supported)
+            )
+        return arch
+    gpus = _detected()
+    if gpus:
+        wanted = _arch_number(gpus[0].arch)
+        # A GPU newer than the compiler: the newest older target still runs on it.
+        usable = [s for s in supported if _arch_number(s) <= wanted]
+        if usable:
+            return usable[-1]
+    if not supported or PORTABLE_ARCH in supported:
+        return PORTABLE_ARCH
+    return supported[0]

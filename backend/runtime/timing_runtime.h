@@ -1,0 +1,58 @@
+/* cudaify timing runtime: linked into timing builds of the reference (gcc/g++) and of
+ * candidates (nvcc). The instrumented program calls cudaify_timing_enter/leave around
+ * each offloaded function; only the outermost call of a nest is counted. At exit the
+ * totals go to the file named by CUDAIFY_TIMING_FILE. Valid C and C++; compiled as its
+ * own translation unit so the program's macros and feature flags never meet it. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static double cudaify_region_total, cudaify_region_start, cudaify_context_seconds;
+static long cudaify_region_calls;
+static int cudaify_region_depth;
+
+static double cudaify_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+void cudaify_timing_enter(void) {
+    if (cudaify_region_depth++ == 0) cudaify_region_start = cudaify_now();
+}
+
+void cudaify_timing_leave(void) {
+    if (--cudaify_region_depth == 0) {
+        cudaify_region_total += cudaify_now() - cudaify_region_start;
+        cudaify_region_calls++;
+    }
+}
+
+void cudaify_timing_context(double seconds) { cudaify_context_seconds = seconds; }
+
+double cudaify_timing_clock(void) { return cudaify_now(); }
+
+static void cudaify_timing_report(void) {
+    const char *path = getenv("CUDAIFY_TIMING_FILE");
+    FILE *out;
+    if (path == NULL || *path == '\0') return;
+    out = fopen(path, "w");
+    if (out == NULL) return;
+    fprintf(out, "region_seconds %.9f\ncalls %ld\ncontext_seconds %.9f\n",
+            cudaify_region_total, cudaify_region_calls, cudaify_context_seconds);
+    fclose(out);
+}
+
+/* Registered before main, so it runs after the program's own exit handlers. */
+__attribute__((constructor)) static void cudaify_timing_install(void) {
+    atexit(cudaify_timing_report);
+}
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,308 @@
+"""Region timing by instrumentation.
+
+A *timing build* renames each offloaded function's definition (`f` -> `cudaify_timed_f`)
+and adds, right after it, a wrapper with the original header that reads a monotonic clock
+around the call. Callers are untouched, so the reference (gcc) and the candidate (nvcc)
+are timed at the same call sites. A depth counter in the runtime counts only the outermost
+of nested or recursive calls. The runtime is its own translation unit
+(runtime/timing_runtime.h); CUDA builds also link runtime/cuda_context.h, which creates
+the CUDA context before main and reports its cost separately.
+
+Definitions are found with tree-sitter (C, C++ or CUDA grammar): exact byte ranges even in
+code that libclang cannot parse, such as a candidate .cu. Line numbers are preserved with
+`#line` so compiler diagnostics still point at the user's lines."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import tree_sitter as ts
+from cudaify.backend.compile import Unit
+from cudaify.backend.runner import RunResult, run_binary
+
+from cudaify.core import Problem, Timing
+
+TIMING_FILE_VARIABLE = "CUDAIFY_TIMING_FILE"
+INNER_PREFIX = "cudaify_timed_"
+
+_PRELUDE_C = "void cudaify_timing_enter(void); void cudaify_timing_leave(void);\n"
+_PRELUDE_CXX = (
+    'extern "C" void cudaify_timing_enter(void);\n'
+    'extern "C" void cudaify_timing_leave(void);\n'
+    "struct cudaify_timing_scope {\n"
+    "  cudaify_timing_scope() { cudaify_timing_enter(); }\n"
+    "  ~cudaify_timing_scope() { cudaify_timing_leave(); }\n"
+    "};\n"
+)
+# Definitions can sit inside these; class bodies and function bodies are not searched.
+_CONTAINERS = {
+    "translation_unit",
+    "declaration_list",
+    "namespace_definition",
+    "linkage_specification",
+    "template_declaration",
+    "preproc_if",
+    "preproc_ifdef",
+    "preproc_else",
+    "preproc_elif",
+    "preproc_elifdef",
+}
+_DEVICE_ONLY = {"__global__", "__device__"}
+
+
+class InstrumentError(Exception):
+    """An offloaded function cannot be wrapped (variadic, unnamed parameter, not found)."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    start: int  # first byte of the definition (its `template <...>` included)
+    name_start: int
+    name_end: int
+    body_start: int
+    end: int
+    params: tuple[str, ...]
+    returns_void: bool
+
+
+@dataclass(frozen=True)
+class Instrumented:
+    code: str
+    wrapped: tuple[str, ...]  # names wrapped (each once, overloads included)
+
+
+@functools.cache
+def _parser(language: str) -> ts.Parser:
+    if language == "c":
+        import tree_sitter_c as grammar
+    elif language == "c++":
+        import tree_sitter_cpp as grammar
+    else:
+        import tree_sitter_cuda as grammar
+    return ts.Parser(ts.Language(grammar.language()))
+
+
+def find_definitions(source: bytes, language: str, names: Sequence[str]) -> list[Definition]:
+    """Host function definitions named in `names`, in source order. `language`: c, c++, cuda."""
+    tree = _parser(language).parse(source)
+    wanted = set(names)
+    found: list[Definition] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "function_definition":
+            definition = _definition(node, source, wanted)
+            if definition is not None:
+                found.append(definition)
+        elif node.type in _CONTAINERS:
+            stack.extend(node.named_children)
+    return sorted(found, key=lambda d: d.start)
+
+
+def _definition(node: ts.Node, source: bytes, wanted: set[str]) -> Definition | None:
+    if any(child.type in _DEVICE_ONLY for child in node.children) and not any(
+        child.type == "__host__" for child in node.children
+    ):
+        return None
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator") or _first_named(declarator)
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    if name_node is None or name_node.type != "identifier":
+        return None  # ns::f, operators, member functions: not offloaded host functions
+    name = _text(name_node, source)
+    body = node.child_by_field_name("body")
+    if name not in wanted or body is None:
+        return None
+    outer = node.parent if node.parent and node.parent.type == "template_declaration" else node
+    return_type = node.child_by_field_name("type")
+    return Definition(
+        name=name,
+        start=outer.start_byte,
+        name_start=name_node.start_byte,
+        name_end=name_node.end_byte,
+        body_start=body.start_byte,
+        end=outer.end_byte,
+        params=_parameter_names(declarator.child_by_field_name("parameters"), source, name),
+        returns_void=(
+            return_type is not None
+            and _text(return_type, source) == "void"
+            and node.child_by_field_name("declarator").type == "function_declarator"
+        ),
+    )
+
+
+def _parameter_names(parameters: ts.Node | None, source: bytes, function: str) -> tuple[str, ...]:
+    if parameters is None:
+        return ()
+    names = []
+    for param in parameters.named_children:
+        if param.type == "comment":
+            continue
+        if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            raise InstrumentError(f"'{function}': cannot forward a {param.type.replace('_', ' ')}")
+        declarator = param.child_by_field_name("declarator")
+        if declarator is None and _text(param, source).strip() == "void":
+            continue
+        name = _declared_name(declarator, source)
+        if name is None:
+            raise InstrumentError(f"'{function}': a parameter has no name; cannot forward it")
+        names.append(name)
+    return tuple(names)
+
+
+def _declared_name(node: ts.Node | None, source: bytes) -> str | None:
+    while node is not None:
+        if node.type == "identifier":
+            return _text(node, source)
+        node = node.child_by_field_name("declarator") or _first_named(node)
+    return None
+
+
+def _first_named(node: ts.Node) -> ts.Node | None:
+    for child in node.named_children:
+        if child.type not in ("parameter_list", "type_qualifier", "comment"):
+            return child
+    return None
+
+
+def _text(node: ts.Node, source: bytes) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", errors="surrogateescape")
+
+
+def instrument(source: str, language: str, names: Sequence[str]) -> Instrumented:
+    """The timing build's source: every named definition renamed and wrapped. `language`
+    is c, c++ or cuda. Raises InstrumentError when a name has no definition or cannot be
+    wrapped exactly."""
+    data = source.encode("utf-8", errors="surrogateescape")
+    definitions = find_definitions(data, language, names)
+    missing = sorted(set(names) - {d.name for d in definitions})
+    if missing:
+        raise InstrumentError("no definition of " + ", ".join(f"'{n}'" for n in missing))
+    for definition in reversed(definitions):
+        data = _wrap(data, definition, language)
+    prelude = _PRELUDE_C if language == "c" else _PRELUDE_CXX
+    code = prelude + "#line 1\n" + data.decode("utf-8", errors="surrogateescape")
+    return Instrumented(code=code, wrapped=tuple(dict.fromkeys(d.name for d in definitions)))
+
+
+def _wrap(data: bytes, definition: Definition, language: str) -> bytes:
+    header = data[definition.start : definition.body_start].decode(
+        "utf-8", errors="surrogateescape"
+    )
+    inner = INNER_PREFIX + definition.name
+    body = _wrapper_body(inner, definition, language)
+    # The wrapper follows the closing brace; `#line` puts the rest of the file back on
+    # its own line numbers.
+    last_line = data.count(b"\n", 0, definition.end) + 1
+    wrapper = f"\n{header}{body}\n#line {last_line}\n".encode("utf-8", errors="surrogateescape")
+    renamed = (
+        data[: definition.name_start] + inner.encode() + data[definition.name_end : definition.end]
+    )
+    return renamed + wrapper + data[definition.end :]
+
+
+def _wrapper_body(inner: str, definition: Definition, language: str) -> str:
+    if language == "c":
+        call = f"{inner}({', '.join(definition.params)})"
+        if definition.returns_void:
+            return f"{{ cudaify_timing_enter(); {call}; cudaify_timing_leave(); }}"
+        return (
+            f"{{ cudaify_timing_enter(); __typeof__({call}) cudaify_result = {call}; "
+            "cudaify_timing_leave(); return cudaify_result; }"
+        )
+    # C++: perfect forwarding (no copies inside the region); a scope object stops the
+    # clock after the return value is built, and `return f();` is fine for void too.
+    forwarded = ", ".join(f"static_cast<decltype({p})&&>({p})" for p in definition.params)
+    return f"{{ cudaify_timing_scope cudaify_scope; return {inner}({forwarded}); }}"
+
+
+def runtime_units(cuda: bool) -> list[Unit]:
+    """The extra translation units a timing build links."""
+    folder = resources.files("cudaify.backend") / "runtime"
+    suffix = ".cu" if cuda else ".c"
+    units = [Unit("cudaify_timing" + suffix, (folder / "timing_runtime.h").read_text())]
+    if cuda:
+        units.append(Unit("cudaify_context.cu", (folder / "cuda_context.h").read_text()))
+    return units
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed run."""
+
+    run: RunResult
+    region: float | None
+    calls: int
+    context: float | None
+
+
+def read_timing_file(path: Path) -> tuple[float | None, int, float | None]:
+    """(region seconds, outermost calls, context seconds) from the runtime's report."""
+    try:
+        fields = dict(line.split(None, 1) for line in path.read_text().splitlines() if " " in line)
+        region = float(fields["region_seconds"])
+        calls = int(fields["calls"])
+        context = float(fields["context_seconds"])
+    except (OSError, KeyError, ValueError):
+        return None, 0, None
+    return region, calls, context
+
+
+def timed_run(binary: Path, *, timeout: float, cuda: bool) -> Sample:
+    with tempfile.TemporaryDirectory(prefix="cudaify-timing-") as folder:
+        report = Path(folder) / "timing"
+        run = run_binary(
+            binary, timeout=timeout, cuda=cuda, env={TIMING_FILE_VARIABLE: str(report)}
+        )
+        region, calls, context = read_timing_file(report)
+    return Sample(run, region, calls, context if cuda else None)
+
+
+def measure(
+    binary: Path,
+    *,
+    runs: int = 5,
+    timeout: float,
+    cuda: bool,
+    expected_exit: int | None = None,
+    warm_up: bool = True,
+) -> tuple[Timing, Problem | None]:
+    """Medians over `runs` timed runs after a warm-up run. A run that fails (limit,
+    signal, a different exit code) stops the measurement with a Problem."""
+    samples = []
+    for index in range(runs + (1 if warm_up else 0)):
+        sample = timed_run(binary, timeout=timeout, cuda=cuda)
+        problem = sample.run.problem(timeout)
+        if problem is None and expected_exit is not None and sample.run.exit_code != expected_exit:
+            problem = Problem(
+                "exit_code",
+                f"timed run: exit code {sample.run.exit_code}, expected {expected_exit}",
+            )
+        if problem is not None:
+            return Timing(), problem
+        if index > 0 or not warm_up:
+            samples.append(sample)
+    return summarise(samples), None
+
+
+def summarise(samples: Sequence[Sample]) -> Timing:
+    def median(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return statistics.median(known) if len(known) == len(values) and known else None
+
+    return Timing(
+        wall=median([s.run.seconds for s in samples]),
+        region=median([s.region if s.calls else None for s in samples]),
+        context=median([s.context for s in samples]),
+        runs=len(samples),
+    )

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from cudaify.backend.cache import Cache
+from cudaify.backend.compile import (
+    compile_cuda,
+    compile_many,
+    compile_reference,
+    preprocessor_flags,
+)
+from cudaify.backend.runner import run_binary
+
+from . import programs
+
+HOST_ONLY_CU = """#include <cstdio>
+#include <vector>
+int main() {
+    std::vector<double> v(10, 1.5);
+    double s = 0; for (double x : v) s += x;
+    std::printf("sum %g VALUE %d\\n", s, VALUE);
+    return 0;
+}
+"""
+
+
+def test_reference_builds_and_runs(cache: Cache) -> None:
+    build = compile_reference(programs.HELLO, "c", cache=cache)
+    assert build.ok and build.binary is not None and not build.cached
+    assert run_binary(build.binary, timeout=10).stdout == "hello 42 3.25\n"
+
+
+def test_compile_error_keeps_the_diagnostics_with_the_users_file_name(cache: Cache) -> None:
+    build = compile_reference(programs.SYNTAX_ERROR, "c", cache=cache, name="prog.c")
+    assert not build.ok and build.binary is None
+    assert "prog.c:4:5: error" in build.diagnostics and "error" in build.diagnostics
+    assert "/tmp" not in build.diagnostics.splitlines()[0]
+
+
+def test_second_compile_is_a_cache_hit_and_costs_nothing(cache: Cache) -> None:
+    first = compile_reference(programs.HELLO, "c", cache=cache)
+    started = time.perf_counter()
+    second = compile_reference(programs.HELLO, "c", cache=cache)
+    assert time.perf_counter() - started < 0.5
+    assert second.cached and second.ok and second.binary == first.binary
+    assert not first.cached
+
+
+def test_cache_key_changes_with_flags(cache: Cache) -> None:
+    source = '#include <stdio.h>\nint main(void){ printf("%d\\n", N); return 0; }\n'
+    three = compile_reference(source, "c", ["-DN=3"], cache=cache)
+    four = compile_reference(source, "c", ["-D", "N=4"], cache=cache)
+    assert three.binary != four.binary
+    assert run_binary(three.binary, timeout=10).stdout == "3\n"  # type: ignore[arg-type]
+    assert run_binary(four.binary, timeout=10).stdout == "4\n"  # type: ignore[arg-type]
+
+
+def test_compile_errors_are_cached_too(cache: Cache) -> None:
+    compile_reference(programs.SYNTAX_ERROR, "c", cache=cache)
+    again = compile_reference(programs.SYNTAX_ERROR, "c", cache=cache)
+    assert again.cached and not again.ok and "error" in again.diagnostics
+
+
+def test_user_header_next_to_the_input_is_found(cache: Cache, tmp_path: Path) -> None:
+    (tmp_path / "size.h").write_text("#define SIZE 17\n")
+    source = '#include <stdio.h>\n#include "size.h"\nint main(void){ printf("%d\\n", SIZE); }\n'
+    build = compile_reference(source, "c", cache=cache, source_dir=tmp_path)
+    assert build.ok, build.diagnostics
+    assert run_binary(build.binary, timeout=10).stdout == "17\n"  # type: ignore[arg-type]
+
+
+def test_preprocessor_flags_keep_only_what_matters(tmp_path: Path) -> None:
+    flags = ["-Iinc", "-O2", "-D", "X=1", "-std=c99", "-Wall", "-isystem", "/abs", "-UY"]
+    kept = preprocessor_flags(flags, keep_std=True, base=tmp_path)
+    assert kept == [
+        "-I",
+        str(tmp_path / "inc"),
+        "-D",
+        "X=1",
+        "-std=c99",
+        "-isystem",
+        "/abs",
+        "-U",
+        "Y",
+    ]
+    assert "-std=c99" not in preprocessor_flags(flags, keep_std=False, base=tmp_path)
+
+
+def test_nvcc_builds_host_code_with_user_defines_and_not_a_c_std(cache: Cache) -> None:
+    build = compile_cuda(HOST_ONLY_CU, ["-DVALUE=5", "-std=c99"], "sm_80", cache=cache)
+    assert build.ok, build.diagnostics
+    assert "-std=c99" not in build.command and "-arch=sm_80" in build.command
+    assert run_binary(build.binary, timeout=30).stdout == "sum 15 VALUE 5\n"  # type: ignore[arg-type]
+
+
+def test_nvcc_compile_error_is_kept(cache: Cache) -> None:
+    build = compile_cuda(
+        "__global__ void k(float *x) { x[0] = y; }\nint main(){}\n", (), "sm_80", cache=cache
+    )
+    assert not build.ok
+    assert "candidate.cu(1)" in build.diagnostics and 'identifier "y" is undefined' in (
+        build.diagnostics
+    )
+
+
+def test_compile_many_returns_builds_in_order(cache: Cache) -> None:
+    codes = [HOST_ONLY_CU, "int main( {", HOST_ONLY_CU.replace("sum", "total")]
+    builds = compile_many(codes, ["-DVALUE=1"], "sm_80", cache=cache, workers=2)
+    assert [b.ok for b in builds] == [True, False, True]
+    assert run_binary(builds[2].binary, timeout=30).stdout.startswith("total 15")  # type: ignore[arg-type]
