@@ -4,12 +4,14 @@ best variant atomically with its trace."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cudaify import __version__
@@ -118,11 +120,10 @@ def _methods(config: Config) -> list[str]:
     return list(config.methods)
 
 
-def search(start: Variant, stages: Stages, config: Config):  # -> SearchResult
+def search(start: Variant, stages: Stages, config: Config, progress=None):  # -> SearchResult
     from cudaify.mcgs import search as search_mod
     from cudaify.regraph.graph import default_graph
 
-    progress = _progress_printer(config)
     if config.methods:
         return search_mod.run_sequence(start, _methods(config), stages.expand, stages.evaluate, progress)
     if config.strategy != "rules":
@@ -132,18 +133,26 @@ def search(start: Variant, stages: Stages, config: Config):  # -> SearchResult
     )
 
 
-def _progress_printer(config: Config):
-    if config.quiet or not sys.stderr.isatty():
-        return None
+@contextlib.contextmanager
+def progress_display(config: Config) -> Iterator[Callable[[Any], None] | None]:
+    """A live status line on a terminal (candidates tried, best speedup, stage counts);
+    nothing at all in pipes, CI logs and with --quiet."""
+    from rich.console import Console
 
-    def show(result) -> None:
-        best = result.best
-        speedup = best.evaluation.region_speedup if best else None
-        counts = " ".join(f"{k}={v}" for k, v in sorted(result.stage_counts().items()))
-        shown = f"{speedup:.1f}x" if speedup else "-"
-        print(f"\rcudaify: {result.iterations} tried, best {shown}, {counts}   ", end="", file=sys.stderr)
+    console = Console(stderr=True)
+    if config.quiet or not console.is_terminal:
+        yield None
+        return
+    with console.status("cudaify: analysing...") as status:
 
-    return show
+        def show(result: Any) -> None:
+            best = result.best
+            speedup = best.evaluation.region_speedup if best else None
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(result.stage_counts().items()))
+            shown = f"{speedup:.1f}x" if speedup else "-"
+            status.update(f"cudaify: {result.iterations} tried, best {shown} ({counts})")
+
+        yield show
 
 
 def header(program: Program, variant: Variant, evaluation: Evaluation | None, input_hash: str) -> str:
@@ -175,9 +184,8 @@ def compile_file(source_path: str, output_path: str, config: Config) -> Result:
     input_hash = content_hash(Path(source_path).read_bytes())
     start = Variant(code=program.source)
     stages = Stages(program, config)
-    result = search(start, stages, config)
-    if sys.stderr.isatty() and not config.quiet and result.candidates:
-        print(file=sys.stderr)
+    with progress_display(config) as show:
+        result = search(start, stages, config, show)
     warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
     chosen = result.best_verified or result.best
     if chosen is not None and chosen.evaluation.ran_on_gpu and not chosen.evaluation.verified:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from cudaify.core import Variant
@@ -33,6 +34,7 @@ def build_trace(
         "chosen": steps,
         "verified": bool(chosen and chosen.evaluation.verified),
         "ran_on_gpu": bool(chosen and chosen.evaluation.ran_on_gpu),
+        "timing": _timing(chosen),
         "skipped": [{"method": m, "reason": r} for m, r in result.skipped],
         "search": {
             "states": len(result.candidates) + 1,
@@ -40,4 +42,17 @@ def build_trace(
             "seconds": round(result.seconds, 3),
             "stages": result.stage_counts(),
         },
+    }
+
+
+def _timing(chosen: Candidate | None) -> dict[str, Any] | None:
+    """Medians in seconds: the CPU reference (gcc -O3) and the chosen variant, same runs."""
+    if chosen is None or not chosen.evaluation.ran_on_gpu:
+        return None
+    evaluation = chosen.evaluation
+    return {
+        "reference": asdict(evaluation.reference),
+        "candidate": asdict(evaluation.timing),
+        "region_speedup": evaluation.region_speedup,
+        "program_speedup": evaluation.program_speedup,
     }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# On a GPU node with no package index: install cudaify and its wheels from a carried folder
+# into a private site directory. Usage: source scripts/device_setup.sh WHEEL_DIR
+set -e
+wheels=${1:-.carry/wheels}
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site "$wheels"/*.whl
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir \
+    --target /tmp/site-cudaify .
+export PYTHONPATH=/tmp/site-cudaify:/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+export PATH=/tmp/site-cudaify/bin:$PATH
+set +e
