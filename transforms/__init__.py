@@ -1,0 +1,33 @@
+"""The optimization methods: each is a node of the reasoning graph and a compiler pass.
+
+`METHODS` lists every method once; the graph, the CLI and the search read it. Methods
+still to come: coalesce, data_residency, reduction, atomic_privatize, shared_tiling,
+register_tiling, unroll, readonly_cache, fast_math, launch_tuning, scan, wavefront."""
+
+from __future__ import annotations
+
+from cudaify.transforms.base import Method
+from cudaify.transforms.offload import Offload
+
+from cudaify.errors import ConfigError
+
+METHODS: dict[str, Method] = {method.name: method for method in (Offload(),)}
+
+
+class UnknownMethodError(ConfigError, KeyError):
+    """A method name that is not in the registry (a typo in --methods, an old graph)."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+def get(name: str) -> Method:
+    """The registered method called `name`."""
+    try:
+        return METHODS[name]
+    except KeyError:
+        known = ", ".join(sorted(METHODS))
+        raise UnknownMethodError(f"unknown method '{name}' (known methods: {known})") from None
+
+
+__all__ = ["METHODS", "Method", "UnknownMethodError", "get"]

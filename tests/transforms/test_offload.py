@@ -1,0 +1,228 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cudaify.backend import toolchain
+from cudaify.frontend.facts import Program
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.structure import structural_problems
+from transforms_support import GOLDEN, analysed
+
+from cudaify.core import Variant
+
+CASES = sorted(path.stem for path in (GOLDEN / "offload").glob("*.c"))
+OFFLOAD = get("offload")
+
+
+def offloaded(program: Program) -> Variant:
+    outcome = OFFLOAD.apply_rule(Variant(program.source), Context(program))
+    assert outcome.variant is not None, outcome.reason
+    return outcome.variant
+
+
+def nvcc_compiles(code: str, directory: Path, *extra: str) -> str:
+    """nvcc's diagnostics, or "" when `code` compiles to an object file."""
+    source = directory / "candidate.cu"
+    source.write_text(code)
+    nvcc = toolchain.find_tool("nvcc")
+    argv = [nvcc, "-arch=sm_80", *extra, "-c", str(source), "-o", str(directory / "candidate.o")]
+    done = toolchain.run(argv, timeout=240)
+    return "" if done.ok else done.errors() + done.text()
+
+
+def test_there_are_golden_cases() -> None:
+    assert len(CASES) >= 6
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tmp_path) -> None:
+    program = analysed(GOLDEN / "offload" / f"{case}.c")
+    variant = offloaded(program)
+    expected = GOLDEN / "offload" / f"{case}.cu"
+    if update_golden or not expected.exists():
+        expected.write_text(variant.code)
+    assert variant.code == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
+    assert structural_problems(program, variant.code, OFFLOAD) == []
+    assert nvcc_compiles(variant.code, tmp_path) == ""
+
+
+def test_the_step_and_the_offloaded_functions_are_recorded() -> None:
+    program = analysed(GOLDEN / "offload" / "saxpy.c")
+    variant = offloaded(program)
+    assert variant.offloaded == ("saxpy",)
+    assert variant.methods == ("offload",)
+    assert variant.node == "offload"
+    assert variant.steps[0].applied_by == "rule"
+    assert "saxpy_kernel" in variant.steps[0].detail
+
+
+@pytest.mark.parametrize("case", ["saxpy", "static2d", "linear2d", "matvec", "scalars"])
+def test_code_outside_the_offloaded_function_is_byte_identical(case: str) -> None:
+    program = analysed(GOLDEN / "offload" / f"{case}.c")
+    code = offloaded(program).code
+    function = program.function(variant_function(program))
+    assert function is not None
+    source = program.source.encode()
+    out = code.encode()
+    line_start = source.rfind(b"\n", 0, function.span.start) + 1
+    assert out.startswith(source[:line_start])
+    assert out.endswith(source[function.span.end :])
+    # the function's own text up to its loop nest is untouched too
+    loop = function.loops[0]
+    head = source[function.span.start : loop.span.start]
+    assert head in out
+
+
+def variant_function(program: Program) -> str:
+    names = [fn.name for fn in program.functions if fn.name != "main"]
+    assert len(names) == 1
+    return names[0]
+
+
+def test_helpers_only_gain_host_device_qualifiers() -> None:
+    program = analysed(GOLDEN / "offload" / "helper.c")
+    code = offloaded(program).code
+    assert code.count("__host__ __device__ static double smooth(double v)") == 2  # proto + def
+    assert code.count("__host__ __device__ static double square(double v)") == 1
+    tail_start = program.source.index("static double square")
+    assert code.endswith(
+        program.source[tail_start:].replace(
+            "static double s", "__host__ __device__ static double s"
+        )
+    )
+
+
+def test_mapping_puts_the_innermost_parallel_loop_on_x() -> None:
+    code = offloaded(analysed(GOLDEN / "offload" / "static2d.c")).code
+    kernel = code[code.index("__global__") : code.index("void add(void)")]
+    assert kernel.index("blockIdx.y") < kernel.index("int i =") < kernel.index("blockIdx.x")
+    assert kernel.index("blockIdx.x") < kernel.index("int j =")
+    assert "double (*c)[M]" in kernel and "c[i][j] = a[i][j] + 2.0 * b[i][j];" in kernel
+
+
+def test_inner_sequential_loop_stays_in_the_thread() -> None:
+    code = offloaded(analysed(GOLDEN / "offload" / "matvec.c")).code
+    kernel = code[code.index("__global__") : code.index("void matvec")]
+    assert "blockIdx.y" not in kernel
+    assert "for (int j = 0; j < n; j++)" in kernel
+    assert "sum += A[i * n + j] * x[j];" in kernel
+
+
+def test_loop_variable_declared_outside_gets_its_final_value() -> None:
+    code = offloaded(analysed(GOLDEN / "offload" / "scalars.c")).code
+    host = code[code.index("int update(") :]
+    assert "k = (long)(lo + trips_k * 2);" in host
+    kernel = code[code.index("__global__") : code.index("int update(")]
+    for parameter in ("double *v", "double gain", "double offset", "double bias"):
+        assert parameter in kernel
+
+
+def test_three_perfectly_nested_parallel_loops_use_a_3d_grid(program_of, tmp_path) -> None:
+    program = program_of(
+        """\
+#define N 16
+void fill(int n, double out[N][N][N])
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < n; k++)
+                out[i][j][k] = i * 100.0 + j * 10.0 + k;
+}
+int main(void) { static double out[N][N][N]; fill(N, out); return (int)out[1][2][3]; }
+"""
+    )
+    code = offloaded(program).code
+    kernel = code[code.index("__global__") : code.index("void fill(")]
+    for axis, var in (("z", "i"), ("y", "j"), ("x", "k")):
+        assert kernel.index(f"blockIdx.{axis}") < kernel.index(f"int {var} =")
+    assert "const dim3 block(32, 4, 2);" in code
+    assert nvcc_compiles(code, tmp_path) == ""
+
+
+REFUSALS = {
+    "reduction": (
+        "double total(int n, const double *x)\n{\n    double s = 0.0;\n"
+        "    for (int i = 0; i < n; i++)\n        s += x[i];\n    return s;\n}\n",
+        "reduction",
+    ),
+    "io": (
+        "#include <stdio.h>\nvoid show(int n, const double *x)\n{\n"
+        '    for (int i = 0; i < n; i++)\n        printf("%f\\n", x[i]);\n}\n',
+        "show",
+    ),
+    "dependence": (
+        "void shift(int n, double *x)\n{\n    for (int i = 0; i < n - 1; i++)\n"
+        "        x[i] = x[i + 1];\n}\n",
+        "shift",
+    ),
+    "main_only": (
+        "int main(void)\n{\n    double x[10];\n    for (int i = 0; i < 10; i++)\n"
+        "        x[i] = i;\n    return (int)x[3];\n}\n",
+        "main",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_refusals_say_where_and_why(case: str, program_of) -> None:
+    source, word = REFUSALS[case]
+    if "int main" not in source:
+        source += "int main(void) { return 0; }\n"
+    program = program_of(source)
+    variant = Variant(program.source)
+    reason = OFFLOAD.applies(variant, Context(program))
+    assert reason is not None and word in reason
+    assert reason.startswith(f"{program.path}:4:5: cannot offload loop 'i'")
+    assert OFFLOAD.apply_rule(variant, Context(program)).variant is None
+
+
+def test_a_helper_using_a_global_is_refused(program_of) -> None:
+    program = program_of(
+        "double weight = 2.0;\nstatic double f(double v) { return weight * v; }\n"
+        "void g(int n, double *x)\n{\n    for (int i = 0; i < n; i++)\n        x[i] = f(x[i]);\n}\n"
+        "int main(void) { double x[4] = {1, 2, 3, 4}; g(4, x); return (int)x[2]; }\n"
+    )
+    reason = OFFLOAD.applies(Variant(program.source), Context(program))
+    assert reason is not None and "'weight'" in reason and "device" in reason
+
+
+def test_a_temporary_used_after_the_loop_is_refused_or_not_parallel(program_of) -> None:
+    program = program_of(
+        "double g(int n, double *x)\n{\n    double t = 0.0;\n"
+        "    for (int i = 0; i < n; i++) {\n        t = x[i] * 2.0;\n        x[i] = t;\n    }\n"
+        "    return t;\n}\nint main(void) { double x[4] = {1, 2, 3, 4}; return (int)g(4, x); }\n"
+    )
+    reason = OFFLOAD.applies(Variant(program.source), Context(program))
+    assert reason is not None and "cannot offload loop 'i' in 'g'" in reason
+
+
+def test_a_variant_that_differs_from_the_analysed_source_is_refused() -> None:
+    program = analysed(GOLDEN / "offload" / "saxpy.c")
+    reason = OFFLOAD.applies(Variant(program.source + "\n"), Context(program))
+    assert reason is not None and "differs" in reason
+    done = offloaded(program)
+    reason = OFFLOAD.applies(done, Context(program))
+    assert reason is not None and "already" in reason
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "offload" / f"{case}.c"
+    gcc = toolchain.find_tool("gcc")
+    reference = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
+    assert reference.ok, reference.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
+    nvcc = toolchain.find_tool("nvcc")
+    built = toolchain.run(
+        [nvcc, "-O2", str(GOLDEN / "offload" / f"{case}.cu"), "-o", str(tmp_path / "gpu")],
+        timeout=240,
+    )
+    assert built.ok, built.errors()
+    actual = toolchain.run([str(tmp_path / "gpu")], timeout=120)
+    assert actual.returncode == expected.returncode, actual.errors()
+    assert compare(expected.text(), actual.text()) is None

@@ -1,0 +1,740 @@
+"""`offload`: run a parallel loop nest as a CUDA kernel, one thread per iteration.
+
+The rule turns each parallel loop nest outside `main` into a `__global__` kernel and
+replaces the nest, inside the original function (same signature), by the host side:
+allocate, copy in, launch, check, copy out, free. Everything else in the file keeps its
+bytes, except `__host__ __device__` added to the user functions the kernel calls.
+
+Mapping: up to three perfectly nested parallel levels become the grid's x/y/z
+dimensions, the innermost level on x so that consecutive threads touch consecutive
+elements (coalescing). Each mapped level is a grid-stride loop: when the grid covers the
+trip count every thread runs one iteration; when it cannot (y and z hold at most 65535
+blocks) the threads stride over the rest. Inner loops that are not mapped stay
+sequential inside the thread.
+
+main's own loops stay on the host in this version: offloading them needs outlining
+the nest into a function first."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.frontend.facts import ArrayData, Function, Loop, Program
+from cudaify.transforms import csource as cs
+from cudaify.transforms.base import Context, Method, Outcome
+from tree_sitter import Node, Tree
+
+from cudaify.core import Problem, Variant
+
+# Functions with a device version in CUDA's math library (the float and double forms;
+# long double has none on the device).
+MATH_FUNCTIONS = frozenset(
+    name + suffix
+    for name in (
+        "sqrt cbrt rsqrt exp exp2 exp10 expm1 log log2 log10 log1p pow sin cos tan asin acos "
+        "atan atan2 sinh cosh tanh asinh acosh atanh fabs floor ceil round trunc rint nearbyint "
+        "fmod remainder fmin fmax fma fdim hypot erf erfc tgamma lgamma copysign ldexp frexp "
+        "modf scalbn ilogb logb sincos sinpi cospi"
+    ).split()
+    for suffix in ("", "f")
+) | frozenset(
+    "abs labs llabs min max isnan isinf isfinite signbit lround llround lrint llrint".split()
+)
+
+THREADS = {1: (256,), 2: (32, 8), 3: (32, 4, 2)}  # block shape per mapped rank, x first
+MOST_BLOCKS = {"x": 2147483647, "y": 65535, "z": 65535}
+
+PRELUDE = """\
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \\
+    do {                                                                                 \\
+        cudaError_t cudaify_status_ = (call);                                            \\
+        if (cudaify_status_ != cudaSuccess) {                                            \\
+            fprintf(stderr, "%s:%d: CUDA error: %s\\n", __FILE__, __LINE__,               \\
+                    cudaGetErrorString(cudaify_status_));                                \\
+            exit(EXIT_FAILURE);                                                          \\
+        }                                                                                \\
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+"""
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict)\b")
+
+
+class _Refuse(Exception):
+    """Internal: why one nest cannot be offloaded (becomes an Outcome reason)."""
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop level mapped onto a grid dimension."""
+
+    loop: Loop
+    var_type: str
+    declared_outside: bool
+    dim: str  # x | y | z
+    index: str  # kernel name of the iteration number
+    trips: str  # host and kernel name of the trip count
+
+
+@dataclass(frozen=True)
+class NestPlan:
+    """Everything needed to emit one kernel and its host side."""
+
+    function: Function
+    root: Loop
+    levels: tuple[Level, ...]
+    arrays: tuple[ArrayData, ...]
+    scalars: tuple[tuple[str, str], ...]  # (type, name) passed by value
+    privates: tuple[tuple[str, str], ...]  # (type, name) written: one copy per thread
+    helpers: tuple[str, ...]  # user functions the kernel calls, transitively
+    kernel: str
+    device_names: tuple[tuple[str, str], ...]  # array -> its device buffer's host name
+    grid: str
+    block: str
+    body: str  # the statements of the innermost mapped loop's body, as in the source
+    indent: str  # indentation of the nest's `for` line
+    body_indent: str  # indentation of the body's first statement in the source
+
+
+class Offload(Method):
+    name = "offload"
+    summary = "run a parallel loop nest as a CUDA kernel, one thread per iteration"
+    category = "mapping"
+    instruction = (
+        "Move the parallel loop nest into a __global__ kernel. Map the innermost parallel "
+        "loop to threadIdx.x/blockIdx.x (consecutive threads touch consecutive elements), "
+        "outer parallel loops to y and z, and use grid-stride loops so any trip count is "
+        "covered; keep inner sequential loops inside the thread. In the original function "
+        "(same signature) allocate device buffers with cudaMalloc for every array the nest "
+        "uses, copy every array it reads or writes to the device, launch the kernel, check "
+        "cudaGetLastError(), copy the written arrays back and cudaFree every buffer; check "
+        "every CUDA call. Pass scalars by value. Mark user functions called from the kernel "
+        "__host__ __device__. Leave the rest of the program unchanged."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = _plans(variant, ctx.program)
+        if plans:
+            return None
+        return reasons[0] if reasons else "no parallel loop nest outside main"
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = _plans(variant, ctx.program)
+        if not plans:
+            return Outcome(None, reasons[0] if reasons else "no parallel loop nest outside main")
+        code = emit(ctx.program, plans)
+        functions = tuple(dict.fromkeys(plan.function.name for plan in plans))
+        detail = "; ".join(_describe(plan) for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        tree = cs.parse(after.code.encode("utf-8", errors="surrogateescape"))
+        nodes = list(cs.walk(tree.root_node))
+        problems = []
+        if not any(n.type == "function_definition" and _is_kernel(n) for n in nodes):
+            problems.append(Problem("offload", "no __global__ kernel is defined"))
+        if not any(n.type == "kernel_call_syntax" for n in nodes):
+            problems.append(Problem("offload", "no kernel launch (<<<grid, block>>>) is made"))
+        return problems
+
+
+def _is_kernel(definition: Node) -> bool:
+    return any(child.type == "__global__" for child in definition.children)
+
+
+def _describe(plan: NestPlan) -> str:
+    loops = ", ".join(level.loop.var for level in plan.levels)
+    return (
+        f"{plan.function.name}: loop nest at line {plan.root.line} ({loops}) -> "
+        f"{plan.kernel}, {len(plan.levels)}-D grid"
+    )
+
+
+# ---- choosing the nests -------------------------------------------------------------
+
+
+def _plans(variant: Variant, program: Program) -> tuple[list[NestPlan], list[str]]:
+    """Plans for every nest the rule can offload, and the reasons for those it cannot."""
+    if "__global__" in variant.code:
+        return [], ["the program already runs kernels (offload applies to the host program)"]
+    if variant.code != program.source:
+        return [], ["offload rewrites the analysed host program; this variant differs from it"]
+    source = program.source.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    taken = {cs.text(n, source) for n in cs.walk(tree.root_node) if n.type.endswith("identifier")}
+    plans: list[NestPlan] = []
+    reasons: list[str] = []
+    for function in program.functions:
+        for root in function.loops:
+            try:
+                plans.append(_plan(program, function, root, tree, source, taken))
+            except _Refuse as refusal:
+                reasons.append(_where(program, function, root, str(refusal)))
+    return _without_helper_hosts(plans, program, reasons)
+
+
+def _without_helper_hosts(
+    plans: list[NestPlan], program: Program, reasons: list[str]
+) -> tuple[list[NestPlan], list[str]]:
+    """A function a kernel calls runs on the device: its own nests stay as they are."""
+    helpers = {name for plan in plans for name in plan.helpers}
+    kept = [plan for plan in plans if plan.function.name not in helpers]
+    for plan in plans:
+        if plan.function.name in helpers:
+            why = f"'{plan.function.name}' is called from another offloaded loop"
+            reasons.append(_where(program, plan.function, plan.root, why))
+    return kept, reasons
+
+
+def _where(program: Program, function: Function, loop: Loop, why: str) -> str:
+    return (
+        f"{program.path}:{loop.line}:{loop.column}: cannot offload loop '{loop.var}' "
+        f"in '{function.name}': {why}"
+    )
+
+
+def _plan(
+    program: Program, function: Function, root: Loop, tree: Tree, source: bytes, taken: set[str]
+) -> NestPlan:
+    if function.name == "main":
+        raise _Refuse("main's loops stay on the host in this version (outlining comes later)")
+    _require_parallel(root)
+    loops = _mapped_loops(root)
+    nest = _for_node(tree, root)
+    innermost = _for_node(tree, loops[-1])
+    body = innermost.child_by_field_name("body")
+    if body is None:
+        raise _Refuse("the loop has no body")
+    _require_no_jumps(nest)
+    arrays = _arrays(function, root, tree, source)
+    levels = _levels(loops, tree, source, taken)
+    scalars, privates = _scalars(function, nest, levels, arrays, tree, source)
+    helpers = _helpers(nest, tree, source, program)
+    _require_no_array_sizeof(nest, arrays, source)
+    return NestPlan(
+        function=function,
+        root=root,
+        levels=levels,
+        arrays=arrays,
+        scalars=scalars,
+        privates=privates,
+        helpers=helpers,
+        kernel=_fresh(f"{function.name}_kernel", taken),
+        device_names=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
+        grid=_fresh("grid", taken),
+        block=_fresh("block", taken),
+        body=_statements(body, source),
+        indent=_line_indent(source, root.span.start),
+        body_indent=_line_indent(source, _first_statement(body).start_byte),
+    )
+
+
+def _statements(body: Node, source: bytes) -> str:
+    """The body's text without its braces: the kernel's loop gives the block."""
+    if body.type != "compound_statement" or len(body.children) < 2:
+        return cs.text(body, source)
+    start, end = body.children[0].end_byte, body.children[-1].start_byte
+    return source[start:end].decode("utf-8", errors="surrogateescape").strip()
+
+
+def _first_statement(body: Node) -> Node:
+    if body.type == "compound_statement" and len(body.children) > 2:
+        return body.children[1]
+    return body
+
+
+def _require_parallel(root: Loop) -> None:
+    if root.parallel and root.pattern == "plain" and not root.early_exit:
+        return
+    if root.early_exit:
+        raise _Refuse("the loop can exit early (break, return or goto)")
+    if root.pattern != "plain" and root.pattern != "sequential":
+        raise _Refuse(
+            f"the loop is a {root.pattern} (try the '{_method_for(root.pattern)}' method)"
+        )
+    raise _Refuse(root.reason or "the loop is not proven parallel")
+
+
+def _method_for(pattern: str) -> str:
+    return {"reduction": "reduction", "scan": "scan", "atomic_update": "atomic_privatize"}.get(
+        pattern, pattern
+    )
+
+
+def _mapped_loops(root: Loop) -> list[Loop]:
+    """The root and up to two perfectly nested parallel levels whose bounds do not
+    depend on the outer mapped variables (a rectangular grid)."""
+    loops = [root]
+    while len(loops) < 3 and loops[-1].perfectly_nested and loops[-1].children:
+        child = loops[-1].children[0]
+        outer_vars = {loop.var for loop in loops}
+        bound_names = set(_IDENT.findall(child.lower)) | set(_IDENT.findall(child.upper))
+        usable = child.parallel and child.pattern == "plain" and not child.early_exit
+        if not usable or bound_names & outer_vars or child.step == 0:
+            break
+        loops.append(child)
+    return loops
+
+
+def _for_node(tree: Tree, loop: Loop) -> Node:
+    node = cs.node_at(tree, loop.span.start, "for_statement")
+    if node is None:
+        raise _Refuse(f"no `for` statement found at byte {loop.span.start} (stale analysis?)")
+    return node
+
+
+def _require_no_jumps(nest: Node) -> None:
+    for node in cs.walk(nest):
+        if node.type in ("return_statement", "goto_statement"):
+            raise _Refuse(f"line {cs.line_of(node)}: a {node.type.split('_')[0]} leaves the loop")
+
+
+def _arrays(function: Function, root: Loop, tree: Tree, source: bytes) -> tuple[ArrayData, ...]:
+    """The arrays to copy: those the analysis lists, declared outside the nest."""
+    needed = []
+    for data in function.arrays_for(root):
+        declared = cs.visible(tree, source, data.name, root.span.start)
+        if declared is None and _IDENT.fullmatch(data.name):
+            continue  # declared inside the nest: a thread-local array
+        if data.kind in ("vector", "field") or not _IDENT.fullmatch(data.name):
+            raise _Refuse(f"array '{data.name}' ({data.kind}) is not offloaded by the rule yet")
+        if data.count is None:
+            raise _Refuse(f"the extent of array '{data.name}' is unknown")
+        if "*" in data.elem_type:
+            raise _Refuse(f"array '{data.name}' holds pointers ({data.elem_type}) into host memory")
+        needed.append(data)
+    return tuple(needed)
+
+
+def _levels(loops: list[Loop], tree: Tree, source: bytes, taken: set[str]) -> tuple[Level, ...]:
+    dims = ("x", "y", "z")[: len(loops)][::-1]  # innermost level on x
+    levels = []
+    for loop, dim in zip(loops, dims, strict=True):
+        var_type, outside = _loop_var_type(loop, tree, source)
+        levels.append(
+            Level(
+                loop=loop,
+                var_type=var_type,
+                declared_outside=outside,
+                dim=dim,
+                index=_fresh(f"t_{loop.var}", taken),
+                trips=_fresh(f"trips_{loop.var}", taken),
+            )
+        )
+    return tuple(levels)
+
+
+def _loop_var_type(loop: Loop, tree: Tree, source: bytes) -> tuple[str, bool]:
+    """The loop variable's declared type, and whether it is declared outside the loop."""
+    node = _for_node(tree, loop)
+    init = node.child_by_field_name("initializer")
+    if init is not None and init.type == "declaration":
+        return _type_or_lower(cs.base_type(init, source), loop), False
+    declared = cs.visible(tree, source, loop.var, loop.span.start)
+    if declared is None or declared.kind not in ("scalar", "reference"):
+        raise _Refuse(f"the declaration of loop variable '{loop.var}' was not found")
+    return _type_or_lower(declared.base, loop), True
+
+
+def _type_or_lower(base: str, loop: Loop) -> str:
+    cleaned = _QUALIFIERS.sub("", base).split()
+    spelled = " ".join(cleaned)
+    return f"decltype({loop.lower})" if spelled == "auto" else spelled
+
+
+def _scalars(
+    function: Function,
+    nest: Node,
+    levels: tuple[Level, ...],
+    arrays: tuple[ArrayData, ...],
+    tree: Tree,
+    source: bytes,
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """Names the nest uses that are declared outside it: read-only ones travel by value,
+    written ones (privatizable temporaries, inner loop counters) get one copy per thread."""
+    mapped = {level.loop.var for level in levels}
+    array_names = {a.name for a in arrays}
+    inside = cs.names_declared_in(nest, source)
+    written = cs.names_written(nest, source)
+    called = {_key(n.child_by_field_name("function")) for _, n in cs.calls_in(nest, source)}
+    # The host computes the trip counts: only the lower bounds are evaluated in the kernel.
+    headers = {_key(n) for n in _host_only_parts(nest, len(levels))}
+    scalars: dict[str, str] = {}
+    privates: dict[str, str] = {}
+    for ident in cs.identifiers_in(nest):
+        name = cs.text(ident, source)
+        if name in mapped or name in array_names or name in inside or _key(ident) in called:
+            continue
+        if _key(ident) in headers:
+            continue
+        declared = cs.visible(tree, source, name, nest.start_byte)
+        if declared is None or declared.kind == "function":
+            continue  # a macro, an enum constant or a function: visible to the kernel too
+        if declared.kind in ("pointer", "array"):
+            raise _Refuse(f"it uses {declared.kind} '{name}' whose extent is unknown")
+        spelled = _QUALIFIERS.sub("", declared.base).strip() if name in written else declared.base
+        if name not in written:
+            scalars[name] = " ".join(spelled.split())
+            continue
+        if declared.scope == "global":
+            raise _Refuse(f"it writes the global variable '{name}'")
+        if _used_after(function, nest, name, tree, source):
+            raise _Refuse(f"'{name}' is written in the loop and used after it")
+        privates[name] = " ".join(spelled.split())
+    return tuple((t, n) for n, t in scalars.items()), tuple((t, n) for n, t in privates.items())
+
+
+def _key(node: Node | None) -> tuple[int, int]:
+    """A node's identity that outlives its Python wrapper."""
+    return (node.start_byte, node.end_byte) if node is not None else (-1, -1)
+
+
+def _host_only_parts(nest: Node, depth: int) -> list[Node]:
+    """Identifiers in the conditions and updates of the mapped loops' headers."""
+    found: list[Node] = []
+    loop: Node | None = nest
+    for _ in range(depth):
+        if loop is None or loop.type != "for_statement":
+            break
+        for field in ("condition", "update"):
+            part = loop.child_by_field_name(field)
+            if part is not None:
+                found.extend(cs.identifiers_in(part))
+        loop = _single_statement(loop.child_by_field_name("body"))
+    return found
+
+
+def _single_statement(body: Node | None) -> Node | None:
+    """The one statement of a loop body (through braces), or None."""
+    while body is not None and body.type == "compound_statement":
+        inner = [c for c in body.named_children if c.type != "comment"]
+        body = inner[0] if len(inner) == 1 else None
+    return body
+
+
+def _used_after(function: Function, nest: Node, name: str, tree: Tree, source: bytes) -> bool:
+    definition = cs.node_at(tree, function.span.start, "function_definition")
+    scope = definition if definition is not None else tree.root_node
+    return any(
+        ident.start_byte >= nest.end_byte and cs.text(ident, source) == name
+        for ident in cs.identifiers_in(scope)
+    )
+
+
+def _helpers(nest: Node, tree: Tree, source: bytes, program: Program) -> tuple[str, ...]:
+    """The user functions the nest calls (transitively); each must be device-safe."""
+    definitions = cs.function_nodes(tree, source)
+    found: list[str] = []
+    pending = [name for name, _ in cs.calls_in(nest, source)]
+    while pending:
+        name = pending.pop(0)
+        if name in found or name in MATH_FUNCTIONS:
+            continue
+        definition = definitions.get(name)
+        if definition is None or name == "main":
+            raise _Refuse(f"it calls '{name}', which has no device version")
+        _require_device_safe(name, definition, tree, source)
+        found.append(name)
+        pending.extend(callee for callee, _ in cs.calls_in(definition, source))
+    return tuple(found)
+
+
+def _require_device_safe(name: str, definition: Node, tree: Tree, source: bytes) -> None:
+    body = definition.child_by_field_name("body")
+    if body is None:
+        raise _Refuse(f"'{name}' has no body")
+    for node in cs.walk(body):
+        if node.type == "declaration" and "static" in cs.base_type(node, source).split():
+            raise _Refuse(f"'{name}' keeps static local state")
+        if node.type == "storage_class_specifier" and cs.text(node, source) == "static":
+            raise _Refuse(f"'{name}' keeps static local state")
+        if node.type != "identifier":
+            continue
+        declared = cs.visible(tree, source, cs.text(node, source), node.start_byte)
+        if declared is not None and declared.scope == "global" and declared.kind != "function":
+            what = cs.text(node, source)
+            raise _Refuse(f"'{name}' uses the global '{what}', which the device cannot see")
+
+
+def _require_no_array_sizeof(nest: Node, arrays: tuple[ArrayData, ...], source: bytes) -> None:
+    """`sizeof(a)` of an array is its byte size on the host but a pointer's in the kernel."""
+    names = {a.name for a in arrays}
+    for node in cs.walk(nest):
+        if node.type != "sizeof_expression":
+            continue
+        used = {cs.text(n, source) for n in cs.identifiers_in(node)}
+        if used & names:
+            raise _Refuse(
+                f"line {cs.line_of(node)}: sizeof of an array changes meaning on the device"
+            )
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    """`base`, or `base_2`, `base_3`... : a name no identifier of the program uses."""
+    base = re.sub(r"\W", "_", base)
+    name, count = base, 1
+    while name in taken:
+        count += 1
+        name = f"{base}_{count}"
+    taken.add(name)
+    return name
+
+
+def _line_indent(source: bytes, offset: int) -> str:
+    line_start = source.rfind(b"\n", 0, offset) + 1
+    prefix = source[line_start:offset].decode("utf-8", errors="surrogateescape")
+    return prefix if not prefix.strip() else re.match(r"\s*", prefix).group(0)  # type: ignore[union-attr]
+
+
+# ---- emitting -----------------------------------------------------------------------
+
+
+def emit(program: Program, plans: list[NestPlan]) -> str:
+    """The program with every planned nest offloaded."""
+    source = program.source.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    edits: list[Edit] = []
+    by_function: dict[str, list[NestPlan]] = {}
+    for plan in plans:
+        by_function.setdefault(plan.function.name, []).append(plan)
+    first = True
+    for name, group in by_function.items():
+        kernels = "".join(kernel_text(plan) for plan in group)
+        at = _definition_line_start(source, group[0].function.span.start)
+        text = (PRELUDE if first else "") + kernels
+        first = False
+        edits.append(Edit(at, at, text, f"kernels of {name}"))
+        for plan in group:
+            span = plan.root.span
+            edits.append(Edit(span.start, span.end, host_text(plan), f"offload {name}"))
+    helpers = dict.fromkeys(h for plan in plans for h in plan.helpers)
+    for helper in helpers:
+        edits.extend(_device_edits(helper, tree, source))
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _definition_line_start(source: bytes, offset: int) -> int:
+    line_start = source.rfind(b"\n", 0, offset) + 1
+    return line_start if not source[line_start:offset].strip() else offset
+
+
+def _device_edits(name: str, tree: Tree, source: bytes) -> list[Edit]:
+    """`__host__ __device__` on the definition and every prototype of `name`."""
+    definition = cs.function_nodes(tree, source)[name]
+    nodes = [definition, *cs.prototypes(tree, source, name)]
+    return [
+        Edit(node.start_byte, node.start_byte, "__host__ __device__ ", f"{name} runs on the device")
+        for node in nodes
+    ]
+
+
+def _array_param(data: ArrayData) -> str:
+    elem = _element_type(data)
+    if data.dims:
+        return f"{elem} (*{data.name})" + "".join(f"[{d}]" for d in data.dims)
+    return f"{elem} *{data.name}"
+
+
+def _element_type(data: ArrayData) -> str:
+    return " ".join(_QUALIFIERS.sub("", data.elem_type).split())
+
+
+def kernel_text(plan: NestPlan) -> str:
+    params = [_array_param(a) for a in plan.arrays]
+    params += [f"{type_} {name}" for type_, name in plan.scalars]
+    params += [f"long long {level.trips}" for level in plan.levels]
+    loops = ", ".join(level.loop.var for level in plan.levels)
+    lines = [
+        f"/* Loop nest '{loops}' of {plan.function.name}() (line {plan.root.line}): one thread "
+        "per iteration. */",
+        f"__global__ void {plan.kernel}({', '.join(params)})",
+        "{",
+    ]
+    indent = "    "
+    for level in plan.levels:
+        lines += _grid_stride_header(level, indent)
+        indent += "    "
+    lines += [f"{indent}{type_} {name};" for type_, name in plan.privates]
+    lines.append(indent + _reindent(plan.body, plan.body_indent, indent))
+    for _ in plan.levels:
+        indent = indent[:-4]
+        lines.append(indent + "}")
+    lines.append("}")
+    return "\n".join(lines) + "\n\n"
+
+
+def _grid_stride_header(level: Level, indent: str) -> list[str]:
+    d, t = level.dim, level.index
+    loop = level.loop
+    return [
+        f"{indent}for (long long {t} = blockIdx.{d} * (long long)blockDim.{d} + threadIdx.{d}; "
+        f"{t} < {level.trips};",
+        f"{indent}     {t} += (long long)blockDim.{d} * gridDim.{d}) {{",
+        f"{indent}    {level.var_type} {loop.var} = {_value_at(level, t)};",
+    ]
+
+
+def _value_at(level: Level, iteration: str) -> str:
+    """The loop variable's value at an iteration number, in the variable's type."""
+    loop = level.loop
+    if loop.lower.strip() == "0" and loop.step == 1:
+        return f"({level.var_type}){iteration}"
+    step = f" * {loop.step}" if loop.step != 1 else ""
+    return f"({level.var_type})({_paren(loop.lower)} + {iteration}{step})"
+
+
+def _paren(expression: str) -> str:
+    expression = expression.strip()
+    if re.fullmatch(r"[\w.]+", expression):
+        return expression
+    return f"({expression})"
+
+
+def _reindent(body: str, old: str, new: str) -> str:
+    lines = body.split("\n")
+    moved = [lines[0]]
+    for line in lines[1:]:
+        moved.append(new + line[len(old) :] if line.startswith(old) else new + line.lstrip())
+    return "\n".join(moved)
+
+
+def host_text(plan: NestPlan) -> str:
+    """What replaces the nest in the host function."""
+    ind = plan.indent + "    "
+    inner = ind + "    "
+    levels = plan.levels
+    lines = ["{", f"{ind}/* cudaify: this loop nest runs on the GPU as {plan.kernel} */"]
+    for level in levels:
+        loop = level.loop
+        inclusive = 1 if loop.upper_inclusive else 0
+        lines.append(
+            f"{ind}const long long {level.trips} = cudaify_trips({loop.lower}, {loop.upper}, "
+            f"{loop.step}, {inclusive});"
+        )
+    nonempty = " && ".join(f"{level.trips} > 0" for level in levels)
+    lines.append(f"{ind}if ({nonempty}) {{")
+    lines += [inner + line for line in _transfer_in(plan)]
+    lines += [inner + line for line in _launch(plan)]
+    lines += [inner + line for line in _transfer_out(plan)]
+    lines.append(ind + "}")
+    lines += [ind + line for line in _final_values(plan)]
+    lines.append(plan.indent + "}")
+    return "\n".join(lines)
+
+
+def _bytes(data: ArrayData) -> str:
+    return f"(size_t)({data.count}) * sizeof({_element_type(data)})"
+
+
+def _host_address(data: ArrayData, writable: bool) -> str:
+    if data.first.strip() == "0":
+        return data.name
+    elem = _element_type(data)
+    pointer = f"({'' if writable else 'const '}{elem} *){data.name}" if data.dims else data.name
+    return f"{pointer} + ({data.first})"
+
+
+def _transfer_in(plan: NestPlan) -> list[str]:
+    devices = dict(plan.device_names)
+    lines = []
+    for data in plan.arrays:
+        lines.append(f"{_element_type(data)} *{devices[data.name]} = NULL;")
+    for data in plan.arrays:
+        device = devices[data.name]
+        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
+    # Written arrays are copied in too: elements the nest does not write must keep
+    # their values when the range is copied back.
+    for data in plan.arrays:
+        device, host = devices[data.name], _host_address(data, writable=False)
+        lines.append(
+            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {_bytes(data)}, cudaMemcpyHostToDevice));"
+        )
+    return lines
+
+
+def _kernel_argument(data: ArrayData, device: str) -> str:
+    pointer = device if data.first.strip() == "0" else f"{device} - ({data.first})"
+    if not data.dims:
+        return pointer
+    shape = "".join(f"[{d}]" for d in data.dims)
+    return f"({_element_type(data)} (*){shape})({pointer})"
+
+
+def _launch(plan: NestPlan) -> list[str]:
+    devices = dict(plan.device_names)
+    threads = THREADS[len(plan.levels)]
+    by_dim = {level.dim: level for level in plan.levels}
+    dims = [d for d in ("x", "y", "z") if d in by_dim]
+    blocks = [
+        f"cudaify_blocks({by_dim[d].trips}, {threads[i]}, {MOST_BLOCKS[d]}u)"
+        for i, d in enumerate(dims)
+    ]
+    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments += [name for _, name in plan.scalars]
+    arguments += [level.trips for level in plan.levels]
+    return [
+        f"const dim3 {plan.block}({', '.join(str(t) for t in threads)});",
+        f"const dim3 {plan.grid}({', '.join(blocks)});",
+        f"{plan.kernel}<<<{plan.grid}, {plan.block}>>>({', '.join(arguments)});",
+        "CUDAIFY_CHECK(cudaGetLastError());",
+    ]
+
+
+def _transfer_out(plan: NestPlan) -> list[str]:
+    devices = dict(plan.device_names)
+    lines = []
+    for data in plan.arrays:
+        if data.access in ("write", "readwrite"):
+            host = _host_address(data, writable=True)
+            lines.append(
+                f"CUDAIFY_CHECK(cudaMemcpy({host}, {devices[data.name]}, {_bytes(data)}, "
+                "cudaMemcpyDeviceToHost));"
+            )
+    if len(lines) == 0:
+        lines.append("CUDAIFY_CHECK(cudaDeviceSynchronize());")
+    lines += [f"CUDAIFY_CHECK(cudaFree({devices[a.name]}));" for a in plan.arrays]
+    return lines
+
+
+def _final_values(plan: NestPlan) -> list[str]:
+    """Loop variables declared outside the loop end with the value the loop leaves."""
+    lines = []
+    for position, level in enumerate(plan.levels):
+        if not level.declared_outside:
+            continue
+        loop = level.loop
+        step = f" * {loop.step}" if loop.step != 1 else ""
+        value = f"({level.var_type})({_paren(loop.lower)} + {level.trips}{step})"
+        guard = " && ".join(f"{outer.trips} > 0" for outer in plan.levels[:position])
+        statement = f"{loop.var} = {value};"
+        lines.append(f"if ({guard}) {statement}" if guard else statement)
+    return lines
