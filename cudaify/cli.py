@@ -70,20 +70,41 @@ def _fail(exc: BaseException, verbose: int) -> None:
 def compiler_flag_options(fn: Any) -> Any:
     """-I, -isystem, -D, -U, -std=, -x: passed to parsing and every compile."""
     options = [
-        click.option("-I", "include", multiple=True, metavar="DIR", help="Add an include directory."),
-        click.option("-isystem", "isystem", multiple=True, metavar="DIR", help="Add a system include directory."),
+        click.option(
+            "-I", "include", multiple=True, metavar="DIR", help="Add an include directory."
+        ),
+        click.option(
+            "-isystem",
+            "isystem",
+            multiple=True,
+            metavar="DIR",
+            help="Add a system include directory.",
+        ),
         click.option("-D", "define", multiple=True, metavar="NAME[=VALUE]", help="Define a macro."),
         click.option("-U", "undefine", multiple=True, metavar="NAME", help="Undefine a macro."),
-        click.option("-std", "std", metavar="STD", help="Language standard, as -std=c99 or -std=c++17."),
-        click.option("-x", "language", type=click.Choice(["c", "c++"]), help="Treat the input as C or C++ whatever its suffix."),
+        click.option(
+            "-std", "std", metavar="STD", help="Language standard, as -std=c99 or -std=c++17."
+        ),
+        click.option(
+            "-x",
+            "language",
+            type=click.Choice(["c", "c++"]),
+            help="Treat the input as C or C++ whatever its suffix.",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
     return fn
 
 
-def collect_flags(include: tuple[str, ...], isystem: tuple[str, ...], define: tuple[str, ...],
-                  undefine: tuple[str, ...], std: str | None, language: str | None) -> tuple[str, ...]:
+def collect_flags(
+    include: tuple[str, ...],
+    isystem: tuple[str, ...],
+    define: tuple[str, ...],
+    undefine: tuple[str, ...],
+    std: str | None,
+    language: str | None,
+) -> tuple[str, ...]:
     flags: list[str] = []
     flags += [f"-I{d}" for d in include]
     for d in isystem:
@@ -97,8 +118,9 @@ def collect_flags(include: tuple[str, ...], isystem: tuple[str, ...], define: tu
     return tuple(flags)
 
 
-@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             epilog=EXIT_CODES)
+@click.group(
+    cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES
+)
 @click.version_option(__version__, "--version", prog_name="cudaify")
 def main() -> None:
     """Compile a sequential C/C++ program into a CUDA program that prints the same
@@ -117,22 +139,56 @@ def main() -> None:
 
 @main.command("compile", epilog=EXIT_CODES)
 @click.argument("source", metavar="INPUT", type=click.Path(dir_okay=True, path_type=str))
-@click.option("-o", "--output", type=click.Path(path_type=str), help="Where to write the CUDA program (default: INPUT with .cu).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=str),
+    help="Where to write the CUDA program (default: INPUT with .cu).",
+)
 @compiler_flag_options
-@click.option("--methods", help="Apply this comma-separated sequence of methods instead of searching (see `cudaify methods`).")
+@click.option(
+    "--methods",
+    help="Apply this comma-separated sequence of methods instead of searching "
+    "(see `cudaify methods`).",
+)
 @click.option("--arch", help="GPU architecture for nvcc, such as sm_90 (default: the GPU's own).")
-@click.option("--rtol", type=float, help="Relative tolerance for numbers in the output (default 1e-4).")
-@click.option("--atol", type=float, help="Absolute tolerance for numbers in the output (default 1e-9).")
+@click.option(
+    "--rtol", type=float, help="Relative tolerance for numbers in the output (default 1e-4)."
+)
+@click.option(
+    "--atol", type=float, help="Absolute tolerance for numbers in the output (default 1e-9)."
+)
 @click.option("--runs", type=int, help="Timed runs per candidate; the median counts (default 5).")
-@click.option("--trace", "trace_path", type=click.Path(path_type=str), help="Write the applied steps as JSON to this file.")
-@click.option("--strict", is_flag=True, default=None, help="Exit 3 when no verified GPU variant was found.")
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(path_type=str),
+    help="Write the applied steps as JSON to this file.",
+)
+@click.option(
+    "--strict", is_flag=True, default=None, help="Exit 3 when no verified GPU variant was found."
+)
 @click.option("-v", "--verbose", count=True, help="Say more (-vv: debug output and tracebacks).")
 @click.option("-q", "--quiet", is_flag=True, default=None, help="Print errors only.")
-def compile_command(source: str, output: str | None, include: tuple[str, ...], isystem: tuple[str, ...],
-                    define: tuple[str, ...], undefine: tuple[str, ...], std: str | None, language: str | None,
-                    methods: str | None, arch: str | None, rtol: float | None, atol: float | None,
-                    runs: int | None, trace_path: str | None, strict: bool | None, verbose: int,
-                    quiet: bool | None) -> None:
+def compile_command(
+    source: str,
+    output: str | None,
+    include: tuple[str, ...],
+    isystem: tuple[str, ...],
+    define: tuple[str, ...],
+    undefine: tuple[str, ...],
+    std: str | None,
+    language: str | None,
+    methods: str | None,
+    arch: str | None,
+    rtol: float | None,
+    atol: float | None,
+    runs: int | None,
+    trace_path: str | None,
+    strict: bool | None,
+    verbose: int,
+    quiet: bool | None,
+) -> None:
     """Compile INPUT (C or C++) into a CUDA program.
 
     The hot loop nests are offloaded to the GPU; everything else stays as it was, byte for
@@ -179,9 +235,17 @@ def compile_command(source: str, output: str | None, include: tuple[str, ...], i
 @compiler_flag_options
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
 @click.option("-v", "--verbose", count=True, help="Show tracebacks of internal errors.")
-def analyze_command(source: str, include: tuple[str, ...], isystem: tuple[str, ...],
-                    define: tuple[str, ...], undefine: tuple[str, ...], std: str | None,
-                    language: str | None, as_json: bool, verbose: int) -> None:
+def analyze_command(
+    source: str,
+    include: tuple[str, ...],
+    isystem: tuple[str, ...],
+    define: tuple[str, ...],
+    undefine: tuple[str, ...],
+    std: str | None,
+    language: str | None,
+    as_json: bool,
+    verbose: int,
+) -> None:
     """Show what the analysis finds in INPUT: each loop (parallel or not, and why),
     reductions, accesses, and the data the GPU would need."""
     from cudaify.frontend.analyze import analyze
@@ -200,7 +264,9 @@ def analyze_command(source: str, include: tuple[str, ...], isystem: tuple[str, .
 
 
 @main.command("methods")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, description, category}.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON list of {name, description, category}."
+)
 def methods_command(as_json: bool) -> None:
     """List the optimization methods (the reasoning graph's nodes)."""
     from cudaify.transforms import METHODS

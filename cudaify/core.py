@@ -101,7 +101,12 @@ class Variant:
         return tuple(step.method for step in self.steps)
 
     def then(
-        self, method: str, code: str, applied_by: str, detail: str = "", offloaded: tuple[str, ...] = ()
+        self,
+        method: str,
+        code: str,
+        applied_by: str,
+        detail: str = "",
+        offloaded: tuple[str, ...] = (),
     ) -> Variant:
         """The variant after one more step."""
         before, after = self.key, normalised_hash(code)

@@ -39,3 +39,8 @@ class NotOffloadedError(CudaifyError):
 
 class ConfigError(CudaifyError):
     exit_code = 2
+
+
+class ModelError(ToolchainError):
+    """The language model cannot be installed, loaded, reached or replayed. A kind of
+    toolchain failure: the model is a tool the run needs, outside the input."""

@@ -10,9 +10,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cudaify.core import Evaluation, Stage, Variant
 from cudaify.mcgs.reward import reward
 from cudaify.regraph.graph import START, ReGraph
+
+from cudaify.core import Evaluation, Stage, Variant
 
 # (variant, method) -> (new variant, "") or (None, reason it does not apply)
 Expand = Callable[[Variant, str], tuple[Variant | None, str]]
@@ -61,7 +62,10 @@ class SearchResult:
 
 
 def run_sequence(
-    start: Variant, methods: list[str], expand: Expand, evaluate: Evaluate,
+    start: Variant,
+    methods: list[str],
+    expand: Expand,
+    evaluate: Evaluate,
     progress: Progress | None = None,
 ) -> SearchResult:
     """Apply the given methods in order; a method that does not apply is skipped with its
@@ -87,7 +91,11 @@ def run_sequence(
 
 
 def run_rules(
-    start: Variant, graph: ReGraph, expand: Expand, evaluate: Evaluate, max_depth: int = 3,
+    start: Variant,
+    graph: ReGraph,
+    expand: Expand,
+    evaluate: Evaluate,
+    max_depth: int = 3,
     progress: Progress | None = None,
 ) -> SearchResult:
     """Exhaustive search with rules only: from `sequential`, follow every out-edge whose

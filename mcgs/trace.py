@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from cudaify.core import Variant
 from cudaify.mcgs.search import Candidate, SearchResult
+
+from cudaify.core import Variant
 
 
 def build_trace(
-    input_path: str, input_hash: str, result: SearchResult, chosen: Candidate | None,
+    input_path: str,
+    input_hash: str,
+    result: SearchResult,
+    chosen: Candidate | None,
     evaluations: dict[str, Candidate],
 ) -> dict[str, Any]:
     """`evaluations` maps a variant key to its candidate, so each step of the chosen path

@@ -20,9 +20,15 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64",
-             "manylinux_2_28_x86_64", "manylinux1_x86_64", "manylinux_2_5_x86_64",
-             "linux_x86_64"]
+PLATFORMS = [
+    "manylinux2014_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_28_x86_64",
+    "manylinux1_x86_64",
+    "manylinux_2_5_x86_64",
+    "linux_x86_64",
+]
 SOURCE_ONLY = {"llama-cpp-python", "pycuda"}
 BUILD_REQUIREMENTS = ["scikit-build-core[pyproject]>=0.9.2", "setuptools", "wheel"]
 

@@ -7,7 +7,9 @@ from cudaify.errors import ConfigError
 
 
 def test_layers_in_order(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.cudaify]\nrtol = 1e-3\nruns = 7\nflags = ["-DN=8"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.cudaify]\nrtol = 1e-3\nruns = 7\nflags = ["-DN=8"]\n'
+    )
     sub = tmp_path / "src"
     sub.mkdir()
     config, found = load(sub, {}, environ={})

@@ -3,10 +3,11 @@ model real outcomes (the search is independent of what produces them)."""
 
 from __future__ import annotations
 
-from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 from cudaify.mcgs.reward import reward
 from cudaify.mcgs.search import run_rules, run_sequence
 from cudaify.regraph.graph import ReGraph
+
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 
 
 def evaluation(stage: Stage, speedup: float | None = None, ran: bool = True) -> Evaluation:
@@ -81,7 +82,10 @@ def test_sequence_skips_methods_that_do_not_apply():
         return variant.then(method, variant.code + method, "rule"), ""
 
     result = run_sequence(
-        Variant(code="x"), ["a", "nope", "b"], expand, lambda v: evaluation(Stage.COMPILE, ran=False)
+        Variant(code="x"),
+        ["a", "nope", "b"],
+        expand,
+        lambda v: evaluation(Stage.COMPILE, ran=False),
     )
     assert result.skipped == [("nope", "no parallel loop")]
     assert result.best.variant.methods == ("a", "b")

@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from cudaify.regraph.graph import Example, GraphFormatError, ReGraph, default_graph, from_json
 
 

@@ -1,0 +1,302 @@
+"""Monte Carlo Graph Search over the reasoning graph.
+
+A state is a Variant; identical code reached by different paths is one state (the
+transposition table is keyed by the normalised-code hash), so the search space is a graph
+with cycles. Following KataGo's "Monte-Carlo Graph Search from First Principles", values
+live on nodes and visit counts on edges, and a node's value is *recomputed* from its
+children whenever a playout passes through it, never accumulated from playouts:
+
+    N(n)  = 1 + sum_a N(n, a)
+    Q(n)  = (U(n) + sum_a N(n, a) * Q(child(n, a))) / N(n)
+
+where U(n) is the node's own utility: the hierarchical reward of its evaluation, or the
+best reward a cheap rules-only rollout from it reached, whichever is larger. Because Q(n)
+is a function of the children's current values, a child reached and improved through
+another path immediately counts for every parent (the transposition problem of naive MCTS).
+
+Selection is PUCT over edges (a, edge = (method, how), how = rule | slm):
+
+    score(n, a) = Q(child) + C_PUCT * P(n, a) * sqrt(sum_b N(n, b)) / (1 + N(n, a))
+
+with Q(child) = FPU (first-play urgency) for an edge not expanded yet. The prior mixes
+the SLM's method-choice probabilities with the reasoning graph's edge statistics:
+
+    P_graph(m) ∝ (successes + 1) / (visits + 2) * exp(clip(mean_log_speedup, -2, 3))
+    P(m)       = LAMBDA * P_slm(m) + (1 - LAMBDA) * P_graph(m)    (P_graph alone without an SLM)
+    P(n, (m, how)) = P(m) / (number of ways m can be applied here)
+
+Constants: C_PUCT = 1.5, FPU = 0.25, LAMBDA = 0.5. A playout never follows an edge into a
+node already on its own path (cycles are allowed in the graph, not in one playout), stops
+at the depth limit, and stops early when it reaches a child that has more visits than the
+edge it came through (the child already carries that information; KataGo's catch-up rule)."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cudaify.mcgs.reward import reward
+from cudaify.mcgs.search import Candidate, SearchResult
+from cudaify.regraph.graph import START, ReGraph
+
+from cudaify.core import Evaluation, Stage, Variant
+
+C_PUCT = 1.5
+FPU = 0.25
+LAMBDA = 0.5
+
+# (variant, method, how) -> (child, "") or (None, why not)
+ExpandHow = Callable[[Variant, str, str], tuple[Variant | None, str]]
+Evaluate = Callable[[Variant], Evaluation]
+# (variant, candidate methods) -> probability per method (the SLM's choice), or {}
+MethodPrior = Callable[[Variant, list[str]], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Budget:
+    iterations: int = 32
+    seconds: float | None = None
+    slm_calls: int | None = None
+    max_depth: int = 4
+    rollout_depth: int = 2  # 0 turns rollouts off
+
+
+@dataclass
+class Edge:
+    method: str
+    how: str
+    prior: float
+    visits: int = 0
+    child: str | None = None  # key of the child node
+    dead: str = ""  # why this edge cannot be taken (does not apply, failed to produce code)
+
+
+@dataclass
+class Node:
+    variant: Variant
+    evaluation: Evaluation
+    utility: float
+    edges: list[Edge] = field(default_factory=list)
+    expanded: bool = False
+    value: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.value = self.utility
+
+    @property
+    def visits(self) -> int:
+        return 1 + sum(edge.visits for edge in self.edges)
+
+    @property
+    def terminal(self) -> bool:
+        """Failed structure or compile: recorded, never expanded again."""
+        return self.evaluation.stage < Stage.COMPILE
+
+
+def graph_prior(graph: ReGraph, source: str, methods: list[str]) -> dict[str, float]:
+    weights = {}
+    for method in methods:
+        stats = graph.stats(source, method)
+        success = (stats.successes + 1) / (stats.visits + 2)
+        weights[method] = success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
+    total = sum(weights.values()) or 1.0
+    return {method: weight / total for method, weight in weights.items()}
+
+
+def mixed_prior(graph_p: dict[str, float], slm_p: dict[str, float]) -> dict[str, float]:
+    if not slm_p:
+        return graph_p
+    mixed = {m: LAMBDA * slm_p.get(m, 0.0) + (1 - LAMBDA) * p for m, p in graph_p.items()}
+    total = sum(mixed.values()) or 1.0
+    return {m: p / total for m, p in mixed.items()}
+
+
+class GraphSearch:
+    def __init__(
+        self,
+        graph: ReGraph,
+        expand: ExpandHow,
+        evaluate: Evaluate,
+        ways: tuple[str, ...] = ("rule",),
+        method_prior: MethodPrior | None = None,
+        budget: Budget = Budget(),
+        seed: int = 0,
+        progress: Callable[[SearchResult], None] | None = None,
+    ):
+        self.graph = graph
+        self.expand_fn = expand
+        self.evaluate_fn = evaluate
+        self.ways = ways
+        self.method_prior = method_prior
+        self.budget = budget
+        self.rng = random.Random(seed)
+        self.progress = progress
+        self.nodes: dict[str, Node] = {}
+        self.result = SearchResult(strategy="mcgs")
+        self.slm_calls = 0
+
+    # -- building the graph of states ------------------------------------------------
+
+    def _node_for(self, variant: Variant, evaluation: Evaluation | None = None) -> Node:
+        key = variant.key
+        if key in self.nodes:
+            return self.nodes[key]
+        if evaluation is None:
+            evaluation = self.evaluate_fn(variant)
+            self.result.candidates.append(Candidate(variant, evaluation))
+            if self.progress:
+                self.progress(self.result)
+        node = Node(variant, evaluation, reward(evaluation))
+        self.nodes[key] = node
+        if not node.terminal and self.budget.rollout_depth > 0 and variant.steps:
+            node.utility = max(node.utility, self._rollout(variant, self.budget.rollout_depth))
+            node.value = node.utility
+        return node
+
+    def _graph_node(self, variant: Variant) -> str:
+        return variant.node if variant.steps else START
+
+    def _make_edges(self, node: Node) -> None:
+        source = self._graph_node(node.variant)
+        methods = self.graph.successors(source)
+        node.expanded = True
+        if not methods:
+            return
+        slm_p = self.method_prior(node.variant, methods) if self.method_prior else {}
+        prior = mixed_prior(graph_prior(self.graph, source, methods), slm_p)
+        for method in methods:
+            for how in self.ways:
+                node.edges.append(Edge(method, how, prior[method] / len(self.ways)))
+
+    def _take(self, node: Node, edge: Edge) -> Node | None:
+        """Create the child behind an edge (the expensive step: rule or SLM, then verify)."""
+        if edge.how == "slm":
+            if self.budget.slm_calls is not None and self.slm_calls >= self.budget.slm_calls:
+                edge.dead = "SLM call budget spent"
+                return None
+            self.slm_calls += 1
+        child, reason = self.expand_fn(node.variant, edge.method, edge.how)
+        if child is None:
+            edge.dead = reason or "did not apply"
+            self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
+            return None
+        edge.child = child.key
+        return self._node_for(child)
+
+    def _rollout(self, variant: Variant, depth: int) -> float:
+        """Cheap look-ahead: rules only, along the highest-prior edges. Returns the best
+        reward reached; every variant it makes is a real, verified candidate."""
+        best = -math.inf
+        current = variant
+        for _ in range(depth):
+            source = self._graph_node(current)
+            methods = self.graph.successors(source)
+            if not methods:
+                break
+            prior = graph_prior(self.graph, source, methods)
+            for method in sorted(methods, key=lambda m: -prior[m]):
+                child, _reason = self.expand_fn(current, method, "rule")
+                if child is None or child.key in self.nodes:
+                    continue
+                node = Node(child, self.evaluate_fn(child), 0.0)
+                node.utility = node.value = reward(node.evaluation)
+                self.nodes[child.key] = node
+                self.result.candidates.append(Candidate(child, node.evaluation))
+                best = max(best, node.utility)
+                if node.terminal:
+                    return best
+                current = child
+                break
+            else:
+                break
+        return best
+
+    # -- one playout --------------------------------------------------------------------
+
+    def _score(self, node: Node, edge: Edge) -> float:
+        parent_visits = sum(e.visits for e in node.edges)
+        q = self.nodes[edge.child].value if edge.child else FPU
+        explore = C_PUCT * edge.prior * math.sqrt(parent_visits + 1) / (1 + edge.visits)
+        return q + explore + self.rng.random() * 1e-9  # seeded tie-break
+
+    def _select(self, node: Node, on_path: set[str], remaining: int) -> Edge | None:
+        """The best-scoring edge that can still teach something: not dead, not back into
+        the current path, and not into a part of the graph already explored to the depth
+        limit (re-walking it would cost an iteration and change nothing)."""
+        live = [
+            e
+            for e in node.edges
+            if not e.dead
+            and not (e.child and e.child in on_path)
+            and not (e.child and not self._open(self.nodes[e.child], remaining - 1, set()))
+        ]
+        if not live:
+            return None
+        return max(live, key=lambda e: self._score(node, e))
+
+    def _open(self, node: Node, remaining: int, visiting: set[str]) -> bool:
+        """Whether anything new can be reached from this node within `remaining` steps."""
+        key = node.variant.key
+        if node.terminal or remaining <= 0 or key in visiting:
+            return False
+        if not node.expanded:
+            return bool(self.graph.successors(self._graph_node(node.variant)))
+        visiting = visiting | {key}
+        for edge in node.edges:
+            if edge.dead:
+                continue
+            if edge.child is None or self._open(self.nodes[edge.child], remaining - 1, visiting):
+                return True
+        return False
+
+    def _recompute(self, node: Node) -> None:
+        total = node.utility
+        for edge in node.edges:
+            if edge.child and edge.visits:
+                total += edge.visits * self.nodes[edge.child].value
+        node.value = total / node.visits
+
+    def playout(self, root: Node) -> None:
+        path: list[tuple[Node, Edge]] = []
+        node = root
+        on_path = {root.variant.key}
+        for _depth in range(self.budget.max_depth):
+            if node.terminal:
+                break
+            if not node.expanded:
+                self._make_edges(node)
+            edge = self._select(node, on_path, self.budget.max_depth - len(path))
+            if edge is None:
+                break
+            was_new = edge.child is None
+            child = self.nodes[edge.child] if edge.child else self._take(node, edge)
+            if child is None:
+                continue  # the edge died; try another from the same node next round
+            path.append((node, edge))
+            on_path.add(child.variant.key)
+            if was_new or child.visits > edge.visits + 1:
+                break  # a new leaf, or a transposition that already knows more
+            node = child
+        for parent, edge in reversed(path):
+            edge.visits += 1
+            self._recompute(parent)
+
+    def run(self, start: Variant, start_evaluation: Evaluation | None = None) -> SearchResult:
+        """Playouts until a budget is spent or nothing new is reachable within the depth."""
+        began = time.perf_counter()
+        root = self._node_for(start, start_evaluation)
+        for _ in range(self.budget.iterations):
+            if (
+                self.budget.seconds is not None
+                and time.perf_counter() - began > self.budget.seconds
+            ):
+                break
+            if not self._open(root, self.budget.max_depth, set()):
+                break
+            self.result.iterations += 1
+            self.playout(root)
+        self.result.seconds = time.perf_counter() - began
+        return self.result

@@ -1,0 +1,158 @@
+"""Monte Carlo Graph Search: transpositions, value recomputation, budgets, seeds.
+The expand/evaluate callbacks model a small synthetic optimization landscape."""
+
+from __future__ import annotations
+
+import pytest
+from cudaify.mcgs.mcgs import Budget, GraphSearch, graph_prior, mixed_prior
+from cudaify.mcgs.reward import reward
+from cudaify.regraph.graph import ReGraph
+
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
+
+
+def correct(speedup: float) -> Evaluation:
+    return Evaluation(
+        stage=Stage.CORRECT,
+        ran_on_gpu=True,
+        timing=Timing(region=1.0),
+        reference=Timing(region=speedup),
+    )
+
+
+def graph_of(*edges: tuple[str, str]) -> ReGraph:
+    graph = ReGraph()
+    graph.add_method("sequential")
+    for source, target in edges:
+        graph.add_edge(source, target)
+    return graph
+
+
+class Landscape:
+    """Code is the sorted set of applied methods, so order does not matter: a,b and b,a
+    are the same state (a transposition)."""
+
+    def __init__(self, speed: dict[frozenset, float], fail: frozenset = frozenset()):
+        self.speed = speed
+        self.fail = fail
+        self.expanded: list[tuple[str, ...]] = []
+        self.evaluated: list[str] = []
+
+    def expand(self, variant: Variant, method: str, how: str):
+        applied = frozenset(variant.methods) | {method}
+        if method in variant.methods:
+            return None, "already applied"
+        self.expanded.append(variant.methods + (method,))
+        return variant.then(method, "+".join(sorted(applied)), how), ""
+
+    def evaluate(self, variant: Variant) -> Evaluation:
+        self.evaluated.append(variant.code)
+        applied = frozenset(variant.methods)
+        if applied & self.fail:
+            return Evaluation(stage=Stage.STRUCTURE, problems=(Problem("compile", "error"),))
+        return correct(self.speed.get(applied, 1.5))
+
+
+def search(graph, landscape, **kwargs) -> GraphSearch:
+    budget = kwargs.pop("budget", Budget(iterations=40, max_depth=3, rollout_depth=0))
+    return GraphSearch(graph, landscape.expand, landscape.evaluate, budget=budget, **kwargs)
+
+
+def run(gs: GraphSearch):
+    return gs.run(Variant(code="seq"), Evaluation(stage=Stage.CORRECT))
+
+
+def test_transposed_states_are_one_node_and_evaluated_once():
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("a", "b"), ("b", "a"))
+    land = Landscape({frozenset("a"): 2.0, frozenset("b"): 2.0, frozenset("ab"): 20.0})
+    gs = search(graph, land)
+    result = run(gs)
+    assert land.evaluated.count("a+b") == 1
+    assert sum(1 for n in gs.nodes.values() if n.variant.code == "a+b") == 1
+    assert result.best_verified.variant.code == "a+b"
+
+
+def test_node_value_is_recomputed_from_children():
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("a", "b"), ("b", "a"))
+    land = Landscape({frozenset("a"): 2.0, frozenset("b"): 2.0, frozenset("ab"): 20.0})
+    gs = search(graph, land)
+    run(gs)
+    for node in gs.nodes.values():
+        expected = node.utility + sum(
+            e.visits * gs.nodes[e.child].value for e in node.edges if e.child and e.visits
+        )
+        assert node.value == pytest.approx(expected / node.visits)
+    # the strong shared child lifts both parents above their own utility
+    a = next(n for n in gs.nodes.values() if n.variant.code == "a")
+    b = next(n for n in gs.nodes.values() if n.variant.code == "b")
+    assert a.value > a.utility and b.value > b.utility
+
+
+def test_finds_a_deep_optimum_behind_a_weak_first_step():
+    graph = graph_of(("sequential", "x"), ("sequential", "y"), ("y", "z"), ("z", "w"))
+    land = Landscape(
+        {frozenset("x"): 4.0, frozenset("y"): 1.2, frozenset("yz"): 1.5, frozenset("yzw"): 50.0}
+    )
+    result = run(search(graph, land))
+    assert result.best_verified.variant.methods == ("y", "z", "w")
+
+
+def test_failed_children_are_recorded_and_never_expanded():
+    graph = graph_of(("sequential", "bad"), ("bad", "a"), ("sequential", "a"))
+    land = Landscape({frozenset("a"): 3.0}, fail=frozenset({"bad"}))
+    result = run(search(graph, land))
+    assert ("bad", "a") not in land.expanded
+    assert any(c.evaluation.stage == Stage.STRUCTURE for c in result.candidates)
+    assert result.best_verified.variant.methods == ("a",)
+
+
+def test_iteration_and_slm_budgets():
+    graph = graph_of(*[("sequential", m) for m in "abcdef"])
+    land = Landscape({})
+    gs = search(graph, land, budget=Budget(iterations=3, max_depth=2, rollout_depth=0))
+    result = run(gs)
+    assert result.iterations == 3 and len(land.expanded) <= 3
+    land = Landscape({})
+    gs = search(
+        graph,
+        land,
+        ways=("rule", "slm"),
+        budget=Budget(iterations=30, max_depth=1, slm_calls=2, rollout_depth=0),
+    )
+    run(gs)
+    assert sum(1 for key in land.expanded if key) <= 6 + 2
+    assert gs.slm_calls == 2
+
+
+def test_same_seed_same_search_and_exhaustion_stops_early():
+    graph = graph_of(*[("sequential", m) for m in "abc"], ("a", "b"), ("b", "c"))
+    orders = []
+    for _ in range(2):
+        land = Landscape({frozenset("ab"): 5.0})
+        run(search(graph, land, seed=7))
+        orders.append(land.expanded)
+    assert orders[0] == orders[1]
+    land = Landscape({})
+    result = run(search(graph, land, budget=Budget(iterations=1000, max_depth=3, rollout_depth=0)))
+    assert result.iterations < 1000
+
+
+def test_rollout_finds_and_records_rule_children():
+    graph = graph_of(("sequential", "a"), ("a", "b"))
+    land = Landscape({frozenset("a"): 1.1, frozenset("ab"): 30.0})
+    gs = search(graph, land, budget=Budget(iterations=1, max_depth=2, rollout_depth=2))
+    result = run(gs)
+    assert result.best_verified.variant.methods == ("a", "b")
+    node_a = next(n for n in gs.nodes.values() if n.variant.code == "a")
+    assert node_a.utility == pytest.approx(reward(correct(30.0)))
+
+
+def test_prior_mixes_slm_and_graph_statistics():
+    graph = graph_of(("sequential", "a"), ("sequential", "b"))
+    graph.stats("sequential", "a").visits = 10
+    graph.stats("sequential", "a").successes = 9
+    graph.stats("sequential", "a").mean_log_speedup = 1.0
+    p_graph = graph_prior(graph, "sequential", ["a", "b"])
+    assert p_graph["a"] > p_graph["b"] and sum(p_graph.values()) == pytest.approx(1.0)
+    mixed = mixed_prior(p_graph, {"a": 0.0, "b": 1.0})
+    assert mixed["b"] > p_graph["b"] and sum(mixed.values()) == pytest.approx(1.0)
