@@ -168,6 +168,13 @@ def main() -> None:
 @click.option(
     "--strict", is_flag=True, default=None, help="Exit 3 when no verified GPU variant was found."
 )
+@click.option(
+    "-MD", "make_deps", is_flag=True, help="Also write a make dependency file (OUTPUT with .d)."
+)
+@click.option("-MF", "depfile", type=click.Path(path_type=str), help="Name the dependency file.")
+@click.option(
+    "--no-cache", is_flag=True, help="Search again even when an identical run is in the cache."
+)
 @click.option("-v", "--verbose", count=True, help="Say more (-vv: debug output and tracebacks).")
 @click.option("-q", "--quiet", is_flag=True, default=None, help="Print errors only.")
 def compile_command(
@@ -186,6 +193,9 @@ def compile_command(
     runs: int | None,
     trace_path: str | None,
     strict: bool | None,
+    make_deps: bool,
+    depfile: str | None,
+    no_cache: bool,
     verbose: int,
     quiet: bool | None,
 ) -> None:
@@ -211,10 +221,13 @@ def compile_command(
             "strict": strict,
             "verbose": verbose or None,
             "quiet": quiet,
+            "cache": False if no_cache else None,
         }
         config, _ = config_mod.load(Path(source).resolve().parent, settings)
         out = output or str(Path(source).with_suffix(".cu"))
-        result = pipeline.compile_file(source, out, config)
+        if make_deps and not depfile:
+            depfile = str(Path(out).with_suffix(".d"))
+        result = pipeline.compile_file(source, out, config, depfile)
         if trace_path:
             pipeline.write_atomically(trace_path, json.dumps(result.trace, indent=2) + "\n")
         pipeline.report(result, config)

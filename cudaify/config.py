@@ -34,6 +34,7 @@ class Config:
     verbose: int = 0
     quiet: bool = False
     cache_dir: str | None = None  # None: the platform's user cache directory
+    cache: bool = True  # reuse the result of an unchanged input (--no-cache: always search)
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)

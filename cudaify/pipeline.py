@@ -5,6 +5,8 @@ best variant atomically with its trace."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import logging
 import os
 import sys
@@ -25,20 +27,23 @@ log = logging.getLogger("cudaify")
 
 @dataclass(frozen=True)
 class Result:
+    """What a compile produced; plain data, so that it can be cached and replayed."""
+
     input_path: str
     output_path: str
-    variant: Variant  # what was written
-    evaluation: Evaluation | None  # its evaluation (None for the unmodified program)
+    text: str  # the whole .cu written
+    methods: tuple[str, ...]  # the applied sequence, empty when nothing was offloaded
+    verified: bool
+    ran_on_gpu: bool
+    region_speedup: float | None
     trace: dict[str, Any]
     warnings: tuple[str, ...]
-
-    @property
-    def verified(self) -> bool:
-        return bool(self.evaluation and self.evaluation.verified)
+    dependencies: tuple[str, ...]  # the input and every header it read
+    cached: bool = False
 
     @property
     def offloaded(self) -> bool:
-        return bool(self.variant.steps)
+        return bool(self.methods)
 
 
 def check_output_path(output_path: str) -> None:
@@ -181,12 +186,33 @@ def header(
     return f"/*\n{body}\n */\n"
 
 
-def compile_file(source_path: str, output_path: str, config: Config) -> Result:
-    from cudaify.mcgs.trace import build_trace
+def compile_file(
+    source_path: str, output_path: str, config: Config, depfile: str | None = None
+) -> Result:
+    """Compile one input to one .cu (and, on request, a make dependency file). An unchanged
+    input with unchanged headers, settings, graph and GPU is served from the result cache."""
+    from cudaify.frontend.parse import read_source
 
     check_output_path(output_path)
+    source = read_source(source_path)
+    key = result_key(source_path, source, config)
+    result = cached_result(key, config) if config.cache else None
+    if result is None:
+        result = _compile(source_path, source, config)
+        if config.cache:
+            store_result(key, result, config)
+    result = dataclasses.replace(result, output_path=output_path)
+    write_atomically(output_path, result.text)
+    if depfile:
+        write_atomically(depfile, make_dependencies(output_path, result.dependencies))
+    return result
+
+
+def _compile(source_path: str, source: bytes, config: Config) -> Result:
+    from cudaify.mcgs.trace import build_trace
+
     program = prepare(source_path, config)
-    input_hash = content_hash(Path(source_path).read_bytes())
+    input_hash = content_hash(source)
     start = Variant(code=program.source)
     stages = Stages(program, config)
     with progress_display(config) as show:
@@ -204,10 +230,97 @@ def compile_file(source_path: str, output_path: str, config: Config) -> Result:
         warnings.append(f"nothing could be offloaded{detail}; the output is the input as host code")
     elif not chosen.evaluation.ran_on_gpu:
         warnings.append("no GPU found: the output was compiled with nvcc but not run or verified")
-    text = header(program, variant, evaluation, input_hash) + variant.code
-    trace = build_trace(source_path, input_hash, result, chosen, evaluations)
-    write_atomically(output_path, text)
-    return Result(source_path, output_path, variant, evaluation, trace, tuple(warnings))
+    return Result(
+        input_path=source_path,
+        output_path="",
+        text=header(program, variant, evaluation, input_hash) + variant.code,
+        methods=variant.methods,
+        verified=bool(evaluation and evaluation.verified),
+        ran_on_gpu=bool(evaluation and evaluation.ran_on_gpu),
+        region_speedup=evaluation.region_speedup if evaluation else None,
+        trace=build_trace(source_path, input_hash, result, chosen, evaluations),
+        warnings=tuple(warnings),
+        dependencies=(str(Path(source_path).resolve()), *program.includes),
+    )
+
+
+# -- the result cache and make dependencies ----------------------------------------------
+
+_RESULT_SETTINGS = (
+    "flags",
+    "language",
+    "arch",
+    "strategy",
+    "methods",
+    "max_depth",
+    "rtol",
+    "atol",
+    "runs",
+    "run_timeout",
+)
+
+
+def result_key(source_path: str, source: bytes, config: Config) -> str:
+    """Everything that decides the output: cudaify's version, the input, the settings, the
+    reasoning graph and the GPU it was verified on (headers are checked on lookup)."""
+    from importlib import resources
+
+    from cudaify.backend.gpu import detect_gpus
+
+    settings = {name: getattr(config, name) for name in _RESULT_SETTINGS}
+    graph = resources.files("cudaify.regraph").joinpath("data/default.json").read_bytes()
+    gpus = [f"{g.name}/{g.compute_capability}" for g in detect_gpus()]
+    return content_hash(
+        __version__,
+        str(Path(source_path).resolve()),
+        source,
+        json.dumps(settings, default=str),
+        graph,
+        ",".join(gpus) or "no-gpu",
+    )
+
+
+def _file_hash(path: str) -> str | None:
+    try:
+        return content_hash(Path(path).read_bytes())
+    except OSError:
+        return None
+
+
+def cached_result(key: str, config: Config) -> Result | None:
+    from cudaify.backend.cache import Cache
+
+    entry = Cache.for_config(config).read_json("results", key)
+    if not entry:
+        return None
+    for path, digest in entry["dependencies"]:
+        if _file_hash(path) != digest:
+            return None  # a header changed since
+    fields = entry["result"]
+    fields["methods"] = tuple(fields["methods"])
+    fields["warnings"] = tuple(fields["warnings"])
+    fields["dependencies"] = tuple(fields["dependencies"])
+    return Result(**{**fields, "cached": True})
+
+
+def store_result(key: str, result: Result, config: Config) -> None:
+    from cudaify.backend.cache import Cache
+
+    dependencies = [[path, _file_hash(path)] for path in result.dependencies]
+    entry = {"result": dataclasses.asdict(result), "dependencies": dependencies}
+    Cache.for_config(config).write_json("results", key, entry)
+
+
+def make_dependencies(target: str, dependencies: tuple[str, ...]) -> str:
+    """A make rule like gcc -MD -MP writes: the output depends on the input and every
+    header; each header also gets an empty rule so that deleting one does not break make."""
+
+    def quoted(path: str) -> str:
+        return path.replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")
+
+    lines = [f"{quoted(target)}: " + " \\\n  ".join(quoted(d) for d in dependencies)]
+    lines += [f"\n{quoted(d)}:" for d in dependencies[1:]]
+    return "\n".join(lines) + "\n"
 
 
 def report(result: Result, config: Config) -> None:
@@ -215,11 +328,14 @@ def report(result: Result, config: Config) -> None:
         return
     for warning in result.warnings:
         print(f"cudaify: warning: {warning}", file=sys.stderr)
-    methods = " -> ".join(result.variant.methods) or "none"
+    methods = " -> ".join(result.methods) or "none"
     status = "verified" if result.verified else "unverified"
-    speedup = result.evaluation.region_speedup if result.evaluation else None
+    speedup = result.region_speedup
     shown = f", region speedup {speedup:.2f}x" if speedup else ""
-    print(f"cudaify: wrote {result.output_path} ({methods}; {status}{shown})", file=sys.stderr)
+    reused = ", from the result cache" if result.cached else ""
+    print(
+        f"cudaify: wrote {result.output_path} ({methods}; {status}{shown}{reused})", file=sys.stderr
+    )
 
 
 __all__ = ["compile_file", "report", "write_atomically", "Result", "Problem"]

@@ -18,6 +18,15 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test session gets its own cache: a result cached by an earlier run of a
+    broken build must never make a test pass."""
+    import os
+
+    os.environ["CUDAIFY_CACHE_DIR"] = str(tmp_path_factory.mktemp("cudaify-cache"))
+
+
 def _gpu_present() -> bool:
     try:
         from cudaify.backend.gpu import gpu_available
