@@ -151,6 +151,14 @@ def main() -> None:
     help="Apply this comma-separated sequence of methods instead of searching "
     "(see `cudaify methods`).",
 )
+@click.option(
+    "--strategy",
+    type=click.Choice(["mcgs", "greedy", "rules"]),
+    help="How to search the reasoning graph (default mcgs).",
+)
+@click.option("--iterations", type=int, help="Search iterations for mcgs (default 24).")
+@click.option("--time-budget", type=float, help="Stop searching after this many seconds.")
+@click.option("--seed", type=int, help="Seed for the search's tie-breaking (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc, such as sm_90 (default: the GPU's own).")
 @click.option(
     "--rtol", type=float, help="Relative tolerance for numbers in the output (default 1e-4)."
@@ -187,6 +195,10 @@ def compile_command(
     std: str | None,
     language: str | None,
     methods: str | None,
+    strategy: str | None,
+    iterations: int | None,
+    time_budget: float | None,
+    seed: int | None,
     arch: str | None,
     rtol: float | None,
     atol: float | None,
@@ -214,6 +226,10 @@ def compile_command(
         settings = {
             "flags": flags or None,
             "methods": methods,
+            "strategy": strategy,
+            "iterations": iterations,
+            "time_budget": time_budget,
+            "seed": seed,
             "arch": arch,
             "rtol": rtol,
             "atol": atol,

@@ -21,9 +21,14 @@ class Config:
     language: str | None = None  # "c" | "c++"; None: from the file name
     arch: str | None = None  # sm_XX; None: detected from the GPU, else a portable default
     # what to try
-    strategy: str = "rules"
+    strategy: str = "mcgs"  # mcgs | greedy | rules
     methods: tuple[str, ...] = ()  # an explicit sequence (--methods)
     max_depth: int = 3
+    iterations: int = 24
+    time_budget: float | None = None  # seconds of search
+    max_slm_calls: int | None = None
+    rollout_depth: int = 2  # 0: no rollouts
+    seed: int = 0
     # verification
     rtol: float = 1e-4
     atol: float = 1e-9

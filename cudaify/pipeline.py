@@ -127,19 +127,48 @@ def _methods(config: Config) -> list[str]:
     return list(config.methods)
 
 
+STRATEGIES = ("mcgs", "greedy", "rules")
+
+
 def search(start: Variant, stages: Stages, config: Config, progress=None):  # -> SearchResult
     from cudaify.mcgs import search as search_mod
+    from cudaify.mcgs.mcgs import Budget, GraphSearch
     from cudaify.regraph.graph import default_graph
 
     if config.methods:
         return search_mod.run_sequence(
             start, _methods(config), stages.expand, stages.evaluate, progress
         )
-    if config.strategy != "rules":
-        raise ConfigError(f"unknown strategy '{config.strategy}' (available: rules)")
-    return search_mod.run_rules(
-        start, default_graph(), stages.expand, stages.evaluate, config.max_depth, progress
+    graph = default_graph()
+    if config.strategy == "rules":
+        return search_mod.run_rules(
+            start, graph, stages.expand, stages.evaluate, config.max_depth, progress
+        )
+    if config.strategy == "greedy":
+        return search_mod.run_greedy(
+            start, graph, stages.expand, stages.evaluate, config.max_depth, progress
+        )
+    if config.strategy != "mcgs":
+        raise ConfigError(
+            f"unknown strategy '{config.strategy}' (available: {', '.join(STRATEGIES)})"
+        )
+    budget = Budget(
+        iterations=config.iterations,
+        seconds=config.time_budget,
+        slm_calls=config.max_slm_calls,
+        max_depth=config.max_depth,
+        rollout_depth=config.rollout_depth,
     )
+    searcher = GraphSearch(
+        graph,
+        lambda variant, method, how: stages.expand(variant, method),
+        stages.evaluate,
+        ways=("rule",),
+        budget=budget,
+        seed=config.seed,
+        progress=progress,
+    )
+    return searcher.run(start, Evaluation(stage=Stage.CORRECT))
 
 
 @contextlib.contextmanager
@@ -247,6 +276,11 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
 # -- the result cache and make dependencies ----------------------------------------------
 
 _RESULT_SETTINGS = (
+    "iterations",
+    "time_budget",
+    "max_slm_calls",
+    "rollout_depth",
+    "seed",
     "flags",
     "language",
     "arch",

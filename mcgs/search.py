@@ -129,3 +129,41 @@ def run_rules(
             break
     result.seconds = time.perf_counter() - began
     return result
+
+
+def run_greedy(
+    start: Variant,
+    graph: ReGraph,
+    expand: Expand,
+    evaluate: Evaluate,
+    max_depth: int = 3,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """At each step try every out-edge once and move to the best child, stopping when no
+    child beats the current state."""
+    result = SearchResult(strategy="greedy")
+    began = time.perf_counter()
+    current, current_reward = start, -float("inf")
+    seen = {start.key}
+    for _depth in range(max_depth):
+        children: list[Candidate] = []
+        for method in graph.successors(current.node if current.steps else START):
+            result.iterations += 1
+            child, reason = expand(current, method)
+            if child is None:
+                result.skipped.append((method, reason))
+                continue
+            if child.key in seen:
+                continue
+            seen.add(child.key)
+            candidate = Candidate(child, evaluate(child))
+            result.candidates.append(candidate)
+            children.append(candidate)
+            if progress:
+                progress(result)
+        best = max(children, key=lambda c: c.reward, default=None)
+        if best is None or best.reward <= current_reward:
+            break
+        current, current_reward = best.variant, best.reward
+    result.seconds = time.perf_counter() - began
+    return result
