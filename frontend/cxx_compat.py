@@ -1,0 +1,931 @@
+"""C to C++: rewrite a C program so that `nvcc -x cu` (a C++ compiler) accepts it and it
+behaves the same.
+
+Every rewrite is a byte-range edit of the main file found from the libclang AST or its
+tokens, never a regular expression over the text: casts go where the AST shows C's
+implicit conversions (`void *` -> `T *`, `int` -> enum), VLA parameters become flat
+pointers with linearized subscripts, out-of-order and nested designated initializers
+become positional brace lists, C++ keywords used as names are renamed.
+
+Rewrites nest (a cast inside a designated initializer inside a renamed variable's
+declaration), so each one is built from the *rendered* text of its sub-ranges: the inner
+edits are applied first and the outer edit replaces them. Edits are applied innermost
+first, which keeps the final list flat and non-overlapping."""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+from cudaify.frontend.edits import Edit, apply_edits, sorted_edits
+from cudaify.frontend.parse import Parsed
+
+CK = ci.CursorKind
+TK = ci.TypeKind
+Render = Callable[[int, int], str]  # the text of a byte range with the edits made so far
+
+# C++17 keywords and alternative tokens (plus C++20's, so a later -std bump stays safe)
+# that are ordinary identifiers in C.
+CXX_KEYWORDS = frozenset(
+    """alignas alignof and and_eq asm bitand bitor bool catch char8_t char16_t char32_t
+    class co_await co_return co_yield compl concept consteval constexpr constinit const_cast
+    decltype delete dynamic_cast explicit export false friend mutable namespace new noexcept
+    not not_eq nullptr operator or or_eq private protected public reinterpret_cast requires
+    static_assert static_cast template this thread_local throw true try typeid typename
+    using virtual wchar_t xor xor_eq""".split()
+)
+
+# Names the CUDA headers that nvcc includes into every .cu file already declare at file
+# scope; a C program that declares them itself gets a redefinition error.
+CUDA_RESERVED = frozenset(
+    """threadIdx blockIdx blockDim gridDim warpSize dim3 min max umin umax llmin llmax
+    ullmin ullmax rsqrt rsqrtf rcbrt rcbrtf sinpi sinpif cospi cospif sincospi sincospif
+    normcdf normcdff normcdfinv normcdfinvf erfcinv erfcinvf erfinv erfinvf norm normf
+    norm3d norm3df norm4d norm4df rnorm rnormf rnorm3d rnorm3df rnorm4d rnorm4df rhypot
+    rhypotf saturate mul24 umul24 mulhi umulhi mul64hi umul64hi fdividef signbit""".split()
+    + [
+        f"{base}{n}"
+        for base in (
+            "char uchar short ushort int uint long ulong longlong ulonglong float double".split()
+        )
+        for n in (1, 2, 3, 4)
+    ]
+)
+
+# C11 keywords spelled differently in C++ (the C spelling is unknown to g++/nvcc).
+C11_KEYWORDS = {
+    "_Bool": "bool",
+    "_Static_assert": "static_assert",
+    "_Alignas": "alignas",  # moved to the front of its declaration by _alignas_jobs
+    "_Alignof": "alignof",
+    "_Thread_local": "thread_local",
+    "_Noreturn": "__attribute__((noreturn))",
+    "restrict": "__restrict__",
+}
+
+ARRAY_KINDS = (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.VARIABLEARRAY, TK.DEPENDENTSIZEDARRAY)
+INTEGRAL_KINDS = frozenset(
+    {
+        TK.BOOL, TK.CHAR_U, TK.UCHAR, TK.CHAR16, TK.CHAR32, TK.USHORT, TK.UINT, TK.ULONG,
+        TK.ULONGLONG, TK.UINT128, TK.CHAR_S, TK.SCHAR, TK.WCHAR, TK.SHORT, TK.INT, TK.LONG,
+        TK.LONGLONG, TK.INT128,
+    }
+)  # fmt: skip
+CHAR_KINDS = frozenset({TK.CHAR_S, TK.CHAR_U, TK.SCHAR, TK.UCHAR})
+# Expressions a C-style cast binds to without parentheses (postfix and primary ones).
+TIGHT_KINDS = frozenset(
+    {
+        CK.CALL_EXPR, CK.DECL_REF_EXPR, CK.PAREN_EXPR, CK.MEMBER_REF_EXPR,
+        CK.ARRAY_SUBSCRIPT_EXPR, CK.INTEGER_LITERAL, CK.FLOATING_LITERAL,
+        CK.STRING_LITERAL, CK.CHARACTER_LITERAL,
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CxxSource:
+    """The program as C++ text, the edits that made it, and the renamed identifiers.
+
+    `notes` lists C constructs found and left as they are (file:line:col each), so the
+    caller can tell the user why nvcc might still reject the result."""
+
+    text: str
+    edits: tuple[Edit, ...]
+    renamed: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+class _Unsupported(Exception):
+    """A construct this pass cannot rewrite safely; it becomes a note."""
+
+
+def to_cxx(parsed: Parsed) -> CxxSource:
+    """Rewrite a parsed C program into C++ that nvcc accepts; C++ input is returned as is."""
+    if parsed.language == "c++":
+        return CxxSource(text=parsed.text, edits=())
+    unit = _Unit.of(parsed)
+    renamed, leaf_edits = _token_edits(unit)
+    board = _Board(parsed.source, list(leaf_edits))
+    notes: list[str] = []
+    jobs = [*_cast_jobs(unit), *_vla_jobs(unit), *_initializer_jobs(unit), *_decl_jobs(unit)]
+    for job in sorted(jobs, key=lambda j: (j.end - j.start, j.priority)):
+        problem = _macro_problem(unit, job)
+        if problem:
+            notes.append(f"{unit.where(job.start)}: {job.reason} left as is: {problem}")
+            continue
+        try:
+            board.replace(job.start, job.end, job.build(board.render), job.reason)
+        except _Unsupported as why:
+            notes.append(f"{unit.where(job.start)}: {job.reason} left as is: {why}")
+    edits = tuple(sorted_edits(board.edits))
+    text = apply_edits(parsed.source, edits).decode("utf-8", errors="surrogateescape")
+    return CxxSource(text=text, edits=edits, renamed=renamed, notes=tuple(notes + unit.notes))
+
+
+# ---------------------------------------------------------------- the AST of the main file
+
+
+@dataclass
+class _Node:
+    cursor: ci.Cursor
+    start: int
+    end: int
+    parent: _Node | None
+    children: list[_Node]
+
+    @property
+    def kind(self) -> ci.CursorKind:
+        return self.cursor.kind
+
+
+@dataclass
+class _Unit:
+    parsed: Parsed
+    roots: list[_Node]
+    tokens: list[ci.Token]
+    macro_uses: list[tuple[int, int]]
+    header_macros: frozenset[str]
+    notes: list[str]
+
+    @staticmethod
+    def of(parsed: Parsed) -> _Unit:
+        main = parsed.path
+        roots: list[_Node] = []
+        macro_uses: list[tuple[int, int]] = []
+        header_macros: set[str] = set()
+        for cursor in parsed.tu.cursor.get_children():
+            file = cursor.location.file
+            in_main = file is not None and file.name == main
+            if cursor.kind == CK.MACRO_DEFINITION and not in_main:
+                header_macros.add(cursor.spelling)
+            elif cursor.kind == CK.MACRO_INSTANTIATION and in_main:
+                macro_uses.append((cursor.extent.start.offset, cursor.extent.end.offset))
+            elif in_main and not cursor.kind.is_preprocessing():
+                roots.append(_build(cursor, None))
+        file = parsed.tu.get_file(main)
+        extent = ci.SourceRange.from_locations(
+            ci.SourceLocation.from_offset(parsed.tu, file, 0),
+            ci.SourceLocation.from_offset(parsed.tu, file, len(parsed.source)),
+        )
+        tokens = list(parsed.tu.get_tokens(extent=extent))
+        return _Unit(parsed, roots, tokens, macro_uses, frozenset(header_macros), [])
+
+    def walk(self) -> Iterator[_Node]:
+        stack = list(reversed(self.roots))
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def tokens_in(self, start: int, end: int) -> list[ci.Token]:
+        first = bisect.bisect_left(self.token_starts, start)
+        last = bisect.bisect_left(self.token_starts, end)
+        return self.tokens[first:last]
+
+    @functools.cached_property
+    def token_starts(self) -> list[int]:
+        return [t.extent.start.offset for t in self.tokens]
+
+    def where(self, offset: int) -> str:
+        before = self.parsed.source[:offset]
+        line = before.count(b"\n") + 1
+        column = offset - (before.rfind(b"\n") + 1) + 1
+        return f"{self.parsed.path}:{line}:{column}"
+
+
+def _build(cursor: ci.Cursor, parent: _Node | None) -> _Node:
+    node = _Node(cursor, cursor.extent.start.offset, cursor.extent.end.offset, parent, [])
+    node.children = [_build(child, node) for child in cursor.get_children()]
+    return node
+
+
+def _strip_implicit(node: _Node) -> _Node:
+    """The expression under implicit casts and parentheses."""
+    while node.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR) and len(node.children) == 1:
+        node = node.children[0]
+    return node
+
+
+# ------------------------------------------------------------------- applying nested edits
+
+
+class _Board:
+    """Edits so far; a new edit swallows the edits inside its range."""
+
+    def __init__(self, source: bytes, edits: list[Edit]):
+        self.source = source
+        self.edits = edits
+
+    def render(self, start: int, end: int) -> str:
+        inside = [e for e in self.edits if start <= e.start and e.end <= end]
+        text = apply_edits(self.source[start:end], [_shift(e, -start) for e in inside])
+        return text.decode("utf-8", errors="surrogateescape")
+
+    def replace(self, start: int, end: int, text: str, reason: str) -> None:
+        kept = []
+        for edit in self.edits:
+            inside = start <= edit.start and edit.end <= end
+            disjoint = edit.end <= start or edit.start >= end
+            if not inside and not disjoint:
+                raise _Unsupported(f"it overlaps another rewrite ({edit.reason})")
+            if not inside:
+                kept.append(edit)
+        self.edits = [*kept, Edit(start, end, text, reason)]
+
+
+def _shift(edit: Edit, delta: int) -> Edit:
+    return Edit(edit.start + delta, edit.end + delta, edit.text, edit.reason)
+
+
+def _fixed(text: str) -> Callable[[Render], str]:
+    return lambda _render: text
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A replacement of [start, end) whose text is built from rendered sub-ranges."""
+
+    start: int
+    end: int
+    build: Callable[[Render], str]
+    reason: str
+    priority: int = 0  # among equal ranges, lower goes first (inner rewrites before casts)
+    node: _Node | None = None  # the expression rewritten, where there is one
+
+
+def _inside_expansion(node: _Node) -> bool:
+    """A macro use whose expansion is bigger than `node`: the AST shows node's parents
+    (not implicit conversions) with the very same range, the macro use's."""
+    parent = node.parent
+    while parent is not None and (parent.start, parent.end) == (node.start, node.end):
+        if parent.kind != CK.UNEXPOSED_EXPR:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _macro_problem(unit: _Unit, job: _Job) -> str | None:
+    """Text produced by a macro expansion cannot be edited where it is used."""
+    for start, end in unit.macro_uses:
+        whole_use = (job.start, job.end) == (start, end)
+        if whole_use and job.node is not None and _inside_expansion(job.node):
+            return "it is inside a macro expansion"
+        if start <= job.start and job.end <= end and (job.start, job.end) != (start, end):
+            return "it is inside a macro expansion"
+        if job.start < start < job.end < end or start < job.start < end < job.end:
+            return "it crosses a macro expansion"
+    return None
+
+
+# ------------------------------------------------------------- renames and keyword tokens
+
+
+def _token_edits(unit: _Unit) -> tuple[dict[str, str], list[Edit]]:
+    identifiers = [t for t in unit.tokens if t.kind == ci.TokenKind.IDENTIFIER]
+    taken = {t.spelling for t in identifiers} | _visible_names(unit)
+    declared_here = {n.cursor.spelling for n in unit.walk() if n.kind.is_declaration()}
+    declared_here |= _main_macros(unit)
+    renamed: dict[str, str] = {}
+    for name in sorted({t.spelling for t in identifiers}):
+        keyword = name in CXX_KEYWORDS and name not in unit.header_macros
+        reserved = name in CUDA_RESERVED and name in declared_here
+        if keyword or reserved:
+            renamed[name] = _fresh(name, taken)
+            taken.add(renamed[name])
+    edits = [
+        Edit(t.extent.start.offset, t.extent.end.offset, renamed[t.spelling],
+             f"'{t.spelling}' is reserved in C++/CUDA")
+        for t in identifiers
+        if t.spelling in renamed
+    ]  # fmt: skip
+    for token in unit.tokens:
+        if token.kind == ci.TokenKind.KEYWORD and token.spelling in C11_KEYWORDS:
+            edits.append(
+                Edit(token.extent.start.offset, token.extent.end.offset,
+                     C11_KEYWORDS[token.spelling], f"C keyword '{token.spelling}'")
+            )  # fmt: skip
+    return renamed, edits
+
+
+def _visible_names(unit: _Unit) -> set[str]:
+    """File-scope names the headers declare, so a fresh name cannot collide with them."""
+    names = set(unit.header_macros)
+    for cursor in unit.parsed.tu.cursor.get_children():
+        if cursor.spelling:
+            names.add(cursor.spelling)
+    return names
+
+
+def _main_macros(unit: _Unit) -> set[str]:
+    names = set()
+    for cursor in unit.parsed.tu.cursor.get_children():
+        file = cursor.location.file
+        if cursor.kind == CK.MACRO_DEFINITION and file and file.name == unit.parsed.path:
+            names.add(cursor.spelling)
+    return names
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    candidate = f"{name}_"
+    suffix = 1
+    while candidate in taken:
+        candidate = f"{name}_{suffix}"
+        suffix += 1
+    return candidate
+
+
+# ------------------------------------------------------------------- implicit conversions
+
+
+def _cast_jobs(unit: _Unit) -> Iterator[_Job]:
+    for node in unit.walk():
+        if node.kind != CK.UNEXPOSED_EXPR or len(node.children) != 1:
+            continue
+        child = node.children[0]
+        target, source = node.cursor.type, child.cursor.type
+        if _is_void_to_object_pointer(target, source) or _is_int_to_enum(target, child):
+            yield _cast_job(unit, node, child)
+
+
+def _is_void_to_object_pointer(target: ci.Type, source: ci.Type) -> bool:
+    target, source = target.get_canonical(), source.get_canonical()
+    if target.kind != TK.POINTER or source.kind != TK.POINTER:
+        return False
+    return source.get_pointee().kind == TK.VOID and target.get_pointee().kind != TK.VOID
+
+
+def _is_int_to_enum(target: ci.Type, child: _Node) -> bool:
+    if target.get_canonical().kind != TK.ENUM:
+        return False
+    source = child.cursor.type.get_canonical()
+    if source.kind == TK.ENUM:
+        return source.get_declaration() != target.get_canonical().get_declaration()
+    if source.kind not in INTEGRAL_KINDS:
+        return False
+    # An enumerator of the same enum has type int in C but is already fine in C++.
+    ref = _strip_implicit(child).cursor.referenced
+    if ref is not None and ref.kind == CK.ENUM_CONSTANT_DECL:
+        return ref.semantic_parent != target.get_canonical().get_declaration()
+    return True
+
+
+def _cast_job(unit: _Unit, node: _Node, child: _Node) -> _Job:
+    target = node.cursor.type
+
+    def build(render: Render) -> str:
+        spelled = _type_text(target)
+        inner = render(child.start, child.end)
+        if _strip_implicit(child).kind in TIGHT_KINDS:
+            return f"({spelled}){inner}"
+        return f"({spelled})({inner})"
+
+    reason = f"C converts '{child.cursor.type.spelling}' to '{target.spelling}' implicitly"
+    return _Job(child.start, child.end, build, reason, priority=1, node=child)
+
+
+def _type_text(type_: ci.Type) -> str:
+    """A type's spelling usable in a C++ cast, or _Unsupported."""
+    spelled = type_.spelling
+    if "(unnamed" in spelled or "(anonymous" in spelled:
+        raise _Unsupported(f"the type '{spelled}' has no name to cast to")
+    if _has_vla(type_):
+        raise _Unsupported(f"the type '{spelled}' is a variable-length array type")
+    return " ".join("__restrict__" if word == "restrict" else word for word in spelled.split(" "))
+
+
+def _has_vla(type_: ci.Type) -> bool:
+    for _ in range(32):
+        canonical = type_.get_canonical()
+        if canonical.kind in (TK.VARIABLEARRAY, TK.DEPENDENTSIZEDARRAY):
+            return True
+        if canonical.kind == TK.POINTER:
+            type_ = canonical.get_pointee()
+        elif canonical.kind in ARRAY_KINDS:
+            type_ = canonical.element_type
+        else:
+            return False
+    return False
+
+
+# ---------------------------------------------------------- variable-length array parameters
+
+
+@dataclass(frozen=True)
+class _ArrayParam:
+    """An array parameter as written: `spec name[b0][b1]...` with bracket contents."""
+
+    node: _Node
+    name: str
+    spec: tuple[int, int]  # byte range of the declaration specifiers (and any `*`)
+    brackets: tuple[tuple[int, int], ...]  # byte ranges of each bracket's contents
+    qualifiers: tuple[str, ...]  # type qualifiers written in the first bracket
+    variable: bool  # some dimension is not a constant
+
+
+QUALIFIER_WORDS = {"restrict": "__restrict__", "const": "const", "volatile": "volatile"}
+
+
+def _vla_jobs(unit: _Unit) -> Iterator[_Job]:
+    flattened: dict[tuple[str, int], _ArrayParam] = {}
+    for node in unit.walk():
+        if node.kind != CK.FUNCTION_DECL:
+            continue
+        params = [c for c in node.children if c.kind == CK.PARM_DECL]
+        for index, param in enumerate(params):
+            array = _array_param(unit, param)
+            if array is None:
+                continue
+            yield _param_job(unit, array)
+            if array.variable:
+                flattened[(node.cursor.get_usr(), index)] = array
+                if node.cursor.is_definition():
+                    yield from _subscript_jobs(unit, node, array)
+    yield from _call_site_jobs(unit, flattened)
+
+
+def _array_param(unit: _Unit, param: _Node) -> _ArrayParam | None:
+    type_ = param.cursor.type
+    if type_.kind not in ARRAY_KINDS:
+        return None
+    tokens = unit.tokens_in(param.start, param.end)
+    first = next((i for i, t in enumerate(tokens) if t.spelling == "["), None)
+    if first is None:
+        return None
+    name = param.cursor.spelling
+    named = first > 0 and tokens[first - 1].spelling == name and name != ""
+    spec_end = tokens[first - 1 if named else first].extent.start.offset
+    brackets = _bracket_ranges(tokens[first:])
+    words = [t.spelling for t in unit.tokens_in(*brackets[0])]
+    qualifiers = tuple(QUALIFIER_WORDS[w] for w in words if w in QUALIFIER_WORDS)
+    variable = _has_vla(type_)
+    if not variable and not qualifiers and "static" not in words:
+        return None  # an ordinary array parameter is valid C++
+    return _ArrayParam(param, name, (param.start, spec_end), brackets, qualifiers, variable)
+
+
+def _bracket_ranges(tokens: list[ci.Token]) -> tuple[tuple[int, int], ...]:
+    """Contents of consecutive top-level `[...]` groups at the start of `tokens`."""
+    ranges: list[tuple[int, int]] = []
+    depth, opened = 0, 0
+    for token in tokens:
+        if token.spelling == "[":
+            if depth == 0:
+                opened = token.extent.end.offset
+            depth += 1
+        elif token.spelling == "]":
+            depth -= 1
+            if depth == 0:
+                ranges.append((opened, token.extent.start.offset))
+        elif depth == 0:
+            break
+    return tuple(ranges)
+
+
+def _param_job(unit: _Unit, array: _ArrayParam) -> _Job:
+    def build(render: Render) -> str:
+        spec = render(*array.spec).strip()
+        name = render(*_name_range(unit, array)) if array.name else ""
+        declarator = " ".join(word for word in (*array.qualifiers, name) if word)
+        if array.variable or len(array.brackets) == 1:
+            return f"{spec} *{declarator}"
+        rest = "".join(f"[{render(*b)}]" for b in array.brackets[1:])
+        return f"{spec} (*{declarator}){rest}"
+
+    kind = "variable-length array" if array.variable else "qualified array"
+    reason = f"C99 {kind} parameter '{array.name}' becomes a pointer"
+    return _Job(array.node.start, array.node.end, build, reason, priority=0)
+
+
+def _name_range(unit: _Unit, array: _ArrayParam) -> tuple[int, int]:
+    first_bracket = array.brackets[0][0] - 1
+    token = unit.tokens_in(array.spec[1], first_bracket)[0]
+    return token.extent.start.offset, token.extent.end.offset
+
+
+def _subscript_jobs(unit: _Unit, function: _Node, array: _ArrayParam) -> Iterator[_Job]:
+    rank = len(array.brackets)
+    param = array.node.cursor
+    for node in _descendants(function):
+        if node.kind != CK.DECL_REF_EXPR or node.cursor.referenced != param:
+            continue
+        chain = _subscript_chain(node, rank)
+        if chain and rank > 1:
+            yield _linearize_job(node, chain, array)
+
+
+def _descendants(node: _Node) -> Iterator[_Node]:
+    stack = list(node.children)
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _subscript_chain(ref: _Node, rank: int) -> list[_Node]:
+    """The `a[i][j]...` subscripts applied to `ref`, innermost first."""
+    chain: list[_Node] = []
+    current = ref
+    while len(chain) < rank:
+        parent = current.parent
+        while parent is not None and parent.kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR):
+            current, parent = parent, parent.parent
+        if parent is None or parent.kind != CK.ARRAY_SUBSCRIPT_EXPR:
+            break
+        if not parent.children or parent.children[0] is not current:
+            break  # `i[a]`: the array is the index operand
+        chain.append(parent)
+        current = parent
+    return chain
+
+
+def _linearize_job(ref: _Node, chain: list[_Node], array: _ArrayParam) -> _Job:
+    outer = chain[-1]
+
+    def build(render: Render) -> str:
+        indices = [render(s.children[1].start, s.children[1].end) for s in chain]
+        dims = [render(*b).strip() for b in array.brackets]
+        linear = indices[0]
+        for dim, index in zip(dims[1:], indices[1:], strict=False):
+            linear = f"({linear}) * ({dim}) + ({index})"
+        name = render(ref.start, ref.end)
+        if len(chain) == len(dims):
+            return f"{name}[{linear}]"
+        rest = " * ".join(f"({d})" for d in dims[len(chain) :])
+        return f"({name} + ({linear}) * {rest})"
+
+    reason = f"subscript of the flattened array parameter '{array.name}'"
+    return _Job(outer.start, outer.end, build, reason, priority=0, node=outer)
+
+
+def _call_site_jobs(unit: _Unit, flattened: dict[tuple[str, int], _ArrayParam]) -> Iterator[_Job]:
+    if not flattened:
+        return
+    for node in unit.walk():
+        if node.kind != CK.CALL_EXPR or node.cursor.referenced is None:
+            continue
+        usr = node.cursor.referenced.get_usr()
+        args = node.children[1:]
+        for index, arg in enumerate(args):
+            array = flattened.get((usr, index))
+            if array is None or len(array.brackets) < 2:
+                continue
+            if _strip_implicit(arg).cursor.type.get_canonical().kind == TK.POINTER and not (
+                _points_to_array(_strip_implicit(arg).cursor.type)
+            ):
+                continue  # already a flat pointer (a flattened parameter passed on)
+            yield _flat_cast_job(arg, array)
+
+
+def _points_to_array(type_: ci.Type) -> bool:
+    canonical = type_.get_canonical()
+    return canonical.kind == TK.POINTER and canonical.get_pointee().kind in ARRAY_KINDS
+
+
+def _flat_cast_job(arg: _Node, array: _ArrayParam) -> _Job:
+    def build(render: Render) -> str:
+        spec = render(*array.spec).strip()
+        inner = render(arg.start, arg.end)
+        if _strip_implicit(arg).kind in TIGHT_KINDS:
+            return f"({spec} *){inner}"
+        return f"({spec} *)({inner})"
+
+    reason = f"an array passed to the flattened parameter '{array.name}'"
+    return _Job(arg.start, arg.end, build, reason, priority=1, node=arg)
+
+
+# ------------------------------------------------------------------ designated initializers
+
+
+def _initializer_jobs(unit: _Unit) -> Iterator[_Job]:
+    for node in unit.walk():
+        if node.kind == CK.INIT_LIST_EXPR and _needs_positional(unit, node):
+            yield _Job(
+                node.start,
+                node.end,
+                functools.partial(_positional, unit, node),
+                "designated initializer C++ does not accept",
+                priority=0,
+                node=node,
+            )
+
+
+def _is_designated(node: _Node) -> bool:
+    return (
+        node.kind == CK.UNEXPOSED_EXPR
+        and node.cursor.type.kind == TK.VOID
+        and (len(node.children) >= 2)
+    )
+
+
+def _needs_positional(unit: _Unit, node: _Node) -> bool:
+    """g++ (nvcc's host compiler) takes only single field designators in field order."""
+    fields = _field_names(node.cursor.type)
+    position = 0
+    for item in node.children:
+        if not _is_designated(item):
+            position += 1
+            continue
+        designators = item.children[:-1]
+        if len(designators) != 1 or designators[0].kind != CK.MEMBER_REF:
+            return True
+        name = designators[0].cursor.spelling
+        if name not in fields or fields.index(name) < position:
+            return True
+        position = fields.index(name) + 1
+    return False
+
+
+def _field_names(type_: ci.Type) -> list[str]:
+    canonical = type_.get_canonical()
+    if canonical.kind != TK.RECORD:
+        return []
+    return [f.spelling for f in canonical.get_fields() if f.spelling or not f.is_bitfield()]
+
+
+@dataclass
+class _Aggregate:
+    """Initializer values of one struct, union or array, by position."""
+
+    type_: ci.Type
+    values: dict[int, _Aggregate | tuple[int, int]] = field(default_factory=dict)
+
+
+def _positional(unit: _Unit, node: _Node, render: Render) -> str:
+    root = _Aggregate(node.cursor.type)
+    position = 0
+    for item in node.children:
+        if _is_designated(item):
+            _assign(unit, root, item.children[:-1], item.children[-1])
+            position = _member_index(unit, root.type_, item.children[0]) + 1
+        else:
+            _check_member_value(root.type_, position, item)
+            root.values[position] = (item.start, item.end)
+            position += 1
+    return _emit(root, render)
+
+
+def _member_index(unit: _Unit, type_: ci.Type, designator: _Node) -> int:
+    canonical = type_.get_canonical()
+    if designator.kind == CK.MEMBER_REF:
+        names = _field_names(canonical)
+        if designator.cursor.spelling not in names:
+            raise _Unsupported(f"member '{designator.cursor.spelling}' is not a direct member")
+        return names.index(designator.cursor.spelling)
+    if canonical.kind not in ARRAY_KINDS:
+        raise _Unsupported("array designator on a non-array")
+    words = [t.spelling for t in unit.tokens_in(designator.start, designator.end)]
+    if "..." in [t.spelling for t in unit.tokens_in(designator.start - 1, designator.end + 4)]:
+        raise _Unsupported("GNU range designators")
+    return _constant(designator, words)
+
+
+def _constant(node: _Node, words: list[str]) -> int:
+    ref = _strip_implicit(node).cursor.referenced
+    if ref is not None and ref.kind == CK.ENUM_CONSTANT_DECL:
+        return int(ref.enum_value)
+    if len(words) == 1:
+        try:
+            return int(words[0].rstrip("uUlL"), 0)
+        except ValueError:
+            pass
+    raise _Unsupported(f"array designator '{' '.join(words)}' is not a literal")
+
+
+def _member_type(type_: ci.Type, index: int) -> ci.Type:
+    canonical = type_.get_canonical()
+    if canonical.kind in ARRAY_KINDS:
+        return canonical.element_type
+    fields = [f for f in canonical.get_fields() if f.spelling or not f.is_bitfield()]
+    return fields[index].type
+
+
+def _assign(unit: _Unit, aggregate: _Aggregate, designators: list[_Node], value: _Node) -> None:
+    index = _member_index(unit, aggregate.type_, designators[0])
+    if len(designators) == 1:
+        _check_member_value(aggregate.type_, index, value)
+        aggregate.values[index] = (value.start, value.end)
+        return
+    inner = aggregate.values.get(index)
+    if not isinstance(inner, _Aggregate):
+        if inner is not None:
+            raise _Unsupported("a designator into a member that already has a value")
+        inner = _Aggregate(_member_type(aggregate.type_, index))
+        aggregate.values[index] = inner
+    _assign(unit, inner, designators[1:], value)
+
+
+def _check_member_value(type_: ci.Type, index: int, value: _Node) -> None:
+    """A bare value for an aggregate member means brace elision, which we do not redo."""
+    canonical = type_.get_canonical()
+    if canonical.kind == TK.RECORD and index >= len(_field_names(canonical)):
+        raise _Unsupported("more values than members")
+    member = _member_type(type_, index).get_canonical()
+    if member.kind not in (TK.RECORD, *ARRAY_KINDS) or value.kind == CK.INIT_LIST_EXPR:
+        return
+    written = _strip_implicit(value)
+    if written.kind == CK.STRING_LITERAL and member.kind in ARRAY_KINDS:
+        return
+    if written.cursor.type.get_canonical() != member:
+        raise _Unsupported("brace elision mixed with designators")
+
+
+def _emit(aggregate: _Aggregate, render: Render) -> str:
+    canonical = aggregate.type_.get_canonical()
+    if canonical.kind == TK.RECORD and canonical.get_declaration().kind == CK.UNION_DECL:
+        return _emit_union(aggregate, render)
+    if not aggregate.values:
+        return "{}"
+    parts = []
+    for index in range(max(aggregate.values) + 1):
+        value = aggregate.values.get(index)
+        if value is None:
+            parts.append("{}")
+        elif isinstance(value, _Aggregate):
+            parts.append(_emit(value, render))
+        else:
+            parts.append(render(*value).strip())
+    return "{" + ", ".join(parts) + "}"
+
+
+def _emit_union(aggregate: _Aggregate, render: Render) -> str:
+    if len(aggregate.values) > 1:
+        raise _Unsupported("several members of one union initialized")
+    if not aggregate.values:
+        return "{}"
+    index, value = next(iter(aggregate.values.items()))
+    text = _emit(value, render) if isinstance(value, _Aggregate) else render(*value).strip()
+    if index == 0:
+        return "{" + text + "}"
+    return "{." + _field_names(aggregate.type_)[index] + " = " + text + "}"
+
+
+# ------------------------------------------------------------------ declarations C++ rejects
+
+
+def _decl_jobs(unit: _Unit) -> Iterator[_Job]:
+    yield from _alignas_jobs(unit)
+    yield from _string_fill_jobs(unit)
+    yield from _prototype_jobs(unit)
+    yield from _tentative_jobs(unit)
+
+
+def _alignas_jobs(unit: _Unit) -> Iterator[_Job]:
+    """C allows `static _Alignas(16) double a[4]`; C++ takes `alignas` only in front."""
+    declarations = [n for n in unit.walk() if n.kind in (CK.VAR_DECL, CK.FIELD_DECL)]
+    for index, token in enumerate(unit.tokens):
+        if token.kind != ci.TokenKind.KEYWORD or token.spelling != "_Alignas":
+            continue
+        start = token.extent.start.offset
+        owner = min(
+            (n for n in declarations if n.start <= start < n.end),
+            key=lambda n: n.end - n.start,
+            default=None,
+        )
+        close = _closing_paren(unit.tokens, index + 1)
+        if owner is None or owner.start == start or close is None:
+            continue
+        build = functools.partial(_alignas_first, owner.start, start, close)
+        yield _Job(owner.start, close, build, "C11 _Alignas inside the declaration specifiers")
+
+
+def _alignas_first(start: int, alignas: int, close: int, render: Render) -> str:
+    return render(alignas, close) + " " + render(start, alignas).rstrip()
+
+
+def _closing_paren(tokens: list[ci.Token], index: int) -> int | None:
+    """End offset of the `)` matching the `(` at tokens[index]."""
+    if index >= len(tokens) or tokens[index].spelling != "(":
+        return None
+    depth = 0
+    for token in tokens[index:]:
+        depth += {"(": 1, ")": -1}.get(token.spelling, 0)
+        if depth == 0:
+            return token.extent.end.offset
+    return None
+
+
+def _string_fill_jobs(unit: _Unit) -> Iterator[_Job]:
+    """`char s[3] = "abc"` drops the NUL in C and is an error in C++: spell the chars."""
+    for node in unit.walk():
+        if node.kind != CK.VAR_DECL or node.cursor.type.get_canonical().kind != TK.CONSTANTARRAY:
+            continue
+        canonical = node.cursor.type.get_canonical()
+        if canonical.element_type.kind not in CHAR_KINDS or not node.children:
+            continue
+        literal = _strip_implicit(node.children[-1])
+        if literal.kind != CK.STRING_LITERAL:
+            continue
+        data = _string_bytes(unit, literal)
+        if data is not None and len(data) == canonical.element_count:
+            chars = ", ".join(_char_literal(b) for b in data)
+            reason = "string literal fills the char array with no room for its NUL"
+            yield _Job(literal.start, literal.end, _fixed("{" + chars + "}"), reason, node=literal)
+
+
+def _string_bytes(unit: _Unit, literal: _Node) -> bytes | None:
+    pieces = []
+    for token in unit.tokens_in(literal.start, literal.end):
+        text = token.spelling
+        if not (text.startswith('"') and text.endswith('"')):
+            return None  # wide, UTF-8 or macro-built literals: leave them
+        pieces.append(codecs.escape_decode(text[1:-1].encode("latin-1", "backslashreplace"))[0])
+    return b"".join(pieces)
+
+
+def _char_literal(byte: int) -> str:
+    if 32 <= byte < 127 and chr(byte) not in "'\\":
+        return f"'{chr(byte)}'"
+    return f"'\\{byte:03o}'"
+
+
+def _prototype_jobs(unit: _Unit) -> Iterator[_Job]:
+    """K&R definitions and `int f();` declarations get the parameter list of the definition."""
+    for node in unit.walk():
+        if node.kind != CK.FUNCTION_DECL:
+            continue
+        definition = node.cursor.get_definition()
+        if node.cursor.is_definition():
+            job = _knr_job(unit, node)
+        elif node.cursor.type.kind == TK.FUNCTIONNOPROTO and definition is not None:
+            job = _no_prototype_job(unit, node, definition)
+        else:
+            job = None
+        if job is not None:
+            yield job
+
+
+def _paren_range(unit: _Unit, node: _Node) -> tuple[int, int] | None:
+    """Offsets of the `(` and `)` of a function declarator."""
+    tokens = unit.tokens_in(node.start, node.end)
+    names = [i for i, t in enumerate(tokens) if t.spelling == node.cursor.spelling]
+    for i in names:
+        if i + 1 < len(tokens) and tokens[i + 1].spelling == "(":
+            depth = 0
+            for token in tokens[i + 1 :]:
+                depth += {"(": 1, ")": -1}.get(token.spelling, 0)
+                if depth == 0:
+                    return tokens[i + 1].extent.start.offset, token.extent.end.offset
+    return None
+
+
+def _knr_job(unit: _Unit, node: _Node) -> _Job | None:
+    params = [c for c in node.children if c.kind == CK.PARM_DECL]
+    parens = _paren_range(unit, node)
+    body = next((c for c in node.children if c.kind == CK.COMPOUND_STMT), None)
+    if not params or parens is None or body is None or params[0].start < parens[1]:
+        return None
+    declared = ", ".join(_declare(p.cursor.type, p.cursor.spelling) for p in params)
+    reason = f"K&R definition of '{node.cursor.spelling}'"
+    return _Job(parens[0], body.start, _fixed(f"({declared}) "), reason)
+
+
+def _no_prototype_job(unit: _Unit, node: _Node, definition: ci.Cursor) -> _Job | None:
+    parens = _paren_range(unit, node)
+    params = list(definition.get_arguments())
+    if parens is None or not params:
+        return None
+    declared = ", ".join(_declare(p.type, p.spelling) for p in params)
+    reason = f"'{node.cursor.spelling}()' declared without a prototype"
+    return _Job(parens[0], parens[1], _fixed(f"({declared})"), reason)
+
+
+def _declare(type_: ci.Type, name: str) -> str:
+    """A declaration of `name` with `type_` (handles pointers to functions and arrays)."""
+    spelled = _type_text(type_)
+    for marker in ("(*)", "(&)"):
+        if marker in spelled:
+            return spelled.replace(marker, f"({marker[1]}{name})", 1)
+    return f"{spelled} {name}"
+
+
+def _tentative_jobs(unit: _Unit) -> Iterator[_Job]:
+    """`int x; int x = 1;` at file scope defines x twice in C++: the extra ones get extern."""
+    by_name: dict[str, list[_Node]] = {}
+    starts: dict[int, int] = {}
+    for node in unit.roots:
+        if node.kind == CK.VAR_DECL:
+            by_name.setdefault(node.cursor.get_usr(), []).append(node)
+            starts[node.start] = starts.get(node.start, 0) + 1
+    for nodes in by_name.values():
+        if len(nodes) < 2:
+            continue
+        initialized = [n for n in nodes if _has_initializer(n)]
+        keep = initialized[0] if initialized else nodes[-1]
+        for node in nodes:
+            words = [t.spelling for t in unit.tokens_in(node.start, node.end)]
+            if node is keep or "extern" in words or "static" in words or starts[node.start] > 1:
+                continue
+            reason = f"tentative definition of '{node.cursor.spelling}'"
+            yield _Job(node.start, node.start, _fixed("extern "), reason)
+
+
+def _has_initializer(node: _Node) -> bool:
+    return any(c.kind.is_expression() for c in node.children) and "=" in _spellings(node)
+
+
+def _spellings(node: _Node) -> list[str]:
+    return [t.spelling for t in node.cursor.get_tokens()]

@@ -1,0 +1,198 @@
+"""C-to-C++ rewriting: each case program must print the same when compiled by gcc as C and
+by nvcc as CUDA (host code only, so it runs without a GPU), plus exact-text checks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from cudaify.backend import toolchain
+from cudaify.frontend.cxx_compat import to_cxx
+from cudaify.frontend.edits import Edit, OverlappingEdits, apply_edits
+from cudaify.frontend.parse import parse
+
+from cudaify.errors import SourceError
+
+CASES = Path(__file__).parent / "cxx_cases"
+CASE_FILES = sorted(CASES.glob("*.c"))
+
+
+def _compile_and_run(argv: list[str], binary: Path, cwd: Path) -> str:
+    built = toolchain.run(argv, cwd=cwd, timeout=300)
+    assert built.ok, f"{' '.join(argv)} failed:\n{built.errors()}"
+    ran = toolchain.run([str(binary)], cwd=cwd, timeout=30)
+    assert ran.returncode == 0, ran.errors()
+    return ran.text()
+
+
+def _gcc_output(source: Path, tmp_path: Path) -> str:
+    binary = tmp_path / "reference"
+    argv = [toolchain.find_tool("gcc"), "-O2", "-std=gnu11", "-o", str(binary), str(source)]
+    return _compile_and_run(argv, binary, tmp_path)
+
+
+def _nvcc_output(cuda_text: str, tmp_path: Path) -> str:
+    if shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists():
+        pytest.skip("NO NVCC FOUND: the C++ rewrite cannot be compiled here")
+    unit = tmp_path / "rewritten.cu"
+    unit.write_text(cuda_text)
+    binary = tmp_path / "rewritten"
+    argv = [toolchain.find_tool("nvcc"), "-x", "cu", "-O2", "-o", str(binary), str(unit)]
+    return _compile_and_run(argv, binary, tmp_path)
+
+
+def _rewrite(tmp_path: Path, source: str, name: str = "input.c"):
+    path = tmp_path / name
+    path.write_text(source)
+    return to_cxx(parse(str(path)))
+
+
+@pytest.mark.parametrize("case", CASE_FILES, ids=[c.stem for c in CASE_FILES])
+def test_rewritten_case_prints_what_gcc_prints(case: Path, tmp_path: Path) -> None:
+    result = to_cxx(parse(str(case)))
+    assert result.edits, "each case holds something C++ rejects"
+    assert result.notes == ()
+    expected = _gcc_output(case, tmp_path)
+    assert expected.strip()
+    assert _nvcc_output(result.text, tmp_path) == expected
+
+
+@pytest.mark.parametrize("case", CASE_FILES, ids=[c.stem for c in CASE_FILES])
+def test_bytes_outside_the_edits_are_unchanged(case: Path) -> None:
+    source = case.read_bytes()
+    result = to_cxx(parse(str(case)))
+    output = result.text.encode()
+    position_in, position_out = 0, 0
+    for edit in result.edits:
+        gap = edit.start - position_in
+        assert output[position_out : position_out + gap] == source[position_in : edit.start]
+        position_out += gap + len(edit.text.encode())
+        position_in = edit.end
+    assert output[position_out:] == source[position_in:]
+
+
+def test_malloc_result_gets_the_declared_type(tmp_path: Path) -> None:
+    source = (
+        "#include <stdlib.h>\n"
+        "typedef struct { int x; } S;\n"
+        "int main(void) { S *s = malloc(sizeof *s); int *p; p = calloc(4, 4);\n"
+        "  free(p); free(s); return 0; }\n"
+    )
+    result = _rewrite(tmp_path, source)
+    assert "S *s = (S *)malloc(sizeof *s);" in result.text
+    assert "p = (int *)calloc(4, 4);" in result.text
+    assert "free(p); free(s);" in result.text  # T * -> void * needs nothing
+    assert [e.text for e in result.edits] == ["(S *)malloc(sizeof *s)", "(int *)calloc(4, 4)"]
+
+
+def test_void_pointer_conditional_is_cast_as_a_whole(tmp_path: Path) -> None:
+    source = "#include <stdlib.h>\ndouble *pick(double *a, int k) { return k ? a : malloc(8); }\n"
+    result = _rewrite(tmp_path, source)
+    assert "return (double *)(k ? a : malloc(8));" in result.text
+
+
+def test_vla_parameter_becomes_flat_pointer_with_linear_subscripts(tmp_path: Path) -> None:
+    source = (
+        "void f(int n, int m, float a[restrict n][m]) {\n"
+        "  for (int i = 0; i < n; i++) a[i][m - 1] = a[i][0];\n"
+        "}\n"
+        "void g(void) { float b[2][3]; f(2, 3, b); }\n"
+    )
+    result = _rewrite(tmp_path, source)
+    assert result.text == (
+        "void f(int n, int m, float *__restrict__ a) {\n"
+        "  for (int i = 0; i < n; i++) a[(i) * (m) + (m - 1)] = a[(i) * (m) + (0)];\n"
+        "}\n"
+        "void g(void) { float b[2][3]; f(2, 3, (float *)b); }\n"
+    )
+
+
+def test_designators_become_positional_and_in_order_ones_stay(tmp_path: Path) -> None:
+    source = (
+        "struct P { int x; int y; int z; };\n"
+        "struct P a = {.z = 3, .x = 1};\n"
+        "struct P b = {.x = 1, .z = 3};\n"
+        "int c[4] = {[2] = 7};\n"
+    )
+    result = _rewrite(tmp_path, source)
+    assert result.text == (
+        "struct P { int x; int y; int z; };\n"
+        "struct P a = {1, {}, 3};\n"
+        "struct P b = {.x = 1, .z = 3};\n"
+        "int c[4] = {{}, {}, 7};\n"
+    )
+
+
+def test_keywords_are_renamed_with_fresh_names(tmp_path: Path) -> None:
+    source = "int class_;\nint f(int class, int new) { return class + new + class_; }\n"
+    result = _rewrite(tmp_path, source)
+    assert result.renamed == {"class": "class_1", "new": "new_"}
+    assert result.text == (
+        "int class_;\nint f(int class_1, int new_) { return class_1 + new_ + class_; }\n"
+    )
+
+
+def test_bool_from_stdbool_is_not_renamed(tmp_path: Path) -> None:
+    source = "#include <stdbool.h>\nbool f(void) { bool b = true; return b; }\n"
+    result = _rewrite(tmp_path, source)
+    assert result.renamed == {}
+    assert result.text == source
+
+
+def test_int_to_enum_gets_a_cast_but_enumerators_do_not(tmp_path: Path) -> None:
+    source = "enum E { A, B };\nenum E f(int k) { enum E e = A; e = k; return e; }\n"
+    result = _rewrite(tmp_path, source)
+    assert result.text == (
+        "enum E { A, B };\nenum E f(int k) { enum E e = A; e = (enum E)k; return e; }\n"
+    )
+
+
+def test_knr_definition_and_unprototyped_declaration(tmp_path: Path) -> None:
+    source = "int f();\nint f(a, p) int a; char *p; { return a + *p; }\n"
+    result = _rewrite(tmp_path, source)
+    assert result.text == "int f(int a, char * p);\nint f(int a, char * p) { return a + *p; }\n"
+
+
+def test_cast_inside_a_macro_expansion_is_left_with_a_note(tmp_path: Path) -> None:
+    source = (
+        "#include <stdlib.h>\n"
+        "#define GRAB(p, n) p = malloc(n)\n"
+        "void f(void) { int *q; GRAB(q, 4); free(q); }\n"
+    )
+    result = _rewrite(tmp_path, source)
+    assert result.text == source
+    assert len(result.notes) == 1
+    assert result.notes[0].startswith(f"{tmp_path / 'input.c'}:3:24: ")
+    assert "macro" in result.notes[0]
+
+
+def test_cxx_input_is_returned_unchanged(tmp_path: Path) -> None:
+    source = "#include <cstdlib>\nint main() { int *p = (int *)std::malloc(4); std::free(p); }\n"
+    result = _rewrite(tmp_path, source, name="input.cpp")
+    assert result.text == source
+    assert result.edits == ()
+    assert result.renamed == {}
+
+
+def test_implicit_function_declaration_is_a_source_error(tmp_path: Path) -> None:
+    path = tmp_path / "implicit.c"
+    path.write_text("int main(void) {\n  return helper(3);\n}\n")
+    with pytest.raises(SourceError) as error:
+        parse(str(path))
+    assert error.value.diagnostics[0].startswith(f"{path}:2:10: error:")
+    assert "helper" in error.value.diagnostics[0]
+
+
+def test_apply_edits_keeps_other_bytes_and_sorts() -> None:
+    source = b"int a = b;"
+    edits = [Edit(8, 9, "(int)c", "second"), Edit(4, 5, "x", "first"), Edit(0, 0, "/**/", "i")]
+    assert apply_edits(source, edits) == b"/**/int x = (int)c;"
+
+
+def test_apply_edits_rejects_overlaps() -> None:
+    with pytest.raises(OverlappingEdits):
+        apply_edits(b"abcdef", [Edit(0, 3, "x", "one"), Edit(2, 4, "y", "two")])
+    with pytest.raises(OverlappingEdits):
+        apply_edits(b"abcdef", [Edit(1, 1, "x", "one"), Edit(1, 1, "y", "two")])
+    assert apply_edits(b"abcdef", [Edit(1, 1, "x", "one"), Edit(1, 2, "y", "two")]) == b"axycdef"
