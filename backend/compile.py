@@ -19,6 +19,7 @@ from cudaify.backend import toolchain
 from cudaify.backend.cache import Cache
 
 from cudaify.core import content_hash
+from cudaify.errors import ToolchainError
 
 COMPILE_TIMEOUT = 300.0
 DIAGNOSTIC_LINES = 40
@@ -101,11 +102,11 @@ def compile_reference(
     compiler = "g++" if language == "c++" else "gcc"
     name = name or ("input.cpp" if language == "c++" else "input.c")
     argv = [compiler, "-O3", "-x", "c++" if language == "c++" else "c", name]
-    argv += _units_argv(extra_units, reset=True)
+    argv += _objects_argv(extra_units, [compiler, "-O3"], compiler, cache)
     argv += preprocessor_flags(flags, keep_std=True)
     argv += _source_dir_flags(source_dir, "-iquote")
     argv += ["-o", "program", "-lm"]
-    return _compile(argv, name, source, extra_units, cache, compiler, depends)
+    return _compile(argv, name, source, cache, compiler, depends)
 
 
 def compile_cuda(
@@ -121,12 +122,15 @@ def compile_cuda(
 ) -> Build:
     """nvcc -O3 for `arch`, C++17, with the user's -I/-D/-U flags but not a C -std=
     (nvcc compiles .cu as C++). CUB and Thrust come with the toolkit's include path."""
-    argv = ["nvcc", "-O3", f"-arch={arch}", "-std=c++17", "-x", "cu", name]
-    argv += _units_argv(extra_units, reset=False)
+    # The .cu suffix makes it CUDA; nvcc's `-x cu` would also claim the linked objects.
+    argv = ["nvcc", "-O3", f"-arch={arch}", "-std=c++17", name]
+    argv += _objects_argv(
+        extra_units, ["nvcc", "-O3", f"-arch={arch}", "-std=c++17"], "nvcc", cache
+    )
     argv += preprocessor_flags(flags, keep_std=False)
     argv += _source_dir_flags(source_dir, "-I")
     argv += ["-o", "program", "-lm"]
-    return _compile(argv, name, code, extra_units, cache, "nvcc", depends)
+    return _compile(argv, name, code, cache, "nvcc", depends)
 
 
 def compile_many(
@@ -148,12 +152,35 @@ def compile_many(
         return list(pool.map(one, codes))
 
 
-def _units_argv(units: Sequence[Unit], reset: bool) -> list[str]:
-    # gcc's `-x` applies to every later file: reset it so each unit goes by its suffix.
-    # nvcc has no `-x none`; there every unit is compiled as CUDA C++, which they are.
+def _objects_argv(units: Sequence[Unit], base: list[str], tool: str, cache: Cache) -> list[str]:
+    # gcc's `-x` applies to every later file: reset it before the object files.
     if not units:
         return []
-    return (["-x", "none"] if reset else []) + [unit.name for unit in units]
+    objects = [str(compile_object(unit, base, tool, cache)) for unit in units]
+    return (["-x", "none"] if tool != "nvcc" else []) + objects
+
+
+def compile_object(unit: Unit, base: Sequence[str], tool: str, cache: Cache) -> Path:
+    """A support unit compiled once per compiler, flags and text (cached), so each
+    candidate's build only links it. Its failure is ours, not the candidate's: it raises."""
+    argv = [*base, "-c", unit.name, "-o", "unit.o"]
+    # The suffix tells the compiler driver that the file is an object to link.
+    command = "\0".join(argv)
+    key = content_hash("object", unit.name, unit.text, command, tool_version(tool)) + ".o"
+    found = cache.file("obj", key)
+    if found is not None:
+        return found
+    with tempfile.TemporaryDirectory(prefix="cudaify-build-") as folder:
+        work = Path(folder)
+        (work / unit.name).write_text(unit.text)
+        done = toolchain.run(
+            [toolchain.find_tool(tool), *argv[1:]], cwd=work, timeout=COMPILE_TIMEOUT
+        )
+        if not done.ok or not (work / "unit.o").is_file():
+            raise ToolchainError(
+                f"cannot compile cudaify's {unit.name}: {_first_lines(done.errors())}"
+            )
+        return cache.store_file("obj", key, work / "unit.o")
 
 
 def _source_dir_flags(source_dir: Path | None, flag: str) -> list[str]:
@@ -164,13 +191,11 @@ def _compile(
     argv: list[str],
     name: str,
     text: str,
-    units: Sequence[Unit],
     cache: Cache,
     tool: str,
     depends: str,
 ) -> Build:
-    unit_texts = [part for unit in units for part in (unit.name, unit.text)]
-    key = cache_key(argv, text, tool, depends, unit_texts)
+    key = cache_key(argv, text, tool, depends)
     hit = _cached(cache, key, argv)
     if hit is not None:
         return hit
@@ -179,8 +204,6 @@ def _compile(
     with tempfile.TemporaryDirectory(prefix="cudaify-build-") as folder:
         work = Path(folder)
         (work / name).write_text(text)
-        for unit in units:
-            (work / unit.name).write_text(unit.text)
         done = toolchain.run(argv, cwd=work, timeout=COMPILE_TIMEOUT)
         seconds = time.perf_counter() - started
         diagnostics = _first_lines(done.errors() + done.text())
@@ -202,8 +225,9 @@ def _compile(
     return Build(True, binary, diagnostics, seconds, False, tuple(argv))
 
 
-def cache_key(argv: Sequence[str], text: str, tool: str, depends: str, units: Sequence[str]) -> str:
-    return content_hash(text, "\0".join(argv), tool_version(tool), depends, *units)
+def cache_key(argv: Sequence[str], text: str, tool: str, depends: str) -> str:
+    # Object files in argv are named by their own content hash: argv covers them.
+    return content_hash(text, "\0".join(argv), tool_version(tool), depends)
 
 
 def _cached(cache: Cache, key: str, argv: Sequence[str]) -> Build | None:

@@ -70,6 +70,7 @@ class Definition:
     end: int
     params: tuple[str, ...]
     returns_void: bool
+    recursive: bool = False  # the body names the function itself
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,18 @@ def _definition(node: ts.Node, source: bytes, wanted: set[str]) -> Definition | 
             and _text(return_type, source) == "void"
             and node.child_by_field_name("declarator").type == "function_declarator"
         ),
+        recursive=_mentions(body, source, name),
     )
+
+
+def _mentions(node: ts.Node, source: bytes, name: str) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier" and _text(current, source) == name:
+            return True
+        stack.extend(current.named_children)
+    return False
 
 
 def _parameter_names(parameters: ts.Node | None, source: bytes, function: str) -> tuple[str, ...]:
@@ -205,10 +217,14 @@ def _wrap(data: bytes, definition: Definition, language: str) -> bytes:
     # its own line numbers.
     last_line = data.count(b"\n", 0, definition.end) + 1
     wrapper = f"\n{header}{body}\n#line {last_line}\n".encode("utf-8", errors="surrogateescape")
-    renamed = (
-        data[: definition.name_start] + inner.encode() + data[definition.name_end : definition.end]
-    )
-    return renamed + wrapper + data[definition.end :]
+    head = data[definition.start : definition.name_start]
+    if definition.recursive:
+        # The renamed body calls the wrapper, defined after it: declare the wrapper first.
+        first_line = data.count(b"\n", 0, definition.start) + 1
+        forward = f"{header.rstrip()};\n#line {first_line}\n"
+        head = forward.encode("utf-8", errors="surrogateescape") + head
+    renamed = head + inner.encode() + data[definition.name_end : definition.end]
+    return data[: definition.start] + renamed + wrapper + data[definition.end :]
 
 
 def _wrapper_body(inner: str, definition: Definition, language: str) -> str:

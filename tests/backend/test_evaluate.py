@@ -1,0 +1,158 @@
+"""The evaluator end to end. Candidates here are .cu files whose host code makes no CUDA
+call, so they really run on a machine without a GPU; `run_on_gpu=True` tells the evaluator
+to run them anyway (the real GPU path is in the gpu-marked tests)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from cudaify.backend.cache import Cache
+from cudaify.backend.evaluate import NOTHING_RAN, Evaluator
+from cudaify.backend.gpu import gpu_available
+from cudaify.config import Config
+from cudaify.core import Stage, Variant
+from cudaify.errors import SourceError
+from cudaify.frontend.facts import Program
+
+REFERENCE = """#include <stdio.h>
+#include <time.h>
+double work(int n) {
+    struct timespec pause = {0, 50000000};
+    nanosleep(&pause, NULL);
+    double s = 0;
+    for (int i = 1; i <= n; i++) s += 1.0 / i;
+    return s;
+}
+int main(void) {
+    double total = 0;
+    for (int r = 0; r < 3; r++) total += work(1000);
+    printf("total %.6f\\ncount %d\\n", total, 3);
+    return 0;
+}
+"""
+
+# The candidate computes the same sum in the opposite order: equal within the tolerance.
+CANDIDATE = """#include <cstdio>
+#include <ctime>
+double work(int n) {
+    timespec pause = {0, 50000000};
+    nanosleep(&pause, nullptr);
+    double s = 0;
+    for (int i = n; i >= 1; i--) s += 1.0 / i;
+    return s;
+}
+int main() {
+    double total = 0;
+    for (int r = 0; r < 3; r++) total += work(1000);
+    std::printf("total %.6f\\ncount %d\\n", total, 3);
+    return 0;
+}
+"""
+
+
+def program(tmp_path: Path, source: str = REFERENCE) -> Program:
+    path = tmp_path / "input.c"
+    path.write_text(source)
+    return Program(path=str(path), source=source, language="c")
+
+
+def evaluator(tmp_path: Path, cache: Cache, run: bool, **settings: object) -> Evaluator:
+    config = Config(runs=settings.pop("runs", 5), **settings)  # type: ignore[arg-type]
+    return Evaluator(program(tmp_path), config, cache=cache, run_on_gpu=run)
+
+
+def candidate(code: str = CANDIDATE, offloaded: tuple[str, ...] = ("work",)) -> Variant:
+    return Variant(code=code, node="parallel_for", offloaded=offloaded)
+
+
+def test_without_a_gpu_it_compiles_and_says_plainly_nothing_ran(
+    tmp_path: Path, cache: Cache
+) -> None:
+    result = evaluator(tmp_path, cache, run=False).evaluate(candidate())
+    assert result.stage == Stage.COMPILE
+    assert not result.ran_on_gpu and not result.verified
+    assert result.problems[0].kind == "not_run"
+    assert result.why == f"not_run: {NOTHING_RAN}"
+    assert "nothing was run" in result.why
+    assert result.timing.wall is None and result.compile_seconds > 0
+
+
+def test_default_is_to_run_only_where_a_gpu_is_found(tmp_path: Path, cache: Cache) -> None:
+    default = Evaluator(program(tmp_path), Config(), cache=cache)
+    assert default.run_on_gpu == gpu_available()
+
+
+def test_compile_error_stops_before_compile_with_the_line(tmp_path: Path, cache: Cache) -> None:
+    broken = CANDIDATE.replace("double s = 0;", "double s = 0")
+    result = evaluator(tmp_path, cache, run=False).evaluate(candidate(broken))
+    assert result.stage == Stage.STRUCTURE
+    assert result.problems[0].kind == "compile"
+    assert result.problems[0].line == 7
+    assert "candidate.cu(7): error" in result.problems[0].message
+
+
+def test_correct_candidate_is_verified_and_timed(tmp_path: Path, cache: Cache) -> None:
+    result = evaluator(tmp_path, cache, run=True).evaluate(candidate())
+    assert result.stage == Stage.CORRECT, result.problems
+    assert result.verified and result.problems == ()
+    assert result.timing.runs == 5 and result.reference.runs == 5
+    for timing in (result.timing, result.reference):
+        assert timing.region is not None and 0.145 <= timing.region <= 0.35
+        assert timing.wall is not None and timing.wall >= timing.region
+    assert result.timing.context is not None
+    assert result.region_speedup is not None and 0.5 < result.region_speedup < 2.0
+
+
+def test_planted_wrong_output_is_caught_at_run(tmp_path: Path, cache: Cache) -> None:
+    wrong = CANDIDATE.replace("s += 1.0 / i;", "s += 1.0 / (i + 1);")
+    result = evaluator(tmp_path, cache, run=True).evaluate(candidate(wrong))
+    assert result.stage == Stage.RUN and result.ran_on_gpu
+    problem = result.problems[0]
+    assert problem.kind == "output" and "token 2" in problem.message
+    assert "expected '22.456413', got '19.459410'" in problem.message
+
+
+def test_different_exit_code_is_caught(tmp_path: Path, cache: Cache) -> None:
+    wrong = CANDIDATE.replace("return 0;\n}\n", "return 2;\n}\n")
+    result = evaluator(tmp_path, cache, run=True).evaluate(candidate(wrong))
+    assert result.stage == Stage.RUN
+    assert result.problems[0].kind == "exit_code"
+
+
+def test_hanging_candidate_times_out(tmp_path: Path, cache: Cache) -> None:
+    hang = CANDIDATE.replace("int main() {", "int main() {\n    for (volatile int k = 0;;) k++;")
+    started = time.perf_counter()
+    result = evaluator(tmp_path, cache, run=True, run_timeout=1.0).evaluate(candidate(hang))
+    assert time.perf_counter() - started < 30
+    assert result.stage == Stage.COMPILE
+    assert result.problems[0].kind == "timeout"
+
+
+def test_crashing_candidate_reports_the_signal(tmp_path: Path, cache: Cache) -> None:
+    crash = CANDIDATE.replace("return 0;\n}\n", "return *(volatile int *)nullptr;\n}\n")
+    result = evaluator(tmp_path, cache, run=True).evaluate(candidate(crash, offloaded=()))
+    assert result.stage == Stage.COMPILE
+    assert result.problems[0].kind == "crash" and "SIGSEGV" in result.problems[0].message
+
+
+def test_reference_is_cached_on_disk(tmp_path: Path, cache: Cache) -> None:
+    first = evaluator(tmp_path, cache, run=True).reference()
+    second = evaluator(tmp_path, cache, run=True).reference()
+    assert not first.cached and second.cached
+    assert second.stdout == first.stdout and second.stdout.startswith("total 22.45")
+    assert second.exit_code == 0 and second.seconds == first.seconds
+
+
+def test_reference_that_does_not_compile_is_a_source_error(tmp_path: Path, cache: Cache) -> None:
+    bad = Evaluator(program(tmp_path, "int main(void) { return x; }\n"), Config(), cache=cache)
+    with pytest.raises(SourceError, match=r"input.c:1:\d+: error"):
+        bad.reference()
+
+
+def test_evaluate_many_keeps_order(tmp_path: Path, cache: Cache) -> None:
+    variants = [candidate(), candidate("int main( {"), candidate(CANDIDATE.replace("3);", "4);"))]
+    results = evaluator(tmp_path, cache, run=True, runs=1).evaluate_many(variants)
+    assert [r.stage for r in results] == [Stage.CORRECT, Stage.STRUCTURE, Stage.RUN]

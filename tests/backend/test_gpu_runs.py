@@ -1,0 +1,101 @@
+"""The real thing: CUDA candidates run on the GPU. Skipped loudly where none is found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cudaify.backend.cache import Cache
+from cudaify.backend.evaluate import Evaluator
+from cudaify.config import Config
+from cudaify.core import Stage, Variant
+from cudaify.frontend.facts import Program
+
+pytestmark = pytest.mark.gpu
+
+REFERENCE = """#include <stdio.h>
+#include <stdlib.h>
+void saxpy(int n, float a, const float *x, float *y) {
+    for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+}
+int main(void) {
+    int n = 1 << 24;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    for (int i = 0; i < n; i++) { x[i] = (i % 100) * 0.01f; y[i] = 1.0f; }
+    for (int r = 0; r < 10; r++) saxpy(n, 0.5f, x, y);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += y[i];
+    printf("checksum %.6e\\n", s);
+    free(x); free(y);
+    return 0;
+}
+"""
+
+CANDIDATE = """#include <stdio.h>
+#include <stdlib.h>
+__global__ void saxpy_kernel(int n, float a, const float *x, float *y) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+void saxpy(int n, float a, const float *x, float *y) {
+    float *dx, *dy;
+    cudaMalloc(&dx, n * sizeof(float));
+    cudaMalloc(&dy, n * sizeof(float));
+    cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemcpy(dy, y, n * sizeof(float), cudaMemcpyHostToDevice);
+    saxpy_kernel<<<(n + 255) / 256, 256>>>(n, a, dx, dy);
+    cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaFree(dx);
+    cudaFree(dy);
+}
+int main(void) {
+    int n = 1 << 24;
+    float *x = (float *)malloc(n * sizeof *x), *y = (float *)malloc(n * sizeof *y);
+    for (int i = 0; i < n; i++) { x[i] = (i % 100) * 0.01f; y[i] = 1.0f; }
+    for (int r = 0; r < 10; r++) saxpy(n, 0.5f, x, y);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += y[i];
+    printf("checksum %.6e\\n", s);
+    free(x); free(y);
+    return 0;
+}
+"""
+
+
+def _evaluator(tmp_path: Path) -> Evaluator:
+    path = tmp_path / "saxpy.c"
+    path.write_text(REFERENCE)
+    program = Program(path=str(path), source=REFERENCE, language="c")
+    return Evaluator(program, Config(runs=5), cache=Cache(tmp_path / "cache"))
+
+
+def test_cuda_candidate_is_verified_and_timed_on_the_gpu(tmp_path: Path) -> None:
+    evaluator = _evaluator(tmp_path)
+    assert evaluator.run_on_gpu
+    result = evaluator.evaluate(Variant(code=CANDIDATE, offloaded=("saxpy",)))
+    assert result.stage == Stage.CORRECT, result.problems
+    assert result.ran_on_gpu
+    assert result.timing.region is not None and result.timing.region > 0
+    assert result.timing.context is not None and result.timing.context > 0
+    assert result.reference.region is not None and result.reference.region > 0
+    print(
+        f"\nsaxpy: reference region {result.reference.region:.4f} s wall "
+        f"{result.reference.wall:.4f} s; GPU region {result.timing.region:.4f} s wall "
+        f"{result.timing.wall:.4f} s context {result.timing.context:.4f} s; "
+        f"region speedup {result.region_speedup:.2f}x; compile {result.compile_seconds:.2f} s"
+    )
+
+
+def test_wrong_kernel_is_caught_on_the_gpu(tmp_path: Path) -> None:
+    wrong = CANDIDATE.replace("if (i < n) y[i]", "if (i < n - 1) y[i]")
+    result = _evaluator(tmp_path).evaluate(Variant(code=wrong, offloaded=("saxpy",)))
+    assert result.stage == Stage.RUN
+    assert result.problems[0].kind == "output"
+
+
+def test_out_of_bounds_kernel_never_crashes_cudaify(tmp_path: Path) -> None:
+    wild = CANDIDATE.replace("if (i < n) y[i] = a * x[i] + y[i];", "y[i * 4096] = a * x[i];")
+    result = _evaluator(tmp_path).evaluate(Variant(code=wild, offloaded=("saxpy",)))
+    assert result.stage in (Stage.COMPILE, Stage.RUN)
+    assert result.problems

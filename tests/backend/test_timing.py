@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cudaify.backend.cache import Cache
+from cudaify.backend.compile import compile_cuda, compile_reference
+from cudaify.backend.runner import run_binary
+from cudaify.backend.timing import (
+    InstrumentError,
+    find_definitions,
+    instrument,
+    measure,
+    runtime_units,
+    timed_run,
+)
+
+SLEEPY_C = """#include <stdio.h>
+#include <time.h>
+/* work sleeps 50 ms per call and returns a value the program prints */
+static double work(int n, // element count
+                   const double *x) {
+    struct timespec pause = {0, 50000000};
+    nanosleep(&pause, NULL);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+void fill(double *x, int n) { for (int i = 0; i < n; i++) x[i] = i + 0.5; }
+
+int main(void) {
+    double x[4];
+    double total = 0;
+    fill(x, 4);
+    for (int r = 0; r < 3; r++) total += work(4, x);
+    printf("total %.3f\\n", total);
+    return 5;
+}
+"""
+
+RECURSIVE_C = """#include <stdio.h>
+long fib(long n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+int main(void) { printf("%ld %ld\\n", fib(20), fib(10)); return 0; }
+"""
+
+SLEEPY_CU = """#include <cstdio>
+#include <ctime>
+#include <vector>
+__global__ void scale(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }
+template <typename T>
+static T work(std::vector<T> &values, T bias = T(1)) {
+    timespec pause = {0, 50000000};
+    nanosleep(&pause, nullptr);
+    T s = bias;
+    for (T v : values) s += v;
+    return s;
+}
+void touch(const std::vector<float> &v) { (void)v; }
+int main() {
+    std::vector<float> v(8, 0.25f);
+    float total = 0;
+    for (int r = 0; r < 3; r++) total += work(v);
+    touch(v);
+    std::printf("total %.2f\\n", total);
+    return 0;
+}
+"""
+
+
+def _timed_reference(source: str, names: list[str], cache: Cache) -> Path:
+    code = instrument(source, "c", names).code
+    build = compile_reference(code, "c", cache=cache, extra_units=runtime_units(cuda=False))
+    assert build.ok, build.diagnostics
+    assert build.binary is not None
+    return build.binary
+
+
+def test_region_time_of_three_50ms_calls_is_about_150ms(cache: Cache) -> None:
+    binary = _timed_reference(SLEEPY_C, ["work"], cache)
+    sample = timed_run(binary, timeout=10, cuda=False)
+    assert sample.calls == 3
+    assert sample.region is not None and 0.145 <= sample.region <= 0.3
+    assert sample.run.seconds >= sample.region
+
+
+def test_wrapper_preserves_return_values_output_and_exit_code(cache: Cache) -> None:
+    plain = compile_reference(SLEEPY_C, "c", cache=cache)
+    timed = _timed_reference(SLEEPY_C, ["work", "fill"], cache)
+    expected = run_binary(plain.binary, timeout=10)  # type: ignore[arg-type]
+    got = run_binary(timed, timeout=10)
+    assert got.stdout == expected.stdout == "total 24.000\n"
+    assert got.exit_code == expected.exit_code == 5
+
+
+def test_nested_and_recursive_calls_are_counted_once(cache: Cache) -> None:
+    binary = _timed_reference(RECURSIVE_C, ["fib"], cache)
+    sample = timed_run(binary, timeout=10, cuda=False)
+    assert sample.run.stdout == "6765 55\n"
+    assert sample.calls == 2  # the two calls from main, not the ~22000 recursive ones
+
+
+def test_measure_reports_medians_over_the_requested_runs(cache: Cache) -> None:
+    binary = _timed_reference(SLEEPY_C, ["work"], cache)
+    timing, problem = measure(binary, runs=5, timeout=10, cuda=False, expected_exit=5)
+    assert problem is None
+    assert timing.runs == 5
+    assert timing.region is not None and 0.145 <= timing.region <= 0.3
+    assert timing.wall is not None and timing.wall >= timing.region
+    assert timing.context is None
+
+
+def test_measure_stops_on_an_unexpected_exit_code(cache: Cache) -> None:
+    binary = _timed_reference(SLEEPY_C, ["work"], cache)
+    timing, problem = measure(binary, runs=5, timeout=10, cuda=False, expected_exit=0)
+    assert problem is not None and problem.kind == "exit_code"
+    assert timing.runs == 0
+
+
+def test_line_numbers_survive_instrumentation(cache: Cache) -> None:
+    broken = SLEEPY_C.replace('printf("total', 'undefined_call(); printf("total')
+    code = instrument(broken, "c", ["work", "fill"]).code
+    build = compile_reference(code, "c", cache=cache, name="prog.c")
+    line = 1 + broken.splitlines().index(
+        next(text for text in broken.splitlines() if "undefined_call" in text)
+    )
+    assert f"prog.c:{line}:" in build.diagnostics
+
+
+def test_cuda_timing_build_compiles_and_runs_host_code(cache: Cache) -> None:
+    code = instrument(SLEEPY_CU, "cuda", ["work", "touch"]).code
+    build = compile_cuda(code, (), "sm_80", cache=cache, extra_units=runtime_units(cuda=True))
+    assert build.ok, build.diagnostics
+    sample = timed_run(build.binary, timeout=30, cuda=True)  # type: ignore[arg-type]
+    assert sample.run.stdout == "total 9.00\n"
+    assert sample.calls == 4
+    assert sample.region is not None and 0.145 <= sample.region <= 0.4
+    assert sample.context is not None and sample.context >= 0.0
+
+
+def test_device_functions_are_not_wrapped() -> None:
+    found = find_definitions(SLEEPY_CU.encode(), "cuda", ["scale", "work"])
+    assert [d.name for d in found] == ["work"]
+    assert found[0].params == ("values", "bias")
+    assert SLEEPY_CU.encode()[found[0].start :].startswith(b"template")
+
+
+def test_missing_function_is_an_error() -> None:
+    with pytest.raises(InstrumentError, match="'nowhere'"):
+        instrument(SLEEPY_C, "c", ["work", "nowhere"])
+
+
+def test_variadic_function_cannot_be_wrapped() -> None:
+    source = "#include <stdarg.h>\nint sum(int n, ...) { return n; }\nint main(void){return 0;}\n"
+    with pytest.raises(InstrumentError, match="variadic"):
+        instrument(source, "c", ["sum"])
+
+
+def test_void_parameter_list_and_function_pointer_parameters(cache: Cache) -> None:
+    source = """#include <stdio.h>
+static int counter;
+void bump(void) { counter++; }
+double apply(double (*f)(double), double v) { return f(v); }
+static double twice(double v) { return 2 * v; }
+int main(void) { bump(); bump(); printf("%d %.1f\\n", counter, apply(twice, 1.5)); return 0; }
+"""
+    code = instrument(source, "c", ["bump", "apply"]).code
+    build = compile_reference(code, "c", cache=cache, extra_units=runtime_units(cuda=False))
+    assert build.ok, build.diagnostics
+    sample = timed_run(build.binary, timeout=10, cuda=False)  # type: ignore[arg-type]
+    assert sample.run.stdout == "2 3.0\n"
+    assert sample.calls == 3
