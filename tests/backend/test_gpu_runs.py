@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cudaify.backend.cache import Cache
 from cudaify.backend.evaluate import Evaluator
+from cudaify.frontend.facts import Program
+
 from cudaify.config import Config
 from cudaify.core import Stage, Variant
-from cudaify.frontend.facts import Program
 
 pytestmark = pytest.mark.gpu
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import compile_cuda, compile_reference
 from cudaify.backend.runner import run_binary
