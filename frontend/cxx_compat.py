@@ -111,7 +111,13 @@ def to_cxx(parsed: Parsed) -> CxxSource:
     renamed, leaf_edits = _token_edits(unit)
     board = _Board(parsed.source, list(leaf_edits))
     notes: list[str] = []
-    jobs = [*_cast_jobs(unit), *_vla_jobs(unit), *_initializer_jobs(unit), *_decl_jobs(unit)]
+    jobs = [
+        *_cast_jobs(unit),
+        *_enum_arithmetic_jobs(unit),
+        *_vla_jobs(unit),
+        *_initializer_jobs(unit),
+        *_decl_jobs(unit),
+    ]
     for job in sorted(jobs, key=lambda j: (j.end - j.start, j.priority)):
         problem = _macro_problem(unit, job)
         if problem:
@@ -123,7 +129,8 @@ def to_cxx(parsed: Parsed) -> CxxSource:
             notes.append(f"{unit.where(job.start)}: {job.reason} left as is: {why}")
     edits = tuple(sorted_edits(board.edits))
     text = apply_edits(parsed.source, edits).decode("utf-8", errors="surrogateescape")
-    return CxxSource(text=text, edits=edits, renamed=renamed, notes=tuple(notes + unit.notes))
+    notes += _unprototyped_calls(unit)
+    return CxxSource(text=text, edits=edits, renamed=renamed, notes=tuple(notes))
 
 
 # ---------------------------------------------------------------- the AST of the main file
@@ -149,7 +156,6 @@ class _Unit:
     tokens: list[ci.Token]
     macro_uses: list[tuple[int, int]]
     header_macros: frozenset[str]
-    notes: list[str]
 
     @staticmethod
     def of(parsed: Parsed) -> _Unit:
@@ -172,7 +178,7 @@ class _Unit:
             ci.SourceLocation.from_offset(parsed.tu, file, len(parsed.source)),
         )
         tokens = list(parsed.tu.get_tokens(extent=extent))
-        return _Unit(parsed, roots, tokens, macro_uses, frozenset(header_macros), [])
+        return _Unit(parsed, roots, tokens, macro_uses, frozenset(header_macros))
 
     def walk(self) -> Iterator[_Node]:
         stack = list(reversed(self.roots))
@@ -347,15 +353,44 @@ def _cast_jobs(unit: _Unit) -> Iterator[_Job]:
             continue
         child = node.children[0]
         target, source = node.cursor.type, child.cursor.type
-        if _is_void_to_object_pointer(target, source) or _is_int_to_enum(target, child):
+        if _is_pointer_conversion_cxx_rejects(target, source) or _is_int_to_enum(target, child):
             yield _cast_job(unit, node, child)
 
 
-def _is_void_to_object_pointer(target: ci.Type, source: ci.Type) -> bool:
+def _is_pointer_conversion_cxx_rejects(target: ci.Type, source: ci.Type) -> bool:
+    """C converts `void *` to any object pointer, and (with a warning) between unrelated
+    pointer types or dropping qualifiers; C++ takes only T * -> void * and added const."""
     target, source = target.get_canonical(), source.get_canonical()
     if target.kind != TK.POINTER or source.kind != TK.POINTER:
         return False
-    return source.get_pointee().kind == TK.VOID and target.get_pointee().kind != TK.VOID
+    if _has_vla(target) or _has_vla(source):
+        return False  # VLA parameters are flattened, with their own casts
+    to, of = target.get_pointee(), source.get_pointee()
+    if _drops_qualifiers(of, to):
+        return True
+    if to.kind == TK.VOID:
+        return False
+    return _unqualified(to) != _unqualified(of)
+
+
+def _drops_qualifiers(source: ci.Type, target: ci.Type) -> bool:
+    return (source.is_const_qualified() and not target.is_const_qualified()) or (
+        source.is_volatile_qualified() and not target.is_volatile_qualified()
+    )
+
+
+def _unqualified(type_: ci.Type) -> str:
+    """The canonical spelling without top-level qualifiers."""
+    words = type_.get_canonical().spelling.split(" ")
+    quals = {"const", "volatile", "restrict"}
+    if type_.get_canonical().kind == TK.POINTER:
+        while words and words[-1] in quals:
+            words.pop()
+        words[-1] = words[-1].rstrip()
+    else:
+        while words and words[0] in quals:
+            words.pop(0)
+    return " ".join(words)
 
 
 def _is_int_to_enum(target: ci.Type, child: _Node) -> bool:
@@ -409,6 +444,80 @@ def _has_vla(type_: ci.Type) -> bool:
         else:
             return False
     return False
+
+
+# Expressions that read the same object each time they are evaluated (no calls, no
+# side effects), so a rewrite may spell them twice.
+PURE_KINDS = frozenset(
+    {
+        CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR, CK.ARRAY_SUBSCRIPT_EXPR, CK.PAREN_EXPR,
+        CK.UNEXPOSED_EXPR, CK.INTEGER_LITERAL,
+    }
+)  # fmt: skip
+
+
+def _enum_arithmetic_jobs(unit: _Unit) -> Iterator[_Job]:
+    """`e++` and `e += k` on an enum variable: C computes in int and converts back,
+    C++ has no such operators for enums. Spell the conversion out."""
+    for node in unit.walk():
+        if node.cursor.type.get_canonical().kind != TK.ENUM or not node.children:
+            continue
+        words = [t.spelling for t in unit.tokens_in(node.start, node.end)]
+        if node.kind == CK.UNARY_OPERATOR and words and {words[0], words[-1]} & {"++", "--"}:
+            yield _step_job(unit, node, words)
+        elif node.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR and len(node.children) == 2:
+            yield _compound_job(unit, node)
+
+
+def _pure(node: _Node) -> bool:
+    return node.kind in PURE_KINDS and all(_pure(child) for child in node.children)
+
+
+def _value_unused(unit: _Unit, node: _Node) -> bool:
+    parent = node.parent
+    if parent is None or parent.kind == CK.COMPOUND_STMT:
+        return parent is not None
+    if parent.kind != CK.FOR_STMT:
+        return False
+    # Only the increment of `for (init; cond; inc)`: it follows the second `;`.
+    semicolons = [t for t in unit.tokens_in(parent.start, node.start) if t.spelling == ";"]
+    return len(semicolons) >= 2
+
+
+def _step_job(unit: _Unit, node: _Node, words: list[str]) -> _Job:
+    operand = node.children[0]
+    prefix = words[0] in ("++", "--")
+    sign = "+" if (words[0] if prefix else words[-1]) == "++" else "-"
+    unused = _value_unused(unit, node)
+
+    def build(render: Render) -> str:
+        if not _pure(operand):
+            raise _Unsupported("the operand has side effects")
+        enum = _type_text(node.cursor.type)
+        lhs = render(operand.start, operand.end)
+        step = f"{lhs} = ({enum})({lhs} {sign} 1)"
+        if prefix or unused:
+            return f"({step})"
+        undo = "-" if sign == "+" else "+"
+        return f"(({enum})(({step}) {undo} 1))"
+
+    reason = f"'{sign * 2}' on an enum, which C++ does not define"
+    return _Job(node.start, node.end, build, reason, priority=0, node=node)
+
+
+def _compound_job(unit: _Unit, node: _Node) -> _Job:
+    lhs_node, rhs_node = node.children
+    operator = unit.tokens_in(lhs_node.end, rhs_node.start)[0].spelling
+
+    def build(render: Render) -> str:
+        if not _pure(lhs_node):
+            raise _Unsupported("the assigned expression has side effects")
+        enum = _type_text(node.cursor.type)
+        lhs, rhs = render(lhs_node.start, lhs_node.end), render(rhs_node.start, rhs_node.end)
+        return f"({lhs} = ({enum})({lhs} {operator[:-1]} ({rhs})))"
+
+    reason = f"'{operator}' on an enum, which C++ does not define"
+    return _Job(node.start, node.end, build, reason, priority=0, node=node)
 
 
 # ---------------------------------------------------------- variable-length array parameters
@@ -767,10 +876,119 @@ def _emit_union(aggregate: _Aggregate, render: Render) -> str:
 
 
 def _decl_jobs(unit: _Unit) -> Iterator[_Job]:
+    yield from _bypassed_init_jobs(unit)
+    yield from _char_sizeof_jobs(unit)
     yield from _alignas_jobs(unit)
     yield from _string_fill_jobs(unit)
     yield from _prototype_jobs(unit)
     yield from _tentative_jobs(unit)
+
+
+LABELLED = (CK.LABEL_STMT, CK.CASE_STMT, CK.DEFAULT_STMT)
+
+
+def _bypassed_init_jobs(unit: _Unit) -> Iterator[_Job]:
+    """C lets `goto` and `case` jump past an initialized declaration, C++ does not:
+    split `int y = e;` into `int y; y = e;`, which C++ allows to be jumped over."""
+    for function in unit.walk():
+        if function.kind != CK.FUNCTION_DECL or not function.cursor.is_definition():
+            continue
+        nodes = list(_descendants(function))
+        labels = {n.cursor.spelling: n for n in nodes if n.kind == CK.LABEL_STMT}
+        jumps = [
+            (goto.start, labels[goto.children[0].cursor.spelling].start)
+            for goto in nodes
+            if goto.kind == CK.GOTO_STMT and goto.children
+            if goto.children[0].cursor.spelling in labels
+        ]
+        for node in nodes:
+            if node.kind == CK.DECL_STMT and _bypassed(node, jumps):
+                yield _split_job(unit, node)
+
+
+def _bypassed(decl: _Node, jumps: list[tuple[int, int]]) -> bool:
+    scope = decl.parent
+    while scope is not None and scope.kind in LABELLED:
+        scope = scope.parent
+    if scope is None or not any(_has_initializer(v) for v in decl.children):
+        return False
+    # Past the declaration, to its scope's end: reached without running the initializer
+    # from a jump that starts outside that stretch.
+    after = range(decl.end, scope.end)
+    if any(target in after and source not in after for source, target in jumps):
+        return True
+    switch = scope.parent
+    if scope.kind != CK.COMPOUND_STMT or switch is None or switch.kind != CK.SWITCH_STMT:
+        return False
+    return any(n.start in after for n in _descendants(scope) if _case_of(n) is switch)
+
+
+def _case_of(node: _Node) -> _Node | None:
+    """The switch a case or default label belongs to."""
+    if node.kind not in (CK.CASE_STMT, CK.DEFAULT_STMT):
+        return None
+    parent = node.parent
+    while parent is not None and parent.kind != CK.SWITCH_STMT:
+        parent = parent.parent
+    return parent
+
+
+def _split_job(unit: _Unit, decl: _Node) -> _Job:
+    variables = [c for c in decl.children if c.kind == CK.VAR_DECL]
+    reason = "an initialized declaration that a goto or case label jumps over"
+
+    def build(render: Render) -> str:
+        if len(variables) != 1:
+            raise _Unsupported("several variables declared together")
+        variable = variables[0]
+        type_ = variable.cursor.type.get_canonical()
+        words = [t.spelling for t in unit.tokens_in(variable.start, variable.end)]
+        if type_.kind in (TK.RECORD, *ARRAY_KINDS) or type_.is_const_qualified():
+            raise _Unsupported("only a non-const scalar can be assigned after its declaration")
+        if "static" in words or not variable.children:
+            raise _Unsupported("a static variable")
+        equals = _top_level_equals(unit, variable)
+        value = variable.children[-1]
+        name = _name_token(unit, variable, equals)
+        if equals is None or name is None:
+            raise _Unsupported("its initializer was not found")
+        declared = render(decl.start, equals).rstrip()
+        assigned = f"{render(*name)} = {render(value.start, value.end)}"
+        return f"{declared}; {assigned};"
+
+    return _Job(decl.start, decl.end, build, reason, priority=0)
+
+
+def _top_level_equals(unit: _Unit, variable: _Node) -> int | None:
+    depth = 0
+    for token in unit.tokens_in(variable.start, variable.end):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(token.spelling, 0)
+        if depth == 0 and token.spelling == "=":
+            return token.extent.start.offset
+    return None
+
+
+def _name_token(unit: _Unit, variable: _Node, before: int | None) -> tuple[int, int] | None:
+    names = [
+        t for t in unit.tokens_in(variable.start, before or variable.end)
+        if t.spelling == variable.cursor.spelling
+    ]  # fmt: skip
+    if not names:
+        return None
+    return names[-1].extent.start.offset, names[-1].extent.end.offset
+
+
+def _char_sizeof_jobs(unit: _Unit) -> Iterator[_Job]:
+    """A character constant has type int in C and char in C++: `sizeof 'a'` is 4 vs 1."""
+    for node in unit.walk():
+        if node.kind != CK.CXX_UNARY_EXPR or len(node.children) != 1:
+            continue
+        words = [t.spelling for t in unit.tokens_in(node.start, node.start + 6)]
+        if words[:1] == ["sizeof"] and _strip_implicit(node.children[0]).kind == (
+            CK.CHARACTER_LITERAL
+        ):
+            reason = "sizeof of a character constant, an int in C"
+            yield _Job(node.start, node.end, _fixed("sizeof(int)"), reason, node=node)
 
 
 def _alignas_jobs(unit: _Unit) -> Iterator[_Job]:
@@ -856,6 +1074,22 @@ def _prototype_jobs(unit: _Unit) -> Iterator[_Job]:
             job = None
         if job is not None:
             yield job
+
+
+def _unprototyped_calls(unit: _Unit) -> list[str]:
+    """`int f();` called with arguments and defined elsewhere: C++ reads `()` as no
+    parameters, and the parameter types are nowhere in this file to fix it."""
+    notes = []
+    for node in unit.walk():
+        callee = node.cursor.referenced if node.kind == CK.CALL_EXPR else None
+        if callee is None or callee.type.kind != TK.FUNCTIONNOPROTO or len(node.children) < 2:
+            continue
+        if callee.get_definition() is None:
+            notes.append(
+                f"{unit.where(node.start)}: '{callee.spelling}' is called with arguments but "
+                "declared without a prototype and not defined here: declare its parameters"
+            )
+    return notes
 
 
 def _paren_range(unit: _Unit, node: _Node) -> tuple[int, int] | None:

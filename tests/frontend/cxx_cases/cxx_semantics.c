@@ -1,0 +1,53 @@
+/* Code C accepts and C++ rejects or reads differently: arithmetic on enums, pointer
+   conversions between unrelated types or dropping const, jumps past initializations,
+   the size of a character constant, designators inside a compound literal. */
+#include <stdio.h>
+#include <string.h>
+
+enum day { MON, TUE, WED, THU, FRI };
+struct pair { int left; int right; };
+struct slot { enum day day; };
+
+static int weekdays(void) {
+    int total = 0;
+    for (enum day d = MON; d <= FRI; d++)
+        total += d;
+    struct slot s = {WED};
+    s.day += 1;
+    enum day e = TUE;
+    int before = e--;
+    int after = ++e;
+    return total * 100 + s.day * 10 + before + after;
+}
+
+static int bytes(const int *values) {
+    int *writable = values;                 /* drops const: a warning in C */
+    unsigned char *raw = writable;          /* unrelated pointer types */
+    const char *text = "xyz";
+    unsigned char *utext = text;
+    return raw[0] + utext[2] + (int)sizeof('a') + (int)sizeof 'b';
+}
+
+static int jumps(int k) {
+    if (k < 0)
+        goto out;
+    int doubled = k * 2;
+    k += doubled;
+out:
+    switch (k) {
+    case 3:;
+        int nine = 9;
+        return nine + k;
+    default:
+        break;
+    }
+    return k;
+}
+
+int main(void) {
+    int values[2] = {65, 66};
+    struct pair p = (struct pair){.right = 2, .left = 1};
+    printf("%d %d %d %d\n", weekdays(), bytes(values), jumps(1), jumps(-4));
+    printf("%d %d %d\n", p.left, p.right, (struct pair){.right = 7}.left);
+    return 0;
+}
