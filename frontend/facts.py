@@ -126,6 +126,7 @@ class CallSite:
     line: int
     arguments: tuple[str, ...]
     in_loop: bool
+    loop_depth: int = 0  # loops (of any kind) around the call in the caller
 
 
 @dataclass(frozen=True)

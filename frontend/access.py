@@ -1,0 +1,708 @@
+"""One walk over a function body that records what the analysis needs: loops (canonical
+or not), array accesses, scalar references, calls, jumps, declarations and the update
+statements that may be reductions. Every record carries its byte range and the stack of
+loops around it, so a loop's contents are the records inside its span."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+from cudaify.frontend.loops import (
+    CK,
+    Header,
+    Source,
+    binary_operator,
+    canonical_header,
+    for_parts,
+    unary_operator,
+    unwrap,
+)
+
+TK = ci.TypeKind
+ARRAY_TYPES = {TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.VARIABLEARRAY, TK.DEPENDENTSIZEDARRAY}
+REDUCTION_ASSIGN = {"+=": "+", "-=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}
+REDUCTION_BINARY = {"+": "+", "*": "*", "&": "&", "|": "|", "^": "^", "&&": "&&", "||": "||"}
+MINMAX_CALLS = {"fmin": "min", "fminf": "min", "fminl": "min", "min": "min",
+                "fmax": "max", "fmaxf": "max", "fmaxl": "max", "max": "max"}
+
+
+@dataclass(eq=False)
+class LoopNode:
+    cursor: ci.Cursor
+    kind: str  # for | while | do
+    header: Header | None
+    start: int
+    end: int
+    body_start: int
+    body_end: int
+    line: int
+    column: int
+    parent: LoopNode | None = None
+    canonical: bool = False
+    children: list[LoopNode] = field(default_factory=list)
+
+    def contains(self, offset: int) -> bool:
+        return self.start <= offset < self.end
+
+    def in_body(self, offset: int) -> bool:
+        return self.body_start <= offset < self.body_end
+
+
+@dataclass(eq=False)
+class RawAccess:
+    array: str  # C spelling of the array: `x`, `A`, `p->x`, `v`
+    root_decl: int  # declaration of the variable the array hangs off (0: unknown)
+    kind: str  # pointer | param_array | global_array | local_array | vector | field | unknown
+    elem_type: str
+    indices: tuple[ci.Cursor | None, ...]  # outermost first; None: unreadable
+    dim_sizes: tuple[int | None, ...]  # declared sizes of every dimension (None: unknown)
+    dim_texts: tuple[str, ...]  # spelled sizes of the inner dimensions
+    mode: str  # read | write | readwrite | addr
+    start: int
+    end: int
+    text: str
+    stack: tuple[LoopNode, ...]
+
+    @property
+    def is_write(self) -> bool:
+        return self.mode in ("write", "readwrite", "addr")
+
+    @property
+    def is_read(self) -> bool:
+        return self.mode in ("read", "readwrite", "addr")
+
+
+@dataclass(eq=False)
+class Ref:
+    """A reference to a scalar variable or scalar field (`s.f`, `p->n`)."""
+
+    name: str
+    decl: int
+    start: int
+    mode: str
+    stack: tuple[LoopNode, ...]
+    is_pointer: bool
+    is_global: bool
+    type: str
+
+
+@dataclass(eq=False)
+class Call:
+    name: str
+    start: int
+    end: int
+    line: int
+    arguments: tuple[str, ...]
+    pointer_arguments: tuple[str, ...]
+    stack: tuple[LoopNode, ...]
+    cursor: ci.Cursor
+    is_method: bool = False
+
+
+@dataclass(eq=False)
+class Jump:
+    kind: str  # break | continue | return | goto
+    start: int
+    target: object | None  # the loop or switch cursor a break leaves
+
+
+@dataclass(eq=False)
+class Decl:
+    name: str
+    decl: int
+    start: int
+    is_static: bool
+    cursor: ci.Cursor
+
+
+@dataclass(eq=False)
+class Update:
+    """`t op= e`, `t = t op e`, `t++`, min/max forms and plain `t = e` (op "=")."""
+
+    target: str  # normalized text of the target
+    op: str | None
+    start: int
+    end: int
+    self_free: bool  # e does not mention the target
+    target_is_array: bool
+    cursor: ci.Cursor | None = None
+
+
+@dataclass
+class Walk:
+    loops: list[LoopNode] = field(default_factory=list)  # every loop, source order
+    accesses: list[RawAccess] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    jumps: list[Jump] = field(default_factory=list)
+    decls: list[Decl] = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+    parents: dict[int, ci.Cursor] = field(default_factory=dict)  # statement hash -> parent
+
+
+def norm(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def mentions(haystack: str, needle: str) -> bool:
+    return re.search(r"(?<![\w.>])" + re.escape(needle) + r"(?!\w)", haystack) is not None
+
+
+class Walker:
+    def __init__(self, src: Source):
+        self.src = src
+        self.out = Walk()
+        self.stack: list[LoopNode] = []
+        self.breakables: list[object] = []
+
+    # statements -------------------------------------------------------------------
+    def statement(self, cursor: ci.Cursor) -> None:
+        kind = cursor.kind
+        if kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT):
+            self.loop(cursor)
+        elif kind == CK.SWITCH_STMT:
+            self.breakables.append(cursor.hash)
+            self.children(cursor)
+            self.breakables.pop()
+        elif kind == CK.BREAK_STMT:
+            target = self.breakables[-1] if self.breakables else None
+            self.out.jumps.append(Jump("break", cursor.extent.start.offset, target))
+        elif kind == CK.CONTINUE_STMT:
+            self.out.jumps.append(Jump("continue", cursor.extent.start.offset, None))
+        elif kind in (CK.RETURN_STMT, CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT):
+            word = "return" if kind == CK.RETURN_STMT else "goto"
+            self.out.jumps.append(Jump(word, cursor.extent.start.offset, None))
+            self.children(cursor)
+        elif kind == CK.DECL_STMT:
+            for decl in cursor.get_children():
+                self.declaration(decl)
+        elif kind == CK.IF_STMT:
+            self.if_assign(cursor)
+            self.children(cursor)
+        elif kind.is_expression():
+            self.expression(cursor, "read")
+        else:
+            self.children(cursor)
+
+    def children(self, cursor: ci.Cursor) -> None:
+        for child in cursor.get_children():
+            self.out.parents[child.hash] = cursor
+            if child.kind.is_expression():
+                self.expression(child, "read")
+            else:
+                self.statement(child)
+
+    def declaration(self, decl: ci.Cursor) -> None:
+        if decl.kind != CK.VAR_DECL:
+            return
+        is_static = decl.storage_class == ci.StorageClass.STATIC
+        self.out.decls.append(Decl(decl.spelling, decl.hash, decl.extent.start.offset,
+                                   is_static, decl))
+        for child in decl.get_children():
+            if child.kind.is_expression():
+                self.expression(child, "read")
+
+    def loop(self, cursor: ci.Cursor) -> None:
+        header = canonical_header(self.src, cursor) if cursor.kind == CK.FOR_STMT else None
+        body = list(cursor.get_children())
+        if cursor.kind == CK.FOR_STMT:
+            parts = for_parts(self.src, cursor)
+            body_cursor = parts.body if parts else (body[-1] if body else cursor)
+        elif cursor.kind == CK.WHILE_STMT:
+            body_cursor = body[-1] if body else cursor
+        else:
+            body_cursor = body[0] if body else cursor
+        start = cursor.extent.start.offset
+        line, column = self.src.line_col(start)
+        node = LoopNode(
+            cursor=cursor, kind={CK.FOR_STMT: "for", CK.WHILE_STMT: "while"}.get(cursor.kind, "do"),
+            header=header, start=start, end=cursor.extent.end.offset,
+            body_start=body_cursor.extent.start.offset, body_end=body_cursor.extent.end.offset,
+            line=line, column=column, parent=self.stack[-1] if self.stack else None,
+        )
+        self.out.loops.append(node)
+        for child in body:
+            self.out.parents[child.hash] = cursor
+            if child.hash == body_cursor.hash:
+                continue
+            self.statement(child) if not child.kind.is_expression() else self.expression(
+                child, "read")
+        self.stack.append(node)
+        self.breakables.append(cursor.hash)
+        self.statement(body_cursor) if not body_cursor.kind.is_expression() else self.expression(
+            body_cursor, "read")
+        self.breakables.pop()
+        self.stack.pop()
+
+    # expressions ------------------------------------------------------------------
+    def expression(self, cursor: ci.Cursor, mode: str) -> None:
+        kind = cursor.kind
+        if kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR):
+            for child in cursor.get_children():
+                self.expression(child, mode)
+        elif kind == CK.BINARY_OPERATOR:
+            self.binary(cursor, mode)
+        elif kind == CK.COMPOUND_ASSIGNMENT_OPERATOR:
+            lhs, rhs = cursor.get_children()
+            op = binary_operator(self.src, cursor) or ""
+            self.record_update(cursor, lhs, REDUCTION_ASSIGN.get(op), rhs)
+            self.expression(lhs, "readwrite")
+            self.expression(rhs, "read")
+        elif kind == CK.UNARY_OPERATOR:
+            self.unary(cursor, mode)
+        elif kind == CK.ARRAY_SUBSCRIPT_EXPR:
+            self.subscript(cursor, mode)
+        elif kind == CK.DECL_REF_EXPR:
+            self.decl_ref(cursor, mode)
+        elif kind == CK.MEMBER_REF_EXPR:
+            self.member(cursor, mode)
+        elif kind == CK.CALL_EXPR:
+            self.call(cursor, mode)
+        elif kind == CK.COMPOUND_STMT:
+            self.statement(cursor)
+        else:
+            for child in cursor.get_children():
+                if child.kind.is_expression():
+                    self.expression(child, "read")
+                else:
+                    self.statement(child)
+
+    def binary(self, cursor: ci.Cursor, mode: str) -> None:
+        children = list(cursor.get_children())
+        op = binary_operator(self.src, cursor)
+        if op == "=" and len(children) == 2:
+            lhs, rhs = children
+            self.record_assignment(cursor, lhs, rhs)
+            self.expression(lhs, "write")
+            self.expression(rhs, "read")
+            return
+        for child in children:
+            self.expression(child, "read")
+
+    def unary(self, cursor: ci.Cursor, mode: str) -> None:
+        op = unary_operator(self.src, cursor)
+        children = list(cursor.get_children())
+        if op is None or not children:
+            for child in children:
+                self.expression(child, "read")
+            return
+        operand = children[0]
+        if op[0] in ("++", "--"):
+            self.record_update(cursor, operand, "+", None)
+            self.expression(operand, "readwrite")
+        elif op[0] == "&":
+            self.expression(operand, "addr")
+        elif op[0] == "*" and op[1]:
+            self.dereference(cursor, operand, mode)
+        else:
+            self.expression(operand, "read")
+
+    def dereference(self, cursor: ci.Cursor, operand: ci.Cursor, mode: str) -> None:
+        """`*p` is p[0] and `*(p + e)` is p[e]; anything else is an unknown access."""
+        inner = unwrap(operand)
+        base, index = inner, None
+        if inner.kind == CK.BINARY_OPERATOR and binary_operator(self.src, inner) == "+":
+            left, right = inner.get_children()
+            if unwrap(left).type.get_canonical().kind == TK.POINTER:
+                base, index = left, right
+        root = unwrap(base)
+        if root.kind == CK.DECL_REF_EXPR and root.type.get_canonical().kind == TK.POINTER:
+            self.add_access(cursor, root, [index] if index is not None else [0], mode)
+            if index is not None:
+                self.expression(index, "read")
+            return
+        self.add_unknown(cursor, mode)
+        self.expression(operand, "read")
+
+    def subscript(self, cursor: ci.Cursor, mode: str) -> None:
+        indices: list[ci.Cursor] = []
+        node = cursor
+        while node.kind == CK.ARRAY_SUBSCRIPT_EXPR:
+            base, index = node.get_children()
+            indices.insert(0, index)
+            base = unwrap(base)
+            row_is_array = base.type.get_canonical().kind in ARRAY_TYPES
+            if base.kind == CK.ARRAY_SUBSCRIPT_EXPR and row_is_array:
+                node = base
+                continue
+            node = base
+            break
+        for index in indices:
+            self.expression(index, "read")
+        if node.kind == CK.ARRAY_SUBSCRIPT_EXPR or node.kind == CK.CALL_EXPR:
+            # `a[i][j]` through a pointer-to-pointer or a returned pointer: the row is
+            # not a known array, so the access is unknown.
+            self.add_unknown(cursor, mode)
+            self.expression(node, "read")
+            return
+        self.add_access(cursor, node, indices, mode)
+
+    def add_access(self, cursor: ci.Cursor, base: ci.Cursor, indices: list, mode: str) -> None:
+        info = array_info(self.src, base)
+        if info is None:
+            self.add_unknown(cursor, mode)
+            self.expression(base, "read")
+            return
+        name, root_decl, kind, sizes, texts = info
+        if base.kind == CK.MEMBER_REF_EXPR:
+            self.member_base(base)
+        self.out.accesses.append(RawAccess(
+            array=name, root_decl=root_decl, kind=kind, elem_type=element_type(cursor),
+            indices=tuple(indices), dim_sizes=sizes, dim_texts=texts, mode=mode,
+            start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            text=self.src.text(cursor), stack=tuple(self.stack),
+        ))
+
+    def add_unknown(self, cursor: ci.Cursor, mode: str) -> None:
+        self.out.accesses.append(RawAccess(
+            array="<unknown>", root_decl=0, kind="unknown", elem_type=element_type(cursor),
+            indices=(None,), dim_sizes=(None,), dim_texts=(), mode=mode,
+            start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            text=self.src.text(cursor), stack=tuple(self.stack),
+        ))
+
+    def member_base(self, member: ci.Cursor) -> None:
+        """Reads of the object a field array hangs off (`p` in `p->x[i]`)."""
+        for child in member.get_children():
+            self.expression(child, "read")
+
+    def decl_ref(self, cursor: ci.Cursor, mode: str) -> None:
+        ref = cursor.referenced
+        if ref is None or ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
+            return
+        canonical = ref.type.get_canonical()
+        self.out.refs.append(Ref(
+            name=ref.spelling, decl=ref.hash, start=cursor.extent.start.offset, mode=mode,
+            stack=tuple(self.stack), is_pointer=canonical.kind in (TK.POINTER, *ARRAY_TYPES),
+            is_global=ref.semantic_parent is not None
+            and ref.semantic_parent.kind == CK.TRANSLATION_UNIT
+            or ref.storage_class == ci.StorageClass.STATIC,
+            type=ref.type.spelling,
+        ))
+
+    def member(self, cursor: ci.Cursor, mode: str) -> None:
+        children = list(cursor.get_children())
+        base = unwrap(children[0]) if children else None
+        if base is not None and base.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR):
+            # `pts[i].x`: an access to element i of pts
+            self.expression(base, mode)
+            return
+        ref = cursor.referenced
+        if ref is not None and ref.kind == CK.CXX_METHOD:
+            for child in children:
+                self.expression(child, "read")
+            return
+        root = _root_decl(cursor)
+        self.out.refs.append(Ref(
+            name=norm(self.src.text(cursor)), decl=root.hash if root else 0,
+            start=cursor.extent.start.offset, mode=mode, stack=tuple(self.stack),
+            is_pointer=cursor.type.get_canonical().kind in (TK.POINTER, *ARRAY_TYPES),
+            is_global=root is None or (root.semantic_parent is not None
+                                       and root.semantic_parent.kind == CK.TRANSLATION_UNIT),
+            type=cursor.type.spelling,
+        ))
+        for child in children:
+            if unwrap(child).kind != CK.DECL_REF_EXPR:
+                self.expression(child, "read")
+
+    def call(self, cursor: ci.Cursor, mode: str) -> None:
+        children = list(cursor.get_children())
+        name = cursor.spelling
+        if name == "operator[]" and len(children) == 3 and _is_std_container(children[0]):
+            self.expression(children[2], "read")
+            self.add_access(cursor, unwrap(children[0]), [children[2]], mode)
+            return
+        callee = unwrap(children[0]) if children else None
+        is_method = callee is not None and callee.kind == CK.MEMBER_REF_EXPR
+        args = children[1:] if children and _is_callee(children[0]) else children
+        if name.startswith("operator") and children:
+            args = [c for c in children if not _is_callee(c)]
+        qualified = _qualified(cursor)
+        self.out.calls.append(Call(
+            name=qualified, start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            line=cursor.location.line, arguments=tuple(self.src.text(a) for a in args),
+            pointer_arguments=tuple(self.src.text(a) for a in args if _pointerish(a)),
+            stack=tuple(self.stack), cursor=cursor, is_method=is_method,
+        ))
+        if is_method and callee is not None:
+            for child in callee.get_children():
+                self.expression(child, "read")
+        for arg in args:
+            self.expression(arg, "addr" if _pointerish(arg) else "read")
+
+    # update statements ---------------------------------------------------------------
+    def record_update(self, cursor: ci.Cursor, target: ci.Cursor, op: str | None,
+                      rhs: ci.Cursor | None) -> None:
+        target_text = norm(self.src.text(target))
+        rhs_text = norm(self.src.text(rhs)) if rhs is not None else ""
+        self.out.updates.append(Update(
+            target=target_text, op=op, start=cursor.extent.start.offset,
+            end=cursor.extent.end.offset, self_free=not mentions(rhs_text, target_text),
+            target_is_array=unwrap(target).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
+            cursor=cursor,
+        ))
+
+    def record_assignment(self, cursor: ci.Cursor, lhs: ci.Cursor, rhs: ci.Cursor) -> None:
+        target = norm(self.src.text(lhs))
+        found = self.reduction_form(target, unwrap(rhs))
+        if found is None:
+            self.record_update(cursor, lhs, "=", rhs)
+            return
+        op, other = found
+        self.out.updates.append(Update(
+            target=target, op=op, start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            self_free=not mentions(other, target),
+            target_is_array=unwrap(lhs).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
+            cursor=cursor,
+        ))
+
+    def reduction_form(self, target: str, rhs: ci.Cursor) -> tuple[str, str] | None:
+        """(op, text of the other operand) when rhs combines the target with something."""
+        children = list(rhs.get_children())
+        if rhs.kind == CK.BINARY_OPERATOR and len(children) == 2:
+            op = binary_operator(self.src, rhs) or ""
+            left, right = (norm(self.src.text(c)) for c in children)
+            if op == "-" and _same(left, target):
+                return "+", right
+            if op in REDUCTION_BINARY and _same(left, target):
+                return REDUCTION_BINARY[op], right
+            if op in REDUCTION_BINARY and _same(right, target):
+                return REDUCTION_BINARY[op], left
+            return None
+        if rhs.kind == CK.CALL_EXPR:
+            short = rhs.spelling.split("::")[-1]
+            args = [norm(self.src.text(c)) for c in children if not _is_callee(c)]
+            if short in MINMAX_CALLS and len(args) == 2:
+                if _same(args[0], target):
+                    return MINMAX_CALLS[short], args[1]
+                if _same(args[1], target):
+                    return MINMAX_CALLS[short], args[0]
+            return None
+        if rhs.kind == CK.CONDITIONAL_OPERATOR and len(children) == 3:
+            return self.conditional_minmax(target, *children)
+        return None
+
+    def conditional_minmax(self, target: str, cond: ci.Cursor, yes: ci.Cursor,
+                           no: ci.Cursor) -> tuple[str, str] | None:
+        cond = unwrap(cond)
+        op = binary_operator(self.src, cond) if cond.kind == CK.BINARY_OPERATOR else None
+        if op not in ("<", "<=", ">", ">="):
+            return None
+        left, right = (norm(self.src.text(c)) for c in cond.get_children())
+        yes_text, no_text = norm(self.src.text(yes)), norm(self.src.text(no))
+        if {_strip(left), _strip(right)} != {_strip(yes_text), _strip(no_text)}:
+            return None
+        if target not in (_strip(left), _strip(right)):
+            return None
+        picks_left = _strip(yes_text) == _strip(left)
+        smaller = op in ("<", "<=")
+        kind = "min" if picks_left == smaller else "max"
+        other = _strip(right) if _strip(left) == target else _strip(left)
+        return kind, other
+
+    def if_assign(self, cursor: ci.Cursor) -> None:
+        """`if (e > m) m = e;` is a max reduction (and the mirrored forms)."""
+        children = list(cursor.get_children())
+        if len(children) != 2:
+            return
+        cond, then = unwrap(children[0]), children[1]
+        if then.kind == CK.COMPOUND_STMT:
+            inner = list(then.get_children())
+            if len(inner) != 1:
+                return
+            then = inner[0]
+        then = unwrap(then)
+        if then.kind != CK.BINARY_OPERATOR or binary_operator(self.src, then) != "=":
+            return
+        if cond.kind != CK.BINARY_OPERATOR:
+            return
+        op = binary_operator(self.src, cond)
+        if op not in ("<", "<=", ">", ">="):
+            return
+        lhs, rhs = then.get_children()
+        target, value = norm(self.src.text(lhs)), _strip(norm(self.src.text(rhs)))
+        left, right = (_strip(norm(self.src.text(c))) for c in cond.get_children())
+        if {left, right} != {target, value} or mentions(value, target):
+            return
+        # m = e when e > m (i.e. left is e for > / >=) keeps the maximum
+        value_is_left = left == value
+        greater = op in (">", ">=")
+        kind = "max" if value_is_left == greater else "min"
+        self.out.updates.append(Update(
+            target=target, op=kind, start=cursor.extent.start.offset,
+            end=cursor.extent.end.offset, self_free=True,
+            target_is_array=unwrap(lhs).kind == CK.ARRAY_SUBSCRIPT_EXPR,
+        ))
+
+
+
+
+def _strip(text: str) -> str:
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    return text
+
+
+def _same(a: str, b: str) -> bool:
+    return _strip(a) == _strip(b)
+
+
+def _is_callee(cursor: ci.Cursor) -> bool:
+    inner = unwrap(cursor)
+    ref = inner.referenced if inner.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR) else None
+    return ref is not None and ref.kind in (
+        CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONVERSION_FUNCTION)
+
+
+def _qualified(cursor: ci.Cursor) -> str:
+    ref = cursor.referenced
+    name = cursor.spelling
+    if ref is not None and ref.semantic_parent is not None:
+        parent = ref.semantic_parent
+        if parent.kind == CK.NAMESPACE and parent.spelling == "std":
+            return "std::" + name
+    return name
+
+
+def _pointerish(cursor: ci.Cursor) -> bool:
+    inner = unwrap(cursor)
+    if inner.kind == CK.UNARY_OPERATOR and inner.type.get_canonical().kind == TK.POINTER:
+        return True
+    t = cursor.type.get_canonical()
+    if t.kind == TK.LVALUEREFERENCE:
+        return not t.get_pointee().is_const_qualified()
+    if t.kind == TK.POINTER:
+        return not t.get_pointee().is_const_qualified() or inner.kind != CK.DECL_REF_EXPR
+    return t.kind in ARRAY_TYPES or inner.type.get_canonical().kind in ARRAY_TYPES
+
+
+def _is_std_container(cursor: ci.Cursor) -> bool:
+    spelling = cursor.type.get_canonical().spelling
+    return spelling.startswith(("std::vector<", "std::array<", "const std::vector<",
+                                "const std::array<", "std::__1::vector<"))
+
+
+def _root_decl(cursor: ci.Cursor) -> ci.Cursor | None:
+    node = cursor
+    while node.kind in (CK.MEMBER_REF_EXPR, *(k for k in [CK.UNEXPOSED_EXPR, CK.PAREN_EXPR])):
+        children = list(node.get_children())
+        if not children:
+            return None
+        node = children[0]
+    if node.kind == CK.DECL_REF_EXPR and node.referenced is not None:
+        return node.referenced
+    return None
+
+
+def element_type(cursor: ci.Cursor) -> str:
+    """The element's type without qualifiers, as the program spells it (typedef names
+    kept), or its canonical spelling for library-internal names (`value_type`)."""
+    t = cursor.type
+    spelling = t.spelling
+    if "type" in spelling or "::" in spelling or spelling.startswith("__"):
+        canonical = t.get_canonical()
+        if canonical.kind == TK.LVALUEREFERENCE:
+            canonical = canonical.get_pointee()
+        spelling = canonical.spelling
+    return unqualified(spelling)
+
+
+def unqualified(spelling: str) -> str:
+    words = [w for w in spelling.split() if w not in ("const", "volatile", "restrict",
+                                                      "__restrict", "__restrict__")]
+    return " ".join(words)
+
+
+def array_info(src: Source, base: ci.Cursor):
+    """(name, root decl hash, kind, sizes of every dimension, texts of inner dimensions)
+    for the base of a subscript, or None when it is not a named array."""
+    if base.kind == CK.DECL_REF_EXPR:
+        ref = base.referenced
+        if ref is None or ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
+            return None
+        t = ref.type.get_canonical()
+        if t.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+            t = t.get_pointee()
+        sizes, texts = dimensions(src, ref, t)
+        if _is_std_container(base):
+            kind = "vector"
+        elif ref.kind == CK.PARM_DECL:
+            kind = "param_array" if len(sizes) > 1 else "pointer"
+        elif t.kind in ARRAY_TYPES:
+            is_global = ref.semantic_parent is not None and \
+                ref.semantic_parent.kind == CK.TRANSLATION_UNIT
+            kind = "global_array" if is_global or ref.storage_class == ci.StorageClass.STATIC \
+                else "local_array"
+        else:
+            kind = "pointer"
+        return ref.spelling, ref.hash, kind, sizes, texts
+    if base.kind == CK.MEMBER_REF_EXPR:
+        root = _root_decl(base)
+        if root is None:
+            return None
+        t = base.type.get_canonical()
+        sizes, texts = dimensions(src, base.referenced, t) if base.referenced else ((None,), ())
+        kind = "vector" if _is_std_container(base) else "field"
+        return norm(src.text(base)), root.hash, kind, sizes, texts
+    return None
+
+
+def dimensions(src: Source, decl: ci.Cursor, t: ci.Type) -> tuple[tuple, tuple[str, ...]]:
+    """Sizes of every dimension (the first is None for pointers) and the spelled
+    sizes of the inner ones, read from the declaration when it is in the main file."""
+    sizes: list[int | None] = []
+    if t.kind == TK.POINTER:
+        sizes.append(None)
+        t = t.get_pointee().get_canonical()
+        if t.kind not in ARRAY_TYPES:
+            return tuple(sizes), ()
+    while t.kind in ARRAY_TYPES:
+        size = t.get_array_size() if t.kind == TK.CONSTANTARRAY else -1
+        sizes.append(size if size >= 0 else None)
+        t = t.element_type.get_canonical()
+    spelled = _spelled_dims(src, decl)
+    inner = sizes[1:]
+    if len(spelled) == len(sizes):
+        texts = tuple(spelled[1:])
+    elif len(spelled) == len(inner):
+        texts = tuple(spelled)
+    else:
+        texts = tuple(str(s) if s is not None else "?" for s in inner)
+    return tuple(sizes), texts
+
+
+def _spelled_dims(src: Source, decl: ci.Cursor) -> list[str]:
+    if not src.in_main(decl):
+        return []
+    tokens = src.tokens_between(decl.extent.start.offset, decl.extent.end.offset)
+    dims, depth, current = [], 0, []
+    seen_name = False
+    for _, spelling in tokens:
+        if spelling == decl.spelling and depth == 0:
+            seen_name = True
+            continue
+        if not seen_name:
+            continue
+        if spelling == "=" and depth == 0:
+            break
+        if spelling == "[":
+            depth += 1
+            if depth == 1:
+                current = []
+                continue
+        if spelling == "]":
+            depth -= 1
+            if depth == 0:
+                dims.append("".join(current) or "?")
+                continue
+        if depth >= 1:
+            current.append(spelling)
+    return dims
+
+
+def walk_function(src: Source, body: ci.Cursor) -> Walk:
+    walker = Walker(src)
+    walker.statement(body)
+    return walker.out

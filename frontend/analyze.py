@@ -1,0 +1,722 @@
+"""The frontend's analysis: parse, walk every function, and turn what the walk recorded
+into the frozen facts of `frontend/facts.py`: loop nests with their accesses, which
+levels are provably parallel (isl), reductions, scans, atomic updates, data regions,
+and the call graph with static call estimates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+from cudaify.frontend import parse as parse_module
+from cudaify.frontend.access import RawAccess, Walk, norm, walk_function
+from cudaify.frontend.affine import Poly, const, delinearize, symbol, to_affine, to_poly
+from cudaify.frontend.callgraph import call_kind, estimate_calls, pure_functions
+from cudaify.frontend.dependence import (
+    Bound,
+    Instance,
+    always_within,
+    carried,
+    carried_dependences,
+)
+from cudaify.frontend.facts import (
+    Access,
+    Affine,
+    ArrayData,
+    CallSite,
+    Function,
+    Loop,
+    Param,
+    Program,
+    Reduction,
+    Span,
+)
+from cudaify.frontend.loops import CK, Source, is_integer_type
+from cudaify.frontend.regions import ArrayUse, array_data
+
+TK = ci.TypeKind
+WRITE_MODES = ("write", "readwrite", "addr")
+
+
+def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None) -> Program:
+    parsed = parse_module.parse(path, tuple(flags), source)
+    src = Source(parsed)
+    definitions = list(_definitions(src, parsed.tu.cursor))
+    walks = {fn.hash: walk_function(src, _body(fn)) for fn in definitions}
+    pure = pure_functions(definitions, walks)
+    functions = [FunctionAnalysis(src, fn, walks[fn.hash], pure).facts() for fn in definitions]
+    functions = estimate_calls(functions)
+    return Program(
+        path=path, source=parsed.text, language=parsed.language, flags=tuple(flags),
+        functions=tuple(functions), globals=_globals(src, parsed.tu.cursor),
+        includes=parse_module.included_files(parsed),
+        warnings=parse_module.warnings_of(parsed),
+    )
+
+
+def _definitions(src: Source, root: ci.Cursor):
+    for cursor in root.get_children():
+        if not src.in_main(cursor):
+            continue
+        if cursor.kind in (CK.NAMESPACE, CK.CLASS_DECL, CK.STRUCT_DECL, CK.LINKAGE_SPEC):
+            yield from _definitions(src, cursor)
+        elif cursor.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR) \
+                and cursor.is_definition() and _body(cursor) is not None:
+            yield cursor
+
+
+def _body(fn: ci.Cursor) -> ci.Cursor | None:
+    for child in fn.get_children():
+        if child.kind == CK.COMPOUND_STMT:
+            return child
+    return None
+
+
+def _globals(src: Source, root: ci.Cursor) -> tuple[str, ...]:
+    return tuple(c.spelling for c in root.get_children()
+                 if c.kind == CK.VAR_DECL and src.in_main(c))
+
+
+class FunctionAnalysis:
+    """Analysis of one function definition."""
+
+    def __init__(self, src: Source, cursor: ci.Cursor, walk: Walk, pure: set[str]):
+        self.src, self.cursor, self.walk, self.pure = src, cursor, walk, pure
+        self.address_taken = {r.decl for r in walk.refs if r.mode == "addr" and not r.is_pointer}
+        self._verify_canonical()
+        self.canonical = [n for n in walk.loops if n.canonical]
+        for node in self.canonical:
+            parent = node.parent
+            while parent is not None and not parent.canonical:
+                parent = parent.parent
+            node.parent = parent
+            node.children = []
+        for node in self.canonical:
+            if node.parent is not None:
+                node.parent.children.append(node)
+        self.roots = [n for n in self.canonical if n.parent is None]
+
+    # canonical loops ------------------------------------------------------------------
+    def _verify_canonical(self) -> None:
+        """A `for` with a canonical header is canonical only if its body leaves the
+        induction variable and the bound's variables and arrays alone."""
+        for node in self.walk.loops:
+            header = node.header
+            if header is None:
+                continue
+            written = {r.decl for r in self.walk.refs if node.in_body(r.start)
+                       and r.mode in WRITE_MODES}
+            upper = header.upper
+            lo, hi = upper.extent.start.offset, upper.extent.end.offset
+            bound_decls = {r.decl for r in self.walk.refs if lo <= r.start < hi}
+            bound_arrays = {a.array for a in self.walk.accesses if lo <= a.start < hi}
+            array_writes = {a.array for a in self.walk.accesses if node.in_body(a.start)
+                            and a.is_write}
+            unknown_write = "<unknown>" in array_writes and bool(bound_arrays)
+            impure_bound = any(lo <= c.start < hi and c.name.split("::")[-1] not in
+                               ("size", "length") and c.name not in self.pure
+                               for c in self.walk.calls)
+            node.canonical = (
+                header.var_decl not in written
+                and header.var_decl not in self.address_taken
+                and not (bound_decls & (written | self.address_taken))
+                and not (bound_arrays & array_writes)
+                and not unknown_write
+                and not impure_bound
+            )
+
+    def chain_at(self, offset: int) -> list:
+        """Canonical loops whose body holds `offset`, outermost first."""
+        return [n for n in self.canonical if n.in_body(offset)]
+
+    # affine forms ---------------------------------------------------------------------
+    def resolver(self, root, chain: list):
+        loop_vars = {n.header.var_decl: n.header.var for n in chain}
+        written = self.written_in(root)
+        lets = self.lets(root)
+        declared = {d.decl for d in self.walk.decls if root.start <= d.start < root.end}
+
+        def resolve(cursor: ci.Cursor) -> Poly | None:
+            if cursor.kind == CK.MEMBER_REF_EXPR:
+                text = norm(self.src.text(cursor))
+                if not is_integer_type(cursor.type) or text in written[1]:
+                    return None
+                base_decls = {r.decl for r in self.walk.refs
+                              if cursor.extent.start.offset <= r.start < cursor.extent.end.offset}
+                return None if base_decls & written[0] else symbol(text)
+            ref = cursor.referenced
+            if ref is None or ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
+                return None
+            if ref.hash in loop_vars:
+                return symbol(loop_vars[ref.hash])
+            if ref.hash in lets:
+                return lets[ref.hash]
+            if ref.hash in declared:
+                return None  # a local of the nest that varies with the iterations
+            if not is_integer_type(ref.type) or ref.hash in written[0]:
+                return None
+            if ref.hash in self.address_taken:
+                return None
+            return symbol(ref.spelling)
+
+        return resolve
+
+    def written_in(self, root) -> tuple[set[int], set[str]]:
+        cache = getattr(self, "_written", {})
+        self._written = cache
+        if id(root) not in cache:
+            refs = [r for r in self.walk.refs if root.start <= r.start < root.end
+                    and r.mode in WRITE_MODES]
+            cache[id(root)] = ({r.decl for r in refs}, {r.name for r in refs})
+        return cache[id(root)]
+
+    def lets(self, root) -> dict[int, Poly]:
+        """Integer locals declared in the nest with an affine initializer and never
+        assigned again: `int row = i * n;` stands for its value."""
+        cache = getattr(self, "_lets", {})
+        self._lets = cache
+        if id(root) in cache:
+            return cache[id(root)]
+        found: dict[int, Poly] = {}
+        cache[id(root)] = found
+        written = self.written_in(root)[0] | self.address_taken
+        for decl in self.walk.decls:
+            if not (root.start <= decl.start < root.end) or decl.decl in written:
+                continue
+            cursor = decl.cursor
+            if not is_integer_type(cursor.type) or decl.is_static:
+                continue
+            init = [c for c in cursor.get_children() if c.kind.is_expression()]
+            if len(init) != 1:
+                continue
+            poly = to_poly(self.src, init[0], self.resolver(root, self.chain_at(decl.start)))
+            if poly is not None:
+                found[decl.decl] = poly
+        return found
+
+    def bound(self, root, node) -> Bound:
+        chain = self.chain_at(node.start)
+        resolve = self.resolver(root, chain)
+        header = node.header
+        lower = to_affine(to_poly(self.src, header.lower, resolve), self.src.text(header.lower))
+        upper = to_affine(to_poly(self.src, header.upper, resolve), self.src.text(header.upper))
+        return Bound(header.var, lower, upper, header.step, header.inclusive)
+
+    def subscripts(self, root, access: RawAccess) -> tuple[tuple[Affine | None, ...], str | None]:
+        """Affine subscripts (delinearized when clear and proven) and the symbol of a
+        delinearized row length."""
+        if access.kind == "unknown":
+            return (None,), None
+        chain = self.chain_at(access.start)
+        resolve = self.resolver(root, chain)
+        polys = [const(i) if isinstance(i, int) else to_poly(self.src, i, resolve)
+                 for i in access.indices]
+        texts = [str(i) if isinstance(i, int) else self.src.text(i) for i in access.indices]
+        affine = tuple(to_affine(p, t) for p, t in zip(polys, texts, strict=True))
+        if len(polys) != 1 or affine[0] is not None or polys[0] is None:
+            return affine, None
+        split = delinearize(polys[0], {n.header.var for n in chain})
+        if split is None:
+            return affine, None
+        row, column, n = split
+        row_aff, col_aff = to_affine(row, texts[0]), to_affine(column, texts[0])
+        if row_aff is None or col_aff is None:
+            return affine, None
+        bounds = tuple(self.bound(root, node) for node in chain)
+        if not always_within(bounds, col_aff, n):
+            return affine, None
+        return (row_aff, col_aff), n
+
+    # facts ----------------------------------------------------------------------------
+    def facts(self) -> Function:
+        fn, src = self.cursor, self.src
+        body = _body(fn)
+        assert body is not None
+        loops, data = [], []
+        for root in self.roots:
+            nest = NestAnalysis(self, root)
+            loops.append(nest.loop(root, 0))
+            data.append((root.line, nest.arrays()))
+        start = fn.extent.start.offset
+        line, _ = src.line_col(fn.location.offset if src.in_main(fn) else start)
+        return Function(
+            name=fn.spelling, return_type=fn.result_type.spelling, params=self.params(),
+            line=line, span=Span(start, fn.extent.end.offset),
+            body_span=Span(body.extent.start.offset, body.extent.end.offset),
+            signature=src.slice(start, body.extent.start.offset).strip(),
+            is_static=fn.storage_class == ci.StorageClass.STATIC,
+            loops=tuple(loops), data=tuple(data), calls=self.call_sites(),
+        )
+
+    def params(self) -> tuple[Param, ...]:
+        found = []
+        for arg in self.cursor.get_arguments():
+            t = arg.type
+            canonical = t.get_canonical()
+            pointer = canonical.kind in (TK.POINTER, TK.INCOMPLETEARRAY, TK.CONSTANTARRAY,
+                                         TK.VARIABLEARRAY)
+            elem = None
+            if canonical.kind == TK.POINTER:
+                elem = _pointee_spelling(t)
+            elif canonical.kind in (TK.INCOMPLETEARRAY, TK.CONSTANTARRAY, TK.VARIABLEARRAY):
+                elem = t.element_type.spelling
+            found.append(Param(name=arg.spelling, type=_param_type_text(self.src, arg),
+                               is_pointer=pointer, elem_type=elem))
+        return tuple(found)
+
+    def call_sites(self) -> tuple[CallSite, ...]:
+        name = self.cursor.spelling
+        return tuple(
+            CallSite(callee=c.name, caller=name, line=self.src.line_col(c.start)[0],
+                     arguments=c.arguments, in_loop=bool(c.stack),
+                     loop_depth=len(c.stack))
+            for c in self.walk.calls if not c.name.startswith("operator")
+        )
+
+
+def _pointee_spelling(t: ci.Type) -> str:
+    if t.kind == TK.POINTER:
+        return t.get_pointee().spelling
+    canonical = t.get_canonical()
+    return canonical.get_pointee().spelling
+
+
+def _param_type_text(src: Source, arg: ci.Cursor) -> str:
+    text = src.text(arg) if src.in_main(arg) else arg.type.spelling
+    name = arg.spelling
+    if name and text.rstrip().endswith(name):
+        return text.rstrip()[: -len(name)].rstrip()
+    return arg.type.spelling
+
+
+class NestAnalysis:
+    """Facts about one loop nest (an outermost canonical loop and what it holds)."""
+
+    def __init__(self, fa: FunctionAnalysis, root):
+        self.fa, self.root = fa, root
+        self.accesses = [a for a in fa.walk.accesses if root.start <= a.start < root.end]
+        self.bounds = {id(n): fa.bound(root, n) for n in fa.canonical
+                       if root.start <= n.start < root.end}
+        self.info = {}
+        for a in self.accesses:
+            subs, n = fa.subscripts(root, a)
+            self.info[id(a)] = (subs, n)
+
+    def instance(self, access: RawAccess) -> Instance:
+        chain = tuple(self.bounds[id(n)] for n in self.fa.chain_at(access.start))
+        subs, _ = self.info[id(access)]
+        line = self.fa.src.line_col(access.start)[0]
+        return Instance(access.array, subs, access.is_write, access.is_read, chain,
+                        access.text, line)
+
+    def public_access(self, access: RawAccess) -> Access:
+        subs, _ = self.info[id(access)]
+        return Access(
+            array=access.array, subscripts=subs, is_write=access.is_write,
+            is_read=access.is_read, span=Span(access.start, access.end),
+            line=self.fa.src.line_col(access.start)[0],
+        )
+
+    def loop(self, node, depth: int) -> Loop:
+        facts = LoopFacts.gather(self, node)
+        verdict = judge(facts)
+        header = node.header
+        bound = self.bounds[id(node)]
+        children = tuple(self.loop(child, depth + 1) for child in node.children)
+        return Loop(
+            var=header.var, lower=self.fa.src.text(header.lower),
+            upper=self.fa.src.text(header.upper), step=header.step,
+            upper_inclusive=header.inclusive, line=node.line, column=node.column, depth=depth,
+            span=Span(node.start, node.end), body_span=Span(node.body_start, node.body_end),
+            lower_affine=bound.lower, upper_affine=bound.upper,
+            var_declared_in_header=header.declared_in_header, children=children,
+            perfectly_nested=_perfectly_nested(node), early_exit=facts.early_exit,
+            parallel=verdict.parallel, pattern=verdict.pattern,
+            reductions=verdict.reductions, reason=verdict.reason,
+            accesses=tuple(self.public_access(a) for a in facts.accesses),
+            scalars_read=facts.scalars_read, scalars_written=facts.scalars_written,
+            calls=facts.call_names,
+        )
+
+    def arrays(self) -> tuple[ArrayData, ...]:
+        """What the nest needs on the device, one entry per array, in first-use order."""
+        local = {d.decl for d in self.fa.walk.decls if self.root.start <= d.start < self.root.end}
+        groups: dict[str, list[RawAccess]] = {}
+        for a in self.accesses:
+            if a.root_decl in local and a.kind != "field":
+                continue
+            key = a.array if a.kind != "unknown" else a.text
+            groups.setdefault(key, []).append(a)
+        return tuple(array_data(self.use(name, group)) for name, group in groups.items())
+
+    def use(self, name: str, group: list[RawAccess]) -> ArrayUse:
+        first = group[0]
+        reads = any(a.is_read for a in group)
+        writes = any(a.is_write for a in group)
+        access = "readwrite" if reads and writes else "write" if writes else "read"
+        instances = tuple(self.instance(a) for a in group)
+        shapes = {len(i.subscripts) for i in instances}
+        rows = {self.info[id(a)][1] for a in group}
+        readable = (
+            first.kind != "unknown"
+            and len(shapes) == 1
+            and len(rows) == 1
+            and all(all(s is not None for s in i.subscripts) for i in instances)
+            and all(b.lower is not None and b.upper is not None for i in instances for b in i.chain)
+        )
+        row = next(iter(rows))
+        inner = (row,) if row is not None else first.dim_texts
+        return ArrayUse(
+            name=name, elem_type=first.elem_type, kind=first.kind if first.kind != "unknown"
+            else "pointer", dim_sizes=first.dim_sizes, inner_dims=inner, instances=instances,
+            readable=readable, access=access,
+        )
+
+
+def _perfectly_nested(node) -> bool:
+    if len(node.children) != 1:
+        return False
+    child = node.children[0]
+    body = node.cursor
+    inner = [c for c in body.get_children()][-1] if list(body.get_children()) else None
+    if inner is None:
+        return False
+    if inner.kind == CK.COMPOUND_STMT:
+        statements = list(inner.get_children())
+        return len(statements) == 1 and statements[0].extent.start.offset == child.start
+    return inner.extent.start.offset == child.start
+
+
+# verdicts -------------------------------------------------------------------------------
+
+REDUCTION_OPS = {"+", "*", "&", "|", "^", "&&", "||", "min", "max"}
+ALIAS_NOTE = "distinct pointer parameters are assumed not to alias"
+
+
+@dataclass
+class LoopFacts:
+    """Everything one loop level needs to be judged."""
+
+    node: object
+    accesses: list[RawAccess]
+    early_exit: bool = False
+    exit_reason: str = ""
+    io_calls: list[str] = field(default_factory=list)
+    impure_calls: list[str] = field(default_factory=list)
+    call_names: tuple[str, ...] = ()
+    scalars_read: tuple[str, ...] = ()
+    scalars_written: tuple[str, ...] = ()
+    reductions: list[Reduction] = field(default_factory=list)
+    scans: list[str] = field(default_factory=list)
+    atomics: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
+
+    @classmethod
+    def gather(cls, nest: NestAnalysis, node) -> LoopFacts:
+        facts = cls(node, [a for a in nest.accesses if node.in_body(a.start)])
+        facts.exits(nest.fa.walk)
+        facts.classify_calls(nest.fa)
+        ScalarJudge(nest.fa, node, facts).run()
+        ArrayJudge(nest, node, facts).run()
+        return facts
+
+    def exits(self, walk: Walk) -> None:
+        node = self.node
+        for jump in walk.jumps:
+            if not node.in_body(jump.start):
+                continue
+            if jump.kind in ("return", "goto") or (jump.kind == "break"
+                                                   and jump.target == node.cursor.hash):
+                self.early_exit = True
+                self.exit_reason = f"leaves the loop early ({jump.kind})"
+                return
+
+    def classify_calls(self, fa: FunctionAnalysis) -> None:
+        names = []
+        for call in fa.walk.calls:
+            if not self.node.in_body(call.start) or call.name == "operator[]":
+                continue
+            names.append(call.name)
+            kind = call_kind(call.name, fa.pure)
+            if kind == "io":
+                self.io_calls.append(call.name)
+            elif kind == "impure":
+                self.impure_calls.append(call.name)
+        self.call_names = tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    parallel: bool
+    pattern: str
+    reductions: tuple[Reduction, ...]
+    reason: str
+
+
+def judge(facts: LoopFacts) -> Verdict:
+    var = facts.node.header.var
+    reductions = tuple(facts.reductions)
+    if facts.io_calls:
+        return Verdict(False, "sequential", reductions,
+                       f"calls {facts.io_calls[0]} (I/O or hidden state): must stay in order")
+    if facts.early_exit:
+        return Verdict(False, "sequential", reductions, facts.exit_reason)
+    if facts.impure_calls:
+        return Verdict(False, "sequential", reductions,
+                       f"calls {facts.impure_calls[0]}, which may write memory")
+    if facts.blockers:
+        return Verdict(False, "sequential", reductions, facts.blockers[0])
+    if facts.scans:
+        return Verdict(False, "scan", reductions,
+                       f"prefix computation (scan) on {facts.scans[0]} across iterations of {var}")
+    if facts.atomics:
+        return Verdict(False, "atomic_update", reductions,
+                       f"irregular updates of {facts.atomics[0]} (atomic candidates); "
+                       f"otherwise no carried dependence")
+    if reductions:
+        listed = ", ".join(f"{r.var} ({r.op})" for r in reductions)
+        return Verdict(False, "reduction", reductions,
+                       f"reduction on {listed}; otherwise no carried dependence; {ALIAS_NOTE}")
+    return Verdict(True, "plain", (), f"no loop-carried dependence on {var} (isl); {ALIAS_NOTE}")
+
+
+class ScalarJudge:
+    """Scalars declared outside the loop and written in it: private, reduction, scan,
+    or a dependence."""
+
+    def __init__(self, fa: FunctionAnalysis, node, facts: LoopFacts):
+        self.fa, self.node, self.facts = fa, node, facts
+        walk = fa.walk
+        local = {d.decl for d in walk.decls if node.start <= d.start < node.end}
+        self.refs = [r for r in walk.refs if node.in_body(r.start) and r.decl not in local
+                     and r.decl != node.header.var_decl]
+        self.updates = [u for u in walk.updates if node.in_body(u.start)]
+
+    def run(self) -> None:
+        groups: dict[str, list] = {}
+        for ref in self.refs:
+            groups.setdefault(ref.name, []).append(ref)
+        self.facts.scalars_read = tuple(
+            name for name, refs in groups.items()
+            if any(r.mode in ("read", "readwrite") for r in refs) and not refs[0].is_pointer)
+        written = [name for name, refs in groups.items()
+                   if any(r.mode in ("write", "readwrite") for r in refs)
+                   or (any(r.mode == "addr" for r in refs) and not refs[0].is_pointer)]
+        self.facts.scalars_written = tuple(written)
+        for name in written:
+            self.judge(name, groups[name])
+
+    def judge(self, name: str, refs: list) -> None:
+        if self.private(refs):
+            return
+        covered, loose = self.covered(name, refs)
+        ops = {u.op for u in covered}
+        if covered and not loose and len(ops) == 1 and ops <= REDUCTION_OPS:
+            self.facts.reductions.append(Reduction(name, ops.pop()))
+            return
+        if covered and len(ops) == 1 and ops <= REDUCTION_OPS and all(
+                r.mode == "read" for r in loose):
+            self.facts.scans.append(name)
+            return
+        self.facts.blockers.append(
+            f"scalar {name} is written in one iteration of {self.node.header.var} and used in "
+            "another (not a recognised reduction)")
+
+    def covered(self, name: str, refs: list) -> tuple[list, list]:
+        """Reduction updates that cover the references, and the references they miss."""
+        used, loose = [], []
+        for ref in refs:
+            hit = [u for u in self.updates if u.target == name and u.start <= ref.start < u.end
+                   and u.op in REDUCTION_OPS and u.self_free]
+            if hit:
+                used.extend(h for h in hit if h not in used)
+            else:
+                loose.append(ref)
+        # an if-assign min/max holds its own plain assignment: keep only the outermost
+        outer = [u for u in used if not any(o is not u and o.start <= u.start and u.end <= o.end
+                                            for o in used)]
+        return outer, loose
+
+    def private(self, refs: list) -> bool:
+        first = refs[0]
+        if first.is_global or first.decl in self.fa.address_taken or first.decl == 0:
+            return False
+        return self.written_first(refs) and self.dead_after(first)
+
+    def written_first(self, refs: list) -> bool:
+        decl = refs[0].decl
+        inits = [n for n in self.fa.walk.loops if n.header is not None
+                 and n.header.var_decl == decl and self.node.in_body(n.start)]
+        if all(any(n.start <= r.start < n.end for n in inits) for r in refs):
+            return True
+        first = min(refs, key=lambda r: r.start)
+        if first.mode != "write":
+            return False
+        body = list(self.node.cursor.get_children())[-1]
+        for u in self.fa.walk.updates:
+            if u.start <= first.start < u.end and u.op == "=" and u.self_free and u.cursor:
+                return self.fa.walk.parents.get(u.cursor.hash) == body or u.cursor == body
+        return False
+
+    def dead_after(self, ref) -> bool:
+        """No path from the end of the loop reads the value it leaves in the scalar:
+        walking out from the loop, the next statements kill it before any use, and
+        every enclosing loop that may run again kills it before reaching us."""
+        walk = self.fa.walk
+        refs = [r for r in walk.refs if r.decl == ref.decl]
+        current = self.node.cursor
+        while True:
+            parent = walk.parents.get(current.hash)
+            if parent is None:
+                return True
+            siblings = list(parent.get_children())
+            index = next((k for k, s in enumerate(siblings) if s == current), None)
+            if index is None:
+                return False
+            if parent.kind == CK.COMPOUND_STMT:
+                status = self.sequence(siblings[index + 1:], refs, ref)
+                if status in ("kill", "use"):
+                    return status == "kill"
+                outer = walk.parents.get(parent.hash)
+                if outer is not None and outer.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT) \
+                        and self.sequence(siblings[:index], refs, ref) == "use":
+                    return False  # read again when the enclosing loop comes round
+            elif parent.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT):
+                if self.header_uses(parent, refs):
+                    return False
+            elif parent.kind not in (CK.IF_STMT, CK.SWITCH_STMT, CK.CASE_STMT,
+                                     CK.DEFAULT_STMT, CK.LABEL_STMT):
+                return False
+            current = parent
+
+    def kills(self, statement, ref) -> bool:
+        """`x = e;` (e without x) or a `for` whose header starts by assigning x."""
+        if statement.kind == CK.FOR_STMT:
+            return any(n.cursor == statement and n.header is not None
+                       and n.header.var_decl == ref.decl for n in self.fa.walk.loops)
+        return any(u.cursor is not None and u.cursor == statement and u.op == "="
+                   and u.self_free and u.target == ref.name for u in self.fa.walk.updates)
+
+    def header_uses(self, loop, refs: list) -> bool:
+        body = list(loop.get_children())[-1 if loop.kind != CK.DO_STMT else 0]
+        lo, hi = body.extent.start.offset, body.extent.end.offset
+        return any(loop.extent.start.offset <= r.start < loop.extent.end.offset
+                   and not lo <= r.start < hi for r in refs)
+
+    def sequence(self, statements: list, refs: list, ref) -> str | None:
+        """kill | use | maybe (killed on some paths, used on none) | None (untouched)."""
+        seen = None
+        for statement in statements:
+            status = self.status(statement, refs, ref)
+            if status in ("kill", "use"):
+                return status
+            seen = seen or status
+        return seen
+
+    def status(self, statement, refs: list, ref) -> str | None:
+        lo, hi = statement.extent.start.offset, statement.extent.end.offset
+        if not any(lo <= r.start < hi for r in refs):
+            return None
+        if self.kills(statement, ref):
+            return "kill"
+        if statement.kind == CK.COMPOUND_STMT:
+            return self.sequence(list(statement.get_children()), refs, ref)
+        if statement.kind in (CK.FOR_STMT, CK.WHILE_STMT):
+            if self.header_uses(statement, refs):
+                return "use"
+            body = list(statement.get_children())[-1]
+            inner = self.status(body, refs, ref)
+            return "use" if inner == "use" else "maybe"
+        return "use"
+
+class ArrayJudge:
+    """Arrays written in the loop: element reductions, atomic updates, scans, or
+    dependences tested with isl."""
+
+    def __init__(self, nest: NestAnalysis, node, facts: LoopFacts):
+        self.nest, self.node, self.facts = nest, node, facts
+        walk = nest.fa.walk
+        self.local = {d.decl for d in walk.decls if node.start <= d.start < node.end}
+        self.updates = [u for u in walk.updates if node.in_body(u.start)]
+        self.level = len(nest.fa.chain_at(node.start))
+        self.inner_vars = {n.header.var for n in nest.fa.canonical
+                           if node.start <= n.start < node.end}
+
+    def run(self) -> None:
+        groups: dict[str, list[RawAccess]] = {}
+        for a in self.facts.accesses:
+            if a.root_decl in self.local and a.kind not in ("field", "unknown"):
+                continue
+            groups.setdefault(a.array, []).append(a)
+        any_write = any(a.is_write for g in groups.values() for a in g)
+        for name, group in groups.items():
+            if not any(a.is_write for a in group):
+                if name == "<unknown>" and any_write:
+                    self.facts.blockers.append(
+                        f"reads memory through {group[0].text}, which may be written by the loop")
+                continue
+            self.judge(name, group)
+
+    def judge(self, name: str, group: list[RawAccess]) -> None:
+        if name == "<unknown>":
+            self.facts.blockers.append(f"writes memory through {group[0].text}: target unknown")
+            return
+        subs = [self.nest.info[id(a)][0] for a in group]
+        op = self.reduction_op(group)
+        if op is not None:
+            texts = {norm(a.text) for a in group}
+            invariant = all(s is not None and not (set(s.names) & self.inner_vars)
+                            for sub in subs for s in sub)
+            if invariant and len(texts) == 1:
+                self.facts.reductions.append(Reduction(group[0].text, op))
+                return
+            if not all(s is not None for sub in subs for s in sub) or self.dependences(group):
+                self.facts.atomics.append(name)
+            return
+        if not all(s is not None for sub in subs for s in sub):
+            bad = next(a for a, sub in zip(group, subs, strict=True) if None in sub)
+            self.facts.blockers.append(
+                f"{bad.text} has a non-affine subscript and {name} is written in the loop")
+            return
+        if len({len(sub) for sub in subs}) != 1 or len({self.nest.info[id(a)][1]
+                                                         for a in group}) != 1:
+            self.facts.blockers.append(f"{name} is indexed in more than one shape")
+            return
+        found = self.dependences(group)
+        if not found:
+            return
+        if self.is_scan(group, subs):
+            self.facts.scans.append(name)
+            return
+        self.facts.blockers.append(found[0].describe(self.node.header.var))
+
+    def reduction_op(self, group: list[RawAccess]) -> str | None:
+        ops = set()
+        for a in group:
+            text = norm(a.text)
+            hit = [u for u in self.updates if u.target == text and u.start <= a.start < u.end
+                   and u.op in REDUCTION_OPS and u.self_free]
+            if not hit:
+                return None
+            ops.update(u.op for u in hit)
+        return ops.pop() if len(ops) == 1 else None
+
+    def dependences(self, group: list[RawAccess]):
+        instances = [self.nest.instance(a) for a in group]
+        return carried_dependences(instances, self.level)
+
+    def is_scan(self, group: list[RawAccess], subs: list) -> bool:
+        """`s[i] = s[i-1] + a[i]`: one write and one read of the same array in one
+        assignment, the read taking what an earlier iteration wrote (flow only)."""
+        if len(group) != 2 or {a.mode for a in group} != {"write", "read"}:
+            return False
+        w, r = sorted(group, key=lambda a: a.mode != "write")
+        statement = next((u for u in self.updates if u.target == norm(w.text)
+                          and u.start <= w.start < u.end), None)
+        if statement is None or not statement.start <= r.start < statement.end:
+            return False
+        ws, rs = self.nest.info[id(w)][0], self.nest.info[id(r)][0]
+        if any(dict(a.terms) != dict(b.terms) for a, b in zip(ws, rs, strict=True)):
+            return False
+        write, read = self.nest.instance(w), self.nest.instance(r)
+        return carried(write, read, self.level) and not carried(read, write, self.level)

@@ -1,0 +1,126 @@
+"""Data regions: which elements of each array a loop nest touches, as C expressions.
+
+The first and last flat index come from isl (lexicographic minimum and maximum of the
+index tuples every access touches over its iteration domain), so triangular loops,
+strides and offsets are exact. They are written in terms of what is visible at the
+loop: parameters, globals and constants. Fixed-size objects are copied whole."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import islpy as isl
+from cudaify.frontend.affine import add, const, mul, poly_of_affine, to_affine
+from cudaify.frontend.dependence import Instance, Space, image, pw_aff_to_c
+from cudaify.frontend.facts import Affine, ArrayData
+
+
+@dataclass(frozen=True)
+class ArrayUse:
+    """What the nest does with one array."""
+
+    name: str
+    elem_type: str
+    kind: str
+    dim_sizes: tuple[int | None, ...]  # declared sizes of every dimension
+    inner_dims: tuple[str, ...]  # spelled sizes of the inner dimensions, as indexed
+    instances: tuple[Instance, ...]
+    readable: bool  # every access has affine subscripts and affine loop bounds
+    access: str  # read | write | readwrite
+
+
+def array_data(use: ArrayUse) -> ArrayData:
+    first, count, whole = extent(use)
+    multi = len(use.dim_sizes) > 1
+    return ArrayData(
+        name=use.name, elem_type=use.elem_type, count=count, first=first, access=use.access,
+        dims=use.inner_dims if multi else (), kind=use.kind, whole=whole,
+    )
+
+
+def extent(use: ArrayUse) -> tuple[str, str | None, bool]:
+    """(first flat index, element count, whole object) of what the nest touches."""
+    if use.kind == "vector":
+        return "0", f"{use.name}.size()", True
+    fixed = all(s is not None and s > 0 for s in use.dim_sizes)
+    if use.dim_sizes and fixed and use.kind != "unknown":
+        return "0", str(math.prod(s for s in use.dim_sizes if s is not None)), True
+    if not use.readable or not use.instances:
+        return "0", None, False
+    try:
+        return _bounded(use)
+    except (isl.Error, ValueError):
+        return "0", None, False
+
+
+def _bounded(use: ArrayUse) -> tuple[str, str | None, bool]:
+    space = Space()
+    strides = _numeric_strides(use)
+    if strides is not None:
+        flat = None
+        for inst in use.instances:
+            index = _flatten(inst.subscripts, strides)
+            img = image(inst.chain, (index,), space)
+            flat = img if flat is None else flat.union(img)
+        assert flat is not None
+        context = flat.params()
+        low, high = flat.dim_min(0), flat.dim_max(0)
+        count = high.sub(low).add_constant_val(isl.Val(1))
+        return pw_aff_to_c(low, context, space), pw_aff_to_c(count, context, space), False
+    return _symbolic(use, space)
+
+
+def _numeric_strides(use: ArrayUse) -> tuple[int, ...] | None:
+    """Row-major strides when every inner dimension has a known size."""
+    inner = use.dim_sizes[1:] if len(use.dim_sizes) > 1 else ()
+    if len(use.instances[0].subscripts) != len(inner) + 1:
+        return None
+    if any(s is None for s in inner):
+        return None
+    strides = [1]
+    for size in reversed(inner):
+        assert size is not None
+        strides.insert(0, strides[0] * size)
+    return tuple(strides)
+
+
+def _flatten(subscripts: tuple[Affine | None, ...], strides: tuple[int, ...]) -> Affine:
+    total = const(0)
+    for sub, stride in zip(subscripts, strides, strict=True):
+        assert sub is not None
+        scaled = mul(poly_of_affine(sub), const(stride))
+        assert scaled is not None
+        total = add(total, scaled)
+    flat = to_affine(total, "")
+    assert flat is not None
+    return flat
+
+
+def _symbolic(use: ArrayUse, space: Space) -> tuple[str, str | None, bool]:
+    """Inner sizes known only by name (`A[i*n + j]`, VLA parameters): the flat index of
+    the lexicographic extremes, row * n + column, is exact while columns stay in range."""
+    dims = len(use.instances[0].subscripts)
+    if len(use.inner_dims) != dims - 1 or "?" in use.inner_dims:
+        return "0", None, False
+    union = None
+    for inst in use.instances:
+        img = image(inst.chain, tuple(s for s in inst.subscripts if s is not None), space)
+        union = img if union is None else union.union(img)
+    assert union is not None
+    context = union.params()
+    low, high = union.lexmin_pw_multi_aff(), union.lexmax_pw_multi_aff()
+    low_parts = [pw_aff_to_c(low.get_pw_aff(k), context, space) for k in range(dims)]
+    high_parts = [pw_aff_to_c(high.get_pw_aff(k), context, space) for k in range(dims)]
+    first = _flat_text(low_parts, use.inner_dims)
+    last = _flat_text(high_parts, use.inner_dims)
+    count = f"{last} + 1" if first == "0" else f"({last}) - ({first}) + 1"
+    return first, count, False
+
+
+def _flat_text(parts: list[str], inner: tuple[str, ...]) -> str:
+    text = parts[0]
+    for part, size in zip(parts[1:], inner, strict=True):
+        size_text = size if size.replace("_", "a").isalnum() else f"({size})"
+        text = f"({text}) * {size_text} + {part}" if text != "0" else part
+    return text
