@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 from cudaify.frontend import parse as parse_module
 from cudaify.frontend.access import RawAccess, Walk, norm, walk_function
-from cudaify.frontend.affine import Poly, const, delinearize, symbol, to_affine, to_poly
+from cudaify.frontend.affine import (
+    Poly,
+    const,
+    delinearize,
+    poly_text,
+    symbol,
+    to_affine,
+    to_poly,
+)
 from cudaify.frontend.callgraph import call_kind, estimate_calls, pure_functions
 from cudaify.frontend.dependence import (
     Bound,
@@ -219,7 +227,7 @@ class FunctionAnalysis:
         if split is None:
             return affine, None
         row, column, n = split
-        row_aff, col_aff = to_affine(row, texts[0]), to_affine(column, texts[0])
+        row_aff, col_aff = to_affine(row, poly_text(row)), to_affine(column, poly_text(column))
         if row_aff is None or col_aff is None:
             return affine, None
         bounds = tuple(self.bound(root, node) for node in chain)

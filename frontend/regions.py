@@ -11,7 +11,16 @@ import math
 from dataclasses import dataclass
 
 import islpy as isl
-from cudaify.frontend.affine import add, const, mul, poly_of_affine, to_affine
+from cudaify.frontend.affine import (
+    Poly,
+    add,
+    const,
+    mul,
+    poly_of_affine,
+    poly_text,
+    symbol,
+    to_affine,
+)
 from cudaify.frontend.dependence import Instance, Space, image, pw_aff_to_c
 from cudaify.frontend.facts import Affine, ArrayData
 
@@ -110,12 +119,56 @@ def _symbolic(use: ArrayUse, space: Space) -> tuple[str, str | None, bool]:
     assert union is not None
     context = union.params()
     low, high = union.lexmin_pw_multi_aff(), union.lexmax_pw_multi_aff()
-    low_parts = [pw_aff_to_c(low.get_pw_aff(k), context, space) for k in range(dims)]
-    high_parts = [pw_aff_to_c(high.get_pw_aff(k), context, space) for k in range(dims)]
+    lows = [low.get_pw_aff(k) for k in range(dims)]
+    highs = [high.get_pw_aff(k) for k in range(dims)]
+    exact = _flat_poly(lows, use.inner_dims, space), _flat_poly(highs, use.inner_dims, space)
+    if exact[0] is not None and exact[1] is not None:
+        count = add(add(exact[1], exact[0], -1), const(1))
+        return poly_text(exact[0]), poly_text(count), False
+    low_parts = [pw_aff_to_c(pa, context, space) for pa in lows]
+    high_parts = [pw_aff_to_c(pa, context, space) for pa in highs]
     first = _flat_text(low_parts, use.inner_dims)
     last = _flat_text(high_parts, use.inner_dims)
     count = f"{last} + 1" if first == "0" else f"({last}) - ({first}) + 1"
     return first, count, False
+
+
+def _flat_poly(parts: list[isl.PwAff], inner: tuple[str, ...], space: Space) -> Poly | None:
+    """row * n + column as a polynomial when every part is one plain affine piece."""
+    total: Poly | None = None
+    for part, size in zip(parts, (None, *inner), strict=True):
+        poly = _single_piece(part, space)
+        if poly is None:
+            return None
+        if total is None:
+            total = poly
+            continue
+        scaled = mul(total, symbol(size) if not size.lstrip("-").isdigit() else const(int(size)))
+        if scaled is None:
+            return None
+        total = add(scaled, poly)
+    return total
+
+
+def _single_piece(pa: isl.PwAff, space: Space) -> Poly | None:
+    pieces = pa.get_pieces()
+    if len(pieces) != 1:
+        return None
+    aff = pieces[0][1]
+    if aff.dim(isl.dim_type.div) != 0:
+        return None
+    value = aff.get_constant_val()
+    if not value.is_int():
+        return None
+    poly = const(int(value.to_python()))
+    for k in range(aff.dim(isl.dim_type.param)):
+        coeff = aff.get_coefficient_val(isl.dim_type.param, k)
+        if not coeff.is_int():
+            return None
+        if coeff.to_python():
+            name = space.c_name(aff.get_dim_name(isl.dim_type.param, k))
+            poly = add(poly, {(name,): int(coeff.to_python())})
+    return poly
 
 
 def _flat_text(parts: list[str], inner: tuple[str, ...]) -> str:
