@@ -8,7 +8,6 @@ import os
 import tempfile
 
 import pytest
-
 from cudaify.backend import toolchain
 from cudaify.frontend.analyze import analyze
 
