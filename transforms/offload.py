@@ -123,6 +123,7 @@ class NestPlan:
     body: str  # the statements of the innermost mapped loop's body, as in the source
     indent: str  # indentation of the nest's `for` line
     body_indent: str  # indentation of the body's first statement in the source
+    end: int  # byte after the nest (tree-sitter's: libclang's extent omits a final `;`)
 
 
 class Offload(Method):
@@ -199,6 +200,8 @@ def _plans(variant: Variant, program: Program) -> tuple[list[NestPlan], list[str
                 plans.append(_plan(program, function, root, tree, source, taken))
             except _Refuse as refusal:
                 reasons.append(_where(program, function, root, str(refusal)))
+    # main's loops always stay on the host: its reasons are the least informative
+    reasons.sort(key=lambda reason: "in 'main'" in reason)
     return _without_helper_hosts(plans, program, reasons)
 
 
@@ -255,6 +258,7 @@ def _plan(
         body=_statements(body, source),
         indent=_line_indent(source, root.span.start),
         body_indent=_line_indent(source, _first_statement(body).start_byte),
+        end=nest.end_byte,
     )
 
 
@@ -529,22 +533,33 @@ def emit(program: Program, plans: list[NestPlan]) -> str:
     first = True
     for name, group in by_function.items():
         kernels = "".join(kernel_text(plan) for plan in group)
-        at = _definition_line_start(source, group[0].function.span.start)
+        at = _kernel_position(tree, source, group[0].function.span.start)
         text = (PRELUDE if first else "") + kernels
         first = False
         edits.append(Edit(at, at, text, f"kernels of {name}"))
         for plan in group:
-            span = plan.root.span
-            edits.append(Edit(span.start, span.end, host_text(plan), f"offload {name}"))
+            start = plan.root.span.start
+            edits.append(Edit(start, plan.end, host_text(plan), f"offload {name}"))
     helpers = dict.fromkeys(h for plan in plans for h in plan.helpers)
     for helper in helpers:
         edits.extend(_device_edits(helper, tree, source))
     return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
-def _definition_line_start(source: bytes, offset: int) -> int:
-    line_start = source.rfind(b"\n", 0, offset) + 1
-    return line_start if not source[line_start:offset].strip() else offset
+def _kernel_position(tree: Tree, source: bytes, offset: int) -> int:
+    """Where the kernels of the function defined at `offset` go: before the comment
+    that documents the function, so the comment stays with it."""
+    start = offset
+    node = cs.node_at(tree, offset, "function_definition")
+    previous = node.prev_sibling if node is not None else None
+    while previous is not None and previous.type == "comment":
+        between = source[previous.end_byte : start]
+        if between.strip() or between.count(b"\n") > 1:
+            break
+        start = previous.start_byte
+        previous = previous.prev_sibling
+    line_start = source.rfind(b"\n", 0, start) + 1
+    return line_start if not source[line_start:start].strip() else start
 
 
 def _device_edits(name: str, tree: Tree, source: bytes) -> list[Edit]:

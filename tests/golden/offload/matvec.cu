@@ -1,0 +1,102 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of matvec() (line 8): one thread per iteration. */
+__global__ void matvec_kernel(float *A, float *x, float *y, int n, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        float sum = 0.0f;
+        for (int j = 0; j < n; j++)
+            sum += A[i * n + j] * x[j];
+        y[i] = sum;
+    }
+}
+
+/* y = A x for a row-major n x n matrix: one thread per row, the dot product stays
+   sequential inside the thread */
+void matvec(int n, const float *A, const float *x, float *y)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as matvec_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_A = NULL;
+            float *d_x = NULL;
+            float *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(n*n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(n*n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            matvec_kernel<<<grid, block>>>(d_A, d_x, d_y, n, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_A));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 1500;
+    float *A = (float *)malloc((size_t)n * n * sizeof(float));
+    float *x = (float *)malloc(n * sizeof(float));
+    float *y = (float *)malloc(n * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        x[i] = (i % 10) * 0.1f;
+        for (int j = 0; j < n; j++)
+            A[i * n + j] = ((i + 2 * j) % 17) * 0.01f;
+    }
+    matvec(n, A, x, y);
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += y[i];
+    printf("y[0]=%.4f y[n-1]=%.4f sum=%.6e\n", y[0], y[n - 1], sum);
+    free(A);
+    free(x);
+    free(y);
+    return 0;
+}

@@ -1,0 +1,89 @@
+#include <stdio.h>
+
+#define SIZE 200000
+
+double bias = 0.5;
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'k' of update() (line 13): one thread per iteration. */
+__global__ void update_kernel(double *v, long lo, double gain, double offset, double bias, long long trips_k)
+{
+    for (long long t_k = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_k < trips_k;
+         t_k += (long long)blockDim.x * gridDim.x) {
+        long k = (long)(lo + t_k * 2);
+        v[k] = gain * v[k] + offset - bias;
+    }
+}
+
+/* Every other element from `lo` on, with scalars from a parameter, a local and a global;
+   the loop variable is declared before the loop and read after it. */
+int update(long lo, long hi, double gain, double *v)
+{
+    long k;
+    double offset = gain * 2.0;
+    {
+        /* cudaify: this loop nest runs on the GPU as update_kernel */
+        const long long trips_k = cudaify_trips(lo, hi, 2, 0);
+        if (trips_k > 0) {
+            double *d_v = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(((((((-lo) + hi) % 2) - lo) + hi) - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v, v + (lo), (size_t)(((((((-lo) + hi) % 2) - lo) + hi) - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_k, 256, 2147483647u));
+            update_kernel<<<grid, block>>>(d_v - (lo), lo, gain, offset, bias, trips_k);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(v + (lo), d_v, (size_t)(((((((-lo) + hi) % 2) - lo) + hi) - 1)) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_v));
+        }
+        k = (long)(lo + trips_k * 2);
+    }
+    return (int)k;
+}
+
+int main(void)
+{
+    static double v[SIZE];
+    for (int i = 0; i < SIZE; i++)
+        v[i] = i % 13;
+    int end = update(3, SIZE - 1, 1.5, v);
+    double sum = 0.0;
+    for (int i = 0; i < SIZE; i++)
+        sum += v[i] * (i % 5);
+    printf("end=%d v[2]=%.2f v[3]=%.2f v[5]=%.2f sum=%.6e\n", end, v[2], v[3], v[5], sum);
+    return 0;
+}
