@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
-from cudaify.frontend.edits import Edit, apply_edits, sorted_edits
+from cudaify.frontend.edits import Edit, apply_edits, shifted_offset, sorted_edits
 from cudaify.frontend.parse import Parsed
 
 CK = ci.CursorKind
@@ -97,6 +97,10 @@ class CxxSource:
     edits: tuple[Edit, ...]
     renamed: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    def offset(self, source_offset: int) -> int:
+        """The byte offset in `text` of a byte offset in the original source."""
+        return shifted_offset(self.edits, source_offset)
 
 
 class _Unsupported(Exception):
@@ -276,6 +280,8 @@ def _inside_expansion(node: _Node) -> bool:
 
 def _macro_problem(unit: _Unit, job: _Job) -> str | None:
     """Text produced by a macro expansion cannot be edited where it is used."""
+    if job.node is not None and job.node.start >= job.node.end:
+        return "it is spelled inside a macro argument"  # libclang gives it no range
     for start, end in unit.macro_uses:
         whole_use = (job.start, job.end) == (start, end)
         if whole_use and job.node is not None and _inside_expansion(job.node):
@@ -293,12 +299,12 @@ def _macro_problem(unit: _Unit, job: _Job) -> str | None:
 def _token_edits(unit: _Unit) -> tuple[dict[str, str], list[Edit]]:
     identifiers = [t for t in unit.tokens if t.kind == ci.TokenKind.IDENTIFIER]
     taken = {t.spelling for t in identifiers} | _visible_names(unit)
-    declared_here = {n.cursor.spelling for n in unit.walk() if n.kind.is_declaration()}
-    declared_here |= _main_macros(unit)
+    # Only file-scope names collide with the CUDA headers; locals merely shadow them.
+    file_scope = {n.cursor.spelling for n in unit.roots if n.kind.is_declaration()}
     renamed: dict[str, str] = {}
     for name in sorted({t.spelling for t in identifiers}):
         keyword = name in CXX_KEYWORDS and name not in unit.header_macros
-        reserved = name in CUDA_RESERVED and name in declared_here
+        reserved = name in CUDA_RESERVED and name in file_scope
         if keyword or reserved:
             renamed[name] = _fresh(name, taken)
             taken.add(renamed[name])
@@ -322,15 +328,6 @@ def _visible_names(unit: _Unit) -> set[str]:
     names = set(unit.header_macros)
     for cursor in unit.parsed.tu.cursor.get_children():
         if cursor.spelling:
-            names.add(cursor.spelling)
-    return names
-
-
-def _main_macros(unit: _Unit) -> set[str]:
-    names = set()
-    for cursor in unit.parsed.tu.cursor.get_children():
-        file = cursor.location.file
-        if cursor.kind == CK.MACRO_DEFINITION and file and file.name == unit.parsed.path:
             names.add(cursor.spelling)
     return names
 

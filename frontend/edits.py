@@ -54,3 +54,17 @@ def apply_edits(source: bytes, edits: Iterable[Edit]) -> bytes:
         position = edit.end
     pieces.append(source[position:])
     return b"".join(pieces)
+
+
+def shifted_offset(edits: Iterable[Edit], offset: int) -> int:
+    """Where byte `offset` of the source lands after the edits. An offset inside a
+    replaced range, or at an insertion, maps to the start of the new text, so a span
+    that starts there takes in a cast inserted in front of it."""
+    moved = offset
+    for edit in sorted_edits(edits):
+        if edit.start >= offset:
+            break
+        if edit.end > offset:
+            return moved - (offset - edit.start)
+        moved += len(edit.text.encode("utf-8", errors="surrogateescape")) - (edit.end - edit.start)
+    return moved

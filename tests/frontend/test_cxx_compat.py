@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cudaify.backend import toolchain
 from cudaify.frontend.cxx_compat import to_cxx
-from cudaify.frontend.edits import Edit, OverlappingEdits, apply_edits
+from cudaify.frontend.edits import Edit, OverlappingEdits, apply_edits, shifted_offset
 from cudaify.frontend.parse import parse
 
 from cudaify.errors import SourceError
@@ -196,3 +196,34 @@ def test_apply_edits_rejects_overlaps() -> None:
     with pytest.raises(OverlappingEdits):
         apply_edits(b"abcdef", [Edit(1, 1, "x", "one"), Edit(1, 1, "y", "two")])
     assert apply_edits(b"abcdef", [Edit(1, 1, "x", "one"), Edit(1, 2, "y", "two")]) == b"axycdef"
+
+
+def test_shifted_offset_follows_the_edits() -> None:
+    edits = [Edit(4, 5, "xyz", "grow"), Edit(8, 8, "(int)", "insert")]
+    source = b"int a = b;"
+    result = apply_edits(source, edits)
+    assert result == b"int xyz = (int)b;"
+    assert result[shifted_offset(edits, 0) :].startswith(b"int")
+    assert result[shifted_offset(edits, 6) :].startswith(b"= ")
+    assert result[shifted_offset(edits, 8) :].startswith(b"(int)b")  # insertion goes before
+    assert result[shifted_offset(edits, 9) :] == b";"
+    assert shifted_offset(edits, 4) == 4  # the start of a replaced range
+
+
+def test_offsets_of_declarations_map_into_the_rewritten_text(tmp_path: Path) -> None:
+    source = "#include <stdlib.h>\nint main(void) { int *p = malloc(4); int new = 1; free(p);"
+    source += " return new - 1; }\n"
+    result = _rewrite(tmp_path, source)
+    where = source.index("free(p)")
+    assert result.text.encode()[result.offset(where) :].startswith(b"free(p)")
+
+
+def test_a_macro_use_that_is_the_whole_expression_is_cast_around(tmp_path: Path) -> None:
+    source = (
+        "#include <stdlib.h>\n"
+        "#define PICK(c, x) ((c) ? (x) : 0)\n"
+        "int *f(int k) { return PICK(k, malloc(4)); }\n"
+    )
+    result = _rewrite(tmp_path, source)
+    assert result.text.endswith("{ return (int *)(PICK(k, malloc(4))); }\n")
+    assert result.notes == ()
