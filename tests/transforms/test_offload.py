@@ -157,8 +157,8 @@ REFUSALS = {
         "show",
     ),
     "dependence": (
-        "/* x[i] = x[i + 1] */\nvoid shift(int n, double *x)\n{\n    for (int i = 0; i < n - 1; i++)\n"
-        "        x[i] = x[i + 1];\n}\n",
+        "/* x[i] = x[i + 1] */\nvoid shift(int n, double *x)\n{\n"
+        "    for (int i = 0; i < n - 1; i++)\n        x[i] = x[i + 1];\n}\n",
         "shift",
     ),
     "main_only": (
