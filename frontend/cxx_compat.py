@@ -255,6 +255,15 @@ def _fixed(text: str) -> Callable[[Render], str]:
     return lambda _render: text
 
 
+def _refuse(why: str) -> Callable[[Render], str]:
+    """A job for a use that cannot be rewritten: it only leaves a note."""
+
+    def build(_render: Render) -> str:
+        raise _Unsupported(why)
+
+    return build
+
+
 @dataclass(frozen=True)
 class _Job:
     """A replacement of [start, end) whose text is built from rendered sub-ranges."""
@@ -522,13 +531,15 @@ def _compound_job(unit: _Unit, node: _Node) -> _Job:
 
 @dataclass(frozen=True)
 class _ArrayParam:
-    """An array parameter as written: `spec name[b0][b1]...` with bracket contents."""
+    """An array parameter as written, `spec name[b0][b1]...` or `spec (*name)[b1]...`,
+    with the byte ranges of each dimension (b0 is empty for the pointer form)."""
 
     node: _Node
     name: str
+    name_range: tuple[int, int] | None  # None for an unnamed parameter
     spec: tuple[int, int]  # byte range of the declaration specifiers (and any `*`)
-    brackets: tuple[tuple[int, int], ...]  # byte ranges of each bracket's contents
-    qualifiers: tuple[str, ...]  # type qualifiers written in the first bracket
+    brackets: tuple[tuple[int, int], ...]  # byte ranges of each dimension's contents
+    qualifiers: tuple[str, ...]  # type qualifiers of the outer pointer
     variable: bool  # some dimension is not a constant
 
 
@@ -555,6 +566,8 @@ def _vla_jobs(unit: _Unit) -> Iterator[_Job]:
 
 def _array_param(unit: _Unit, param: _Node) -> _ArrayParam | None:
     type_ = param.cursor.type
+    if type_.kind == TK.POINTER and _has_vla(type_):
+        return _pointer_to_vla_param(unit, param)
     if type_.kind not in ARRAY_KINDS:
         return None
     tokens = unit.tokens_in(param.start, param.end)
@@ -563,6 +576,7 @@ def _array_param(unit: _Unit, param: _Node) -> _ArrayParam | None:
         return None
     name = param.cursor.spelling
     named = first > 0 and tokens[first - 1].spelling == name and name != ""
+    name_range = _token_range(tokens[first - 1]) if named else None
     spec_end = tokens[first - 1 if named else first].extent.start.offset
     brackets = _bracket_ranges(tokens[first:])
     words = [t.spelling for t in unit.tokens_in(*brackets[0])]
@@ -570,7 +584,34 @@ def _array_param(unit: _Unit, param: _Node) -> _ArrayParam | None:
     variable = _has_vla(type_)
     if not variable and not qualifiers and "static" not in words:
         return None  # an ordinary array parameter is valid C++
-    return _ArrayParam(param, name, (param.start, spec_end), brackets, qualifiers, variable)
+    spec = (param.start, spec_end)
+    return _ArrayParam(param, name, name_range, spec, brackets, qualifiers, variable)
+
+
+def _pointer_to_vla_param(unit: _Unit, param: _Node) -> _ArrayParam | None:
+    """`double (*a)[n]`: a pointer to rows of a VLA, the same as `double a[][n]`."""
+    tokens = unit.tokens_in(param.start, param.end)
+    words = [t.spelling for t in tokens]
+    if "(" not in words or ")" not in words:
+        return None
+    opened, closed = words.index("("), words.index(")")
+    inside = words[opened + 1 : closed]
+    name = param.cursor.spelling
+    if inside[:1] != ["*"] or any(w not in QUALIFIER_WORDS for w in inside[1:] if w != name):
+        return None
+    named = bool(name) and inside[-1:] == [name]
+    name_range = _token_range(tokens[closed - 1]) if named else None
+    brackets = _bracket_ranges(tokens[closed + 1 :])
+    if not brackets:
+        return None
+    qualifiers = tuple(QUALIFIER_WORDS[w] for w in inside[1:] if w in QUALIFIER_WORDS)
+    spec = (param.start, tokens[opened].extent.start.offset)
+    outer = (tokens[opened].extent.start.offset,) * 2  # the pointer level has no size
+    return _ArrayParam(param, name, name_range, spec, (outer, *brackets), qualifiers, True)
+
+
+def _token_range(token: ci.Token) -> tuple[int, int]:
+    return token.extent.start.offset, token.extent.end.offset
 
 
 def _bracket_ranges(tokens: list[ci.Token]) -> tuple[tuple[int, int], ...]:
@@ -594,7 +635,7 @@ def _bracket_ranges(tokens: list[ci.Token]) -> tuple[tuple[int, int], ...]:
 def _param_job(unit: _Unit, array: _ArrayParam) -> _Job:
     def build(render: Render) -> str:
         spec = render(*array.spec).strip()
-        name = render(*_name_range(unit, array)) if array.name else ""
+        name = render(*array.name_range) if array.name_range else ""
         declarator = " ".join(word for word in (*array.qualifiers, name) if word)
         if array.variable or len(array.brackets) == 1:
             return f"{spec} *{declarator}"
@@ -606,12 +647,6 @@ def _param_job(unit: _Unit, array: _ArrayParam) -> _Job:
     return _Job(array.node.start, array.node.end, build, reason, priority=0)
 
 
-def _name_range(unit: _Unit, array: _ArrayParam) -> tuple[int, int]:
-    first_bracket = array.brackets[0][0] - 1
-    token = unit.tokens_in(array.spec[1], first_bracket)[0]
-    return token.extent.start.offset, token.extent.end.offset
-
-
 def _subscript_jobs(unit: _Unit, function: _Node, array: _ArrayParam) -> Iterator[_Job]:
     rank = len(array.brackets)
     param = array.node.cursor
@@ -621,6 +656,11 @@ def _subscript_jobs(unit: _Unit, function: _Node, array: _ArrayParam) -> Iterato
         chain = _subscript_chain(node, rank)
         if chain and rank > 1:
             yield _linearize_job(node, chain, array)
+        elif rank > 1 and not chain and not _passed_as_is(node):
+            # `a + 1` or `*a` step over whole rows in C; on the flat pointer they would
+            # step over elements, so this use cannot stay as written.
+            reason = f"'{array.name}' used as a pointer to rows"
+            yield _Job(node.start, node.end, _refuse("no flat equivalent"), reason, node=node)
 
 
 def _descendants(node: _Node) -> Iterator[_Node]:
@@ -629,6 +669,22 @@ def _descendants(node: _Node) -> Iterator[_Node]:
         current = stack.pop()
         yield current
         stack.extend(current.children)
+
+
+def _passed_as_is(ref: _Node) -> bool:
+    """A use that means the same on the flat pointer: a call argument, or sizeof."""
+    current = ref
+    while current.parent is not None and current.parent.kind in (
+        CK.UNEXPOSED_EXPR,
+        CK.PAREN_EXPR,
+    ):
+        current = current.parent
+    parent = current.parent
+    if parent is None:
+        return False
+    if parent.kind == CK.CALL_EXPR:
+        return parent.children.index(current) > 0
+    return parent.kind == CK.CXX_UNARY_EXPR
 
 
 def _subscript_chain(ref: _Node, rank: int) -> list[_Node]:

@@ -108,6 +108,16 @@ def test_vla_parameter_becomes_flat_pointer_with_linear_subscripts(tmp_path: Pat
     )
 
 
+def test_row_pointer_arithmetic_on_a_vla_parameter_is_left_with_a_note(tmp_path: Path) -> None:
+    source = "double f(int n, double a[n][n]) {\n  return (*(a + 1))[0] + a[0][1];\n}\n"
+    result = _rewrite(tmp_path, source)
+    assert "a[(0) * (n) + (1)]" in result.text
+    assert result.notes == (
+        f"{tmp_path / 'input.c'}:2:13: 'a' used as a pointer to rows left as is: "
+        "no flat equivalent",
+    )
+
+
 def test_designators_become_positional_and_in_order_ones_stay(tmp_path: Path) -> None:
     source = (
         "struct P { int x; int y; int z; };\n"

@@ -36,6 +36,16 @@ static int cube(int p, int q, int r, int t[p][q][r]) {
     return t[p - 1][q - 1][r - 1] + t[1][0][1];
 }
 
+static double rows(int n, int m, double (*restrict a)[m]) { /* pointer to VLA rows */
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++)
+            s += a[i][j] * (j + 1);
+    return s + (double)sizeof a;
+}
+
+static double last(int n, int m, double a[][m]) { return a[n - 1][m - 1] + rows(n, m, a); }
+
 static int first(int n, int v[n]) { return v[0] + v[n - 1]; }
 
 static int fixed(int v[static 4], int w[restrict 2][3]) { return v[3] + w[1][2]; }
@@ -53,6 +63,6 @@ int main(void) {
     int n = 3;
     double local[n][n]; /* a local VLA is fine in nvcc and stays */
     fill(n, n, local);
-    printf("%.1f\n", local[2][2]);
+    printf("%.1f %.1f %.1f\n", local[2][2], rows(n, n, local), last(3, 4, a));
     return 0;
 }
