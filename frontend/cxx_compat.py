@@ -310,9 +310,12 @@ def _token_edits(unit: _Unit) -> tuple[dict[str, str], list[Edit]]:
     taken = {t.spelling for t in identifiers} | _visible_names(unit)
     # Only file-scope names collide with the CUDA headers; locals merely shadow them.
     file_scope = {n.cursor.spelling for n in unit.roots if n.kind.is_declaration()}
+    # A keyword the headers define (bool from stdbool.h, wchar_t from stddef.h) means
+    # in C what the C++ keyword means: keep it.
+    from_headers = unit.header_macros | _header_names(unit)
     renamed: dict[str, str] = {}
     for name in sorted({t.spelling for t in identifiers}):
-        keyword = name in CXX_KEYWORDS and name not in unit.header_macros
+        keyword = name in CXX_KEYWORDS and name not in from_headers
         reserved = name in CUDA_RESERVED and name in file_scope
         if keyword or reserved:
             renamed[name] = _fresh(name, taken)
@@ -330,6 +333,15 @@ def _token_edits(unit: _Unit) -> tuple[dict[str, str], list[Edit]]:
                      C11_KEYWORDS[token.spelling], f"C keyword '{token.spelling}'")
             )  # fmt: skip
     return renamed, edits
+
+
+def _header_names(unit: _Unit) -> set[str]:
+    names = set()
+    for cursor in unit.parsed.tu.cursor.get_children():
+        file = cursor.location.file
+        if cursor.spelling and file is not None and file.name != unit.parsed.path:
+            names.add(cursor.spelling)
+    return names
 
 
 def _visible_names(unit: _Unit) -> set[str]:
@@ -359,8 +371,15 @@ def _cast_jobs(unit: _Unit) -> Iterator[_Job]:
             continue
         child = node.children[0]
         target, source = node.cursor.type, child.cursor.type
+        if _is_null_macro(unit, child):
+            continue  # C++'s NULL converts to any pointer already
         if _is_pointer_conversion_cxx_rejects(target, source) or _is_int_to_enum(target, child):
             yield _cast_job(unit, node, child)
+
+
+def _is_null_macro(unit: _Unit, node: _Node) -> bool:
+    words = [t.spelling for t in unit.tokens_in(node.start, node.end)]
+    return [w for w in words if w not in "()"] == ["NULL"]
 
 
 def _is_pointer_conversion_cxx_rejects(target: ci.Type, source: ci.Type) -> bool:
@@ -1186,7 +1205,7 @@ def _declare(type_: ci.Type, name: str) -> str:
     for marker in ("(*)", "(&)"):
         if marker in spelled:
             return spelled.replace(marker, f"({marker[1]}{name})", 1)
-    return f"{spelled} {name}"
+    return f"{spelled}{name}" if spelled.endswith("*") else f"{spelled} {name}"
 
 
 def _tentative_jobs(unit: _Unit) -> Iterator[_Job]:

@@ -150,6 +150,19 @@ def test_bool_from_stdbool_is_not_renamed(tmp_path: Path) -> None:
     assert result.text == source
 
 
+def test_keywords_typedefed_by_headers_are_not_renamed(tmp_path: Path) -> None:
+    source = "#include <stddef.h>\nint f(void) { wchar_t w = 65; int new = w; return new; }\n"
+    result = _rewrite(tmp_path, source)
+    assert result.renamed == {"new": "new_"}
+    assert "wchar_t w = 65; int new_ = w; return new_;" in result.text
+
+
+def test_null_needs_no_cast_but_a_void_pointer_zero_does(tmp_path: Path) -> None:
+    source = "#include <stddef.h>\nint *f(int k) { int *p = NULL; return k ? p : (void *)0; }\n"
+    result = _rewrite(tmp_path, source)
+    assert "int *p = NULL; return k ? p : (int *)((void *)0);" in result.text
+
+
 def test_int_to_enum_gets_a_cast_but_enumerators_do_not(tmp_path: Path) -> None:
     source = "enum E { A, B };\nenum E f(int k) { enum E e = A; e = k; return e; }\n"
     result = _rewrite(tmp_path, source)
@@ -161,7 +174,7 @@ def test_int_to_enum_gets_a_cast_but_enumerators_do_not(tmp_path: Path) -> None:
 def test_knr_definition_and_unprototyped_declaration(tmp_path: Path) -> None:
     source = "int f();\nint f(a, p) int a; char *p; { return a + *p; }\n"
     result = _rewrite(tmp_path, source)
-    assert result.text == "int f(int a, char * p);\nint f(int a, char * p) { return a + *p; }\n"
+    assert result.text == "int f(int a, char *p);\nint f(int a, char *p) { return a + *p; }\n"
 
 
 def test_cast_inside_a_macro_expansion_is_left_with_a_note(tmp_path: Path) -> None:
