@@ -15,7 +15,11 @@ from cudaify.frontend.loops import (
     Source,
     binary_operator,
     canonical_header,
+    end_of,
     for_parts,
+    index_tree,
+    kids,
+    start_of,
     unary_operator,
     unwrap,
 )
@@ -156,6 +160,7 @@ class Walker:
         self.out = Walk()
         self.stack: list[LoopNode] = []
         self.breakables: list[object] = []
+        self.decls: dict[int, tuple[str, int, bool, bool, str] | None] = {}
 
     # statements -------------------------------------------------------------------
     def statement(self, cursor: ci.Cursor) -> None:
@@ -168,15 +173,15 @@ class Walker:
             self.breakables.pop()
         elif kind == CK.BREAK_STMT:
             target = self.breakables[-1] if self.breakables else None
-            self.out.jumps.append(Jump("break", cursor.extent.start.offset, target))
+            self.out.jumps.append(Jump("break", start_of(cursor), target))
         elif kind == CK.CONTINUE_STMT:
-            self.out.jumps.append(Jump("continue", cursor.extent.start.offset, None))
+            self.out.jumps.append(Jump("continue", start_of(cursor), None))
         elif kind in (CK.RETURN_STMT, CK.GOTO_STMT, CK.INDIRECT_GOTO_STMT):
             word = "return" if kind == CK.RETURN_STMT else "goto"
-            self.out.jumps.append(Jump(word, cursor.extent.start.offset, None))
+            self.out.jumps.append(Jump(word, start_of(cursor), None))
             self.children(cursor)
         elif kind == CK.DECL_STMT:
-            for decl in cursor.get_children():
+            for decl in kids(cursor):
                 self.declaration(decl)
         elif kind == CK.IF_STMT:
             self.if_assign(cursor)
@@ -187,7 +192,7 @@ class Walker:
             self.children(cursor)
 
     def children(self, cursor: ci.Cursor) -> None:
-        for child in cursor.get_children():
+        for child in kids(cursor):
             self.out.parents[child.hash] = cursor
             if child.kind.is_expression():
                 self.expression(child, "read")
@@ -198,15 +203,15 @@ class Walker:
         if decl.kind != CK.VAR_DECL:
             return
         is_static = decl.storage_class == ci.StorageClass.STATIC
-        self.out.decls.append(Decl(decl.spelling, decl.hash, decl.extent.start.offset,
+        self.out.decls.append(Decl(decl.spelling, decl.hash, start_of(decl),
                                    is_static, decl))
-        for child in decl.get_children():
+        for child in kids(decl):
             if child.kind.is_expression():
                 self.expression(child, "read")
 
     def loop(self, cursor: ci.Cursor) -> None:
         header = canonical_header(self.src, cursor) if cursor.kind == CK.FOR_STMT else None
-        body = list(cursor.get_children())
+        body = kids(cursor)
         if cursor.kind == CK.FOR_STMT:
             parts = for_parts(self.src, cursor)
             body_cursor = parts.body if parts else (body[-1] if body else cursor)
@@ -214,12 +219,12 @@ class Walker:
             body_cursor = body[-1] if body else cursor
         else:
             body_cursor = body[0] if body else cursor
-        start = cursor.extent.start.offset
+        start = start_of(cursor)
         line, column = self.src.line_col(start)
         node = LoopNode(
             cursor=cursor, kind={CK.FOR_STMT: "for", CK.WHILE_STMT: "while"}.get(cursor.kind, "do"),
-            header=header, start=start, end=cursor.extent.end.offset,
-            body_start=body_cursor.extent.start.offset, body_end=body_cursor.extent.end.offset,
+            header=header, start=start, end=end_of(cursor),
+            body_start=start_of(body_cursor), body_end=end_of(body_cursor),
             line=line, column=column, parent=self.stack[-1] if self.stack else None,
         )
         self.out.loops.append(node)
@@ -240,12 +245,12 @@ class Walker:
     def expression(self, cursor: ci.Cursor, mode: str) -> None:
         kind = cursor.kind
         if kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR):
-            for child in cursor.get_children():
+            for child in kids(cursor):
                 self.expression(child, mode)
         elif kind == CK.BINARY_OPERATOR:
             self.binary(cursor, mode)
         elif kind == CK.COMPOUND_ASSIGNMENT_OPERATOR:
-            lhs, rhs = cursor.get_children()
+            lhs, rhs = kids(cursor)
             op = binary_operator(self.src, cursor) or ""
             self.record_update(cursor, lhs, REDUCTION_ASSIGN.get(op), rhs)
             self.expression(lhs, "readwrite")
@@ -263,14 +268,14 @@ class Walker:
         elif kind == CK.COMPOUND_STMT:
             self.statement(cursor)
         else:
-            for child in cursor.get_children():
+            for child in kids(cursor):
                 if child.kind.is_expression():
                     self.expression(child, "read")
                 else:
                     self.statement(child)
 
     def binary(self, cursor: ci.Cursor, mode: str) -> None:
-        children = list(cursor.get_children())
+        children = kids(cursor)
         op = binary_operator(self.src, cursor)
         if op == "=" and len(children) == 2:
             lhs, rhs = children
@@ -283,7 +288,7 @@ class Walker:
 
     def unary(self, cursor: ci.Cursor, mode: str) -> None:
         op = unary_operator(self.src, cursor)
-        children = list(cursor.get_children())
+        children = kids(cursor)
         if op is None or not children:
             for child in children:
                 self.expression(child, "read")
@@ -304,7 +309,7 @@ class Walker:
         inner = unwrap(operand)
         base, index = inner, None
         if inner.kind == CK.BINARY_OPERATOR and binary_operator(self.src, inner) == "+":
-            left, right = inner.get_children()
+            left, right = kids(inner)
             if unwrap(left).type.get_canonical().kind == TK.POINTER:
                 base, index = left, right
         root = unwrap(base)
@@ -320,7 +325,7 @@ class Walker:
         indices: list[ci.Cursor] = []
         node = cursor
         while node.kind == CK.ARRAY_SUBSCRIPT_EXPR:
-            base, index = node.get_children()
+            base, index = kids(node)
             indices.insert(0, index)
             base = unwrap(base)
             row_is_array = base.type.get_canonical().kind in ARRAY_TYPES
@@ -351,7 +356,7 @@ class Walker:
         self.out.accesses.append(RawAccess(
             array=name, root_decl=root_decl, kind=kind, elem_type=element_type(cursor),
             indices=tuple(indices), dim_sizes=sizes, dim_texts=texts, mode=mode,
-            start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            start=start_of(cursor), end=end_of(cursor),
             text=self.src.text(cursor), stack=tuple(self.stack),
         ))
 
@@ -359,31 +364,47 @@ class Walker:
         self.out.accesses.append(RawAccess(
             array="<unknown>", root_decl=0, kind="unknown", elem_type=element_type(cursor),
             indices=(None,), dim_sizes=(None,), dim_texts=(), mode=mode,
-            start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            start=start_of(cursor), end=end_of(cursor),
             text=self.src.text(cursor), stack=tuple(self.stack),
         ))
 
     def member_base(self, member: ci.Cursor) -> None:
         """Reads of the object a field array hangs off (`p` in `p->x[i]`)."""
-        for child in member.get_children():
+        for child in kids(member):
             self.expression(child, "read")
 
     def decl_ref(self, cursor: ci.Cursor, mode: str) -> None:
         ref = cursor.referenced
-        if ref is None or ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
+        if ref is None:
             return
-        canonical = ref.type.get_canonical()
+        info = self.decl_info(ref)
+        if info is None:
+            return
+        name, key, is_pointer, is_global, type_spelling = info
         self.out.refs.append(Ref(
-            name=ref.spelling, decl=ref.hash, start=cursor.extent.start.offset, mode=mode,
-            stack=tuple(self.stack), is_pointer=canonical.kind in (TK.POINTER, *ARRAY_TYPES),
-            is_global=ref.semantic_parent is not None
-            and ref.semantic_parent.kind == CK.TRANSLATION_UNIT
-            or ref.storage_class == ci.StorageClass.STATIC,
-            type=ref.type.spelling,
+            name=name, decl=key, start=start_of(cursor), mode=mode, stack=tuple(self.stack),
+            is_pointer=is_pointer, is_global=is_global, type=type_spelling,
         ))
 
+    def decl_info(self, ref: ci.Cursor) -> tuple[str, int, bool, bool, str] | None:
+        """(name, hash, pointer or array, global or static, type) of a variable, once."""
+        key = ref.hash
+        if key not in self.decls:
+            if ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
+                self.decls[key] = None
+            else:
+                canonical = ref.type.get_canonical()
+                parent = ref.semantic_parent
+                self.decls[key] = (
+                    ref.spelling, key, canonical.kind in (TK.POINTER, *ARRAY_TYPES),
+                    parent is not None and parent.kind == CK.TRANSLATION_UNIT
+                    or ref.storage_class == ci.StorageClass.STATIC,
+                    ref.type.spelling,
+                )
+        return self.decls[key]
+
     def member(self, cursor: ci.Cursor, mode: str) -> None:
-        children = list(cursor.get_children())
+        children = kids(cursor)
         base = unwrap(children[0]) if children else None
         if base is not None and base.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR):
             # `pts[i].x`: an access to element i of pts
@@ -397,7 +418,7 @@ class Walker:
         root = _root_decl(cursor)
         self.out.refs.append(Ref(
             name=norm(self.src.text(cursor)), decl=root.hash if root else 0,
-            start=cursor.extent.start.offset, mode=mode, stack=tuple(self.stack),
+            start=start_of(cursor), mode=mode, stack=tuple(self.stack),
             is_pointer=cursor.type.get_canonical().kind in (TK.POINTER, *ARRAY_TYPES),
             is_global=root is None or (root.semantic_parent is not None
                                        and root.semantic_parent.kind == CK.TRANSLATION_UNIT),
@@ -408,7 +429,7 @@ class Walker:
                 self.expression(child, "read")
 
     def call(self, cursor: ci.Cursor, mode: str) -> None:
-        children = list(cursor.get_children())
+        children = kids(cursor)
         name = cursor.spelling
         if name == "operator[]" and len(children) == 3 and _is_std_container(children[0]):
             self.expression(children[2], "read")
@@ -421,13 +442,13 @@ class Walker:
             args = [c for c in children if not _is_callee(c)]
         qualified = _qualified(cursor)
         self.out.calls.append(Call(
-            name=qualified, start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            name=qualified, start=start_of(cursor), end=end_of(cursor),
             line=cursor.location.line, arguments=tuple(self.src.text(a) for a in args),
             pointer_arguments=tuple(self.src.text(a) for a in args if _pointerish(a)),
             stack=tuple(self.stack), cursor=cursor, is_method=is_method,
         ))
         if is_method and callee is not None:
-            for child in callee.get_children():
+            for child in kids(callee):
                 self.expression(child, "read")
         for arg in args:
             self.expression(arg, "addr" if _pointerish(arg) else "read")
@@ -438,8 +459,8 @@ class Walker:
         target_text = norm(self.src.text(target))
         rhs_text = norm(self.src.text(rhs)) if rhs is not None else ""
         self.out.updates.append(Update(
-            target=target_text, op=op, start=cursor.extent.start.offset,
-            end=cursor.extent.end.offset, self_free=not mentions(rhs_text, target_text),
+            target=target_text, op=op, start=start_of(cursor),
+            end=end_of(cursor), self_free=not mentions(rhs_text, target_text),
             target_is_array=unwrap(target).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
             cursor=cursor,
         ))
@@ -452,7 +473,7 @@ class Walker:
             return
         op, other = found
         self.out.updates.append(Update(
-            target=target, op=op, start=cursor.extent.start.offset, end=cursor.extent.end.offset,
+            target=target, op=op, start=start_of(cursor), end=end_of(cursor),
             self_free=not mentions(other, target),
             target_is_array=unwrap(lhs).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
             cursor=cursor,
@@ -460,7 +481,7 @@ class Walker:
 
     def reduction_form(self, target: str, rhs: ci.Cursor) -> tuple[str, str] | None:
         """(op, text of the other operand) when rhs combines the target with something."""
-        children = list(rhs.get_children())
+        children = kids(rhs)
         if rhs.kind == CK.BINARY_OPERATOR and len(children) == 2:
             op = binary_operator(self.src, rhs) or ""
             left, right = (norm(self.src.text(c)) for c in children)
@@ -490,7 +511,7 @@ class Walker:
         op = binary_operator(self.src, cond) if cond.kind == CK.BINARY_OPERATOR else None
         if op not in ("<", "<=", ">", ">="):
             return None
-        left, right = (norm(self.src.text(c)) for c in cond.get_children())
+        left, right = (norm(self.src.text(c)) for c in kids(cond))
         yes_text, no_text = norm(self.src.text(yes)), norm(self.src.text(no))
         if {_strip(left), _strip(right)} != {_strip(yes_text), _strip(no_text)}:
             return None
@@ -504,12 +525,12 @@ class Walker:
 
     def if_assign(self, cursor: ci.Cursor) -> None:
         """`if (e > m) m = e;` is a max reduction (and the mirrored forms)."""
-        children = list(cursor.get_children())
+        children = kids(cursor)
         if len(children) != 2:
             return
         cond, then = unwrap(children[0]), children[1]
         if then.kind == CK.COMPOUND_STMT:
-            inner = list(then.get_children())
+            inner = kids(then)
             if len(inner) != 1:
                 return
             then = inner[0]
@@ -521,9 +542,9 @@ class Walker:
         op = binary_operator(self.src, cond)
         if op not in ("<", "<=", ">", ">="):
             return
-        lhs, rhs = then.get_children()
+        lhs, rhs = kids(then)
         target, value = norm(self.src.text(lhs)), _strip(norm(self.src.text(rhs)))
-        left, right = (_strip(norm(self.src.text(c))) for c in cond.get_children())
+        left, right = (_strip(norm(self.src.text(c))) for c in kids(cond))
         if {left, right} != {target, value} or mentions(value, target):
             return
         # m = e when e > m (i.e. left is e for > / >=) keeps the maximum
@@ -531,8 +552,8 @@ class Walker:
         greater = op in (">", ">=")
         kind = "max" if value_is_left == greater else "min"
         self.out.updates.append(Update(
-            target=target, op=kind, start=cursor.extent.start.offset,
-            end=cursor.extent.end.offset, self_free=True,
+            target=target, op=kind, start=start_of(cursor),
+            end=end_of(cursor), self_free=True,
             target_is_array=unwrap(lhs).kind == CK.ARRAY_SUBSCRIPT_EXPR,
         ))
 
@@ -587,7 +608,7 @@ def _is_std_container(cursor: ci.Cursor) -> bool:
 def _root_decl(cursor: ci.Cursor) -> ci.Cursor | None:
     node = cursor
     while node.kind in (CK.MEMBER_REF_EXPR, *(k for k in [CK.UNEXPOSED_EXPR, CK.PAREN_EXPR])):
-        children = list(node.get_children())
+        children = kids(node)
         if not children:
             return None
         node = children[0]
@@ -676,7 +697,7 @@ def dimensions(src: Source, decl: ci.Cursor, t: ci.Type) -> tuple[tuple, tuple[s
 def _spelled_dims(src: Source, decl: ci.Cursor) -> list[str]:
     if not src.in_main(decl):
         return []
-    tokens = src.tokens_between(decl.extent.start.offset, decl.extent.end.offset)
+    tokens = src.tokens_between(start_of(decl), end_of(decl))
     dims, depth, current = [], 0, []
     seen_name = False
     for _, spelling in tokens:
@@ -703,6 +724,7 @@ def _spelled_dims(src: Source, decl: ci.Cursor) -> list[str]:
 
 
 def walk_function(src: Source, body: ci.Cursor) -> Walk:
+    index_tree(body)
     walker = Walker(src)
     walker.statement(body)
     return walker.out

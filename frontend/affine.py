@@ -9,7 +9,14 @@ from collections.abc import Callable
 
 import clang.cindex as ci
 from cudaify.frontend.facts import Affine
-from cudaify.frontend.loops import CK, Source, binary_operator, evaluate_int, unary_operator
+from cudaify.frontend.loops import (
+    CK,
+    Source,
+    binary_operator,
+    evaluate_int,
+    kids,
+    unary_operator,
+)
 
 Monomial = tuple[str, ...]
 Poly = dict[Monomial, int]
@@ -53,7 +60,7 @@ def to_poly(src: Source, cursor: ci.Cursor, resolve: Resolver) -> Poly | None:
     `resolve` maps a variable or field reference to its polynomial (or None)."""
     kind = cursor.kind
     if kind in (CK.UNEXPOSED_EXPR, CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR):
-        children = list(cursor.get_children())
+        children = kids(cursor)
         if kind == CK.CSTYLE_CAST_EXPR and not _integral(cursor):
             return None
         return to_poly(src, children[-1], resolve) if children else None
@@ -80,7 +87,7 @@ def _unary(src: Source, cursor: ci.Cursor, resolve: Resolver) -> Poly | None:
     op = unary_operator(src, cursor)
     if op is None or not op[1] or op[0] not in ("-", "+"):
         return None
-    inner = to_poly(src, next(cursor.get_children()), resolve)
+    inner = to_poly(src, kids(cursor)[0], resolve)
     if inner is None:
         return None
     return inner if op[0] == "+" else add({}, inner, -1)
@@ -91,7 +98,7 @@ def _binary(src: Source, cursor: ci.Cursor, resolve: Resolver) -> Poly | None:
     if op not in ("+", "-", "*", "<<"):
         value = evaluate_int(cursor)
         return const(value) if value is not None else None
-    lhs, rhs = cursor.get_children()
+    lhs, rhs = kids(cursor)
     a = to_poly(src, lhs, resolve)
     b = to_poly(src, rhs, resolve)
     if a is None or b is None:

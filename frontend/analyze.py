@@ -39,7 +39,15 @@ from cudaify.frontend.facts import (
     Reduction,
     Span,
 )
-from cudaify.frontend.loops import CK, Source, is_integer_type
+from cudaify.frontend.loops import (
+    CK,
+    Source,
+    end_of,
+    forget_trees,
+    is_integer_type,
+    kids,
+    start_of,
+)
 from cudaify.frontend.regions import ArrayUse, array_data
 
 TK = ci.TypeKind
@@ -48,6 +56,7 @@ WRITE_MODES = ("write", "readwrite", "addr")
 
 def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None) -> Program:
     parsed = parse_module.parse(path, tuple(flags), source)
+    forget_trees()
     src = Source(parsed)
     definitions = list(_definitions(src, parsed.tu.cursor))
     walks = {fn.hash: walk_function(src, _body(fn)) for fn in definitions}
@@ -63,7 +72,7 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
 
 
 def _definitions(src: Source, root: ci.Cursor):
-    for cursor in root.get_children():
+    for cursor in kids(root):
         if not src.in_main(cursor):
             continue
         if cursor.kind in (CK.NAMESPACE, CK.CLASS_DECL, CK.STRUCT_DECL, CK.LINKAGE_SPEC):
@@ -74,14 +83,14 @@ def _definitions(src: Source, root: ci.Cursor):
 
 
 def _body(fn: ci.Cursor) -> ci.Cursor | None:
-    for child in fn.get_children():
+    for child in kids(fn):
         if child.kind == CK.COMPOUND_STMT:
             return child
     return None
 
 
 def _globals(src: Source, root: ci.Cursor) -> tuple[str, ...]:
-    return tuple(c.spelling for c in root.get_children()
+    return tuple(c.spelling for c in kids(root)
                  if c.kind == CK.VAR_DECL and src.in_main(c))
 
 
@@ -115,7 +124,7 @@ class FunctionAnalysis:
             written = {r.decl for r in self.walk.refs if node.in_body(r.start)
                        and r.mode in WRITE_MODES}
             upper = header.upper
-            lo, hi = upper.extent.start.offset, upper.extent.end.offset
+            lo, hi = start_of(upper), end_of(upper)
             bound_decls = {r.decl for r in self.walk.refs if lo <= r.start < hi}
             bound_arrays = {a.array for a in self.walk.accesses if lo <= a.start < hi}
             array_writes = {a.array for a in self.walk.accesses if node.in_body(a.start)
@@ -150,7 +159,7 @@ class FunctionAnalysis:
                 if not is_integer_type(cursor.type) or text in written[1]:
                     return None
                 base_decls = {r.decl for r in self.walk.refs
-                              if cursor.extent.start.offset <= r.start < cursor.extent.end.offset}
+                              if start_of(cursor) <= r.start < end_of(cursor)}
                 return None if base_decls & written[0] else symbol(text)
             ref = cursor.referenced
             if ref is None or ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
@@ -194,7 +203,7 @@ class FunctionAnalysis:
             cursor = decl.cursor
             if not is_integer_type(cursor.type) or decl.is_static:
                 continue
-            init = [c for c in cursor.get_children() if c.kind.is_expression()]
+            init = [c for c in kids(cursor) if c.kind.is_expression()]
             if len(init) != 1:
                 continue
             poly = to_poly(self.src, init[0], self.resolver(root, self.chain_at(decl.start)))
@@ -203,6 +212,13 @@ class FunctionAnalysis:
         return found
 
     def bound(self, root, node) -> Bound:
+        cache = getattr(self, "_bounds", {})
+        self._bounds = cache
+        if id(node) not in cache:
+            cache[id(node)] = self._bound(root, node)
+        return cache[id(node)]
+
+    def _bound(self, root, node) -> Bound:
         chain = self.chain_at(node.start)
         resolve = self.resolver(root, chain)
         header = node.header
@@ -245,13 +261,13 @@ class FunctionAnalysis:
             nest = NestAnalysis(self, root)
             loops.append(nest.loop(root, 0))
             data.append((root.line, nest.arrays()))
-        start = fn.extent.start.offset
+        start = start_of(fn)
         line, _ = src.line_col(fn.location.offset if src.in_main(fn) else start)
         return Function(
             name=fn.spelling, return_type=fn.result_type.spelling, params=self.params(),
-            line=line, span=Span(start, fn.extent.end.offset),
-            body_span=Span(body.extent.start.offset, body.extent.end.offset),
-            signature=src.slice(start, body.extent.start.offset).strip(),
+            line=line, span=Span(start, end_of(fn)),
+            body_span=Span(start_of(body), end_of(body)),
+            signature=src.slice(start, start_of(body)).strip(),
             is_static=fn.storage_class == ci.StorageClass.STATIC,
             loops=tuple(loops), data=tuple(data), calls=self.call_sites(),
         )
@@ -386,13 +402,13 @@ def _perfectly_nested(node) -> bool:
         return False
     child = node.children[0]
     body = node.cursor
-    inner = [c for c in body.get_children()][-1] if list(body.get_children()) else None
+    inner = [c for c in kids(body)][-1] if kids(body) else None
     if inner is None:
         return False
     if inner.kind == CK.COMPOUND_STMT:
-        statements = list(inner.get_children())
-        return len(statements) == 1 and statements[0].extent.start.offset == child.start
-    return inner.extent.start.offset == child.start
+        statements = kids(inner)
+        return len(statements) == 1 and start_of(statements[0]) == child.start
+    return start_of(inner) == child.start
 
 
 # verdicts -------------------------------------------------------------------------------
@@ -560,7 +576,7 @@ class ScalarJudge:
         first = min(refs, key=lambda r: r.start)
         if first.mode != "write":
             return False
-        body = list(self.node.cursor.get_children())[-1]
+        body = kids(self.node.cursor)[-1]
         for u in self.fa.walk.updates:
             if u.start <= first.start < u.end and u.op == "=" and u.self_free and u.cursor:
                 return self.fa.walk.parents.get(u.cursor.hash) == body or u.cursor == body
@@ -577,7 +593,7 @@ class ScalarJudge:
             parent = walk.parents.get(current.hash)
             if parent is None:
                 return True
-            siblings = list(parent.get_children())
+            siblings = kids(parent)
             index = next((k for k, s in enumerate(siblings) if s == current), None)
             if index is None:
                 return False
@@ -606,9 +622,9 @@ class ScalarJudge:
                    and u.self_free and u.target == ref.name for u in self.fa.walk.updates)
 
     def header_uses(self, loop, refs: list) -> bool:
-        body = list(loop.get_children())[-1 if loop.kind != CK.DO_STMT else 0]
-        lo, hi = body.extent.start.offset, body.extent.end.offset
-        return any(loop.extent.start.offset <= r.start < loop.extent.end.offset
+        body = kids(loop)[-1 if loop.kind != CK.DO_STMT else 0]
+        lo, hi = start_of(body), end_of(body)
+        return any(start_of(loop) <= r.start < end_of(loop)
                    and not lo <= r.start < hi for r in refs)
 
     def sequence(self, statements: list, refs: list, ref) -> str | None:
@@ -622,17 +638,17 @@ class ScalarJudge:
         return seen
 
     def status(self, statement, refs: list, ref) -> str | None:
-        lo, hi = statement.extent.start.offset, statement.extent.end.offset
+        lo, hi = start_of(statement), end_of(statement)
         if not any(lo <= r.start < hi for r in refs):
             return None
         if self.kills(statement, ref):
             return "kill"
         if statement.kind == CK.COMPOUND_STMT:
-            return self.sequence(list(statement.get_children()), refs, ref)
+            return self.sequence(kids(statement), refs, ref)
         if statement.kind in (CK.FOR_STMT, CK.WHILE_STMT):
             if self.header_uses(statement, refs):
                 return "use"
-            body = list(statement.get_children())[-1]
+            body = kids(statement)[-1]
             inner = self.status(body, refs, ref)
             return "use" if inner == "use" else "maybe"
         return "use"

@@ -111,9 +111,34 @@ def domain(chain: tuple[Bound, ...], prefix: str, space: Space) -> tuple[list[st
     return names, constraints, dims
 
 
-def _set(space: Space, names: list[str], constraints: list[str]) -> isl.Set:
+_EMPTY: dict[str, bool] = {}
+_IMAGES: dict[str, isl.Set] = {}
+CACHE_LIMIT = 100_000
+
+
+def _empty(space: Space, names: list[str], constraints: list[str]) -> bool:
+    """Whether the integer set is empty; isl parsing is the cost, so answers are kept."""
     body = " and ".join(constraints) if constraints else "true"
-    return isl.Set(f"{space.header()}{{ [{', '.join(names)}] : {body} }}")
+    text = f"{space.header()}{{ [{', '.join(names)}] : {body} }}"
+    if text not in _EMPTY:
+        if len(_EMPTY) > CACHE_LIMIT:
+            _EMPTY.clear()
+        _EMPTY[text] = isl.Set(text).is_empty()
+    return _EMPTY[text]
+
+
+def pinned(a: Instance, b: Instance, level: int) -> bool:
+    """A cheap proof of no carried dependence: some dimension is the same affine
+    expression in both accesses, uses the level's iterator, and otherwise only outer
+    iterators (equal in both) and parameters; then equal elements need equal iterators."""
+    inner = {loop.var for loop in a.chain[level + 1:]} | {loop.var for loop in b.chain[level + 1:]}
+    var = a.chain[level].var
+    for sa, sb in zip(a.subscripts, b.subscripts, strict=True):
+        if sa is None or sb is None or sa.terms != sb.terms or sa.const != sb.const:
+            continue
+        if sa.coeff(var) != 0 and not set(sa.names) & inner:
+            return True
+    return False
 
 
 def carried(a: Instance, b: Instance, level: int) -> bool:
@@ -129,7 +154,7 @@ def carried(a: Instance, b: Instance, level: int) -> bool:
     for sa, sb in zip(a.subscripts, b.subscripts, strict=True):
         assert sa is not None and sb is not None
         cons.append(f"{affine_text(sa, a_dims, space)} = {affine_text(sb, b_dims, space)}")
-    return not _set(space, a_names + b_names, cons).is_empty()
+    return not _empty(space, a_names + b_names, cons)
 
 
 def carried_dependences(instances: list[Instance], level: int) -> list[Dependence]:
@@ -141,6 +166,8 @@ def carried_dependences(instances: list[Instance], level: int) -> list[Dependenc
             if a.array != b.array or not (a.is_write or b.is_write):
                 continue
             if len(a.subscripts) != len(b.subscripts):
+                continue
+            if pinned(a, b, level):
                 continue
             if carried(a, b, level):
                 kind = "output" if a.is_write and b.is_write else "flow" if a.is_write else "anti"
@@ -157,8 +184,7 @@ def always_within(chain: tuple[Bound, ...], value: Affine, limit: str) -> bool:
     names, cons, dims = domain(chain, "a", space)
     v = affine_text(value, dims, space)
     n = space.param(limit)
-    outside = _set(space, names, cons + [f"({v} < 0 or {v} >= {n})"])
-    return outside.is_empty()
+    return _empty(space, names, cons + [f"({v} < 0 or {v} >= {n})"])
 
 
 def image(chain: tuple[Bound, ...], subscripts: tuple[Affine, ...], space: Space) -> isl.Set:
@@ -168,8 +194,12 @@ def image(chain: tuple[Bound, ...], subscripts: tuple[Affine, ...], space: Space
     eqs = [f"x{k} = {affine_text(s, dims, space)}" for k, s in enumerate(subscripts)]
     body = " and ".join(cons + eqs) if cons + eqs else "true"
     space_text = f"[{', '.join(names)}] -> [{', '.join(outs)}]"
-    relation = isl.Map(f"{space.header()}{{ {space_text} : {body} }}")
-    return relation.range()
+    text = f"{space.header()}{{ {space_text} : {body} }}"
+    if text not in _IMAGES:
+        if len(_IMAGES) > CACHE_LIMIT:
+            _IMAGES.clear()
+        _IMAGES[text] = isl.Map(text).range()
+    return _IMAGES[text]
 
 
 # C text of isl expressions ------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import re
 from dataclasses import dataclass
 
 import clang.cindex as ci
@@ -29,6 +30,92 @@ INTEGER_TYPES = {
 }
 
 
+_TOKEN = re.compile(
+    rb"""(?P<skip>//[^\n]*|/\*.*?\*/|\s+|^[ \t]*\#[^\n]*(?:\\\n[^\n]*)*)
+    |(?P<str>[uUL8]*"(?:\\.|[^"\\\n])*"|[uUL]?'(?:\\.|[^'\\\n])*')
+    |(?P<num>\.?\d(?:[eEpP][+-]|[\w.'])*)
+    |(?P<id>[A-Za-z_$][\w$]*)
+    |(?P<punct>>>=|<<=|\.\.\.|->\*|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=
+       |&=|\|=|\^=|\#\#|::|.)""",
+    re.S | re.M | re.X,
+)
+
+
+def tokenize(data: bytes) -> list[tuple[int, str]]:
+    """C/C++ tokens with their byte offsets; comments and preprocessor lines skipped.
+    The Python bindings' tokenizer costs a second per 2,000 lines; this costs little and
+    only punctuation positions are read from it."""
+    tokens = []
+    for match in _TOKEN.finditer(data):
+        if match.lastgroup != "skip":
+            tokens.append((match.start(), match.group().decode("utf-8", errors="replace")))
+    return tokens
+
+
+# Each call into libclang through its Python bindings costs microseconds, and the walk
+# asks for the same children and extents several times: both are kept per cursor hash
+# (`index_tree` fills the children of a whole function in one recursive visit).
+_offset = ctypes.c_uint()
+_SPANS: dict[int, tuple[int, int]] = {}
+_CHILDREN: dict[int, list[ci.Cursor]] = {}
+_INDEXED: set[int] = set()
+
+
+def _location_offset(location: ci.SourceLocation) -> int:
+    ci.conf.lib.clang_getInstantiationLocation(location, None, None, None,
+                                               ctypes.byref(_offset))
+    return int(_offset.value)
+
+
+def _span(cursor: ci.Cursor) -> tuple[int, int]:
+    key = cursor.hash
+    found = _SPANS.get(key)
+    if found is None:
+        extent = ci.conf.lib.clang_getCursorExtent(cursor)
+        found = (_location_offset(ci.conf.lib.clang_getRangeStart(extent)),
+                 _location_offset(ci.conf.lib.clang_getRangeEnd(extent)))
+        _SPANS[key] = found
+    return found
+
+
+def start_of(cursor: ci.Cursor) -> int:
+    """Byte offset where a cursor starts (cheaper than `cursor.extent.start.offset`)."""
+    return _span(cursor)[0]
+
+
+def end_of(cursor: ci.Cursor) -> int:
+    return _span(cursor)[1]
+
+
+def kids(cursor: ci.Cursor) -> list[ci.Cursor]:
+    key = cursor.hash
+    if key in _INDEXED:
+        return _CHILDREN.get(key, [])
+    return list(cursor.get_children())
+
+
+def index_tree(root: ci.Cursor) -> None:
+    """Record the children of every cursor under root with one recursive visit."""
+    lib = ci.conf.lib
+    tu = root._tu
+
+    def visit(child, parent, _data):
+        child._tu = tu
+        key = lib.clang_hashCursor(child)
+        _INDEXED.add(key)
+        _CHILDREN.setdefault(lib.clang_hashCursor(parent), []).append(child)
+        return 2  # CXChildVisit_Recurse
+
+    _INDEXED.add(root.hash)
+    lib.clang_visitChildren(root, ci.callbacks["cursor_visit"](visit), [])
+
+
+def forget_trees() -> None:
+    _SPANS.clear()
+    _CHILDREN.clear()
+    _INDEXED.clear()
+
+
 class Source:
     """The main file's bytes and tokens, with helpers to read cursors against them."""
 
@@ -36,13 +123,7 @@ class Source:
         self.parsed = parsed
         self.data = parsed.source
         self.path = parsed.path
-        tu = parsed.tu
-        main = tu.get_file(parsed.path)
-        extent = ci.SourceRange.from_locations(
-            ci.SourceLocation.from_offset(tu, main, 0),
-            ci.SourceLocation.from_offset(tu, main, len(self.data)),
-        )
-        tokens = [(t.extent.start.offset, t.spelling) for t in tu.get_tokens(extent=extent)]
+        tokens = tokenize(self.data)
         self.token_offsets = [offset for offset, _ in tokens]
         self.token_spellings = [spelling for _, spelling in tokens]
         self.line_starts = [0] + [i + 1 for i, byte in enumerate(self.data) if byte == 10]
@@ -52,7 +133,7 @@ class Source:
         return f is not None and f.name == self.path
 
     def text(self, cursor: ci.Cursor) -> str:
-        return self.slice(cursor.extent.start.offset, cursor.extent.end.offset)
+        return self.slice(start_of(cursor), end_of(cursor))
 
     def slice(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8", errors="replace")
@@ -83,7 +164,7 @@ class Source:
 def unwrap(cursor: ci.Cursor) -> ci.Cursor:
     """Look through implicit conversions, parentheses and casts."""
     while cursor.kind in TRANSPARENT:
-        children = list(cursor.get_children())
+        children = kids(cursor)
         if not children:
             return cursor
         cursor = children[-1]
@@ -92,23 +173,23 @@ def unwrap(cursor: ci.Cursor) -> ci.Cursor:
 
 def binary_operator(src: Source, cursor: ci.Cursor) -> str | None:
     """The operator token of a binary or compound-assignment expression."""
-    children = list(cursor.get_children())
+    children = kids(cursor)
     if len(children) != 2:
         return None
-    found = src.token_after(children[0].extent.end.offset, children[1].extent.start.offset + 1)
+    found = src.token_after(end_of(children[0]), start_of(children[1]) + 1)
     return found[1] if found else None
 
 
 def unary_operator(src: Source, cursor: ci.Cursor) -> tuple[str, bool] | None:
     """(operator, is_prefix) of a unary expression."""
-    children = list(cursor.get_children())
+    children = kids(cursor)
     if len(children) != 1:
         return None
-    start, operand = cursor.extent.start.offset, children[0]
-    if operand.extent.start.offset > start:
-        found = src.token_after(start, operand.extent.start.offset)
+    start, operand = start_of(cursor), children[0]
+    if start_of(operand) > start:
+        found = src.token_after(start, start_of(operand))
         return (found[1], True) if found else None
-    found = src.token_after(operand.extent.end.offset, cursor.extent.end.offset)
+    found = src.token_after(end_of(operand), end_of(cursor))
     return (found[1], False) if found else None
 
 
@@ -154,10 +235,10 @@ class ForParts:
 
 
 def for_parts(src: Source, cursor: ci.Cursor) -> ForParts | None:
-    children = list(cursor.get_children())
+    children = kids(cursor)
     if not children:
         return None
-    tokens = src.tokens_between(cursor.extent.start.offset, children[-1].extent.start.offset)
+    tokens = src.tokens_between(start_of(cursor), start_of(children[-1]))
     depth, semis = 0, []
     for offset, spelling in tokens:
         if spelling == "(":
@@ -170,7 +251,7 @@ def for_parts(src: Source, cursor: ci.Cursor) -> ForParts | None:
         return None
     parts: dict[str, ci.Cursor] = {}
     for child in children[:-1]:
-        start = child.extent.start.offset
+        start = start_of(child)
         key = "init" if start < semis[0] else "cond" if start < semis[1] else "inc"
         parts[key] = child
     return ForParts(parts.get("init"), parts.get("cond"), parts.get("inc"), children[-1])
@@ -233,14 +314,14 @@ def _is_var(cursor: ci.Cursor, var_decl: int) -> bool:
 
 def _init_of(src: Source, init: ci.Cursor) -> tuple[ci.Cursor, ci.Cursor, bool] | None:
     if init.kind == CK.DECL_STMT:
-        decls = list(init.get_children())
+        decls = kids(init)
         if len(decls) != 1 or decls[0].kind != CK.VAR_DECL:
             return None
-        values = [c for c in decls[0].get_children() if c.kind.is_expression()]
+        values = [c for c in kids(decls[0]) if c.kind.is_expression()]
         return (decls[0], values[-1], True) if values else None
     init = unwrap(init)
     if init.kind == CK.BINARY_OPERATOR and binary_operator(src, init) == "=":
-        lhs, rhs = init.get_children()
+        lhs, rhs = kids(init)
         decl = _decl_of(lhs)
         return (decl, rhs, False) if decl is not None else None
     return None
@@ -250,24 +331,24 @@ def _step_of(src: Source, inc: ci.Cursor, var_decl: int) -> int:
     inc = unwrap(inc)
     if inc.kind == CK.UNARY_OPERATOR:
         op = unary_operator(src, inc)
-        operand = _decl_of(next(inc.get_children()))
+        operand = _decl_of(kids(inc)[0])
         if op is None or operand is None or operand.hash != var_decl:
             return 0
         return {"++": 1, "--": -1}.get(op[0], 0)
     if inc.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR:
-        lhs, rhs = inc.get_children()
+        lhs, rhs = kids(inc)
         decl, amount = _decl_of(lhs), evaluate_int(rhs)
         if decl is None or decl.hash != var_decl or amount is None:
             return 0
         return {"+=": amount, "-=": -amount}.get(binary_operator(src, inc) or "", 0)
     if inc.kind == CK.BINARY_OPERATOR and binary_operator(src, inc) == "=":
-        lhs, rhs = inc.get_children()
+        lhs, rhs = kids(inc)
         decl = _decl_of(lhs)
         rhs = unwrap(rhs)
         if decl is None or decl.hash != var_decl or rhs.kind != CK.BINARY_OPERATOR:
             return 0
         op = binary_operator(src, rhs)
-        a, b = rhs.get_children()
+        a, b = kids(rhs)
         a_is_var, b_is_var = _is_var(a, var_decl), _is_var(b, var_decl)
         if op == "+" and a_is_var:
             return evaluate_int(b) or 0
@@ -289,7 +370,7 @@ def _test_of(src: Source, cond: ci.Cursor, var_decl: int) -> tuple[ci.Cursor, st
     op = binary_operator(src, cond)
     if op not in _FLIP:
         return None
-    lhs, rhs = cond.get_children()
+    lhs, rhs = kids(cond)
     left, right = _decl_of(lhs), _decl_of(rhs)
     if left is not None and left.hash == var_decl:
         return rhs, op
