@@ -28,6 +28,9 @@ DIAGNOSTIC_CHARS = 6000
 # passed (warnings, -O levels, -march) is the reference's business, not the candidate's.
 _PATH_FLAGS = ("-I", "-isystem", "-iquote", "-include")
 _VALUE_FLAGS = ("-D", "-U")
+# A library of the program's functions for differential tests: its main is renamed so it
+# cannot clash with the loader's.
+SHARED_FLAGS = ("-shared", "-Dmain=cudaify_program_main")
 
 
 @dataclass(frozen=True)
@@ -95,16 +98,19 @@ def compile_reference(
     source_dir: Path | None = None,
     extra_units: Sequence[Unit] = (),
     depends: str = "",
+    shared: bool = False,
 ) -> Build:
     """gcc (C) or g++ (C++) -O3 with the user's preprocessor and -std flags, -lm.
     `source_dir` is searched for `#include "..."` as if the file were still there;
-    `depends` is any text that should invalidate the cache (e.g. the headers' hashes)."""
+    `depends` is any text that should invalidate the cache (e.g. the headers' hashes);
+    `shared` builds a shared library (main renamed away) instead of a program."""
     compiler = "g++" if language == "c++" else "gcc"
     name = name or ("input.cpp" if language == "c++" else "input.c")
     argv = [compiler, "-O3", "-x", "c++" if language == "c++" else "c", name]
     argv += _objects_argv(extra_units, [compiler, "-O3"], compiler, cache)
     argv += preprocessor_flags(flags, keep_std=True)
     argv += _source_dir_flags(source_dir, "-iquote")
+    argv += [*SHARED_FLAGS, "-fPIC"] if shared else []
     argv += ["-o", "program", "-lm"]
     return _compile(argv, name, source, cache, compiler, depends)
 
@@ -119,9 +125,11 @@ def compile_cuda(
     source_dir: Path | None = None,
     extra_units: Sequence[Unit] = (),
     depends: str = "",
+    shared: bool = False,
 ) -> Build:
     """nvcc -O3 for `arch`, C++17, with the user's -I/-D/-U flags but not a C -std=
-    (nvcc compiles .cu as C++). CUB and Thrust come with the toolkit's include path."""
+    (nvcc compiles .cu as C++). CUB and Thrust come with the toolkit's include path.
+    `shared` builds a shared library (main renamed away) instead of a program."""
     # The .cu suffix makes it CUDA; nvcc's `-x cu` would also claim the linked objects.
     argv = ["nvcc", "-O3", f"-arch={arch}", "-std=c++17", name]
     argv += _objects_argv(
@@ -129,6 +137,7 @@ def compile_cuda(
     )
     argv += preprocessor_flags(flags, keep_std=False)
     argv += _source_dir_flags(source_dir, "-I")
+    argv += [*SHARED_FLAGS, "-Xcompiler", "-fPIC"] if shared else []
     argv += ["-o", "program", "-lm"]
     return _compile(argv, name, code, cache, "nvcc", depends)
 

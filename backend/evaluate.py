@@ -20,6 +20,7 @@ from cudaify.backend import gpu
 from cudaify.backend.cache import Cache
 from cudaify.backend.compare import compare, compare_exit
 from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
+from cudaify.backend.differential import differential_test
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import InstrumentError, instrument, measure, runtime_units, timed_run
 from cudaify.frontend.facts import Program
@@ -55,11 +56,15 @@ class Evaluator:
         config: Config,
         cache: Cache | None = None,
         run_on_gpu: bool | None = None,
+        differential: bool = False,
     ):
         self.program = program
         self.config = config
         self.cache = cache or Cache.for_config(config)
         self.run_on_gpu = gpu.gpu_available() if run_on_gpu is None else run_on_gpu
+        # Off by default: a host function that relies on state set up elsewhere (device
+        # buffers kept across calls, globals filled by main) cannot be called alone.
+        self.differential = differential
         self.arch = gpu.default_arch(config.arch)
         self.flags = tuple(program.flags) or tuple(config.flags)
         self.source_dir = Path(program.path).resolve().parent if program.path else None
@@ -231,6 +236,9 @@ class Evaluator:
         if mismatch:
             problems = tuple(mismatch) + _stderr_problem(run)
             return Evaluation(Stage.RUN, problems, run_seconds=run.seconds, **base)
+        disagreement = self._differential(variant) if self.differential else None
+        if disagreement is not None:
+            return Evaluation(Stage.RUN, (disagreement,), run_seconds=run.seconds, **base)
         timing, flaky = measure(
             binary,
             runs=self.config.runs,
@@ -249,6 +257,22 @@ class Evaluator:
             run_seconds=run.seconds + (timing.wall or 0.0) * timing.runs,
             **base,
         )
+
+    def _differential(self, variant: Variant) -> Problem | None:
+        """The first offloaded function that disagrees with the original on other sizes."""
+        for name in variant.offloaded:
+            outcome = differential_test(
+                self.program,
+                name,
+                variant.code,
+                arch=self.arch,
+                cache=self.cache,
+                rtol=self.config.rtol,
+                atol=self.config.atol,
+            )
+            if outcome.problem is not None:
+                return outcome.problem
+        return None
 
 
 def compile_problem(diagnostics: str) -> Problem:

@@ -88,7 +88,7 @@ def test_cuda_candidate_is_verified_and_timed_on_the_gpu(tmp_path: Path) -> None
 
 
 def test_wrong_kernel_is_caught_on_the_gpu(tmp_path: Path) -> None:
-    wrong = CANDIDATE.replace("if (i < n) y[i]", "if (i < n - 1) y[i]")
+    wrong = CANDIDATE.replace("if (i < n) y[i]", "if (i < n / 2) y[i]")
     result = _evaluator(tmp_path).evaluate(Variant(code=wrong, offloaded=("saxpy",)))
     assert result.stage == Stage.RUN
     assert result.problems[0].kind == "output"
@@ -99,3 +99,26 @@ def test_out_of_bounds_kernel_never_crashes_cudaify(tmp_path: Path) -> None:
     result = _evaluator(tmp_path).evaluate(Variant(code=wild, offloaded=("saxpy",)))
     assert result.stage in (Stage.COMPILE, Stage.RUN)
     assert result.problems
+
+
+def _analyzed_evaluator(tmp_path: Path) -> Evaluator:
+    from cudaify.frontend.analyze import analyze
+
+    path = tmp_path / "saxpy.c"
+    path.write_text(REFERENCE)
+    config = Config(runs=3)
+    return Evaluator(analyze(str(path)), config, cache=Cache(tmp_path / "cache"), differential=True)
+
+
+def test_differential_test_passes_a_correct_kernel(tmp_path: Path) -> None:
+    result = _analyzed_evaluator(tmp_path).evaluate(Variant(code=CANDIDATE, offloaded=("saxpy",)))
+    assert result.stage == Stage.CORRECT, result.problems
+
+
+def test_differential_test_catches_what_the_programs_input_hides(tmp_path: Path) -> None:
+    # n = 2^24 is a multiple of 256, so the program's own output is right; n = 1 is not.
+    short_grid = CANDIDATE.replace("<<<(n + 255) / 256, 256>>>", "<<<n / 256, 256>>>")
+    result = _analyzed_evaluator(tmp_path).evaluate(Variant(code=short_grid, offloaded=("saxpy",)))
+    assert result.stage == Stage.RUN
+    assert result.problems[0].kind == "differential"
+    assert result.problems[0].message.startswith("saxpy(n=1): y[0] is")
