@@ -207,6 +207,19 @@ def function_nodes(tree: Tree, source: bytes) -> dict[str, Node]:
     return found
 
 
+def all_function_nodes(tree: Tree, source: bytes) -> dict[str, list[Node]]:
+    """Every function definition by name, class members and namespaces included
+    (overloads and members of several classes share a name)."""
+    found: dict[str, list[Node]] = {}
+    for node in walk(tree.root_node):
+        if node.type != "function_definition":
+            continue
+        name = function_name(node, source)
+        if name:
+            found.setdefault(name, []).append(node)
+    return found
+
+
 def _unwrap_template(node: Node) -> Node | None:
     if node.type == "template_declaration":
         return next((c for c in node.named_children if c.type == "function_definition"), None)

@@ -102,29 +102,31 @@ def _describe_node(node: Node, data: bytes) -> str:
 def _signature_problems(
     original: Program, original_tree: Tree, original_data: bytes, tree: Tree, data: bytes
 ) -> list[Problem]:
-    """Every function of the input (and main) still defined, with the same signature."""
-    before = cs.function_nodes(original_tree, original_data)
-    after = cs.function_nodes(tree, data)
-    names = [fn.name for fn in original.functions]
+    """Every function of the input (and main) still defined, with the same signature.
+    Overloads and members share names: each signature of a name must still be there."""
+    before = cs.all_function_nodes(original_tree, original_data)
+    after = cs.all_function_nodes(tree, data)
+    names = list(dict.fromkeys(fn.name for fn in original.functions))
     if "main" in before and "main" not in names:
         names.append("main")
     problems = []
     for name in names:
         fn = original.function(name)
-        line = fn.line if fn is not None else None
+        where = f" (line {fn.line} of the input)" if fn is not None and fn.line else ""
         if name not in after:
-            where = f" (line {line} of the input)" if line else ""
             problems.append(Problem("signature", f"function '{name}'{where} is no longer defined"))
             continue
-        if name not in before:
-            continue
-        old, new = _signature(before[name], original_data), _signature(after[name], data)
-        if old != new:
+        kept = [_signature(node, data) for node in after[name]]
+        for old in (_signature(node, original_data) for node in before.get(name, [])):
+            if old in kept:
+                kept.remove(old)
+                continue
+            found = ", ".join(_show(new) for new in kept) or "nothing"
             problems.append(
                 Problem(
                     "signature",
-                    f"function '{name}' changed its signature from {_show(old)} to {_show(new)}",
-                    line=cs.line_of(after[name]),
+                    f"function '{name}'{where} changed its signature from {_show(old)} to {found}",
+                    line=cs.line_of(after[name][0]),
                 )
             )
     return problems
