@@ -121,6 +121,7 @@ def to_cxx(parsed: Parsed) -> CxxSource:
         *_vla_jobs(unit),
         *_initializer_jobs(unit),
         *_decl_jobs(unit),
+        *_nested_scope_jobs(unit, renamed),
     ]
     for job in sorted(jobs, key=lambda j: (j.end - j.start, j.priority)):
         problem = _macro_problem(unit, job)
@@ -954,6 +955,63 @@ def _decl_jobs(unit: _Unit) -> Iterator[_Job]:
     yield from _string_fill_jobs(unit)
     yield from _prototype_jobs(unit)
     yield from _tentative_jobs(unit)
+
+
+RECORD_DECLS = (CK.STRUCT_DECL, CK.UNION_DECL)
+
+
+def _nested_scope_jobs(unit: _Unit, renamed: dict[str, str]) -> Iterator[_Job]:
+    """A struct, union or enum declared inside a struct is at file scope in C and
+    nested in C++: outside its parent, `struct B` and enumerator `X` become `A::B`
+    and `A::X`."""
+    for node in unit.walk():
+        if node.kind == CK.TYPE_REF:
+            declaration = node.cursor.referenced
+        elif node.kind == CK.DECL_REF_EXPR and node.cursor.referenced is not None:
+            declaration = node.cursor.referenced
+            if declaration.kind != CK.ENUM_CONSTANT_DECL:
+                continue
+            declaration = declaration.semantic_parent  # the enum; its constants go with it
+        else:
+            continue
+        if declaration is None or declaration.kind not in (*RECORD_DECLS, CK.ENUM_DECL):
+            continue
+        if declaration.location.is_in_system_header:
+            continue  # system headers declare their C++ shapes under __cplusplus
+        # C puts the declaration at file scope (its semantic parent); its lexical parent
+        # is the struct C++ nests it in.
+        parent = declaration.lexical_parent
+        if parent is None or parent.kind not in RECORD_DECLS or _inside(node, parent):
+            continue
+        yield _Job(node.start, node.end, functools.partial(_qualified, node, parent, renamed),
+                   "a type declared inside a struct, nested there in C++", node=node)  # fmt: skip
+
+
+def _inside(node: _Node, record: ci.Cursor) -> bool:
+    file = record.extent.start.file
+    same_file = file is not None and file.name == node.cursor.location.file.name
+    return same_file and record.extent.start.offset <= node.start < record.extent.end.offset
+
+
+def _qualified(node: _Node, parent: ci.Cursor, renamed: dict[str, str], render: Render) -> str:
+    names = []
+    scope: ci.Cursor | None = parent
+    while scope is not None and scope.kind in RECORD_DECLS:
+        names.append(_record_name(scope, renamed))
+        scope = scope.lexical_parent
+    return "::".join(reversed(names)) + "::" + render(node.start, node.end)
+
+
+def _record_name(record: ci.Cursor, renamed: dict[str, str]) -> str:
+    """A struct's tag, or the typedef name of an anonymous one."""
+    if record.spelling and not record.is_anonymous() and record.spelling.isidentifier():
+        return renamed.get(record.spelling, record.spelling)
+    for cursor in record.translation_unit.cursor.get_children():
+        if cursor.kind == CK.TYPEDEF_DECL:
+            underlying = cursor.underlying_typedef_type.get_canonical().get_declaration()
+            if underlying == record:
+                return renamed.get(cursor.spelling, cursor.spelling)
+    raise _Unsupported("its enclosing struct has no name")
 
 
 LABELLED = (CK.LABEL_STMT, CK.CASE_STMT, CK.DEFAULT_STMT)

@@ -163,6 +163,17 @@ def test_null_needs_no_cast_but_a_void_pointer_zero_does(tmp_path: Path) -> None
     assert "int *p = NULL; return k ? p : (int *)((void *)0);" in result.text
 
 
+def test_types_nested_in_a_struct_are_qualified_outside_it(tmp_path: Path) -> None:
+    source = (
+        "struct A { struct B { int x; } b; enum { ON, OFF } state; };\n"
+        "struct B make(void) { struct B v = {OFF}; return v; }\n"
+    )
+    result = _rewrite(tmp_path, source)
+    assert result.text.splitlines()[1] == (
+        "struct A::B make(void) { struct A::B v = {A::OFF}; return v; }"
+    )
+
+
 def test_int_to_enum_gets_a_cast_but_enumerators_do_not(tmp_path: Path) -> None:
     source = "enum E { A, B };\nenum E f(int k) { enum E e = A; e = k; return e; }\n"
     result = _rewrite(tmp_path, source)

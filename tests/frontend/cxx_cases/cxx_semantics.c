@@ -1,12 +1,15 @@
 /* Code C accepts and C++ rejects or reads differently: arithmetic on enums, pointer
    conversions between unrelated types or dropping const, jumps past initializations,
-   the size of a character constant, designators inside a compound literal. */
+   the size of a character constant, designators inside a compound literal, types and
+   enumerators declared inside a struct and used outside it. */
 #include <stdio.h>
 #include <string.h>
 
 enum day { MON, TUE, WED, THU, FRI };
 struct pair { int left; int right; };
 struct slot { enum day day; };
+struct shape { struct corner { int x, y; } at; enum { ROUND, SHARP } kind; };
+typedef struct { struct cell { int v; } first; } grid;
 
 static int weekdays(void) {
     int total = 0;
@@ -49,5 +52,10 @@ int main(void) {
     struct pair p = (struct pair){.right = 2, .left = 1};
     printf("%d %d %d %d\n", weekdays(), bytes(values), jumps(1), jumps(-4));
     printf("%d %d %d\n", p.left, p.right, (struct pair){.right = 7}.left);
+    struct corner c = {3, 4};
+    struct shape sh = {c, SHARP};
+    struct cell cl = {5};
+    grid g = {cl};
+    printf("%d %d %d\n", sh.at.y, sh.kind == SHARP, g.first.v);
     return 0;
 }
