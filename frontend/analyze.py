@@ -364,7 +364,8 @@ class NestAnalysis:
 
     def arrays(self) -> tuple[ArrayData, ...]:
         """What the nest needs on the device, one entry per array, in first-use order."""
-        local = {d.decl for d in self.fa.walk.decls if self.root.start <= d.start < self.root.end}
+        local = {d.decl for d in self.fa.walk.decls
+                 if self.root.start <= d.start < self.root.end and not d.is_static}
         groups: dict[str, list[RawAccess]] = {}
         for a in self.accesses:
             if a.root_decl in local and a.kind != "field":
@@ -511,7 +512,9 @@ class ScalarJudge:
     def __init__(self, fa: FunctionAnalysis, node, facts: LoopFacts):
         self.fa, self.node, self.facts = fa, node, facts
         walk = fa.walk
-        local = {d.decl for d in walk.decls if node.start <= d.start < node.end}
+        # a static local keeps its value from one iteration to the next: not private
+        local = {d.decl for d in walk.decls
+                 if node.start <= d.start < node.end and not d.is_static}
         self.refs = [r for r in walk.refs if node.in_body(r.start) and r.decl not in local
                      and r.decl != node.header.var_decl]
         self.updates = [u for u in walk.updates if node.in_body(u.start)]
@@ -660,7 +663,8 @@ class ArrayJudge:
     def __init__(self, nest: NestAnalysis, node, facts: LoopFacts):
         self.nest, self.node, self.facts = nest, node, facts
         walk = nest.fa.walk
-        self.local = {d.decl for d in walk.decls if node.start <= d.start < node.end}
+        self.local = {d.decl for d in walk.decls
+                      if node.start <= d.start < node.end and not d.is_static}
         self.updates = [u for u in walk.updates if node.in_body(u.start)]
         self.level = len(nest.fa.chain_at(node.start))
         self.inner_vars = {n.header.var for n in nest.fa.canonical

@@ -103,7 +103,9 @@ def index_tree(root: ci.Cursor) -> None:
         child._tu = tu
         key = lib.clang_hashCursor(child)
         _INDEXED.add(key)
-        _CHILDREN.setdefault(lib.clang_hashCursor(parent), []).append(child)
+        parent_key = lib.clang_hashCursor(parent)
+        if parent_key != key:  # libclang reports a `case` label's value as its own parent
+            _CHILDREN.setdefault(parent_key, []).append(child)
         return 2  # CXChildVisit_Recurse
 
     _INDEXED.add(root.hash)

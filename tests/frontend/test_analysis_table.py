@@ -248,6 +248,14 @@ double f(int n, double *a) {
   t = 5;
   return t;
 }""", [("i", True, P, {})]),
+    ("static_local_in_loop", """
+void f(int n, int *b) {
+  for (int i = 0; i < n; i++) { static int calls = 0; calls++; b[i] = calls; }
+}""", [("i", False, Q, {})]),
+    ("static_local_array_in_loop", """
+void f(int n, int *b) {
+  for (int i = 0; i < n; i++) { static int seen[4]; seen[i % 4] = i; b[i] = seen[0]; }
+}""", [("i", False, S, {})]),
     ("carried_scalar_recurrence", """
 void f(int n, double *b) {
   double x = 1;
