@@ -28,8 +28,16 @@ TK = ci.TypeKind
 ARRAY_TYPES = {TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.VARIABLEARRAY, TK.DEPENDENTSIZEDARRAY}
 REDUCTION_ASSIGN = {"+=": "+", "-=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}
 REDUCTION_BINARY = {"+": "+", "*": "*", "&": "&", "|": "|", "^": "^", "&&": "&&", "||": "||"}
-MINMAX_CALLS = {"fmin": "min", "fminf": "min", "fminl": "min", "min": "min",
-                "fmax": "max", "fmaxf": "max", "fmaxl": "max", "max": "max"}
+MINMAX_CALLS = {
+    "fmin": "min",
+    "fminf": "min",
+    "fminl": "min",
+    "min": "min",
+    "fmax": "max",
+    "fmaxf": "max",
+    "fmaxl": "max",
+    "max": "max",
+}
 
 
 @dataclass(eq=False)
@@ -203,8 +211,7 @@ class Walker:
         if decl.kind != CK.VAR_DECL:
             return
         is_static = decl.storage_class == ci.StorageClass.STATIC
-        self.out.decls.append(Decl(decl.spelling, decl.hash, start_of(decl),
-                                   is_static, decl))
+        self.out.decls.append(Decl(decl.spelling, decl.hash, start_of(decl), is_static, decl))
         for child in kids(decl):
             if child.kind.is_expression():
                 self.expression(child, "read")
@@ -222,10 +229,16 @@ class Walker:
         start = start_of(cursor)
         line, column = self.src.line_col(start)
         node = LoopNode(
-            cursor=cursor, kind={CK.FOR_STMT: "for", CK.WHILE_STMT: "while"}.get(cursor.kind, "do"),
-            header=header, start=start, end=end_of(cursor),
-            body_start=start_of(body_cursor), body_end=end_of(body_cursor),
-            line=line, column=column, parent=self.stack[-1] if self.stack else None,
+            cursor=cursor,
+            kind={CK.FOR_STMT: "for", CK.WHILE_STMT: "while"}.get(cursor.kind, "do"),
+            header=header,
+            start=start,
+            end=end_of(cursor),
+            body_start=start_of(body_cursor),
+            body_end=end_of(body_cursor),
+            line=line,
+            column=column,
+            parent=self.stack[-1] if self.stack else None,
         )
         self.out.loops.append(node)
         for child in body:
@@ -233,11 +246,13 @@ class Walker:
             if child.hash == body_cursor.hash:
                 continue
             self.statement(child) if not child.kind.is_expression() else self.expression(
-                child, "read")
+                child, "read"
+            )
         self.stack.append(node)
         self.breakables.append(cursor.hash)
         self.statement(body_cursor) if not body_cursor.kind.is_expression() else self.expression(
-            body_cursor, "read")
+            body_cursor, "read"
+        )
         self.breakables.pop()
         self.stack.pop()
 
@@ -353,20 +368,40 @@ class Walker:
         name, root_decl, kind, sizes, texts = info
         if base.kind == CK.MEMBER_REF_EXPR:
             self.member_base(base)
-        self.out.accesses.append(RawAccess(
-            array=name, root_decl=root_decl, kind=kind, elem_type=element_type(cursor),
-            indices=tuple(indices), dim_sizes=sizes, dim_texts=texts, mode=mode,
-            start=start_of(cursor), end=end_of(cursor),
-            text=self.src.text(cursor), stack=tuple(self.stack),
-        ))
+        self.out.accesses.append(
+            RawAccess(
+                array=name,
+                root_decl=root_decl,
+                kind=kind,
+                elem_type=element_type(cursor),
+                indices=tuple(indices),
+                dim_sizes=sizes,
+                dim_texts=texts,
+                mode=mode,
+                start=start_of(cursor),
+                end=end_of(cursor),
+                text=self.src.text(cursor),
+                stack=tuple(self.stack),
+            )
+        )
 
     def add_unknown(self, cursor: ci.Cursor, mode: str) -> None:
-        self.out.accesses.append(RawAccess(
-            array="<unknown>", root_decl=0, kind="unknown", elem_type=element_type(cursor),
-            indices=(None,), dim_sizes=(None,), dim_texts=(), mode=mode,
-            start=start_of(cursor), end=end_of(cursor),
-            text=self.src.text(cursor), stack=tuple(self.stack),
-        ))
+        self.out.accesses.append(
+            RawAccess(
+                array="<unknown>",
+                root_decl=0,
+                kind="unknown",
+                elem_type=element_type(cursor),
+                indices=(None,),
+                dim_sizes=(None,),
+                dim_texts=(),
+                mode=mode,
+                start=start_of(cursor),
+                end=end_of(cursor),
+                text=self.src.text(cursor),
+                stack=tuple(self.stack),
+            )
+        )
 
     def member_base(self, member: ci.Cursor) -> None:
         """Reads of the object a field array hangs off (`p` in `p->x[i]`)."""
@@ -381,10 +416,18 @@ class Walker:
         if info is None:
             return
         name, key, is_pointer, is_global, type_spelling = info
-        self.out.refs.append(Ref(
-            name=name, decl=key, start=start_of(cursor), mode=mode, stack=tuple(self.stack),
-            is_pointer=is_pointer, is_global=is_global, type=type_spelling,
-        ))
+        self.out.refs.append(
+            Ref(
+                name=name,
+                decl=key,
+                start=start_of(cursor),
+                mode=mode,
+                stack=tuple(self.stack),
+                is_pointer=is_pointer,
+                is_global=is_global,
+                type=type_spelling,
+            )
+        )
 
     def decl_info(self, ref: ci.Cursor) -> tuple[str, int, bool, bool, str] | None:
         """(name, hash, pointer or array, global or static, type) of a variable, once."""
@@ -396,8 +439,11 @@ class Walker:
                 canonical = ref.type.get_canonical()
                 parent = ref.semantic_parent
                 self.decls[key] = (
-                    ref.spelling, key, canonical.kind in (TK.POINTER, *ARRAY_TYPES),
-                    parent is not None and parent.kind == CK.TRANSLATION_UNIT
+                    ref.spelling,
+                    key,
+                    canonical.kind in (TK.POINTER, *ARRAY_TYPES),
+                    parent is not None
+                    and parent.kind == CK.TRANSLATION_UNIT
                     or ref.storage_class == ci.StorageClass.STATIC,
                     ref.type.spelling,
                 )
@@ -416,14 +462,22 @@ class Walker:
                 self.expression(child, "read")
             return
         root = _root_decl(cursor)
-        self.out.refs.append(Ref(
-            name=norm(self.src.text(cursor)), decl=root.hash if root else 0,
-            start=start_of(cursor), mode=mode, stack=tuple(self.stack),
-            is_pointer=cursor.type.get_canonical().kind in (TK.POINTER, *ARRAY_TYPES),
-            is_global=root is None or (root.semantic_parent is not None
-                                       and root.semantic_parent.kind == CK.TRANSLATION_UNIT),
-            type=cursor.type.spelling,
-        ))
+        self.out.refs.append(
+            Ref(
+                name=norm(self.src.text(cursor)),
+                decl=root.hash if root else 0,
+                start=start_of(cursor),
+                mode=mode,
+                stack=tuple(self.stack),
+                is_pointer=cursor.type.get_canonical().kind in (TK.POINTER, *ARRAY_TYPES),
+                is_global=root is None
+                or (
+                    root.semantic_parent is not None
+                    and root.semantic_parent.kind == CK.TRANSLATION_UNIT
+                ),
+                type=cursor.type.spelling,
+            )
+        )
         for child in children:
             if unwrap(child).kind != CK.DECL_REF_EXPR:
                 self.expression(child, "read")
@@ -441,12 +495,19 @@ class Walker:
         if name.startswith("operator") and children:
             args = [c for c in children if not _is_callee(c)]
         qualified = _qualified(cursor)
-        self.out.calls.append(Call(
-            name=qualified, start=start_of(cursor), end=end_of(cursor),
-            line=cursor.location.line, arguments=tuple(self.src.text(a) for a in args),
-            pointer_arguments=tuple(self.src.text(a) for a in args if _pointerish(a)),
-            stack=tuple(self.stack), cursor=cursor, is_method=is_method,
-        ))
+        self.out.calls.append(
+            Call(
+                name=qualified,
+                start=start_of(cursor),
+                end=end_of(cursor),
+                line=cursor.location.line,
+                arguments=tuple(self.src.text(a) for a in args),
+                pointer_arguments=tuple(self.src.text(a) for a in args if _pointerish(a)),
+                stack=tuple(self.stack),
+                cursor=cursor,
+                is_method=is_method,
+            )
+        )
         if is_method and callee is not None:
             for child in kids(callee):
                 self.expression(child, "read")
@@ -454,16 +515,22 @@ class Walker:
             self.expression(arg, "addr" if _pointerish(arg) else "read")
 
     # update statements ---------------------------------------------------------------
-    def record_update(self, cursor: ci.Cursor, target: ci.Cursor, op: str | None,
-                      rhs: ci.Cursor | None) -> None:
+    def record_update(
+        self, cursor: ci.Cursor, target: ci.Cursor, op: str | None, rhs: ci.Cursor | None
+    ) -> None:
         target_text = norm(self.src.text(target))
         rhs_text = norm(self.src.text(rhs)) if rhs is not None else ""
-        self.out.updates.append(Update(
-            target=target_text, op=op, start=start_of(cursor),
-            end=end_of(cursor), self_free=not mentions(rhs_text, target_text),
-            target_is_array=unwrap(target).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
-            cursor=cursor,
-        ))
+        self.out.updates.append(
+            Update(
+                target=target_text,
+                op=op,
+                start=start_of(cursor),
+                end=end_of(cursor),
+                self_free=not mentions(rhs_text, target_text),
+                target_is_array=unwrap(target).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
+                cursor=cursor,
+            )
+        )
 
     def record_assignment(self, cursor: ci.Cursor, lhs: ci.Cursor, rhs: ci.Cursor) -> None:
         target = norm(self.src.text(lhs))
@@ -472,12 +539,17 @@ class Walker:
             self.record_update(cursor, lhs, "=", rhs)
             return
         op, other = found
-        self.out.updates.append(Update(
-            target=target, op=op, start=start_of(cursor), end=end_of(cursor),
-            self_free=not mentions(other, target),
-            target_is_array=unwrap(lhs).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
-            cursor=cursor,
-        ))
+        self.out.updates.append(
+            Update(
+                target=target,
+                op=op,
+                start=start_of(cursor),
+                end=end_of(cursor),
+                self_free=not mentions(other, target),
+                target_is_array=unwrap(lhs).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CALL_EXPR),
+                cursor=cursor,
+            )
+        )
 
     def reduction_form(self, target: str, rhs: ci.Cursor) -> tuple[str, str] | None:
         """(op, text of the other operand) when rhs combines the target with something."""
@@ -505,8 +577,9 @@ class Walker:
             return self.conditional_minmax(target, *children)
         return None
 
-    def conditional_minmax(self, target: str, cond: ci.Cursor, yes: ci.Cursor,
-                           no: ci.Cursor) -> tuple[str, str] | None:
+    def conditional_minmax(
+        self, target: str, cond: ci.Cursor, yes: ci.Cursor, no: ci.Cursor
+    ) -> tuple[str, str] | None:
         cond = unwrap(cond)
         op = binary_operator(self.src, cond) if cond.kind == CK.BINARY_OPERATOR else None
         if op not in ("<", "<=", ">", ">="):
@@ -551,13 +624,16 @@ class Walker:
         value_is_left = left == value
         greater = op in (">", ">=")
         kind = "max" if value_is_left == greater else "min"
-        self.out.updates.append(Update(
-            target=target, op=kind, start=start_of(cursor),
-            end=end_of(cursor), self_free=True,
-            target_is_array=unwrap(lhs).kind == CK.ARRAY_SUBSCRIPT_EXPR,
-        ))
-
-
+        self.out.updates.append(
+            Update(
+                target=target,
+                op=kind,
+                start=start_of(cursor),
+                end=end_of(cursor),
+                self_free=True,
+                target_is_array=unwrap(lhs).kind == CK.ARRAY_SUBSCRIPT_EXPR,
+            )
+        )
 
 
 def _strip(text: str) -> str:
@@ -574,7 +650,11 @@ def _is_callee(cursor: ci.Cursor) -> bool:
     inner = unwrap(cursor)
     ref = inner.referenced if inner.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR) else None
     return ref is not None and ref.kind in (
-        CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONVERSION_FUNCTION)
+        CK.FUNCTION_DECL,
+        CK.CXX_METHOD,
+        CK.FUNCTION_TEMPLATE,
+        CK.CONVERSION_FUNCTION,
+    )
 
 
 def _qualified(cursor: ci.Cursor) -> str:
@@ -601,8 +681,15 @@ def _pointerish(cursor: ci.Cursor) -> bool:
 
 def _is_std_container(cursor: ci.Cursor) -> bool:
     spelling = cursor.type.get_canonical().spelling
-    return spelling.startswith(("std::vector<", "std::array<", "const std::vector<",
-                                "const std::array<", "std::__1::vector<"))
+    return spelling.startswith(
+        (
+            "std::vector<",
+            "std::array<",
+            "const std::vector<",
+            "const std::array<",
+            "std::__1::vector<",
+        )
+    )
 
 
 def _root_decl(cursor: ci.Cursor) -> ci.Cursor | None:
@@ -631,8 +718,11 @@ def element_type(cursor: ci.Cursor) -> str:
 
 
 def unqualified(spelling: str) -> str:
-    words = [w for w in spelling.split() if w not in ("const", "volatile", "restrict",
-                                                      "__restrict", "__restrict__")]
+    words = [
+        w
+        for w in spelling.split()
+        if w not in ("const", "volatile", "restrict", "__restrict", "__restrict__")
+    ]
     return " ".join(words)
 
 
@@ -652,10 +742,14 @@ def array_info(src: Source, base: ci.Cursor):
         elif ref.kind == CK.PARM_DECL:
             kind = "param_array" if len(sizes) > 1 else "pointer"
         elif t.kind in ARRAY_TYPES:
-            is_global = ref.semantic_parent is not None and \
-                ref.semantic_parent.kind == CK.TRANSLATION_UNIT
-            kind = "global_array" if is_global or ref.storage_class == ci.StorageClass.STATIC \
+            is_global = (
+                ref.semantic_parent is not None and ref.semantic_parent.kind == CK.TRANSLATION_UNIT
+            )
+            kind = (
+                "global_array"
+                if is_global or ref.storage_class == ci.StorageClass.STATIC
                 else "local_array"
+            )
         else:
             kind = "pointer"
         return ref.spelling, ref.hash, kind, sizes, texts
@@ -698,7 +792,9 @@ def _spelled_dims(src: Source, decl: ci.Cursor) -> list[str]:
     if not src.in_main(decl):
         return []
     tokens = src.tokens_between(start_of(decl), end_of(decl))
-    dims, depth, current = [], 0, []
+    dims: list[str] = []
+    current: list[str] = []
+    depth = 0
     seen_name = False
     for _, spelling in tokens:
         if spelling == decl.spelling and depth == 0:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 from cudaify.frontend import parse as parse_module
-from cudaify.frontend.access import RawAccess, Walk, norm, walk_function
+from cudaify.frontend.access import LoopNode, RawAccess, Walk, norm, walk_function
 from cudaify.frontend.affine import (
     Poly,
     const,
@@ -64,8 +64,12 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
     functions = [FunctionAnalysis(src, fn, walks[fn.hash], pure).facts() for fn in definitions]
     functions = estimate_calls(functions)
     return Program(
-        path=path, source=parsed.text, language=parsed.language, flags=tuple(flags),
-        functions=tuple(functions), globals=_globals(src, parsed.tu.cursor),
+        path=path,
+        source=parsed.text,
+        language=parsed.language,
+        flags=tuple(flags),
+        functions=tuple(functions),
+        globals=_globals(src, parsed.tu.cursor),
         includes=parse_module.included_files(parsed),
         warnings=parse_module.warnings_of(parsed),
     )
@@ -77,8 +81,11 @@ def _definitions(src: Source, root: ci.Cursor):
             continue
         if cursor.kind in (CK.NAMESPACE, CK.CLASS_DECL, CK.STRUCT_DECL, CK.LINKAGE_SPEC):
             yield from _definitions(src, cursor)
-        elif cursor.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR) \
-                and cursor.is_definition() and _body(cursor) is not None:
+        elif (
+            cursor.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR)
+            and cursor.is_definition()
+            and _body(cursor) is not None
+        ):
             yield cursor
 
 
@@ -90,8 +97,7 @@ def _body(fn: ci.Cursor) -> ci.Cursor | None:
 
 
 def _globals(src: Source, root: ci.Cursor) -> tuple[str, ...]:
-    return tuple(c.spelling for c in kids(root)
-                 if c.kind == CK.VAR_DECL and src.in_main(c))
+    return tuple(c.spelling for c in kids(root) if c.kind == CK.VAR_DECL and src.in_main(c))
 
 
 class FunctionAnalysis:
@@ -121,18 +127,23 @@ class FunctionAnalysis:
             header = node.header
             if header is None:
                 continue
-            written = {r.decl for r in self.walk.refs if node.in_body(r.start)
-                       and r.mode in WRITE_MODES}
+            written = {
+                r.decl for r in self.walk.refs if node.in_body(r.start) and r.mode in WRITE_MODES
+            }
             upper = header.upper
             lo, hi = start_of(upper), end_of(upper)
             bound_decls = {r.decl for r in self.walk.refs if lo <= r.start < hi}
             bound_arrays = {a.array for a in self.walk.accesses if lo <= a.start < hi}
-            array_writes = {a.array for a in self.walk.accesses if node.in_body(a.start)
-                            and a.is_write}
+            array_writes = {
+                a.array for a in self.walk.accesses if node.in_body(a.start) and a.is_write
+            }
             unknown_write = "<unknown>" in array_writes and bool(bound_arrays)
-            impure_bound = any(lo <= c.start < hi and c.name.split("::")[-1] not in
-                               ("size", "length") and c.name not in self.pure
-                               for c in self.walk.calls)
+            impure_bound = any(
+                lo <= c.start < hi
+                and c.name.split("::")[-1] not in ("size", "length")
+                and c.name not in self.pure
+                for c in self.walk.calls
+            )
             node.canonical = (
                 header.var_decl not in written
                 and header.var_decl not in self.address_taken
@@ -158,8 +169,9 @@ class FunctionAnalysis:
                 text = norm(self.src.text(cursor))
                 if not is_integer_type(cursor.type) or text in written[1]:
                     return None
-                base_decls = {r.decl for r in self.walk.refs
-                              if start_of(cursor) <= r.start < end_of(cursor)}
+                base_decls = {
+                    r.decl for r in self.walk.refs if start_of(cursor) <= r.start < end_of(cursor)
+                }
                 return None if base_decls & written[0] else symbol(text)
             ref = cursor.referenced
             if ref is None or ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
@@ -182,8 +194,11 @@ class FunctionAnalysis:
         cache = getattr(self, "_written", {})
         self._written = cache
         if id(root) not in cache:
-            refs = [r for r in self.walk.refs if root.start <= r.start < root.end
-                    and r.mode in WRITE_MODES]
+            refs = [
+                r
+                for r in self.walk.refs
+                if root.start <= r.start < root.end and r.mode in WRITE_MODES
+            ]
             cache[id(root)] = ({r.decl for r in refs}, {r.name for r in refs})
         return cache[id(root)]
 
@@ -233,8 +248,10 @@ class FunctionAnalysis:
             return (None,), None
         chain = self.chain_at(access.start)
         resolve = self.resolver(root, chain)
-        polys = [const(i) if isinstance(i, int) else to_poly(self.src, i, resolve)
-                 for i in access.indices]
+        polys = [
+            const(i) if isinstance(i, int) else to_poly(self.src, i, resolve)
+            for i in access.indices
+        ]
         texts = [str(i) if isinstance(i, int) else self.src.text(i) for i in access.indices]
         affine = tuple(to_affine(p, t) for p, t in zip(polys, texts, strict=True))
         if len(polys) != 1 or affine[0] is not None or polys[0] is None:
@@ -264,12 +281,17 @@ class FunctionAnalysis:
         start = start_of(fn)
         line, _ = src.line_col(fn.location.offset if src.in_main(fn) else start)
         return Function(
-            name=fn.spelling, return_type=fn.result_type.spelling, params=self.params(),
-            line=line, span=Span(start, end_of(fn)),
+            name=fn.spelling,
+            return_type=fn.result_type.spelling,
+            params=self.params(),
+            line=line,
+            span=Span(start, end_of(fn)),
             body_span=Span(start_of(body), end_of(body)),
             signature=src.slice(start, start_of(body)).strip(),
             is_static=fn.storage_class == ci.StorageClass.STATIC,
-            loops=tuple(loops), data=tuple(data), calls=self.call_sites(),
+            loops=tuple(loops),
+            data=tuple(data),
+            calls=self.call_sites(),
         )
 
     def params(self) -> tuple[Param, ...]:
@@ -277,24 +299,40 @@ class FunctionAnalysis:
         for arg in self.cursor.get_arguments():
             t = arg.type
             canonical = t.get_canonical()
-            pointer = canonical.kind in (TK.POINTER, TK.INCOMPLETEARRAY, TK.CONSTANTARRAY,
-                                         TK.VARIABLEARRAY)
+            pointer = canonical.kind in (
+                TK.POINTER,
+                TK.INCOMPLETEARRAY,
+                TK.CONSTANTARRAY,
+                TK.VARIABLEARRAY,
+            )
             elem = None
             if canonical.kind == TK.POINTER:
                 elem = _pointee_spelling(t)
             elif canonical.kind in (TK.INCOMPLETEARRAY, TK.CONSTANTARRAY, TK.VARIABLEARRAY):
                 elem = t.element_type.spelling
-            found.append(Param(name=arg.spelling, type=_param_type_text(self.src, arg),
-                               is_pointer=pointer, elem_type=elem))
+            found.append(
+                Param(
+                    name=arg.spelling,
+                    type=_param_type_text(self.src, arg),
+                    is_pointer=pointer,
+                    elem_type=elem,
+                )
+            )
         return tuple(found)
 
     def call_sites(self) -> tuple[CallSite, ...]:
         name = self.cursor.spelling
         return tuple(
-            CallSite(callee=c.name, caller=name, line=self.src.line_col(c.start)[0],
-                     arguments=c.arguments, in_loop=bool(c.stack),
-                     loop_depth=len(c.stack))
-            for c in self.walk.calls if not c.name.startswith("operator")
+            CallSite(
+                callee=c.name,
+                caller=name,
+                line=self.src.line_col(c.start)[0],
+                arguments=c.arguments,
+                in_loop=bool(c.stack),
+                loop_depth=len(c.stack),
+            )
+            for c in self.walk.calls
+            if not c.name.startswith("operator")
         )
 
 
@@ -319,8 +357,9 @@ class NestAnalysis:
     def __init__(self, fa: FunctionAnalysis, root):
         self.fa, self.root = fa, root
         self.accesses = [a for a in fa.walk.accesses if root.start <= a.start < root.end]
-        self.bounds = {id(n): fa.bound(root, n) for n in fa.canonical
-                       if root.start <= n.start < root.end}
+        self.bounds = {
+            id(n): fa.bound(root, n) for n in fa.canonical if root.start <= n.start < root.end
+        }
         self.info = {}
         for a in self.accesses:
             subs, n = fa.subscripts(root, a)
@@ -330,14 +369,18 @@ class NestAnalysis:
         chain = tuple(self.bounds[id(n)] for n in self.fa.chain_at(access.start))
         subs, _ = self.info[id(access)]
         line = self.fa.src.line_col(access.start)[0]
-        return Instance(access.array, subs, access.is_write, access.is_read, chain,
-                        access.text, line)
+        return Instance(
+            access.array, subs, access.is_write, access.is_read, chain, access.text, line
+        )
 
     def public_access(self, access: RawAccess) -> Access:
         subs, _ = self.info[id(access)]
         return Access(
-            array=access.array, subscripts=subs, is_write=access.is_write,
-            is_read=access.is_read, span=Span(access.start, access.end),
+            array=access.array,
+            subscripts=subs,
+            is_write=access.is_write,
+            is_read=access.is_read,
+            span=Span(access.start, access.end),
             line=self.fa.src.line_col(access.start)[0],
         )
 
@@ -348,24 +391,39 @@ class NestAnalysis:
         bound = self.bounds[id(node)]
         children = tuple(self.loop(child, depth + 1) for child in node.children)
         return Loop(
-            var=header.var, lower=self.fa.src.text(header.lower),
-            upper=self.fa.src.text(header.upper), step=header.step,
-            upper_inclusive=header.inclusive, line=node.line, column=node.column, depth=depth,
-            span=Span(node.start, node.end), body_span=Span(node.body_start, node.body_end),
-            lower_affine=bound.lower, upper_affine=bound.upper,
-            var_declared_in_header=header.declared_in_header, children=children,
-            perfectly_nested=_perfectly_nested(node), early_exit=facts.early_exit,
-            parallel=verdict.parallel, pattern=verdict.pattern,
-            reductions=verdict.reductions, reason=verdict.reason,
+            var=header.var,
+            lower=self.fa.src.text(header.lower),
+            upper=self.fa.src.text(header.upper),
+            step=header.step,
+            upper_inclusive=header.inclusive,
+            line=node.line,
+            column=node.column,
+            depth=depth,
+            span=Span(node.start, node.end),
+            body_span=Span(node.body_start, node.body_end),
+            lower_affine=bound.lower,
+            upper_affine=bound.upper,
+            var_declared_in_header=header.declared_in_header,
+            children=children,
+            perfectly_nested=_perfectly_nested(node),
+            early_exit=facts.early_exit,
+            parallel=verdict.parallel,
+            pattern=verdict.pattern,
+            reductions=verdict.reductions,
+            reason=verdict.reason,
             accesses=tuple(self.public_access(a) for a in facts.accesses),
-            scalars_read=facts.scalars_read, scalars_written=facts.scalars_written,
+            scalars_read=facts.scalars_read,
+            scalars_written=facts.scalars_written,
             calls=facts.call_names,
         )
 
     def arrays(self) -> tuple[ArrayData, ...]:
         """What the nest needs on the device, one entry per array, in first-use order."""
-        local = {d.decl for d in self.fa.walk.decls
-                 if self.root.start <= d.start < self.root.end and not d.is_static}
+        local = {
+            d.decl
+            for d in self.fa.walk.decls
+            if self.root.start <= d.start < self.root.end and not d.is_static
+        }
         groups: dict[str, list[RawAccess]] = {}
         for a in self.accesses:
             if a.root_decl in local and a.kind != "field":
@@ -392,9 +450,14 @@ class NestAnalysis:
         row = next(iter(rows))
         inner = (row,) if row is not None else first.dim_texts
         return ArrayUse(
-            name=name, elem_type=first.elem_type, kind=first.kind if first.kind != "unknown"
-            else "pointer", dim_sizes=first.dim_sizes, inner_dims=inner, instances=instances,
-            readable=readable, access=access,
+            name=name,
+            elem_type=first.elem_type,
+            kind=first.kind if first.kind != "unknown" else "pointer",
+            dim_sizes=first.dim_sizes,
+            inner_dims=inner,
+            instances=instances,
+            readable=readable,
+            access=access,
         )
 
 
@@ -422,7 +485,7 @@ ALIAS_NOTE = "distinct pointer parameters are assumed not to alias"
 class LoopFacts:
     """Everything one loop level needs to be judged."""
 
-    node: object
+    node: LoopNode
     accesses: list[RawAccess]
     early_exit: bool = False
     exit_reason: str = ""
@@ -450,8 +513,9 @@ class LoopFacts:
         for jump in walk.jumps:
             if not node.in_body(jump.start):
                 continue
-            if jump.kind in ("return", "goto") or (jump.kind == "break"
-                                                   and jump.target == node.cursor.hash):
+            if jump.kind in ("return", "goto") or (
+                jump.kind == "break" and jump.target == node.cursor.hash
+            ):
                 self.early_exit = True
                 self.exit_reason = f"leaves the loop early ({jump.kind})"
                 return
@@ -482,26 +546,46 @@ def judge(facts: LoopFacts) -> Verdict:
     var = facts.node.header.var
     reductions = tuple(facts.reductions)
     if facts.io_calls:
-        return Verdict(False, "sequential", reductions,
-                       f"calls {facts.io_calls[0]} (I/O or hidden state): must stay in order")
+        return Verdict(
+            False,
+            "sequential",
+            reductions,
+            f"calls {facts.io_calls[0]} (I/O or hidden state): must stay in order",
+        )
     if facts.early_exit:
         return Verdict(False, "sequential", reductions, facts.exit_reason)
     if facts.impure_calls:
-        return Verdict(False, "sequential", reductions,
-                       f"calls {facts.impure_calls[0]}, which may write memory")
+        return Verdict(
+            False,
+            "sequential",
+            reductions,
+            f"calls {facts.impure_calls[0]}, which may write memory",
+        )
     if facts.blockers:
         return Verdict(False, "sequential", reductions, facts.blockers[0])
     if facts.scans:
-        return Verdict(False, "scan", reductions,
-                       f"prefix computation (scan) on {facts.scans[0]} across iterations of {var}")
+        return Verdict(
+            False,
+            "scan",
+            reductions,
+            f"prefix computation (scan) on {facts.scans[0]} across iterations of {var}",
+        )
     if facts.atomics:
-        return Verdict(False, "atomic_update", reductions,
-                       f"irregular updates of {facts.atomics[0]} (atomic candidates); "
-                       f"otherwise no carried dependence")
+        return Verdict(
+            False,
+            "atomic_update",
+            reductions,
+            f"irregular updates of {facts.atomics[0]} (atomic candidates); "
+            f"otherwise no carried dependence",
+        )
     if reductions:
         listed = ", ".join(f"{r.var} ({r.op})" for r in reductions)
-        return Verdict(False, "reduction", reductions,
-                       f"reduction on {listed}; otherwise no carried dependence; {ALIAS_NOTE}")
+        return Verdict(
+            False,
+            "reduction",
+            reductions,
+            f"reduction on {listed}; otherwise no carried dependence; {ALIAS_NOTE}",
+        )
     return Verdict(True, "plain", (), f"no loop-carried dependence on {var} (isl); {ALIAS_NOTE}")
 
 
@@ -513,10 +597,12 @@ class ScalarJudge:
         self.fa, self.node, self.facts = fa, node, facts
         walk = fa.walk
         # a static local keeps its value from one iteration to the next: not private
-        local = {d.decl for d in walk.decls
-                 if node.start <= d.start < node.end and not d.is_static}
-        self.refs = [r for r in walk.refs if node.in_body(r.start) and r.decl not in local
-                     and r.decl != node.header.var_decl]
+        local = {d.decl for d in walk.decls if node.start <= d.start < node.end and not d.is_static}
+        self.refs = [
+            r
+            for r in walk.refs
+            if node.in_body(r.start) and r.decl not in local and r.decl != node.header.var_decl
+        ]
         self.updates = [u for u in walk.updates if node.in_body(u.start)]
 
     def run(self) -> None:
@@ -524,11 +610,16 @@ class ScalarJudge:
         for ref in self.refs:
             groups.setdefault(ref.name, []).append(ref)
         self.facts.scalars_read = tuple(
-            name for name, refs in groups.items()
-            if any(r.mode in ("read", "readwrite") for r in refs) and not refs[0].is_pointer)
-        written = [name for name, refs in groups.items()
-                   if any(r.mode in ("write", "readwrite") for r in refs)
-                   or (any(r.mode == "addr" for r in refs) and not refs[0].is_pointer)]
+            name
+            for name, refs in groups.items()
+            if any(r.mode in ("read", "readwrite") for r in refs) and not refs[0].is_pointer
+        )
+        written = [
+            name
+            for name, refs in groups.items()
+            if any(r.mode in ("write", "readwrite") for r in refs)
+            or (any(r.mode == "addr" for r in refs) and not refs[0].is_pointer)
+        ]
         self.facts.scalars_written = tuple(written)
         for name in written:
             self.judge(name, groups[name])
@@ -541,27 +632,42 @@ class ScalarJudge:
         if covered and not loose and len(ops) == 1 and ops <= REDUCTION_OPS:
             self.facts.reductions.append(Reduction(name, ops.pop()))
             return
-        if covered and len(ops) == 1 and ops <= REDUCTION_OPS and all(
-                r.mode == "read" for r in loose):
+        if (
+            covered
+            and len(ops) == 1
+            and ops <= REDUCTION_OPS
+            and all(r.mode == "read" for r in loose)
+        ):
             self.facts.scans.append(name)
             return
         self.facts.blockers.append(
             f"scalar {name} is written in one iteration of {self.node.header.var} and used in "
-            "another (not a recognised reduction)")
+            "another (not a recognised reduction)"
+        )
 
     def covered(self, name: str, refs: list) -> tuple[list, list]:
         """Reduction updates that cover the references, and the references they miss."""
-        used, loose = [], []
+        used: list = []
+        loose: list = []
         for ref in refs:
-            hit = [u for u in self.updates if u.target == name and u.start <= ref.start < u.end
-                   and u.op in REDUCTION_OPS and u.self_free]
+            hit = [
+                u
+                for u in self.updates
+                if u.target == name
+                and u.start <= ref.start < u.end
+                and u.op in REDUCTION_OPS
+                and u.self_free
+            ]
             if hit:
                 used.extend(h for h in hit if h not in used)
             else:
                 loose.append(ref)
         # an if-assign min/max holds its own plain assignment: keep only the outermost
-        outer = [u for u in used if not any(o is not u and o.start <= u.start and u.end <= o.end
-                                            for o in used)]
+        outer = [
+            u
+            for u in used
+            if not any(o is not u and o.start <= u.start and u.end <= o.end for o in used)
+        ]
         return outer, loose
 
     def private(self, refs: list) -> bool:
@@ -572,8 +678,11 @@ class ScalarJudge:
 
     def written_first(self, refs: list) -> bool:
         decl = refs[0].decl
-        inits = [n for n in self.fa.walk.loops if n.header is not None
-                 and n.header.var_decl == decl and self.node.in_body(n.start)]
+        inits = [
+            n
+            for n in self.fa.walk.loops
+            if n.header is not None and n.header.var_decl == decl and self.node.in_body(n.start)
+        ]
         if all(any(n.start <= r.start < n.end for n in inits) for r in refs):
             return True
         first = min(refs, key=lambda r: r.start)
@@ -601,34 +710,51 @@ class ScalarJudge:
             if index is None:
                 return False
             if parent.kind == CK.COMPOUND_STMT:
-                status = self.sequence(siblings[index + 1:], refs, ref)
+                status = self.sequence(siblings[index + 1 :], refs, ref)
                 if status in ("kill", "use"):
                     return status == "kill"
                 outer = walk.parents.get(parent.hash)
-                if outer is not None and outer.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT) \
-                        and self.sequence(siblings[:index], refs, ref) == "use":
+                if (
+                    outer is not None
+                    and outer.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT)
+                    and self.sequence(siblings[:index], refs, ref) == "use"
+                ):
                     return False  # read again when the enclosing loop comes round
             elif parent.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT):
                 if self.header_uses(parent, refs):
                     return False
-            elif parent.kind not in (CK.IF_STMT, CK.SWITCH_STMT, CK.CASE_STMT,
-                                     CK.DEFAULT_STMT, CK.LABEL_STMT):
+            elif parent.kind not in (
+                CK.IF_STMT,
+                CK.SWITCH_STMT,
+                CK.CASE_STMT,
+                CK.DEFAULT_STMT,
+                CK.LABEL_STMT,
+            ):
                 return False
             current = parent
 
     def kills(self, statement, ref) -> bool:
         """`x = e;` (e without x) or a `for` whose header starts by assigning x."""
         if statement.kind == CK.FOR_STMT:
-            return any(n.cursor == statement and n.header is not None
-                       and n.header.var_decl == ref.decl for n in self.fa.walk.loops)
-        return any(u.cursor is not None and u.cursor == statement and u.op == "="
-                   and u.self_free and u.target == ref.name for u in self.fa.walk.updates)
+            return any(
+                n.cursor == statement and n.header is not None and n.header.var_decl == ref.decl
+                for n in self.fa.walk.loops
+            )
+        return any(
+            u.cursor is not None
+            and u.cursor == statement
+            and u.op == "="
+            and u.self_free
+            and u.target == ref.name
+            for u in self.fa.walk.updates
+        )
 
     def header_uses(self, loop, refs: list) -> bool:
         body = kids(loop)[-1 if loop.kind != CK.DO_STMT else 0]
         lo, hi = start_of(body), end_of(body)
-        return any(start_of(loop) <= r.start < end_of(loop)
-                   and not lo <= r.start < hi for r in refs)
+        return any(
+            start_of(loop) <= r.start < end_of(loop) and not lo <= r.start < hi for r in refs
+        )
 
     def sequence(self, statements: list, refs: list, ref) -> str | None:
         """kill | use | maybe (killed on some paths, used on none) | None (untouched)."""
@@ -656,6 +782,7 @@ class ScalarJudge:
             return "use" if inner == "use" else "maybe"
         return "use"
 
+
 class ArrayJudge:
     """Arrays written in the loop: element reductions, atomic updates, scans, or
     dependences tested with isl."""
@@ -663,12 +790,14 @@ class ArrayJudge:
     def __init__(self, nest: NestAnalysis, node, facts: LoopFacts):
         self.nest, self.node, self.facts = nest, node, facts
         walk = nest.fa.walk
-        self.local = {d.decl for d in walk.decls
-                      if node.start <= d.start < node.end and not d.is_static}
+        self.local = {
+            d.decl for d in walk.decls if node.start <= d.start < node.end and not d.is_static
+        }
         self.updates = [u for u in walk.updates if node.in_body(u.start)]
         self.level = len(nest.fa.chain_at(node.start))
-        self.inner_vars = {n.header.var for n in nest.fa.canonical
-                           if node.start <= n.start < node.end}
+        self.inner_vars = {
+            n.header.var for n in nest.fa.canonical if node.start <= n.start < node.end
+        }
 
     def run(self) -> None:
         groups: dict[str, list[RawAccess]] = {}
@@ -681,7 +810,8 @@ class ArrayJudge:
             if not any(a.is_write for a in group):
                 if name == "<unknown>" and any_write:
                     self.facts.blockers.append(
-                        f"reads memory through {group[0].text}, which may be written by the loop")
+                        f"reads memory through {group[0].text}, which may be written by the loop"
+                    )
                 continue
             self.judge(name, group)
 
@@ -693,8 +823,9 @@ class ArrayJudge:
         op = self.reduction_op(group)
         if op is not None:
             texts = {norm(a.text) for a in group}
-            invariant = all(s is not None and not (set(s.names) & self.inner_vars)
-                            for sub in subs for s in sub)
+            invariant = all(
+                s is not None and not (set(s.names) & self.inner_vars) for sub in subs for s in sub
+            )
             if invariant and len(texts) == 1:
                 self.facts.reductions.append(Reduction(group[0].text, op))
                 return
@@ -704,10 +835,13 @@ class ArrayJudge:
         if not all(s is not None for sub in subs for s in sub):
             bad = next(a for a, sub in zip(group, subs, strict=True) if None in sub)
             self.facts.blockers.append(
-                f"{bad.text} has a non-affine subscript and {name} is written in the loop")
+                f"{bad.text} has a non-affine subscript and {name} is written in the loop"
+            )
             return
-        if len({len(sub) for sub in subs}) != 1 or len({self.nest.info[id(a)][1]
-                                                         for a in group}) != 1:
+        if (
+            len({len(sub) for sub in subs}) != 1
+            or len({self.nest.info[id(a)][1] for a in group}) != 1
+        ):
             self.facts.blockers.append(f"{name} is indexed in more than one shape")
             return
         found = self.dependences(group)
@@ -719,11 +853,17 @@ class ArrayJudge:
         self.facts.blockers.append(found[0].describe(self.node.header.var))
 
     def reduction_op(self, group: list[RawAccess]) -> str | None:
-        ops = set()
+        ops: set[str] = set()
         for a in group:
             text = norm(a.text)
-            hit = [u for u in self.updates if u.target == text and u.start <= a.start < u.end
-                   and u.op in REDUCTION_OPS and u.self_free]
+            hit = [
+                u
+                for u in self.updates
+                if u.target == text
+                and u.start <= a.start < u.end
+                and u.op in REDUCTION_OPS
+                and u.self_free
+            ]
             if not hit:
                 return None
             ops.update(u.op for u in hit)
@@ -739,12 +879,17 @@ class ArrayJudge:
         if len(group) != 2 or {a.mode for a in group} != {"write", "read"}:
             return False
         w, r = sorted(group, key=lambda a: a.mode != "write")
-        statement = next((u for u in self.updates if u.target == norm(w.text)
-                          and u.start <= w.start < u.end), None)
+        statement = next(
+            (u for u in self.updates if u.target == norm(w.text) and u.start <= w.start < u.end),
+            None,
+        )
         if statement is None or not statement.start <= r.start < statement.end:
             return False
         ws, rs = self.nest.info[id(w)][0], self.nest.info[id(r)][0]
-        if any(dict(a.terms) != dict(b.terms) for a, b in zip(ws, rs, strict=True)):
+        if any(
+            a is None or b is None or dict(a.terms) != dict(b.terms)
+            for a, b in zip(ws, rs, strict=True)
+        ):
             return False
         write, read = self.nest.instance(w), self.nest.instance(r)
         return carried(write, read, self.level) and not carried(read, write, self.level)

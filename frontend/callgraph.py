@@ -11,27 +11,147 @@ from cudaify.frontend.facts import Function
 # Pure functions of their arguments: a loop calling them stays parallel.
 MATH_PURE = {
     name + suffix
-    for name in ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow",
-                 "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
-                 "asinh", "acosh", "atanh", "fabs", "floor", "ceil", "round", "trunc", "fmod",
-                 "fmin", "fmax", "fma", "hypot", "erf", "erfc", "tgamma", "lgamma", "copysign",
-                 "rint", "nearbyint", "remainder", "fdim", "lround", "llround", "lrint")
+    for name in (
+        "sqrt",
+        "cbrt",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "pow",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "fabs",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "fmod",
+        "fmin",
+        "fmax",
+        "fma",
+        "hypot",
+        "erf",
+        "erfc",
+        "tgamma",
+        "lgamma",
+        "copysign",
+        "rint",
+        "nearbyint",
+        "remainder",
+        "fdim",
+        "lround",
+        "llround",
+        "lrint",
+    )
     for suffix in ("", "f", "l")
-} | {"abs", "labs", "llabs", "min", "max", "isnan", "isinf", "isfinite", "signbit",
-     "strlen", "strcmp", "strncmp", "memcmp", "toupper", "tolower", "isdigit", "isalpha",
-     "isspace", "size", "length", "empty"}
+} | {
+    "abs",
+    "labs",
+    "llabs",
+    "min",
+    "max",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "signbit",
+    "strlen",
+    "strcmp",
+    "strncmp",
+    "memcmp",
+    "toupper",
+    "tolower",
+    "isdigit",
+    "isalpha",
+    "isspace",
+    "size",
+    "length",
+    "empty",
+}
 
 # Calls with effects outside the program's arrays (I/O, allocation, process state,
 # hidden random state): a loop calling them stays sequential.
 IO_CALLS = {
-    "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "puts", "fputs",
-    "putchar", "fputc", "putc", "scanf", "fscanf", "sscanf", "getchar", "getc", "fgetc",
-    "fgets", "gets", "fopen", "fclose", "fread", "fwrite", "fflush", "fseek", "ftell",
-    "rewind", "perror", "exit", "_Exit", "abort", "quick_exit", "atexit", "malloc", "calloc",
-    "realloc", "free", "rand", "srand", "random", "srandom", "drand48", "srand48", "time",
-    "clock", "clock_gettime", "gettimeofday", "system", "remove", "rename", "__assert_fail",
-    "__assert", "longjmp", "setjmp", "signal", "raise", "operator<<", "operator>>", "getline",
-    "push_back", "emplace_back", "resize", "reserve", "clear", "insert", "erase",
+    "printf",
+    "fprintf",
+    "sprintf",
+    "snprintf",
+    "vprintf",
+    "vfprintf",
+    "puts",
+    "fputs",
+    "putchar",
+    "fputc",
+    "putc",
+    "scanf",
+    "fscanf",
+    "sscanf",
+    "getchar",
+    "getc",
+    "fgetc",
+    "fgets",
+    "gets",
+    "fopen",
+    "fclose",
+    "fread",
+    "fwrite",
+    "fflush",
+    "fseek",
+    "ftell",
+    "rewind",
+    "perror",
+    "exit",
+    "_Exit",
+    "abort",
+    "quick_exit",
+    "atexit",
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "rand",
+    "srand",
+    "random",
+    "srandom",
+    "drand48",
+    "srand48",
+    "time",
+    "clock",
+    "clock_gettime",
+    "gettimeofday",
+    "system",
+    "remove",
+    "rename",
+    "__assert_fail",
+    "__assert",
+    "longjmp",
+    "setjmp",
+    "signal",
+    "raise",
+    "operator<<",
+    "operator>>",
+    "getline",
+    "push_back",
+    "emplace_back",
+    "resize",
+    "reserve",
+    "clear",
+    "insert",
+    "erase",
 }
 
 
@@ -78,8 +198,9 @@ def _locally_pure(walk: Walk) -> bool:
     for ref in walk.refs:
         if ref.is_global and not ref.type.startswith("const "):
             return False
-        if "->" in ref.name or (ref.mode in ("write", "readwrite") and ref.decl not in local
-                                and ref.is_pointer):
+        if "->" in ref.name or (
+            ref.mode in ("write", "readwrite") and ref.decl not in local and ref.is_pointer
+        ):
             return False
     return True
 
@@ -98,7 +219,7 @@ def estimate_calls(functions: list[Function]) -> list[Function]:
         counts[name] = counts.get(name, 0) + times
         for site in by_name[name].calls:
             if site.callee in by_name and site.callee not in path:
-                visit(site.callee, times * LOOP_FACTOR ** site.loop_depth, path + (name,))
+                visit(site.callee, times * LOOP_FACTOR**site.loop_depth, path + (name,))
 
     visit("main", 1, ())
     return [replace(fn, estimated_calls=min(counts.get(fn.name, 0), 10**12)) for fn in functions]

@@ -87,8 +87,9 @@ def affine_text(a: Affine, dims: dict[str, str], space: Space) -> str:
     return " + ".join(parts)
 
 
-def domain(chain: tuple[Bound, ...], prefix: str, space: Space) -> tuple[list[str], list[str],
-                                                                          dict[str, str]]:
+def domain(
+    chain: tuple[Bound, ...], prefix: str, space: Space
+) -> tuple[list[str], list[str], dict[str, str]]:
     """(isl dimension names, constraints, C loop variable -> dimension) of a chain."""
     dims: dict[str, str] = {}
     names: list[str] = []
@@ -131,7 +132,9 @@ def pinned(a: Instance, b: Instance, level: int) -> bool:
     """A cheap proof of no carried dependence: some dimension is the same affine
     expression in both accesses, uses the level's iterator, and otherwise only outer
     iterators (equal in both) and parameters; then equal elements need equal iterators."""
-    inner = {loop.var for loop in a.chain[level + 1:]} | {loop.var for loop in b.chain[level + 1:]}
+    inner = {loop.var for loop in a.chain[level + 1 :]} | {
+        loop.var for loop in b.chain[level + 1 :]
+    }
     var = a.chain[level].var
     for sa, sb in zip(a.subscripts, b.subscripts, strict=True):
         if sa is None or sb is None or sa.terms != sb.terms or sa.const != sb.const:
@@ -204,6 +207,7 @@ def image(chain: tuple[Bound, ...], subscripts: tuple[Affine, ...], space: Space
 
 # C text of isl expressions ------------------------------------------------------------
 
+
 def pw_aff_to_c(pa: isl.PwAff, context: isl.Set, space: Space) -> str:
     build = isl.AstBuild.from_context(context)
     return ast_to_c(build.expr_from_pw_aff(pa), space)
@@ -219,9 +223,24 @@ def ast_to_c(expr: isl.AstExpr, space: Space) -> str:
     op = expr.get_op_type()
     args = [ast_to_c(expr.get_op_arg(i), space) for i in range(expr.get_op_n_arg())]
     T = isl.ast_expr_op_type
-    binary = {T.add: "+", T.sub: "-", T.mul: "*", T.pdiv_q: "/", T.pdiv_r: "%", T.zdiv_r: "%",
-              T.div: "/", T.eq: "==", T.le: "<=", T.lt: "<", T.ge: ">=", T.gt: ">",
-              T.and_: "&&", T.and_then: "&&", T.or_: "||", T.or_else: "||"}
+    binary = {
+        T.add: "+",
+        T.sub: "-",
+        T.mul: "*",
+        T.pdiv_q: "/",
+        T.pdiv_r: "%",
+        T.zdiv_r: "%",
+        T.div: "/",
+        T.eq: "==",
+        T.le: "<=",
+        T.lt: "<",
+        T.ge: ">=",
+        T.gt: ">",
+        T.and_: "&&",  # type: ignore[attr-defined]
+        T.and_then: "&&",
+        T.or_: "||",  # type: ignore[attr-defined]
+        T.or_else: "||",
+    }
     if op in binary:
         return f"({args[0]} {binary[op]} {args[1]})"
     if op == T.minus:

@@ -19,14 +19,29 @@ from cudaify.frontend.parse import Parsed
 CK = ci.CursorKind
 
 # Wrappers that only convert or parenthesize: analysis looks through them.
-TRANSPARENT = {CK.UNEXPOSED_EXPR, CK.PAREN_EXPR, CK.CSTYLE_CAST_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR,
-               CK.CXX_STATIC_CAST_EXPR}
+TRANSPARENT = {
+    CK.UNEXPOSED_EXPR,
+    CK.PAREN_EXPR,
+    CK.CSTYLE_CAST_EXPR,
+    CK.CXX_FUNCTIONAL_CAST_EXPR,
+    CK.CXX_STATIC_CAST_EXPR,
+}
 
 INTEGER_TYPES = {
-    ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.USHORT,
-    ci.TypeKind.UINT, ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.CHAR_S,
-    ci.TypeKind.SCHAR, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
-    ci.TypeKind.LONGLONG, ci.TypeKind.ENUM,
+    ci.TypeKind.BOOL,
+    ci.TypeKind.CHAR_U,
+    ci.TypeKind.UCHAR,
+    ci.TypeKind.USHORT,
+    ci.TypeKind.UINT,
+    ci.TypeKind.ULONG,
+    ci.TypeKind.ULONGLONG,
+    ci.TypeKind.CHAR_S,
+    ci.TypeKind.SCHAR,
+    ci.TypeKind.SHORT,
+    ci.TypeKind.INT,
+    ci.TypeKind.LONG,
+    ci.TypeKind.LONGLONG,
+    ci.TypeKind.ENUM,
 }
 
 
@@ -62,8 +77,7 @@ _INDEXED: set[int] = set()
 
 
 def _location_offset(location: ci.SourceLocation) -> int:
-    ci.conf.lib.clang_getInstantiationLocation(location, None, None, None,
-                                               ctypes.byref(_offset))
+    ci.conf.lib.clang_getInstantiationLocation(location, None, None, None, ctypes.byref(_offset))
     return int(_offset.value)
 
 
@@ -72,8 +86,10 @@ def _span(cursor: ci.Cursor) -> tuple[int, int]:
     found = _SPANS.get(key)
     if found is None:
         extent = ci.conf.lib.clang_getCursorExtent(cursor)
-        found = (_location_offset(ci.conf.lib.clang_getRangeStart(extent)),
-                 _location_offset(ci.conf.lib.clang_getRangeEnd(extent)))
+        found = (
+            _location_offset(ci.conf.lib.clang_getRangeStart(extent)),
+            _location_offset(ci.conf.lib.clang_getRangeEnd(extent)),
+        )
         _SPANS[key] = found
     return found
 
@@ -296,8 +312,14 @@ def canonical_header(src: Source, cursor: ci.Cursor) -> Header | None:
     if increasing != (step > 0):
         return None
     return Header(
-        var=var_cursor.spelling, var_decl=var_decl, lower=lower, upper=upper, step=step,
-        inclusive=relation in ("<=", ">="), declared_in_header=declared, body=parts.body,
+        var=var_cursor.spelling,
+        var_decl=var_decl,
+        lower=lower,
+        upper=upper,
+        step=step,
+        inclusive=relation in ("<=", ">="),
+        declared_in_header=declared,
+        body=parts.body,
     )
 
 
@@ -349,14 +371,14 @@ def _step_of(src: Source, inc: ci.Cursor, var_decl: int) -> int:
         rhs = unwrap(rhs)
         if decl is None or decl.hash != var_decl or rhs.kind != CK.BINARY_OPERATOR:
             return 0
-        op = binary_operator(src, rhs)
+        operator = binary_operator(src, rhs)
         a, b = kids(rhs)
         a_is_var, b_is_var = _is_var(a, var_decl), _is_var(b, var_decl)
-        if op == "+" and a_is_var:
+        if operator == "+" and a_is_var:
             return evaluate_int(b) or 0
-        if op == "+" and b_is_var:
+        if operator == "+" and b_is_var:
             return evaluate_int(a) or 0
-        if op == "-" and a_is_var:
+        if operator == "-" and a_is_var:
             amount = evaluate_int(b)
             return -amount if amount else 0
     return 0

@@ -43,8 +43,14 @@ def array_data(use: ArrayUse) -> ArrayData:
     first, count, whole = extent(use)
     multi = len(use.dim_sizes) > 1
     return ArrayData(
-        name=use.name, elem_type=use.elem_type, count=count, first=first, access=use.access,
-        dims=use.inner_dims if multi else (), kind=use.kind, whole=whole,
+        name=use.name,
+        elem_type=use.elem_type,
+        count=count,
+        first=first,
+        access=use.access,
+        dims=use.inner_dims if multi else (),
+        kind=use.kind,
+        whole=whole,
     )
 
 
@@ -143,7 +149,9 @@ def _flat_poly(parts: list[isl.PwAff], inner: tuple[str, ...], space: Space) -> 
         if total is None:
             total = poly
             continue
-        scaled = mul(total, symbol(size) if not size.lstrip("-").isdigit() else const(int(size)))
+        assert size is not None
+        factor = const(int(size)) if size.lstrip("-").isdigit() else symbol(size)
+        scaled = mul(total, factor)
         if scaled is None:
             return None
         total = add(scaled, poly)

@@ -6,8 +6,10 @@ from typing import Any
 
 from cudaify.frontend.facts import Access, ArrayData, Function, Loop, Program
 
-ALIASING = ("assumption: distinct pointer parameters do not alias each other "
-            "(the dependence tests treat them as separate arrays)")
+ALIASING = (
+    "assumption: distinct pointer parameters do not alias each other "
+    "(the dependence tests treat them as separate arrays)"
+)
 
 
 def to_json(program: Program) -> dict[str, Any]:
@@ -20,7 +22,7 @@ def to_json(program: Program) -> dict[str, Any]:
 
 
 def _function_json(fn: Function) -> dict[str, Any]:
-    arrays = []
+    arrays: list[dict[str, Any]] = []
     for line, data in fn.data:
         arrays.extend(_array_json(a, line) for a in data)
     return {
@@ -28,8 +30,15 @@ def _function_json(fn: Function) -> dict[str, Any]:
         "line": fn.line,
         "signature": fn.signature,
         "estimated_calls": fn.estimated_calls,
-        "calls": [{"callee": c.callee, "line": c.line, "arguments": list(c.arguments),
-                   "in_loop": c.in_loop} for c in fn.calls],
+        "calls": [
+            {
+                "callee": c.callee,
+                "line": c.line,
+                "arguments": list(c.arguments),
+                "in_loop": c.in_loop,
+            }
+            for c in fn.calls
+        ],
         "loops": [_loop_json(loop) for top in fn.loops for loop in top.walk()],
         "arrays": arrays,
     }
@@ -84,16 +93,20 @@ def _array_json(array: ArrayData, loop_line: int) -> dict[str, Any]:
 
 
 def to_text(program: Program) -> str:
-    lines = [f"{program.path}: {len(program.functions)} function(s), {program.language}",
-             ALIASING, ""]
+    lines = [
+        f"{program.path}: {len(program.functions)} function(s), {program.language}",
+        ALIASING,
+        "",
+    ]
     for fn in program.functions:
         lines += _function_text(program.path, fn)
     return "\n".join(lines).rstrip() + "\n"
 
 
 def _function_text(path: str, fn: Function) -> list[str]:
-    lines = [f"function {fn.name} (line {fn.line}), called about {fn.estimated_calls} "
-             f"time(s) from main"]
+    lines = [
+        f"function {fn.name} (line {fn.line}), called about {fn.estimated_calls} time(s) from main"
+    ]
     if not fn.loops:
         lines.append("  no canonical for loops")
     for top in fn.loops:
@@ -111,12 +124,15 @@ def _loop_text(path: str, loop: Loop) -> list[str]:
     if loop.step < 0:
         bound = ">=" if loop.upper_inclusive else ">"
     verdict = "parallel" if loop.parallel else f"not parallel ({loop.pattern})"
-    lines = [f"{indent}{path}:{loop.line}:{loop.column}: loop {loop.var} from {loop.lower} "
-             f"while {loop.var} {bound} {loop.upper} step {loop.step}: {verdict}",
-             f"{indent}  why: {loop.reason}"]
+    lines = [
+        f"{indent}{path}:{loop.line}:{loop.column}: loop {loop.var} from {loop.lower} "
+        f"while {loop.var} {bound} {loop.upper} step {loop.step}: {verdict}",
+        f"{indent}  why: {loop.reason}",
+    ]
     if loop.reductions:
-        lines.append(f"{indent}  reductions: " +
-                     ", ".join(f"{r.var} ({r.op})" for r in loop.reductions))
+        lines.append(
+            f"{indent}  reductions: " + ", ".join(f"{r.var} ({r.op})" for r in loop.reductions)
+        )
     if loop.scalars_written:
         lines.append(f"{indent}  scalars written: {', '.join(loop.scalars_written)}")
     if loop.calls:
@@ -137,5 +153,4 @@ def _array_text(array: ArrayData) -> str:
     size = array.count if array.count is not None else "unknown size"
     where = f" from [{array.first}]" if array.first != "0" else ""
     whole = ", whole object" if array.whole else ""
-    return (f"{array.name}: {array.elem_type} x {size}{where}, {array.access}, "
-            f"{array.kind}{whole}")
+    return f"{array.name}: {array.elem_type} x {size}{where}, {array.access}, {array.kind}{whole}"

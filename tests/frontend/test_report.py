@@ -42,11 +42,17 @@ def test_json_shape(tmp_path):
     for fn in report["functions"]:
         assert set(fn) >= {"name", "loops", "arrays"}
         for loop in fn["loops"]:
-            assert set(loop) >= {"line", "var", "depth", "parallel", "pattern", "reductions",
-                                 "reason"}
+            assert set(loop) >= {
+                "line",
+                "var",
+                "depth",
+                "parallel",
+                "pattern",
+                "reductions",
+                "reason",
+            }
             assert isinstance(loop["parallel"], bool)
-            assert loop["pattern"] in ("plain", "reduction", "scan", "atomic_update",
-                                       "sequential")
+            assert loop["pattern"] in ("plain", "reduction", "scan", "atomic_update", "sequential")
             assert loop["reason"]
         for array in fn["arrays"]:
             assert set(array) >= {"name", "elem_type", "size", "access"}
@@ -57,17 +63,38 @@ def test_json_values(tmp_path):
     functions = {f["name"]: f for f in to_json(program(tmp_path))["functions"]}
     (loop,) = functions["total"]["loops"]
     assert (loop["line"], loop["var"], loop["depth"], loop["parallel"], loop["pattern"]) == (
-        6, "i", 0, False, "reduction")
+        6,
+        "i",
+        0,
+        False,
+        "reduction",
+    )
     assert loop["reductions"] == [{"var": "s", "op": "+"}]
-    assert functions["total"]["arrays"] == [{
-        "name": "a", "elem_type": "double", "size": "n", "first": "0", "access": "read",
-        "kind": "pointer", "dims": [], "whole": False, "loop_line": 6}]
+    assert functions["total"]["arrays"] == [
+        {
+            "name": "a",
+            "elem_type": "double",
+            "size": "n",
+            "first": "0",
+            "access": "read",
+            "kind": "pointer",
+            "dims": [],
+            "whole": False,
+            "loop_line": 6,
+        }
+    ]
     smooth = functions["smooth"]["loops"]
-    assert [(l["var"], l["depth"], l["parallel"]) for l in smooth] == [
-        ("i", 0, False), ("j", 1, True)]
+    assert [(loop["var"], loop["depth"], loop["parallel"]) for loop in smooth] == [
+        ("i", 0, False),
+        ("j", 1, True),
+    ]
     (grid,) = functions["smooth"]["arrays"]
     assert (grid["name"], grid["size"], grid["access"], grid["dims"]) == (
-        "grid", "256", "readwrite", ["N"])
+        "grid",
+        "256",
+        "readwrite",
+        ["N"],
+    )
     assert functions["main"]["estimated_calls"] == 1
     assert functions["total"]["estimated_calls"] == 1
 

@@ -23,32 +23,40 @@ def loops(program, name: str = "f"):
 
 
 def test_switch_break_is_not_an_early_exit(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 void f(int n, const int *a, int *b) {
   for (int i = 0; i < n; i++) {
     switch (a[i]) { case 0: b[i] = 1; break; default: b[i] = 2; }
     if (a[i] > 5) continue;
   }
-}""")
+}""",
+    )
     (loop,) = loops(program)
     assert (loop.parallel, loop.early_exit) == (True, False)
 
 
 def test_break_of_inner_loop_only_stops_the_inner_loop(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 void f(int n, const int *a, int *first) {
   for (int i = 0; i < n; i++) {
     first[i] = -1;
     for (int j = 0; j < n; j++) if (a[i*n+j]) { first[i] = j; break; }
   }
-}""")
+}""",
+    )
     outer, inner = loops(program)
     assert (outer.early_exit, outer.parallel) == (False, True)
     assert (inner.early_exit, inner.parallel) == (True, False)
 
 
 def test_non_canonical_loops_are_not_loops(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 void f(int n, double *a) {
   int i, j;
   for (i = 0, j = n - 1; i < j; i++, j--) { double t = a[i]; a[i] = a[j]; a[j] = t; }
@@ -58,26 +66,33 @@ void f(int n, double *a) {
   for (i = 0; i < n; i *= 2) a[i] = 0;
   do { n--; } while (n > 0);
   while (n < 10) n++;
-}""")
+}""",
+    )
     assert loops(program) == []
 
 
 def test_function_pointer_call_is_not_parallel(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 typedef double (*op_t)(double);
 void f(int n, op_t op, double *a) {
   for (int i = 0; i < n; i++) a[i] = op(a[i]);
-}""")
+}""",
+    )
     (loop,) = loops(program)
     assert not loop.parallel and "op" in loop.reason
 
 
 def test_pointer_to_pointer_rows_are_not_trusted(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 void f(int n, double **a, double **b) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) a[i][j] = b[i][j];
-}""")
+}""",
+    )
     outer, inner = loops(program)
     assert not outer.parallel and not inner.parallel
     data = {d.name: d for d in program.function("f").arrays_for(outer)}
@@ -86,12 +101,15 @@ void f(int n, double **a, double **b) {
 
 
 def test_unsigned_inclusive_and_empty_body(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 void f(unsigned n, float *a) {
   unsigned i;
   for (i = 0; i <= n; i++) a[i] = 0;
   for (i = 0; i < n; i++);
-}""")
+}""",
+    )
     first, second = loops(program)
     assert first.upper_inclusive and first.parallel and first.upper == "n"
     assert first.var_declared_in_header is False
@@ -103,19 +121,23 @@ def test_loop_spans_and_positions(tmp_path):
     program = analyze_text(tmp_path, code)
     (loop,) = loops(program)
     data = code.encode()
-    assert data[loop.span.start:loop.span.end] == b"for (int i = 0; i < n; i += 3) { a[i] = 1; }"
-    assert data[loop.body_span.start:loop.body_span.end] == b"{ a[i] = 1; }"
+    assert data[loop.span.start : loop.span.end] == b"for (int i = 0; i < n; i += 3) { a[i] = 1; }"
+    assert data[loop.body_span.start : loop.body_span.end] == b"{ a[i] = 1; }"
     assert (loop.line, loop.column, loop.step, loop.lower) == (2, 3, 3, "0")
     assert loop.var_declared_in_header
     fn = program.function("f")
-    assert data[fn.body_span.start:fn.body_span.end].startswith(b"{\n  for")
+    assert data[fn.body_span.start : fn.body_span.end].startswith(b"{\n  for")
     assert fn.signature == "void f(int n, double *a)"
     assert [(p.name, p.is_pointer, p.elem_type) for p in fn.params] == [
-        ("n", False, None), ("a", True, "double")]
+        ("n", False, None),
+        ("a", True, "double"),
+    ]
 
 
 def test_macros_recursion_vla_and_structs(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 #define LOOP(v, n) for (int v = 0; v < (n); v++)
 struct pt { double x, y; };
 int fact(int k) { return k <= 1 ? 1 : k * fact(k - 1); }
@@ -125,19 +147,25 @@ void f(int n, struct pt *p, struct pt q) {
   for (int i = 0; i < n; i++) { tmp[i] = p[i].x; p[i] = q; p[i].y = tmp[i] + fact(3); }
 }
 int main(void) { struct pt a[4] = {{0}}; struct pt q = {1, 2}; f(4, a, q); return 0; }
-""")
+""",
+    )
     (loop,) = loops(program)  # a loop spelled by a macro cannot be rewritten: not a Loop
     assert not loop.parallel and "fact" in loop.reason  # recursive: treated as impure
     data = {d.name: d for d in program.function("f").arrays_for(loop)}
     assert (data["tmp"].kind, data["tmp"].count, data["p"].elem_type) == (
-        "local_array", "n", "struct pt")
+        "local_array",
+        "n",
+        "struct pt",
+    )
     fn = program.function("f")
     assert fn is not None and fn.estimated_calls == 1
     assert program.function("fact").estimated_calls >= 100  # called inside f's loop
 
 
 def test_cxx_methods_templates_lambdas_and_range_for(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 #include <vector>
 #include <cmath>
 template <typename T> T twice(T v) { return v + v; }
@@ -153,7 +181,9 @@ void f(std::vector<float>& v) {
   for (float& x : v) x = square(x);
   for (int i = 0; i < (int)v.size(); i++) v[i] = std::sqrt(twice(v[i]));
 }
-""", suffix=".cpp")
+""",
+        suffix=".cpp",
+    )
     fn = program.function("f")
     assert fn is not None
     assert len(fn.loops) == 1  # the range-for is not a canonical loop
@@ -162,7 +192,9 @@ void f(std::vector<float>& v) {
 
 
 def test_includes_and_call_sites(tmp_path):
-    program = analyze_text(tmp_path, """
+    program = analyze_text(
+        tmp_path,
+        """
 #include <stdio.h>
 static void scale(int n, double *a, double s) { for (int i = 0; i < n; i++) a[i] *= s; }
 int main(void) {
@@ -170,7 +202,8 @@ int main(void) {
   for (int r = 0; r < 3; r++) scale(8, a, 2.0);
   printf("%f\\n", a[0]);
   return 0;
-}""")
+}""",
+    )
     assert any(path.endswith("stdio.h") for path in program.includes)
     main = program.function("main")
     site = next(c for c in main.calls if c.callee == "scale")
