@@ -27,7 +27,7 @@ class Token:
 
 
 def tokens(text: str) -> list[Token]:
-    found = []
+    found: list[Token] = []
     for line_number, line in enumerate(text.splitlines(), start=1):
         for word in line.split():
             found.append(Token(word, len(found), line_number))

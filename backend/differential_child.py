@@ -17,6 +17,8 @@ SYMBOL = "cudaify_diff_fn"
 def _function(path: str, restype: str | None, argtypes: list[str]):  # type: ignore[no-untyped-def]
     library = ctypes.CDLL(path)
     address = ctypes.c_void_p.in_dll(library, SYMBOL).value
+    if address is None:
+        raise SystemExit(f"{path}: {SYMBOL} is null")
     kind = ctypes.CFUNCTYPE(
         getattr(ctypes, restype) if restype else None,
         *(ctypes.c_void_p if t == "pointer" else getattr(ctypes, t) for t in argtypes),

@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudaify.backend import gpu
@@ -221,10 +221,12 @@ class Evaluator:
         assert binary is not None
         first = timed_run(binary, timeout=limit, cuda=True) if timed else None
         run = first.run if first else run_binary(binary, timeout=limit, cuda=True)
-        base = {"ran_on_gpu": True, "compile_seconds": compile_seconds}
+        ran = Evaluation(
+            Stage.COMPILE, ran_on_gpu=True, compile_seconds=compile_seconds, run_seconds=run.seconds
+        )
         failed = run.problem(limit)
         if failed is not None:
-            return Evaluation(Stage.COMPILE, (failed,), run_seconds=run.seconds, **base)
+            return replace(ran, problems=(failed,))
         mismatch = [
             p
             for p in (
@@ -235,10 +237,10 @@ class Evaluator:
         ]
         if mismatch:
             problems = tuple(mismatch) + _stderr_problem(run)
-            return Evaluation(Stage.RUN, problems, run_seconds=run.seconds, **base)
+            return replace(ran, stage=Stage.RUN, problems=problems)
         disagreement = self._differential(variant) if self.differential else None
         if disagreement is not None:
-            return Evaluation(Stage.RUN, (disagreement,), run_seconds=run.seconds, **base)
+            return replace(ran, stage=Stage.RUN, problems=(disagreement,))
         timing, flaky = measure(
             binary,
             runs=self.config.runs,
@@ -249,13 +251,13 @@ class Evaluator:
         )
         if flaky is not None:
             problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
-            return Evaluation(Stage.RUN, (problem,), run_seconds=run.seconds, **base)
-        return Evaluation(
-            Stage.CORRECT,
+            return replace(ran, stage=Stage.RUN, problems=(problem,))
+        return replace(
+            ran,
+            stage=Stage.CORRECT,
             timing=timing,
             reference=self.reference_timing(variant.offloaded if timed else ()),
             run_seconds=run.seconds + (timing.wall or 0.0) * timing.runs,
-            **base,
         )
 
     def _differential(self, variant: Variant) -> Problem | None:

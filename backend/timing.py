@@ -15,6 +15,7 @@ code that libclang cannot parse, such as a candidate .cu. Line numbers are prese
 from __future__ import annotations
 
 import functools
+import importlib
 import statistics
 import tempfile
 from collections.abc import Sequence
@@ -79,14 +80,12 @@ class Instrumented:
     wrapped: tuple[str, ...]  # names wrapped (each once, overloads included)
 
 
+_GRAMMARS = {"c": "tree_sitter_c", "c++": "tree_sitter_cpp", "cuda": "tree_sitter_cuda"}
+
+
 @functools.cache
 def _parser(language: str) -> ts.Parser:
-    if language == "c":
-        import tree_sitter_c as grammar
-    elif language == "c++":
-        import tree_sitter_cpp as grammar
-    else:
-        import tree_sitter_cuda as grammar
+    grammar = importlib.import_module(_GRAMMARS[language])
     return ts.Parser(ts.Language(grammar.language()))
 
 
@@ -137,7 +136,7 @@ def _definition(node: ts.Node, source: bytes, wanted: set[str]) -> Definition | 
         returns_void=(
             return_type is not None
             and _text(return_type, source) == "void"
-            and node.child_by_field_name("declarator").type == "function_declarator"
+            and declarator == node.child_by_field_name("declarator")
         ),
         recursive=_mentions(body, source, name),
     )
