@@ -21,6 +21,7 @@ from cudaify.backend.cache import Cache
 from cudaify.backend.compare import compare, compare_exit
 from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
 from cudaify.backend.differential import differential_test
+from cudaify.backend.profile import hardware_counters
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import InstrumentError, instrument, measure, runtime_units, timed_run
 from cudaify.frontend.facts import Program
@@ -57,6 +58,7 @@ class Evaluator:
         cache: Cache | None = None,
         run_on_gpu: bool | None = None,
         differential: bool = False,
+        profile: bool = False,
     ):
         self.program = program
         self.config = config
@@ -65,6 +67,7 @@ class Evaluator:
         # Off by default: a host function that relies on state set up elsewhere (device
         # buffers kept across calls, globals filled by main) cannot be called alone.
         self.differential = differential
+        self.profile = profile  # ncu counters for verified candidates (slow: replays)
         self.arch = gpu.default_arch(config.arch)
         self.flags = tuple(program.flags) or tuple(config.flags)
         self.source_dir = Path(program.path).resolve().parent if program.path else None
@@ -252,9 +255,11 @@ class Evaluator:
         if flaky is not None:
             problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
             return replace(ran, stage=Stage.RUN, problems=(problem,))
+        hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
         return replace(
             ran,
             stage=Stage.CORRECT,
+            hardware=hardware,
             timing=timing,
             reference=self.reference_timing(variant.offloaded if timed else ()),
             run_seconds=run.seconds + (timing.wall or 0.0) * timing.runs,

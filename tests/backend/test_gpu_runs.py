@@ -122,3 +122,22 @@ def test_differential_test_catches_what_the_programs_input_hides(tmp_path: Path)
     assert result.stage == Stage.RUN
     assert result.problems[0].kind == "differential"
     assert result.problems[0].message.startswith("saxpy(n=1): y[0] is")
+
+
+def test_ncu_counters_are_recorded_where_ncu_works(tmp_path: Path) -> None:
+    from cudaify.backend.profile import find_ncu
+
+    if find_ncu() is None:
+        pytest.skip("ncu (Nsight Compute) is not installed on this GPU machine")
+    path = tmp_path / "saxpy.c"
+    path.write_text(REFERENCE)
+    program = Program(path=str(path), source=REFERENCE, language="c")
+    evaluator = Evaluator(program, Config(runs=1), cache=Cache(tmp_path / "cache"), profile=True)
+    result = evaluator.evaluate(Variant(code=CANDIDATE, offloaded=("saxpy",)))
+    assert result.stage == Stage.CORRECT, result.problems
+    hardware = dict(result.hardware)
+    print(f"\nncu: {hardware}")
+    assert hardware, "ncu ran but reported nothing (counters not permitted?)"
+    assert hardware["kernels_profiled"] == 10
+    assert 0 < hardware["dram_throughput_pct"] <= 100
+    assert 0 < hardware["warp_efficiency_pct"] <= 100
