@@ -26,6 +26,11 @@ class Cache:
     def for_config(cls, config: Config) -> Cache:
         return cls(default_cache_dir(config))
 
+    @classmethod
+    def default(cls) -> Cache:
+        """The user's cache folder (platformdirs), for callers without a configuration."""
+        return cls.for_config(Config())
+
     def path(self, kind: str, key: str) -> Path:
         # Two-character fan-out keeps folders small after thousands of candidates.
         return self.root / kind / key[:2] / key

@@ -93,7 +93,7 @@ def compile_reference(
     language: str,
     flags: Sequence[str] = (),
     *,
-    cache: Cache,
+    cache: Cache | None = None,
     name: str | None = None,
     source_dir: Path | None = None,
     extra_units: Sequence[Unit] = (),
@@ -104,6 +104,7 @@ def compile_reference(
     `source_dir` is searched for `#include "..."` as if the file were still there;
     `depends` is any text that should invalidate the cache (e.g. the headers' hashes);
     `shared` builds a shared library (main renamed away) instead of a program."""
+    cache = cache or Cache.default()
     compiler = "g++" if language == "c++" else "gcc"
     name = name or ("input.cpp" if language == "c++" else "input.c")
     argv = [compiler, "-O3", "-x", "c++" if language == "c++" else "c", name]
@@ -120,7 +121,7 @@ def compile_cuda(
     flags: Sequence[str] = (),
     arch: str = "sm_80",
     *,
-    cache: Cache,
+    cache: Cache | None = None,
     name: str = "candidate.cu",
     source_dir: Path | None = None,
     extra_units: Sequence[Unit] = (),
@@ -130,10 +131,14 @@ def compile_cuda(
     """nvcc -O3 for `arch`, C++17, with the user's -I/-D/-U flags but not a C -std=
     (nvcc compiles .cu as C++). CUB and Thrust come with the toolkit's include path.
     `shared` builds a shared library (main renamed away) instead of a program."""
+    cache = cache or Cache.default()
     # The .cu suffix makes it CUDA; nvcc's `-x cu` would also claim the linked objects.
     argv = ["nvcc", "-O3", f"-arch={arch}", "-std=c++17", name]
     argv += _objects_argv(
-        extra_units, ["nvcc", "-O3", f"-arch={arch}", "-std=c++17"], "nvcc", cache
+        extra_units,
+        ["nvcc", "-O3", f"-arch={arch}", "-std=c++17"],
+        "nvcc",
+        cache,
     )
     argv += preprocessor_flags(flags, keep_std=False)
     argv += _source_dir_flags(source_dir, "-I")
@@ -147,7 +152,7 @@ def compile_many(
     flags: Sequence[str] = (),
     arch: str = "sm_80",
     *,
-    cache: Cache,
+    cache: Cache | None = None,
     source_dir: Path | None = None,
     workers: int | None = None,
 ) -> list[Build]:
