@@ -5,17 +5,23 @@ reordering of floating-point operations (checked against a -ffast-math build).""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
-
 from cudaify.backend.toolchain import Completed, find_tool, run
 
 SUITE = Path(__file__).resolve().parents[2] / "benchmarks"
 REQUIRED_CATEGORIES = {
-    "elementwise", "reduction", "stencil", "linalg", "nbody",
-    "histogram", "sparse", "dependence", "cpp",
+    "elementwise",
+    "reduction",
+    "stencil",
+    "linalg",
+    "nbody",
+    "histogram",
+    "sparse",
+    "dependence",
+    "cpp",
 }
 HEADER_FIELDS = ("Name", "Category", "Computes", "Pattern", "CPU time")
 RTOL = 1e-4  # cudaify's default comparison tolerance
@@ -45,7 +51,7 @@ def compiler_for(path: Path) -> str:
     return find_tool("g++" if path.suffix == ".cpp" else "gcc")
 
 
-@lru_cache(maxsize=None)
+@cache
 def build(path: Path, flags: tuple[str, ...], out_dir: Path) -> tuple[Path, Completed]:
     """Compiled once per (program, flags) for the whole session."""
     tag = re.sub(r"[^A-Za-z0-9]+", "_", "".join(flags))
@@ -77,7 +83,7 @@ def mismatches(expected: str, actual: str, rtol: float) -> list[str]:
     if len(want) != len(got):
         return [f"{len(want)} tokens expected, {len(got)} printed"]
     wrong = []
-    for a, b in zip(want, got):
+    for a, b in zip(want, got, strict=True):
         if INTEGER.fullmatch(a) or not NUMBER.fullmatch(a) or not NUMBER.fullmatch(b):
             if a != b:
                 wrong.append(f"{a} != {b}")
@@ -94,7 +100,9 @@ def test_suite_has_the_required_breadth() -> None:
     assert len(found) >= 25, [program_id(p) for p in found]
     assert len(categories) >= 8
     assert REQUIRED_CATEGORIES <= categories, REQUIRED_CATEGORIES - categories
-    assert len({p.stem for p in found}) == len(found), "program names must be unique across categories"
+    assert len({p.stem for p in found}) == len(found), (
+        "program names must be unique across categories"
+    )
 
 
 def test_readme_lists_every_program() -> None:
@@ -118,22 +126,26 @@ def test_header_documents_the_program(path: Path) -> None:
 @pytest.mark.parametrize("path", programs(), ids=program_id)
 def test_source_is_self_contained(path: Path) -> None:
     text = path.read_text()
-    assert not re.search(r"\b(s?rand|random|time)\s*\(", text), "data must come from the program's own LCG"
+    assert not re.search(r"\b(s?rand|random|time)\s*\(", text), (
+        "data must come from the program's own LCG"
+    )
     assert "#ifdef BENCH_SMALL" in text
-    helpers = re.findall(r"^[A-Za-z][\w:<>,\s\*&]*\s[\*&]?(\w+)\([^;]*\)\s*(?:const\s*)?\{", text, re.MULTILINE)
+    helpers = re.findall(
+        r"^[A-Za-z][\w:<>,\s\*&]*\s[\*&]?(\w+)\([^;]*\)\s*(?:const\s*)?\{", text, re.MULTILINE
+    )
     assert set(helpers) - {"main"}, "the hot work must live in functions other than main"
 
 
 @pytest.mark.parametrize("path", programs(), ids=program_id)
 def test_full_size_compiles_without_warnings(path: Path, build_dir: Path) -> None:
-    exe, compiled = build(path, ("-O3", "-Wall", "-c"), build_dir)
+    _, compiled = build(path, ("-O3", "-Wall", "-c"), build_dir)
     assert compiled.ok, compiled.errors()
     assert compiled.errors().strip() == "", compiled.errors()
 
 
 @pytest.mark.parametrize("path", programs(), ids=program_id)
 def test_small_run_is_deterministic(path: Path, build_dir: Path) -> None:
-    exe, compiled = build(path, ("-O3", "-Wall", "-DBENCH_SMALL"), build_dir)
+    _, compiled = build(path, ("-O3", "-Wall", "-DBENCH_SMALL"), build_dir)
     assert compiled.ok and compiled.errors().strip() == "", compiled.errors()
     first, second = run_small(path, build_dir), run_small(path, build_dir)
     assert first.strip(), "the program must print its checksums"
@@ -150,6 +162,8 @@ def test_checksums_survive_reassociation(path: Path, build_dir: Path) -> None:
 
 def test_comparison_catches_real_differences() -> None:
     assert mismatches("sum=1.000000e+00 n=3", "sum=1.000050e+00 n=3", RTOL) == []
-    assert mismatches("sum=1.000000e+00 n=3", "sum=1.001000e+00 n=3", RTOL) == ["1.000000e+00 !~ 1.001000e+00"]
+    assert mismatches("sum=1.000000e+00 n=3", "sum=1.001000e+00 n=3", RTOL) == [
+        "1.000000e+00 !~ 1.001000e+00"
+    ]
     assert mismatches("n=3", "n=4", RTOL) == ["3 != 4"]
     assert mismatches("a b", "a", RTOL) == ["2 tokens expected, 1 printed"]
