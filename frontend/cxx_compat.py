@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import ctypes
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -141,24 +142,36 @@ def to_cxx(parsed: Parsed) -> CxxSource:
 # ---------------------------------------------------------------- the AST of the main file
 
 
+@dataclass(frozen=True)
+class _Token:
+    """A token of the main file, read out of libclang once."""
+
+    start: int
+    end: int
+    spelling: str
+    kind: ci.TokenKind
+
+    @staticmethod
+    def of(token: _Token) -> _Token:
+        extent = token.extent
+        return _Token(_offset(extent.start), _offset(extent.end), token.spelling, token.kind)
+
+
 @dataclass
 class _Node:
     cursor: ci.Cursor
+    kind: ci.CursorKind
     start: int
     end: int
     parent: _Node | None
     children: list[_Node]
-
-    @property
-    def kind(self) -> ci.CursorKind:
-        return self.cursor.kind
 
 
 @dataclass
 class _Unit:
     parsed: Parsed
     roots: list[_Node]
-    tokens: list[ci.Token]
+    tokens: list[_Token]
     macro_uses: list[tuple[int, int]]
     header_macros: frozenset[str]
 
@@ -182,24 +195,31 @@ class _Unit:
             ci.SourceLocation.from_offset(parsed.tu, file, 0),
             ci.SourceLocation.from_offset(parsed.tu, file, len(parsed.source)),
         )
-        tokens = list(parsed.tu.get_tokens(extent=extent))
+        tokens = [_Token.of(t) for t in parsed.tu.get_tokens(extent=extent)]
         return _Unit(parsed, roots, tokens, macro_uses, frozenset(header_macros))
 
     def walk(self) -> Iterator[_Node]:
+        return iter(self.nodes)
+
+    @functools.cached_property
+    def nodes(self) -> list[_Node]:
+        """Every node of the main file, in source order (preorder)."""
+        found: list[_Node] = []
         stack = list(reversed(self.roots))
         while stack:
             node = stack.pop()
-            yield node
+            found.append(node)
             stack.extend(reversed(node.children))
+        return found
 
-    def tokens_in(self, start: int, end: int) -> list[ci.Token]:
+    def tokens_in(self, start: int, end: int) -> list[_Token]:
         first = bisect.bisect_left(self.token_starts, start)
         last = bisect.bisect_left(self.token_starts, end)
         return self.tokens[first:last]
 
     @functools.cached_property
     def token_starts(self) -> list[int]:
-        return [t.extent.start.offset for t in self.tokens]
+        return [t.start for t in self.tokens]
 
     def where(self, offset: int) -> str:
         before = self.parsed.source[:offset]
@@ -208,8 +228,17 @@ class _Unit:
         return f"{self.parsed.path}:{line}:{column}"
 
 
+def _offset(location: ci.SourceLocation) -> int:
+    """A location's byte offset, without the file, line and column objects that
+    `SourceLocation.offset` builds each time (the walk reads hundreds of thousands)."""
+    offset = ctypes.c_uint()
+    ci.conf.lib.clang_getInstantiationLocation(location, None, None, None, ctypes.byref(offset))
+    return offset.value
+
+
 def _build(cursor: ci.Cursor, parent: _Node | None) -> _Node:
-    node = _Node(cursor, cursor.extent.start.offset, cursor.extent.end.offset, parent, [])
+    extent = cursor.extent
+    node = _Node(cursor, cursor.kind, _offset(extent.start), _offset(extent.end), parent, [])
     node.children = [_build(child, node) for child in cursor.get_children()]
     return node
 
@@ -225,27 +254,43 @@ def _strip_implicit(node: _Node) -> _Node:
 
 
 class _Board:
-    """Edits so far; a new edit swallows the edits inside its range."""
+    """Edits so far, kept sorted and non-overlapping; a new edit swallows the edits
+    inside its range."""
 
     def __init__(self, source: bytes, edits: list[Edit]):
         self.source = source
-        self.edits = edits
+        self.edits = sorted_edits(edits)
+        self.keys = [(e.start, e.end) for e in self.edits]
+
+    def _inside(self, start: int, end: int) -> tuple[int, int]:
+        """Index range of the edits lying within [start, end)."""
+        first = bisect.bisect_left(self.keys, (start, start))
+        last = first
+        while last < len(self.keys) and self.keys[last][1] <= end and self.keys[last][0] < end:
+            last += 1
+        return first, last
 
     def render(self, start: int, end: int) -> str:
-        inside = [e for e in self.edits if start <= e.start and e.end <= end]
-        text = apply_edits(self.source[start:end], [_shift(e, -start) for e in inside])
+        first, last = self._inside(start, end)
+        inside = [_shift(e, -start) for e in self.edits[first:last]]
+        text = apply_edits(self.source[start:end], inside)
         return text.decode("utf-8", errors="surrogateescape")
 
     def replace(self, start: int, end: int, text: str, reason: str) -> None:
-        kept = []
-        for edit in self.edits:
-            inside = start <= edit.start and edit.end <= end
-            disjoint = edit.end <= start or edit.start >= end
-            if not inside and not disjoint:
-                raise _Unsupported(f"it overlaps another rewrite ({edit.reason})")
-            if not inside:
-                kept.append(edit)
-        self.edits = [*kept, Edit(start, end, text, reason)]
+        first, last = self._inside(start, end)
+        before = self.edits[first - 1] if first > 0 else None
+        after = self.edits[last] if last < len(self.edits) else None
+        if before is not None and before.end > start:
+            raise _Unsupported(f"it overlaps another rewrite ({before.reason})")
+        if after is not None and after.start < end:
+            raise _Unsupported(f"it overlaps another rewrite ({after.reason})")
+        if start == end and (
+            (before and before.start == before.end == start)
+            or (after and after.start == after.end == start)
+        ):
+            raise _Unsupported("another insertion at the same place")
+        self.edits[first:last] = [Edit(start, end, text, reason)]
+        self.keys[first:last] = [(start, end)]
 
 
 def _shift(edit: Edit, delta: int) -> Edit:
@@ -322,7 +367,7 @@ def _token_edits(unit: _Unit) -> tuple[dict[str, str], list[Edit]]:
             renamed[name] = _fresh(name, taken)
             taken.add(renamed[name])
     edits = [
-        Edit(t.extent.start.offset, t.extent.end.offset, renamed[t.spelling],
+        Edit(t.start, t.end, renamed[t.spelling],
              f"'{t.spelling}' is reserved in C++/CUDA")
         for t in identifiers
         if t.spelling in renamed
@@ -330,7 +375,7 @@ def _token_edits(unit: _Unit) -> tuple[dict[str, str], list[Edit]]:
     for token in unit.tokens:
         if token.kind == ci.TokenKind.KEYWORD and token.spelling in C11_KEYWORDS:
             edits.append(
-                Edit(token.extent.start.offset, token.extent.end.offset,
+                Edit(token.start, token.end,
                      C11_KEYWORDS[token.spelling], f"C keyword '{token.spelling}'")
             )  # fmt: skip
     return renamed, edits
@@ -597,7 +642,7 @@ def _array_param(unit: _Unit, param: _Node) -> _ArrayParam | None:
     name = param.cursor.spelling
     named = first > 0 and tokens[first - 1].spelling == name and name != ""
     name_range = _token_range(tokens[first - 1]) if named else None
-    spec_end = tokens[first - 1 if named else first].extent.start.offset
+    spec_end = tokens[first - 1 if named else first].start
     brackets = _bracket_ranges(tokens[first:])
     words = [t.spelling for t in unit.tokens_in(*brackets[0])]
     qualifiers = tuple(QUALIFIER_WORDS[w] for w in words if w in QUALIFIER_WORDS)
@@ -625,28 +670,28 @@ def _pointer_to_vla_param(unit: _Unit, param: _Node) -> _ArrayParam | None:
     if not brackets:
         return None
     qualifiers = tuple(QUALIFIER_WORDS[w] for w in inside[1:] if w in QUALIFIER_WORDS)
-    spec = (param.start, tokens[opened].extent.start.offset)
-    outer = (tokens[opened].extent.start.offset,) * 2  # the pointer level has no size
+    spec = (param.start, tokens[opened].start)
+    outer = (tokens[opened].start,) * 2  # the pointer level has no size
     return _ArrayParam(param, name, name_range, spec, (outer, *brackets), qualifiers, True)
 
 
-def _token_range(token: ci.Token) -> tuple[int, int]:
-    return token.extent.start.offset, token.extent.end.offset
+def _token_range(token: _Token) -> tuple[int, int]:
+    return token.start, token.end
 
 
-def _bracket_ranges(tokens: list[ci.Token]) -> tuple[tuple[int, int], ...]:
+def _bracket_ranges(tokens: list[_Token]) -> tuple[tuple[int, int], ...]:
     """Contents of consecutive top-level `[...]` groups at the start of `tokens`."""
     ranges: list[tuple[int, int]] = []
     depth, opened = 0, 0
     for token in tokens:
         if token.spelling == "[":
             if depth == 0:
-                opened = token.extent.end.offset
+                opened = token.end
             depth += 1
         elif token.spelling == "]":
             depth -= 1
             if depth == 0:
-                ranges.append((opened, token.extent.start.offset))
+                ranges.append((opened, token.start))
         elif depth == 0:
             break
     return tuple(ranges)
@@ -1094,7 +1139,7 @@ def _top_level_equals(unit: _Unit, variable: _Node) -> int | None:
     for token in unit.tokens_in(variable.start, variable.end):
         depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(token.spelling, 0)
         if depth == 0 and token.spelling == "=":
-            return token.extent.start.offset
+            return token.start
     return None
 
 
@@ -1105,7 +1150,7 @@ def _name_token(unit: _Unit, variable: _Node, before: int | None) -> tuple[int, 
     ]  # fmt: skip
     if not names:
         return None
-    return names[-1].extent.start.offset, names[-1].extent.end.offset
+    return names[-1].start, names[-1].end
 
 
 def _char_sizeof_jobs(unit: _Unit) -> Iterator[_Job]:
@@ -1127,7 +1172,7 @@ def _alignas_jobs(unit: _Unit) -> Iterator[_Job]:
     for index, token in enumerate(unit.tokens):
         if token.kind != ci.TokenKind.KEYWORD or token.spelling != "_Alignas":
             continue
-        start = token.extent.start.offset
+        start = token.start
         owner = min(
             (n for n in declarations if n.start <= start < n.end),
             key=lambda n: n.end - n.start,
@@ -1144,7 +1189,7 @@ def _alignas_first(start: int, alignas: int, close: int, render: Render) -> str:
     return render(alignas, close) + " " + render(start, alignas).rstrip()
 
 
-def _closing_paren(tokens: list[ci.Token], index: int) -> int | None:
+def _closing_paren(tokens: list[_Token], index: int) -> int | None:
     """End offset of the `)` matching the `(` at tokens[index]."""
     if index >= len(tokens) or tokens[index].spelling != "(":
         return None
@@ -1152,7 +1197,7 @@ def _closing_paren(tokens: list[ci.Token], index: int) -> int | None:
     for token in tokens[index:]:
         depth += {"(": 1, ")": -1}.get(token.spelling, 0)
         if depth == 0:
-            return token.extent.end.offset
+            return token.end
     return None
 
 
@@ -1232,7 +1277,7 @@ def _paren_range(unit: _Unit, node: _Node) -> tuple[int, int] | None:
             for token in tokens[i + 1 :]:
                 depth += {"(": 1, ")": -1}.get(token.spelling, 0)
                 if depth == 0:
-                    return tokens[i + 1].extent.start.offset, token.extent.end.offset
+                    return tokens[i + 1].start, token.end
     return None
 
 
