@@ -152,7 +152,7 @@ class _Token:
     kind: ci.TokenKind
 
     @staticmethod
-    def of(token: _Token) -> _Token:
+    def of(token: ci.Token) -> _Token:
         extent = token.extent
         return _Token(_offset(extent.start), _offset(extent.end), token.spelling, token.kind)
 
