@@ -309,6 +309,56 @@ def methods_command(as_json: bool) -> None:
         click.echo(f"{d['name']:<{width}}  {d['description']}")
 
 
+@main.command("check", epilog=EXIT_CODES)
+@click.argument("source", metavar="INPUT", type=click.Path(path_type=str))
+@click.argument("cuda", metavar="OUTPUT.cu", type=click.Path(path_type=str))
+@compiler_flag_options
+@click.option("--rtol", type=float, help="Relative tolerance for numbers in the output.")
+@click.option("--atol", type=float, help="Absolute tolerance for numbers in the output.")
+@click.option("--strict", is_flag=True, help="Exit 3 unless the program was run and verified.")
+@click.option("-v", "--verbose", count=True, help="Show tracebacks of internal errors.")
+def check_command(
+    source: str,
+    cuda: str,
+    include: tuple[str, ...],
+    isystem: tuple[str, ...],
+    define: tuple[str, ...],
+    undefine: tuple[str, ...],
+    std: str | None,
+    language: str | None,
+    rtol: float | None,
+    atol: float | None,
+    strict: bool,
+    verbose: int,
+) -> None:
+    """Verify an existing CUDA program OUTPUT.cu against INPUT: structural check, nvcc,
+    and on a GPU: run, compare the output with the input's, time both.
+
+    Exits 0 when verified (or, without a GPU, when it compiles: said plainly), 3 when it
+    fails a check."""
+    from cudaify import config as config_mod
+    from cudaify import pipeline
+
+    _setup_logging(verbose, False)
+    flags = collect_flags(include, isystem, define, undefine, std, language)
+    try:
+        settings = {"flags": flags or None, "rtol": rtol, "atol": atol}
+        config, _ = config_mod.load(Path(source).resolve().parent, settings)
+        evaluation = pipeline.check_file(source, cuda, config)
+    except (CudaifyError, OSError) as exc:
+        _fail(_as_input_error(exc) if isinstance(exc, OSError) else exc, verbose)
+        return
+    except Exception as exc:  # noqa: BLE001 - mapped to exit 70 in _fail
+        _fail(exc, verbose)
+        return
+    for line in pipeline.describe_evaluation(evaluation):
+        click.echo(f"{cuda}: {line}")
+    compiled_only = not evaluation.ran_on_gpu and evaluation.stage.label == "compile"
+    if evaluation.verified or (compiled_only and not strict):
+        return
+    sys.exit(3)
+
+
 def _as_input_error(exc: OSError) -> CudaifyError:
     from cudaify.errors import InputError
 

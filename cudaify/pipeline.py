@@ -357,6 +357,39 @@ def make_dependencies(target: str, dependencies: tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def check_file(source_path: str, cuda_path: str, config: Config) -> Evaluation:
+    """Verify an existing CUDA program against its input: structure, compile, and on a
+    GPU run, compare and time. The region is every function of the input that holds a
+    loop nest (other than main), timed at the same call sites in both."""
+    from cudaify.frontend.parse import read_source
+    from cudaify.transforms.structure import structural_problems
+
+    program = prepare(source_path, config)
+    code = read_source(cuda_path).decode("utf-8", "surrogateescape")
+    timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
+    problems = structural_problems(program, code, None)
+    if problems:
+        return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
+    from cudaify.backend.evaluate import Evaluator
+
+    return Evaluator(program, config).evaluate(Variant(code=code, offloaded=timed))
+
+
+def describe_evaluation(evaluation: Evaluation) -> list[str]:
+    """Readable lines: how far the candidate got, and why it stopped."""
+    lines = [f"stage reached: {evaluation.stage.label}"]
+    if evaluation.verified:
+        lines.append("output equal to the original's")
+        for label, value in (
+            ("region speedup", evaluation.region_speedup),
+            ("program speedup", evaluation.program_speedup),
+        ):
+            if value:
+                lines.append(f"{label}: {value:.2f}x")
+    lines += [str(problem) for problem in evaluation.problems]
+    return lines
+
+
 def report(result: Result, config: Config) -> None:
     if config.quiet:
         return
