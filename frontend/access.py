@@ -368,6 +368,10 @@ class Walker:
         name, root_decl, kind, sizes, texts = info
         if base.kind == CK.MEMBER_REF_EXPR:
             self.member_base(base)
+        if kind != "vector" and len(indices) < len(sizes):
+            # `a[i]` of a 2-D array is a whole row (passed on, or its address taken):
+            # the elements touched are not known
+            indices = list(indices) + [None] * (len(sizes) - len(indices))
         self.out.accesses.append(
             RawAccess(
                 array=name,
@@ -706,8 +710,11 @@ def _root_decl(cursor: ci.Cursor) -> ci.Cursor | None:
 
 def element_type(cursor: ci.Cursor) -> str:
     """The element's type without qualifiers, as the program spells it (typedef names
-    kept), or its canonical spelling for library-internal names (`value_type`)."""
+    kept), or its canonical spelling for library-internal names (`value_type`); the
+    scalar element for a row of a multi-dimensional array."""
     t = cursor.type
+    while t.kind in ARRAY_TYPES:
+        t = t.element_type
     spelling = t.spelling
     if "type" in spelling or "::" in spelling or spelling.startswith("__"):
         canonical = t.get_canonical()

@@ -105,6 +105,11 @@ class FunctionAnalysis:
 
     def __init__(self, src: Source, cursor: ci.Cursor, walk: Walk, pure: set[str]):
         self.src, self.cursor, self.walk, self.pure = src, cursor, walk, pure
+        # per-nest caches, keyed by the id of the nest's root LoopNode
+        self._written: dict[int, tuple[set[int], set[str]]] = {}
+        self._lets: dict[int, dict[int, Poly]] = {}
+        self._bounds: dict[int, Bound] = {}
+        self._constants: dict[str, Affine] | None = None
         self.address_taken = {r.decl for r in walk.refs if r.mode == "addr" and not r.is_pointer}
         self._verify_canonical()
         self.canonical = [n for n in walk.loops if n.canonical]
@@ -191,8 +196,7 @@ class FunctionAnalysis:
         return resolve
 
     def written_in(self, root) -> tuple[set[int], set[str]]:
-        cache = getattr(self, "_written", {})
-        self._written = cache
+        cache = self._written
         if id(root) not in cache:
             refs = [
                 r
@@ -205,8 +209,7 @@ class FunctionAnalysis:
     def lets(self, root) -> dict[int, Poly]:
         """Integer locals declared in the nest with an affine initializer and never
         assigned again: `int row = i * n;` stands for its value."""
-        cache = getattr(self, "_lets", {})
-        self._lets = cache
+        cache = self._lets
         if id(root) in cache:
             return cache[id(root)]
         found: dict[int, Poly] = {}
@@ -227,8 +230,7 @@ class FunctionAnalysis:
         return found
 
     def bound(self, root, node) -> Bound:
-        cache = getattr(self, "_bounds", {})
-        self._bounds = cache
+        cache = self._bounds
         if id(node) not in cache:
             cache[id(node)] = self._bound(root, node)
         return cache[id(node)]
@@ -249,10 +251,13 @@ class FunctionAnalysis:
         chain = self.chain_at(access.start)
         resolve = self.resolver(root, chain)
         polys = [
-            const(i) if isinstance(i, int) else to_poly(self.src, i, resolve)
+            const(i) if isinstance(i, int) else None if i is None else to_poly(self.src, i, resolve)
             for i in access.indices
         ]
-        texts = [str(i) if isinstance(i, int) else self.src.text(i) for i in access.indices]
+        texts = [
+            str(i) if isinstance(i, int) else "?" if i is None else self.src.text(i)
+            for i in access.indices
+        ]
         affine = tuple(to_affine(p, t) for p, t in zip(polys, texts, strict=True))
         if len(polys) != 1 or affine[0] is not None or polys[0] is None:
             return affine, None
@@ -264,9 +269,51 @@ class FunctionAnalysis:
         if row_aff is None or col_aff is None:
             return affine, None
         bounds = tuple(self.bound(root, node) for node in chain)
-        if not always_within(bounds, col_aff, n):
+        context = self.context_for(bounds, (row_aff, col_aff), extra=(n,))
+        if not always_within(bounds, col_aff, n, context):
             return affine, None
         return (row_aff, col_aff), n
+
+    def constants(self) -> dict[str, Affine]:
+        """Integer locals declared outside every loop, set once from parameters and
+        never written again (`int w = lb + 1;`): their values are facts isl may use."""
+        if self._constants is not None:
+            return self._constants
+        found: dict[str, Affine] = {}
+        self._constants = found
+        written = {r.decl for r in self.walk.refs if r.mode in WRITE_MODES} | self.address_taken
+
+        def resolve(cursor: ci.Cursor) -> Poly | None:
+            ref = cursor.referenced if cursor.kind == CK.DECL_REF_EXPR else None
+            if ref is None or ref.hash in written or not is_integer_type(ref.type):
+                return None
+            return symbol(ref.spelling)
+
+        for decl in self.walk.decls:
+            cursor = decl.cursor
+            if decl.decl in written or decl.is_static or not is_integer_type(cursor.type):
+                continue
+            if any(loop.contains(decl.start) for loop in self.walk.loops):
+                continue
+            init = [c for c in kids(cursor) if c.kind.is_expression()]
+            if len(init) == 1:
+                value = to_affine(to_poly(self.src, init[0], resolve), self.src.text(init[0]))
+                if value is not None and decl.name not in value.names:
+                    found[decl.name] = value
+        return found
+
+    def context_for(self, chain, subscripts, extra=()) -> tuple[tuple[str, Affine], ...]:
+        """The constants a query mentions (in bounds, subscripts or `extra`)."""
+        constants = self.constants()
+        if not constants:
+            return ()
+        names = set(extra)
+        for bound in chain:
+            for aff in (bound.lower, bound.upper):
+                names.update(aff.names if aff is not None else ())
+        for sub in subscripts:
+            names.update(sub.names if sub is not None else ())
+        return tuple((name, constants[name]) for name in sorted(names) if name in constants)
 
     # facts ----------------------------------------------------------------------------
     def facts(self) -> Function:
@@ -369,8 +416,9 @@ class NestAnalysis:
         chain = tuple(self.bounds[id(n)] for n in self.fa.chain_at(access.start))
         subs, _ = self.info[id(access)]
         line = self.fa.src.line_col(access.start)[0]
+        context = self.fa.context_for(chain, subs)
         return Instance(
-            access.array, subs, access.is_write, access.is_read, chain, access.text, line
+            access.array, subs, access.is_write, access.is_read, chain, access.text, line, context
         )
 
     def public_access(self, access: RawAccess) -> Access:

@@ -28,6 +28,11 @@ class Bound:
     inclusive: bool
 
 
+# Facts about parameters: `w` equals `lb + 1` when the function set `int w = lb + 1;`
+# once and never wrote it again.
+Context = tuple[tuple[str, Affine], ...]
+
+
 @dataclass(frozen=True)
 class Instance:
     """An access with the loops around it (outermost of the nest first)."""
@@ -39,6 +44,7 @@ class Instance:
     chain: tuple[Bound, ...]
     text: str
     line: int
+    context: Context = ()
 
 
 @dataclass(frozen=True)
@@ -88,12 +94,14 @@ def affine_text(a: Affine, dims: dict[str, str], space: Space) -> str:
 
 
 def domain(
-    chain: tuple[Bound, ...], prefix: str, space: Space
+    chain: tuple[Bound, ...], prefix: str, space: Space, context: Context = ()
 ) -> tuple[list[str], list[str], dict[str, str]]:
     """(isl dimension names, constraints, C loop variable -> dimension) of a chain."""
     dims: dict[str, str] = {}
     names: list[str] = []
-    constraints: list[str] = []
+    constraints = [
+        f"{space.param(name)} = {affine_text(value, {}, space)}" for name, value in context
+    ]
     for k, loop in enumerate(chain):
         dim = f"{prefix}{k}"
         lower = affine_text(loop.lower, dims, space) if loop.lower else None
@@ -147,7 +155,7 @@ def pinned(a: Instance, b: Instance, level: int) -> bool:
 def carried(a: Instance, b: Instance, level: int) -> bool:
     """Whether some instance of a precedes an instance of b at `level` on one element."""
     space = Space()
-    a_names, a_cons, a_dims = domain(a.chain, "a", space)
+    a_names, a_cons, a_dims = domain(a.chain, "a", space, a.context)
     b_names, b_cons, b_dims = domain(b.chain, "b", space)
     cons = a_cons + b_cons
     for k in range(level):
@@ -181,18 +189,22 @@ def carried_dependences(instances: list[Instance], level: int) -> list[Dependenc
     return found
 
 
-def always_within(chain: tuple[Bound, ...], value: Affine, limit: str) -> bool:
+def always_within(
+    chain: tuple[Bound, ...], value: Affine, limit: str, context: Context = ()
+) -> bool:
     """Whether 0 <= value < limit holds on the whole iteration domain (limit a symbol)."""
     space = Space()
-    names, cons, dims = domain(chain, "a", space)
+    names, cons, dims = domain(chain, "a", space, context)
     v = affine_text(value, dims, space)
     n = space.param(limit)
     return _empty(space, names, cons + [f"({v} < 0 or {v} >= {n})"])
 
 
-def image(chain: tuple[Bound, ...], subscripts: tuple[Affine, ...], space: Space) -> isl.Set:
+def image(
+    chain: tuple[Bound, ...], subscripts: tuple[Affine, ...], space: Space, context: Context = ()
+) -> isl.Set:
     """The set of index tuples an access touches over its domain."""
-    names, cons, dims = domain(chain, "a", space)
+    names, cons, dims = domain(chain, "a", space, context)
     outs = [f"x{k}" for k in range(len(subscripts))]
     eqs = [f"x{k} = {affine_text(s, dims, space)}" for k, s in enumerate(subscripts)]
     body = " and ".join(cons + eqs) if cons + eqs else "true"

@@ -76,12 +76,12 @@ def _bounded(use: ArrayUse) -> tuple[str, str | None, bool]:
         flat = None
         for inst in use.instances:
             index = _flatten(inst.subscripts, strides)
-            img = image(inst.chain, (index,), space)
+            img = image(inst.chain, (index,), space, inst.context)
             flat = img if flat is None else flat.union(img)
         assert flat is not None
         context = flat.params()
-        low, high = flat.dim_min(0), flat.dim_max(0)
-        count = high.sub(low).add_constant_val(isl.Val(1))
+        low, high = flat.dim_min(0).coalesce(), flat.dim_max(0).coalesce()
+        count = high.sub(low).add_constant_val(isl.Val(1)).coalesce()
         return pw_aff_to_c(low, context, space), pw_aff_to_c(count, context, space), False
     return _symbolic(use, space)
 
@@ -120,7 +120,8 @@ def _symbolic(use: ArrayUse, space: Space) -> tuple[str, str | None, bool]:
         return "0", None, False
     union = None
     for inst in use.instances:
-        img = image(inst.chain, tuple(s for s in inst.subscripts if s is not None), space)
+        subscripts = tuple(s for s in inst.subscripts if s is not None)
+        img = image(inst.chain, subscripts, space, inst.context)
         union = img if union is None else union.union(img)
     assert union is not None
     context = union.params()

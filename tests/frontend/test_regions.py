@@ -229,3 +229,24 @@ def test_static_dims_and_kinds(tmp_path):
     assert (data["a"].kind, data["a"].dims) == ("param_array", ("M",))
     assert data["loc"].kind == "local_array" and data["loc"].whole
     assert evaluate([data["a"].first, data["a"].count], {}) == [1, 7 * 32 + 1 + 1 - 1]
+
+
+def test_row_of_a_matrix_passed_on(tmp_path):
+    path = tmp_path / "case.c"
+    path.write_text(
+        HEADER + "float use(const float *row);\n"
+        "void f(float c[N][M]) {\n"
+        "  for (int p = 0; p < N; p++) use(c[p]);\n}\n"
+    )
+    fn = analyze(str(path)).function("f")
+    assert fn is not None
+    (loop,) = fn.loops
+    assert not loop.parallel
+    (data,) = fn.arrays_for(loop)
+    # the declared size of the parameter covers any row: the whole array is copied
+    assert (data.elem_type, data.count, data.kind, data.whole) == (
+        "float",
+        "2048",
+        "param_array",
+        True,
+    )
