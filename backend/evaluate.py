@@ -23,7 +23,14 @@ from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool
 from cudaify.backend.differential import differential_test
 from cudaify.backend.profile import hardware_counters
 from cudaify.backend.runner import RunResult, run_binary, time_limit
-from cudaify.backend.timing import InstrumentError, instrument, measure, runtime_units, timed_run
+from cudaify.backend.timing import (
+    InstrumentError,
+    find_definitions,
+    instrument,
+    measure,
+    runtime_units,
+    timed_run,
+)
 from cudaify.frontend.facts import Program
 
 from cudaify.config import Config
@@ -161,22 +168,29 @@ class Evaluator:
 
     # -- candidates ---------------------------------------------------------------
 
-    def compile(self, variant: Variant) -> tuple[Build, bool, float]:
-        """(build, whether it is a timing build, compile seconds spent)."""
+    def compile(self, variant: Variant) -> tuple[Build, tuple[str, ...], float]:
+        """(build, the functions its timing wraps (none: a plain build), compile seconds).
+        Offloaded functions the candidate no longer defines are left out of the region."""
         seconds = 0.0
-        if self.run_on_gpu and variant.offloaded:
-            try:
-                code = instrument(variant.code, "cuda", variant.offloaded).code
-            except InstrumentError:
-                code = None
-            if code is not None:
-                build = self._compile_candidate(code, timed=True)
-                seconds += build.seconds
-                if build.ok:
-                    return build, True, seconds
+        names = self._timable(variant) if self.run_on_gpu else ()
+        if names:
+            build = self._compile_candidate(instrument(variant.code, "cuda", names).code, True)
+            seconds += build.seconds
+            if build.ok:
+                return build, names, seconds
         # The plain build: no timing, and the diagnostics a failing candidate deserves.
         build = self._compile_candidate(variant.code, timed=False)
-        return build, False, seconds + build.seconds
+        return build, (), seconds + build.seconds
+
+    @staticmethod
+    def _timable(variant: Variant) -> tuple[str, ...]:
+        try:
+            found = find_definitions(variant.code.encode(), "cuda", variant.offloaded)
+            names = tuple(n for n in variant.offloaded if n in {d.name for d in found})
+            instrument(variant.code, "cuda", names)  # raises when one cannot be wrapped
+        except InstrumentError:
+            return ()
+        return names
 
     def _compile_candidate(self, code: str, timed: bool) -> Build:
         return compile_cuda(
@@ -216,7 +230,7 @@ class Evaluator:
         return [self.evaluate(variant) for variant in variants]
 
     def _run_and_time(
-        self, variant: Variant, build: Build, timed: bool, compile_seconds: float
+        self, variant: Variant, build: Build, timed: tuple[str, ...], compile_seconds: float
     ) -> Evaluation:
         reference = self.reference()
         limit = time_limit(reference.seconds, self.config.run_timeout)
@@ -261,7 +275,7 @@ class Evaluator:
             stage=Stage.CORRECT,
             hardware=hardware,
             timing=timing,
-            reference=self.reference_timing(variant.offloaded if timed else ()),
+            reference=self.reference_timing(timed),
             run_seconds=run.seconds + (timing.wall or 0.0) * timing.runs,
         )
 

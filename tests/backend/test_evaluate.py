@@ -156,3 +156,14 @@ def test_evaluate_many_keeps_order(tmp_path: Path, cache: Cache) -> None:
     variants = [candidate(), candidate("int main( {"), candidate(CANDIDATE.replace("3);", "4);"))]
     results = evaluator(tmp_path, cache, run=True, runs=1).evaluate_many(variants)
     assert [r.stage for r in results] == [Stage.CORRECT, Stage.STRUCTURE, Stage.RUN]
+
+
+def test_offloaded_names_the_candidate_lacks_are_left_out_of_the_region(
+    tmp_path: Path, cache: Cache
+) -> None:
+    result = evaluator(tmp_path, cache, run=True, runs=1).evaluate(
+        candidate(offloaded=("work", "inlined_away"))
+    )
+    assert result.stage == Stage.CORRECT, result.problems
+    assert result.timing.region is not None and 0.145 <= result.timing.region <= 0.35
+    assert result.reference.region is not None and 0.145 <= result.reference.region <= 0.35
