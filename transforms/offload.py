@@ -43,6 +43,9 @@ MATH_FUNCTIONS = frozenset(
     "abs labs llabs min max isnan isinf isfinite signbit lround llround lrint llrint".split()
 )
 
+# Below this many iterations (known at compile time) a launch and the transfers cost more
+# than the loop: such nests stay on the host.
+MIN_ITERATIONS = 1024
 THREADS = {1: (256,), 2: (32, 8), 3: (32, 4, 2)}  # block shape per mapped rank, x first
 MOST_BLOCKS = {"x": 2147483647, "y": 65535, "z": 65535}
 
@@ -232,6 +235,7 @@ def _plan(
         raise _Refuse("main's loops stay on the host in this version (outlining comes later)")
     _require_parallel(root)
     loops = _mapped_loops(root)
+    _require_enough_work(loops)
     nest = _for_node(tree, root)
     innermost = _for_node(tree, loops[-1])
     body = innermost.child_by_field_name("body")
@@ -282,10 +286,16 @@ def _require_parallel(root: Loop) -> None:
     if root.early_exit:
         raise _Refuse("the loop can exit early (break, return or goto)")
     if root.pattern != "plain" and root.pattern != "sequential":
-        raise _Refuse(
-            f"the loop is a {root.pattern} (try the '{_method_for(root.pattern)}' method)"
-        )
+        what = _PATTERN_WORDS.get(root.pattern, f"a {root.pattern} loop")
+        raise _Refuse(f"the loop is {what} (try the '{_method_for(root.pattern)}' method)")
     raise _Refuse(root.reason or "the loop is not proven parallel")
+
+
+_PATTERN_WORDS = {
+    "reduction": "a reduction",
+    "scan": "a scan",
+    "atomic_update": "an irregular update of shared elements",
+}
 
 
 def _method_for(pattern: str) -> str:
@@ -307,6 +317,27 @@ def _mapped_loops(root: Loop) -> list[Loop]:
             break
         loops.append(child)
     return loops
+
+
+def _require_enough_work(loops: list[Loop]) -> None:
+    total = 1
+    for loop in loops:
+        trips = _constant_trips(loop)
+        if trips is None:
+            return  # symbolic: the size is the caller's, assume it is worth it
+        total *= trips
+    if total < MIN_ITERATIONS:
+        raise _Refuse(f"it runs only {total} iterations: a kernel launch costs more")
+
+
+def _constant_trips(loop: Loop) -> int | None:
+    low, high = loop.lower_affine, loop.upper_affine
+    if low is None or high is None or low.terms or high.terms or loop.step == 0:
+        return None
+    span = high.const - low.const if loop.step > 0 else low.const - high.const
+    span += 1 if loop.upper_inclusive else 0
+    stride = abs(loop.step)
+    return max(0, (span + stride - 1) // stride)
 
 
 def _for_node(tree: Tree, loop: Loop) -> Node:

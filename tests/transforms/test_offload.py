@@ -232,3 +232,61 @@ def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
     actual = toolchain.run([str(tmp_path / "gpu")], timeout=120)
     assert actual.returncode == expected.returncode, actual.errors()
     assert compare(expected.text(), actual.text()) is None
+
+
+ROW_MEAN = """\
+void rowmean(int n, int m, const double *a, double *b)
+{
+    int i, j;
+    double t;
+    for (i = 0; i < n; i++) {
+        t = 0.0;
+        for (j = 0; j < m; j++)
+            t += a[i * m + j];
+        b[i] = t / m;
+    }
+}
+int main(void)
+{
+    double a[12], b[3];
+    for (int k = 0; k < 12; k++)
+        a[k] = k;
+    rowmean(3, 4, a, b);
+    return (int)b[2];
+}
+"""
+
+
+def test_scalars_written_in_the_nest_get_one_copy_per_thread(program_of, tmp_path) -> None:
+    code = offloaded(program_of(ROW_MEAN)).code
+    kernel = code[code.index("__global__") : code.index("\nvoid rowmean(")]
+    assert "double *a, double *b, int m, long long trips_i)" in kernel
+    body = kernel[kernel.index("int i = (int)t_i;") :]
+    assert body.index("double t;") < body.index("t = 0.0;")
+    assert body.index("int j;") < body.index("for (j = 0; j < m; j++)")
+    host = code[code.index("\nvoid rowmean(") :]
+    assert "i = (int)(0 + trips_i);" in host
+    assert nvcc_compiles(code, tmp_path) == ""
+
+
+def test_an_inner_counter_read_after_the_nest_is_refused(program_of) -> None:
+    source = ROW_MEAN.replace(
+        "        b[i] = t / m;\n    }\n", "        b[i] = t / m;\n    }\n    b[0] += j;\n"
+    )
+    program = program_of(source)
+    reason = OFFLOAD.applies(Variant(program.source), Context(program))
+    # the analysis or the rule's own check refuses: j's final value would be lost
+    assert reason is not None and "cannot offload loop 'i' in 'rowmean'" in reason
+    assert "'j' is written in the loop and used after it" in reason or "scalar j " in reason
+
+
+def test_a_nest_with_few_constant_iterations_stays_on_the_host(program_of) -> None:
+    program = program_of(
+        "#define DIM 8\nvoid corner(int c, float *center)\n{\n"
+        "    for (int d = 0; d < DIM; d++)\n        center[d] = (float)((c >> d) & 1);\n}\n"
+        "int main(void) { float x[DIM]; corner(5, x); return (int)x[2]; }\n"
+    )
+    reason = OFFLOAD.applies(Variant(program.source), Context(program))
+    assert reason is not None and reason.endswith(
+        "it runs only 8 iterations: a kernel launch costs more"
+    )

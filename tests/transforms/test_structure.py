@@ -144,3 +144,32 @@ def test_the_offload_check_wants_a_kernel_and_a_launch(program) -> None:
     assert kinds(problems) == ["offload", "offload"]
     assert "__global__" in problems[0].message
     assert "<<<" in problems[1].message
+
+
+CXX_SOURCE = """\
+#include <cstdio>
+
+struct Counter {
+    int total = 0;
+    void add(int v) { total += v; }
+    void add(double v) { total += (int)v; }
+};
+
+int main()
+{
+    Counter c;
+    c.add(2);
+    c.add(3.5);
+    std::printf("%d\\n", c.total);
+    return 0;
+}
+"""
+
+
+def test_class_members_and_overloads_are_checked(program_of) -> None:
+    program = program_of(CXX_SOURCE, name="input.cpp")
+    assert structural_problems(program, program.source) == []
+    one_overload_gone = program.source.replace("    void add(double v) { total += (int)v; }\n", "")
+    problems = structural_problems(program, one_overload_gone)
+    assert kinds(problems) == ["signature"]
+    assert "'add'" in problems[0].message and "double" in problems[0].message
