@@ -61,7 +61,11 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
     definitions = list(_definitions(src, parsed.tu.cursor))
     walks = {fn.hash: walk_function(src, _body(fn)) for fn in definitions}
     pure = pure_functions(definitions, walks)
-    functions = [FunctionAnalysis(src, fn, walks[fn.hash], pure).facts() for fn in definitions]
+    aliases = shared_arguments(definitions, walks)
+    functions = [
+        FunctionAnalysis(src, fn, walks[fn.hash], pure, aliases.get(fn.spelling, {})).facts()
+        for fn in definitions
+    ]
     functions = estimate_calls(functions)
     return Program(
         path=path,
@@ -89,6 +93,39 @@ def _definitions(src: Source, root: ci.Cursor):
             yield cursor
 
 
+def shared_arguments(
+    definitions: list[ci.Cursor], walks: dict[int, Walk]
+) -> dict[str, dict[frozenset[str], str]]:
+    """Pointer parameters the program shows to alias: some call passes one argument
+    (same text) to both. Maps callee -> {{param, param}: "line L: f(a, a)"}."""
+    params = {
+        fn.spelling: [
+            (arg.spelling, arg.type.get_canonical().kind in POINTERISH)
+            for arg in fn.get_arguments()
+        ]
+        for fn in definitions
+    }
+    found: dict[str, dict[frozenset[str], str]] = {}
+    for walk in walks.values():
+        for call in walk.calls:
+            formals = params.get(call.name)
+            if not formals or len(formals) != len(call.arguments):
+                continue
+            seen: dict[str, str] = {}
+            for (name, is_pointer), actual in zip(formals, call.arguments, strict=True):
+                key = norm(actual)
+                if not is_pointer:
+                    continue
+                if key in seen:
+                    where = f"line {call.line}: {call.name}(..., {actual}, ...)"
+                    found.setdefault(call.name, {})[frozenset((seen[key], name))] = where
+                seen[key] = name
+    return found
+
+
+POINTERISH = {TK.POINTER, TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.VARIABLEARRAY}
+
+
 def _body(fn: ci.Cursor) -> ci.Cursor | None:
     for child in kids(fn):
         if child.kind == CK.COMPOUND_STMT:
@@ -103,8 +140,16 @@ def _globals(src: Source, root: ci.Cursor) -> tuple[str, ...]:
 class FunctionAnalysis:
     """Analysis of one function definition."""
 
-    def __init__(self, src: Source, cursor: ci.Cursor, walk: Walk, pure: set[str]):
+    def __init__(
+        self,
+        src: Source,
+        cursor: ci.Cursor,
+        walk: Walk,
+        pure: set[str],
+        aliases: dict[frozenset[str], str] | None = None,
+    ):
         self.src, self.cursor, self.walk, self.pure = src, cursor, walk, pure
+        self.aliases = aliases or {}
         # per-nest caches, keyed by the id of the nest's root LoopNode
         self._written: dict[int, tuple[set[int], set[str]]] = {}
         self._lets: dict[int, dict[int, Poly]] = {}
@@ -854,6 +899,13 @@ class ArrayJudge:
                 continue
             groups.setdefault(a.array, []).append(a)
         any_write = any(a.is_write for g in groups.values() for a in g)
+        for pair, where in self.nest.fa.aliases.items():
+            first, second = sorted(pair)
+            both = groups.get(first, []) + groups.get(second, [])
+            if first in groups and second in groups and any(a.is_write for a in both):
+                self.facts.blockers.append(
+                    f"{first} and {second} may be the same array ({where}) and one is written"
+                )
         for name, group in groups.items():
             if not any(a.is_write for a in group):
                 if name == "<unknown>" and any_write:

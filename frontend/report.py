@@ -8,7 +8,8 @@ from cudaify.frontend.facts import Access, ArrayData, Function, Loop, Program
 
 ALIASING = (
     "assumption: distinct pointer parameters do not alias each other "
-    "(the dependence tests treat them as separate arrays)"
+    "(the dependence tests treat them as separate arrays) unless a call passes them "
+    "the same argument"
 )
 
 

@@ -244,3 +244,26 @@ void kernel{k}(int n, int m, const double *a, const double *b, double *c, double
     seconds = time.process_time() - start
     assert len(program.functions) == k
     assert seconds < 6.0, f"analysis took {seconds:.2f} s of CPU for 2,000 lines"
+
+
+def test_parameters_passed_the_same_array_alias(tmp_path):
+    program = analyze_text(
+        tmp_path,
+        """
+void shift(int n, double *dst, const double *src) {
+  for (int i = 0; i < n - 1; i++) dst[i] = src[i + 1];
+}
+void copy(int n, double *dst, const double *src) {
+  for (int i = 0; i < n; i++) dst[i] = src[i];
+}
+int main(void) {
+  double a[8] = {0}, b[8] = {0};
+  shift(8, a, a);
+  copy(8, b, a);
+  return 0;
+}""",
+    )
+    (shift,) = loops(program, "shift")
+    assert not shift.parallel and "dst and src may be the same array" in shift.reason
+    (copy,) = loops(program, "copy")
+    assert copy.parallel
