@@ -9,6 +9,11 @@ PIP    := $(PY) -m pip
 # llama-cpp-python builds from source (about 8 minutes on 2 cores; pip caches the wheel).
 # pycuda links against the NVIDIA driver library, so it is installed only where one exists.
 install:
+	@command -v dot >/dev/null || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing graphviz (dot) for graph pictures"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
+		else echo "graphviz's dot not found: install it (e.g. apt-get install graphviz) for graph pictures"; fi; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip setuptools wheel
 	$(PIP) install --progress-bar off -e '.[test]'

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from cudaify import __version__
-from cudaify.errors import CudaifyError, SourceError
+from cudaify.errors import CudaifyError, InputError, SourceError
 
 EXIT_CODES = """\b
 Exit codes:
@@ -176,6 +176,7 @@ def main() -> None:
 @click.option(
     "--strict", is_flag=True, default=None, help="Exit 3 when no verified GPU variant was found."
 )
+@click.option("--explain", is_flag=True, help="Print the chosen path and the search as text.")
 @click.option(
     "-MD", "make_deps", is_flag=True, help="Also write a make dependency file (OUTPUT with .d)."
 )
@@ -205,6 +206,7 @@ def compile_command(
     runs: int | None,
     trace_path: str | None,
     strict: bool | None,
+    explain: bool,
     make_deps: bool,
     depfile: str | None,
     no_cache: bool,
@@ -247,6 +249,10 @@ def compile_command(
         if trace_path:
             pipeline.write_atomically(trace_path, json.dumps(result.trace, indent=2) + "\n")
         pipeline.report(result, config)
+        if explain:
+            from cudaify.mcgs.explain import explain as explain_trace
+
+            click.echo(explain_trace(result.trace), nl=False)
         if config.strict and not result.verified:
             sys.exit(3)
     except (CudaifyError, OSError) as exc:
@@ -357,6 +363,42 @@ def check_command(
     if evaluation.verified or (compiled_only and not strict):
         return
     sys.exit(3)
+
+
+@main.group("trace")
+def trace_group() -> None:
+    """Work with trace files written by --trace."""
+
+
+@trace_group.command("render")
+@click.argument("trace_file", metavar="TRACE.json", type=click.Path(exists=True, path_type=str))
+@click.option("-o", "--output", required=True, help="The picture to write (.svg, .png, .pdf).")
+def trace_render(trace_file: str, output: str) -> None:
+    """Draw the explored states: the chosen path in bold, failed states grey."""
+    from cudaify.mcgs.explain import render
+
+    try:
+        trace = json.loads(Path(trace_file).read_text())
+        written = render(trace, output)
+    except (ValueError, KeyError) as exc:
+        _fail(InputError(f"{trace_file}: not a cudaify trace ({exc})"), 0)
+        return
+    except Exception as exc:  # noqa: BLE001 - graphviz missing and the like: exit 4/70
+        _fail(exc, 0)
+        return
+    click.echo(f"wrote {written}")
+
+
+@trace_group.command("explain")
+@click.argument("trace_file", metavar="TRACE.json", type=click.Path(exists=True, path_type=str))
+def trace_explain(trace_file: str) -> None:
+    """Print a trace as readable text (what --explain prints)."""
+    from cudaify.mcgs.explain import explain
+
+    try:
+        click.echo(explain(json.loads(Path(trace_file).read_text())), nl=False)
+    except (ValueError, KeyError) as exc:
+        _fail(InputError(f"{trace_file}: not a cudaify trace ({exc})"), 0)
 
 
 def _as_input_error(exc: OSError) -> CudaifyError:

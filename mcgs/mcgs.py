@@ -299,4 +299,27 @@ class GraphSearch:
             self.result.iterations += 1
             self.playout(root)
         self.result.seconds = time.perf_counter() - began
+        self.result.states = [self._describe(node) for node in self.nodes.values()]
         return self.result
+
+    @staticmethod
+    def _describe(node: Node) -> dict[str, object]:
+        return {
+            "key": node.variant.key,
+            "methods": list(node.variant.methods),
+            "stage": node.evaluation.stage.label if node.variant.steps else "input",
+            "reward": round(node.utility, 4),
+            "value": round(node.value, 4),
+            "visits": node.visits,
+            "edges": [
+                {
+                    "method": edge.method,
+                    "how": edge.how,
+                    "prior": round(edge.prior, 4),
+                    "visits": edge.visits,
+                    "child": edge.child,
+                    **({"dead": edge.dead} if edge.dead else {}),
+                }
+                for edge in node.edges
+            ],
+        }

@@ -38,6 +38,8 @@ class SearchResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (method, reason)
     iterations: int = 0
     seconds: float = 0.0
+    # the explored graph of states: {key, methods, stage, reward, visits, value, edges}
+    states: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def best(self) -> Candidate | None:

@@ -45,6 +45,7 @@ def build_trace(
             "iterations": result.iterations,
             "seconds": round(result.seconds, 3),
             "stages": result.stage_counts(),
+            "graph": result.states,
         },
     }
 
