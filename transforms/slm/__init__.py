@@ -1,0 +1,1 @@
+"""The small language model: model store, engines, completion cache, prompts, extraction."""

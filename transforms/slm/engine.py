@@ -1,0 +1,427 @@
+"""Language-model engines: a local GGUF model through llama-cpp-python, or any
+OpenAI-compatible endpoint (vLLM, llama.cpp server, ollama). Both answer two questions:
+`complete` (free text, from which one code block is extracted) and `choose` (a probability
+per option, the prior the search puts on the next method).
+
+How `choose` gets its probabilities
+-----------------------------------
+Local: the answer is constrained to the JSON `{"method": "<option>"}` by construction: the
+prompt is followed by the forced prefix `{"method": "`, and each option's whole continuation
+`<option>"}` is scored token by token under the model. The exact sequence log-probabilities,
+divided by the temperature and renormalised over the options, are the distribution of the
+constrained answer; options sharing a prefix (`shared_tiling`, `shared_reduction`) are told
+apart correctly, which first-token logprobs cannot do.
+
+Remote: servers differ in what they return, so the request asks for the JSON answer under a
+json_schema `enum` of the options with `logprobs`/`top_logprobs`; the mass of each alternative
+token at the first position of the method name goes to the options it begins (split evenly
+between options sharing that token). A server that returns no logprobs yields a one-hot prior
+on the option it chose.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from cudaify.errors import ModelError
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
+CHOICE_PREFIX = '{"method": "'
+CHOICE_SUFFIX = '"}'
+API_KEY_ENV = "CUDAIFY_LLM_API_KEY"
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Everything that changes an answer besides the model and the prompt; all of it goes
+    into the cache key."""
+
+    temperature: float = 0.2
+    top_p: float = 0.95
+    max_tokens: int = 2048
+    seed: int = 0
+    stop: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "stop": list(self.stop)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Sampling:
+        return cls(**{**data, "stop": tuple(data.get("stop", ()))})
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    cached: bool = field(default=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], cached: bool = False) -> Completion:
+        return cls(
+            text=str(data["text"]),
+            prompt_tokens=int(data["prompt_tokens"]),
+            completion_tokens=int(data["completion_tokens"]),
+            seconds=float(data["seconds"]),
+            cached=cached,
+        )
+
+
+class Engine(Protocol):
+    """`identity` names the model for cache keys: a GGUF file's sha256 or a remote model name."""
+
+    identity: str
+
+    def complete(self, messages: Sequence[Message], sampling: Sampling) -> Completion: ...
+
+    def choose(
+        self, messages: Sequence[Message], options: Sequence[str], sampling: Sampling
+    ) -> dict[str, float]: ...
+
+
+def _llama_cpp():
+    """Import llama_cpp with passive OpenMP waiting. llama.cpp's OpenMP threads spin while
+    idle, and on cores shared with nvcc and candidate runs the spinning starved generation
+    (measured on 2 busy cores: 0.6 tok/s spinning, 8.8 tok/s passive). libgomp reads the
+    variable once, when the library loads, so it must be set before the first import."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    import llama_cpp
+
+    return llama_cpp
+
+
+def gpu_offload_supported() -> bool:
+    """Whether the installed llama.cpp was built with a GPU backend (CUDA, Metal, ...)."""
+    return bool(_llama_cpp().llama_supports_gpu_offload())
+
+
+def normalise(scores: Mapping[str, float], temperature: float) -> dict[str, float]:
+    """Softmax of log-scores at a temperature; 0 means the model's own spread (T = 1), since
+    a prior must keep every option possible and greedy picking is the caller's argmax."""
+    scale = temperature if temperature > 0 else 1.0
+    top = max(scores.values())
+    weights = {name: math.exp((value - top) / scale) for name, value in scores.items()}
+    total = sum(weights.values())
+    return {name: weight / total for name, weight in weights.items()}
+
+
+def _check_options(options: Sequence[str]) -> None:
+    if not options:
+        raise ValueError("choose() needs at least one option")
+    if len(set(options)) != len(options):
+        raise ValueError(f"choose() options repeat: {list(options)}")
+
+
+class LocalEngine:
+    """A GGUF model in this process. The chat template comes from the model file."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        n_gpu_layers: int = 0,
+        identity: str | None = None,
+    ):
+        from cudaify.transforms.slm.models import file_sha256
+        from llama_cpp import Llama
+
+        self.model_path = Path(model_path)
+        self.gpu_requested = n_gpu_layers != 0
+        self.gpu_offload = self.gpu_requested and gpu_offload_supported()
+        # Without a GPU backend llama.cpp would ignore the layers anyway; saying so is the
+        # caller's job (`gpu_note`), running on the CPU is still correct.
+        threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
+        try:
+            self.llm = Llama(
+                model_path=str(self.model_path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_gpu_layers=n_gpu_layers if self.gpu_offload else 0,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"{self.model_path}: cannot load the model: {exc}") from exc
+        self.n_ctx = n_ctx
+        self.identity = identity or f"gguf:{file_sha256(self.model_path)}"
+
+    @property
+    def gpu_note(self) -> str:
+        if self.gpu_requested and not self.gpu_offload:
+            return "--gpu-layers ignored: the installed llama-cpp-python has no GPU backend"
+        return ""
+
+    def complete(self, messages: Sequence[Message], sampling: Sampling) -> Completion:
+        started = time.perf_counter()
+        try:
+            response = self.llm.create_chat_completion(
+                messages=list(messages),  # type: ignore[arg-type]
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                max_tokens=sampling.max_tokens,
+                seed=sampling.seed,
+                stop=list(sampling.stop),
+            )
+        except ValueError as exc:  # the prompt does not fit the context
+            raise ModelError(f"{self.model_path.name}: {exc}") from exc
+        usage = response["usage"]  # type: ignore[index]
+        return Completion(
+            text=response["choices"][0]["message"]["content"] or "",  # type: ignore[index]
+            prompt_tokens=int(usage["prompt_tokens"]),
+            completion_tokens=int(usage["completion_tokens"]),
+            seconds=time.perf_counter() - started,
+        )
+
+    def choose(
+        self, messages: Sequence[Message], options: Sequence[str], sampling: Sampling
+    ) -> dict[str, float]:
+        _check_options(options)
+        prefix = self.chat_prompt(messages) + CHOICE_PREFIX
+        continuations = [prefix + option + CHOICE_SUFFIX for option in options]
+        base, tails = self._split_tokens(prefix, continuations)
+        scores = self._score(base, tails)
+        return normalise(dict(zip(options, scores, strict=True)), sampling.temperature)
+
+    def chat_prompt(self, messages: Sequence[Message]) -> str:
+        """The model's own chat template applied to the messages, ready for the answer."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ModelError(f"{self.model_path.name} has no chat template in its metadata")
+        formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=self._token_text(self.llm.token_eos()),
+            bos_token=self._token_text(self.llm.token_bos()),
+            add_generation_prompt=True,
+        )
+        return formatter(messages=list(messages)).prompt  # type: ignore[arg-type]
+
+    def _token_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.llm.detokenize([token], special=True).decode(errors="replace")
+
+    def _tokens(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode(), add_bos=True, special=True)
+
+    def _split_tokens(self, prefix: str, texts: list[str]) -> tuple[list[int], list[list[int]]]:
+        """Tokenise each full answer on its own (a token may straddle the prefix end, e.g.
+        `"shared`), then cut all of them at the longest token prefix they share with the
+        prompt, so every option is scored under the same context."""
+        full = [self._tokens(text) for text in texts]
+        cut = min(_common_prefix(self._tokens(prefix), tokens) for tokens in full)
+        if cut + max(len(tokens) - cut for tokens in full) > self.n_ctx:
+            raise ModelError(f"the choice prompt does not fit the context ({self.n_ctx} tokens)")
+        return full[0][:cut], [tokens[cut:] for tokens in full]
+
+    def _score(self, base: list[int], tails: list[list[int]]) -> list[float]:
+        self.llm.reset()
+        self.llm.eval(base)
+        start = self._logprobs()
+        scores = []
+        for tail in tails:
+            self.llm.n_tokens = len(base)  # eval() drops the KV cache past this point
+            total, logprobs = 0.0, start
+            for position, token in enumerate(tail):
+                total += float(logprobs[token])
+                if position + 1 < len(tail):
+                    self.llm.eval([token])
+                    logprobs = self._logprobs()
+            scores.append(total)
+        self.llm.reset()
+        return scores
+
+    def _logprobs(self):
+        import numpy as np
+
+        pointer = _llama_cpp().llama_get_logits_ith(self.llm.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),)).astype(np.float64)
+        top = logits.max()
+        return logits - top - math.log(np.exp(logits - top).sum())
+
+
+def _common_prefix(first: Sequence[int], second: Sequence[int]) -> int:
+    length = 0
+    for left, right in zip(first, second, strict=False):
+        if left != right:
+            break
+        length += 1
+    return length
+
+
+class RemoteEngine:
+    """Any OpenAI-compatible `/v1/chat/completions` endpoint. The API key is read from an
+    environment variable (never a flag, so it stays out of shell history and traces)."""
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key_env: str = API_KEY_ENV,
+        timeout: float = 300.0,
+    ):
+        self.url = _endpoint(url)
+        self.model = model
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.identity = f"remote:{model}"
+
+    def complete(self, messages: Sequence[Message], sampling: Sampling) -> Completion:
+        started = time.perf_counter()
+        response = self._post(self._body(messages, sampling))
+        text = _message_text(response, self.url)
+        usage = response.get("usage") or {}
+        return Completion(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            seconds=time.perf_counter() - started,
+        )
+
+    def choose(
+        self, messages: Sequence[Message], options: Sequence[str], sampling: Sampling
+    ) -> dict[str, float]:
+        _check_options(options)
+        body = self._body(messages, Sampling(**{**asdict(sampling), "max_tokens": 64}))
+        body["response_format"] = _choice_schema(options)
+        body["logprobs"] = True
+        body["top_logprobs"] = 20
+        response = self._post(body)
+        text = _message_text(response, self.url)
+        chosen = _chosen_option(text, options, self.url)
+        content = ((response["choices"][0].get("logprobs") or {}).get("content")) or []
+        return remote_prior(text, content, options, chosen, sampling.temperature)
+
+    def _body(self, messages: Sequence[Message], sampling: Sampling) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_tokens": sampling.max_tokens,
+            "seed": sampling.seed,
+        }
+        if sampling.stop:
+            body["stop"] = list(sampling.stop)
+        return body
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(
+            self.url, data=json.dumps(body).encode(), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+                return json.loads(reply.read().decode())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")[:300]
+            hint = f" (is {self.api_key_env} set?)" if exc.code in (401, 403) else ""
+            raise ModelError(f"{self.url}: HTTP {exc.code} {exc.reason}{hint}: {detail}") from exc
+        except urllib.error.URLError as exc:
+            raise ModelError(f"{self.url}: cannot reach the model server: {exc.reason}") from exc
+        except TimeoutError as exc:
+            raise ModelError(f"{self.url}: no answer within {self.timeout:.0f} s") from exc
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{self.url}: the answer is not JSON: {exc}") from exc
+
+
+def _endpoint(url: str) -> str:
+    """Accept a server root, a `/v1` base or the full chat-completions address."""
+    url = url.rstrip("/")
+    if url.endswith("/chat/completions"):
+        return url
+    if url.endswith("/v1"):
+        return url + "/chat/completions"
+    return url + "/v1/chat/completions"
+
+
+def _message_text(response: Mapping[str, Any], url: str) -> str:
+    try:
+        return response["choices"][0]["message"]["content"] or ""
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ModelError(f"{url}: the answer has no choices[0].message.content") from exc
+
+
+def _choice_schema(options: Sequence[str]) -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "properties": {"method": {"type": "string", "enum": list(options)}},
+        "required": ["method"],
+        "additionalProperties": False,
+    }
+    return {"type": "json_schema", "json_schema": {"name": "choice", "schema": schema}}
+
+
+def _chosen_option(text: str, options: Sequence[str], url: str) -> str:
+    try:
+        chosen = json.loads(text)["method"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ModelError(f"{url}: the choice is not JSON with a 'method': {text[:200]!r}") from exc
+    if chosen not in options:
+        raise ModelError(f"{url}: the server chose '{chosen}', not one of {list(options)}")
+    return chosen
+
+
+def remote_prior(
+    text: str,
+    content: Sequence[Mapping[str, Any]],
+    options: Sequence[str],
+    chosen: str,
+    temperature: float,
+) -> dict[str, float]:
+    """Probabilities from the top logprobs at the token where the method name begins (see
+    the module note); one-hot on `chosen` where the server gave no usable logprobs."""
+    start = text.find(chosen, text.find('"method"') + len('"method"'))
+    offset = 0
+    for entry in content:
+        token = str(entry.get("token", ""))
+        if offset + len(token) > start:
+            masses = _first_token_masses(entry, start - offset, options)
+            if masses:
+                return normalise({k: math.log(v) for k, v in masses.items()}, temperature)
+            break
+        offset += len(token)
+    return {option: float(option == chosen) for option in options}
+
+
+def _first_token_masses(
+    entry: Mapping[str, Any], cut: int, options: Sequence[str]
+) -> dict[str, float]:
+    alternatives = entry.get("top_logprobs") or [entry]
+    masses = dict.fromkeys(options, 0.0)
+    for alternative in alternatives:
+        piece = str(alternative.get("token", ""))[cut:]
+        matching = [option for option in options if piece and option.startswith(piece)]
+        for option in matching:
+            masses[option] += math.exp(float(alternative["logprob"])) / len(matching)
+    total = sum(masses.values())
+    if total <= 0:
+        return {}
+    # An option no listed token begins still gets a sliver, so the search can reach it.
+    floor = 1e-3 * total
+    return {option: max(mass, floor) for option, mass in masses.items()}

@@ -1,0 +1,98 @@
+"""The prompts the small model sees. Small models follow a shown format far better than a
+described one, so the examples of an edge are given as earlier turns of the conversation:
+the task on the example's `before` code, answered by its `detail` and its `after` code in
+exactly the form we want back (the whole program in one fenced block, then one sentence)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+from cudaify.transforms.slm.engine import CHOICE_PREFIX, CHOICE_SUFFIX, Message
+
+SYSTEM = (
+    "You are an expert CUDA C++ engineer. You rewrite C and C++ programs into CUDA programs "
+    "that print exactly the same output, faster. You make only the change you are asked for, "
+    "keep every function signature and main, and never add calls the program did not make."
+)
+ANSWER_FORMAT = (
+    "Reply with the complete new program in one ```cuda code block, then one sentence "
+    "saying what you changed. No other code blocks."
+)
+MAX_PROBLEM_CHARS = 3000  # compiler logs can be long; the model needs the first errors
+
+
+class ExampleLike(Protocol):
+    """What a prompt needs of an edge example (`regraph.graph.Example` has these fields)."""
+
+    program: str
+    before: str
+    after: str
+    detail: str
+
+
+def fenced(code: str, language: str = "cuda") -> str:
+    return f"```{language}\n{code.rstrip()}\n```"
+
+
+def _task(instruction: str, code: str) -> str:
+    return f"Task: {instruction.strip()}\n\nProgram:\n{fenced(code)}\n\n{ANSWER_FORMAT}"
+
+
+def _example_turns(instruction: str, example: ExampleLike) -> list[Message]:
+    said = example.detail.strip() or "I applied the change."
+    return [
+        {"role": "user", "content": _task(instruction, example.before)},
+        {"role": "assistant", "content": f"{fenced(example.after)}\n\n{said}"},
+    ]
+
+
+def edit_prompt(
+    method_instruction: str, examples: Sequence[ExampleLike], code: str
+) -> list[Message]:
+    """Messages asking the model to apply one method to `code`, shown `examples` first."""
+    messages: list[Message] = [{"role": "system", "content": SYSTEM}]
+    for example in examples:
+        messages += _example_turns(method_instruction, example)
+    messages.append({"role": "user", "content": _task(method_instruction, code)})
+    return messages
+
+
+def repair_prompt(
+    messages: Sequence[Message], answer: str, problems: Iterable[object]
+) -> list[Message]:
+    """The conversation plus the model's answer and what was wrong with it (compiler
+    errors, a failed structural check, an extraction failure), asking for one fix."""
+    listed = _problem_list(problems)
+    request = f"Your program has these problems:\n{listed}\n\nFix them. {ANSWER_FORMAT}"
+    return [
+        *messages,
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": request},
+    ]
+
+
+def _problem_list(problems: Iterable[object]) -> str:
+    lines = [f"- {str(problem).strip()}" for problem in problems if str(problem).strip()]
+    text = "\n".join(lines) or "- the answer could not be used"
+    if len(text) > MAX_PROBLEM_CHARS:
+        text = text[:MAX_PROBLEM_CHARS].rsplit("\n", 1)[0] + "\n- (more problems omitted)"
+    return text
+
+
+def choice_prompt(
+    code: str, options: Mapping[str, str] | Sequence[tuple[str, str]]
+) -> list[Message]:
+    """Messages asking which method to apply next; the answer is `{"method": "<name>"}`."""
+    pairs = list(options.items()) if isinstance(options, Mapping) else list(options)
+    if not pairs:
+        raise ValueError("choice_prompt needs at least one option")
+    listed = "\n".join(f"- {name}: {description}".rstrip(": ") for name, description in pairs)
+    names = ", ".join(name for name, _ in pairs)
+    request = (
+        f"Program:\n{fenced(code)}\n\n"
+        "Which optimization method should be applied next to make this program faster on "
+        f"an NVIDIA GPU while printing the same output? The methods:\n{listed}\n\n"
+        f"Answer with JSON only: {CHOICE_PREFIX}<one of: {names}>{CHOICE_SUFFIX}"
+    )
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": request}]
