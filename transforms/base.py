@@ -30,6 +30,9 @@ class Method:
     summary: str = ""
     category: str = ""
     instruction: str = ""  # what the SLM is told to do when it applies this method
+    # The graph nodes this method may follow (its in-edges in the reasoning graph's skeleton);
+    # "sequential" is the unmodified program. Trajectories add examples and statistics.
+    follows: tuple[str, ...] = ()
 
     def applies(self, variant: Variant, ctx: Context) -> str | None:
         """None when the method can be applied, else the reason it cannot."""
