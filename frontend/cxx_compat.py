@@ -123,6 +123,7 @@ def to_cxx(parsed: Parsed) -> CxxSource:
         *_initializer_jobs(unit),
         *_decl_jobs(unit),
         *_nested_scope_jobs(unit, renamed),
+        *_compound_literal_jobs(unit, renamed),
     ]
     for job in sorted(jobs, key=lambda j: (j.end - j.start, j.priority)):
         problem = _macro_problem(unit, job)
@@ -130,7 +131,10 @@ def to_cxx(parsed: Parsed) -> CxxSource:
             notes.append(f"{unit.where(job.start)}: {job.reason} left as is: {problem}")
             continue
         try:
+            hoisted = job.hoist(board.render) if job.hoist else []
             board.replace(job.start, job.end, job.build(board.render), job.reason)
+            for offset, text in hoisted:
+                board.insert(offset, text, job.reason)
         except _Unsupported as why:
             notes.append(f"{unit.where(job.start)}: {job.reason} left as is: {why}")
     edits = tuple(sorted_edits(board.edits))
@@ -292,6 +296,19 @@ class _Board:
         self.edits[first:last] = [Edit(start, end, text, reason)]
         self.keys[first:last] = [(start, end)]
 
+    def insert(self, offset: int, text: str, reason: str) -> None:
+        """Insert before any text already inserted at `offset`."""
+        index = bisect.bisect_left(self.keys, (offset, offset))
+        if index < len(self.keys) and self.keys[index] == (offset, offset):
+            merged = self.edits[index]
+            self.edits[index] = Edit(offset, offset, text + merged.text, merged.reason)
+            return
+        before = self.edits[index - 1] if index > 0 else None
+        if before is not None and before.end > offset:
+            raise _Unsupported(f"it falls inside another rewrite ({before.reason})")
+        self.edits.insert(index, Edit(offset, offset, text, reason))
+        self.keys.insert(index, (offset, offset))
+
 
 def _shift(edit: Edit, delta: int) -> Edit:
     return Edit(edit.start + delta, edit.end + delta, edit.text, edit.reason)
@@ -320,6 +337,9 @@ class _Job:
     reason: str
     priority: int = 0  # among equal ranges, lower goes first (inner rewrites before casts)
     node: _Node | None = None  # the expression rewritten, where there is one
+    # Text to insert elsewhere at the same time, built after the replacement (a hoisted
+    # declaration, whose initializer must be rendered with its own inner edits).
+    hoist: Callable[[Render], list[tuple[int, str]]] | None = None
 
 
 def _inside_expansion(node: _Node) -> bool:
@@ -1000,6 +1020,107 @@ def _decl_jobs(unit: _Unit) -> Iterator[_Job]:
     yield from _string_fill_jobs(unit)
     yield from _prototype_jobs(unit)
     yield from _tentative_jobs(unit)
+
+
+# Statements whose sub-statements run conditionally or repeatedly: a compound literal
+# in such a body is hoisted inside the body (wrapped in braces), never out of it.
+CONTROL_KINDS = frozenset(
+    {
+        CK.IF_STMT, CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT, CK.SWITCH_STMT, CK.CASE_STMT,
+        CK.DEFAULT_STMT, CK.LABEL_STMT,
+    }
+)  # fmt: skip
+ASSIGNING = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
+
+
+def _compound_literal_jobs(unit: _Unit, renamed: dict[str, str]) -> Iterator[_Job]:
+    """A compound literal is an object living to the end of its block in C, but a
+    temporary in C++, where taking its address (or letting an array one decay) is an
+    error. Declare it as a named variable just before its statement."""
+    taken = {t.spelling for t in unit.tokens} | _visible_names(unit) | set(renamed.values())
+    for node in unit.walk():
+        if node.kind != CK.COMPOUND_LITERAL_EXPR or not _used_as_object(unit, node):
+            continue
+        name = _fresh("compound_literal", taken)
+        taken.add(name)
+        reason = "a compound literal used as an object, a temporary in C++"
+        place = _hoist_anchor(node)
+        if place is None or not _side_effect_free(unit, node.children[-1]):
+            why = "it sits in a condition, or its initializer has side effects"
+            yield _Job(node.start, node.end, _refuse(why), reason, node=node)
+            continue
+        hoist = functools.partial(_hoisted_declaration, unit, node, *place, name)
+        yield _Job(node.start, node.end, _fixed(name), reason, node=node, hoist=hoist)
+
+
+def _used_as_object(unit: _Unit, node: _Node) -> bool:
+    if node.cursor.type.get_canonical().kind in ARRAY_KINDS:
+        return True
+    parent = node.parent
+    while parent is not None and parent.kind == CK.PAREN_EXPR:
+        parent = parent.parent
+    if parent is None or parent.kind != CK.UNARY_OPERATOR:
+        return False
+    return unit.tokens_in(parent.start, parent.end)[0].spelling == "&"
+
+
+def _hoist_anchor(node: _Node) -> tuple[_Node, bool] | None:
+    """The statement before which `node` can be declared, and whether that statement
+    needs braces (it is the body of an if, a loop or a label, not in a block)."""
+    current = node
+    while current.parent is not None and current.parent.kind != CK.COMPOUND_STMT:
+        parent = current.parent
+        if parent.kind == CK.CONDITIONAL_OPERATOR:
+            return None
+        if parent.kind in CONTROL_KINDS:
+            return (current, True) if current in _bodies(parent) else None
+        current = parent
+    return current, False
+
+
+def _bodies(statement: _Node) -> list[_Node]:
+    children = statement.children
+    if statement.kind == CK.IF_STMT:
+        return children[1:]
+    if statement.kind == CK.DO_STMT:
+        return children[:1]
+    return children[-1:]
+
+
+def _side_effect_free(unit: _Unit, node: _Node) -> bool:
+    for inner in [node, *_descendants(node)]:
+        if inner.kind in (CK.CALL_EXPR, CK.COMPOUND_ASSIGNMENT_OPERATOR):
+            return False
+        if inner.kind in (CK.UNARY_OPERATOR, CK.BINARY_OPERATOR):
+            words = {t.spelling for t in unit.tokens_in(inner.start, inner.end)}
+            if words & ASSIGNING:
+                return False
+    return True
+
+
+def _hoisted_declaration(
+    unit: _Unit, node: _Node, anchor: _Node, braced: bool, name: str, render: Render
+) -> list[tuple[int, str]]:
+    tokens = unit.tokens_in(node.start, node.end)
+    close = _closing_paren(tokens, 0)
+    if close is None:
+        raise _Unsupported("its type was not found")
+    written = render(tokens[0].end, close - 1).strip()
+    if "(" in written:
+        raise _Unsupported("its type needs a declarator this pass does not build")
+    bracket = written.find("[")
+    if bracket >= 0:
+        declarator = f"{written[:bracket].rstrip()} {name}{written[bracket:]}"
+    else:
+        declarator = f"{written} {name}"
+    storage = "static " if anchor.parent is None else ""
+    value = node.children[-1]
+    declaration = f"{storage}{declarator} = {render(value.start, value.end)}; "
+    if not braced:
+        return [(anchor.start, declaration)]
+    following = unit.tokens_in(anchor.end, len(unit.parsed.source))
+    end = following[0].end if following and following[0].spelling == ";" else anchor.end
+    return [(anchor.start, "{ " + declaration), (end, " }")]
 
 
 RECORD_DECLS = (CK.STRUCT_DECL, CK.UNION_DECL)

@@ -174,6 +174,30 @@ def test_types_nested_in_a_struct_are_qualified_outside_it(tmp_path: Path) -> No
     )
 
 
+def test_compound_literal_used_as_an_object_becomes_a_named_variable(tmp_path: Path) -> None:
+    source = (
+        "struct P { int x, y; };\n"
+        "int g(struct P *p);\n"
+        "int f(int k) {\n"
+        "  int *v = (int[]){k, 2};\n"
+        "  struct P byvalue = (struct P){1, 2};\n"
+        "  if (k) return g(&(struct P){k, 1});\n"
+        "  while (g(&(struct P){k, 0})) k--;\n"
+        "  return g(&(struct P){.y = 3, .x = k}) + v[0] + byvalue.x;\n"
+        "}\n"
+    )
+    result = _rewrite(tmp_path, source)
+    lines = result.text.splitlines()
+    assert lines[3] == "  int compound_literal_[] = {k, 2}; int *v = compound_literal_;"
+    assert lines[4] == "  struct P byvalue = (struct P){1, 2};"  # a value: fine in C++
+    hoisted_if = "struct P compound_literal_1 = {k, 1}; return g(&compound_literal_1);"
+    assert lines[5] == "  if (k) { " + hoisted_if + " }"
+    assert lines[6] == "  while (g(&(struct P){k, 0})) k--;"  # evaluated at every test
+    hoisted = "struct P compound_literal_3 = {k, 3}; return g(&compound_literal_3)"
+    assert lines[7] == "  " + hoisted + " + v[0] + byvalue.x;"
+    assert len(result.notes) == 1 and ":7:13: " in result.notes[0]
+
+
 def test_int_to_enum_gets_a_cast_but_enumerators_do_not(tmp_path: Path) -> None:
     source = "enum E { A, B };\nenum E f(int k) { enum E e = A; e = k; return e; }\n"
     result = _rewrite(tmp_path, source)

@@ -1,7 +1,8 @@
 /* Code C accepts and C++ rejects or reads differently: arithmetic on enums, pointer
    conversions between unrelated types or dropping const, jumps past initializations,
    the size of a character constant, designators inside a compound literal, types and
-   enumerators declared inside a struct and used outside it. */
+   enumerators declared inside a struct and used outside it, compound literals used as
+   objects (their address taken, or arrays). */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,8 +48,23 @@ out:
     return k;
 }
 
+static int *table = (int[]){7, 8, 9};
+
+static int sum_pair(const struct pair *p) { return p->left + p->right; }
+
+static int sum(const int *v, int n) {
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i];
+    return s;
+}
+
 int main(void) {
     int values[2] = {65, 66};
+    int k = 4;
+    int *squares = (int[]){1, k, k * k};
+    printf("%d %d %d %d\n", sum_pair(&(struct pair){.right = k, .left = 1}), squares[2],
+           sum((int[3]){k, k, 1}, 3), table[2]);
     struct pair p = (struct pair){.right = 2, .left = 1};
     printf("%d %d %d %d\n", weekdays(), bytes(values), jumps(1), jumps(-4));
     printf("%d %d %d\n", p.left, p.right, (struct pair){.right = 7}.left);
