@@ -515,8 +515,8 @@ class Walker:
         if is_method and callee is not None:
             for child in kids(callee):
                 self.expression(child, "read")
-        for arg in args:
-            self.expression(arg, "addr" if _pointerish(arg) else "read")
+        for arg, arg_mode in zip(args, _argument_modes(cursor, len(args)), strict=True):
+            self.expression(arg, arg_mode)
 
     # update statements ---------------------------------------------------------------
     def record_update(
@@ -669,6 +669,22 @@ def _qualified(cursor: ci.Cursor) -> str:
         if parent.kind == CK.NAMESPACE and parent.spelling == "std":
             return "std::" + name
     return name
+
+
+def _argument_modes(call: ci.Cursor, count: int) -> list[str]:
+    """How a call uses its arguments' variables: a non-const reference parameter may
+    write the variable ("addr"); everything else only reads it (what a pointer argument
+    lets the callee do to the array is the callee's purity, judged elsewhere)."""
+    modes = ["read"] * count
+    callee = call.referenced
+    if callee is None or callee.kind not in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR):
+        return modes
+    for k, param in enumerate(callee.get_arguments()):
+        t = param.type.get_canonical()
+        if k < count and t.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+            if not t.get_pointee().is_const_qualified():
+                modes[k] = "addr"
+    return modes
 
 
 def _pointerish(cursor: ci.Cursor) -> bool:

@@ -47,6 +47,7 @@ from cudaify.frontend.loops import (
     is_integer_type,
     kids,
     start_of,
+    unwrap,
 )
 from cudaify.frontend.regions import ArrayUse, array_data
 
@@ -150,6 +151,7 @@ class FunctionAnalysis:
     ):
         self.src, self.cursor, self.walk, self.pure = src, cursor, walk, pure
         self.aliases = aliases or {}
+        self.borrowed = self._borrowed_pointers()
         # per-nest caches, keyed by the id of the nest's root LoopNode
         self._written: dict[int, tuple[set[int], set[str]]] = {}
         self._lets: dict[int, dict[int, Poly]] = {}
@@ -202,6 +204,38 @@ class FunctionAnalysis:
                 and not unknown_write
                 and not impure_bound
             )
+
+    def _borrowed_pointers(self) -> set[int]:
+        """Local pointer variables that may point into another array: every value they
+        get that is not a fresh allocation (`malloc`, `calloc`, `new`) might."""
+        fresh_calls = {"malloc", "calloc", "aligned_alloc", "realloc"}
+
+        def fresh(value: ci.Cursor | None) -> bool:
+            if value is None:
+                return True  # declared without a value: not pointing anywhere yet
+            value = unwrap(value)
+            if value.kind == CK.CXX_NEW_EXPR:
+                return True
+            return value.kind == CK.CALL_EXPR and value.spelling in fresh_calls
+
+        borrowed: set[int] = set()
+        for decl in self.walk.decls:
+            if decl.cursor.type.get_canonical().kind != TK.POINTER:
+                continue
+            init = [c for c in kids(decl.cursor) if c.kind.is_expression()]
+            if not fresh(init[-1] if init else None) or decl.decl in self.pointer_address_taken:
+                borrowed.add(decl.decl)
+        names = {d.name: d.decl for d in self.walk.decls if d.decl not in borrowed}
+        for update in self.walk.updates:
+            if update.target in names and update.cursor is not None:
+                children = kids(update.cursor)
+                if update.op != "=" or len(children) != 2 or not fresh(children[1]):
+                    borrowed.add(names[update.target])
+        return borrowed
+
+    @property
+    def pointer_address_taken(self) -> set[int]:
+        return {r.decl for r in self.walk.refs if r.mode == "addr" and r.is_pointer}
 
     def chain_at(self, offset: int) -> list:
         """Canonical loops whose body holds `offset`, outermost first."""
@@ -899,6 +933,11 @@ class ArrayJudge:
                 continue
             groups.setdefault(a.array, []).append(a)
         any_write = any(a.is_write for g in groups.values() for a in g)
+        borrowed = [g[0].array for g in groups.values() if g[0].root_decl in self.nest.fa.borrowed]
+        if borrowed and any_write and len(groups) > 1:
+            self.facts.blockers.append(
+                f"{borrowed[0]} is a local pointer that may point into another array the loop uses"
+            )
         for pair, where in self.nest.fa.aliases.items():
             first, second = sorted(pair)
             both = groups.get(first, []) + groups.get(second, [])

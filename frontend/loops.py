@@ -68,12 +68,23 @@ def tokenize(data: bytes) -> list[tuple[int, str]]:
 
 
 # Each call into libclang through its Python bindings costs microseconds, and the walk
-# asks for the same children and extents several times: both are kept per cursor hash
+# asks for the same children and extents several times: both are kept per cursor
+# identity (kind and data pointers: `clang_hashCursor` collides on large files)
 # (`index_tree` fills the children of a whole function in one recursive visit).
 _offset = ctypes.c_uint()
-_SPANS: dict[int, tuple[int, int]] = {}
-_CHILDREN: dict[int, list[ci.Cursor]] = {}
-_INDEXED: set[int] = set()
+Key = tuple[int, int, int, int, int]
+_SPANS: dict[Key, tuple[int, int]] = {}
+_CHILDREN: dict[Key, list[ci.Cursor]] = {}
+_INDEXED: set[Key] = set()
+
+
+def identity(cursor: ci.Cursor) -> Key:
+    """What makes a cursor itself: for statements and expressions the Stmt pointer
+    (data[1]; the parent-declaration slot differs between visits), for the rest all."""
+    data = cursor.data
+    if 100 <= cursor._kind_id < 400:
+        return (cursor._kind_id, 0, 0, data[1] or 0, data[2] or 0)
+    return (cursor._kind_id, cursor.xdata, data[0] or 0, data[1] or 0, data[2] or 0)
 
 
 def _location_offset(location: ci.SourceLocation) -> int:
@@ -82,7 +93,7 @@ def _location_offset(location: ci.SourceLocation) -> int:
 
 
 def _span(cursor: ci.Cursor) -> tuple[int, int]:
-    key = cursor.hash
+    key = identity(cursor)
     found = _SPANS.get(key)
     if found is None:
         extent = ci.conf.lib.clang_getCursorExtent(cursor)
@@ -104,7 +115,7 @@ def end_of(cursor: ci.Cursor) -> int:
 
 
 def kids(cursor: ci.Cursor) -> list[ci.Cursor]:
-    key = cursor.hash
+    key = identity(cursor)
     if key in _INDEXED:
         return _CHILDREN.get(key, [])
     return list(cursor.get_children())
@@ -117,14 +128,14 @@ def index_tree(root: ci.Cursor) -> None:
 
     def visit(child, parent, _data):
         child._tu = tu
-        key = lib.clang_hashCursor(child)
+        key = identity(child)
         _INDEXED.add(key)
-        parent_key = lib.clang_hashCursor(parent)
+        parent_key = identity(parent)
         if parent_key != key:  # libclang reports a `case` label's value as its own parent
             _CHILDREN.setdefault(parent_key, []).append(child)
         return 2  # CXChildVisit_Recurse
 
-    _INDEXED.add(root.hash)
+    _INDEXED.add(identity(root))
     lib.clang_visitChildren(root, ci.callbacks["cursor_visit"](visit), [])
 
 

@@ -267,3 +267,26 @@ int main(void) {
     assert not shift.parallel and "dst and src may be the same array" in shift.reason
     (copy,) = loops(program, "copy")
     assert copy.parallel
+
+
+def test_local_pointers_into_other_arrays_may_alias(tmp_path):
+    program = analyze_text(
+        tmp_path,
+        """
+#include <stdlib.h>
+void f(int n, double *a) {
+  double *p = a + 1;
+  for (int i = 0; i < n - 1; i++) p[i] = a[i];
+}
+void g(int n) {
+  double *x = malloc(n * sizeof(double));
+  double *y = (double *)calloc(n, sizeof(double));
+  for (int i = 0; i < n; i++) y[i] = x[i];
+  free(x);
+  free(y);
+}""",
+    )
+    (shifted,) = loops(program, "f")
+    assert not shifted.parallel and "p is a local pointer" in shifted.reason
+    (fresh,) = loops(program, "g")
+    assert fresh.parallel
