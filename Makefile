@@ -28,6 +28,10 @@ test:
 test-gpu:
 	$(PY) -m pytest -q -m gpu
 
+# The benchmark suite on this machine's GPU: results.csv, results.md, speedup.png in bench-results/
+bench:
+	$(VENV)/bin/cudaify bench benchmarks -o bench-results -j $$(nproc)
+
 lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .

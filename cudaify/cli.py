@@ -401,6 +401,77 @@ def trace_explain(trace_file: str) -> None:
         _fail(InputError(f"{trace_file}: not a cudaify trace ({exc})"), 0)
 
 
+@main.command("bench")
+@click.argument("folder", metavar="[DIR]", default="benchmarks", type=click.Path(path_type=str))
+@click.option(
+    "--strategy",
+    "strategies",
+    default="mcgs",
+    help="A strategy, or several separated by commas to compare them.",
+)
+@click.option("--strategies", "strategies", help="Same as --strategy (for comparisons).")
+@click.option("--only", help="Comma-separated categories or program names to run.")
+@click.option("-j", "--jobs", type=int, default=1, help="Programs compiled in parallel.")
+@click.option("--runs", type=int, help="Timed runs per candidate (default 5).")
+@click.option("--iterations", type=int, help="Search iterations per program.")
+@click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
+@click.option(
+    "-o",
+    "--output",
+    default="bench-results",
+    show_default=True,
+    help="Folder for results.csv, results.md and speedup.png.",
+)
+@click.option("-v", "--verbose", count=True)
+def bench_command(
+    folder: str,
+    strategies: str,
+    only: str | None,
+    jobs: int,
+    runs: int | None,
+    iterations: int | None,
+    arch: str | None,
+    output: str,
+    verbose: int,
+) -> None:
+    """Run cudaify on every program in DIR, verify and time on the GPU, and report:
+    a table (program, category, stage reached, CPU time, GPU region time, region and program
+    speedup, kernel % of roofline, search time), results.csv, results.md and a PNG plot.
+    With several strategies, also their comparison."""
+    from cudaify import bench
+    from cudaify import config as config_mod
+    from cudaify.backend import report
+
+    _setup_logging(verbose, not verbose)
+    root = Path(folder)
+    if not root.is_dir():
+        _fail(InputError(f"{folder}: not a folder of benchmark programs"), verbose)
+    programs = bench.discover(root)
+    if only:
+        wanted = {w.strip() for w in only.split(",") if w.strip()}
+        programs = [p for p in programs if p.stem in wanted or bench.category_of(p) in wanted]
+    if not programs:
+        _fail(InputError(f"{folder}: no C/C++ programs found"), verbose)
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    settings = {"runs": runs, "iterations": iterations, "arch": arch, "quiet": True, "cache": False}
+    config, _ = config_mod.load(root.resolve(), settings)
+
+    def progress(row: bench.BenchRow) -> None:
+        shown = f"{row.region_speedup:.2f}x" if row.region_speedup else "-"
+        click.echo(f"  {row.strategy:<7} {row.program:<24} {row.stage:<9} {shown}", err=True)
+
+    rows = bench.run_bench(programs, names, config, jobs=jobs, progress=progress)
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    table = report.markdown(rows)
+    compared = report.comparison(rows)
+    report.write_csv(rows, out / "results.csv")
+    (out / "results.md").write_text(table + "\n" + compared)
+    report.plot(rows, out / "speedup.png")
+    click.echo(table)
+    click.echo(compared, nl=False)
+
+
 def _as_input_error(exc: OSError) -> CudaifyError:
     from cudaify.errors import InputError
 

@@ -38,11 +38,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cudaify.core import Evaluation, Stage, Variant
 from cudaify.mcgs.reward import reward
 from cudaify.mcgs.search import Candidate, SearchResult
 from cudaify.regraph.graph import START, ReGraph
-
-from cudaify.core import Evaluation, Stage, Variant
 
 C_PUCT = 1.5
 FPU = 0.25

@@ -10,10 +10,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cudaify.core import Evaluation, Stage, Variant
 from cudaify.mcgs.reward import reward
 from cudaify.regraph.graph import START, ReGraph
-
-from cudaify.core import Evaluation, Stage, Variant
 
 # (variant, method) -> (new variant, "") or (None, reason it does not apply)
 Expand = Callable[[Variant, str], tuple[Variant | None, str]]

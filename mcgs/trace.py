@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from cudaify.mcgs.search import Candidate, SearchResult
-
 from cudaify.core import Variant
+from cudaify.mcgs.search import Candidate, SearchResult
 
 
 def build_trace(

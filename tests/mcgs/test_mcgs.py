@@ -4,11 +4,11 @@ The expand/evaluate callbacks model a small synthetic optimization landscape."""
 from __future__ import annotations
 
 import pytest
+
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 from cudaify.mcgs.mcgs import Budget, GraphSearch, graph_prior, mixed_prior
 from cudaify.mcgs.reward import reward
 from cudaify.regraph.graph import ReGraph
-
-from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 
 
 def correct(speedup: float) -> Evaluation:

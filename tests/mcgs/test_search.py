@@ -3,11 +3,10 @@ model real outcomes (the search is independent of what produces them)."""
 
 from __future__ import annotations
 
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 from cudaify.mcgs.reward import reward
 from cudaify.mcgs.search import run_rules, run_sequence
 from cudaify.regraph.graph import ReGraph
-
-from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 
 
 def evaluation(stage: Stage, speedup: float | None = None, ran: bool = True) -> Evaluation:

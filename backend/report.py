@@ -1,0 +1,105 @@
+"""Benchmark reports: results.csv, a Markdown table, a PNG plot of speedups, and the
+comparison of search strategies. Rows are `cudaify.bench.BenchRow`s (plain data)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def write_csv(rows: Sequence[Any], path: Path) -> None:
+    with path.open("w", newline="") as handle:
+        fields = [f.name for f in dataclasses.fields(rows[0])] if rows else []
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(dataclasses.asdict(row))
+
+
+COLUMNS = (
+    ("program", "program"),
+    ("category", "category"),
+    ("strategy", "strategy"),
+    ("stage", "stage reached"),
+    ("methods", "methods"),
+    ("cpu_seconds", "CPU time (s)"),
+    ("gpu_region", "GPU region (s)"),
+    ("region_speedup", "region speedup"),
+    ("program_speedup", "program speedup"),
+    ("roofline_percent", "kernel % of roofline"),
+    ("search_seconds", "search (s)"),
+)
+
+
+def markdown(rows: Sequence[Any]) -> str:
+    lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |"]
+    lines.append("|" + "---|" * len(COLUMNS))
+    for row in rows:
+        cells = [_fmt(getattr(row, name)) for name, _ in COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def comparison(rows: Sequence[Any]) -> str:
+    """Per strategy: share correct, share faster than the CPU, geometric-mean and mean
+    region speedup (a program with no verified variant counts as 1x), search time."""
+    from cudaify.bench import effective_speedup, geomean
+
+    strategies = list(dict.fromkeys(row.strategy for row in rows))
+    lines = [
+        "| strategy | programs | correct | faster than CPU | geomean region speedup "
+        "| mean region speedup | mean search (s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for strategy in strategies:
+        mine = [row for row in rows if row.strategy == strategy]
+        speedups = [effective_speedup(row) for row in mine]
+        correct = sum(row.verified for row in mine)
+        faster = sum(1 for row in mine if row.verified and (row.region_speedup or 0) > 1.0)
+        lines.append(
+            f"| {strategy} | {len(mine)} | {correct / len(mine):.0%} | {faster / len(mine):.0%} "
+            f"| {geomean(speedups):.2f}x | {sum(speedups) / len(speedups):.2f}x "
+            f"| {sum(row.search_seconds for row in mine) / len(mine):.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[Any], path: Path) -> None:
+    """Region speedup per program on a log scale, one bar group per strategy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cudaify.bench import effective_speedup
+
+    programs = list(dict.fromkeys(row.program for row in rows))
+    strategies = list(dict.fromkeys(row.strategy for row in rows))
+    width = 0.8 / max(1, len(strategies))
+    figure, axes = plt.subplots(figsize=(max(8, 0.45 * len(programs)), 4.5))
+    for offset, strategy in enumerate(strategies):
+        by_program = {row.program: row for row in rows if row.strategy == strategy}
+        values = [effective_speedup(by_program[p]) if p in by_program else 1.0 for p in programs]
+        xs = [i + offset * width for i in range(len(programs))]
+        axes.bar(xs, values, width=width, label=strategy)
+    axes.set_yscale("log")
+    axes.axhline(1.0, color="black", linewidth=0.8)
+    axes.set_xticks([i + 0.4 - width / 2 for i in range(len(programs))])
+    axes.set_xticklabels(programs, rotation=70, ha="right", fontsize=8)
+    axes.set_ylabel("region speedup over gcc -O3 (log)")
+    if len(strategies) > 1:
+        axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

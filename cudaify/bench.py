@@ -1,0 +1,128 @@
+"""`cudaify bench`: compile every program of a benchmark folder with one or more search
+strategies, verify and time each on the GPU, and report (CSV, Markdown, a PNG plot, and a
+strategy comparison). Programs run in parallel worker processes; GPU runs are serialised
+across them by the backend's GPU lock, so timings do not disturb each other."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudaify.config import Config
+from cudaify.errors import CudaifyError
+
+SOURCES = (".c", ".cpp", ".cc", ".cxx")
+_CATEGORY = re.compile(r"^\s*\**\s*Category:\s*(\S+)", re.M)
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    program: str
+    category: str
+    strategy: str
+    stage: str  # furthest stage of the written variant; "error" when cudaify failed
+    verified: bool
+    methods: str
+    cpu_seconds: float | None  # the reference's whole-program time (gcc -O3)
+    cpu_region: float | None
+    gpu_region: float | None
+    region_speedup: float | None
+    program_speedup: float | None
+    roofline_percent: float | None
+    search_seconds: float
+    note: str = ""
+
+
+def discover(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.suffix in SOURCES and p.is_file())
+
+
+def category_of(path: Path) -> str:
+    found = _CATEGORY.search(path.read_text(errors="replace")[:2000])
+    return found.group(1).strip(" .") if found else path.parent.name
+
+
+def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
+    from cudaify import pipeline
+
+    began = time.perf_counter()
+    base = BenchRow(
+        path.stem,
+        category_of(path),
+        strategy,
+        "error",
+        False,
+        "",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        0.0,
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="cudaify-bench-") as work:
+            out = str(Path(work) / f"{path.stem}.cu")
+            result = pipeline.compile_file(str(path), out, config.with_(strategy=strategy))
+    except CudaifyError as exc:
+        return dataclasses.replace(
+            base, note=str(exc).splitlines()[0][:200], search_seconds=time.perf_counter() - began
+        )
+    trace = result.trace
+    timing = trace.get("timing") or {}
+    reference, candidate = timing.get("reference") or {}, timing.get("candidate") or {}
+    chosen = trace.get("chosen") or []
+    return dataclasses.replace(
+        base,
+        stage=chosen[-1]["stage"] if chosen else "none",
+        verified=result.verified,
+        methods="+".join(result.methods) or "-",
+        cpu_seconds=reference.get("wall"),
+        cpu_region=reference.get("region"),
+        gpu_region=candidate.get("region"),
+        region_speedup=result.region_speedup,
+        program_speedup=timing.get("program_speedup"),
+        roofline_percent=timing.get("roofline_percent"),
+        search_seconds=trace.get("search", {}).get("seconds", time.perf_counter() - began),
+        note="; ".join(result.warnings)[:200],
+    )
+
+
+def _run_one(args: tuple[Path, str, Config]) -> BenchRow:
+    return run_one(*args)
+
+
+def run_bench(
+    programs: list[Path], strategies: list[str], config: Config, jobs: int = 1, progress=None
+) -> list[BenchRow]:
+    work = [(path, strategy, config) for strategy in strategies for path in programs]
+    rows: list[BenchRow] = []
+    if jobs <= 1:
+        for item in work:
+            rows.append(_run_one(item))
+            if progress:
+                progress(rows[-1])
+        return rows
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for row in pool.map(_run_one, work):
+            rows.append(row)
+            if progress:
+                progress(row)
+    return rows
+
+
+def effective_speedup(row: BenchRow) -> float:
+    """A program with no verified variant keeps its host code: it counts as 1x."""
+    return row.region_speedup if row.verified and row.region_speedup else 1.0
+
+
+def geomean(values: list[float]) -> float:
+    values = [v for v in values if v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
