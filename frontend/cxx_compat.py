@@ -1323,21 +1323,68 @@ def _closing_paren(tokens: list[_Token], index: int) -> int | None:
 
 
 def _string_fill_jobs(unit: _Unit) -> Iterator[_Job]:
-    """`char s[3] = "abc"` drops the NUL in C and is an error in C++: spell the chars."""
+    """`char s[3] = "abc"` drops the NUL in C and is an error in C++: spell the chars.
+    The same holds for a string initializing a char array member or element."""
     for node in unit.walk():
-        if node.kind != CK.VAR_DECL or node.cursor.type.get_canonical().kind != TK.CONSTANTARRAY:
+        if node.kind == CK.VAR_DECL and node.children:
+            targets = [(node.children[-1], node.cursor.type)]
+        elif node.kind == CK.INIT_LIST_EXPR:
+            targets = list(_initialized_members(unit, node))
+        else:
             continue
-        canonical = node.cursor.type.get_canonical()
-        if canonical.element_type.kind not in CHAR_KINDS or not node.children:
-            continue
-        literal = _strip_implicit(node.children[-1])
-        if literal.kind != CK.STRING_LITERAL:
-            continue
-        data = _string_bytes(unit, literal)
-        if data is not None and len(data) == canonical.element_count:
-            chars = ", ".join(_char_literal(b) for b in data)
-            reason = "string literal fills the char array with no room for its NUL"
-            yield _Job(literal.start, literal.end, _fixed("{" + chars + "}"), reason, node=literal)
+        for value, type_ in targets:
+            job = _string_fill_job(unit, _strip_implicit(value), type_)
+            if job is not None:
+                yield job
+
+
+def _initialized_members(unit: _Unit, node: _Node) -> Iterator[tuple[_Node, ci.Type]]:
+    """Each value of an initializer list with the type of what it initializes, as far as
+    plain positions and single designators tell (brace elision ends the walk)."""
+    aggregate = node.cursor.type
+    position = 0
+    for item in node.children:
+        value = item
+        if _is_designated(item):
+            if len(item.children) != 2:
+                return
+            try:
+                position = _member_index(unit, aggregate, item.children[0])
+            except _Unsupported:
+                return
+            value = item.children[-1]
+        if not _has_member(aggregate, position):
+            return
+        member = _member_type(aggregate, position)
+        written = _strip_implicit(value)
+        elided = member.get_canonical().kind == TK.RECORD and value.kind != CK.INIT_LIST_EXPR
+        if elided and written.cursor.type.get_canonical() != member.get_canonical():
+            return
+        yield value, member
+        position += 1
+
+
+def _has_member(type_: ci.Type, index: int) -> bool:
+    canonical = type_.get_canonical()
+    if canonical.kind == TK.CONSTANTARRAY:
+        return index < canonical.element_count
+    if canonical.kind == TK.RECORD:
+        return index < len(_field_names(canonical))
+    return canonical.kind == TK.INCOMPLETEARRAY
+
+
+def _string_fill_job(unit: _Unit, literal: _Node, type_: ci.Type) -> _Job | None:
+    canonical = type_.get_canonical()
+    if literal.kind != CK.STRING_LITERAL or canonical.kind != TK.CONSTANTARRAY:
+        return None
+    if canonical.element_type.kind not in CHAR_KINDS:
+        return None
+    data = _string_bytes(unit, literal)
+    if data is None or len(data) != canonical.element_count:
+        return None
+    chars = ", ".join(_char_literal(b) for b in data)
+    reason = "string literal fills the char array with no room for its NUL"
+    return _Job(literal.start, literal.end, _fixed("{" + chars + "}"), reason, node=literal)
 
 
 def _string_bytes(unit: _Unit, literal: _Node) -> bytes | None:

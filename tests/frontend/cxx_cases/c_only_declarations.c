@@ -8,6 +8,9 @@ _Static_assert(sizeof(int) >= 4, "int is at least 32 bits");
 int counter;
 int counter = 5;
 static _Alignas(16) double aligned[4];
+struct tag { char code[3]; int value; };
+static struct tag tags[2] = {{"abc", 1}, {.value = 2, .code = "xyz"}};
+static char grid[2][4] = {"abcd", "ef"};
 
 int combine();
 
@@ -32,5 +35,7 @@ int main(void) {
            tab[1]);
     printf("%d %d %.1f %d\n", counter, (int)_Alignof(double), aligned[1],
            (int)((unsigned long)aligned % 16));
+    printf("%.3s %d %.3s %d %.4s %s\n", tags[0].code, tags[0].value, tags[1].code,
+           tags[1].value, grid[0], grid[1]);
     stop(0);
 }
