@@ -30,7 +30,9 @@ class FakeServer:
                     }
                 )
                 time.sleep(server.delay)
-                payload = server.raw if server.raw is not None else json.dumps(server.reply).encode()
+                payload = (
+                    server.raw if server.raw is not None else json.dumps(server.reply).encode()
+                )
                 self.send_response(server.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))

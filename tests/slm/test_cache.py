@@ -2,8 +2,6 @@ import json
 from pathlib import Path
 
 import pytest
-
-from cudaify.errors import ModelError
 from cudaify.transforms.slm.cache import (
     CachedEngine,
     CompletionCache,
@@ -16,6 +14,8 @@ from cudaify.transforms.slm.cache import (
 from cudaify.transforms.slm.engine import RemoteEngine, Sampling
 from cudaify.transforms.slm.extract import extract_code
 
+from cudaify.errors import ModelError
+
 from .httpserver import FakeServer
 from .programs import SAXPY
 
@@ -27,7 +27,10 @@ def _recorded() -> list[dict]:
     return [json.loads(line) for line in FIXTURE.read_text().splitlines()]
 
 
-def _key(identity="gguf:abc", messages=MESSAGES, sampling=Sampling(), kind="complete", options=None):
+DEFAULT = Sampling()
+
+
+def _key(identity="gguf:abc", messages=MESSAGES, sampling=DEFAULT, kind="complete", options=None):
     return request_key(identity, kind, request_of(messages, sampling, options))
 
 
@@ -140,7 +143,9 @@ def test_cache_answers_a_repeated_request_and_records_it(tmp_path):
         engine.complete(MESSAGES, Sampling(seed=4))
         assert len(server.requests) == 2
         # a new process with the same cache asks nothing
-        fresh = CachedEngine(RemoteEngine(server.url, "m"), cache=CompletionCache(tmp_path / "cache"))
+        fresh = CachedEngine(
+            RemoteEngine(server.url, "m"), cache=CompletionCache(tmp_path / "cache")
+        )
         assert fresh.complete(MESSAGES, Sampling(seed=3)).text == first.text
         assert len(server.requests) == 2
     recorded = Replay(tmp_path / "run.jsonl")

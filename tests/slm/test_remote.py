@@ -2,13 +2,14 @@ import math
 import socket
 
 import pytest
+from cudaify.transforms.slm.engine import RemoteEngine, Sampling, remote_prior
 
 from cudaify.errors import ModelError
-from cudaify.transforms.slm.engine import RemoteEngine, Sampling, remote_prior
 
 from .httpserver import FakeServer, completion_reply
 
 MESSAGES = [{"role": "user", "content": "make it fast"}]
+L6, L1 = math.log(0.6), math.log(0.1)
 
 
 @pytest.fixture
@@ -81,7 +82,11 @@ def test_malformed_answers_are_errors(server):
 
 
 def _token(text, logprob, top=()):
-    return {"token": text, "logprob": logprob, "top_logprobs": [{"token": t, "logprob": lp} for t, lp in top]}
+    return {
+        "token": text,
+        "logprob": logprob,
+        "top_logprobs": [{"token": t, "logprob": lp} for t, lp in top],
+    }
 
 
 def test_choose_asks_for_schema_constrained_json_and_reads_logprobs(server):
@@ -92,7 +97,11 @@ def test_choose_asks_for_schema_constrained_json_and_reads_logprobs(server):
         _token("method", -0.01),
         _token('":', -0.01),
         _token(' "', -0.01),
-        _token("off", math.log(0.6), [("off", math.log(0.6)), ("shared", math.log(0.3)), ("loop", math.log(0.1))]),
+        _token(
+            "off",
+            math.log(0.6),
+            [("off", math.log(0.6)), ("shared", math.log(0.3)), ("loop", math.log(0.1))],
+        ),
         _token("load", -0.01),
         _token('"}', -0.01),
     ]
