@@ -18,7 +18,7 @@ the nest into a function first."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
@@ -198,14 +198,26 @@ def _plans(variant: Variant, program: Program) -> tuple[list[NestPlan], list[str
     plans: list[NestPlan] = []
     reasons: list[str] = []
     for function in program.functions:
-        for root in function.loops:
-            try:
-                plans.append(_plan(program, function, root, tree, source, taken))
-            except _Refuse as refusal:
-                reasons.append(_where(program, function, root, str(refusal)))
+        for outer in function.loops:
+            nests = _candidate_nests(outer) if function.name != "main" else []
+            for root in nests or [outer]:
+                try:
+                    plans.append(_plan(program, function, outer, root, tree, source, taken))
+                except _Refuse as refusal:
+                    reasons.append(_where(program, function, root, str(refusal)))
+            if nests and nests[0] is not outer:
+                reasons.append(_where(program, function, outer, _not_parallel(outer)))
     # main's loops always stay on the host: its reasons are the least informative
     reasons.sort(key=lambda reason: "in 'main'" in reason)
     return _without_helper_hosts(plans, program, reasons)
+
+
+def _candidate_nests(loop: Loop) -> list[Loop]:
+    """The loop when it is a parallel nest, else the parallel nests inside it: the sweep
+    inside a time-step loop runs as one kernel per time step."""
+    if loop.parallel and loop.pattern == "plain":
+        return [loop]
+    return [nest for child in loop.children for nest in _candidate_nests(child)]
 
 
 def _without_helper_hosts(
@@ -229,8 +241,16 @@ def _where(program: Program, function: Function, loop: Loop, why: str) -> str:
 
 
 def _plan(
-    program: Program, function: Function, root: Loop, tree: Tree, source: bytes, taken: set[str]
+    program: Program,
+    function: Function,
+    outer: Loop,
+    root: Loop,
+    tree: Tree,
+    source: bytes,
+    taken: set[str],
 ) -> NestPlan:
+    """How to offload nest `root`, which is `outer` or inside it (the analysis gives data
+    regions for outermost loops: a superset of what an inner nest touches)."""
     if function.name == "main":
         raise _Refuse("main's loops stay on the host in this version (outlining comes later)")
     _require_parallel(root)
@@ -242,9 +262,10 @@ def _plan(
     if body is None:
         raise _Refuse("the loop has no body")
     _require_no_jumps(nest)
-    arrays = _arrays(function, root, tree, source)
+    arrays = tuple(_narrowed(data, root) for data in _arrays(function, outer, nest, tree, source))
     levels = _levels(loops, tree, source, taken)
-    scalars, privates = _scalars(function, nest, levels, arrays, tree, source)
+    outer_node = _for_node(tree, outer)
+    scalars, privates = _scalars(nest, outer_node, levels, arrays, tree, source)
     helpers = _helpers(nest, tree, source, program)
     _require_no_array_sizeof(nest, arrays, source)
     return NestPlan(
@@ -283,12 +304,16 @@ def _first_statement(body: Node) -> Node:
 def _require_parallel(root: Loop) -> None:
     if root.parallel and root.pattern == "plain" and not root.early_exit:
         return
+    raise _Refuse(_not_parallel(root))
+
+
+def _not_parallel(root: Loop) -> str:
     if root.early_exit:
-        raise _Refuse("the loop can exit early (break, return or goto)")
+        return "the loop can exit early (break, return or goto)"
     if root.pattern != "plain" and root.pattern != "sequential":
         what = _PATTERN_WORDS.get(root.pattern, f"a {root.pattern} loop")
-        raise _Refuse(f"the loop is {what} (try the '{_method_for(root.pattern)}' method)")
-    raise _Refuse(root.reason or "the loop is not proven parallel")
+        return f"the loop is {what} (try the '{_method_for(root.pattern)}' method)"
+    return root.reason or "the loop is not proven parallel"
 
 
 _PATTERN_WORDS = {
@@ -353,11 +378,17 @@ def _require_no_jumps(nest: Node) -> None:
             raise _Refuse(f"line {cs.line_of(node)}: a {node.type.split('_')[0]} leaves the loop")
 
 
-def _arrays(function: Function, root: Loop, tree: Tree, source: bytes) -> tuple[ArrayData, ...]:
-    """The arrays to copy: those the analysis lists, declared outside the nest."""
+def _arrays(
+    function: Function, outer: Loop, nest: Node, tree: Tree, source: bytes
+) -> tuple[ArrayData, ...]:
+    """The arrays to copy: those the analysis lists for the outermost loop that the nest
+    names, declared outside the nest."""
+    named = {cs.text(n, source) for n in cs.identifiers_in(nest)}
     needed = []
-    for data in function.arrays_for(root):
-        declared = cs.visible(tree, source, data.name, root.span.start)
+    for data in function.arrays_for(outer):
+        if _IDENT.fullmatch(data.name) and data.name not in named:
+            continue
+        declared = cs.visible(tree, source, data.name, nest.start_byte)
         if declared is None and _IDENT.fullmatch(data.name):
             continue  # declared inside the nest: a thread-local array
         if data.kind in ("vector", "field") or not _IDENT.fullmatch(data.name):
@@ -368,6 +399,17 @@ def _arrays(function: Function, root: Loop, tree: Tree, source: bytes) -> tuple[
             raise _Refuse(f"array '{data.name}' holds pointers ({data.elem_type}) into host memory")
         needed.append(data)
     return tuple(needed)
+
+
+def _narrowed(data: ArrayData, nest: Loop) -> ArrayData:
+    """The array's access mode in this nest: the outermost loop's may also count other
+    nests' writes (an array only read here needs no copy back)."""
+    accesses = [a for a in nest.accesses if a.array == data.name]
+    if not accesses or any(a.is_write for a in accesses) == (data.access != "read"):
+        return data
+    written, read = any(a.is_write for a in accesses), any(a.is_read for a in accesses)
+    mode = "readwrite" if written and read else ("write" if written else "read")
+    return replace(data, access=mode)
 
 
 def _levels(loops: list[Loop], tree: Tree, source: bytes, taken: set[str]) -> tuple[Level, ...]:
@@ -407,8 +449,8 @@ def _type_or_lower(base: str, loop: Loop) -> str:
 
 
 def _scalars(
-    function: Function,
     nest: Node,
+    outer: Node,
     levels: tuple[Level, ...],
     arrays: tuple[ArrayData, ...],
     tree: Tree,
@@ -442,7 +484,7 @@ def _scalars(
             continue
         if declared.scope == "global":
             raise _Refuse(f"it writes the global variable '{name}'")
-        if _used_after(function, nest, name, tree, source):
+        if _used_after(nest, outer, name, tree, source):
             raise _Refuse(f"'{name}' is written in the loop and used after it")
         privates[name] = " ".join(spelled.split())
     return tuple((t, n) for n, t in scalars.items()), tuple((t, n) for n, t in privates.items())
@@ -476,13 +518,20 @@ def _single_statement(body: Node | None) -> Node | None:
     return body
 
 
-def _used_after(function: Function, nest: Node, name: str, tree: Tree, source: bytes) -> bool:
-    definition = cs.node_at(tree, function.span.start, "function_definition")
-    scope = definition if definition is not None else tree.root_node
-    return any(
-        ident.start_byte >= nest.end_byte and cs.text(ident, source) == name
-        for ident in cs.identifiers_in(scope)
-    )
+def _used_after(nest: Node, outer: Node, name: str, tree: Tree, source: bytes) -> bool:
+    """Whether `name` is used after the nest runs: later in the function, or earlier in
+    a loop around the nest (its next iteration)."""
+    scope = nest
+    while scope.parent is not None and scope.type != "function_definition":
+        scope = scope.parent
+    for ident in cs.identifiers_in(scope):
+        if cs.text(ident, source) != name:
+            continue
+        after = ident.start_byte >= nest.end_byte
+        around = outer.start_byte <= ident.start_byte < nest.start_byte
+        if after or around:
+            return True
+    return False
 
 
 def _helpers(nest: Node, tree: Tree, source: bytes, program: Program) -> tuple[str, ...]:

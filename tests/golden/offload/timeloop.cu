@@ -1,0 +1,119 @@
+#include <stdio.h>
+
+#define LEN 4096
+#define STEPS 50
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of relax() (line 11): one thread per iteration. */
+__global__ void relax_kernel(double *v, double *u, int t, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + t_i);
+        v[i] = 0.5 * (u[i - 1] + u[i + 1]) + 0.001 * t;
+    }
+}
+
+/* Loop nest 'i' of relax() (line 13): one thread per iteration. */
+__global__ void relax_kernel_2(double *v, double *u, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + t_i_2);
+        u[i] = v[i];
+    }
+}
+
+/* Jacobi relaxation: the time loop carries a dependence and stays on the host; each of
+   the two sweeps inside it is parallel and runs as a kernel, once per time step. */
+void relax(int steps, int n, double *u, double *v)
+{
+    for (int t = 0; t < steps; t++) {
+        {
+            /* cudaify: this loop nest runs on the GPU as relax_kernel */
+            const long long trips_i = cudaify_trips(1, n - 1, 1, 0);
+            if (trips_i > 0) {
+                double *d_v = NULL;
+                double *d_u = NULL;
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)((n - 2)) * sizeof(double)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_u, (size_t)(n) * sizeof(double)));
+                CUDAIFY_CHECK(cudaMemcpy(d_v, v + (1), (size_t)((n - 2)) * sizeof(double), cudaMemcpyHostToDevice));
+                CUDAIFY_CHECK(cudaMemcpy(d_u, u, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+                const dim3 block(256);
+                const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+                relax_kernel<<<grid, block>>>(d_v - (1), d_u, t, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+                CUDAIFY_CHECK(cudaMemcpy(v + (1), d_v, (size_t)((n - 2)) * sizeof(double), cudaMemcpyDeviceToHost));
+                CUDAIFY_CHECK(cudaFree(d_v));
+                CUDAIFY_CHECK(cudaFree(d_u));
+            }
+        }
+        {
+            /* cudaify: this loop nest runs on the GPU as relax_kernel_2 */
+            const long long trips_i_2 = cudaify_trips(1, n - 1, 1, 0);
+            if (trips_i_2 > 0) {
+                double *d_v_2 = NULL;
+                double *d_u_2 = NULL;
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_v_2, (size_t)((n - 2)) * sizeof(double)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_u_2, (size_t)(n) * sizeof(double)));
+                CUDAIFY_CHECK(cudaMemcpy(d_v_2, v + (1), (size_t)((n - 2)) * sizeof(double), cudaMemcpyHostToDevice));
+                CUDAIFY_CHECK(cudaMemcpy(d_u_2, u, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+                const dim3 block_2(256);
+                const dim3 grid_2(cudaify_blocks(trips_i_2, 256, 2147483647u));
+                relax_kernel_2<<<grid_2, block_2>>>(d_v_2 - (1), d_u_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+                CUDAIFY_CHECK(cudaMemcpy(u, d_u_2, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+                CUDAIFY_CHECK(cudaFree(d_v_2));
+                CUDAIFY_CHECK(cudaFree(d_u_2));
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    static double u[LEN], v[LEN];
+    for (int i = 0; i < LEN; i++)
+        u[i] = (i % 64 == 0) ? 100.0 : 0.0;
+    relax(STEPS, LEN, u, v);
+    double sum = 0.0;
+    for (int i = 0; i < LEN; i++)
+        sum += u[i] * (1 + i % 3);
+    printf("u[1]=%.6f u[LEN/2]=%.6f sum=%.6e\n", u[1], u[LEN / 2], sum);
+    return 0;
+}
