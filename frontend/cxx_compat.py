@@ -503,7 +503,10 @@ def _cast_job(unit: _Unit, node: _Node, child: _Node) -> _Job:
     target = node.cursor.type
 
     def build(render: Render) -> str:
-        spelled = _type_text(target)
+        try:
+            spelled = _type_text(target)
+        except _Unsupported:
+            spelled = _decltype_of_destination(node, render)
         inner = render(child.start, child.end)
         if _strip_implicit(child).kind in TIGHT_KINDS:
             return f"({spelled}){inner}"
@@ -511,6 +514,19 @@ def _cast_job(unit: _Unit, node: _Node, child: _Node) -> _Job:
 
     reason = f"C converts '{child.cursor.type.spelling}' to '{target.spelling}' implicitly"
     return _Job(child.start, child.end, build, reason, priority=1, node=child)
+
+
+def _decltype_of_destination(node: _Node, render: Render) -> str:
+    """`decltype(x)` for the variable or member a value of a nameless type (an anonymous
+    enum or struct) is stored into; decltype of those is their declared type."""
+    parent = node.parent
+    if parent is not None and parent.kind == CK.VAR_DECL and parent.cursor.spelling:
+        return f"decltype({parent.cursor.spelling})"
+    if parent is not None and parent.kind == CK.BINARY_OPERATOR and parent.children[-1] is node:
+        destination = parent.children[0]
+        if destination.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR):
+            return f"decltype({render(destination.start, destination.end)})"
+    raise _Unsupported(f"the type '{node.cursor.type.spelling}' has no name to cast to")
 
 
 def _type_text(type_: ci.Type) -> str:

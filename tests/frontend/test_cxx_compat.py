@@ -198,6 +198,19 @@ def test_compound_literal_used_as_an_object_becomes_a_named_variable(tmp_path: P
     assert len(result.notes) == 1 and ":7:13: " in result.notes[0]
 
 
+def test_values_for_nameless_types_are_cast_with_decltype(tmp_path: Path) -> None:
+    source = (
+        "#include <stdlib.h>\n"
+        "struct S { enum { ON, OFF } state; struct { int w; } *box; };\n"
+        "void f(struct S *s) { s->state = 1; s->box = malloc(4); enum { LO, HI } v = 1; }\n"
+    )
+    result = _rewrite(tmp_path, source)
+    assert result.text.splitlines()[2] == (
+        "void f(struct S *s) { s->state = (decltype(s->state))1; "
+        "s->box = (decltype(s->box))malloc(4); enum { LO, HI } v = (decltype(v))1; }"
+    )
+
+
 def test_int_to_enum_gets_a_cast_but_enumerators_do_not(tmp_path: Path) -> None:
     source = "enum E { A, B };\nenum E f(int k) { enum E e = A; e = k; return e; }\n"
     result = _rewrite(tmp_path, source)
