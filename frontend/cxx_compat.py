@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
+
 from cudaify.frontend.edits import Edit, apply_edits, shifted_offset, sorted_edits
 from cudaify.frontend.parse import Parsed
 

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from cudaify.backend import toolchain
+from cudaify.errors import SourceError
 from cudaify.frontend.cxx_compat import to_cxx
 from cudaify.frontend.edits import Edit, OverlappingEdits, apply_edits, shifted_offset
 from cudaify.frontend.parse import parse
-
-from cudaify.errors import SourceError
 
 CASES = Path(__file__).parent / "cxx_cases"
 CASE_FILES = sorted(CASES.glob("*.c"))
