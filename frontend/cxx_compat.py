@@ -2,10 +2,22 @@
 behaves the same.
 
 Every rewrite is a byte-range edit of the main file found from the libclang AST or its
-tokens, never a regular expression over the text: casts go where the AST shows C's
-implicit conversions (`void *` -> `T *`, `int` -> enum), VLA parameters become flat
-pointers with linearized subscripts, out-of-order and nested designated initializers
-become positional brace lists, C++ keywords used as names are renamed.
+tokens, never a regular expression over the text:
+- casts where the AST shows implicit conversions C allows and C++ rejects (`void *` or an
+  unrelated pointer to `T *`, dropped `const`, `int` to an enum), `decltype` of the
+  destination for nameless types; `e++` and `e += k` on enums spelled out;
+- C99 VLA parameters (`double a[n][m]`, `double (*a)[m]`) become flat pointers with
+  linearized subscripts, and callers' 2-D arrays are cast; `[restrict 4]` and
+  `[static 4]` parameters become pointers;
+- designated initializers g++ rejects (out of order, nested, array designators) become
+  positional brace lists; compound literals used as objects become named variables;
+- C++ keywords and file-scope CUDA names used as identifiers are renamed; C11 keyword
+  spellings (`_Bool`, `_Static_assert`, `_Alignas`...) and `restrict` get C++'s;
+- K&R definitions and `f()` declarations get prototypes; exactly-filling strings in
+  `char[N]` become character lists; tentative definitions get `extern`; initializations
+  a goto or case label jumps over are split; `sizeof 'a'` keeps C's value; types and
+  enumerators declared inside a struct are qualified where used outside it.
+What cannot be rewritten safely is left as written and reported in `notes`.
 
 Rewrites nest (a cast inside a designated initializer inside a renamed variable's
 declaration), so each one is built from the *rendered* text of its sub-ranges: the inner
