@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
+
 from cudaify.frontend.loops import (
     CK,
     Header,

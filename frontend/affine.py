@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import clang.cindex as ci
+
 from cudaify.frontend.facts import Affine
 from cudaify.frontend.loops import (
     CK,

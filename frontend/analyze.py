@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
+
 from cudaify.frontend import parse as parse_module
 from cudaify.frontend.access import LoopNode, RawAccess, Walk, norm, walk_function
 from cudaify.frontend.affine import (
@@ -60,11 +61,13 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
     forget_trees()
     src = Source(parsed)
     definitions = list(_definitions(src, parsed.tu.cursor))
-    walks = {fn.hash: walk_function(src, _body(fn)) for fn in definitions}
-    pure = pure_functions(definitions, walks)
+    notes: list[str] = []
+    failed: set[str] = set()
+    walks = {fn.hash: _walk(src, fn, notes, failed) for fn in definitions}
+    pure = pure_functions(definitions, walks) - failed
     aliases = shared_arguments(definitions, walks)
     functions = [
-        FunctionAnalysis(src, fn, walks[fn.hash], pure, aliases.get(fn.spelling, {})).facts()
+        _facts(src, fn, walks[fn.hash], pure, aliases.get(fn.spelling, {}), notes)
         for fn in definitions
     ]
     functions = estimate_calls(functions)
@@ -76,8 +79,37 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
         functions=tuple(functions),
         globals=_globals(src, parsed.tu.cursor),
         includes=parse_module.included_files(parsed),
-        warnings=parse_module.warnings_of(parsed),
+        warnings=parse_module.warnings_of(parsed) + tuple(notes),
     )
+
+
+# A bug of ours in one function must not stop the run: that function keeps no loop
+# facts (so nothing in it is offloaded) and the run says so.
+
+
+def _internal(src: Source, fn: ci.Cursor, exc: Exception) -> str:
+    line, column = src.line_col(start_of(fn))
+    return (
+        f"{src.path}:{line}:{column}: warning: cudaify could not analyze '{fn.spelling}' "
+        f"({type(exc).__name__}: {exc}); its loops stay sequential"
+    )
+
+
+def _walk(src: Source, fn: ci.Cursor, notes: list[str], failed: set[str]) -> Walk:
+    try:
+        return walk_function(src, _body(fn))
+    except Exception as exc:  # noqa: BLE001 - reported, and the function stays sequential
+        notes.append(_internal(src, fn, exc))
+        failed.add(fn.spelling)
+        return Walk()
+
+
+def _facts(src, fn, walk, pure, aliases, notes: list[str]) -> Function:
+    try:
+        return FunctionAnalysis(src, fn, walk, pure, aliases).facts()
+    except Exception as exc:  # noqa: BLE001 - reported, and the function stays sequential
+        notes.append(_internal(src, fn, exc))
+        return FunctionAnalysis(src, fn, Walk(), pure, aliases).facts()
 
 
 def _definitions(src: Source, root: ci.Cursor):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import clang.cindex as ci
+
 from cudaify.frontend.access import Walk
 from cudaify.frontend.facts import Function
 

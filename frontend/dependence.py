@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import islpy as isl
+
 from cudaify.frontend.facts import Affine
 
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 import clang.cindex as ci
+
 from cudaify.frontend.parse import Parsed
 
 CK = ci.CursorKind

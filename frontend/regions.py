@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import islpy as isl
+
 from cudaify.frontend.affine import (
     Poly,
     add,

@@ -4,6 +4,7 @@ source order) whether it is provably parallel, its pattern and its reductions.""
 from __future__ import annotations
 
 import pytest
+
 from cudaify.frontend.analyze import analyze
 
 HEADER = "#include <math.h>\n#include <stdio.h>\n#define N 64\n#define M 32\n"

@@ -8,6 +8,7 @@ import os
 import tempfile
 
 import pytest
+
 from cudaify.backend import toolchain
 from cudaify.frontend.analyze import analyze
 

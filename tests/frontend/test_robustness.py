@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from cudaify.frontend.analyze import analyze
 
 from cudaify.errors import SourceError
+from cudaify.frontend.analyze import analyze
 
 
 def analyze_text(tmp_path, code: str, suffix: str = ".c"):
