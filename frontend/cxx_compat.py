@@ -152,7 +152,7 @@ def to_cxx(parsed: Parsed) -> CxxSource:
             notes.append(f"{unit.where(job.start)}: {job.reason} left as is: {why}")
     edits = tuple(sorted_edits(board.edits))
     text = apply_edits(parsed.source, edits).decode("utf-8", errors="surrogateescape")
-    notes += _unprototyped_calls(unit)
+    notes += _unprototyped_calls(unit) + _header_keyword_notes(unit)
     return CxxSource(text=text, edits=edits, renamed=renamed, notes=tuple(notes))
 
 
@@ -414,12 +414,36 @@ def _token_edits(unit: _Unit) -> tuple[dict[str, str], list[Edit]]:
     return renamed, edits
 
 
+def _header_keyword_notes(unit: _Unit) -> list[str]:
+    """This pass edits only the main file: a C++ keyword declared as a name in one of the
+    user's own headers must be renamed there."""
+    notes = []
+    for cursor in unit.parsed.tu.cursor.get_children():
+        file = cursor.location.file
+        if file is None or file.name == unit.parsed.path or cursor.location.is_in_system_header:
+            continue
+        members = list(cursor.get_children()) if cursor.kind in RECORD_DECLS else []
+        for declared in (cursor, *members):
+            if declared.spelling in CXX_KEYWORDS and declared.kind.is_declaration():
+                location = declared.location
+                notes.append(
+                    f"{location.file.name}:{location.line}:{location.column}: "
+                    f"'{declared.spelling}' is a C++ keyword: rename it in this header"
+                )
+    return notes
+
+
 def _header_names(unit: _Unit) -> set[str]:
+    """Names the headers declare at file scope or as struct members: the main file's
+    uses of them must match the headers, which this pass does not edit."""
     names = set()
     for cursor in unit.parsed.tu.cursor.get_children():
         file = cursor.location.file
-        if cursor.spelling and file is not None and file.name != unit.parsed.path:
-            names.add(cursor.spelling)
+        if not cursor.spelling or file is None or file.name == unit.parsed.path:
+            continue
+        names.add(cursor.spelling)
+        if cursor.kind in RECORD_DECLS:
+            names.update(member.spelling for member in cursor.get_children())
     return names
 
 

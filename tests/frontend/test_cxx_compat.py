@@ -143,6 +143,17 @@ def test_keywords_are_renamed_with_fresh_names(tmp_path: Path) -> None:
     )
 
 
+def test_keywords_declared_in_the_users_headers_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "shapes.h").write_text("struct node { int new; };\nint class(int);\n")
+    result = _rewrite(tmp_path, '#include "shapes.h"\nint f(struct node *n) { return n->new; }\n')
+    header = tmp_path / "shapes.h"
+    assert result.renamed == {}  # the main file keeps matching the header
+    assert result.notes == (
+        f"{header}:1:19: 'new' is a C++ keyword: rename it in this header",
+        f"{header}:2:5: 'class' is a C++ keyword: rename it in this header",
+    )
+
+
 def test_bool_from_stdbool_is_not_renamed(tmp_path: Path) -> None:
     source = "#include <stdbool.h>\nbool f(void) { bool b = true; return b; }\n"
     result = _rewrite(tmp_path, source)
