@@ -17,7 +17,6 @@ from pathlib import Path
 
 from cudaify.backend import toolchain
 from cudaify.backend.cache import Cache
-
 from cudaify.core import content_hash
 from cudaify.errors import ToolchainError
 
@@ -127,6 +126,7 @@ def compile_cuda(
     extra_units: Sequence[Unit] = (),
     depends: str = "",
     shared: bool = False,
+    link_flags: Sequence[str] = (),
 ) -> Build:
     """nvcc -O3 for `arch`, C++17, with the user's -I/-D/-U flags but not a C -std=
     (nvcc compiles .cu as C++). CUB and Thrust come with the toolkit's include path.
@@ -143,7 +143,7 @@ def compile_cuda(
     argv += preprocessor_flags(flags, keep_std=False)
     argv += _source_dir_flags(source_dir, "-I")
     argv += [*SHARED_FLAGS, "-Xcompiler", "-fPIC"] if shared else []
-    argv += ["-o", "program", "-lm"]
+    argv += [*link_flags, "-o", "program", "-lm"]
     return _compile(argv, name, code, cache, "nvcc", depends)
 
 

@@ -24,6 +24,7 @@ from cudaify.backend.differential import differential_test
 from cudaify.backend.profile import hardware_counters
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import (
+    CUDA_LINK_FLAGS,
     InstrumentError,
     find_definitions,
     instrument,
@@ -31,11 +32,10 @@ from cudaify.backend.timing import (
     runtime_units,
     timed_run,
 )
-from cudaify.frontend.facts import Program
-
 from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant, content_hash
 from cudaify.errors import InputError, SourceError
+from cudaify.frontend.facts import Program
 
 NOTHING_RAN = (
     "no NVIDIA GPU found: the candidate was compiled but nothing was run; its output is unverified"
@@ -200,6 +200,7 @@ class Evaluator:
             cache=self.cache,
             source_dir=self.source_dir,
             extra_units=runtime_units(cuda=True) if timed else (),
+            link_flags=CUDA_LINK_FLAGS if timed else (),
             depends=self._depends(),
         )
 
@@ -265,6 +266,7 @@ class Evaluator:
             cuda=True,
             expected_exit=reference.exit_code,
             warm_up=False,  # the correctness run above warmed the GPU and the caches
+            kernels=bool(timed),
         )
         if flaky is not None:
             problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")

@@ -19,14 +19,14 @@ import importlib
 import statistics
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
 import tree_sitter as ts
+
 from cudaify.backend.compile import Unit
 from cudaify.backend.runner import RunResult, run_binary
-
 from cudaify.core import Problem, Timing
 
 TIMING_FILE_VARIABLE = "CUDAIFY_TIMING_FILE"
@@ -241,13 +241,19 @@ def _wrapper_body(inner: str, definition: Definition, language: str) -> str:
     return f"{{ cudaify_timing_scope cudaify_scope; return {inner}({forwarded}); }}"
 
 
+# Every kernel launch of a CUDA timing build goes through kernel_timing.h first.
+CUDA_LINK_FLAGS = ("-Xlinker", "--wrap=cudaLaunchKernel")
+KERNEL_TIMING_VARIABLE = "CUDAIFY_KERNEL_TIMING"
+
+
 def runtime_units(cuda: bool) -> list[Unit]:
-    """The extra translation units a timing build links."""
+    """The extra translation units a timing build links (CUDA ones need CUDA_LINK_FLAGS)."""
     folder = resources.files("cudaify.backend") / "runtime"
     suffix = ".cu" if cuda else ".c"
     units = [Unit("cudaify_timing" + suffix, (folder / "timing_runtime.h").read_text())]
     if cuda:
         units.append(Unit("cudaify_context.cu", (folder / "cuda_context.h").read_text()))
+        units.append(Unit("cudaify_kernels.cu", (folder / "kernel_timing.h").read_text()))
     return units
 
 
@@ -259,28 +265,36 @@ class Sample:
     region: float | None
     calls: int
     context: float | None
+    kernel: float | None = None
 
 
-def read_timing_file(path: Path) -> tuple[float | None, int, float | None]:
-    """(region seconds, outermost calls, context seconds) from the runtime's report."""
+def read_timing_file(path: Path) -> dict[str, float]:
+    """region_seconds, calls, context_seconds and (kernel-timing runs) kernel_seconds
+    from the runtime's report; empty when the program left none."""
     try:
-        fields = dict(line.split(None, 1) for line in path.read_text().splitlines() if " " in line)
-        region = float(fields["region_seconds"])
-        calls = int(fields["calls"])
-        context = float(fields["context_seconds"])
-    except (OSError, KeyError, ValueError):
-        return None, 0, None
-    return region, calls, context
+        lines = path.read_text().splitlines()
+        return {name: float(value) for name, value in (line.split() for line in lines)}
+    except (OSError, ValueError):
+        return {}
 
 
-def timed_run(binary: Path, *, timeout: float, cuda: bool) -> Sample:
+def timed_run(binary: Path, *, timeout: float, cuda: bool, kernels: bool = False) -> Sample:
+    """One run of a timing build. `kernels` also times every kernel launched inside the
+    region (CUDA events; a few microseconds per launch, so not in the measured runs)."""
     with tempfile.TemporaryDirectory(prefix="cudaify-timing-") as folder:
         report = Path(folder) / "timing"
-        run = run_binary(
-            binary, timeout=timeout, cuda=cuda, env={TIMING_FILE_VARIABLE: str(report)}
-        )
-        region, calls, context = read_timing_file(report)
-    return Sample(run, region, calls, context if cuda else None)
+        env = {TIMING_FILE_VARIABLE: str(report)}
+        if kernels:
+            env[KERNEL_TIMING_VARIABLE] = "1"
+        run = run_binary(binary, timeout=timeout, cuda=cuda, env=env)
+        fields = read_timing_file(report)
+    return Sample(
+        run,
+        fields.get("region_seconds"),
+        int(fields.get("calls", 0)),
+        fields.get("context_seconds") if cuda else None,
+        fields.get("kernel_seconds"),
+    )
 
 
 def measure(
@@ -291,23 +305,37 @@ def measure(
     cuda: bool,
     expected_exit: int | None = None,
     warm_up: bool = True,
+    kernels: bool = False,
 ) -> tuple[Timing, Problem | None]:
-    """Medians over `runs` timed runs after a warm-up run. A run that fails (limit,
-    signal, a different exit code) stops the measurement with a Problem."""
+    """Medians over `runs` timed runs after a warm-up run; with `kernels`, one more run
+    that times the kernels. A run that fails (limit, signal, a different exit code)
+    stops the measurement with a Problem."""
     samples = []
     for index in range(runs + (1 if warm_up else 0)):
-        sample = timed_run(binary, timeout=timeout, cuda=cuda)
-        problem = sample.run.problem(timeout)
-        if problem is None and expected_exit is not None and sample.run.exit_code != expected_exit:
-            problem = Problem(
-                "exit_code",
-                f"timed run: exit code {sample.run.exit_code}, expected {expected_exit}",
-            )
+        sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=False)
         if problem is not None:
             return Timing(), problem
         if index > 0 or not warm_up:
             samples.append(sample)
-    return summarise(samples), None
+    timing = summarise(samples)
+    if not kernels:
+        return timing, None
+    sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=True)
+    if problem is not None:
+        return Timing(), problem
+    return replace(timing, kernel=sample.kernel), None
+
+
+def _checked_run(
+    binary: Path, timeout: float, cuda: bool, expected_exit: int | None, kernels: bool
+) -> tuple[Sample, Problem | None]:
+    sample = timed_run(binary, timeout=timeout, cuda=cuda, kernels=kernels)
+    problem = sample.run.problem(timeout)
+    if problem is None and expected_exit is not None and sample.run.exit_code != expected_exit:
+        problem = Problem(
+            "exit_code", f"timed run: exit code {sample.run.exit_code}, expected {expected_exit}"
+        )
+    return sample, problem
 
 
 def summarise(samples: Sequence[Sample]) -> Timing:

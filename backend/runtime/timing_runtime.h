@@ -13,6 +13,7 @@ extern "C" {
 #endif
 
 static double cudaify_region_total, cudaify_region_start, cudaify_context_seconds;
+static double cudaify_kernel_total = -1.0; /* negative: kernels were not timed */
 static long cudaify_region_calls;
 static int cudaify_region_depth;
 
@@ -26,12 +27,22 @@ void cudaify_timing_enter(void) {
     if (cudaify_region_depth++ == 0) cudaify_region_start = cudaify_now();
 }
 
+/* Defined by the CUDA unit of a kernel-timing build; absent (null) everywhere else. */
+__attribute__((weak)) double cudaify_kernel_flush(void);
+
 void cudaify_timing_leave(void) {
     if (--cudaify_region_depth == 0) {
         cudaify_region_total += cudaify_now() - cudaify_region_start;
         cudaify_region_calls++;
+        if (cudaify_kernel_flush) {
+            double seconds = cudaify_kernel_flush();
+            if (seconds >= 0.0)
+                cudaify_kernel_total = (cudaify_kernel_total < 0 ? 0.0 : cudaify_kernel_total) + seconds;
+        }
     }
 }
+
+int cudaify_timing_depth(void) { return cudaify_region_depth; }
 
 void cudaify_timing_context(double seconds) { cudaify_context_seconds = seconds; }
 
@@ -45,6 +56,7 @@ static void cudaify_timing_report(void) {
     if (out == NULL) return;
     fprintf(out, "region_seconds %.9f\ncalls %ld\ncontext_seconds %.9f\n",
             cudaify_region_total, cudaify_region_calls, cudaify_context_seconds);
+    if (cudaify_kernel_total >= 0.0) fprintf(out, "kernel_seconds %.9f\n", cudaify_kernel_total);
     fclose(out);
 }
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from cudaify.backend.compare import compare, compare_exit, parse_number, tokens_match
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from cudaify.backend.cache import Cache
 from cudaify.backend.differential import differential_test, plan_cases
 from cudaify.frontend.analyze import analyze
@@ -111,7 +112,6 @@ def test_integer_parameters_of_unknown_meaning_are_skipped(program, cache: Cache
 
 def test_evaluator_rejects_a_candidate_only_other_sizes_expose(program, cache: Cache) -> None:  # type: ignore[no-untyped-def]
     from cudaify.backend.evaluate import Evaluator
-
     from cudaify.config import Config
     from cudaify.core import Stage, Variant
 

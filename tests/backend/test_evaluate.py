@@ -8,14 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
+
 from cudaify.backend.cache import Cache
 from cudaify.backend.evaluate import NOTHING_RAN, Evaluator
 from cudaify.backend.gpu import gpu_available
-from cudaify.frontend.facts import Program
-
 from cudaify.config import Config
 from cudaify.core import Stage, Variant
 from cudaify.errors import SourceError
+from cudaify.frontend.facts import Program
 
 REFERENCE = """#include <stdio.h>
 #include <time.h>

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
+
 from cudaify.backend import gpu
 from cudaify.backend.gpu import GpuInfo, _parse_smi, default_arch, normalise_arch
-
 from cudaify.errors import ConfigError
 
 

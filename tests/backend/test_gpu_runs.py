@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from cudaify.backend.cache import Cache
 from cudaify.backend.evaluate import Evaluator
-from cudaify.frontend.facts import Program
-
 from cudaify.config import Config
 from cudaify.core import Stage, Variant
+from cudaify.frontend.facts import Program
 
 pytestmark = pytest.mark.gpu
 
@@ -79,10 +79,13 @@ def test_cuda_candidate_is_verified_and_timed_on_the_gpu(tmp_path: Path) -> None
     assert result.timing.region is not None and result.timing.region > 0
     assert result.timing.context is not None and result.timing.context > 0
     assert result.reference.region is not None and result.reference.region > 0
+    kernel = result.timing.kernel
+    assert kernel is not None and 0 < kernel < result.timing.region
     print(
         f"\nsaxpy: reference region {result.reference.region:.4f} s wall "
         f"{result.reference.wall:.4f} s; GPU region {result.timing.region:.4f} s wall "
-        f"{result.timing.wall:.4f} s context {result.timing.context:.4f} s; "
+        f"{result.timing.wall:.4f} s context {result.timing.context:.4f} s "
+        f"kernels {kernel:.4f} s; "
         f"region speedup {result.region_speedup:.2f}x; compile {result.compile_seconds:.2f} s"
     )
 

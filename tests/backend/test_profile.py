@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudaify.backend.profile import parse_ncu_csv
 
 # The shape of `ncu --csv --metrics ...`: the program's own output first, then one row per

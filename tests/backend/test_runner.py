@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from cudaify.backend import runner
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import compile_reference

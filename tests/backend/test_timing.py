@@ -3,10 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import compile_cuda, compile_reference
 from cudaify.backend.runner import run_binary
 from cudaify.backend.timing import (
+    CUDA_LINK_FLAGS,
     InstrumentError,
     find_definitions,
     instrument,
@@ -129,13 +131,24 @@ def test_line_numbers_survive_instrumentation(cache: Cache) -> None:
 
 def test_cuda_timing_build_compiles_and_runs_host_code(cache: Cache) -> None:
     code = instrument(SLEEPY_CU, "cuda", ["work", "touch"]).code
-    build = compile_cuda(code, (), "sm_80", cache=cache, extra_units=runtime_units(cuda=True))
+    build = compile_cuda(
+        code,
+        (),
+        "sm_80",
+        cache=cache,
+        extra_units=runtime_units(cuda=True),
+        link_flags=CUDA_LINK_FLAGS,
+    )
     assert build.ok, build.diagnostics
     sample = timed_run(build.binary, timeout=30, cuda=True)  # type: ignore[arg-type]
     assert sample.run.stdout == "total 9.00\n"
     assert sample.calls == 4
     assert sample.region is not None and 0.145 <= sample.region <= 0.4
     assert sample.context is not None and sample.context >= 0.0
+    assert sample.kernel is None  # kernels are timed only when asked
+    # This program launches no kernel: a kernel-timing run reports zero kernel time.
+    counted = timed_run(build.binary, timeout=30, cuda=True, kernels=True)  # type: ignore[arg-type]
+    assert counted.kernel == 0.0 and counted.run.stdout == sample.run.stdout
 
 
 def test_device_functions_are_not_wrapped() -> None:
