@@ -313,6 +313,8 @@ def canonical_header(src: Source, cursor: ci.Cursor) -> Header | None:
     if not is_integer_type(var_cursor.type):
         return None
     var_decl = var_cursor.hash
+    if _mentions_decl(lower, var_decl):
+        return None  # `for (j = j + 1; ...)` starts from the previous value
     step = _step_of(src, parts.inc, var_decl)
     if not step:
         return None
@@ -341,6 +343,14 @@ def _decl_of(cursor: ci.Cursor) -> ci.Cursor | None:
         return None
     ref = cursor.referenced
     return ref if ref is not None and ref.kind in (CK.VAR_DECL, CK.PARM_DECL) else None
+
+
+def _mentions_decl(cursor: ci.Cursor, decl: int) -> bool:
+    if cursor.kind == CK.DECL_REF_EXPR:
+        ref = cursor.referenced
+        if ref is not None and ref.hash == decl:
+            return True
+    return any(_mentions_decl(child, decl) for child in kids(cursor))
 
 
 def _is_var(cursor: ci.Cursor, var_decl: int) -> bool:

@@ -49,7 +49,7 @@ void f(int n, const int *a, int *first) {
 }""",
     )
     outer, inner = loops(program)
-    assert (outer.early_exit, outer.parallel) == (False, True)
+    assert (outer.early_exit, outer.parallel, outer.perfectly_nested) == (False, True, False)
     assert (inner.early_exit, inner.parallel) == (True, False)
 
 
@@ -64,6 +64,7 @@ void f(int n, double *a) {
   for (i = 0; i < n; i++) { if (a[i] < 0) i++; }
   for (i = 0; i < n; i++) n--;
   for (i = 0; i < n; i *= 2) a[i] = 0;
+  for (i = i + 1; i < n; i++) a[i] = 0;
   do { n--; } while (n > 0);
   while (n < 10) n++;
 }""",
@@ -95,6 +96,7 @@ void f(int n, double **a, double **b) {
     )
     outer, inner = loops(program)
     assert not outer.parallel and not inner.parallel
+    assert outer.perfectly_nested and outer.children == (inner,)
     data = {d.name: d for d in program.function("f").arrays_for(outer)}
     assert data["a[i][j]"].count is None and data["b[i][j]"].count is None
     assert (data["a"].count, data["a"].elem_type, data["a"].access) == ("n", "double *", "read")
