@@ -597,3 +597,25 @@ void f(std::vector<double>& v, const std::vector<double>& w) {
     arrays = {a.name: a for a in fn.arrays_for(first)}
     assert arrays["v"].kind == "vector" and arrays["v"].count == "v.size()"
     assert arrays["v"].elem_type == "double" and arrays["w"].access == "read"
+
+
+@pytest.mark.parametrize(
+    "code,kind",
+    [
+        ("for (int i = 0; i < n - 1; i++) a[i] = a[i+1];", "anti"),
+        ("for (int i = 1; i < n; i++) a[i] = a[i-1] * 2 + a[i];", "flow"),
+        ("for (int i = 0; i < n; i++) a[i % 1 + 0] = i;", None),
+        ("for (int i = 0; i < n; i++) a[0] = i;", "output"),
+    ],
+)
+def test_dependence_kind_in_reason(code, kind, tmp_path):
+    path = tmp_path / "case.c"
+    path.write_text(f"void f(int n, double *a) {{ {code} }}\n")
+    fn = analyze(str(path)).function("f")
+    assert fn is not None
+    (loop,) = fn.loops
+    assert not loop.parallel
+    if kind is None:
+        assert "non-affine" in loop.reason
+    else:
+        assert f"({kind} dependence carried by i)" in loop.reason
