@@ -1083,7 +1083,7 @@ CONTROL_KINDS = frozenset(
         CK.DEFAULT_STMT, CK.LABEL_STMT,
     }
 )  # fmt: skip
-ASSIGNING = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
+SEQUENCING = {"&&", "||", ","}  # operators whose right side may run later, or not at all
 
 
 def _compound_literal_jobs(unit: _Unit, renamed: dict[str, str]) -> Iterator[_Job]:
@@ -1097,9 +1097,9 @@ def _compound_literal_jobs(unit: _Unit, renamed: dict[str, str]) -> Iterator[_Jo
         name = _fresh("compound_literal", taken)
         taken.add(name)
         reason = "a compound literal used as an object, a temporary in C++"
-        place = _hoist_anchor(node)
-        if place is None or not _side_effect_free(unit, node.children[-1]):
-            why = "it sits in a condition, or its initializer has side effects"
+        place = _hoist_anchor(unit, node)
+        if place is None:
+            why = "it is evaluated conditionally or after other parts of its statement"
             yield _Job(node.start, node.end, _refuse(why), reason, node=node)
             continue
         hoist = functools.partial(_hoisted_declaration, unit, node, *place, name)
@@ -1117,18 +1117,26 @@ def _used_as_object(unit: _Unit, node: _Node) -> bool:
     return unit.tokens_in(parent.start, parent.end)[0].spelling == "&"
 
 
-def _hoist_anchor(node: _Node) -> tuple[_Node, bool] | None:
+def _hoist_anchor(unit: _Unit, node: _Node) -> tuple[_Node, bool] | None:
     """The statement before which `node` can be declared, and whether that statement
-    needs braces (it is the body of an if, a loop or a label, not in a block)."""
+    needs braces (it is the body of an if, a loop or a label, not in a block). None when
+    moving it there would change whether or when its initializer runs."""
     current = node
     while current.parent is not None and current.parent.kind != CK.COMPOUND_STMT:
         parent = current.parent
-        if parent.kind == CK.CONDITIONAL_OPERATOR:
+        if parent.kind == CK.CONDITIONAL_OPERATOR or _is_sequencing(unit, parent):
             return None
         if parent.kind in CONTROL_KINDS:
             return (current, True) if current in _bodies(parent) else None
         current = parent
     return current, False
+
+
+def _is_sequencing(unit: _Unit, node: _Node) -> bool:
+    if node.kind != CK.BINARY_OPERATOR or len(node.children) != 2:
+        return False
+    between = unit.tokens_in(node.children[0].end, node.children[1].start)
+    return bool(between) and between[0].spelling in SEQUENCING
 
 
 def _bodies(statement: _Node) -> list[_Node]:
@@ -1138,17 +1146,6 @@ def _bodies(statement: _Node) -> list[_Node]:
     if statement.kind == CK.DO_STMT:
         return children[:1]
     return children[-1:]
-
-
-def _side_effect_free(unit: _Unit, node: _Node) -> bool:
-    for inner in [node, *_descendants(node)]:
-        if inner.kind in (CK.CALL_EXPR, CK.COMPOUND_ASSIGNMENT_OPERATOR):
-            return False
-        if inner.kind in (CK.UNARY_OPERATOR, CK.BINARY_OPERATOR):
-            words = {t.spelling for t in unit.tokens_in(inner.start, inner.end)}
-            if words & ASSIGNING:
-                return False
-    return True
 
 
 def _hoisted_declaration(
@@ -1237,8 +1234,9 @@ LABELLED = (CK.LABEL_STMT, CK.CASE_STMT, CK.DEFAULT_STMT)
 
 
 def _bypassed_init_jobs(unit: _Unit) -> Iterator[_Job]:
-    """C lets `goto` and `case` jump past an initialized declaration, C++ does not:
-    split `int y = e;` into `int y; y = e;`, which C++ allows to be jumped over."""
+    """C lets `goto` and `case` jump past an initialized declaration, C++ does not.
+    Split `int y = e;` into `int y; y = e;`, which C++ allows to be jumped over; close
+    the scope of an array or struct before the jump's target instead."""
     for function in unit.walk():
         if function.kind != CK.FUNCTION_DECL or not function.cursor.is_definition():
             continue
@@ -1251,25 +1249,40 @@ def _bypassed_init_jobs(unit: _Unit) -> Iterator[_Job]:
             if goto.children[0].cursor.spelling in labels
         ]
         for node in nodes:
-            if node.kind == CK.DECL_STMT and _bypassed(node, jumps):
+            if node.kind != CK.DECL_STMT:
+                continue
+            bypass = _bypass(unit, node, jumps)
+            if bypass is None:
+                continue
+            if _splittable(unit, node):
                 yield _split_job(unit, node)
+            else:
+                yield _scope_closing_job(unit, node, *bypass)
 
 
-def _bypassed(decl: _Node, jumps: list[tuple[int, int]]) -> bool:
+def _bypass(unit: _Unit, decl: _Node, jumps: list[tuple[int, int]]) -> tuple[_Node, int] | None:
+    """The declaration's scope and the first jump target past it that a jump from
+    outside reaches without running its initializer; None when there is none."""
     scope = decl.parent
     while scope is not None and scope.kind in LABELLED:
         scope = scope.parent
-    if scope is None or not any(_has_initializer(v) for v in decl.children):
-        return False
-    # Past the declaration, to its scope's end: reached without running the initializer
-    # from a jump that starts outside that stretch.
+    variables = [c for c in decl.children if c.kind == CK.VAR_DECL]
+    if scope is None or not any(_initialized_at_run_time(unit, v) for v in variables):
+        return None
     after = range(decl.end, scope.end)
-    if any(target in after and source not in after for source, target in jumps):
-        return True
+    targets = [target for source, target in jumps if target in after and source not in after]
     switch = scope.parent
-    if scope.kind != CK.COMPOUND_STMT or switch is None or switch.kind != CK.SWITCH_STMT:
-        return False
-    return any(n.start in after for n in _descendants(scope) if _case_of(n) is switch)
+    if scope.kind == CK.COMPOUND_STMT and switch is not None and switch.kind == CK.SWITCH_STMT:
+        targets += [n.start for n in _descendants(scope) if _case_of(n) is switch]
+    targets = [t for t in targets if t in after]
+    return (scope, min(targets)) if targets else None
+
+
+def _initialized_at_run_time(unit: _Unit, variable: _Node) -> bool:
+    """Jumping past a static local is fine in C++; past an automatic one with an
+    initializer is not."""
+    words = [t.spelling for t in unit.tokens_in(variable.start, variable.end)]
+    return _has_initializer(variable) and "static" not in words
 
 
 def _case_of(node: _Node) -> _Node | None:
@@ -1282,20 +1295,22 @@ def _case_of(node: _Node) -> _Node | None:
     return parent
 
 
-def _split_job(unit: _Unit, decl: _Node) -> _Job:
+def _splittable(unit: _Unit, decl: _Node) -> bool:
+    """One non-const scalar: it can be declared, then assigned."""
     variables = [c for c in decl.children if c.kind == CK.VAR_DECL]
+    if len(variables) != 1 or not variables[0].children:
+        return False
+    type_ = variables[0].cursor.type.get_canonical()
+    if type_.kind in (TK.RECORD, *ARRAY_KINDS) or type_.is_const_qualified():
+        return False
+    return _top_level_equals(unit, variables[0]) is not None
+
+
+def _split_job(unit: _Unit, decl: _Node) -> _Job:
+    variable = next(c for c in decl.children if c.kind == CK.VAR_DECL)
     reason = "an initialized declaration that a goto or case label jumps over"
 
     def build(render: Render) -> str:
-        if len(variables) != 1:
-            raise _Unsupported("several variables declared together")
-        variable = variables[0]
-        type_ = variable.cursor.type.get_canonical()
-        words = [t.spelling for t in unit.tokens_in(variable.start, variable.end)]
-        if type_.kind in (TK.RECORD, *ARRAY_KINDS) or type_.is_const_qualified():
-            raise _Unsupported("only a non-const scalar can be assigned after its declaration")
-        if "static" in words or not variable.children:
-            raise _Unsupported("a static variable")
         equals = _top_level_equals(unit, variable)
         value = variable.children[-1]
         name = _name_token(unit, variable, equals)
@@ -1306,6 +1321,30 @@ def _split_job(unit: _Unit, decl: _Node) -> _Job:
         return f"{declared}; {assigned};"
 
     return _Job(decl.start, decl.end, build, reason, priority=0)
+
+
+def _scope_closing_job(unit: _Unit, decl: _Node, scope: _Node, target: int) -> _Job:
+    """`{ T x = init; ... }` ending just before the statement holding the jump target,
+    when nothing from there on uses the variables."""
+    reason = "an initialized array or struct that a goto or case label jumps over"
+    stop = next((c for c in scope.children if c.start <= target < c.end), None)
+    if stop is None or stop.start <= decl.start:
+        return _Job(decl.start, decl.end, _refuse("the jump target was not found"), reason)
+    variables = [c.cursor for c in decl.children if c.kind == CK.VAR_DECL]
+    used_later = any(
+        n.kind == CK.DECL_REF_EXPR and n.start >= stop.start and n.cursor.referenced in variables
+        for n in _descendants(scope)
+    )
+    if used_later:
+        why = "it is used after the place the jump lands"
+        return _Job(decl.start, decl.end, _refuse(why), reason)
+
+    def build(render: Render) -> str:
+        text = render(decl.start, stop.start)
+        body = text.rstrip()
+        return "{ " + body + " }" + text[len(body) :]
+
+    return _Job(decl.start, stop.start, build, reason, priority=0)
 
 
 def _top_level_equals(unit: _Unit, variable: _Node) -> int | None:

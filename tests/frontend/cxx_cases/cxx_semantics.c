@@ -37,11 +37,18 @@ static int jumps(int k) {
         goto out;
     int doubled = k * 2;
     k += doubled;
+    int steps[3] = {k, k + 1, k + 2};
+    struct pair around = {steps[0], steps[2]};
+    k = around.left + around.right - steps[1];
 out:
     switch (k) {
     case 3:;
         int nine = 9;
         return nine + k;
+    case 4:;
+        const int limits[2] = {4, 40};
+        k = limits[1];
+        break;
     default:
         break;
     }
@@ -66,7 +73,7 @@ int main(void) {
     printf("%d %d %d %d\n", sum_pair(&(struct pair){.right = k, .left = 1}), squares[2],
            sum((int[3]){k, k, 1}, 3), table[2]);
     struct pair p = (struct pair){.right = 2, .left = 1};
-    printf("%d %d %d %d\n", weekdays(), bytes(values), jumps(1), jumps(-4));
+    printf("%d %d %d %d %d\n", weekdays(), bytes(values), jumps(1), jumps(-4), jumps(-1));
     printf("%d %d %d\n", p.left, p.right, (struct pair){.right = 7}.left);
     struct corner c = {3, 4};
     struct shape sh = {c, SHARP};
