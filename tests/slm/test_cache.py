@@ -2,6 +2,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from cudaify.errors import ModelError
 from cudaify.transforms.slm.cache import (
     CachedEngine,
     CompletionCache,
@@ -13,8 +15,6 @@ from cudaify.transforms.slm.cache import (
 )
 from cudaify.transforms.slm.engine import RemoteEngine, Sampling
 from cudaify.transforms.slm.extract import extract_code
-
-from cudaify.errors import ModelError
 
 from .httpserver import FakeServer
 from .programs import SAXPY

@@ -2,6 +2,7 @@
 qwen2.5-coder-0.5b`). Few tokens each: these run on the CPU."""
 
 import pytest
+
 from cudaify.transforms.slm import models
 from cudaify.transforms.slm.cache import CachedEngine, Recorder, Replay
 from cudaify.transforms.slm.engine import LocalEngine, Sampling

@@ -6,10 +6,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from cudaify.transforms.slm import models
-from cudaify.transforms.slm.models import ModelSpec, Part
 
 from cudaify.errors import InputError, ModelError
+from cudaify.transforms.slm import models
+from cudaify.transforms.slm.models import ModelSpec, Part
 
 DATA = [os.urandom(70_000), os.urandom(50_000), b"GGUF" + os.urandom(1_000)]
 WHOLE = b"".join(DATA)

@@ -1,4 +1,6 @@
 import pytest
+
+from cudaify.core import Problem
 from cudaify.regraph.graph import Example
 from cudaify.transforms.slm.extract import extract_code
 from cudaify.transforms.slm.prompt import (
@@ -8,8 +10,6 @@ from cudaify.transforms.slm.prompt import (
     edit_prompt,
     repair_prompt,
 )
-
-from cudaify.core import Problem
 
 from .programs import CHOICES, OFFLOAD_INSTRUCTION, SAXPY
 

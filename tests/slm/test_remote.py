@@ -2,9 +2,9 @@ import math
 import socket
 
 import pytest
-from cudaify.transforms.slm.engine import RemoteEngine, Sampling, remote_prior
 
 from cudaify.errors import ModelError
+from cudaify.transforms.slm.engine import RemoteEngine, Sampling, remote_prior
 
 from .httpserver import FakeServer, completion_reply
 

@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cudaify.transforms.slm.engine import Completion, Engine, Message, Sampling
-
 from cudaify.core import content_hash
 from cudaify.errors import ModelError
+from cudaify.transforms.slm.engine import Completion, Engine, Message, Sampling
 
 
 class ReplayMiss(ModelError):

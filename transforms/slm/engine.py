@@ -144,8 +144,8 @@ class LocalEngine:
         identity: str | None = None,
     ):
         from cudaify.transforms.slm.models import file_sha256
-        from llama_cpp import Llama
 
+        Llama = _llama_cpp().Llama
         self.model_path = Path(model_path)
         self.gpu_requested = n_gpu_layers != 0
         self.gpu_offload = self.gpu_requested and gpu_offload_supported()
@@ -231,6 +231,8 @@ class LocalEngine:
         prompt, so every option is scored under the same context."""
         full = [self._tokens(text) for text in texts]
         cut = min(_common_prefix(self._tokens(prefix), tokens) for tokens in full)
+        if cut == 0:  # nothing shared to condition on: the scores would not be comparable
+            raise ModelError(f"{self.model_path.name}: cannot score the options after the prompt")
         if cut + max(len(tokens) - cut for tokens in full) > self.n_ctx:
             raise ModelError(f"the choice prompt does not fit the context ({self.n_ctx} tokens)")
         return full[0][:cut], [tokens[cut:] for tokens in full]
