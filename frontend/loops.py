@@ -73,7 +73,7 @@ def tokenize(data: bytes) -> list[tuple[int, str]]:
 # identity (kind and data pointers: `clang_hashCursor` collides on large files)
 # (`index_tree` fills the children of a whole function in one recursive visit).
 _offset = ctypes.c_uint()
-Key = tuple[int, int, int, int, int]
+Key = bytes
 _SPANS: dict[Key, tuple[int, int]] = {}
 _CHILDREN: dict[Key, list[ci.Cursor]] = {}
 _INDEXED: set[Key] = set()
@@ -82,10 +82,10 @@ _INDEXED: set[Key] = set()
 def identity(cursor: ci.Cursor) -> Key:
     """What makes a cursor itself: for statements and expressions the Stmt pointer
     (data[1]; the parent-declaration slot differs between visits), for the rest all."""
-    data = cursor.data
+    raw = bytes(cursor)  # kind, xdata, data[0..2]: the struct's own bytes are the cheapest key
     if 100 <= cursor._kind_id < 400:
-        return (cursor._kind_id, 0, 0, data[1] or 0, data[2] or 0)
-    return (cursor._kind_id, cursor.xdata, data[0] or 0, data[1] or 0, data[2] or 0)
+        return raw[:4] + raw[16:]
+    return raw
 
 
 def _location_offset(location: ci.SourceLocation) -> int:
