@@ -1,0 +1,405 @@
+"""What the pattern methods (reduction, atomic_privatize, scan, wavefront) share: finding
+an analysed loop in a variant that may already hold other kernels, the device helpers
+they emit once per program, and the kernel's view of the names a loop uses.
+
+The offload method rewrites the analysed source; the pattern methods also follow it, so
+they work on a variant whose bytes differ from the analysed ones. A loop is found again
+by its exact text inside its function: the rules only touch loops that no earlier step
+rewrote, and they refuse when the text is gone or ambiguous."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from cudaify.frontend.edits import Edit
+from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Span
+from cudaify.transforms import csource as cs
+from cudaify.transforms.offload import (
+    PRELUDE,
+    _bytes,
+    _element_type,
+    _host_address,
+    _host_only_parts,
+    _key,
+    _kernel_position,
+    _Refuse,
+    _used_after,
+)
+from tree_sitter import Node, Tree
+
+Refuse = _Refuse  # why one loop cannot be rewritten (becomes an Outcome reason)
+
+RUNTIME_MARKER = PRELUDE.splitlines()[0]
+PATTERN_MARKER = "/* ---- cudaify pattern helpers ---- */"
+
+# Device helpers for the pattern kernels. Templates over the element type, so that
+# typedefs and struct fields need no spelling of their type: the reductions shuffle any
+# value of at most 8 bytes through an integer of its size.
+PATTERN_PRELUDE = (
+    PATTERN_MARKER
+    + """
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class T>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<T>::type>::type;
+template <class T>
+__host__ __device__ T &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_times {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_minimum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::max();
+    }
+};
+struct cudaify_maximum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? -cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a & b; }
+    template <class T> __host__ __device__ static T identity() { return (T)~(T)0; }
+};
+struct cudaify_bit_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a | b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_bit_xor {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a ^ b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_logical_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a && b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_logical_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a || b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class T>
+__device__ T cudaify_shfl_down(T value, int offset)
+{
+    static_assert(sizeof(T) <= 8, "cudaify: reduction values are at most 8 bytes");
+    T out;
+    if constexpr (sizeof(T) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class T, class Op>
+__device__ T cudaify_block_reduce(T value, Op op)
+{
+    __shared__ T warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : Op::template identity<T>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class T>
+__device__ void cudaify_atomic_add(T *address, T value)
+{
+    if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class T, class V>
+__device__ void cudaify_add_at(T *global, T *local, long long extent, long long index, V value,
+                               int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (T)value);
+}
+template <class T, class V>
+__device__ void cudaify_subtract_at(T *global, T *local, long long extent, long long index,
+                                    V value, int *outside)
+{
+    cudaify_add_at(global, local, extent, index, (T)((T)0 - (T)value), outside);
+}
+
+"""
+)
+
+OPERATORS = {
+    "+": "cudaify_plus",
+    "*": "cudaify_times",
+    "min": "cudaify_minimum",
+    "max": "cudaify_maximum",
+    "&": "cudaify_bit_and",
+    "|": "cudaify_bit_or",
+    "^": "cudaify_bit_xor",
+    "&&": "cudaify_logical_and",
+    "||": "cudaify_logical_or",
+}
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict)\b")
+
+
+@dataclass(frozen=True)
+class Located:
+    """An analysed loop found in a variant: its facts with byte spans moved into the
+    variant, its syntax node there, and the variant's tree and bytes."""
+
+    function: Function
+    outer: Loop  # the outermost loop of its nest, as analysed (data regions hang on it)
+    loop: Loop  # spans moved into the variant
+    node: Node
+    tree: Tree
+    source: bytes
+
+
+def shifted(loop: Loop, delta: int) -> Loop:
+    """The loop facts with every byte offset moved by `delta`."""
+
+    def move(span: Span) -> Span:
+        return Span(span.start + delta, span.end + delta)
+
+    return replace(
+        loop,
+        span=move(loop.span),
+        body_span=move(loop.body_span),
+        children=tuple(shifted(child, delta) for child in loop.children),
+    )
+
+
+def locate(code: str, program: Program, function: Function, outer: Loop, loop: Loop) -> Located:
+    """Find `loop` (analysed in `program`) in the variant `code`, by its text inside its
+    function: it must be there exactly once."""
+    original = program.source.encode("utf-8", errors="surrogateescape")
+    original_node = cs.node_at(cs.parse(original), loop.span.start, "for_statement")
+    if original_node is None:
+        raise Refuse(f"no `for` statement at line {loop.line} of the analysed program")
+    needle = original[original_node.start_byte : original_node.end_byte]
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    definition = cs.function_nodes(tree, source).get(function.name)
+    if definition is None:
+        raise Refuse(f"function '{function.name}' is not defined in this variant")
+    region = source[definition.start_byte : definition.end_byte]
+    found = region.find(needle)
+    if found < 0:
+        raise Refuse("an earlier step already rewrote this loop")
+    if region.find(needle, found + 1) >= 0:
+        raise Refuse("the loop's text occurs twice in its function")
+    delta = definition.start_byte + found - original_node.start_byte
+    moved = shifted(loop, delta)
+    node = cs.node_at(tree, moved.span.start, "for_statement")
+    if node is None:
+        raise Refuse(f"the loop at line {loop.line} does not parse as a `for` statement")
+    return Located(function, outer, moved, node, tree, source)
+
+
+def candidates(function: Function, patterns: tuple[str, ...]) -> list[tuple[Loop, Loop]]:
+    """(outermost loop, loop) for every loop of `function` whose pattern is one of
+    `patterns` and that no parallel loop encloses (those nests are offload's)."""
+    found: list[tuple[Loop, Loop]] = []
+
+    def visit(outer: Loop, loop: Loop) -> None:
+        if loop.pattern in patterns:
+            found.append((outer, loop))
+            return
+        if loop.parallel and loop.pattern == "plain":
+            return
+        for child in loop.children:
+            visit(outer, child)
+
+    for outer in function.loops:
+        visit(outer, outer)
+    return found
+
+
+def where(program: Program, function: Function, loop: Loop, method: str, why: str) -> str:
+    return (
+        f"{program.path}:{loop.line}:{loop.column}: {method}: cannot rewrite loop '{loop.var}' "
+        f"in '{function.name}': {why}"
+    )
+
+
+def identifiers(source: bytes, tree: Tree) -> set[str]:
+    return {cs.text(n, source) for n in cs.walk(tree.root_node) if n.type.endswith("identifier")}
+
+
+# ---- helpers emitted once per program --------------------------------------------------
+
+
+def prelude_edits(source: bytes, at: int) -> tuple[list[Edit], str]:
+    """Edits and text that make the runtime helpers (offload's) and the pattern helpers
+    defined before byte `at`: a block found after `at` moves up to `at`; the returned
+    text goes at `at`, before the kernels."""
+    edits: list[Edit] = []
+    text = ""
+    for marker, block in ((RUNTIME_MARKER, PRELUDE), (PATTERN_MARKER, PATTERN_PRELUDE)):
+        position = source.find(marker.encode())
+        if 0 <= position < at:
+            continue
+        if position >= 0:
+            end = position + len(block.encode())
+            if source[position:end] != block.encode():
+                raise Refuse("the variant's helper block differs from the one this version emits")
+            edits.append(Edit(position, end, "", "the helpers move before the new kernels"))
+        text += block
+    return edits, text
+
+
+def kernel_position(located: Located) -> int:
+    definition = cs.node_at(located.tree, _function_start(located), "function_definition")
+    start = definition.start_byte if definition is not None else located.node.start_byte
+    return _kernel_position(located.tree, located.source, start)
+
+
+def _function_start(located: Located) -> int:
+    node: Node | None = located.node
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node.start_byte if node is not None else located.node.start_byte
+
+
+def device_edits(names: tuple[str, ...], tree: Tree, source: bytes) -> list[Edit]:
+    """`__host__ __device__` on the user functions a kernel calls that lack it."""
+    definitions = cs.function_nodes(tree, source)
+    edits: list[Edit] = []
+    for name in names:
+        definition = definitions[name]
+        if "__device__" in cs.text(definition, source).split("{", 1)[0]:
+            continue  # an earlier step already made it a device function
+        for node in (definition, *cs.prototypes(tree, source, name)):
+            edits.append(
+                Edit(node.start_byte, node.start_byte, "__host__ __device__ ", f"{name} on device")
+            )
+    return edits
+
+
+# ---- the names a kernel needs ------------------------------------------------------------
+
+
+def scalars_of(
+    located: Located,
+    arrays: tuple[ArrayData, ...],
+    skip: set[str],
+    mapped: set[str],
+    header_depth: int = 1,
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """(type, name) of the scalars the loop reads (passed by value) and of those it
+    writes that need one copy per thread; `skip` holds names the method handles itself."""
+    nest, tree, source = located.node, located.tree, located.source
+    outer_node = cs.node_at(tree, located.loop.span.start, "for_statement") or nest
+    array_names = {a.name for a in arrays}
+    inside = cs.names_declared_in(nest, source)
+    written = cs.names_written(nest, source)
+    called = {_key(n.child_by_field_name("function")) for _, n in cs.calls_in(nest, source)}
+    headers = {_key(n) for n in _host_only_parts(nest, header_depth)}
+    scalars: dict[str, str] = {}
+    privates: dict[str, str] = {}
+    for ident in cs.identifiers_in(nest):
+        name = cs.text(ident, source)
+        ignored = name in mapped or name in array_names or name in inside or name in skip
+        if ignored or _key(ident) in called or _key(ident) in headers:
+            continue
+        declared = cs.visible(tree, source, name, nest.start_byte)
+        if declared is None or declared.kind == "function":
+            continue  # a macro, an enum constant or a function: visible to the kernel too
+        if declared.kind in ("pointer", "array"):
+            raise Refuse(f"it uses {declared.kind} '{name}' whose extent is unknown")
+        if name not in written:
+            scalars[name] = " ".join(declared.base.split())
+            continue
+        if declared.scope == "global":
+            raise Refuse(f"it writes the global variable '{name}'")
+        if _used_after(nest, outer_node, name, tree, source):
+            raise Refuse(f"'{name}' is written in the loop and used after it")
+        privates[name] = " ".join(_QUALIFIERS.sub("", declared.base).split())
+    return (
+        tuple((t, n) for n, t in scalars.items()),
+        tuple((t, n) for n, t in privates.items()),
+    )
+
+
+def unique_arrays(arrays: tuple[ArrayData, ...]) -> tuple[ArrayData, ...]:
+    """One entry per array name (the analysis may list an array once per access region)."""
+    by_name: dict[str, ArrayData] = {}
+    for data in arrays:
+        by_name.setdefault(data.name, data)
+    return tuple(by_name.values())
+
+
+def copy_in(arrays: tuple[ArrayData, ...], devices: dict[str, str]) -> list[str]:
+    lines = [f"{_element_type(a)} *{devices[a.name]} = NULL;" for a in arrays]
+    for data in arrays:
+        device = devices[data.name]
+        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
+    for data in arrays:
+        device, host = devices[data.name], _host_address(data, writable=False)
+        lines.append(
+            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {_bytes(data)}, cudaMemcpyHostToDevice));"
+        )
+    return lines
+
+
+def copy_out(arrays: tuple[ArrayData, ...], devices: dict[str, str]) -> list[str]:
+    lines = []
+    for data in arrays:
+        if data.access in ("write", "readwrite"):
+            host = _host_address(data, writable=True)
+            lines.append(
+                f"CUDAIFY_CHECK(cudaMemcpy({host}, {devices[data.name]}, {_bytes(data)}, "
+                "cudaMemcpyDeviceToHost));"
+            )
+    return lines
+
+
+def frees(names: list[str]) -> list[str]:
+    return [f"CUDAIFY_CHECK(cudaFree({name}));" for name in names]
