@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from cudaify.transforms.base import Method
 from cudaify.transforms.offload import Offload
+from cudaify.transforms.reduction import ReductionMethod
 
 from cudaify.errors import ConfigError
 
-METHODS: dict[str, Method] = {method.name: method for method in (Offload(),)}
+METHODS: dict[str, Method] = {method.name: method for method in (Offload(), ReductionMethod())}
 
 
 class UnknownMethodError(ConfigError, KeyError):
