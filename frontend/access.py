@@ -18,6 +18,7 @@ from cudaify.frontend.loops import (
     canonical_header,
     end_of,
     for_parts,
+    identity,
     index_tree,
     kids,
     start_of,
@@ -152,7 +153,7 @@ class Walk:
     jumps: list[Jump] = field(default_factory=list)
     decls: list[Decl] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
-    parents: dict[int, ci.Cursor] = field(default_factory=dict)  # statement hash -> parent
+    parents: dict[bytes, ci.Cursor] = field(default_factory=dict)  # identity -> parent
 
 
 def norm(text: str) -> str:
@@ -202,7 +203,7 @@ class Walker:
 
     def children(self, cursor: ci.Cursor) -> None:
         for child in kids(cursor):
-            self.out.parents[child.hash] = cursor
+            self.out.parents[identity(child)] = cursor
             if child.kind.is_expression():
                 self.expression(child, "read")
             else:
@@ -243,7 +244,7 @@ class Walker:
         )
         self.out.loops.append(node)
         for child in body:
-            self.out.parents[child.hash] = cursor
+            self.out.parents[identity(child)] = cursor
             if child.hash == body_cursor.hash:
                 continue
             self.statement(child) if not child.kind.is_expression() else self.expression(

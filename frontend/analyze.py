@@ -45,6 +45,7 @@ from cudaify.frontend.loops import (
     Source,
     end_of,
     forget_trees,
+    identity,
     is_integer_type,
     kids,
     start_of,
@@ -850,7 +851,7 @@ class ScalarJudge:
         body = kids(self.node.cursor)[-1]
         for u in self.fa.walk.updates:
             if u.start <= first.start < u.end and u.op == "=" and u.self_free and u.cursor:
-                return self.fa.walk.parents.get(u.cursor.hash) == body or u.cursor == body
+                return self.fa.walk.parents.get(identity(u.cursor)) == body or u.cursor == body
         return False
 
     def dead_after(self, ref) -> bool:
@@ -861,7 +862,7 @@ class ScalarJudge:
         refs = [r for r in walk.refs if r.decl == ref.decl]
         current = self.node.cursor
         while True:
-            parent = walk.parents.get(current.hash)
+            parent = walk.parents.get(identity(current))
             if parent is None:
                 return True
             siblings = kids(parent)
@@ -872,7 +873,7 @@ class ScalarJudge:
                 status = self.sequence(siblings[index + 1 :], refs, ref)
                 if status in ("kill", "use"):
                     return status == "kill"
-                outer = walk.parents.get(parent.hash)
+                outer = walk.parents.get(identity(parent))
                 if (
                     outer is not None
                     and outer.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT)
