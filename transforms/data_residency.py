@@ -1,0 +1,978 @@
+"""`data_residency`: keep arrays on the device across repeated calls and time loops.
+
+After `offload`, every call of an offloaded function allocates, copies in, launches,
+copies out and frees: a function called in a loop moves its arrays twice per iteration.
+The rule replaces each launch's allocate-and-copy pairs by `cudaify_map` / `cudaify_unmap`
+on a present table (OpenACC's idea) emitted once into the file, and opens a *residency
+scope* around loops whose iterations only launch work or touch no memory the device may
+hold. Outside a scope a map behaves exactly as before (copy in; copy back and release at
+unmap); inside, a host range mapped once stays on the device, later maps of a range it
+contains copy nothing, and the scope's end copies written ranges back. Device buffers are
+pooled, so no call allocates twice.
+
+Host statements inside a scope (or inside an offloaded function, which may run in one)
+that touch memory get a barrier before them: `cudaify_host_reads()` (copy written ranges
+back; device copies stay valid) when the statement can only read memory,
+`cudaify_host_writes()` (copy back and forget every mapping) when it may write or free it.
+A scope is refused when a host statement could see device-held data without a barrier:
+memory access in a loop header, an array declared inside the loop (its address is reused),
+a return or goto out of it, a call of a user function that itself launches work but is not
+an offloaded wrapper, or a mapped range whose base is a local of an offloaded function
+(dead once it returns). The table is keyed by host address, so pointer swaps
+(`t = a; a = b; b = t;`) between iterations keep both buffers resident."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, Tree
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.transforms import csource as cs
+from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.offload import MATH_FUNCTIONS
+
+RUNTIME_MARKER = "/* ---- cudaify data residency ---- */"
+PRELUDE_MARKER = "/* ---- cudaify runtime helpers ---- */"
+_AFTER_PRELUDE = "static inline unsigned int cudaify_blocks("
+
+RUNTIME = (
+    RUNTIME_MARKER
+    + r"""
+/* A present table: inside a residency scope a host range mapped once stays on the device;
+   later maps of a range it contains copy nothing, and the scope's end (or a host statement
+   that touches memory) copies written ranges back. Outside a scope a map is a plain copy
+   in and its unmap a copy back. Device buffers go back to a pool, so repeated calls do not
+   allocate. All work is on the default stream, in order. */
+typedef struct {
+    const char *host;
+    size_t bytes;
+    char *device;
+    size_t capacity;
+    int dirty;
+} cudaify_entry;
+
+typedef struct {
+    cudaify_entry *items;
+    int count, room;
+} cudaify_list;
+
+static cudaify_list cudaify_present; /* mapped in the open scope */
+static cudaify_list cudaify_retired; /* replaced by a larger range; released at the scope's end */
+static cudaify_list cudaify_pool;    /* free device buffers */
+static int cudaify_depth = 0;
+
+#define CUDAIFY_POOLED 64
+
+static void cudaify_push(cudaify_list *list, cudaify_entry entry)
+{
+    if (list->count == list->room) {
+        int room = list->room ? 2 * list->room : 32;
+        cudaify_entry *items =
+            (cudaify_entry *)realloc(list->items, (size_t)room * sizeof(cudaify_entry));
+        if (items == NULL) {
+            fprintf(stderr, "cudaify: out of host memory for the present table\n");
+            exit(EXIT_FAILURE);
+        }
+        list->items = items;
+        list->room = room;
+    }
+    list->items[list->count++] = entry;
+}
+
+static char *cudaify_device_alloc(size_t bytes, size_t *capacity)
+{
+    int best = -1;
+    for (int i = 0; i < cudaify_pool.count; i++) {
+        size_t have = cudaify_pool.items[i].capacity;
+        /* reuse a buffer at most twice the size asked for */
+        if (have >= bytes && have / 2 <= bytes &&
+            (best < 0 || have < cudaify_pool.items[best].capacity))
+            best = i;
+    }
+    if (best >= 0) {
+        cudaify_entry found = cudaify_pool.items[best];
+        cudaify_pool.items[best] = cudaify_pool.items[--cudaify_pool.count];
+        *capacity = found.capacity;
+        return found.device;
+    }
+    void *device = NULL;
+    size_t asked = bytes > 0 ? bytes : 1;
+    if (cudaMalloc(&device, asked) != cudaSuccess) {
+        (void)cudaGetLastError(); /* out of memory: give the pool back and try again */
+        while (cudaify_pool.count > 0)
+            CUDAIFY_CHECK(cudaFree(cudaify_pool.items[--cudaify_pool.count].device));
+        CUDAIFY_CHECK(cudaMalloc(&device, asked));
+    }
+    *capacity = asked;
+    return (char *)device;
+}
+
+static void cudaify_device_release(char *device, size_t capacity)
+{
+    if (cudaify_pool.count == CUDAIFY_POOLED) {
+        CUDAIFY_CHECK(cudaFree(device));
+        return;
+    }
+    cudaify_entry pooled = {NULL, 0, device, capacity, 0};
+    cudaify_push(&cudaify_pool, pooled);
+}
+
+/* Host memory is about to be read: copy written ranges back; device copies stay valid. */
+static void cudaify_host_reads(void)
+{
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry->host, entry->device, entry->bytes,
+                                     cudaMemcpyDeviceToHost));
+        entry->dirty = 0;
+    }
+}
+
+/* Host memory may be written or freed: copy written ranges back and forget every
+   mapping, so that the next map copies the host's values again. */
+static void cudaify_host_writes(void)
+{
+    cudaify_host_reads();
+    for (int i = 0; i < cudaify_present.count; i++)
+        cudaify_device_release(cudaify_present.items[i].device, cudaify_present.items[i].capacity);
+    for (int i = 0; i < cudaify_retired.count; i++)
+        cudaify_device_release(cudaify_retired.items[i].device, cudaify_retired.items[i].capacity);
+    cudaify_present.count = 0;
+    cudaify_retired.count = 0;
+}
+
+static void cudaify_scope_begin(void) { cudaify_depth++; }
+
+static void cudaify_scope_end(void)
+{
+    if (--cudaify_depth == 0)
+        cudaify_host_writes();
+}
+
+/* Host bytes [low, high) copied to a device buffer. */
+static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity)
+{
+    char *device = cudaify_device_alloc((size_t)(high - low), capacity);
+    CUDAIFY_CHECK(cudaMemcpy(device, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    return device;
+}
+
+/* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
+   the elements a kernel does not write keep their values when the range is copied back. */
+static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writes)
+{
+    const char *host = (const char *)host_ptr, *end = host + bytes;
+    size_t capacity = 0;
+    (void)reads;
+    if (cudaify_depth == 0)
+        return cudaify_copy_in(host, end, &capacity);
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->host <= host && end <= entry->host + entry->bytes) {
+            entry->dirty |= writes;
+            return entry->device + (host - entry->host);
+        }
+    }
+    /* Mapped ranges that overlap this one lie in the same allocation: copy them back and
+       map their union. The replaced buffers live until the scope ends, since an argument
+       of the launch being prepared may point into one. */
+    const char *low = host, *high = end;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!(entry.host < end && host < entry.host + entry.bytes)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
+                                     cudaMemcpyDeviceToHost));
+        if (entry.host < low) low = entry.host;
+        if (entry.host + entry.bytes > high) high = entry.host + entry.bytes;
+        cudaify_push(&cudaify_retired, entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+    cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity);
+    cudaify_push(&cudaify_present, mapped);
+    return mapped.device + (host - low);
+}
+
+/* A launch is done with a mapped range: outside a scope, copy it back when the kernel
+   wrote it and give the buffer back; inside one, the scope's end does that. */
+static void cudaify_unmap(const void *host, void *device, size_t bytes, int writes)
+{
+    if (cudaify_depth > 0)
+        return;
+    if (writes)
+        CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+    cudaify_device_release((char *)device, bytes > 0 ? bytes : 1);
+}
+
+"""
+)
+
+# Library functions that read their arguments and write no memory the program owns.
+READ_ONLY_LIBRARY = MATH_FUNCTIONS | frozenset(
+    """printf fprintf puts fputs putchar fputc putc fflush fwrite strlen strcmp strncmp memcmp
+    abs labs llabs atoi atol atof strtod strtof strtol clock time rand""".split()
+)
+# Types whose values hold no pointer: naming such a variable touches no mapped memory.
+ARITHMETIC_WORDS = frozenset(
+    """int long short char float double unsigned signed size_t ssize_t bool _Bool const
+    volatile static register int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
+    uint64_t ptrdiff_t intptr_t uintptr_t auto""".split()
+)
+LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+_DEVICE_CALLS = ("cudaify_map", "cudaify_unmap")
+
+
+class _Refuse(Exception):
+    """Internal: why a scope (or a function's residency) is not safe."""
+
+
+class DataResidency(Method):
+    name = "data_residency"
+    summary = "keep arrays on the device across repeated calls and time loops"
+    category = "memory"
+    follows = (
+        "offload",
+        "reduction",
+        "atomic_privatize",
+        "scan",
+        "wavefront",
+        "coalesce",
+        "readonly_cache",
+        "shared_tiling",
+        "register_tiling",
+        "unroll",
+        "fast_math",
+        "launch_tuning",
+    )
+    instruction = (
+        "Keep arrays on the GPU across repeated calls of the offloaded functions. Emit, once, "
+        "a present table keyed by host address ranges: cudaify_map(host, bytes, reads, writes) "
+        "returns the device copy (copying in only when the range is not already present), "
+        "cudaify_unmap does nothing inside a residency scope and copies back and releases "
+        "outside one; cudaify_scope_begin()/cudaify_scope_end() around a loop (in main or "
+        "in the function with a time loop) whose body only calls offloaded functions, swaps "
+        "pointers or computes scalars; the scope's end copies written ranges back. Before any "
+        "host statement inside the scope that reads arrays, copy written ranges back; before "
+        "one that writes or frees them, copy back and forget all mappings. Reuse device "
+        "buffers instead of cudaMalloc/cudaFree on every call. Change nothing else."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plan = _plan(variant.code)
+        return None if plan.scopes else plan.reason()
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plan = _plan(variant.code)
+        if not plan.scopes:
+            return Outcome(None, plan.reason())
+        detail = "; ".join(plan.scopes)
+        return Outcome(variant.then(self.name, plan.code, "rule", detail=detail))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        return residency_problems(after.code)
+
+
+def residency_problems(code: str) -> list[Problem]:
+    """Scopes balanced in each function, the runtime present, no raw transfer of a
+    launch left beside a map."""
+    problems = []
+    if "cudaify_scope_begin()" in code and RUNTIME_MARKER not in code:
+        problems.append(Problem("data_residency", "scopes are opened but the runtime is missing"))
+    data = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(data)
+    for name, nodes in cs.all_function_nodes(tree, data).items():
+        for node in nodes:
+            calls = [c for c, _ in cs.calls_in(node, data)]
+            if calls.count("cudaify_scope_begin") != calls.count("cudaify_scope_end"):
+                problems.append(
+                    Problem(
+                        "data_residency",
+                        f"'{name}' opens and closes a different number of residency scopes",
+                        line=cs.line_of(node),
+                    )
+                )
+            if calls.count("cudaify_map") != calls.count("cudaify_unmap"):
+                problems.append(
+                    Problem(
+                        "data_residency",
+                        f"'{name}' maps and unmaps a different number of ranges",
+                        line=cs.line_of(node),
+                    )
+                )
+    if "cudaify_scope_begin();" not in code:
+        problems.append(Problem("data_residency", "no residency scope was opened"))
+    return problems
+
+
+# ---- the plan ------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    code: str = ""
+    scopes: list[str] = field(default_factory=list)  # one line per scope opened
+    reasons: list[str] = field(default_factory=list)
+
+    def reason(self) -> str:
+        return self.reasons[0] if self.reasons else "no loop repeats a launch"
+
+
+def _plan(code: str) -> _Plan:
+    plan = _Plan()
+    if RUNTIME_MARKER in code:
+        plan.reasons.append("data residency is already applied")
+        return plan
+    if PRELUDE_MARKER not in code or _AFTER_PRELUDE not in code:
+        plan.reasons.append("no offloaded launch with cudaify's runtime helpers")
+        return plan
+    mapped, count = map_transfers(code)
+    if count == 0:
+        plan.reasons.append("no launch copies its arrays with cudaMalloc and cudaMemcpy")
+        return plan
+    data = mapped.encode("utf-8", errors="surrogateescape")
+    edits = _Scoper(data, cs.parse(data), plan).edits()
+    if not plan.scopes:
+        return plan
+    edits.append(Edit(*[_runtime_position(data)] * 2, RUNTIME, "residency runtime"))
+    plan.code = apply_edits(data, edits).decode("utf-8", errors="surrogateescape")
+    return plan
+
+
+def _runtime_position(data: bytes) -> int:
+    """Right after the offload prelude's last helper."""
+    start = data.index(_AFTER_PRELUDE.encode())
+    close = data.index(b"\n}\n", start) + 3
+    return close + 1 if data[close : close + 1] == b"\n" else close
+
+
+# ---- allocate-and-copy pairs to maps ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Transfer:
+    """One statement of a launch's data movement, found in the text."""
+
+    kind: str  # declare | malloc | to_device | to_host | free
+    device: str
+    start: int  # the statement's line, newline included
+    end: int
+    args: tuple[str, ...]
+    indent: str
+    elem: str = ""
+
+
+_STATEMENT = re.compile(
+    r"^(?P<indent>[ \t]*)(?:CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
+    r"|(?P<elem>[A-Za-z_][\w \t]*?[\w])[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
+    re.MULTILINE,
+)
+
+
+def split_arguments(text: str) -> tuple[str, ...]:
+    """Top-level comma-separated arguments of a call's argument text."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current).strip())
+    return tuple(parts)
+
+
+def _transfers(code: str) -> list[_Transfer]:
+    found = []
+    for match in _STATEMENT.finditer(code):
+        indent, start, end = match.group("indent"), match.start(), match.end()
+        if match.group("name"):
+            found.append(
+                _Transfer("declare", match.group("name"), start, end, (), indent, match["elem"])
+            )
+            continue
+        args = split_arguments(match.group("args"))
+        call = match.group("call")
+        if call == "cudaMalloc" and len(args) == 2 and args[0].startswith("(void **)&"):
+            device = args[0].removeprefix("(void **)&").strip()
+            found.append(_Transfer("malloc", device, start, end, args, indent))
+        elif call == "cudaFree" and len(args) == 1:
+            found.append(_Transfer("free", args[0], start, end, args, indent))
+        elif call == "cudaMemcpy" and len(args) == 4 and args[3] == "cudaMemcpyHostToDevice":
+            found.append(_Transfer("to_device", args[0], start, end, args, indent))
+        elif call == "cudaMemcpy" and len(args) == 4 and args[3] == "cudaMemcpyDeviceToHost":
+            found.append(_Transfer("to_host", args[1], start, end, args, indent))
+    return found
+
+
+def map_transfers(code: str) -> tuple[str, int]:
+    """`code` with every device buffer that is declared, allocated, filled from the host,
+    optionally copied back and freed, each exactly once in one block with the same byte
+    count, turned into a map and an unmap. Returns the code and how many were turned."""
+    edits: list[Edit] = []
+    turned = 0
+    for device, transfers in _buffer_lives(_transfers(code)):
+        rewrite = _map_edits(device, transfers)
+        if rewrite:
+            edits.extend(rewrite)
+            turned += 1
+    data = code.encode("utf-8", errors="surrogateescape")
+    # offsets so far are of the str; the generated code is ASCII around these lines, but the
+    # user's text may not be: convert each offset once
+    edits = [_to_bytes(code, edit) for edit in edits]
+    return apply_edits(data, edits).decode("utf-8", errors="surrogateescape"), turned
+
+
+def _buffer_lives(transfers: list[_Transfer]) -> list[tuple[str, list[_Transfer]]]:
+    """The statements of each buffer's life, from its declaration to its free (blocks may
+    reuse a device buffer's name)."""
+    open_: dict[str, list[_Transfer]] = {}
+    lives = []
+    for transfer in transfers:
+        if transfer.kind == "declare":
+            open_[transfer.device] = [transfer]
+        elif transfer.device in open_:
+            open_[transfer.device].append(transfer)
+            if transfer.kind == "free":
+                lives.append((transfer.device, open_.pop(transfer.device)))
+    return lives
+
+
+def _to_bytes(code: str, edit: Edit) -> Edit:
+    start = len(code[: edit.start].encode("utf-8", errors="surrogateescape"))
+    end = start + len(code[edit.start : edit.end].encode("utf-8", errors="surrogateescape"))
+    return Edit(start, end, edit.text, edit.reason)
+
+
+def _map_edits(device: str, transfers: list[_Transfer]) -> list[Edit]:
+    kinds = [t.kind for t in transfers]
+    if sorted(kinds) not in (
+        sorted(["declare", "malloc", "to_device", "free"]),
+        sorted(["declare", "malloc", "to_device", "to_host", "free"]),
+    ):
+        return []
+    one = {t.kind: t for t in transfers}
+    size = one["malloc"].args[1]
+    if one["to_device"].args[2] != size or ("to_host" in one and one["to_host"].args[2] != size):
+        return []
+    order = [one[k].start for k in ("declare", "malloc", "to_device", "free")]
+    if order != sorted(order) or len({t.indent for t in transfers}) != 1:
+        return []
+    writes = 1 if "to_host" in one else 0
+    host_in = one["to_device"].args[1]
+    host_out = one["to_host"].args[0] if writes else host_in
+    declare, free = one["declare"], one["free"]
+    elem = declare.elem
+    mapped = (
+        f"{declare.indent}{elem} *{device} = ({elem} *)cudaify_map({host_in}, {size}, 1, "
+        f"{writes});\n"
+    )
+    unmapped = f"{free.indent}cudaify_unmap({host_out}, {device}, {size}, {writes});\n"
+    edits = [
+        Edit(declare.start, declare.end, mapped, f"map {device}"),
+        Edit(one["malloc"].start, one["malloc"].end, "", f"{device} comes from the map"),
+        Edit(one["to_device"].start, one["to_device"].end, "", f"{device} comes from the map"),
+        Edit(free.start, free.end, unmapped, f"unmap {device}"),
+    ]
+    if writes:
+        edits.append(Edit(one["to_host"].start, one["to_host"].end, "", "the unmap copies back"))
+    return edits
+
+
+# ---- where scopes and barriers go -------------------------------------------------------
+
+
+def _statements(node: Node) -> list[Node]:
+    return [c for c in node.named_children if c.type not in ("comment",)]
+
+
+class _Scoper:
+    """Finds the loops that can hold a residency scope and the barriers they need."""
+
+    def __init__(self, data: bytes, tree: Tree, plan: _Plan) -> None:
+        self.data, self.tree, self.plan = data, tree, plan
+        self.functions = cs.function_nodes(tree, data)
+        self.launching = {
+            name
+            for name, node in self.functions.items()
+            if any(n.type == "kernel_call_syntax" for n in cs.walk(node))
+        }
+        self._safe: dict[str, str | None] = {}
+        self._reaches: dict[str, bool] = {}
+        self._effects: dict[str, tuple[bool, bool]] = {}
+
+    # -- the result
+
+    def edits(self) -> list[Edit]:
+        found: dict[tuple[int, int, str], Edit] = {}
+        for name, function in self.functions.items():
+            body = function.child_by_field_name("body")
+            if body is None:
+                continue
+            if name != "main" and self.reaches_launch(name) and self.wrapper_problem(name) is None:
+                for edit in self.barriers(body, scope=None):
+                    found[(edit.start, edit.end, edit.text)] = edit
+            for edit in self._scopes_in(name, body):
+                found[(edit.start, edit.end, edit.text)] = edit
+        return list(found.values())
+
+    def _scopes_in(self, name: str, node: Node) -> list[Edit]:
+        edits: list[Edit] = []
+        for child in _statements(node):
+            if not self.has_device_work(child):
+                continue
+            if child.type in LOOPS:
+                try:
+                    self._require_scope_body(child)
+                    inside = self.barriers(child, scope=child)
+                except _Refuse as refusal:
+                    line = cs.line_of(child)
+                    self.plan.reasons.append(
+                        f"line {line}: no residency scope for the loop in '{name}': {refusal}"
+                    )
+                    edits.extend(self._scopes_in(name, child.child_by_field_name("body") or child))
+                    continue
+                edits.extend(inside)
+                edits.extend(self._scope_edits(child))
+                self.plan.scopes.append(
+                    f"{name}: arrays stay on the device across the loop at line {cs.line_of(child)}"
+                )
+            else:
+                edits.extend(self._scopes_in(name, child))
+        return edits
+
+    def _scope_edits(self, loop: Node) -> list[Edit]:
+        indent = _indent_of(self.data, loop.start_byte)
+        begin, end = "cudaify_scope_begin();", "cudaify_scope_end();"
+        if loop.parent is not None and loop.parent.type != "compound_statement":
+            return [
+                Edit(loop.start_byte, loop.start_byte, "{ " + begin + " ", "open scope"),
+                Edit(loop.end_byte, loop.end_byte, " " + end + " }", "close scope"),
+            ]
+        return [
+            Edit(loop.start_byte, loop.start_byte, f"{begin}\n{indent}", "open scope"),
+            Edit(loop.end_byte, loop.end_byte, f"\n{indent}{end}", "close scope"),
+        ]
+
+    # -- what a statement does
+
+    def has_device_work(self, node: Node) -> bool:
+        """Whether `node` launches a kernel or calls a function that does."""
+        for n in cs.walk(node):
+            if n.type == "kernel_call_syntax":
+                return True
+            if n.type == "call_expression" and self.reaches_launch(cs.call_name(n, self.data)):
+                return True
+        return False
+
+    def reaches_launch(self, name: str | None) -> bool:
+        if name is None or name not in self.functions:
+            return False
+        if name in self._reaches:
+            return self._reaches[name]
+        self._reaches[name] = name in self.launching
+        for callee, _ in cs.calls_in(self.functions[name], self.data):
+            if callee != name and self.reaches_launch(callee):
+                self._reaches[name] = True
+        return self._reaches[name]
+
+    def barriers(self, node: Node, scope: Node | None) -> list[Edit]:
+        """The barriers that statement `node` needs to run with device-held data around."""
+        if not self.has_device_work(node):
+            return self._host_statement(node, scope)
+        if self.is_device_block(node):
+            return []
+        kind = node.type
+        if kind == "compound_statement":
+            return self._sequence(_statements(node), scope)
+        if kind in LOOPS or kind == "if_statement":
+            return self._control(node, scope)
+        if kind in ("expression_statement", "declaration", "return_statement"):
+            self._require_wrapper_call(node, scope)
+            return []
+        raise _Refuse(f"line {cs.line_of(node)}: a {kind.replace('_', ' ')} mixes launches "
+                      "and host code")
+
+    def _sequence(self, statements: list[Node], scope: Node | None) -> list[Edit]:
+        """Barriers for a statement list: after one, the host statements that follow need
+        none until device work runs again (a read barrier covers only reads)."""
+        edits: list[Edit] = []
+        covered = ""  # "", "reads" or "writes": what the last barrier already allows
+        for statement in statements:
+            found = self.barriers(statement, scope)
+            if self.has_device_work(statement):
+                covered = ""
+                edits.extend(found)
+                continue
+            kinds = {_barrier_kind(e.text) for e in found}
+            if len(found) == 1 and kinds <= {"reads", "writes"}:
+                kind = kinds.pop()
+                if covered == "writes" or covered == kind:
+                    continue
+                covered = kind
+            edits.extend(found)
+        return edits
+
+    def _control(self, node: Node, scope: Node | None) -> list[Edit]:
+        edits: list[Edit] = []
+        for index, child in enumerate(node.children):
+            role = node.field_name_for_child(index)
+            if role in ("body", "consequence"):
+                edits.extend(self.barriers(child, scope))
+            elif role == "alternative":
+                edits.extend(e for c in _statements(child) for e in self.barriers(c, scope))
+            elif child.is_named and child.type != "comment":
+                self._require_pure_header(child, scope)
+        return edits
+
+    def _require_pure_header(self, part: Node, scope: Node | None) -> None:
+        """Loop and branch headers run between launches with no room for a barrier."""
+        calls = [n for n in cs.walk(part) if n.type == "call_expression"]
+        for call in calls:
+            if self.reaches_launch(cs.call_name(call, self.data)):
+                self._require_wrapper(call, scope)
+        if self._touches_memory(part, skip=calls_of_wrappers(self, calls)):
+            raise _Refuse(f"line {cs.line_of(part)}: a loop or branch header touches memory "
+                          "between launches")
+
+    def _require_wrapper_call(self, node: Node, scope: Node | None) -> None:
+        """A statement with device work: `[scalar =] wrapper(args);` where the arguments
+        only name addresses and scalars and nothing touches memory after the call."""
+        calls = [n for n in cs.walk(node) if n.type == "call_expression"]
+        wrappers = [c for c in calls if self.reaches_launch(cs.call_name(c, self.data))]
+        if len(wrappers) != 1 or any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
+            raise _Refuse(f"line {cs.line_of(node)}: launches mixed with host code")
+        self._require_wrapper(wrappers[0], scope)
+        outside = [c for c in calls if not _inside(c, wrappers[0])]
+        if self._touches_memory(node, skip=wrappers) or len(outside) != 1:
+            raise _Refuse(f"line {cs.line_of(node)}: the result of a launching call is "
+                          "used in memory")
+
+    def _require_wrapper(self, call: Node, scope: Node | None) -> None:
+        name = cs.call_name(call, self.data) or "?"
+        problem = self.wrapper_problem(name)
+        if problem:
+            raise _Refuse(problem)
+        arguments = call.child_by_field_name("arguments")
+        for argument in arguments.named_children if arguments is not None else []:
+            said = f"line {cs.line_of(argument)}: '{name}' gets '{cs.text(argument, self.data)}'"
+            if any(_is_address_of(n, self.data) for n in cs.walk(argument)):
+                raise _Refuse(f"{said}, the address of a variable")
+            if _is_address(argument, self):
+                self._require_lives_through(argument, scope, said)
+            elif self._touches_memory(argument):
+                raise _Refuse(f"{said}, which reads memory")
+
+    def _require_lives_through(self, argument: Node, scope: Node | None, said: str) -> None:
+        """A mapped range must outlive the scope: a local of the calling function may be
+        passed only from the function that holds the scope, declared before its loop."""
+        for ident in cs.identifiers_in(argument):
+            declared = cs.visible(self.tree, self.data, cs.text(ident, self.data), ident.start_byte)
+            if declared is None or declared.scope in ("param", "global"):
+                continue
+            if declared.kind == "scalar" and not _compound_type(declared.base):
+                continue
+            if "static" in self._declaration_words(declared.start):
+                continue
+            if scope is not None and declared.start < scope.start_byte:
+                continue
+            raise _Refuse(f"{said}: the local '{declared.name}' may die before the scope ends")
+
+    def wrapper_problem(self, name: str) -> str | None:
+        """Why calls of launching function `name` cannot run inside a scope, or None."""
+        if name in self._safe:
+            return self._safe[name]
+        self._safe[name] = f"'{name}' calls itself"
+        self._safe[name] = self._wrapper_problem(name)
+        return self._safe[name]
+
+    def _wrapper_problem(self, name: str) -> str | None:
+        function = self.functions[name]
+        body = function.child_by_field_name("body")
+        if body is None:
+            return f"'{name}' has no body"
+        for call in (n for n in cs.walk(function) if n.type == "call_expression"):
+            if cs.call_name(call, self.data) != "cudaify_map":
+                continue
+            problem = self._local_base(call, function)
+            if problem:
+                return f"'{name}' {problem}"
+        try:
+            self.barriers(body, scope=None)
+        except _Refuse as refusal:
+            return f"'{name}': {refusal}"
+        return None
+
+    def _local_base(self, call: Node, function: Node) -> str | None:
+        """Mapped ranges of a function's locals die with the call: the table would keep them."""
+        arguments = call.child_by_field_name("arguments")
+        if arguments is None or not arguments.named_children:
+            return "maps an unknown range"
+        for ident in cs.identifiers_in(arguments.named_children[0]):
+            declared = cs.visible(self.tree, self.data, cs.text(ident, self.data), ident.start_byte)
+            if declared is None or declared.scope in ("param", "global"):
+                continue
+            if declared.kind in ("pointer", "array", "reference") or _compound_type(declared.base):
+                static = "static" in self._declaration_words(declared.start)
+                if not static:
+                    return f"maps its local '{declared.name}', which dies when it returns"
+        return None
+
+    def _declaration_words(self, start: int) -> set[str]:
+        end = self.data.find(b";", start)
+        return set(re.findall(r"\w+", self.data[start:end].decode("utf-8", "surrogateescape")))
+
+    def is_device_block(self, node: Node) -> bool:
+        """A block that launches and names program memory only in its maps."""
+        if node.type != "compound_statement":
+            return False
+        if not any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
+            return False
+        maps = [
+            n
+            for n in cs.walk(node)
+            if n.type == "call_expression" and cs.call_name(n, self.data) in _DEVICE_CALLS
+        ]
+        if not maps:
+            return False
+        launches = [n.parent for n in cs.walk(node) if n.type == "kernel_call_syntax"]
+        for n in cs.walk(node):
+            if n.type == "call_expression" and n not in launches:
+                name = cs.call_name(n, self.data)
+                if name in self.functions and self._effects_of(name)[0]:
+                    return False  # a user function inside the block may touch memory
+        skip = maps + [n for n in launches if n is not None]
+        return not self._touches_memory(node, skip=skip, declared_after=node.start_byte)
+
+    # -- host statements
+
+    def _host_statement(self, node: Node, scope: Node | None) -> list[Edit]:
+        if _is_pointer_copy(node, self) or not self._touches_memory(node):
+            return []
+        if node.type in ("if_statement", "compound_statement") and self._branch_is_pure(node):
+            return [e for c in _bodies(node) for e in self._host_statement(c, scope)]
+        barrier = "cudaify_host_writes();" if self._may_write(node) else "cudaify_host_reads();"
+        return _insert_before(node, barrier, self.data)
+
+    def _branch_is_pure(self, node: Node) -> bool:
+        if node.type == "compound_statement":
+            return True
+        condition = node.child_by_field_name("condition")
+        return condition is not None and not self._touches_memory(condition)
+
+    def _require_scope_body(self, loop: Node) -> None:
+        """Nothing leaves the loop past the scope's end, and no array is declared in it
+        (its address comes back every iteration with new contents)."""
+        for n in cs.walk(loop):
+            if n.type in ("return_statement", "goto_statement", "throw_statement"):
+                raise _Refuse(f"line {cs.line_of(n)}: a {n.type.split('_')[0]} leaves the loop "
+                              "without closing the scope")
+            if n.type == "call_expression" and cs.call_name(n, self.data) in ("longjmp", "setjmp"):
+                raise _Refuse(f"line {cs.line_of(n)}: a long jump can leave the loop")
+            if n.type == "declaration" and any(
+                d.kind == "array" for d in cs.declared_names(n, self.data, "local")
+            ):
+                raise _Refuse(f"line {cs.line_of(n)}: an array declared in the loop comes back "
+                              "at the same address every iteration")
+
+    def _touches_memory(
+        self, node: Node, skip: list[Node] | tuple[Node, ...] = (), declared_after: int = -1
+    ) -> bool:
+        """Whether evaluating `node` may read or write memory a map could hold: it names a
+        pointer, array, reference or aggregate declared outside it, or calls a user
+        function that does."""
+        skipped = [(s.start_byte, s.end_byte) for s in skip]
+        for ident in cs.identifiers_in(node):
+            if any(a <= ident.start_byte < b for a, b in skipped):
+                continue
+            name = cs.text(ident, self.data)
+            if _is_called(ident):
+                if name in self.functions and self._effects_of(name)[0]:
+                    return True
+                continue
+            declared = cs.visible(self.tree, self.data, name, ident.start_byte)
+            if declared is None or declared.kind == "function":
+                continue
+            if declared_after >= 0 and declared.start >= declared_after:
+                continue
+            if declared.start >= node.start_byte and declared.kind == "scalar":
+                continue  # a value declared inside the statement
+            if declared.kind in ("pointer", "array", "reference") or _compound_type(declared.base):
+                return True
+        return False
+
+    def _may_write(self, node: Node) -> bool:
+        """Whether a host statement may write or free program memory (else it only reads)."""
+        for n in cs.walk(node):
+            if n.type in ("assignment_expression", "update_expression"):
+                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
+                if target is None or target.type != "identifier":
+                    return True
+            if n.type == "pointer_expression" and cs.text(n, self.data).startswith("&"):
+                return True
+            if n.type == "call_expression":
+                name = cs.call_name(n, self.data)
+                if name in self.functions:
+                    if self._effects_of(name)[1]:
+                        return True
+                elif name not in READ_ONLY_LIBRARY:
+                    return True
+            if n.type in ("new_expression", "delete_expression", "field_expression") and (
+                n.type != "field_expression" or _is_call_target(n)
+            ):
+                return True
+        return False
+
+    def _effects_of(self, name: str) -> tuple[bool, bool]:
+        """(touches memory, may write memory) of user function `name`'s body, transitively:
+        its parameters count only through what the caller passes."""
+        if name in self._effects:
+            return self._effects[name]
+        self._effects[name] = (True, True)  # recursion: assume the worst
+        body = self.functions[name].child_by_field_name("body")
+        if body is None:
+            return self._effects[name]
+        touches = self._touches_globals(body)
+        writes = self._may_write(body)
+        self._effects[name] = (touches or writes, writes)
+        return self._effects[name]
+
+    def _touches_globals(self, body: Node) -> bool:
+        for ident in cs.identifiers_in(body):
+            name = cs.text(ident, self.data)
+            if _is_called(ident):
+                if name in self.functions and self._effects_of(name)[0]:
+                    return True
+                continue
+            declared = cs.visible(self.tree, self.data, name, ident.start_byte)
+            if declared is None or declared.scope != "global" or declared.kind == "function":
+                continue
+            if declared.kind in ("pointer", "array", "reference") or _compound_type(declared.base):
+                return True
+        return False
+
+
+def calls_of_wrappers(scoper: _Scoper, calls: list[Node]) -> list[Node]:
+    return [c for c in calls if scoper.reaches_launch(cs.call_name(c, scoper.data))]
+
+
+def _barrier_kind(text: str) -> str:
+    return "writes" if "cudaify_host_writes" in text else "reads"
+
+
+def _is_address_of(node: Node, data: bytes) -> bool:
+    return node.type == "pointer_expression" and cs.text(node, data).startswith("&")
+
+
+def _inside(node: Node, outer: Node) -> bool:
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte and node != outer
+
+
+def _function_of(node: Node) -> Node:
+    while node.parent is not None and node.type != "function_definition":
+        node = node.parent
+    return node
+
+
+def _is_called(ident: Node) -> bool:
+    parent = ident.parent
+    return parent is not None and parent.type == "call_expression" and parent.children[0] == ident
+
+
+def _is_call_target(node: Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.type == "call_expression" and parent.children[0] == node
+
+
+def _compound_type(base: str) -> bool:
+    """A struct, class, typedef or template type: it may hold pointers."""
+    words = re.findall(r"[A-Za-z_]\w*", base)
+    return not words or any(w not in ARITHMETIC_WORDS for w in words)
+
+
+def _is_address(node: Node, scoper: _Scoper) -> bool:
+    """`p`, `p + k`, `p - k`, `(T *)p`, `NULL`: an address computed without touching memory."""
+    while node.type in ("parenthesized_expression", "cast_expression"):
+        inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
+        node = inner if inner is not None else node.named_children[-1]
+    if node.type in ("identifier", "null", "nullptr"):
+        return True
+    if node.type == "number_literal" and cs.text(node, scoper.data) == "0":
+        return True
+    if node.type == "binary_expression":
+        op = node.child_by_field_name("operator")
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if op is None or left is None or right is None or cs.text(op, scoper.data) not in "+-":
+            return False
+        return _is_address(left, scoper) and not scoper._touches_memory(right)
+    return False
+
+
+def _is_pointer_copy(node: Node, scoper: _Scoper) -> bool:
+    """`T *t = a;` or `a = b;` with pointers: moves an address, touches no pointee."""
+    data = scoper.data
+    if node.type == "declaration":
+        declarators = [
+            node.children[i]
+            for i in range(node.child_count)
+            if node.field_name_for_child(i) == "declarator"
+        ]
+        if not declarators or any(d.type != "init_declarator" for d in declarators):
+            return False
+        for declarator in declarators:
+            kind, _ = cs._declarator_kind(declarator.child_by_field_name("declarator"))
+            value = declarator.child_by_field_name("value")
+            if kind != "pointer" or value is None or not _is_address(value, scoper):
+                return False
+        return True
+    if node.type != "expression_statement" or not node.named_children:
+        return False
+    expression = node.named_children[0]
+    parts = expression.named_children if expression.type == "comma_expression" else [expression]
+    for part in parts:
+        if part.type != "assignment_expression" or cs.text(part.children[1], data) != "=":
+            return False
+        left, right = part.child_by_field_name("left"), part.child_by_field_name("right")
+        if left is None or right is None or left.type != "identifier":
+            return False
+        declared = cs.visible(scoper.tree, data, cs.text(left, data), left.start_byte)
+        if declared is None or declared.kind != "pointer" or not _is_address(right, scoper):
+            return False
+    return True
+
+
+def _bodies(node: Node) -> list[Node]:
+    if node.type == "compound_statement":
+        return _statements(node)
+    found = []
+    for index, child in enumerate(node.children):
+        if node.field_name_for_child(index) in ("consequence", "alternative"):
+            found.extend(_statements(child) if child.type == "else_clause" else [child])
+    return found
+
+
+def _indent_of(data: bytes, offset: int) -> str:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    prefix = data[line_start:offset].decode("utf-8", errors="surrogateescape")
+    return prefix if not prefix.strip() else re.match(r"\s*", prefix).group(0)  # type: ignore[union-attr]
+
+
+def _insert_before(node: Node, barrier: str, data: bytes) -> list[Edit]:
+    if node.parent is not None and node.parent.type == "compound_statement":
+        indent = _indent_of(data, node.start_byte)
+        return [Edit(node.start_byte, node.start_byte, f"{barrier}\n{indent}", barrier)]
+    return [
+        Edit(node.start_byte, node.start_byte, "{ " + barrier + " ", barrier),
+        Edit(node.end_byte, node.end_byte, " }", barrier),
+    ]
