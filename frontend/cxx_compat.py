@@ -694,12 +694,51 @@ def _vla_jobs(unit: _Unit) -> Iterator[_Job]:
             array = _array_param(unit, param)
             if array is None:
                 continue
+            changed = _changed_dimension(unit, node, param)
+            if changed:
+                # C fixes the row length at entry; the flat subscripts would read the
+                # variable each time, so a body that changes it keeps the parameter.
+                why = f"the body changes '{changed}', one of its dimensions"
+                reason = f"C99 variable-length array parameter '{array.name}'"
+                yield _Job(param.start, param.end, _refuse(why), reason)
+                continue
             yield _param_job(unit, array)
             if array.variable:
                 flattened[(node.cursor.get_usr(), index)] = array
                 if node.cursor.is_definition():
                     yield from _subscript_jobs(unit, node, array)
     yield from _call_site_jobs(unit, flattened)
+
+
+MODIFYING = (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR, CK.UNARY_OPERATOR)
+
+
+def _changed_dimension(unit: _Unit, function: _Node, param: _Node) -> str | None:
+    """A variable in the parameter's dimensions that the body assigns, steps or lets
+    escape by address."""
+    dimensions = {n.cursor.referenced for n in _descendants(param) if n.kind == CK.DECL_REF_EXPR}
+    body = next((c for c in function.children if c.kind == CK.COMPOUND_STMT), None)
+    if body is None or not dimensions:
+        return None
+    for node in _descendants(body):
+        if node.kind not in MODIFYING or not node.children:
+            continue
+        target = _strip_implicit(node.children[0])
+        if target.kind == CK.DECL_REF_EXPR and target.cursor.referenced in dimensions:
+            if _modifies(unit, node, target):
+                return target.cursor.spelling
+    return None
+
+
+def _modifies(unit: _Unit, operation: _Node, operand: _Node) -> bool:
+    """Whether `operation` writes `operand` (its first operand) or takes its address."""
+    if operation.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR:
+        return True
+    words = [t.spelling for t in unit.tokens_in(operation.start, operation.end)]
+    if operation.kind == CK.UNARY_OPERATOR:
+        return words[0] in ("++", "--", "&") or words[-1] in ("++", "--")
+    following = unit.tokens_in(operand.end, operation.end)[:1]
+    return bool(following) and following[0].spelling == "="
 
 
 def _array_param(unit: _Unit, param: _Node) -> _ArrayParam | None:

@@ -118,6 +118,16 @@ def test_row_pointer_arithmetic_on_a_vla_parameter_is_left_with_a_note(tmp_path:
     )
 
 
+def test_vla_parameter_whose_dimension_changes_is_left_with_a_note(tmp_path: Path) -> None:
+    source = "double f(int n, int m, double a[n][m]) {\n  m = m - 1;\n  return a[1][m];\n}\n"
+    result = _rewrite(tmp_path, source)
+    assert result.text == source
+    assert result.notes == (
+        f"{tmp_path / 'input.c'}:1:24: C99 variable-length array parameter 'a' left as is: "
+        "the body changes 'm', one of its dimensions",
+    )
+
+
 def test_designators_become_positional_and_in_order_ones_stay(tmp_path: Path) -> None:
     source = (
         "struct P { int x; int y; int z; };\n"
