@@ -81,6 +81,8 @@ def prepare(source_path: str, config: Config) -> Program:
     compat = to_cxx(parsed)
     for edit in compat.edits:
         log.info("C++ compatibility: %s", edit.reason)
+    for note in compat.notes:  # C-only constructs it could not rewrite: nvcc may reject them
+        log.warning("%s", note)
     return analyze(source_path, config.flags, source=compat.text.encode("utf-8", "surrogateescape"))
 
 
