@@ -20,13 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from tree_sitter import Node, Tree
+
+from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms.base import Context, Method, Outcome
-from tree_sitter import Node, Tree
-
-from cudaify.core import Problem, Variant
 
 # Functions with a device version in CUDA's math library (the float and double forms;
 # long double has none on the device).
@@ -198,11 +198,14 @@ def _plans(variant: Variant, program: Program) -> tuple[list[NestPlan], list[str
     plans: list[NestPlan] = []
     reasons: list[str] = []
     for function in program.functions:
+        # kernels are global names; the host block's names only need to be new in the function
+        local = set(taken)
         for outer in function.loops:
             nests = _candidate_nests(outer) if function.name != "main" else []
             for root in nests or [outer]:
                 try:
-                    plans.append(_plan(program, function, outer, root, tree, source, taken))
+                    plan = _plan(program, function, outer, root, tree, source, local)
+                    plans.append(replace(plan, kernel=_fresh(f"{function.name}_kernel", taken)))
                 except _Refuse as refusal:
                     reasons.append(_where(program, function, root, str(refusal)))
             if nests and nests[0] is not outer:
@@ -268,6 +271,7 @@ def _plan(
     scalars, privates = _scalars(nest, outer_node, levels, arrays, tree, source)
     helpers = _helpers(nest, tree, source, program)
     _require_no_array_sizeof(nest, arrays, source)
+    _require_no_vector_members(nest, levels, arrays, source)
     return NestPlan(
         function=function,
         root=root,
@@ -276,7 +280,7 @@ def _plan(
         scalars=scalars,
         privates=privates,
         helpers=helpers,
-        kernel=_fresh(f"{function.name}_kernel", taken),
+        kernel="",  # named by the caller: kernel names are unique in the whole program
         device_names=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
         grid=_fresh("grid", taken),
         block=_fresh("block", taken),
@@ -391,7 +395,7 @@ def _arrays(
         declared = cs.visible(tree, source, data.name, nest.start_byte)
         if declared is None and _IDENT.fullmatch(data.name):
             continue  # declared inside the nest: a thread-local array
-        if data.kind in ("vector", "field") or not _IDENT.fullmatch(data.name):
+        if data.kind == "field" or not _IDENT.fullmatch(data.name):
             raise _Refuse(f"array '{data.name}' ({data.kind}) is not offloaded by the rule yet")
         if data.count is None:
             raise _Refuse(f"the extent of array '{data.name}' is unknown")
@@ -582,6 +586,25 @@ def _require_no_array_sizeof(nest: Node, arrays: tuple[ArrayData, ...], source: 
             )
 
 
+def _require_no_vector_members(
+    nest: Node, levels: tuple[Level, ...], arrays: tuple[ArrayData, ...], source: bytes
+) -> None:
+    """In the kernel a std::vector is a plain pointer to its elements: `v[i]` still works,
+    `v.size()` does not (the host evaluates the mapped loops' own tests)."""
+    vectors = {a.name for a in arrays if a.kind == "vector"}
+    host_only = {_key(n) for n in _host_only_parts(nest, len(levels))}
+    for node in cs.walk(nest):
+        if node.type != "field_expression":
+            continue
+        argument = node.child_by_field_name("argument")
+        if argument is None or _key(argument) in host_only:
+            continue
+        if cs.text(argument, source) in vectors:
+            raise _Refuse(
+                f"line {cs.line_of(node)}: the kernel cannot use '{cs.text(node, source)}'"
+            )
+
+
 def _fresh(base: str, taken: set[str]) -> str:
     """`base`, or `base_2`, `base_3`... : a name no identifier of the program uses."""
     base = re.sub(r"\W", "_", base)
@@ -751,6 +774,9 @@ def _bytes(data: ArrayData) -> str:
 
 
 def _host_address(data: ArrayData, writable: bool) -> str:
+    if data.kind == "vector":  # the elements, not the std::vector object
+        base = f"{data.name}.data()"
+        return base if data.first.strip() == "0" else f"{base} + ({data.first})"
     if data.first.strip() == "0":
         return data.name
     elem = _element_type(data)

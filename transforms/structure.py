@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from cudaify.frontend.facts import Program
-from cudaify.transforms import csource as cs
-from cudaify.transforms.base import Context, Method
 from tree_sitter import Node, Tree
 
 from cudaify.core import Problem, Variant
+from cudaify.frontend.facts import Program
+from cudaify.transforms import csource as cs
+from cudaify.transforms.base import Context, Method
 
 MAX_GROWTH = 20  # a candidate may be this many times the input's size...
 SIZE_SLACK = 200_000  # ...plus this many bytes (kernels, helpers, a runtime prelude)

@@ -3,8 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cudaify.frontend.facts import Program
 from transforms_support import analysed
+
+from cudaify.frontend.facts import Program
 
 
 @pytest.fixture

@@ -3,16 +3,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from transforms_support import GOLDEN, analysed
+
 from cudaify.backend import toolchain
+from cudaify.core import Variant
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.structure import structural_problems
-from transforms_support import GOLDEN, analysed
 
-from cudaify.core import Variant
-
-CASES = sorted(path.stem for path in (GOLDEN / "offload").glob("*.c"))
+INPUTS = {
+    path.stem: path
+    for path in sorted((GOLDEN / "offload").iterdir())
+    if path.suffix in (".c", ".cpp")
+}
+CASES = sorted(INPUTS)
 OFFLOAD = get("offload")
 
 
@@ -33,12 +38,12 @@ def nvcc_compiles(code: str, directory: Path, *extra: str) -> str:
 
 
 def test_there_are_golden_cases() -> None:
-    assert len(CASES) >= 6
+    assert len(CASES) >= 8
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tmp_path) -> None:
-    program = analysed(GOLDEN / "offload" / f"{case}.c")
+    program = analysed(INPUTS[case])
     variant = offloaded(program)
     expected = GOLDEN / "offload" / f"{case}.cu"
     if update_golden or not expected.exists():
@@ -218,9 +223,9 @@ def test_a_variant_that_differs_from_the_analysed_source_is_refused() -> None:
 def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
     from cudaify.backend.compare import compare
 
-    source = GOLDEN / "offload" / f"{case}.c"
-    gcc = toolchain.find_tool("gcc")
-    reference = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
+    source = INPUTS[case]
+    compiler = toolchain.find_tool("g++" if source.suffix == ".cpp" else "gcc")
+    reference = toolchain.run([compiler, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
     assert reference.ok, reference.errors()
     expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
     nvcc = toolchain.find_tool("nvcc")

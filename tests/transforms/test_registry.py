@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import pytest
+
+from cudaify.errors import ConfigError
 from cudaify.transforms import METHODS, UnknownMethodError, get
 from cudaify.transforms.base import Method
 from cudaify.transforms.offload import Offload
-
-from cudaify.errors import ConfigError
 
 
 def test_every_method_is_registered_once_under_its_own_name() -> None:

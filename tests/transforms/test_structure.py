@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import pytest
+
+from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.structure import MAX_GROWTH, SIZE_SLACK, structural_problems
-
-from cudaify.core import Variant
 
 SOURCE = """\
 #include <stdio.h>

@@ -1,0 +1,88 @@
+#include <cstdio>
+#include <vector>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of axpy() (line 7): one thread per iteration. */
+__global__ void axpy_kernel(double *y, double *x, double a, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        size_t i = (size_t)t_i;
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+// y = a x + y on std::vector: the kernel sees the elements through plain pointers
+void axpy(double a, const std::vector<double> &x, std::vector<double> &y)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as axpy_kernel */
+        const long long trips_i = cudaify_trips(0, y.size(), 1, 0);
+        if (trips_i > 0) {
+            double *d_y = NULL;
+            double *d_x = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            axpy_kernel<<<grid, block>>>(d_y, d_x, a, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaFree(d_x));
+        }
+    }
+}
+
+int main()
+{
+    const int n = 300000;
+    std::vector<double> x(n), y(n);
+    for (int i = 0; i < n; i++) {
+        x[i] = (i % 100) * 0.5;
+        y[i] = (i % 9) * 1.0;
+    }
+    axpy(3.0, x, y);
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += y[i];
+    std::printf("y[0]=%.2f y[n-1]=%.2f sum=%.6e\n", y[0], y[n - 1], sum);
+    return 0;
+}
