@@ -242,7 +242,10 @@ def _wrapper_body(inner: str, definition: Definition, language: str) -> str:
 
 
 # Every kernel launch of a CUDA timing build goes through kernel_timing.h first.
-CUDA_LINK_FLAGS = ("-Xlinker", "--wrap=cudaLaunchKernel")
+CUDA_LINK_FLAGS = (
+    "-Xlinker",
+    "--wrap=cudaLaunchKernel,--wrap=__cudaLaunchKernel,--wrap=__cudaLaunchKernel_ptsz",
+)
 KERNEL_TIMING_VARIABLE = "CUDAIFY_KERNEL_TIMING"
 
 

@@ -1,6 +1,6 @@
 /* cudaify: kernel time inside the region, by CUDA events around every kernel launch.
- * Linked into a CUDA timing build with `--wrap=cudaLaunchKernel`, so every launch the
- * program makes (<<<...>>> compiles to cudaLaunchKernel) passes through here first.
+ * Linked into a CUDA timing build with the linker's `--wrap` of the launch entry points,
+ * so every launch the program makes passes through here first.
  * Active only when CUDAIFY_KERNEL_TIMING is set (one run of the measurement: the events
  * cost a few microseconds per launch) and only inside the timed region. */
 #include <cuda_runtime.h>
@@ -8,8 +8,6 @@
 #include <vector>
 
 extern "C" int cudaify_timing_depth(void);
-extern "C" cudaError_t __real_cudaLaunchKernel(const void *function, dim3 grid, dim3 block,
-                                               void **args, size_t shared, cudaStream_t stream);
 
 namespace {
 struct Span {
@@ -23,21 +21,46 @@ bool enabled() {
     static const bool on = getenv("CUDAIFY_KERNEL_TIMING") != nullptr;
     return on;
 }
-}  // namespace
-
-extern "C" cudaError_t __wrap_cudaLaunchKernel(const void *function, dim3 grid, dim3 block,
-                                               void **args, size_t shared, cudaStream_t stream) {
-    if (!enabled() || cudaify_timing_depth() == 0)
-        return __real_cudaLaunchKernel(function, grid, block, args, shared, stream);
+/* Events on the launch's stream around the launch itself. */
+template <typename Launch>
+cudaError_t timed(cudaStream_t stream, Launch launch) {
+    if (!enabled() || cudaify_timing_depth() == 0) return launch();
     Span span;
     cudaEventCreate(&span.start);
     cudaEventCreate(&span.stop);
     cudaEventRecord(span.start, stream);
-    cudaError_t result = __real_cudaLaunchKernel(function, grid, block, args, shared, stream);
+    cudaError_t result = launch();
     cudaEventRecord(span.stop, stream);
     pending().push_back(span);
     return result;
 }
+}  // namespace
+
+/* The runtime API call (explicit launches, some libraries). */
+extern "C" cudaError_t __real_cudaLaunchKernel(const void *, dim3, dim3, void **, size_t,
+                                               cudaStream_t);
+extern "C" cudaError_t __wrap_cudaLaunchKernel(const void *f, dim3 grid, dim3 block,
+                                               void **args, size_t shared, cudaStream_t stream) {
+    return timed(stream, [&] { return __real_cudaLaunchKernel(f, grid, block, args, shared, stream); });
+}
+
+#if CUDART_VERSION >= 13000
+/* What <<<...>>> compiles to since CUDA 13 (see crt/host_runtime.h, __cudaLaunch). */
+extern "C" cudaError_t __real___cudaLaunchKernel(cudaKernel_t, dim3, dim3, void **, size_t,
+                                                 cudaStream_t);
+extern "C" cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block,
+                                                 void **args, size_t shared, cudaStream_t stream) {
+    return timed(stream, [&] { return __real___cudaLaunchKernel(k, grid, block, args, shared, stream); });
+}
+extern "C" cudaError_t __real___cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void **, size_t,
+                                                      cudaStream_t);
+extern "C" cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid, dim3 block,
+                                                      void **args, size_t shared,
+                                                      cudaStream_t stream) {
+    return timed(stream,
+                 [&] { return __real___cudaLaunchKernel_ptsz(k, grid, block, args, shared, stream); });
+}
+#endif
 
 /* Seconds of kernel time since the last flush; -1 when kernels are not being timed. */
 extern "C" double cudaify_kernel_flush(void) {
