@@ -150,6 +150,12 @@ __device__ void cudaify_atomic_add(T *address, T value)
         atomicAdd(address, value);
 }
 
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
 /* One irregular update `global[index] += value`: into the block's private copy when
    the index is below the privatized extent, else marked as outside the device copy
    (the host then runs the loop itself). */
@@ -236,11 +242,28 @@ def locate(code: str, program: Program, function: Function, outer: Loop, loop: L
     if region.find(needle, found + 1) >= 0:
         raise Refuse("the loop's text occurs twice in its function")
     delta = definition.start_byte + found - original_node.start_byte
+    _require_not_a_fallback(tree, source, definition.start_byte + found)
     moved = shifted(loop, delta)
     node = cs.node_at(tree, moved.span.start, "for_statement")
     if node is None:
         raise Refuse(f"the loop at line {loop.line} does not parse as a `for` statement")
     return Located(function, outer, moved, node, tree, source)
+
+
+def _require_not_a_fallback(tree: Tree, source: bytes, start: int) -> None:
+    """A loop kept on the host as the fallback of an earlier step stays as it is."""
+    node = cs.node_at(tree, start, "for_statement")
+    while node is not None and node.type != "function_definition":
+        if node.type == "compound_statement":
+            named = [c for c in node.named_children]
+            if named and named[0].type == "comment" and cs.text(named[0], source).startswith(
+                FALLBACK_COMMENT
+            ):
+                raise Refuse("the loop is the host fallback of an earlier rewrite")
+        node = node.parent
+
+
+FALLBACK_COMMENT = "/* cudaify: host fallback"
 
 
 def candidates(function: Function, patterns: tuple[str, ...]) -> list[tuple[Loop, Loop]]:

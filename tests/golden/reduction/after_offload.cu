@@ -1,0 +1,256 @@
+/* A parallel loop (offload's) and a reduction over its result in one function. */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of scale_and_sum() (line 7): one thread per iteration. */
+__global__ void scale_and_sum_kernel(double *x, double a, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        x[i] = a * x[i] + 1.0;
+    }
+}
+
+/* ---- cudaify pattern helpers ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class T>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<T>::type>::type;
+template <class T>
+__host__ __device__ T &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_times {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_minimum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::max();
+    }
+};
+struct cudaify_maximum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? -cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a & b; }
+    template <class T> __host__ __device__ static T identity() { return (T)~(T)0; }
+};
+struct cudaify_bit_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a | b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_bit_xor {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a ^ b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_logical_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a && b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_logical_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a || b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class T>
+__device__ T cudaify_shfl_down(T value, int offset)
+{
+    static_assert(sizeof(T) <= 8, "cudaify: reduction values are at most 8 bytes");
+    T out;
+    if constexpr (sizeof(T) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class T, class Op>
+__device__ T cudaify_block_reduce(T value, Op op)
+{
+    __shared__ T warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : Op::template identity<T>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class T>
+__device__ void cudaify_atomic_add(T *address, T value)
+{
+    if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class T, class V>
+__device__ void cudaify_add_at(T *global, T *local, long long extent, long long index, V value,
+                               int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (T)value);
+}
+template <class T, class V>
+__device__ void cudaify_subtract_at(T *global, T *local, long long extent, long long index,
+                                    V value, int *outside)
+{
+    cudaify_add_at(global, local, extent, index, (T)((T)0 - (T)value), outside);
+}
+
+/* Reduction loop 'i' of scale_and_sum() (line 10) on total: per-thread copies, one partial per block. */
+__global__ void scale_and_sum_reduce(double *x, long long trips_i_2, double *d_partial_total)
+{
+    double total = cudaify_plus::identity<double>();
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i_2;
+        total += x[i];
+    }
+    total = cudaify_block_reduce(total, cudaify_plus());
+    if (threadIdx.x == 0) {
+        d_partial_total[blockIdx.x] = total;
+    }
+}
+
+double scale_and_sum(int n, double a, double *x)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as scale_and_sum_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            double *d_x = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            scale_and_sum_kernel<<<grid, block>>>(d_x, a, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+        }
+    }
+    double total = 0.0;
+    {
+        /* cudaify: this reduction runs on the GPU as scale_and_sum_reduce */
+        const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_2 > 0) {
+            double *d_x_2 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x_2, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 1024u);
+            cudaify_value_t<decltype(total)> *d_partial_total = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_total, blocks_2 * sizeof(*d_partial_total)));
+            scale_and_sum_reduce<<<blocks_2, 256>>>(d_x_2, trips_i_2, d_partial_total);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(total)> partial_total[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_total, d_partial_total, blocks_2 * sizeof(*d_partial_total), cudaMemcpyDeviceToHost));
+            for (unsigned int b = 0; b < blocks_2; b++) {
+                total = cudaify_plus()(total, partial_total[b]);
+            }
+            CUDAIFY_CHECK(cudaFree(d_x_2));
+            CUDAIFY_CHECK(cudaFree(d_partial_total));
+        }
+    }
+    return total;
+}
+
+int main(void)
+{
+    int n = 50000;
+    double *x = (double *)malloc(sizeof(double) * n);
+    for (int i = 0; i < n; i++)
+        x[i] = (double)(i % 97) / 97.0;
+    printf("total=%.6e\n", scale_and_sum(n, 0.5, x));
+    printf("x[7]=%.6e\n", x[7]);
+    free(x);
+    return 0;
+}

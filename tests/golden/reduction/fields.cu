@@ -1,0 +1,278 @@
+/* Reductions into struct fields: an integer count, a 64-bit sum, an xor and an or, only
+   for elements above a threshold (exact results under any order). */
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct {
+    long long count;
+    long long sum;
+    unsigned int mixed;
+    unsigned int any;
+} Tally;
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class T>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<T>::type>::type;
+template <class T>
+__host__ __device__ T &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_times {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_minimum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::max();
+    }
+};
+struct cudaify_maximum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? -cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a & b; }
+    template <class T> __host__ __device__ static T identity() { return (T)~(T)0; }
+};
+struct cudaify_bit_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a | b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_bit_xor {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a ^ b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_logical_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a && b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_logical_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a || b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class T>
+__device__ T cudaify_shfl_down(T value, int offset)
+{
+    static_assert(sizeof(T) <= 8, "cudaify: reduction values are at most 8 bytes");
+    T out;
+    if constexpr (sizeof(T) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class T, class Op>
+__device__ T cudaify_block_reduce(T value, Op op)
+{
+    __shared__ T warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : Op::template identity<T>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class T>
+__device__ void cudaify_atomic_add(T *address, T value)
+{
+    if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class T, class V>
+__device__ void cudaify_add_at(T *global, T *local, long long extent, long long index, V value,
+                               int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (T)value);
+}
+template <class T, class V>
+__device__ void cudaify_subtract_at(T *global, T *local, long long extent, long long index,
+                                    V value, int *outside)
+{
+    cudaify_add_at(global, local, extent, index, (T)((T)0 - (T)value), outside);
+}
+
+/* Reduction loop 'i' of tally() (line 16) on t.count, t.sum, t.mixed, t.any: per-thread copies, one partial per block. */
+__global__ void tally_reduce(int *v, int threshold, long long trips_i, decltype(cudaify_declval<Tally>().count) *d_partial_t_count, decltype(cudaify_declval<Tally>().sum) *d_partial_t_sum, decltype(cudaify_declval<Tally>().mixed) *d_partial_t_mixed, decltype(cudaify_declval<Tally>().any) *d_partial_t_any)
+{
+    Tally t;
+    t.count = cudaify_plus::identity<decltype(t.count)>();
+    t.sum = cudaify_plus::identity<decltype(t.sum)>();
+    t.mixed = cudaify_bit_xor::identity<decltype(t.mixed)>();
+    t.any = cudaify_bit_or::identity<decltype(t.any)>();
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        if (v[i] > threshold) {
+            t.count += 1;
+            t.sum += v[i];
+            t.mixed ^= (unsigned int)v[i];
+            t.any |= (unsigned int)v[i] & 0xF0u;
+        }
+    }
+    t.count = cudaify_block_reduce(t.count, cudaify_plus());
+    t.sum = cudaify_block_reduce(t.sum, cudaify_plus());
+    t.mixed = cudaify_block_reduce(t.mixed, cudaify_bit_xor());
+    t.any = cudaify_block_reduce(t.any, cudaify_bit_or());
+    if (threadIdx.x == 0) {
+        d_partial_t_count[blockIdx.x] = t.count;
+        d_partial_t_sum[blockIdx.x] = t.sum;
+        d_partial_t_mixed[blockIdx.x] = t.mixed;
+        d_partial_t_any[blockIdx.x] = t.any;
+    }
+}
+
+Tally tally(const int *v, int n, int threshold)
+{
+    Tally t = {5, -3, 0x55u, 0u};
+    {
+        /* cudaify: this reduction runs on the GPU as tally_reduce */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            int *d_v = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v, v, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
+            cudaify_value_t<decltype(t.count)> *d_partial_t_count = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_count, blocks * sizeof(*d_partial_t_count)));
+            cudaify_value_t<decltype(t.sum)> *d_partial_t_sum = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_sum, blocks * sizeof(*d_partial_t_sum)));
+            cudaify_value_t<decltype(t.mixed)> *d_partial_t_mixed = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_mixed, blocks * sizeof(*d_partial_t_mixed)));
+            cudaify_value_t<decltype(t.any)> *d_partial_t_any = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_any, blocks * sizeof(*d_partial_t_any)));
+            tally_reduce<<<blocks, 256>>>(d_v, threshold, trips_i, d_partial_t_count, d_partial_t_sum, d_partial_t_mixed, d_partial_t_any);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(t.count)> partial_t_count[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_t_count, d_partial_t_count, blocks * sizeof(*d_partial_t_count), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(t.sum)> partial_t_sum[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_t_sum, d_partial_t_sum, blocks * sizeof(*d_partial_t_sum), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(t.mixed)> partial_t_mixed[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_t_mixed, d_partial_t_mixed, blocks * sizeof(*d_partial_t_mixed), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(t.any)> partial_t_any[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_t_any, d_partial_t_any, blocks * sizeof(*d_partial_t_any), cudaMemcpyDeviceToHost));
+            for (unsigned int b = 0; b < blocks; b++) {
+                t.count = cudaify_plus()(t.count, partial_t_count[b]);
+                t.sum = cudaify_plus()(t.sum, partial_t_sum[b]);
+                t.mixed = cudaify_bit_xor()(t.mixed, partial_t_mixed[b]);
+                t.any = cudaify_bit_or()(t.any, partial_t_any[b]);
+            }
+            CUDAIFY_CHECK(cudaFree(d_v));
+            CUDAIFY_CHECK(cudaFree(d_partial_t_count));
+            CUDAIFY_CHECK(cudaFree(d_partial_t_sum));
+            CUDAIFY_CHECK(cudaFree(d_partial_t_mixed));
+            CUDAIFY_CHECK(cudaFree(d_partial_t_any));
+        }
+    }
+    return t;
+}
+
+int main(void)
+{
+    int n = 200000;
+    int *v = (int *)malloc(sizeof(int) * n);
+    unsigned int state = 99u;
+    for (int i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        v[i] = (int)(state >> 12) - 100000;
+    }
+    for (int k = 0; k < 3; k++) {
+        Tally t = tally(v, n, k * 300000);
+        printf("threshold %d: count=%lld sum=%lld mixed=%u any=%u\n", k * 300000, t.count, t.sum,
+               t.mixed, t.any);
+    }
+    free(v);
+    return 0;
+}

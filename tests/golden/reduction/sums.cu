@@ -1,0 +1,354 @@
+/* Sum, sum of squares (subtracted), min and max of one array, with non-zero starting
+   values, and a product; every result printed. */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class T>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<T>::type>::type;
+template <class T>
+__host__ __device__ T &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_times {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_minimum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::max();
+    }
+};
+struct cudaify_maximum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? -cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a & b; }
+    template <class T> __host__ __device__ static T identity() { return (T)~(T)0; }
+};
+struct cudaify_bit_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a | b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_bit_xor {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a ^ b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_logical_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a && b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_logical_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a || b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class T>
+__device__ T cudaify_shfl_down(T value, int offset)
+{
+    static_assert(sizeof(T) <= 8, "cudaify: reduction values are at most 8 bytes");
+    T out;
+    if constexpr (sizeof(T) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class T, class Op>
+__device__ T cudaify_block_reduce(T value, Op op)
+{
+    __shared__ T warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : Op::template identity<T>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class T>
+__device__ void cudaify_atomic_add(T *address, T value)
+{
+    if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class T, class V>
+__device__ void cudaify_add_at(T *global, T *local, long long extent, long long index, V value,
+                               int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (T)value);
+}
+template <class T, class V>
+__device__ void cudaify_subtract_at(T *global, T *local, long long extent, long long index,
+                                    V value, int *outside)
+{
+    cudaify_add_at(global, local, extent, index, (T)((T)0 - (T)value), outside);
+}
+
+/* Reduction loop 'i' of sum_and_squares() (line 9) on s, q: per-thread copies, one partial per block. */
+__global__ void sum_and_squares_reduce(float *x, long long trips_i, double *d_partial_s, double *d_partial_q)
+{
+    double s = cudaify_plus::identity<double>();
+    double q = cudaify_plus::identity<double>();
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        s += x[i];
+        q -= (double)x[i] * x[i];
+    }
+    s = cudaify_block_reduce(s, cudaify_plus());
+    q = cudaify_block_reduce(q, cudaify_plus());
+    if (threadIdx.x == 0) {
+        d_partial_s[blockIdx.x] = s;
+        d_partial_q[blockIdx.x] = q;
+    }
+}
+
+double sum_and_squares(int n, const float *x, double *squares_out)
+{
+    double s = 10.0, q = 1.0;
+    {
+        /* cudaify: this reduction runs on the GPU as sum_and_squares_reduce */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_x = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
+            cudaify_value_t<decltype(s)> *d_partial_s = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_s, blocks * sizeof(*d_partial_s)));
+            cudaify_value_t<decltype(q)> *d_partial_q = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_q, blocks * sizeof(*d_partial_q)));
+            sum_and_squares_reduce<<<blocks, 256>>>(d_x, trips_i, d_partial_s, d_partial_q);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(s)> partial_s[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_s, d_partial_s, blocks * sizeof(*d_partial_s), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(q)> partial_q[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_q, d_partial_q, blocks * sizeof(*d_partial_q), cudaMemcpyDeviceToHost));
+            for (unsigned int b = 0; b < blocks; b++) {
+                s = cudaify_plus()(s, partial_s[b]);
+                q = cudaify_plus()(q, partial_q[b]);
+            }
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_partial_s));
+            CUDAIFY_CHECK(cudaFree(d_partial_q));
+        }
+    }
+    *squares_out = q;
+    return s;
+}
+
+/* Reduction loop 'i' of range() (line 20) on lo, hi: per-thread copies, one partial per block. */
+__global__ void range_reduce(float *x, long long trips_i_2, float *d_partial_lo, float *d_partial_hi)
+{
+    float lo = cudaify_minimum::identity<float>();
+    float hi = cudaify_maximum::identity<float>();
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i_2;
+        if (x[i] < lo)
+            lo = x[i];
+        if (x[i] > hi)
+            hi = x[i];
+    }
+    lo = cudaify_block_reduce(lo, cudaify_minimum());
+    hi = cudaify_block_reduce(hi, cudaify_maximum());
+    if (threadIdx.x == 0) {
+        d_partial_lo[blockIdx.x] = lo;
+        d_partial_hi[blockIdx.x] = hi;
+    }
+}
+
+float range(int n, const float *x, float *low)
+{
+    float lo = 0.5f, hi = -1.0f;
+    {
+        /* cudaify: this reduction runs on the GPU as range_reduce */
+        const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_2 > 0) {
+            float *d_x_2 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x_2, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 1024u);
+            cudaify_value_t<decltype(lo)> *d_partial_lo = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_lo, blocks_2 * sizeof(*d_partial_lo)));
+            cudaify_value_t<decltype(hi)> *d_partial_hi = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_hi, blocks_2 * sizeof(*d_partial_hi)));
+            range_reduce<<<blocks_2, 256>>>(d_x_2, trips_i_2, d_partial_lo, d_partial_hi);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(lo)> partial_lo[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_lo, d_partial_lo, blocks_2 * sizeof(*d_partial_lo), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(hi)> partial_hi[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_hi, d_partial_hi, blocks_2 * sizeof(*d_partial_hi), cudaMemcpyDeviceToHost));
+            for (unsigned int b_2 = 0; b_2 < blocks_2; b_2++) {
+                lo = cudaify_minimum()(lo, partial_lo[b_2]);
+                hi = cudaify_maximum()(hi, partial_hi[b_2]);
+            }
+            CUDAIFY_CHECK(cudaFree(d_x_2));
+            CUDAIFY_CHECK(cudaFree(d_partial_lo));
+            CUDAIFY_CHECK(cudaFree(d_partial_hi));
+        }
+    }
+    *low = lo;
+    return hi;
+}
+
+/* Reduction loop 'i' of product() (line 34) on p: per-thread copies, one partial per block. */
+__global__ void product_reduce(double *y, long long trips_i_3, double *d_partial_p)
+{
+    double p = cudaify_times::identity<double>();
+    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
+         t_i_3 += (long long)blockDim.x * gridDim.x) {
+        long i = (long)t_i_3;
+        p *= y[i];
+    }
+    p = cudaify_block_reduce(p, cudaify_times());
+    if (threadIdx.x == 0) {
+        d_partial_p[blockIdx.x] = p;
+    }
+}
+
+double product(long n, const double *y)
+{
+    double p = 2.0;
+    long i;
+    {
+        /* cudaify: this reduction runs on the GPU as product_reduce */
+        const long long trips_i_3 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_3 > 0) {
+            double *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 1024u);
+            cudaify_value_t<decltype(p)> *d_partial_p = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_p, blocks_3 * sizeof(*d_partial_p)));
+            product_reduce<<<blocks_3, 256>>>(d_y, trips_i_3, d_partial_p);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(p)> partial_p[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_p, d_partial_p, blocks_3 * sizeof(*d_partial_p), cudaMemcpyDeviceToHost));
+            for (unsigned int b_3 = 0; b_3 < blocks_3; b_3++) {
+                p = cudaify_times()(p, partial_p[b_3]);
+            }
+            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaFree(d_partial_p));
+        }
+        i = (long)(0 + trips_i_3);
+    }
+    return p + (double)i;
+}
+
+int main(void)
+{
+    int n = 100000;
+    float *x = (float *)malloc(sizeof(float) * n);
+    double *y = (double *)malloc(sizeof(double) * n);
+    unsigned int state = 7u;
+    for (int i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        x[i] = (float)(state >> 8) / 16777216.0f - 0.25f;
+        y[i] = 1.0 + ((double)(state >> 20) - 2048.0) / 1.0e6;
+    }
+    double squares = 0.0;
+    double s = sum_and_squares(n, x, &squares);
+    float low = 0.0f;
+    float high = range(n, x, &low);
+    printf("sum=%.6e squares=%.6e\n", s, squares);
+    printf("low=%.6e high=%.6e\n", (double)low, (double)high);
+    printf("product=%.6e\n", product(n, y));
+    printf("empty: sum=%.6e\n", sum_and_squares(0, x, &squares));
+    free(x);
+    free(y);
+    return 0;
+}

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import pytest
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.structure import structural_problems
+from pattern_golden import applied, nvcc_errors, same_output_as_gcc
+from transforms_support import GOLDEN, analysed
+
+from cudaify.core import Variant
+
+CASES = {"sums": ("reduction",), "fields": ("reduction",), "after_offload": ("offload", "reduction")}
+REDUCTION = get("reduction")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tmp_path) -> None:
+    program = analysed(GOLDEN / "reduction" / f"{case}.c")
+    variant = applied(program, *CASES[case])
+    expected = GOLDEN / "reduction" / f"{case}.cu"
+    if update_golden or not expected.exists():
+        expected.write_text(variant.code)
+    assert variant.code == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
+    assert structural_problems(program, variant.code, REDUCTION) == []
+    assert nvcc_errors(variant.code, tmp_path) == ""
+
+
+def test_every_reduction_variable_gets_an_identity_and_a_host_combination() -> None:
+    program = analysed(GOLDEN / "reduction" / "sums.c")
+    code = applied(program, "reduction").code
+    assert "double s = cudaify_plus::identity<double>();" in code
+    assert "float lo = cudaify_minimum::identity<float>();" in code
+    assert "float hi = cudaify_maximum::identity<float>();" in code
+    assert "double p = cudaify_times::identity<double>();" in code
+    # the host folds the block partials into the value the variable had before the loop
+    assert "s = cudaify_plus()(s, partial_s[b]);" in code
+    assert "lo = cudaify_minimum()(lo, partial_lo[b_2]);" in code
+    # the body runs unchanged on the thread's copy
+    assert "q -= (double)x[i] * x[i];" in code
+    # a loop variable declared outside the loop ends with the value the loop leaves
+    assert "i = (long)(0 + trips_i" in code
+
+
+def test_struct_fields_are_reduced_as_fields() -> None:
+    program = analysed(GOLDEN / "reduction" / "fields.c")
+    variant = applied(program, "reduction")
+    code = variant.code
+    assert "Tally t;" in code
+    assert "t.mixed = cudaify_bit_xor::identity<decltype(t.mixed)>();" in code
+    assert "t.any = cudaify_bit_or::identity<decltype(t.any)>();" in code
+    assert "t.sum = cudaify_plus()(t.sum, partial_t_sum[b]);" in code
+    assert variant.offloaded == ("tally",)
+    assert variant.steps[-1].method == "reduction"
+    assert "t.count (+)" in variant.steps[-1].detail
+
+
+def test_after_offload_both_loops_run_on_the_gpu_with_one_helper_block() -> None:
+    program = analysed(GOLDEN / "reduction" / "after_offload.c")
+    variant = applied(program, "offload", "reduction")
+    code = variant.code
+    assert variant.methods == ("offload", "reduction")
+    assert code.count("/* ---- cudaify runtime helpers ---- */") == 1
+    assert code.count("/* ---- cudaify pattern helpers ---- */") == 1
+    assert code.index("cudaify runtime helpers") < code.index("__global__ void scale_and_sum_kernel")
+    assert "scale_and_sum_reduce<<<" in code and "scale_and_sum_kernel<<<" in code
+    # applying it again finds nothing left to do
+    again = REDUCTION.applies(variant, Context(program))
+    assert again is not None and "already rewrote" in again
+
+
+REFUSALS = {
+    "break": (
+        "double f(int n, const double *x)\n{\n    double s = 0.0;\n"
+        "    for (int i = 0; i < n; i++) {\n        if (x[i] < 0) break;\n        s += x[i];\n"
+        "    }\n    return s;\n}\n",
+        "",
+    ),
+    "escaping_struct": (
+        "typedef struct { double sum; double scale; } Acc;\n"
+        "double f(int n, const double *x)\n{\n    Acc a = {0.0, 2.0};\n"
+        "    for (int i = 0; i < n; i++)\n        a.sum += a.scale * x[i];\n    return a.sum;\n}\n",
+        "",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_refusals_say_where_and_why(case: str, program_of) -> None:
+    source, _ = REFUSALS[case]
+    program = program_of(source + "int main(void) { double x[3] = {1, 2, 3}; return (int)f(3, x); }\n")
+    reason = REDUCTION.applies(Variant(program.source), Context(program))
+    assert reason is not None
+    assert REDUCTION.apply_rule(Variant(program.source), Context(program)).variant is None
+
+
+def test_a_struct_used_beyond_its_reduced_fields_is_refused(program_of) -> None:
+    program = program_of(
+        "typedef struct { double sum; double scale; } Acc;\n"
+        "double f(int n, const double *x, Acc a)\n{\n"
+        "    for (int i = 0; i < n; i++)\n        a.sum += a.scale * x[i];\n    return a.sum;\n}\n"
+        "int main(void) { double x[3] = {1, 2, 3}; Acc a = {0.0, 2.0}; return (int)f(3, x, a); }\n"
+    )
+    reason = REDUCTION.applies(Variant(program.source), Context(program))
+    assert reason is not None
+    assert reason.startswith(f"{program.path}:4:5: reduction: cannot rewrite loop 'i' in 'f'")
+
+
+def test_check_wants_a_block_reduction_and_a_launch() -> None:
+    program = analysed(GOLDEN / "reduction" / "sums.c")
+    before = Variant(program.source)
+    problems = REDUCTION.check(before, before, Context(program))
+    assert [p.message for p in problems] == [
+        "no block reduction (cudaify_block_reduce) is made",
+        "no kernel launch (<<<grid, block>>>) is made",
+    ]
+    assert REDUCTION.check(before, applied(program, "reduction"), Context(program)) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
+    same_output_as_gcc(
+        GOLDEN / "reduction" / f"{case}.c", GOLDEN / "reduction" / f"{case}.cu", tmp_path
+    )

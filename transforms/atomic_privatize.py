@@ -1,0 +1,650 @@
+"""`atomic_privatize`: run a loop of irregular updates (`hist[key[i]] += 1`,
+`w[bin] += x[i]`) as a kernel whose updates are atomic additions.
+
+Precondition: every array the loop writes is written only by `A[index] += value`,
+`A[index] -= value`, `A[index]++` or `A[index]--` statements (additions commute, so
+any order of the updates gives the sequential sums, up to float rounding), and the loop
+reads none of those arrays otherwise. The updated range is `A[0 .. extent)`, where the
+extent is the array's known size or the range an earlier, unconditional loop of the same
+function writes (`for (b = 0; b < nbins; b++) count[b] = 0;`).
+
+Each block keeps private copies of the updated arrays in shared memory when they fit
+(PRIVATE_BYTES), updates them with shared-memory atomics and adds them to the device
+copy at the end; otherwise the updates go to the device copy directly. An index outside
+[0, extent) cannot be handled on the device: the kernel flags it, nothing is copied
+back, and the host runs the original loop instead, so the result is always the
+sequential one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from tree_sitter import Node, Tree
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.frontend.facts import ArrayData, Function, Loop, Program
+from cudaify.transforms import csource as cs
+from cudaify.transforms import pattern_support as ps
+from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.offload import (
+    Level,
+    _array_param,
+    _element_type,
+    _first_statement,
+    _fresh,
+    _grid_stride_header,
+    _helpers,
+    _kernel_argument,
+    _levels,
+    _line_indent,
+    _narrowed,
+    _paren,
+    _reindent,
+    _require_enough_work,
+    _require_no_array_sizeof,
+    _require_no_jumps,
+)
+
+THREADS = 256
+MOST_BLOCKS = 1024
+PRIVATE_BYTES = 48 * 1024  # shared memory a block may use without opting in
+
+# Element types with a 4- or 8-byte atomicAdd (integers through their unsigned type).
+ATOMIC_TYPES = frozenset(
+    [
+        "int", "signed", "signed int", "unsigned", "unsigned int", "long", "long int",
+        "unsigned long", "unsigned long int", "long long", "long long int",
+        "unsigned long long", "unsigned long long int", "float", "double", "size_t",
+        "ssize_t", "ptrdiff_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
+    ]
+)
+_INTEGRAL_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "size_t", "ssize_t"}
+_INTEGRAL_TYPES = re.compile(r"^(u?int(8|16|32|64)_t|size_t|ssize_t|ptrdiff_t|bool|_Bool)$")
+
+
+@dataclass(frozen=True)
+class Update:
+    """One irregular update statement: the expression's bytes, array, index, value."""
+
+    start: int
+    end: int
+    array: str
+    index: str
+    value: str
+    subtract: bool
+
+
+@dataclass(frozen=True)
+class Target:
+    """An updated array: its copied range [0, extent) and the kernel's names for it."""
+
+    data: ArrayData  # count = the extent, first = 0, access = readwrite
+    device: str
+    local: str
+    extent: str  # kernel parameter holding the extent
+
+
+@dataclass(frozen=True)
+class AtomicPlan:
+    located: ps.Located
+    level: Level
+    arrays: tuple[ArrayData, ...]  # read-only arrays
+    targets: tuple[Target, ...]
+    updates: tuple[Update, ...]
+    scalars: tuple[tuple[str, str], ...]
+    privates: tuple[tuple[str, str], ...]
+    helpers: tuple[str, ...]
+    kernel: str
+    devices: tuple[tuple[str, str], ...]
+    names: dict[str, str]  # blocks, privatize, shared_bytes, outside, d_outside, shared, k
+    body: str
+    body_indent: str
+    indent: str
+    original: str  # the loop's text: the host fallback
+
+
+class AtomicPrivatize(Method):
+    name = "atomic_privatize"
+    summary = "irregular updates as atomics, on block-private shared-memory copies when small"
+    category = "pattern"
+    follows = ("sequential", "offload")
+    instruction = (
+        "Turn the loop of irregular updates (hist[key[i]] += v) into a __global__ kernel "
+        "with a grid-stride loop whose updates are atomicAdd calls. When the updated array "
+        "is small (at most 48 KB), give each block a private copy in shared memory: zero "
+        "it, __syncthreads(), update it with shared-memory atomics, __syncthreads(), then "
+        "add each non-zero entry to the global array with one atomicAdd. Copy the array "
+        "in before the launch and back after it; check every CUDA call."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = _plans(variant, ctx.program)
+        return None if plans else (reasons[0] if reasons else "no irregular-update loop")
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = _plans(variant, ctx.program)
+        if not plans:
+            return Outcome(None, reasons[0] if reasons else "no irregular-update loop")
+        code = _emit(variant.code, plans)
+        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
+        detail = "; ".join(_describe(plan) for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        problems = []
+        if "cudaify_add_at(" not in after.code and "atomicAdd(" not in after.code:
+            problems.append(Problem("atomic_privatize", "no atomic update is made"))
+        if "<<<" not in after.code:
+            problems.append(Problem("atomic_privatize", "no kernel launch is made"))
+        return problems
+
+
+def _describe(plan: AtomicPlan) -> str:
+    loop = plan.located.loop
+    what = ", ".join(f"{t.data.name}[0..{t.data.count})" for t in plan.targets)
+    return f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line} -> {plan.kernel}: {what}"
+
+
+# ---- choosing the loops ---------------------------------------------------------------
+
+
+def _plans(variant: Variant, program: Program) -> tuple[list[AtomicPlan], list[str]]:
+    source = variant.code.encode("utf-8", errors="surrogateescape")
+    taken = ps.identifiers(source, cs.parse(source))
+    plans: list[AtomicPlan] = []
+    reasons: list[str] = []
+    for function in program.functions:
+        if function.name == "main":
+            continue
+        for outer, loop in ps.candidates(function, ("atomic_update",)):
+            try:
+                plans.append(_plan(variant.code, program, function, outer, loop, taken))
+            except ps.Refuse as refusal:
+                reasons.append(ps.where(program, function, loop, "atomic_privatize", str(refusal)))
+    helpers = {name for plan in plans for name in plan.helpers}
+    return [p for p in plans if p.located.function.name not in helpers], reasons
+
+
+def _plan(
+    code: str, program: Program, function: Function, outer: Loop, loop: Loop, taken: set[str]
+) -> AtomicPlan:
+    if loop.early_exit:
+        raise ps.Refuse("the loop can exit early (break, return or goto)")
+    _require_enough_work([loop])
+    located = ps.locate(code, program, function, outer, loop)
+    nest, tree, source = located.node, located.tree, located.source
+    body = nest.child_by_field_name("body")
+    if body is None:
+        raise ps.Refuse("the loop has no body")
+    _require_no_jumps(nest)
+    written = sorted({a.array for a in loop.accesses if a.is_write})
+    if not written:
+        raise ps.Refuse("the loop writes no array")
+    updates = _updates(located, set(written))
+    all_data = function.arrays_for(outer)
+    targets = tuple(
+        _target(located, program, function, name, all_data, taken) for name in written
+    )
+    arrays = _read_arrays(located, loop, set(written), all_data)
+    _require_no_array_sizeof(nest, arrays + tuple(t.data for t in targets), source)
+    (level,) = _levels([located.loop], tree, source, taken)
+    scalars, privates = ps.scalars_of(located, arrays, set(written), {loop.var})
+    keys = ("blocks", "privatize", "shared_bytes", "outside", "d_outside", "k", "offset")
+    names = {key: _fresh(key, taken) for key in keys}
+    names["shared"] = _fresh("cudaify_shared", taken)
+    return AtomicPlan(
+        located=located,
+        level=level,
+        arrays=arrays,
+        targets=targets,
+        updates=updates,
+        scalars=scalars,
+        privates=privates,
+        helpers=_helpers(nest, tree, source, program),
+        kernel=_fresh(f"{function.name}_atomic", taken),
+        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
+        names=names,
+        body=_rewritten_body(body, source, updates, targets, names["d_outside"]),
+        body_indent=_line_indent(source, _first_statement(body).start_byte),
+        indent=_line_indent(source, located.loop.span.start),
+        original=cs.text(nest, source),
+    )
+
+
+def _updates(located: ps.Located, written: set[str]) -> tuple[Update, ...]:
+    """Every use of a written array, each of which must be an update statement."""
+    source = located.source
+    found: list[Update] = []
+    for ident in cs.identifiers_in(located.node):
+        name = cs.text(ident, source)
+        if name not in written:
+            continue
+        subscript = ident.parent
+        if subscript is None or subscript.type != "subscript_expression":
+            raise ps.Refuse(f"'{name}' is used other than as {name}[index]")
+        if subscript.child_by_field_name("argument") != ident:
+            raise ps.Refuse(f"'{name}' is used inside another subscript")
+        found.append(_update(subscript, name, source, written))
+    return tuple(found)
+
+
+def _update(subscript: Node, name: str, source: bytes, written: set[str]) -> Update:
+    statement = subscript.parent
+    index = _index_node(subscript)
+    if statement is None or index is None:
+        raise ps.Refuse(f"'{name}' is used other than by updates")
+    if statement.type == "assignment_expression":
+        operator = statement.child_by_field_name("operator")
+        op = cs.text(operator, source) if operator is not None else ""
+        value = statement.child_by_field_name("right")
+        if statement.child_by_field_name("left") != subscript or op not in ("+=", "-="):
+            raise ps.Refuse(f"line {cs.line_of(statement)}: '{name}' is written by '{op}'")
+        if value is None:
+            raise ps.Refuse(f"line {cs.line_of(statement)}: no value")
+        value_text, subtract = cs.text(value, source), op == "-="
+        parts = [index, value]
+    elif statement.type == "update_expression":
+        value_text = "1"
+        subtract = "--" in cs.text(statement, source)
+        parts = [index]
+    else:
+        raise ps.Refuse(f"line {cs.line_of(subscript)}: '{name}' is read, not only updated")
+    if statement.parent is None or statement.parent.type != "expression_statement":
+        raise ps.Refuse(f"line {cs.line_of(statement)}: the update's value is used")
+    for part in parts:
+        _require_pure(part, source, written, name)
+    return Update(
+        start=statement.start_byte,
+        end=statement.end_byte,
+        array=name,
+        index=cs.text(index, source),
+        value=value_text,
+        subtract=subtract,
+    )
+
+
+def _index_node(subscript: Node) -> Node | None:
+    index = subscript.child_by_field_name("index")
+    if index is not None:
+        return index
+    arguments = subscript.child_by_field_name("indices")  # newer grammars: a list
+    if arguments is not None and len(arguments.named_children) == 1:
+        return arguments.named_children[0]
+    return None
+
+
+def _require_pure(part: Node, source: bytes, written: set[str], name: str) -> None:
+    for node in cs.walk(part):
+        if node.type in ("assignment_expression", "update_expression"):
+            raise ps.Refuse(f"line {cs.line_of(node)}: the update of '{name}' has a side effect")
+        if node.type == "identifier" and cs.text(node, source) in written:
+            raise ps.Refuse(
+                f"line {cs.line_of(node)}: an update reads '{cs.text(node, source)}', "
+                "which the loop updates"
+            )
+
+
+def _target(
+    located: ps.Located,
+    program: Program,
+    function: Function,
+    name: str,
+    all_data: tuple[ArrayData, ...],
+    taken: set[str],
+) -> Target:
+    mine = [d for d in all_data if d.name == name]
+    if not mine:
+        raise ps.Refuse(f"no data region for '{name}'")
+    data = mine[0]
+    if data.dims or data.kind in ("vector", "field"):
+        raise ps.Refuse(f"'{name}' is not a one-dimensional array")
+    element = _element_type(data)
+    if element not in ATOMIC_TYPES:
+        raise ps.Refuse(f"'{name}' holds {element}, which has no atomicAdd")
+    extent = next((d.count for d in mine if d.count is not None and d.first.strip() == "0"), None)
+    if extent is None:
+        extent = _extent_from_earlier_loop(program, function, located_loop(located), name)
+    _require_integral_values(located, name, element)
+    copy = replace(data, count=extent, first="0", access="readwrite")
+    return Target(
+        data=copy,
+        device=_fresh(f"d_{name}", taken),
+        local=_fresh(f"local_{name}", taken),
+        extent=_fresh(f"extent_{name}", taken),
+    )
+
+
+def _extent_from_earlier_loop(program: Program, function: Function, loop: Loop, name: str) -> str:
+    """The count of `name` that an earlier loop, a statement of the function body itself
+    and with no condition inside, writes from index 0: the array holds at least that
+    many elements, and the count's names do not change in the function. Proven on the
+    analysed program (an earlier step may have offloaded that loop since)."""
+    source = program.source.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    definition = cs.node_at(tree, function.span.start, "function_definition")
+    if definition is None:
+        definition = cs.function_nodes(tree, source).get(function.name)
+    if definition is None:
+        raise ps.Refuse("the enclosing function was not found")
+    written = cs.names_written(definition, source)
+    params = _params(definition, source)
+    for earlier in function.loops:
+        if earlier.span.start >= loop.span.start:
+            break
+        node = cs.node_at(tree, earlier.span.start, "for_statement")
+        if node is None or node.parent != definition.child_by_field_name("body"):
+            continue
+        if _conditional(node):
+            continue
+        for data in function.arrays_for(earlier):
+            if data.name != name or data.count is None or data.first.strip() != "0":
+                continue
+            if data.access not in ("write", "readwrite"):
+                continue
+            names = set(ps._IDENT.findall(data.count))
+            if names & written:
+                continue
+            if any(_is_variable(tree, source, n, node.start_byte) for n in names - params):
+                continue
+            return data.count
+    raise ps.Refuse(f"the extent of '{name}' is unknown (no earlier loop writes it from 0)")
+
+
+def located_loop(located: ps.Located) -> Loop:
+    """The loop as analysed (spans of the analysed program)."""
+    for outer in located.function.loops:
+        for loop in outer.walk():
+            if loop.line == located.loop.line and loop.column == located.loop.column:
+                return loop
+    raise ps.Refuse("the loop's facts were not found")
+
+
+def _enclosing_function(node: Node) -> Node | None:
+    current: Node | None = node
+    while current is not None and current.type != "function_definition":
+        current = current.parent
+    return current
+
+
+def _params(definition: Node, source: bytes) -> set[str]:
+    names: set[str] = set()
+    for param in cs.parameter_nodes(definition):
+        if param.type == "parameter_declaration":
+            names.update(d.name for d in cs.declared_names(param, source, "param"))
+    return names
+
+
+def _is_variable(tree: Tree, source: bytes, name: str, at: int) -> bool:
+    """A local or global variable (a macro or an enum constant is no variable)."""
+    declared = cs.visible(tree, source, name, at)
+    return declared is not None and declared.kind != "function"
+
+
+def _conditional(loop: Node) -> bool:
+    kinds = {
+        "if_statement", "switch_statement", "conditional_expression", "continue_statement",
+        "break_statement", "return_statement", "goto_statement", "while_statement",
+        "do_statement",
+    }
+    return any(node.type in kinds for node in cs.walk(loop))
+
+
+def _require_integral_values(located: ps.Located, name: str, element: str) -> None:
+    """An integer array plus a fractional value rounds at every step: the device's
+    single conversion would differ. Only values that are surely integers are taken."""
+    if element in ("float", "double"):
+        return
+    source = located.source
+    for ident in cs.identifiers_in(located.node):
+        if cs.text(ident, source) != name or ident.parent is None:
+            continue
+        statement = ident.parent.parent
+        if statement is None or statement.type != "assignment_expression":
+            continue
+        value = statement.child_by_field_name("right")
+        if value is not None and not _integral(value, located):
+            raise ps.Refuse(
+                f"line {cs.line_of(value)}: cannot prove that '{cs.text(value, source)}' "
+                f"is an integer, as '{name}' holds {element}"
+            )
+
+
+def _integral(node: Node, located: ps.Located) -> bool:
+    source = located.source
+    kind = node.type
+    if kind == "number_literal":
+        spelled = cs.text(node, source).lower()
+        return spelled.startswith("0x") or not any(c in spelled for c in ".ef")
+    if kind == "char_literal":
+        return True
+    if kind == "parenthesized_expression":
+        return all(_integral(child, located) for child in node.named_children)
+    if kind == "cast_expression":
+        type_node = node.child_by_field_name("type")
+        return type_node is not None and _integral_type(cs.text(type_node, source))
+    if kind == "binary_expression":
+        operator = node.child_by_field_name("operator")
+        if operator is not None and cs.text(operator, source) == "/":
+            return False
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        return left is not None and right is not None and _integral(left, located) and _integral(right, located)
+    if kind == "identifier":
+        declared = cs.visible(located.tree, source, cs.text(node, source), node.start_byte)
+        return declared is not None and declared.kind in ("scalar", "reference") and _integral_type(
+            declared.base
+        )
+    if kind == "subscript_expression":
+        array = node.child_by_field_name("argument")
+        if array is None or array.type != "identifier":
+            return False
+        declared = cs.visible(located.tree, source, cs.text(array, source), node.start_byte)
+        return declared is not None and declared.kind in ("pointer", "array") and _integral_type(
+            declared.base
+        )
+    return False
+
+
+def _integral_type(spelled: str) -> bool:
+    words = [w for w in ps._QUALIFIERS.sub("", spelled).replace("*", " ").split() if w]
+    if not words:
+        return False
+    if len(words) == 1 and _INTEGRAL_TYPES.match(words[0]):
+        return True
+    return all(w in _INTEGRAL_WORDS for w in words)
+
+
+def _read_arrays(
+    located: ps.Located, loop: Loop, written: set[str], all_data: tuple[ArrayData, ...]
+) -> tuple[ArrayData, ...]:
+    """The arrays the loop only reads, each with its known range."""
+    source, tree, nest = located.source, located.tree, located.node
+    named = {cs.text(n, source) for n in cs.identifiers_in(nest)}
+    needed: list[ArrayData] = []
+    for data in ps.unique_arrays(tuple(d for d in all_data if d.name not in written)):
+        if not ps._IDENT.fullmatch(data.name):
+            raise ps.Refuse(f"array '{data.name}' ({data.kind}) is not offloaded by the rule yet")
+        if data.name not in named:
+            continue
+        if cs.visible(tree, source, data.name, nest.start_byte) is None:
+            continue  # declared inside the loop
+        if data.kind in ("vector", "field"):
+            raise ps.Refuse(f"array '{data.name}' ({data.kind}) is not offloaded by the rule yet")
+        counts = {d.count for d in all_data if d.name == data.name}
+        if data.count is None or None in counts:
+            raise ps.Refuse(f"the extent of array '{data.name}' is unknown")
+        if "*" in data.elem_type:
+            raise ps.Refuse(f"array '{data.name}' holds pointers into host memory")
+        needed.append(replace(_narrowed(data, loop), access="read"))
+    return tuple(needed)
+
+
+def _rewritten_body(
+    body: Node, source: bytes, updates: tuple[Update, ...], targets: tuple[Target, ...], flag: str
+) -> str:
+    """The body's statements with every update replaced by a call of the device helper."""
+    by_array = {t.data.name: t for t in targets}
+    start, end = body.start_byte, body.end_byte
+    if body.type == "compound_statement" and len(body.children) >= 2:
+        start, end = body.children[0].end_byte, body.children[-1].start_byte
+    edits = []
+    for update in updates:
+        target = by_array[update.array]
+        helper = "cudaify_subtract_at" if update.subtract else "cudaify_add_at"
+        call = (
+            f"{helper}({update.array}, {target.local}, {target.extent}, "
+            f"(long long)({update.index}), ({update.value}), {flag})"
+        )
+        edits.append(Edit(update.start - start, update.end - start, call, "atomic update"))
+    text = apply_edits(source[start:end], edits).decode("utf-8", errors="surrogateescape")
+    return text.strip()
+
+
+# ---- emitting ---------------------------------------------------------------------------
+
+
+def _emit(code: str, plans: list[AtomicPlan]) -> str:
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    edits: list[Edit] = []
+    by_position: dict[int, list[AtomicPlan]] = {}
+    for plan in plans:
+        by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
+    first = min(by_position)
+    moves, helpers_text = ps.prelude_edits(source, first)
+    edits += moves
+    for at, group in sorted(by_position.items()):
+        kernels = "".join(_kernel_text(plan) for plan in group)
+        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
+    for plan in plans:
+        start, end = plan.located.loop.span.start, plan.located.node.end_byte
+        edits.append(Edit(start, end, _host_text(plan), "the updates run on the GPU"))
+    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
+    edits += ps.device_edits(helpers, tree, source)
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _kernel_text(plan: AtomicPlan) -> str:
+    loop, names = plan.located.loop, plan.names
+    k, shared = names["k"], names["shared"]
+    params = [_array_param(a) for a in plan.arrays]
+    params += [f"{type_} {name}" for type_, name in plan.scalars]
+    params.append(f"long long {plan.level.trips}")
+    for t in plan.targets:
+        params += [f"{_element_type(t.data)} *{t.data.name}", f"long long {t.extent}"]
+    params += [f"int {names['privatize']}", f"int *{names['d_outside']}"]
+    updated = ", ".join(t.data.name for t in plan.targets)
+    lines = [
+        f"/* Irregular updates of {updated} in loop '{loop.var}' of "
+        f"{plan.located.function.name}() (line {loop.line}): atomics on block-private "
+        "copies in shared memory when they fit, else on the device copy. */",
+        f"__global__ void {plan.kernel}({', '.join(params)})",
+        "{",
+        f"    extern __shared__ unsigned long long {shared}[]; /* 8-byte aligned */",
+    ]
+    lines += [f"    {_element_type(t.data)} *{t.local} = NULL;" for t in plan.targets]
+    privatize, offset = names["privatize"], names["offset"]
+    lines.append(f"    if ({privatize}) {{")
+    lines.append(f"        size_t {offset} = 0;")
+    for t in plan.targets:
+        elem = _element_type(t.data)
+        lines += [
+            f"        {t.local} = ({elem} *)((unsigned char *){shared} + {offset});",
+            f"        {offset} += cudaify_aligned((size_t){t.extent} * sizeof({elem}));",
+            f"        for (long long {k} = threadIdx.x; {k} < {t.extent}; {k} += blockDim.x)",
+            f"            {t.local}[{k}] = 0;",
+        ]
+    lines += ["        __syncthreads();", "    }"]
+    lines += _grid_stride_header(plan.level, "    ")
+    inner = "        "
+    lines += [f"{inner}{type_} {name};" for type_, name in plan.privates]
+    lines.append(inner + _reindent(plan.body, plan.body_indent, inner))
+    lines += ["    }", f"    if ({privatize}) {{", "        __syncthreads();"]
+    for t in plan.targets:
+        lines += [
+            f"        for (long long {k} = threadIdx.x; {k} < {t.extent}; {k} += blockDim.x)",
+            f"            if ({t.local}[{k}] != 0)",
+            f"                cudaify_atomic_add(&{t.data.name}[{k}], {t.local}[{k}]);",
+        ]
+    lines += ["    }", "}"]
+    return "\n".join(lines) + "\n\n"
+
+
+def _host_text(plan: AtomicPlan) -> str:
+    ind = plan.indent + "    "
+    inner = ind + "    "
+    loop, level, names = plan.located.loop, plan.level, plan.names
+    inclusive = 1 if loop.upper_inclusive else 0
+    lines = [
+        "{",
+        f"{ind}/* cudaify: these updates run on the GPU as {plan.kernel} */",
+        f"{ind}const long long {level.trips} = cudaify_trips({loop.lower}, {loop.upper}, "
+        f"{loop.step}, {inclusive});",
+        f"{ind}int {names['outside']} = 0;",
+        f"{ind}if ({level.trips} > 0) {{",
+    ]
+    lines += [inner + line for line in _device_side(plan)]
+    lines.append(ind + "}")
+    lines += _fallback(plan, ind)
+    lines.append(plan.indent + "}")
+    return "\n".join(lines)
+
+
+def _device_side(plan: AtomicPlan) -> list[str]:
+    names = plan.names
+    devices = dict(plan.devices)
+    devices.update({t.data.name: t.device for t in plan.targets})
+    every = plan.arrays + tuple(t.data for t in plan.targets)
+    lines = ps.copy_in(every, devices)
+    outside, d_outside = names["outside"], names["d_outside"]
+    lines += [
+        f"int *{d_outside} = NULL;",
+        f"CUDAIFY_CHECK(cudaMalloc((void **)&{d_outside}, sizeof(int)));",
+        f"CUDAIFY_CHECK(cudaMemset({d_outside}, 0, sizeof(int)));",
+    ]
+    sizes = " + ".join(
+        f"cudaify_aligned((size_t)({t.data.count}) * sizeof({_element_type(t.data)}))"
+        for t in plan.targets
+    )
+    shared_bytes, privatize, blocks = names["shared_bytes"], names["privatize"], names["blocks"]
+    lines += [
+        f"const size_t {shared_bytes} = {sizes};",
+        f"const int {privatize} = {shared_bytes} <= {PRIVATE_BYTES};",
+        f"const unsigned int {blocks} = cudaify_blocks({plan.level.trips}, {THREADS}, {MOST_BLOCKS}u);",
+    ]
+    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments += [name for _, name in plan.scalars]
+    arguments.append(plan.level.trips)
+    for t in plan.targets:
+        arguments += [t.device, f"(long long)({t.data.count})"]
+    arguments += [privatize, d_outside]
+    lines += [
+        f"{plan.kernel}<<<{blocks}, {THREADS}, {privatize} ? {shared_bytes} : 0>>>"
+        f"({', '.join(arguments)});",
+        "CUDAIFY_CHECK(cudaGetLastError());",
+        f"CUDAIFY_CHECK(cudaMemcpy(&{outside}, {d_outside}, sizeof(int), cudaMemcpyDeviceToHost));",
+        f"if (!{outside}) {{",
+    ]
+    lines += ["    " + line for line in ps.copy_out(tuple(t.data for t in plan.targets), devices)]
+    lines.append("}")
+    lines += ps.frees([devices[a.name] for a in every] + [d_outside])
+    return lines
+
+
+def _fallback(plan: AtomicPlan, ind: str) -> list[str]:
+    """An index outside the copied range: the host runs the original loop."""
+    loop, level = plan.located.loop, plan.level
+    original = _reindent(plan.original, plan.indent, ind + "    ")
+    lines = [
+        f"{ind}if ({plan.names['outside']}) {{",
+        f"{ind}    {ps.FALLBACK_COMMENT}: an index fell outside the copied range */",
+        f"{ind}    {original}",
+        f"{ind}}}",
+    ]
+    if level.declared_outside:
+        step = f" * {loop.step}" if loop.step != 1 else ""
+        lines.append(
+            f"{ind}else {loop.var} = ({level.var_type})({_paren(loop.lower)} + {level.trips}{step});"
+        )
+    return lines
