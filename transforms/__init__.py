@@ -6,13 +6,16 @@ register_tiling, unroll, readonly_cache, fast_math, launch_tuning, scan, wavefro
 
 from __future__ import annotations
 
+from cudaify.errors import ConfigError
+from cudaify.transforms.atomic_privatize import AtomicPrivatize
 from cudaify.transforms.base import Method
+from cudaify.transforms.data_residency import DataResidency
 from cudaify.transforms.offload import Offload
 from cudaify.transforms.reduction import ReductionMethod
 
-from cudaify.errors import ConfigError
-
-METHODS: dict[str, Method] = {method.name: method for method in (Offload(), ReductionMethod())}
+METHODS: dict[str, Method] = {
+    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency())
+}
 
 
 class UnknownMethodError(ConfigError, KeyError):
