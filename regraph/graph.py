@@ -1,17 +1,30 @@
 """The reasoning graph: nodes are optimization methods, edges are validated transitions
 carrying worked examples and statistics. A networkx DiGraph underneath; JSON on disk.
 
-Format (version 1):
-    {"format": "cudaify-regraph", "version": 1,
+Format (version 2; `regraph/FORMAT.md` has the long form):
+    {"format": "cudaify-regraph", "version": 2,
      "nodes": [{"name", "description", "category"}],
-     "edges": [{"source", "target", "examples": [Example...], "stats": {"visits",
-                "successes", "mean_log_speedup"}}]}
-`sequential` is the start node: the unmodified program."""
+     "edges": [{"source", "target",
+                "stats": {"visits", "successes", "mean_log_speedup", "timed"},
+                "examples": [{"program", "before": BLOB, "after": BLOB, "think", "detail",
+                              "speedup", "verified", "source"}]}],
+     "blobs": {BLOB: code}}
+BLOB is the sha256 of the code text: a program's code appears once in the file however
+many examples refer to it (the `after` of one step is the `before` of the next).
+`verified` says how a step was checked ("gpu", "compile", "" for not at all); `source`
+where it came from (teacher, rule, curated, learned). Version 1 files (code inline in the
+examples, no blobs) still load. `sequential` is the start node: the unmodified program."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,8 +32,10 @@ from typing import Any
 import networkx as nx
 
 FORMAT = "cudaify-regraph"
-VERSION = 1
+VERSION = 2
 START = "sequential"
+VERIFIED_HOW = ("gpu", "compile", "")
+SOURCES = ("teacher", "rule", "curated", "learned")
 
 
 class GraphFormatError(ValueError):
@@ -38,12 +53,41 @@ class Example:
     verified: str = ""  # how: "gpu", "compile", ""
     source: str = "rule"  # teacher | rule | curated | learned
 
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Two examples with the same program and code are one example."""
+        return (self.program, blob_key(self.before), blob_key(self.after))
+
 
 @dataclass
 class EdgeStats:
-    visits: int = 0
-    successes: int = 0
-    mean_log_speedup: float = 0.0
+    visits: int = 0  # attempts of this transition
+    successes: int = 0  # attempts that were verified
+    mean_log_speedup: float = 0.0  # over the `timed` successes that measured a speedup
+    timed: int = 0
+
+    def record(self, success: bool, speedup: float | None = None) -> None:
+        self.visits += 1
+        if not success:
+            return
+        self.successes += 1
+        if speedup is not None and speedup > 0:
+            self.timed += 1
+            self.mean_log_speedup += (math.log(speedup) - self.mean_log_speedup) / self.timed
+
+    def combined(self, other: EdgeStats) -> EdgeStats:
+        timed = self.timed + other.timed
+        mean = (
+            (self.mean_log_speedup * self.timed + other.mean_log_speedup * other.timed) / timed
+            if timed
+            else 0.0
+        )
+        return EdgeStats(self.visits + other.visits, self.successes + other.successes, mean, timed)
+
+
+@functools.lru_cache(maxsize=8192)
+def blob_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass
@@ -53,12 +97,25 @@ class ReGraph:
     def add_method(self, name: str, description: str = "", category: str = "") -> None:
         if name not in self.graph:
             self.graph.add_node(name, description=description, category=category)
+            return
+        node = self.graph.nodes[name]  # fill what an earlier mention left empty
+        node["description"] = node.get("description") or description
+        node["category"] = node.get("category") or category
 
     def add_edge(self, source: str, target: str) -> None:
         for node in (source, target):
             self.add_method(node)
         if not self.graph.has_edge(source, target):
             self.graph.add_edge(source, target, examples=[], stats=EdgeStats())
+
+    def add_example(self, source: str, target: str, example: Example) -> bool:
+        """Append unless the same example is already there; True when it was added."""
+        self.add_edge(source, target)
+        examples = self.examples(source, target)
+        if any(e.key == example.key for e in examples):
+            return False
+        examples.append(example)
+        return True
 
     def successors(self, method: str) -> list[str]:
         if method not in self.graph:
@@ -71,63 +128,184 @@ class ReGraph:
     def examples(self, source: str, target: str) -> list[Example]:
         return self.graph.edges[source, target]["examples"]
 
+    def edges(self) -> Iterator[tuple[str, str]]:
+        yield from sorted(self.graph.edges)
+
+    def node(self, name: str) -> dict[str, str]:
+        return dict(self.graph.nodes[name])
+
     @property
     def methods(self) -> list[str]:
         return sorted(self.graph.nodes)
 
+    def copy(self) -> ReGraph:
+        copied = ReGraph()
+        for name in self.graph.nodes:
+            copied.add_method(name, **self.node(name))
+        for source, target in self.edges():
+            copied.add_edge(source, target)
+            copied.examples(source, target).extend(self.examples(source, target))
+            copied.graph.edges[source, target]["stats"] = EdgeStats(
+                **asdict(self.stats(source, target))
+            )
+        return copied
+
     def to_json(self) -> dict[str, Any]:
-        nodes = [{"name": n, **self.graph.nodes[n]} for n in sorted(self.graph.nodes)]
-        edges = [
-            {
-                "source": s,
-                "target": t,
-                "examples": [asdict(e) for e in data["examples"]],
-                "stats": asdict(data["stats"]),
-            }
-            for s, t, data in sorted(self.graph.edges(data=True), key=lambda e: (e[0], e[1]))
-        ]
-        return {"format": FORMAT, "version": VERSION, "nodes": nodes, "edges": edges}
+        blobs: dict[str, str] = {}
+
+        def stored(text: str) -> str:
+            key = blob_key(text)
+            blobs[key] = text
+            return key
+
+        nodes = [{"name": n, **self.node(n)} for n in sorted(self.graph.nodes)]
+        edges = []
+        for source, target in self.edges():
+            examples = [
+                {**asdict(e), "before": stored(e.before), "after": stored(e.after)}
+                for e in self.examples(source, target)
+            ]
+            stats = asdict(self.stats(source, target))
+            edges.append({"source": source, "target": target, "stats": stats, "examples": examples})
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "nodes": nodes,
+            "edges": edges,
+            "blobs": dict(sorted(blobs.items())),
+        }
+
+
+def dumps(graph: ReGraph) -> str:
+    """One line per node and edge header would be nicer to diff, but examples hold code:
+    indented JSON keeps a reviewer's diff readable enough."""
+    return json.dumps(graph.to_json(), indent=1, ensure_ascii=False) + "\n"
+
+
+# -- loading and validation ---------------------------------------------------------
 
 
 def _require(value: Any, kind: type | tuple[type, ...], path: str) -> Any:
+    if isinstance(value, bool) and kind in (int, float, (int, float)):
+        raise GraphFormatError(f"{path}: expected a number, found bool")
     if not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise GraphFormatError(f"{path}: expected {names}, found {type(value).__name__}")
     return value
 
 
+def _one_of(value: Any, allowed: tuple[str, ...], path: str) -> str:
+    if value not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise GraphFormatError(f"{path}: {value!r} is not one of {choices}")
+    return value
+
+
+def _blobs(data: dict[str, Any], version: int) -> dict[str, str]:
+    if version < 2:
+        return {}
+    blobs = _require(data.get("blobs", {}), dict, "$.blobs")
+    for key, text in blobs.items():
+        _require(text, str, f"$.blobs.{key}")
+        if blob_key(text) != key:
+            raise GraphFormatError(f"$.blobs.{key}: the text does not hash to its key")
+    return blobs
+
+
+def _code(value: Any, blobs: dict[str, str], version: int, path: str) -> str:
+    text = _require(value, str, path)
+    if version < 2:
+        return text
+    if text not in blobs:
+        raise GraphFormatError(f"{path}: unknown blob '{text[:16]}'")
+    return blobs[text]
+
+
+_EXAMPLE_FIELDS = {f.name for f in fields(Example)}
+
+
+def _example(data: Any, blobs: dict[str, str], version: int, path: str) -> Example:
+    _require(data, dict, path)
+    unknown = sorted(set(data) - _EXAMPLE_FIELDS)
+    if unknown:
+        raise GraphFormatError(f"{path}.{unknown[0]}: unknown field")
+    for name in ("program", "before", "after"):
+        if name not in data:
+            raise GraphFormatError(f"{path}.{name}: missing")
+    for name in ("program", "think", "detail"):
+        _require(data.get(name, ""), str, f"{path}.{name}")
+    speedup = data.get("speedup")
+    if speedup is not None:
+        _require(speedup, (int, float), f"{path}.speedup")
+    return Example(
+        program=data["program"],
+        before=_code(data["before"], blobs, version, f"{path}.before"),
+        after=_code(data["after"], blobs, version, f"{path}.after"),
+        think=data.get("think", ""),
+        detail=data.get("detail", ""),
+        speedup=None if speedup is None else float(speedup),
+        verified=_one_of(data.get("verified", ""), VERIFIED_HOW, f"{path}.verified"),
+        source=_one_of(data.get("source", "rule"), SOURCES, f"{path}.source"),
+    )
+
+
+def _stats(data: Any, path: str) -> EdgeStats:
+    _require(data, dict, path)
+    allowed = {f.name for f in fields(EdgeStats)}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise GraphFormatError(f"{path}.{unknown[0]}: unknown field")
+    for name in ("visits", "successes", "timed"):
+        if _require(data.get(name, 0), int, f"{path}.{name}") < 0:
+            raise GraphFormatError(f"{path}.{name}: negative")
+    _require(data.get("mean_log_speedup", 0.0), (int, float), f"{path}.mean_log_speedup")
+    stats = EdgeStats(**{k: data[k] for k in data})
+    if stats.successes > stats.visits:
+        raise GraphFormatError(f"{path}.successes: more than visits ({stats.visits})")
+    stats.mean_log_speedup = float(stats.mean_log_speedup)
+    return stats
+
+
+def _load_nodes(graph: ReGraph, nodes: Any) -> None:
+    for i, node in enumerate(_require(nodes, list, "$.nodes")):
+        _require(node, dict, f"$.nodes[{i}]")
+        name = _require(node.get("name"), str, f"$.nodes[{i}].name")
+        if name in graph.graph:
+            raise GraphFormatError(f"$.nodes[{i}].name: '{name}' appears twice")
+        description = _require(node.get("description", ""), str, f"$.nodes[{i}].description")
+        category = _require(node.get("category", ""), str, f"$.nodes[{i}].category")
+        graph.add_method(name, description, category)
+
+
+def _load_edge(graph: ReGraph, edge: Any, blobs: dict[str, str], version: int, at: str) -> None:
+    _require(edge, dict, at)
+    source = _require(edge.get("source"), str, f"{at}.source")
+    target = _require(edge.get("target"), str, f"{at}.target")
+    for end, name in (("source", source), ("target", target)):
+        if name not in graph.graph:
+            raise GraphFormatError(f"{at}.{end}: unknown method '{name}'")
+    if graph.graph.has_edge(source, target):
+        raise GraphFormatError(f"{at}: the edge {source} -> {target} appears twice")
+    graph.add_edge(source, target)
+    examples = _require(edge.get("examples", []), list, f"{at}.examples")
+    for j, example in enumerate(examples):
+        graph.add_example(source, target, _example(example, blobs, version, f"{at}.examples[{j}]"))
+    graph.graph.edges[source, target]["stats"] = _stats(edge.get("stats", {}), f"{at}.stats")
+
+
 def from_json(data: Any) -> ReGraph:
-    """Validate and load; the first problem is reported with its JSON path."""
+    """Validate and load (version 1 or 2); the first problem is reported with its JSON path."""
     _require(data, dict, "$")
     if data.get("format") != FORMAT:
         raise GraphFormatError(f"$.format: expected '{FORMAT}'")
-    if data.get("version") != VERSION:
-        raise GraphFormatError(f"$.version: unsupported version {data.get('version')!r}")
+    version = data.get("version")
+    if version not in (1, VERSION):
+        raise GraphFormatError(f"$.version: unsupported version {version!r} (1 or {VERSION})")
+    blobs = _blobs(data, version)
     graph = ReGraph()
-    for i, node in enumerate(_require(data.get("nodes"), list, "$.nodes")):
-        _require(node, dict, f"$.nodes[{i}]")
-        name = _require(node.get("name"), str, f"$.nodes[{i}].name")
-        graph.add_method(name, str(node.get("description", "")), str(node.get("category", "")))
+    _load_nodes(graph, data.get("nodes"))
     for i, edge in enumerate(_require(data.get("edges"), list, "$.edges")):
-        where = f"$.edges[{i}]"
-        _require(edge, dict, where)
-        source = _require(edge.get("source"), str, f"{where}.source")
-        target = _require(edge.get("target"), str, f"{where}.target")
-        for end, name in (("source", source), ("target", target)):
-            if name not in graph.graph:
-                raise GraphFormatError(f"{where}.{end}: unknown method '{name}'")
-        graph.add_edge(source, target)
-        for j, example in enumerate(_require(edge.get("examples", []), list, f"{where}.examples")):
-            _require(example, dict, f"{where}.examples[{j}]")
-            try:
-                graph.examples(source, target).append(Example(**example))
-            except TypeError as exc:
-                raise GraphFormatError(f"{where}.examples[{j}]: {exc}") from exc
-        stats = _require(edge.get("stats", {}), dict, f"{where}.stats")
-        try:
-            graph.graph.edges[source, target]["stats"] = EdgeStats(**stats)
-        except TypeError as exc:
-            raise GraphFormatError(f"{where}.stats: {exc}") from exc
+        _load_edge(graph, edge, blobs, version, f"$.edges[{i}]")
     if START not in graph.graph:
         raise GraphFormatError(f"$.nodes: the start node '{START}' is missing")
     return graph
@@ -135,13 +313,42 @@ def from_json(data: Any) -> ReGraph:
 
 def load(path: str | Path) -> ReGraph:
     try:
-        data = json.loads(Path(path).read_text())
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise GraphFormatError(f"$: cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise GraphFormatError(f"$: not JSON ({exc})") from exc
     return from_json(data)
 
 
+def save(graph: ReGraph, path: str | Path) -> None:
+    """Write beside the target, then rename: an interrupted save never leaves half a graph."""
+    target = Path(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(dumps(graph))
+        os.chmod(temp, _file_mode(target))  # mkstemp's 0600 would hide a shipped graph
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _file_mode(target: Path) -> int:
+    if target.exists():
+        return target.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def default_graph_text() -> str:
+    return resources.files("cudaify.regraph").joinpath("data/default.json").read_text()
+
+
 def default_graph() -> ReGraph:
     """The graph shipped with the package (read-only)."""
-    text = resources.files("cudaify.regraph").joinpath("data/default.json").read_text()
-    return from_json(json.loads(text))
+    return from_json(json.loads(default_graph_text()))

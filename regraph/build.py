@@ -1,0 +1,387 @@
+"""Building the reasoning graph (the paper's pipeline): trajectories -> verification ->
+relabeling -> merging.
+
+Trajectories come from three teachers: a model behind any OpenAI-compatible endpoint (or a
+recorded one), the compiler's own rules (every sequence of registered methods up to a
+length, applied by the pipeline's `expand`), and curated trajectory files. Every step is
+checked by an injected `verify(variant) -> Evaluation` (the pipeline's structural check,
+nvcc, and a GPU run compared with the reference): a step that fails ends its trajectory,
+since later steps build on code that is wrong, and is kept out of the graph; it still
+counts as a visit on an edge the verified steps created. Merging walks each trajectory from
+`sequential`, reusing or adding nodes and edges, appending examples and updating stats."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudaify.core import Evaluation, Stage, Variant
+from cudaify.regraph.graph import START, EdgeStats, Example, ReGraph
+from cudaify.regraph.relabel import describe, relabel
+from cudaify.regraph.teacher import TextModel, teacher_trajectory
+from cudaify.regraph.trajectory import Trajectory, TrajectoryError
+from cudaify.regraph.trajectory import load as load_trajectory
+
+log = logging.getLogger("cudaify")
+
+# (variant, method) -> (new variant, "") or (None, why it does not apply): Stages.expand
+Apply = Callable[[Variant, str], tuple[Variant | None, str]]
+# variant -> what verifying it found: structural check, compile, GPU run and comparison
+Verify = Callable[[Variant], Evaluation]
+
+PROGRAM_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
+
+
+@dataclass(frozen=True)
+class VerifiedStep:
+    """One step of a trajectory with what verification found. `verified` is "gpu"
+    (ran and printed the reference's output), "compile" (no GPU: compiled only) or ""
+    (failed; `why` says how)."""
+
+    program: str
+    source: str  # the graph node the step starts from
+    target: str  # the method it applied
+    before: str
+    after: str
+    think: str = ""
+    detail: str = ""
+    speedup: float | None = None
+    verified: str = ""
+    origin: str = "rule"  # teacher | rule | curated | learned
+    why: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.verified)
+
+    def example(self) -> Example:
+        return Example(
+            program=self.program,
+            before=self.before,
+            after=self.after,
+            think=self.think,
+            detail=self.detail,
+            speedup=self.speedup,
+            verified=self.verified,
+            source=self.origin,
+        )
+
+
+def how_verified(evaluation: Evaluation) -> str:
+    """ "gpu" when the output matched on a GPU; "compile" when no GPU ran it but it
+    compiled; "" otherwise (a GPU run that printed something else is a failure)."""
+    if evaluation.verified:
+        return "gpu"
+    if evaluation.stage >= Stage.COMPILE and not evaluation.ran_on_gpu:
+        return "compile"
+    return ""
+
+
+def measured_speedup(evaluation: Evaluation) -> float | None:
+    return evaluation.region_speedup or evaluation.program_speedup
+
+
+def _checked(
+    program: str,
+    source: str,
+    before: Variant,
+    after: Variant,
+    evaluation: Evaluation,
+    origin: str,
+    think: str = "",
+    detail: str = "",
+) -> VerifiedStep:
+    how = how_verified(evaluation)
+    return VerifiedStep(
+        program=program,
+        source=source,
+        target=after.node,
+        before=before.code,
+        after=after.code,
+        think=think,
+        detail=detail,
+        speedup=measured_speedup(evaluation) if how else None,
+        verified=how,
+        origin=origin,
+        why="" if how else (evaluation.why or f"stopped at {evaluation.stage.label}"),
+    )
+
+
+class _Memo:
+    """Verification of identical code (reached in two orders) is done once."""
+
+    def __init__(self, verify: Verify):
+        self.verify = verify
+        self.seen: dict[tuple[str, str], Evaluation] = {}
+
+    def __call__(self, variant: Variant) -> Evaluation:
+        key = (variant.key, variant.node)
+        if key not in self.seen:
+            self.seen[key] = self.verify(variant)
+        return self.seen[key]
+
+
+def rule_steps(
+    program: str,
+    start: Variant,
+    methods: Sequence[str],
+    apply: Apply,
+    verify: Verify,
+    max_length: int = 3,
+) -> list[VerifiedStep]:
+    """Every sequence of distinct `methods` up to `max_length` that the rules can apply,
+    as verified steps (a tree: sequences share their prefixes)."""
+    memo = _Memo(verify)
+    found: list[VerifiedStep] = []
+
+    def walk(variant: Variant, used: tuple[str, ...]) -> None:
+        if len(used) >= max_length:
+            return
+        for method in methods:
+            if method in used:
+                continue
+            child, why = apply(variant, method)
+            if child is None:
+                log.debug("%s: %s after %s does not apply: %s", program, method, used, why)
+                continue
+            source = variant.node if variant.steps else START
+            step = _checked(
+                program,
+                source,
+                variant,
+                child,
+                memo(child),
+                "rule",
+                detail=child.steps[-1].detail if child.steps else "",
+            )
+            found.append(step)
+            if step.ok:
+                walk(child, used + (method,))
+
+    walk(start, ())
+    return found
+
+
+Relabel = Callable[[str, str], str]  # (name a step gives, its detail) -> graph method
+
+
+def trajectory_steps(trajectory: Trajectory, verify: Verify, rename: Relabel) -> list[VerifiedStep]:
+    """Verify a teacher's or curated trajectory step by step, up to its first failure."""
+    variant = Variant(code=trajectory.code)
+    found: list[VerifiedStep] = []
+    for step in trajectory.steps:
+        method = rename(step.method, step.detail)
+        child = variant.then(method, step.code, trajectory.source, step.detail)
+        source = variant.node if variant.steps else START
+        checked = _checked(
+            trajectory.program,
+            source,
+            variant,
+            child,
+            verify(child),
+            trajectory.source,
+            step.think,
+            step.detail,
+        )
+        found.append(checked)
+        if not checked.ok:
+            break
+        variant = child
+    return found
+
+
+def merge_steps(graph: ReGraph, steps: Iterable[VerifiedStep], count: bool = True) -> ReGraph:
+    """A new graph: `graph` with the verified steps added as examples (and new nodes and
+    edges where needed); failed steps only count as visits on edges that exist. With
+    `count` false the stats are left alone (the caller records them separately)."""
+    merged = graph.copy()
+    steps = list(steps)
+    merged.add_method(START, *describe(START))
+    for step in (s for s in steps if s.ok):
+        for name in (step.source, step.target):
+            merged.add_method(name, *describe(name))
+        merged.add_example(step.source, step.target, step.example())
+        if count:
+            merged.stats(step.source, step.target).record(True, step.speedup)
+    for step in (s for s in steps if not s.ok and count):
+        if merged.graph.has_edge(step.source, step.target):
+            merged.stats(step.source, step.target).record(False)
+    return merged
+
+
+def merge(a: ReGraph, b: ReGraph) -> ReGraph:
+    """Union of two graphs: nodes (a's descriptions first), edges, examples (each once),
+    stats added (visits, successes; the mean log speedup weighted by timed samples)."""
+    merged = a.copy()
+    for name in b.methods:
+        merged.add_method(name, **b.node(name))
+    for source, target in b.edges():
+        fresh = not merged.graph.has_edge(source, target)
+        merged.add_edge(source, target)
+        for example in b.examples(source, target):
+            merged.add_example(source, target, example)
+        ours = EdgeStats() if fresh else merged.stats(source, target)
+        merged.graph.edges[source, target]["stats"] = ours.combined(b.stats(source, target))
+    return merged
+
+
+# -- building from a corpus --------------------------------------------------------
+
+
+def corpus_programs(folder: str | Path) -> list[Path]:
+    """The C/C++ programs under `folder`, sorted; their names (file stems) must be unique."""
+    programs = sorted(p for p in Path(folder).rglob("*") if p.suffix in PROGRAM_SUFFIXES)
+    seen: dict[str, Path] = {}
+    for path in programs:
+        if path.stem in seen:
+            raise TrajectoryError(
+                f"{path}: a second program named '{path.stem}' ({seen[path.stem]})"
+            )
+        seen[path.stem] = path
+    return programs
+
+
+def corpus_trajectories(folder: str | Path) -> list[Path]:
+    return sorted(Path(folder).rglob("*.trajectory.json"))
+
+
+# path -> (apply, verify, the program's code as the rules see it)
+StagesFor = Callable[[Path], tuple[Apply, Verify, str]]
+
+
+@dataclass
+class BuildReport:
+    graph: ReGraph
+    steps: list[VerifiedStep] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # programs or trajectories skipped
+
+    @property
+    def verified(self) -> int:
+        return sum(1 for s in self.steps if s.ok)
+
+
+@dataclass(frozen=True)
+class Teachers:
+    """Which teachers a build asks: rules (with the methods to combine), a model, curated
+    trajectory files (found in the corpus)."""
+
+    rules: bool = False
+    methods: tuple[str, ...] = ()
+    max_length: int = 3
+    model: TextModel | None = None
+    curated: bool = True
+
+
+def build(
+    corpus: str | Path,
+    stages_for: StagesFor,
+    teachers: Teachers,
+    base: ReGraph | None = None,
+    judge: TextModel | None = None,
+) -> BuildReport:
+    """Build (or extend `base`) from every program and trajectory file in `corpus`.
+    A program the pipeline cannot prepare is reported and skipped, not fatal."""
+    graph = base.copy() if base is not None else ReGraph()
+    graph.add_method(START, *describe(START))
+    for name in teachers.methods:
+        graph.add_method(name, *describe(name))
+    report = BuildReport(graph)
+    programs = {p.stem: p for p in corpus_programs(corpus)}
+    for name, path in programs.items():
+        report.steps += _program_steps(name, path, stages_for, teachers, report, judge)
+    if teachers.curated:
+        for file in corpus_trajectories(corpus):
+            report.steps += _curated_steps(file, programs, stages_for, report, judge)
+    report.graph = merge_steps(graph, report.steps)
+    return report
+
+
+def _rename(graph_methods: Sequence[str], judge: TextModel | None) -> Relabel:
+    return lambda name, detail: relabel(name, graph_methods, detail, judge)
+
+
+def _program_steps(
+    name: str,
+    path: Path,
+    stages_for: StagesFor,
+    teachers: Teachers,
+    report: BuildReport,
+    judge: TextModel | None,
+) -> list[VerifiedStep]:
+    if not teachers.rules and teachers.model is None:
+        return []
+    try:
+        apply, verify, code = stages_for(path)
+    except Exception as exc:  # noqa: BLE001 - one bad program must not end a corpus build
+        report.problems.append(f"{path}: skipped: {exc}")
+        return []
+    steps: list[VerifiedStep] = []
+    if teachers.rules:
+        steps += rule_steps(
+            name, Variant(code=code), teachers.methods, apply, verify, teachers.max_length
+        )
+    if teachers.model is not None:
+        try:
+            trajectory = teacher_trajectory(teachers.model, name, code, teachers.methods)
+        except TrajectoryError as exc:
+            report.problems.append(f"{path}: teacher: {exc}")
+            return steps
+        rename = _rename(report.graph.methods, judge or teachers.model)
+        steps += trajectory_steps(trajectory, verify, rename)
+    log.info("%s: %d steps, %d verified", name, len(steps), sum(s.ok for s in steps))
+    return steps
+
+
+def _curated_steps(
+    file: Path,
+    programs: dict[str, Path],
+    stages_for: StagesFor,
+    report: BuildReport,
+    judge: TextModel | None,
+) -> list[VerifiedStep]:
+    try:
+        trajectory = load_trajectory(file)
+    except TrajectoryError as exc:
+        report.problems.append(str(exc))
+        return []
+    path = programs.get(trajectory.program)
+    if path is None:
+        report.problems.append(f"{file}: no program named '{trajectory.program}' in the corpus")
+        return []
+    try:
+        _, verify, _ = stages_for(path)
+    except Exception as exc:  # noqa: BLE001
+        report.problems.append(f"{path}: skipped: {exc}")
+        return []
+    return trajectory_steps(trajectory, verify, _rename(report.graph.methods, judge))
+
+
+def pipeline_stages(config: object | None = None) -> StagesFor:
+    """The real stages: the pipeline's prepare, rules and checks (structure, nvcc, and a
+    GPU run compared with the reference where a GPU is found)."""
+    from cudaify.config import Config
+    from cudaify.pipeline import Stages, prepare
+    from cudaify.transforms import UnknownMethodError, get
+    from cudaify.transforms.structure import structural_problems
+
+    settings = config if isinstance(config, Config) else Config()
+
+    def stages_for(path: Path) -> tuple[Apply, Verify, str]:
+        program = prepare(str(path), settings)
+        stages = Stages(program, settings)
+
+        def verify(variant: Variant) -> Evaluation:
+            try:
+                method = get(variant.node) if variant.steps else None
+            except UnknownMethodError:  # a teacher's method the compiler has no pass for
+                method = None
+            problems = structural_problems(program, variant.code, method)
+            if problems:
+                return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
+            return stages.evaluator.evaluate(variant)
+
+        return stages.expand, verify, program.source
+
+    return stages_for

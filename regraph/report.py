@@ -1,0 +1,109 @@
+"""Looking at a graph: counts, one method's neighbourhood as text, a picture (graphviz)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from cudaify.regraph.graph import START, ReGraph
+
+
+def stats(graph: ReGraph) -> dict[str, Any]:
+    """{"nodes", "edges", "examples", "methods", "examples_per_method", "sources",
+    "verified"}: examples per method counts the examples on the edges into it."""
+    per_method: Counter[str] = Counter({m: 0 for m in graph.methods if m != START})
+    sources: Counter[str] = Counter()
+    verified: Counter[str] = Counter()
+    for source, target in graph.edges():
+        for example in graph.examples(source, target):
+            per_method[target] += 1
+            sources[example.source] += 1
+            verified[example.verified or "no"] += 1
+    return {
+        "nodes": graph.graph.number_of_nodes(),
+        "edges": graph.graph.number_of_edges(),
+        "examples": sum(per_method.values()),
+        "methods": graph.methods,
+        "examples_per_method": dict(sorted(per_method.items())),
+        "sources": dict(sorted(sources.items())),
+        "verified": dict(sorted(verified.items())),
+    }
+
+
+def format_stats(summary: dict[str, Any]) -> str:
+    lines = [
+        f"nodes {summary['nodes']}, edges {summary['edges']}, examples {summary['examples']}",
+        "methods: " + ", ".join(summary["methods"]),
+        "examples per method: "
+        + ", ".join(f"{m} {n}" for m, n in summary["examples_per_method"].items()),
+        "sources: " + (", ".join(f"{s} {n}" for s, n in summary["sources"].items()) or "-"),
+        "verified: " + (", ".join(f"{s} {n}" for s, n in summary["verified"].items()) or "-"),
+    ]
+    return "\n".join(lines)
+
+
+def _edge_line(graph: ReGraph, source: str, target: str) -> str:
+    s = graph.stats(source, target)
+    speedup = f", mean speedup {math.exp(s.mean_log_speedup):.2f}x" if s.timed else ""
+    count = len(graph.examples(source, target))
+    return f"  {source} -> {target}: {count} example(s), {s.successes}/{s.visits} verified{speedup}"
+
+
+def show(graph: ReGraph, method: str) -> str:
+    """A method's description, its edges in and out with their stats, and its examples."""
+    if method not in graph.graph:
+        raise KeyError(method)
+    node = graph.node(method)
+    lines = [f"{method} [{node.get('category') or '-'}]: {node.get('description') or '-'}"]
+    incoming = sorted(graph.graph.predecessors(method))
+    lines.append("from:" if incoming else "from: (none)")
+    lines += [_edge_line(graph, source, method) for source in incoming]
+    outgoing = graph.successors(method)
+    lines.append("to:" if outgoing else "to: (none)")
+    lines += [_edge_line(graph, method, target) for target in outgoing]
+    examples = [(s, e) for s in incoming for e in graph.examples(s, method)]
+    if examples:
+        lines.append("examples:")
+    for source, example in examples:
+        speedup = f" {example.speedup:.2f}x" if example.speedup else ""
+        how = example.verified or "unverified"
+        summary = example.detail or example.think or ""
+        origin = f"from {source}, {example.source}, {how}{speedup}"
+        lines.append(f"  {example.program} ({origin}) {summary}".rstrip())
+    return "\n".join(lines)
+
+
+def _node_visits(graph: ReGraph, method: str) -> int:
+    return sum(graph.stats(s, method).visits for s in graph.graph.predecessors(method))
+
+
+def to_dot(graph: ReGraph) -> Any:
+    """The graph as a graphviz Digraph: node size by visits, edge width by successes."""
+    import graphviz
+
+    dot = graphviz.Digraph("regraph", graph_attr={"rankdir": "LR"})
+    most = max([_node_visits(graph, m) for m in graph.methods] + [1])
+    for method in graph.methods:
+        scale = 0.6 + 1.4 * math.sqrt(_node_visits(graph, method) / most)
+        shape = "doublecircle" if method == START else "circle"
+        dot.node(method, method, shape=shape, width=f"{scale:.2f}", fixedsize="true", fontsize="10")
+    best = max([graph.stats(s, t).successes for s, t in graph.edges()] + [1])
+    for source, target in graph.edges():
+        s = graph.stats(source, target)
+        width = 0.5 + 4.5 * s.successes / best
+        dot.edge(source, target, label=f"{s.successes}/{s.visits}", penwidth=f"{width:.2f}")
+    return dot
+
+
+def render(graph: ReGraph, path: str | Path) -> Path:
+    """Draw the graph to `path`; the format comes from the suffix (.svg, .png, .pdf, .dot)."""
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or "svg"
+    dot = to_dot(graph)
+    if fmt in ("dot", "gv"):
+        path.write_text(dot.source)
+        return path
+    path.write_bytes(dot.pipe(format=fmt))
+    return path

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudaify.cli import main
+from cudaify.regraph.build import VerifiedStep, merge_steps
+from cudaify.regraph.graph import ReGraph, load, save
+
+DATA = Path(__file__).parent / "data"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, ["graph", *args])
+
+
+def _graph_file(path: Path, *afters: str) -> Path:
+    steps = [
+        VerifiedStep("p", "sequential", "offload", "seq", a, verified="compile") for a in afters
+    ]
+    save(merge_steps(ReGraph(), steps), path)
+    return path
+
+
+def test_stats_of_the_shipped_graph_as_json():
+    result = _run("stats", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert set(summary) >= {
+        "nodes",
+        "edges",
+        "examples",
+        "methods",
+        "examples_per_method",
+        "sources",
+    }
+    assert "sequential" in summary["methods"] and "offload" in summary["methods"]
+
+
+def test_validate_names_the_json_path_and_exits_2(tmp_path):
+    path = _graph_file(tmp_path / "g.json", "gpu")
+    data = json.loads(path.read_text())
+    data["edges"][0]["examples"][0]["before"] = "0" * 64
+    path.write_text(json.dumps(data))
+    result = _run("validate", str(path))
+    assert result.exit_code == 2
+    assert "$.edges[0].examples[0].before: unknown blob" in result.output
+    assert str(path) in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_validate_a_good_file_and_a_missing_one(tmp_path):
+    good = _run("validate", str(_graph_file(tmp_path / "g.json", "gpu")))
+    assert good.exit_code == 0 and "valid (2 nodes, 1 edges, 1 examples)" in good.output
+    missing = _run("validate", str(tmp_path / "none.json"))
+    assert missing.exit_code == 2 and "cannot read" in missing.output
+
+
+def test_merge_two_files(tmp_path):
+    a = _graph_file(tmp_path / "a.json", "x")
+    b = _graph_file(tmp_path / "b.json", "x", "y")
+    result = _run("merge", str(a), str(b), "-o", str(tmp_path / "c.json"))
+    assert result.exit_code == 0, result.output
+    merged = load(tmp_path / "c.json")
+    assert [e.after for e in merged.examples("sequential", "offload")] == ["x", "y"]
+    assert merged.stats("sequential", "offload").successes == 3
+
+
+def test_show_a_method_and_an_unknown_one(tmp_path):
+    path = _graph_file(tmp_path / "g.json", "kernel code")
+    shown = _run("show", "offload", "--graph", str(path))
+    assert shown.exit_code == 0
+    assert "sequential -> offload: 1 example(s), 1/1 verified" in shown.output
+    unknown = _run("show", "teleport", "--graph", str(path))
+    assert unknown.exit_code == 2 and "no method 'teleport'" in unknown.output
+
+
+def test_render_dot_and_svg(tmp_path):
+    path = _graph_file(tmp_path / "g.json", "a", "b")
+    dot = _run("render", str(path), "-o", str(tmp_path / "g.dot"))
+    assert dot.exit_code == 0, dot.output
+    text = (tmp_path / "g.dot").read_text()
+    assert "sequential -> offload" in text and 'label="2/2"' in text
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz's `dot` is not installed (apt-get install graphviz)")
+    svg = _run("render", str(path), "-o", str(tmp_path / "g.svg"))
+    assert svg.exit_code == 0, svg.output
+    assert (tmp_path / "g.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_build_with_a_recorded_teacher(tmp_path):
+    out = tmp_path / "built.json"
+    result = _run(
+        "build",
+        str(DATA / "corpus"),
+        "--teacher-replay",
+        str(DATA / "teacher.jsonl"),
+        "-o",
+        str(out),
+    )
+    assert result.exit_code == 0, result.output
+    assert "2 verified step(s), 1 rejected" in result.output
+    graph = load(out)
+    assert graph.successors("sequential") == ["offload"]
+    assert graph.successors("offload") == ["unroll"]
+    assert {e.source for e in graph.examples("offload", "unroll")} == {"teacher"}
+
+
+def test_build_refuses_bad_options(tmp_path):
+    no_model = _run(
+        "build",
+        str(DATA / "corpus"),
+        "--llm-url",
+        "http://localhost:1",
+        "-o",
+        str(tmp_path / "x.json"),
+    )
+    assert no_model.exit_code == 2 and "--llm-model" in no_model.output
+    bad_method = _run(
+        "build",
+        str(DATA / "corpus"),
+        "--rules",
+        "--methods",
+        "teleport",
+        "-o",
+        str(tmp_path / "x.json"),
+    )
+    assert bad_method.exit_code == 2 and "unknown method 'teleport'" in bad_method.output
+    assert not (tmp_path / "x.json").exists()
