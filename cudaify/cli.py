@@ -478,5 +478,9 @@ def _as_input_error(exc: OSError) -> CudaifyError:
     return InputError(f"{exc.filename}: {exc.strerror}")
 
 
+from cudaify.regraph.cli import graph  # noqa: E402 - the `graph` group lives with the graph
+
+main.add_command(graph)
+
 if __name__ == "__main__":
     main()
