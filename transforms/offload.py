@@ -215,6 +215,34 @@ def _plans(variant: Variant, program: Program) -> tuple[list[NestPlan], list[str
     return _without_helper_hosts(plans, program, reasons)
 
 
+_SCOPE_WORDS = {
+    "field_declaration_list": "a class",
+    "template_declaration": "a template",
+    "declaration_list": "a linkage block",
+}
+
+
+def _require_free_function(function: Function, tree: Tree) -> None:
+    """Kernels are emitted before the function: at file or namespace scope, not inside a
+    class (a member's loop reads `this`) or a template (the kernel would need its
+    parameters)."""
+    node = cs.node_at(tree, function.span.start, "function_definition")
+    if node is None:
+        raise _Refuse(f"the definition of '{function.name}' was not found (stale analysis?)")
+    parent = node.parent
+    at_file_scope = parent is not None and parent.type == "translation_unit"
+    in_namespace = (
+        parent is not None
+        and parent.type == "declaration_list"
+        and parent.parent is not None
+        and parent.parent.type == "namespace_definition"
+    )
+    if not (at_file_scope or in_namespace):
+        kind = parent.type if parent is not None else ""
+        where = _SCOPE_WORDS.get(kind, kind.replace("_", " ") or "an unknown scope")
+        raise _Refuse(f"'{function.name}' is defined inside {where}")
+
+
 def _candidate_nests(loop: Loop) -> list[Loop]:
     """The loop when it is a parallel nest, else the parallel nests inside it: the sweep
     inside a time-step loop runs as one kernel per time step."""
@@ -256,6 +284,7 @@ def _plan(
     regions for outermost loops: a superset of what an inner nest touches)."""
     if function.name == "main":
         raise _Refuse("main's loops stay on the host in this version (outlining comes later)")
+    _require_free_function(function, tree)
     _require_parallel(root)
     loops = _mapped_loops(root)
     _require_enough_work(loops)
@@ -630,15 +659,16 @@ def emit(program: Program, plans: list[NestPlan]) -> str:
     source = program.source.encode("utf-8", errors="surrogateescape")
     tree = cs.parse(source)
     edits: list[Edit] = []
-    by_function: dict[str, list[NestPlan]] = {}
+    by_function: dict[int, list[NestPlan]] = {}
     for plan in plans:
-        by_function.setdefault(plan.function.name, []).append(plan)
-    first = True
-    for name, group in by_function.items():
+        by_function.setdefault(plan.function.span.start, []).append(plan)
+    # the runtime helpers go with the kernels that come first in the file
+    for position, start in enumerate(sorted(by_function)):
+        group = by_function[start]
+        name = group[0].function.name
         kernels = "".join(kernel_text(plan) for plan in group)
-        at = _kernel_position(tree, source, group[0].function.span.start)
-        text = (PRELUDE if first else "") + kernels
-        first = False
+        at = _kernel_position(tree, source, start)
+        text = (PRELUDE if position == 0 else "") + kernels
         edits.append(Edit(at, at, text, f"kernels of {name}"))
         for plan in group:
             start = plan.root.span.start

@@ -9,6 +9,7 @@ from cudaify.backend import toolchain
 from cudaify.core import Variant
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get
+from cudaify.transforms import offload as offload_module
 from cudaify.transforms.base import Context
 from cudaify.transforms.structure import structural_problems
 
@@ -295,3 +296,45 @@ def test_a_nest_with_few_constant_iterations_stays_on_the_host(program_of) -> No
     assert reason is not None and reason.endswith(
         "it runs only 8 iterations: a kernel launch costs more"
     )
+
+
+def test_member_functions_stay_and_namespace_functions_are_offloaded(program_of, tmp_path) -> None:
+    program = program_of(
+        """\
+struct Grid {
+    double v[5000];
+    void fill(double a)
+    {
+        for (int i = 0; i < 5000; i++)
+            v[i] = a * i;
+    }
+};
+namespace ops {
+void twice(int n, double *x)
+{
+    for (int i = 0; i < n; i++)
+        x[i] = 2.0 * x[i];
+}
+}
+int main()
+{
+    static Grid g;
+    g.fill(0.5);
+    ops::twice(5000, g.v);
+    return (int)g.v[10];
+}
+""",
+        name="input.cpp",
+    )
+    variant = offloaded(program)
+    assert variant.offloaded == ("twice",)
+    code = variant.code
+    assert code.index("namespace ops {") < code.index("__global__ void twice_kernel")
+    reason = OFFLOAD.applies(Variant(program.source), Context(program))
+    assert reason is None
+    _, reasons = offload_module._plans(Variant(program.source), program)
+    assert any(
+        r.endswith("cannot offload loop 'i' in 'fill': 'fill' is defined inside a class")
+        for r in reasons
+    )
+    assert nvcc_compiles(code, tmp_path) == ""
