@@ -103,6 +103,7 @@ def test_a_struct_used_beyond_its_reduced_fields_is_refused(program_of) -> None:
     reason = REDUCTION.applies(Variant(program.source), Context(program))
     assert reason is not None
     assert reason.startswith(f"{program.path}:4:5: reduction: cannot rewrite loop 'i' in 'f'")
+    assert reason.endswith("'a' is used in the loop other than through its reduced fields")
 
 
 def test_check_wants_a_block_reduction_and_a_launch() -> None:

@@ -1,0 +1,261 @@
+/* A 256-bin histogram of bytes: the bins are zeroed by an earlier loop. */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class T>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<T>::type>::type;
+template <class T>
+__host__ __device__ T &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_times {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_minimum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::max();
+    }
+};
+struct cudaify_maximum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? -cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a & b; }
+    template <class T> __host__ __device__ static T identity() { return (T)~(T)0; }
+};
+struct cudaify_bit_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a | b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_bit_xor {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a ^ b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_logical_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a && b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_logical_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a || b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class T>
+__device__ T cudaify_shfl_down(T value, int offset)
+{
+    static_assert(sizeof(T) <= 8, "cudaify: reduction values are at most 8 bytes");
+    T out;
+    if constexpr (sizeof(T) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class T, class Op>
+__device__ T cudaify_block_reduce(T value, Op op)
+{
+    __shared__ T warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : Op::template identity<T>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class T>
+__device__ void cudaify_atomic_add(T *address, T value)
+{
+    if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class T, class V>
+__device__ void cudaify_add_at(T *global, T *local, long long extent, long long index, V value,
+                               int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (T)value);
+}
+template <class T, class V>
+__device__ void cudaify_subtract_at(T *global, T *local, long long extent, long long index,
+                                    V value, int *outside)
+{
+    cudaify_add_at(global, local, extent, index, (T)((T)0 - (T)value), outside);
+}
+
+/* Irregular updates of hist in loop 'i' of histogram() (line 9): atomics on block-private copies in shared memory when they fit, else on the device copy. */
+__global__ void histogram_atomic(unsigned char *buf, long long trips_i, unsigned int *hist, long long extent_hist, int privatize, int *d_outside)
+{
+    extern __shared__ unsigned long long cudaify_shared[]; /* 8-byte aligned */
+    unsigned int *local_hist = NULL;
+    if (privatize) {
+        size_t offset = 0;
+        local_hist = (unsigned int *)((unsigned char *)cudaify_shared + offset);
+        offset += cudaify_aligned((size_t)extent_hist * sizeof(unsigned int));
+        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
+            local_hist[k] = 0;
+        __syncthreads();
+    }
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        long i = (long)t_i;
+        cudaify_add_at(hist, local_hist, extent_hist, (long long)(buf[i]), (1u), d_outside);
+    }
+    if (privatize) {
+        __syncthreads();
+        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
+            if (local_hist[k] != 0)
+                cudaify_atomic_add(&hist[k], local_hist[k]);
+    }
+}
+
+void histogram(const unsigned char *buf, long n, unsigned int *hist)
+{
+    for (int b = 0; b < 256; b++)
+        hist[b] = 0u;
+    {
+        /* cudaify: these updates run on the GPU as histogram_atomic */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        int outside = 0;
+        if (trips_i > 0) {
+            unsigned char *d_buf = NULL;
+            unsigned int *d_hist = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_buf, (size_t)(n) * sizeof(unsigned char)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_hist, (size_t)(256) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_buf, buf, (size_t)(n) * sizeof(unsigned char), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_hist, hist, (size_t)(256) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            int *d_outside = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemset(d_outside, 0, sizeof(int)));
+            const size_t shared_bytes = cudaify_aligned((size_t)(256) * sizeof(unsigned int));
+            const int privatize = shared_bytes <= 49152;
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
+            histogram_atomic<<<blocks, 256, privatize ? shared_bytes : 0>>>(d_buf, trips_i, d_hist, (long long)(256), privatize, d_outside);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(&outside, d_outside, sizeof(int), cudaMemcpyDeviceToHost));
+            if (!outside) {
+                CUDAIFY_CHECK(cudaMemcpy(hist, d_hist, (size_t)(256) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+            }
+            CUDAIFY_CHECK(cudaFree(d_buf));
+            CUDAIFY_CHECK(cudaFree(d_hist));
+            CUDAIFY_CHECK(cudaFree(d_outside));
+        }
+        if (outside) {
+            /* cudaify: host fallback: an index fell outside the copied range */
+            for (long i = 0; i < n; i++)
+                hist[buf[i]] += 1u;
+        }
+    }
+}
+
+int main(void)
+{
+    long n = 1 << 20;
+    unsigned char *buf = (unsigned char *)malloc(n);
+    unsigned int hist[256];
+    unsigned int state = 3u;
+    for (long i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        buf[i] = (unsigned char)((state >> 24) & (state >> 16));
+    }
+    histogram(buf, n, hist);
+    unsigned long long check = 0;
+    for (int b = 0; b < 256; b++)
+        check += (unsigned long long)(b + 1) * hist[b];
+    printf("bins: %u %u %u check=%llu\n", hist[0], hist[1], hist[255], check);
+    free(buf);
+    return 0;
+}

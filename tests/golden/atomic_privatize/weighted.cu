@@ -1,0 +1,346 @@
+/* Clamped bins with integer counts (incremented, and decremented for negative weights)
+   and double weights: small bin counts use shared-memory copies, large ones do not,
+   and an index outside the zeroed range makes the host run the loop. */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'b' of bin() (line 9): one thread per iteration. */
+__global__ void bin_kernel(int *count, double *weight, long long trips_b)
+{
+    for (long long t_b = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_b < trips_b;
+         t_b += (long long)blockDim.x * gridDim.x) {
+        int b = (int)t_b;
+        count[b] = 0;
+        weight[b] = 0.0;
+    }
+}
+
+/* ---- cudaify pattern helpers ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class T>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<T>::type>::type;
+template <class T>
+__host__ __device__ T &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_times {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_minimum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::max();
+    }
+};
+struct cudaify_maximum {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+    template <class T> __host__ __device__ static T identity()
+    {
+        return cuda::std::numeric_limits<T>::has_infinity ? -cuda::std::numeric_limits<T>::infinity()
+                                                          : cuda::std::numeric_limits<T>::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a & b; }
+    template <class T> __host__ __device__ static T identity() { return (T)~(T)0; }
+};
+struct cudaify_bit_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a | b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_bit_xor {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a ^ b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+struct cudaify_logical_and {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a && b; }
+    template <class T> __host__ __device__ static T identity() { return T(1); }
+};
+struct cudaify_logical_or {
+    template <class T> __host__ __device__ T operator()(T a, T b) const { return a || b; }
+    template <class T> __host__ __device__ static T identity() { return T(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class T>
+__device__ T cudaify_shfl_down(T value, int offset)
+{
+    static_assert(sizeof(T) <= 8, "cudaify: reduction values are at most 8 bytes");
+    T out;
+    if constexpr (sizeof(T) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(T));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(T));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class T, class Op>
+__device__ T cudaify_block_reduce(T value, Op op)
+{
+    __shared__ T warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : Op::template identity<T>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class T>
+__device__ void cudaify_atomic_add(T *address, T value)
+{
+    if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class T, class V>
+__device__ void cudaify_add_at(T *global, T *local, long long extent, long long index, V value,
+                               int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (T)value);
+}
+template <class T, class V>
+__device__ void cudaify_subtract_at(T *global, T *local, long long extent, long long index,
+                                    V value, int *outside)
+{
+    cudaify_add_at(global, local, extent, index, (T)((T)0 - (T)value), outside);
+}
+
+/* Irregular updates of count, weight in loop 'i' of bin() (line 13): atomics on block-private copies in shared memory when they fit, else on the device copy. */
+__global__ void bin_atomic(float *x, float *w, int nbins, int limit, long long trips_i, int *count, long long extent_count, double *weight, long long extent_weight, int privatize, int *d_outside)
+{
+    extern __shared__ unsigned long long cudaify_shared[]; /* 8-byte aligned */
+    int *local_count = NULL;
+    double *local_weight = NULL;
+    if (privatize) {
+        size_t offset = 0;
+        local_count = (int *)((unsigned char *)cudaify_shared + offset);
+        offset += cudaify_aligned((size_t)extent_count * sizeof(int));
+        for (long long k_2 = threadIdx.x; k_2 < extent_count; k_2 += blockDim.x)
+            local_count[k_2] = 0;
+        local_weight = (double *)((unsigned char *)cudaify_shared + offset);
+        offset += cudaify_aligned((size_t)extent_weight * sizeof(double));
+        for (long long k_2 = threadIdx.x; k_2 < extent_weight; k_2 += blockDim.x)
+            local_weight[k_2] = 0;
+        __syncthreads();
+    }
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        int k = (int)(x[i] * (float)nbins);
+        if (k < 0)
+            k = 0;
+        if (k >= limit)
+            k = limit - 1;
+        if (w[i] < 0.0f)
+            cudaify_subtract_at(count, local_count, extent_count, (long long)(k), (1), d_outside);
+        else
+            cudaify_add_at(count, local_count, extent_count, (long long)(k), (1), d_outside);
+        cudaify_add_at(weight, local_weight, extent_weight, (long long)(k), (w[i]), d_outside);
+    }
+    if (privatize) {
+        __syncthreads();
+        for (long long k_2 = threadIdx.x; k_2 < extent_count; k_2 += blockDim.x)
+            if (local_count[k_2] != 0)
+                cudaify_atomic_add(&count[k_2], local_count[k_2]);
+        for (long long k_2 = threadIdx.x; k_2 < extent_weight; k_2 += blockDim.x)
+            if (local_weight[k_2] != 0)
+                cudaify_atomic_add(&weight[k_2], local_weight[k_2]);
+    }
+}
+
+void bin(int n, const float *x, const float *w, int nbins, int limit, int *count, double *weight)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as bin_kernel */
+        const long long trips_b = cudaify_trips(0, nbins, 1, 0);
+        if (trips_b > 0) {
+            int *d_count = NULL;
+            double *d_weight = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(nbins) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_weight, (size_t)(nbins) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(nbins) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_weight, weight, (size_t)(nbins) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_b, 256, 2147483647u));
+            bin_kernel<<<grid, block>>>(d_count, d_weight, trips_b);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(count, d_count, (size_t)(nbins) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(weight, d_weight, (size_t)(nbins) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_count));
+            CUDAIFY_CHECK(cudaFree(d_weight));
+        }
+    }
+    {
+        /* cudaify: these updates run on the GPU as bin_atomic */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        int outside = 0;
+        if (trips_i > 0) {
+            float *d_x = NULL;
+            float *d_w = NULL;
+            int *d_count_2 = NULL;
+            double *d_weight_2 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_w, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_count_2, (size_t)(nbins) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_weight_2, (size_t)(nbins) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_w, w, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_count_2, count, (size_t)(nbins) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_weight_2, weight, (size_t)(nbins) * sizeof(double), cudaMemcpyHostToDevice));
+            int *d_outside = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemset(d_outside, 0, sizeof(int)));
+            const size_t shared_bytes = cudaify_aligned((size_t)(nbins) * sizeof(int)) + cudaify_aligned((size_t)(nbins) * sizeof(double));
+            const int privatize = shared_bytes <= 49152;
+            const unsigned int blocks_2 = cudaify_blocks(trips_i, 256, 1024u);
+            bin_atomic<<<blocks_2, 256, privatize ? shared_bytes : 0>>>(d_x, d_w, nbins, limit, trips_i, d_count_2, (long long)(nbins), d_weight_2, (long long)(nbins), privatize, d_outside);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(&outside, d_outside, sizeof(int), cudaMemcpyDeviceToHost));
+            if (!outside) {
+                CUDAIFY_CHECK(cudaMemcpy(count, d_count_2, (size_t)(nbins) * sizeof(int), cudaMemcpyDeviceToHost));
+                CUDAIFY_CHECK(cudaMemcpy(weight, d_weight_2, (size_t)(nbins) * sizeof(double), cudaMemcpyDeviceToHost));
+            }
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_w));
+            CUDAIFY_CHECK(cudaFree(d_count_2));
+            CUDAIFY_CHECK(cudaFree(d_weight_2));
+            CUDAIFY_CHECK(cudaFree(d_outside));
+        }
+        if (outside) {
+            /* cudaify: host fallback: an index fell outside the copied range */
+            for (int i = 0; i < n; i++) {
+                int k = (int)(x[i] * (float)nbins);
+                if (k < 0)
+                    k = 0;
+                if (k >= limit)
+                    k = limit - 1;
+                if (w[i] < 0.0f)
+                    count[k]--;
+                else
+                    count[k]++;
+                weight[k] += w[i];
+            }
+        }
+    }
+}
+
+static void run(int n, const float *x, const float *w, int nbins, int limit, int *count,
+                double *weight)
+{
+    bin(n, x, w, nbins, limit, count, weight);
+    long long check = 0;
+    double total = 0.0;
+    for (int b = 0; b < nbins; b++) {
+        check += (long long)(b % 13 + 1) * count[b];
+        total += weight[b];
+    }
+    printf("bins=%d limit=%d: check=%lld first=%d last=%d total=%.6e\n", nbins, limit, check,
+           count[0], count[limit - 1], total);
+}
+
+int main(void)
+{
+    int n = 300000, most = 40000;
+    float *x = (float *)malloc(sizeof(float) * n);
+    float *w = (float *)malloc(sizeof(float) * n);
+    int *count = (int *)malloc(sizeof(int) * (most + 1));
+    double *weight = (double *)malloc(sizeof(double) * (most + 1));
+    unsigned int state = 11u;
+    for (int i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        x[i] = (float)(state >> 8) / 16777216.0f * 1.1f - 0.05f;
+        w[i] = (float)((state >> 4) & 1023u) / 512.0f - 0.5f;
+    }
+    run(n, x, w, 100, 100, count, weight);
+    run(n, x, w, most, most, count, weight);
+    run(n, x, w, 100, 101, count, weight); /* index 100 lies outside the zeroed bins */
+    free(x);
+    free(w);
+    free(count);
+    free(weight);
+    return 0;
+}
