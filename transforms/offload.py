@@ -294,7 +294,10 @@ def _plan(
     if body is None:
         raise _Refuse("the loop has no body")
     _require_no_jumps(nest)
-    arrays = tuple(_narrowed(data, root) for data in _arrays(function, outer, nest, tree, source))
+    arrays = tuple(
+        _widened(_narrowed(data, root), nest.start_byte, tree, source)
+        for data in _arrays(function, outer, nest, tree, source)
+    )
     levels = _levels(loops, tree, source, taken)
     outer_node = _for_node(tree, outer)
     scalars, privates = _scalars(nest, outer_node, levels, arrays, tree, source)
@@ -443,6 +446,24 @@ def _narrowed(data: ArrayData, nest: Loop) -> ArrayData:
     written, read = any(a.is_write for a in accesses), any(a.is_read for a in accesses)
     mode = "readwrite" if written and read else ("write" if written else "read")
     return replace(data, access=mode)
+
+
+_OPERAND = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)(?!\s*[\w(])")
+
+
+def _widened(data: ArrayData, at: int, tree: Tree, source: bytes) -> ArrayData:
+    """The element count and offset computed in 64 bits: `n * m` in int overflows for
+    arrays past 2^31 elements, which a GPU holds easily."""
+
+    def widen(match: re.Match[str]) -> str:
+        declared = cs.visible(tree, source, match.group(1), at)
+        if declared is None or declared.kind not in ("scalar", "reference"):
+            return match.group(0)
+        return f"(long long){match.group(1)}"
+
+    if data.count is None or not re.search(r"[*+]", data.count):
+        return data  # a single name or a constant cannot overflow on its own
+    return replace(data, count=_OPERAND.sub(widen, data.count))
 
 
 def _levels(loops: list[Loop], tree: Tree, source: bytes, taken: set[str]) -> tuple[Level, ...]:

@@ -61,15 +61,15 @@ void scale(int n, int m, double s, const double *A, double *B)
         if (trips_i > 0 && trips_j > 0) {
             double *d_B = NULL;
             double *d_A = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_B, (size_t)(m*n) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(m*n) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMemcpy(d_B, B, (size_t)(m*n) * sizeof(double), cudaMemcpyHostToDevice));
-            CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(m*n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_B, (size_t)((long long)m*(long long)n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)((long long)m*(long long)n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_B, B, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyHostToDevice));
             const dim3 block(32, 8);
             const dim3 grid(cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 8, 65535u));
             scale_kernel<<<grid, block>>>(d_B, d_A, m, s, trips_i, trips_j);
             CUDAIFY_CHECK(cudaGetLastError());
-            CUDAIFY_CHECK(cudaMemcpy(B, d_B, (size_t)(m*n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(B, d_B, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_B));
             CUDAIFY_CHECK(cudaFree(d_A));
         }

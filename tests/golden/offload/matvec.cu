@@ -61,10 +61,10 @@ void matvec(int n, const float *A, const float *x, float *y)
             float *d_A = NULL;
             float *d_x = NULL;
             float *d_y = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(n*n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)((long long)n*(long long)n) * sizeof(float)));
             CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
             CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(float)));
-            CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(n*n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)((long long)n*(long long)n) * sizeof(float), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
             const dim3 block(256);
