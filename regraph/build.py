@@ -16,12 +16,13 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cudaify.core import Evaluation, Stage, Variant
 from cudaify.regraph.graph import START, EdgeStats, Example, ReGraph
 from cudaify.regraph.relabel import describe, relabel
 from cudaify.regraph.teacher import TextModel, teacher_trajectory
-from cudaify.regraph.trajectory import Trajectory, TrajectoryError
+from cudaify.regraph.trajectory import Trajectory, TrajectoryError, TrajectoryStep
 from cudaify.regraph.trajectory import load as load_trajectory
 
 log = logging.getLogger("cudaify")
@@ -164,6 +165,25 @@ def rule_steps(
     return found
 
 
+def rule_paths(program: str, code: str, steps: Sequence[VerifiedStep]) -> list[Trajectory]:
+    """The rule steps' tree as trajectories: one per verified path from `code` to a step
+    nothing verified follows (a code reached twice keeps its first parent)."""
+    ok = [s for s in steps if s.ok and s.origin == "rule"]
+    parent = {}
+    for step in ok:
+        parent.setdefault(step.after, step)
+    continued = {s.before for s in ok}
+    paths = []
+    for leaf in (s for s in ok if s.after not in continued and parent[s.after] is s):
+        chain = [leaf]
+        while chain[-1].before != code and chain[-1].before in parent and len(chain) <= len(ok):
+            chain.append(parent[chain[-1].before])
+        chain.reverse()
+        path = tuple(TrajectoryStep(s.target, s.after, s.think, s.detail) for s in chain)
+        paths.append(Trajectory(program, code, path, "rule"))
+    return paths
+
+
 Relabel = Callable[[str, str], str]  # (name a step gives, its detail) -> graph method
 
 
@@ -256,6 +276,8 @@ class BuildReport:
     graph: ReGraph
     steps: list[VerifiedStep] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # programs or trajectories skipped
+    # what the teachers produced: the teacher's answers as given, the rules' verified paths
+    trajectories: list[Trajectory] = field(default_factory=list)
 
     @property
     def verified(self) -> int:
@@ -295,7 +317,21 @@ def build(
         for file in corpus_trajectories(corpus):
             report.steps += _curated_steps(file, programs, stages_for, report, judge)
     report.graph = merge_steps(graph, report.steps)
+    report.graph.meta = {**report.graph.meta, **_meta(corpus, teachers, report)}
     return report
+
+
+def _meta(corpus: str | Path, teachers: Teachers, report: BuildReport) -> dict[str, Any]:
+    """How the graph was built, so that a compile-only build is never taken for a GPU one."""
+    how = sorted({s.verified for s in report.steps if s.ok})
+    sources = sorted({s.origin for s in report.steps if s.ok})
+    return {
+        "corpus": Path(corpus).name,
+        "rule_methods": list(teachers.methods) if teachers.rules else [],
+        "max_length": teachers.max_length,
+        "sources": sources,
+        "verified": how[0] if len(how) == 1 else how,
+    }
 
 
 def _rename(graph_methods: Sequence[str], judge: TextModel | None) -> Relabel:
@@ -322,12 +358,14 @@ def _program_steps(
         steps += rule_steps(
             name, Variant(code=code), teachers.methods, apply, verify, teachers.max_length
         )
+        report.trajectories += rule_paths(name, code, steps)
     if teachers.model is not None:
         try:
             trajectory = teacher_trajectory(teachers.model, name, code, teachers.methods)
         except TrajectoryError as exc:
             report.problems.append(f"{path}: teacher: {exc}")
             return steps
+        report.trajectories.append(trajectory)
         rename = _rename(report.graph.methods, judge or teachers.model)
         steps += trajectory_steps(trajectory, verify, rename)
     log.info("%s: %d steps, %d verified", name, len(steps), sum(s.ok for s in steps))

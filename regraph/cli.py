@@ -79,6 +79,12 @@ def _guarded(action: Callable[[], Any]) -> Any:
     help="Extend this graph instead of starting empty.",
 )
 @click.option("--no-curated", is_flag=True, help="Ignore *.trajectory.json files in the corpus.")
+@click.option(
+    "--save-trajectories",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write the teacher's and the rules' trajectories here (as *.trajectory.json).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Say what each program gave.")
 def build_command(
     corpus_dir: str,
@@ -92,6 +98,7 @@ def build_command(
     teacher_replay: str | None,
     base: str | None,
     no_curated: bool,
+    save_trajectories: str | None,
     verbose: bool,
 ) -> None:
     """Build a graph from the programs and trajectory files in CORPUS_DIR."""
@@ -115,9 +122,24 @@ def build_command(
     for problem in report.problems:
         click.echo(f"cudaify graph: warning: {problem}", err=True)
     _save(report.graph, output)
+    if save_trajectories:
+        _write_trajectories(report.trajectories, Path(save_trajectories))
     failed = len(report.steps) - report.verified
     click.echo(f"{output}: {report.verified} verified step(s), {failed} rejected")
     click.echo(format_stats(stats(report.graph)))
+
+
+def _write_trajectories(trajectories: list[Any], folder: Path) -> None:
+    from cudaify.regraph.trajectory import save as save_trajectory
+
+    folder.mkdir(parents=True, exist_ok=True)
+    counts: dict[tuple[str, str], int] = {}
+    for trajectory in trajectories:
+        key = (trajectory.program, trajectory.source)
+        counts[key] = counts.get(key, 0) + 1
+        name = f"{trajectory.program}.{trajectory.source}{counts[key]}.trajectory.json"
+        save_trajectory(trajectory, folder / name)
+    click.echo(f"{folder}: {len(trajectories)} trajectory file(s)")
 
 
 def _method_list(methods: str) -> tuple[str, ...]:

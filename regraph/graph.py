@@ -8,7 +8,8 @@ Format (version 2; `regraph/FORMAT.md` has the long form):
                 "stats": {"visits", "successes", "mean_log_speedup", "timed"},
                 "examples": [{"program", "before": BLOB, "after": BLOB, "think", "detail",
                               "speedup", "verified", "source"}]}],
-     "blobs": {BLOB: code}}
+     "blobs": {BLOB: code},
+     "meta": {...}}  (optional: how the graph was built)
 BLOB is the sha256 of the code text: a program's code appears once in the file however
 many examples refer to it (the `after` of one step is the `before` of the next).
 `verified` says how a step was checked ("gpu", "compile", "" for not at all); `source`
@@ -93,6 +94,8 @@ def blob_key(text: str) -> str:
 @dataclass
 class ReGraph:
     graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    # how the graph was built (corpus, methods, how its steps were verified); informative
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def add_method(self, name: str, description: str = "", category: str = "") -> None:
         if name not in self.graph:
@@ -139,7 +142,7 @@ class ReGraph:
         return sorted(self.graph.nodes)
 
     def copy(self) -> ReGraph:
-        copied = ReGraph()
+        copied = ReGraph(meta=json.loads(json.dumps(self.meta)))
         for name in self.graph.nodes:
             copied.add_method(name, **self.node(name))
         for source, target in self.edges():
@@ -167,13 +170,11 @@ class ReGraph:
             ]
             stats = asdict(self.stats(source, target))
             edges.append({"source": source, "target": target, "stats": stats, "examples": examples})
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "nodes": nodes,
-            "edges": edges,
-            "blobs": dict(sorted(blobs.items())),
-        }
+        data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+        if self.meta:
+            data["meta"] = self.meta
+        data.update(nodes=nodes, edges=edges, blobs=dict(sorted(blobs.items())))
+        return data
 
 
 def dumps(graph: ReGraph) -> str:
@@ -302,7 +303,7 @@ def from_json(data: Any) -> ReGraph:
     if version not in (1, VERSION):
         raise GraphFormatError(f"$.version: unsupported version {version!r} (1 or {VERSION})")
     blobs = _blobs(data, version)
-    graph = ReGraph()
+    graph = ReGraph(meta=dict(_require(data.get("meta", {}), dict, "$.meta")))
     _load_nodes(graph, data.get("nodes"))
     for i, edge in enumerate(_require(data.get("edges"), list, "$.edges")):
         _load_edge(graph, edge, blobs, version, f"$.edges[{i}]")

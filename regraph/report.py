@@ -29,6 +29,7 @@ def stats(graph: ReGraph) -> dict[str, Any]:
         "examples_per_method": dict(sorted(per_method.items())),
         "sources": dict(sorted(sources.items())),
         "verified": dict(sorted(verified.items())),
+        "built": graph.meta,
     }
 
 
@@ -41,6 +42,9 @@ def format_stats(summary: dict[str, Any]) -> str:
         "sources: " + (", ".join(f"{s} {n}" for s, n in summary["sources"].items()) or "-"),
         "verified: " + (", ".join(f"{s} {n}" for s, n in summary["verified"].items()) or "-"),
     ]
+    built = summary.get("built") or {}
+    if built:
+        lines.append("built: " + ", ".join(f"{k} {v}" for k, v in built.items()))
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ from cudaify.regraph.build import (
     merge,
     merge_steps,
     pipeline_stages,
+    rule_paths,
 )
 from cudaify.regraph.graph import Example, ReGraph
 from cudaify.regraph.teacher import RecordedTeacher, parse_answer
@@ -174,3 +175,19 @@ def test_measured_speedup_prefers_the_region():
         reference=Timing(wall=4.0, region=5.0),
     )
     assert measured_speedup(evaluation) == 5.0
+
+
+def test_rule_steps_become_one_trajectory_per_verified_path():
+    def step(source, target, before, after, verified="compile"):
+        return VerifiedStep("p", source, target, before, after, verified=verified)
+
+    steps = [
+        step("sequential", "offload", "seq", "k1"),
+        step("offload", "reduction", "k1", "k2"),
+        step("reduction", "unroll", "k2", "k3", verified=""),
+        step("sequential", "reduction", "seq", "r1"),
+    ]
+    paths = rule_paths("p", "seq", steps)
+    assert [[s.method for s in t.steps] for t in paths] == [["offload", "reduction"], ["reduction"]]
+    assert paths[0].steps[-1].code == "k2" and paths[0].code == "seq"
+    assert {t.source for t in paths} == {"rule"}

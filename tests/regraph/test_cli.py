@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from cudaify.cli import main
 from cudaify.regraph.build import VerifiedStep, merge_steps
 from cudaify.regraph.graph import ReGraph, load, save
+from cudaify.regraph.trajectory import load as load_trajectory
 
 DATA = Path(__file__).parent / "data"
 
@@ -92,22 +93,32 @@ def test_render_dot_and_svg(tmp_path):
     assert (tmp_path / "g.svg").read_text().lstrip().startswith("<?xml")
 
 
-def test_build_with_a_recorded_teacher(tmp_path):
-    out = tmp_path / "built.json"
+def test_build_with_a_recorded_teacher_saves_replayable_trajectories(tmp_path):
+    out, saved = tmp_path / "built.json", tmp_path / "trajectories"
     result = _run(
-        "build",
-        str(DATA / "corpus"),
-        "--teacher-replay",
-        str(DATA / "teacher.jsonl"),
-        "-o",
-        str(out),
-    )
+        "build", str(DATA / "corpus"), "--teacher-replay", str(DATA / "teacher.jsonl"),
+        "--rules", "--methods", "offload", "--save-trajectories", str(saved), "-o", str(out),
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "2 verified step(s), 1 rejected" in result.output
+    assert "3 verified step(s), 1 rejected" in result.output
     graph = load(out)
     assert graph.successors("sequential") == ["offload"]
     assert graph.successors("offload") == ["unroll"]
     assert {e.source for e in graph.examples("offload", "unroll")} == {"teacher"}
+    assert graph.meta["sources"] == ["rule", "teacher"]
+    assert graph.meta["verified"] in ("compile", "gpu")
+    names = sorted(p.name for p in saved.iterdir())
+    assert names == ["scale_add.rule1.trajectory.json", "scale_add.teacher1.trajectory.json"]
+    assert len(load_trajectory(saved / names[1]).steps) == 3  # as the teacher gave it
+
+    # The saved teacher answer rebuilds the same teacher examples without the teacher.
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DATA / "corpus", corpus)
+    shutil.copy(saved / names[1], corpus)
+    again = _run("build", str(corpus), "-o", str(tmp_path / "again.json"))
+    assert again.exit_code == 0, again.output
+    rebuilt = load(tmp_path / "again.json")
+    assert rebuilt.examples("offload", "unroll") == graph.examples("offload", "unroll")
 
 
 def test_build_refuses_bad_options(tmp_path):

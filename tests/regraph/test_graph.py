@@ -122,6 +122,7 @@ def _first_blob(data):
         (lambda d: d["nodes"].append({"name": "offload"}), "$.nodes[3].name"),
         (lambda d: d.update(nodes={}), "$.nodes"),
         (lambda d: d.update(format="other"), "$.format"),
+        (lambda d: d.update(meta=[]), "$.meta"),
     ],
 )
 def test_v2_validation_names_the_json_path(mutate, path):
@@ -163,3 +164,10 @@ def test_unreadable_and_non_json_files(tmp_path):
         load(broken)
     with pytest.raises(GraphFormatError, match=r"^\$: cannot read"):
         load(tmp_path / "missing.json")
+
+
+def test_build_information_survives_a_round_trip():
+    graph = _two_step_graph()
+    graph.meta = {"verified": "compile", "rule_methods": ["offload"]}
+    assert from_json(json.loads(json.dumps(graph.to_json()))).meta == graph.meta
+    assert graph.copy().meta == graph.meta

@@ -11,7 +11,9 @@ static int leading_digit(double x) {
     return (int)x;
 }
 
-void digit_histogram(int n, const double *values, long *counts) {
+static long counts[10];
+
+void digit_histogram(int n, const double *values) {
     for (int i = 0; i < n; i++)
         counts[leading_digit(values[i])]++;
 }
@@ -24,8 +26,7 @@ int main(void) {
         if (x > 1e12) x /= 1e11;
         values[i] = x;
     }
-    long counts[10] = {0};
-    digit_histogram(N, values, counts);
+    digit_histogram(N, values);
     for (int d = 1; d <= 9; d++)
         printf("%d:%ld ", d, counts[d]);
     printf("\n");
