@@ -133,6 +133,8 @@ class Offload(Method):
     name = "offload"
     summary = "run a parallel loop nest as a CUDA kernel, one thread per iteration"
     category = "mapping"
+    # Works on the analysed host program: the first GPU step of every trajectory.
+    follows = ("sequential",)
     instruction = (
         "Move the parallel loop nest into a __global__ kernel. Map the innermost parallel "
         "loop to threadIdx.x/blockIdx.x (consecutive threads touch consecutive elements), "

@@ -37,3 +37,7 @@ def test_describe_is_what_the_cli_lists() -> None:
         "description": Offload.summary,
         "category": "mapping",
     }
+
+
+def test_offload_is_the_first_step_from_the_sequential_program() -> None:
+    assert get("offload").follows == ("sequential",)
