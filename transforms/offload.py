@@ -540,6 +540,8 @@ def _scalars(
             continue
         if declared.scope == "global":
             raise _Refuse(f"it writes the global variable '{name}'")
+        if declared.kind == "reference":
+            raise _Refuse(f"it writes through the reference '{name}'")
         if _used_after(nest, outer, name, tree, source):
             raise _Refuse(f"'{name}' is written in the loop and used after it")
         privates[name] = " ".join(spelled.split())
