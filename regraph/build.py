@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaify.core import Evaluation, Stage, Variant
+from cudaify.errors import CudaifyError, ToolchainError
 from cudaify.regraph.graph import START, EdgeStats, Example, ReGraph
 from cudaify.regraph.relabel import describe, relabel
 from cudaify.regraph.teacher import TextModel, teacher_trajectory
@@ -131,11 +132,27 @@ def rule_steps(
     apply: Apply,
     verify: Verify,
     max_length: int = 3,
+    problems: list[str] | None = None,
 ) -> list[VerifiedStep]:
     """Every sequence of distinct `methods` up to `max_length` that the rules can apply,
-    as verified steps (a tree: sequences share their prefixes)."""
+    as verified steps (a tree: sequences share their prefixes). A rule that raises is
+    reported in `problems` and skipped: one faulty pass must not end a corpus build."""
     memo = _Memo(verify)
     found: list[VerifiedStep] = []
+
+    def attempt(variant: Variant, method: str) -> Variant | None:
+        try:
+            child, why = apply(variant, method)
+        except Exception as exc:  # noqa: BLE001 - reported, and the build goes on
+            where = " after ".join([method, *reversed(variant.methods)])
+            (problems if problems is not None else []).append(
+                f"{program}: rule {where} raised {type(exc).__name__}: {exc}"
+            )
+            log.warning("%s: rule %s raised %s", program, method, exc)
+            return None
+        if child is None:
+            log.debug("%s: %s after %s does not apply: %s", program, method, variant.methods, why)
+        return child
 
     def walk(variant: Variant, used: tuple[str, ...]) -> None:
         if len(used) >= max_length:
@@ -143,9 +160,8 @@ def rule_steps(
         for method in methods:
             if method in used:
                 continue
-            child, why = apply(variant, method)
+            child = attempt(variant, method)
             if child is None:
-                log.debug("%s: %s after %s does not apply: %s", program, method, used, why)
                 continue
             source = variant.node if variant.steps else START
             step = _checked(
@@ -169,7 +185,7 @@ def rule_paths(program: str, code: str, steps: Sequence[VerifiedStep]) -> list[T
     """The rule steps' tree as trajectories: one per verified path from `code` to a step
     nothing verified follows (a code reached twice keeps its first parent)."""
     ok = [s for s in steps if s.ok and s.origin == "rule"]
-    parent = {}
+    parent: dict[str, VerifiedStep] = {}
     for step in ok:
         parent.setdefault(step.after, step)
     continued = {s.before for s in ok}
@@ -350,25 +366,46 @@ def _program_steps(
         return []
     try:
         apply, verify, code = stages_for(path)
-    except Exception as exc:  # noqa: BLE001 - one bad program must not end a corpus build
+        steps = _taught_steps(name, code, apply, verify, teachers, report, judge)
+    except ToolchainError:
+        raise  # nvcc, gcc or the teacher missing: every other program would fail the same way
+    except CudaifyError as exc:  # the program itself: does not parse, its reference fails
         report.problems.append(f"{path}: skipped: {exc}")
         return []
+    log.info("%s: %d steps, %d verified", name, len(steps), sum(s.ok for s in steps))
+    return steps
+
+
+def _taught_steps(
+    name: str,
+    code: str,
+    apply: Apply,
+    verify: Verify,
+    teachers: Teachers,
+    report: BuildReport,
+    judge: TextModel | None,
+) -> list[VerifiedStep]:
     steps: list[VerifiedStep] = []
     if teachers.rules:
         steps += rule_steps(
-            name, Variant(code=code), teachers.methods, apply, verify, teachers.max_length
+            name,
+            Variant(code=code),
+            teachers.methods,
+            apply,
+            verify,
+            teachers.max_length,
+            report.problems,
         )
         report.trajectories += rule_paths(name, code, steps)
     if teachers.model is not None:
         try:
             trajectory = teacher_trajectory(teachers.model, name, code, teachers.methods)
         except TrajectoryError as exc:
-            report.problems.append(f"{path}: teacher: {exc}")
+            report.problems.append(f"{name}: teacher: {exc}")
             return steps
         report.trajectories.append(trajectory)
         rename = _rename(report.graph.methods, judge or teachers.model)
         steps += trajectory_steps(trajectory, verify, rename)
-    log.info("%s: %d steps, %d verified", name, len(steps), sum(s.ok for s in steps))
     return steps
 
 

@@ -191,3 +191,23 @@ def test_rule_steps_become_one_trajectory_per_verified_path():
     assert [[s.method for s in t.steps] for t in paths] == [["offload", "reduction"], ["reduction"]]
     assert paths[0].steps[-1].code == "k2" and paths[0].code == "seq"
     assert {t.source for t in paths} == {"rule"}
+
+
+def test_a_rule_that_raises_is_reported_and_the_others_go_on():
+    from cudaify.core import Variant
+    from cudaify.regraph.build import rule_steps
+
+    def apply(variant, method):
+        if method == "faulty":
+            raise IndexError("list index out of range")
+        return variant.then(method, variant.code + f"// {method}\n", "rule"), ""
+
+    compiled = Evaluation(stage=Stage.COMPILE)
+    problems: list[str] = []
+    steps = rule_steps("p", Variant(code="int main;\n"), ["faulty", "offload"], apply,
+                       lambda v: compiled, max_length=2, problems=problems)  # fmt: skip
+    assert [s.target for s in steps] == ["offload"]
+    assert problems == [
+        "p: rule faulty raised IndexError: list index out of range",
+        "p: rule faulty after offload raised IndexError: list index out of range",
+    ]
