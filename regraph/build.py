@@ -12,8 +12,12 @@ counts as a visit on an edge the verified steps created. Merging walks each traj
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
+import multiprocessing
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,15 +322,21 @@ def build(
     teachers: Teachers,
     base: ReGraph | None = None,
     judge: TextModel | None = None,
+    jobs: int = 1,
 ) -> BuildReport:
     """Build (or extend `base`) from every program and trajectory file in `corpus`.
-    A program the pipeline cannot prepare is reported and skipped, not fatal."""
+    A program the pipeline cannot prepare is reported and skipped, not fatal. With `jobs`
+    above 1 the rules run on that many programs at once, in worker processes (then
+    `stages_for` must be picklable, as `PipelineStages` is)."""
     graph = base.copy() if base is not None else ReGraph()
     graph.add_method(START, *describe(START))
     for name in teachers.methods:
         graph.add_method(name, *describe(name))
     report = BuildReport(graph)
     programs = {p.stem: p for p in corpus_programs(corpus)}
+    if jobs > 1 and teachers.rules:
+        _parallel_rules(programs, stages_for, teachers, report, jobs)
+        teachers = dataclasses.replace(teachers, rules=False)  # the teacher's turn, in order
     for name, path in programs.items():
         report.steps += _program_steps(name, path, stages_for, teachers, report, judge)
     if teachers.curated:
@@ -335,6 +345,39 @@ def build(
     report.graph = merge_steps(graph, report.steps)
     report.graph.meta = {**report.graph.meta, **_meta(corpus, teachers, report)}
     return report
+
+
+def _rules_job(
+    name: str, path: Path, stages_for: StagesFor, teachers: Teachers
+) -> tuple[list[VerifiedStep], list[Trajectory], list[str]]:
+    local = BuildReport(ReGraph())
+    steps = _program_steps(name, path, stages_for, teachers, local, None)
+    return steps, local.trajectories, local.problems
+
+
+def _parallel_rules(
+    programs: dict[str, Path],
+    stages_for: StagesFor,
+    teachers: Teachers,
+    report: BuildReport,
+    jobs: int,
+) -> None:
+    # spawn, not fork: the parent may hold threads (libclang, the evaluator's pools)
+    context = multiprocessing.get_context("spawn")
+    rules_only = dataclasses.replace(teachers, model=None)
+    level = logging.getLogger().getEffectiveLevel()
+    with ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_init_worker, initargs=(context.Lock(), level)
+    ) as pool:
+        futures = [
+            pool.submit(_rules_job, name, path, stages_for, rules_only)
+            for name, path in programs.items()
+        ]
+        for future in futures:  # in corpus order, whatever finished first
+            steps, trajectories, problems = future.result()
+            report.steps += steps
+            report.trajectories += trajectories
+            report.problems += problems
 
 
 def _meta(corpus: str | Path, teachers: Teachers, report: BuildReport) -> dict[str, Any]:
@@ -433,19 +476,34 @@ def _curated_steps(
     return trajectory_steps(trajectory, verify, _rename(report.graph.methods, judge))
 
 
-def pipeline_stages(config: object | None = None) -> StagesFor:
+# Set in worker processes of a parallel build: GPU runs of different programs never
+# overlap (each would disturb the other's timing), while their nvcc compiles do.
+_GPU_LOCK: Any = None
+
+
+def _init_worker(lock: Any, level: int) -> None:
+    global _GPU_LOCK
+    _GPU_LOCK = lock
+    logging.basicConfig(level=level, format="cudaify: %(message)s", force=True)
+
+
+class PipelineStages:
     """The real stages: the pipeline's prepare, rules and checks (structure, nvcc, and a
-    GPU run compared with the reference where a GPU is found)."""
-    from cudaify.config import Config
-    from cudaify.pipeline import Stages, prepare
-    from cudaify.transforms import UnknownMethodError, get
-    from cudaify.transforms.structure import structural_problems
+    GPU run compared with the reference where a GPU is found). A class rather than a
+    closure so that a parallel build can send it to its worker processes."""
 
-    settings = config if isinstance(config, Config) else Config()
+    def __init__(self, config: Any = None):
+        from cudaify.config import Config
 
-    def stages_for(path: Path) -> tuple[Apply, Verify, str]:
-        program = prepare(str(path), settings)
-        stages = Stages(program, settings)
+        self.config = config if isinstance(config, Config) else Config()
+
+    def __call__(self, path: Path) -> tuple[Apply, Verify, str]:
+        from cudaify.pipeline import Stages, prepare
+        from cudaify.transforms import UnknownMethodError, get
+        from cudaify.transforms.structure import structural_problems
+
+        program = prepare(str(path), self.config)
+        stages = Stages(program, self.config)
 
         def verify(variant: Variant) -> Evaluation:
             try:
@@ -455,8 +513,12 @@ def pipeline_stages(config: object | None = None) -> StagesFor:
             problems = structural_problems(program, variant.code, method)
             if problems:
                 return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
-            return stages.evaluator.evaluate(variant)
+            stages.evaluator.compile(variant)  # outside the lock; evaluate finds it cached
+            with _GPU_LOCK if _GPU_LOCK is not None else contextlib.nullcontext():
+                return stages.evaluator.evaluate(variant)
 
         return stages.expand, verify, program.source
 
-    return stages_for
+
+def pipeline_stages(config: Any = None) -> StagesFor:
+    return PipelineStages(config)

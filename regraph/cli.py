@@ -85,6 +85,14 @@ def _guarded(action: Callable[[], Any]) -> Any:
     default=None,
     help="Write the teacher's and the rules' trajectories here (as *.trajectory.json).",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Programs the rules work on at once (nvcc in parallel; GPU runs one at a time).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Say what each program gave.")
 def build_command(
     corpus_dir: str,
@@ -99,6 +107,7 @@ def build_command(
     base: str | None,
     no_curated: bool,
     save_trajectories: str | None,
+    jobs: int,
     verbose: bool,
 ) -> None:
     """Build a graph from the programs and trajectory files in CORPUS_DIR."""
@@ -118,7 +127,7 @@ def build_command(
         curated=not no_curated,
     )
     start = _load(base) if base else None
-    report = _guarded(lambda: build(corpus_dir, pipeline_stages(), teachers, start))
+    report = _guarded(lambda: build(corpus_dir, pipeline_stages(), teachers, start, jobs=jobs))
     for problem in report.problems:
         click.echo(f"cudaify graph: warning: {problem}", err=True)
     _save(report.graph, output)

@@ -98,6 +98,7 @@ def test_build_with_a_recorded_teacher_saves_replayable_trajectories(tmp_path):
     result = _run(
         "build", str(DATA / "corpus"), "--teacher-replay", str(DATA / "teacher.jsonl"),
         "--rules", "--methods", "offload", "--save-trajectories", str(saved), "-o", str(out),
+        "--jobs", "2",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "3 verified step(s), 1 rejected" in result.output
