@@ -511,6 +511,22 @@ class _Scoper:
         self._safe: dict[str, str | None] = {}
         self._reaches: dict[str, bool] = {}
         self._effects: dict[str, tuple[bool, bool]] = {}
+        # Variables declared from this offset on (in the scope's loop, or in the function
+        # being classified) are private: a map never holds them.
+        self._private: list[int] = []
+
+    def _classify(self, node: Node, scope: Node | None, private_from: int) -> list[Edit]:
+        self._private.append(private_from)
+        try:
+            return self.barriers(node, scope)
+        finally:
+            self._private.pop()
+
+    def _is_private(self, declared: cs.Declared, node_start: int) -> bool:
+        start = self._private[-1] if self._private else node_start
+        if declared.start < start or declared.kind not in ("scalar", "array"):
+            return False
+        return "static" not in self._declaration_words(declared.start)
 
     # -- the result
 
@@ -521,7 +537,7 @@ class _Scoper:
             if body is None:
                 continue
             if name != "main" and self.reaches_launch(name) and self.wrapper_problem(name) is None:
-                for edit in self.barriers(body, scope=None):
+                for edit in self._classify(body, None, function.start_byte):
                     found[(edit.start, edit.end, edit.text)] = edit
             for edit in self._scopes_in(name, body):
                 found[(edit.start, edit.end, edit.text)] = edit
@@ -535,7 +551,7 @@ class _Scoper:
             if child.type in LOOPS:
                 try:
                     self._require_scope_body(child)
-                    inside = self.barriers(child, scope=child)
+                    inside = self._classify(child, child, child.start_byte)
                 except _Refuse as refusal:
                     line = cs.line_of(child)
                     self.plan.reasons.append(
@@ -709,7 +725,7 @@ class _Scoper:
             if problem:
                 return f"'{name}' {problem}"
         try:
-            self.barriers(body, scope=None)
+            self._classify(body, None, function.start_byte)
         except _Refuse as refusal:
             return f"'{name}': {refusal}"
         return None
@@ -806,8 +822,8 @@ class _Scoper:
                 continue
             if declared_after >= 0 and declared.start >= declared_after:
                 continue
-            if declared.start >= node.start_byte and declared.kind == "scalar":
-                continue  # a value declared inside the statement
+            if self._is_private(declared, node.start_byte):
+                continue
             if declared.kind in ("pointer", "array", "reference") or _compound_type(declared.base):
                 return True
         return False
@@ -817,7 +833,7 @@ class _Scoper:
         for n in cs.walk(node):
             if n.type in ("assignment_expression", "update_expression"):
                 target = n.child_by_field_name("left") or n.child_by_field_name("argument")
-                if target is None or target.type != "identifier":
+                if target is None or not self._writes_private(target, node.start_byte):
                     return True
             if n.type == "pointer_expression" and cs.text(n, self.data).startswith("&"):
                 return True
@@ -834,17 +850,45 @@ class _Scoper:
                 return True
         return False
 
+    def _writes_private(self, target: Node, node_start: int) -> bool:
+        """Whether an assignment's target is a plain variable, or an element or `.` field
+        of a private one (not through a pointer)."""
+        plain = True
+        while target.type in ("parenthesized_expression", "subscript_expression", "field_expression"):
+            if target.type == "field_expression" and any(c.type == "->" for c in target.children):
+                return False
+            inner = target.child_by_field_name("argument")
+            if target.type == "parenthesized_expression":
+                inner = target.named_children[0] if target.named_children else None
+            if inner is None:
+                return False
+            plain = plain and target.type == "parenthesized_expression"
+            target = inner
+        if target.type != "identifier":
+            return False
+        declared = cs.visible(self.tree, self.data, cs.text(target, self.data), target.start_byte)
+        if declared is None:
+            return False
+        if plain and declared.kind in ("scalar", "pointer"):
+            return declared.scope != "global" or not _compound_type(declared.base)
+        return self._is_private(declared, node_start)
+
     def _effects_of(self, name: str) -> tuple[bool, bool]:
         """(touches memory, may write memory) of user function `name`'s body, transitively:
         its parameters count only through what the caller passes."""
         if name in self._effects:
             return self._effects[name]
         self._effects[name] = (True, True)  # recursion: assume the worst
-        body = self.functions[name].child_by_field_name("body")
+        function = self.functions[name]
+        body = function.child_by_field_name("body")
         if body is None:
             return self._effects[name]
         touches = self._touches_globals(body)
-        writes = self._may_write(body)
+        self._private.append(function.start_byte)
+        try:
+            writes = self._may_write(body)
+        finally:
+            self._private.pop()
         self._effects[name] = (touches or writes, writes)
         return self._effects[name]
 

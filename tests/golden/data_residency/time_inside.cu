@@ -1,0 +1,283 @@
+#include <stdio.h>
+
+#define LEN 4096
+#define STEPS 50
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify data residency ---- */
+/* A present table: inside a residency scope a host range mapped once stays on the device;
+   later maps of a range it contains copy nothing, and the scope's end (or a host statement
+   that touches memory) copies written ranges back. Outside a scope a map is a plain copy
+   in and its unmap a copy back. Device buffers go back to a pool, so repeated calls do not
+   allocate. All work is on the default stream, in order. */
+typedef struct {
+    const char *host;
+    size_t bytes;
+    char *device;
+    size_t capacity;
+    int dirty;
+} cudaify_entry;
+
+typedef struct {
+    cudaify_entry *items;
+    int count, room;
+} cudaify_list;
+
+static cudaify_list cudaify_present; /* mapped in the open scope */
+static cudaify_list cudaify_retired; /* replaced by a larger range; released at the scope's end */
+static cudaify_list cudaify_pool;    /* free device buffers */
+static int cudaify_depth = 0;
+
+#define CUDAIFY_POOLED 64
+
+static void cudaify_push(cudaify_list *list, cudaify_entry entry)
+{
+    if (list->count == list->room) {
+        int room = list->room ? 2 * list->room : 32;
+        cudaify_entry *items =
+            (cudaify_entry *)realloc(list->items, (size_t)room * sizeof(cudaify_entry));
+        if (items == NULL) {
+            fprintf(stderr, "cudaify: out of host memory for the present table\n");
+            exit(EXIT_FAILURE);
+        }
+        list->items = items;
+        list->room = room;
+    }
+    list->items[list->count++] = entry;
+}
+
+static char *cudaify_device_alloc(size_t bytes, size_t *capacity)
+{
+    int best = -1;
+    for (int i = 0; i < cudaify_pool.count; i++) {
+        size_t have = cudaify_pool.items[i].capacity;
+        /* reuse a buffer at most twice the size asked for */
+        if (have >= bytes && have / 2 <= bytes &&
+            (best < 0 || have < cudaify_pool.items[best].capacity))
+            best = i;
+    }
+    if (best >= 0) {
+        cudaify_entry found = cudaify_pool.items[best];
+        cudaify_pool.items[best] = cudaify_pool.items[--cudaify_pool.count];
+        *capacity = found.capacity;
+        return found.device;
+    }
+    void *device = NULL;
+    size_t asked = bytes > 0 ? bytes : 1;
+    if (cudaMalloc(&device, asked) != cudaSuccess) {
+        (void)cudaGetLastError(); /* out of memory: give the pool back and try again */
+        while (cudaify_pool.count > 0)
+            CUDAIFY_CHECK(cudaFree(cudaify_pool.items[--cudaify_pool.count].device));
+        CUDAIFY_CHECK(cudaMalloc(&device, asked));
+    }
+    *capacity = asked;
+    return (char *)device;
+}
+
+static void cudaify_device_release(char *device, size_t capacity)
+{
+    if (cudaify_pool.count == CUDAIFY_POOLED) {
+        CUDAIFY_CHECK(cudaFree(device));
+        return;
+    }
+    cudaify_entry pooled = {NULL, 0, device, capacity, 0};
+    cudaify_push(&cudaify_pool, pooled);
+}
+
+/* Host memory is about to be read: copy written ranges back; device copies stay valid. */
+static void cudaify_host_reads(void)
+{
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry->host, entry->device, entry->bytes,
+                                     cudaMemcpyDeviceToHost));
+        entry->dirty = 0;
+    }
+}
+
+/* Host memory may be written or freed: copy written ranges back and forget every
+   mapping, so that the next map copies the host's values again. */
+static void cudaify_host_writes(void)
+{
+    cudaify_host_reads();
+    for (int i = 0; i < cudaify_present.count; i++)
+        cudaify_device_release(cudaify_present.items[i].device, cudaify_present.items[i].capacity);
+    for (int i = 0; i < cudaify_retired.count; i++)
+        cudaify_device_release(cudaify_retired.items[i].device, cudaify_retired.items[i].capacity);
+    cudaify_present.count = 0;
+    cudaify_retired.count = 0;
+}
+
+static void cudaify_scope_begin(void) { cudaify_depth++; }
+
+static void cudaify_scope_end(void)
+{
+    if (--cudaify_depth == 0)
+        cudaify_host_writes();
+}
+
+/* Host bytes [low, high) copied to a device buffer. */
+static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity)
+{
+    char *device = cudaify_device_alloc((size_t)(high - low), capacity);
+    CUDAIFY_CHECK(cudaMemcpy(device, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    return device;
+}
+
+/* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
+   the elements a kernel does not write keep their values when the range is copied back. */
+static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writes)
+{
+    const char *host = (const char *)host_ptr, *end = host + bytes;
+    size_t capacity = 0;
+    (void)reads;
+    if (cudaify_depth == 0)
+        return cudaify_copy_in(host, end, &capacity);
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->host <= host && end <= entry->host + entry->bytes) {
+            entry->dirty |= writes;
+            return entry->device + (host - entry->host);
+        }
+    }
+    /* Mapped ranges that overlap this one lie in the same allocation: copy them back and
+       map their union. The replaced buffers live until the scope ends, since an argument
+       of the launch being prepared may point into one. */
+    const char *low = host, *high = end;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!(entry.host < end && host < entry.host + entry.bytes)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
+                                     cudaMemcpyDeviceToHost));
+        if (entry.host < low) low = entry.host;
+        if (entry.host + entry.bytes > high) high = entry.host + entry.bytes;
+        cudaify_push(&cudaify_retired, entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+    cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity);
+    cudaify_push(&cudaify_present, mapped);
+    return mapped.device + (host - low);
+}
+
+/* A launch is done with a mapped range: outside a scope, copy it back when the kernel
+   wrote it and give the buffer back; inside one, the scope's end does that. */
+static void cudaify_unmap(const void *host, void *device, size_t bytes, int writes)
+{
+    if (cudaify_depth > 0)
+        return;
+    if (writes)
+        CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+    cudaify_device_release((char *)device, bytes > 0 ? bytes : 1);
+}
+
+/* Loop nest 'i' of relax() (line 11): one thread per iteration. */
+__global__ void relax_kernel(double *v, double *u, int t, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + t_i);
+        v[i] = 0.5 * (u[i - 1] + u[i + 1]) + 0.001 * t;
+    }
+}
+
+/* Loop nest 'i' of relax() (line 13): one thread per iteration. */
+__global__ void relax_kernel_2(double *v, double *u, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + t_i_2);
+        u[i] = v[i];
+    }
+}
+
+/* Jacobi relaxation: the time loop stays on the host, its two sweeps run as kernels; the
+   scope goes around the time loop inside the function. */
+void relax(int steps, int n, double *u, double *v)
+{
+    cudaify_scope_begin();
+    for (int t = 0; t < steps; t++) {
+        {
+            /* cudaify: this loop nest runs on the GPU as relax_kernel */
+            const long long trips_i = cudaify_trips(1, n - 1, 1, 0);
+            if (trips_i > 0) {
+                double *d_v = (double *)cudaify_map(v + (1), (size_t)((n - 2)) * sizeof(double), 1, 1);
+                double *d_u = (double *)cudaify_map(u, (size_t)(n) * sizeof(double), 1, 0);
+                const dim3 block(256);
+                const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+                relax_kernel<<<grid, block>>>(d_v - (1), d_u, t, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+                cudaify_unmap(v + (1), d_v, (size_t)((n - 2)) * sizeof(double), 1);
+                cudaify_unmap(u, d_u, (size_t)(n) * sizeof(double), 0);
+            }
+        }
+        {
+            /* cudaify: this loop nest runs on the GPU as relax_kernel_2 */
+            const long long trips_i_2 = cudaify_trips(1, n - 1, 1, 0);
+            if (trips_i_2 > 0) {
+                double *d_v_2 = (double *)cudaify_map(v + (1), (size_t)((n - 2)) * sizeof(double), 1, 0);
+                double *d_u_2 = (double *)cudaify_map(u, (size_t)(n) * sizeof(double), 1, 1);
+                const dim3 block_2(256);
+                const dim3 grid_2(cudaify_blocks(trips_i_2, 256, 2147483647u));
+                relax_kernel_2<<<grid_2, block_2>>>(d_v_2 - (1), d_u_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+                cudaify_unmap(v + (1), d_v_2, (size_t)((n - 2)) * sizeof(double), 0);
+                cudaify_unmap(u, d_u_2, (size_t)(n) * sizeof(double), 1);
+            }
+        }
+    }
+    cudaify_scope_end();
+}
+
+int main(void)
+{
+    static double u[LEN], v[LEN];
+    for (int i = 0; i < LEN; i++)
+        u[i] = (i % 64 == 0) ? 100.0 : 0.0;
+    relax(STEPS, LEN, u, v);
+    double sum = 0.0;
+    for (int i = 0; i < LEN; i++)
+        sum += u[i] * (1 + i % 3);
+    printf("u[1]=%.6f u[LEN/2]=%.6f sum=%.6e\n", u[1], u[LEN / 2], sum);
+    return 0;
+}

@@ -1,0 +1,301 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cudaify.backend import toolchain
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.data_residency import RUNTIME, map_transfers, residency_problems
+from cudaify.transforms.structure import structural_problems
+from pattern_golden import applied, nvcc_errors, same_output_as_gcc
+from transforms_support import GOLDEN, analysed
+
+from cudaify.core import Variant
+
+CASES = sorted(path.stem for path in (GOLDEN / "data_residency").glob("*.c"))
+RESIDENCY = get("data_residency")
+
+
+def resident(path: Path) -> Variant:
+    return applied(analysed(path), "offload", "data_residency")
+
+
+def refusal(program_of, code: str) -> str:
+    program = program_of(code)
+    offloaded = applied(program, "offload")
+    outcome = RESIDENCY.apply_rule(offloaded, Context(program))
+    assert outcome.variant is None
+    assert RESIDENCY.applies(offloaded, Context(program)) == outcome.reason
+    return outcome.reason
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tmp_path) -> None:
+    program = analysed(GOLDEN / "data_residency" / f"{case}.c")
+    before = applied(program, "offload")
+    variant = applied(program, "offload", "data_residency")
+    expected = GOLDEN / "data_residency" / f"{case}.cu"
+    if update_golden or not expected.exists():
+        expected.write_text(variant.code)
+    assert variant.code == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
+    assert structural_problems(program, variant.code, RESIDENCY, before) == []
+    assert nvcc_errors(variant.code, tmp_path) == ""
+
+
+def test_a_time_loop_in_main_gets_one_scope_and_no_barrier() -> None:
+    variant = resident(GOLDEN / "data_residency" / "swap_loop.c")
+    code = variant.code
+    main = code[code.index("int main(void)") :]
+    assert main.count("cudaify_scope_begin();") == 1
+    assert main.index("cudaify_scope_begin();") < main.index("for (int t = 0;")
+    assert main.index("cudaify_scope_end();") < main.index("double total")
+    assert "cudaify_host_" not in main  # the pointer swap touches no pointee
+    wrapper = code[code.index("void diffuse(") : code.index("int main(void)")]
+    assert "cudaMalloc" not in wrapper and "cudaMemcpy" not in wrapper and "cudaFree" not in wrapper
+    assert "float *d_next = (float *)cudaify_map(next + (1), (size_t)((n - 2))" in wrapper
+    assert "cudaify_unmap(next + (1), d_next, (size_t)((n - 2)) * sizeof(float), 1);" in wrapper
+    assert variant.steps[-1].detail == "main: arrays stay on the device across the loop at line 79"
+
+
+def test_a_time_loop_inside_the_offloaded_function_gets_the_scope() -> None:
+    code = resident(GOLDEN / "data_residency" / "time_inside.c").code
+    relax = code[code.index("void relax(") : code.index("int main(void)")]
+    assert relax.index("cudaify_scope_begin();") < relax.index("for (int t = 0;")
+    assert relax.count("cudaify_map(") == 4 and relax.count("cudaify_unmap(") == 4
+    assert "cudaify_scope" not in code[code.index("int main(void)") :]
+
+
+def test_host_reads_and_writes_get_the_matching_barrier() -> None:
+    code = resident(GOLDEN / "data_residency" / "host_reads.c").code
+    main = code[code.index("int main(void)") :]
+    reads = main.index("cudaify_host_reads();")
+    assert reads < main.index('printf("a=%.2f')
+    writes = main.index("cudaify_host_writes();")
+    assert main.index("if (r % 2 == 1)") < writes < main.index("blend(x, LEN);")
+    assert main.count("cudaify_host_") == 2
+
+
+def test_transfers_become_maps_only_when_the_whole_life_matches() -> None:
+    block = (
+        "        float *d_y = NULL;\n"
+        "        CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(float)));\n"
+        "        CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(float), "
+        "cudaMemcpyHostToDevice));\n"
+        "        k<<<1, 1>>>(d_y);\n"
+        "        CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(n) * sizeof(float), "
+        "cudaMemcpyDeviceToHost));\n"
+        "        CUDAIFY_CHECK(cudaFree(d_y));\n"
+    )
+    code, count = map_transfers(block)
+    assert count == 1
+    assert code == (
+        "        float *d_y = (float *)cudaify_map(y, (size_t)(n) * sizeof(float), 1, 1);\n"
+        "        k<<<1, 1>>>(d_y);\n"
+        "        cudaify_unmap(y, d_y, (size_t)(n) * sizeof(float), 1);\n"
+    )
+    # a different byte count in the copy: not the pattern, left alone
+    mismatched = block.replace("cudaMemcpy(d_y, y, (size_t)(n)", "cudaMemcpy(d_y, y, (size_t)(m)")
+    assert map_transfers(mismatched) == (mismatched, 0)
+
+
+def test_refuses_a_program_that_was_not_offloaded(program_of) -> None:
+    program = program_of("int main(void) { return 0; }\n")
+    reason = RESIDENCY.applies(Variant(program.source), Context(program))
+    assert reason == "no offloaded launch with cudaify's runtime helpers"
+
+
+SCALE = """
+#include <stdio.h>
+#include <stdlib.h>
+void scale(int n, float *v, float s) { for (int i = 0; i < n; i++) v[i] = v[i] * s; }
+"""
+
+
+def test_refuses_when_no_loop_repeats_a_launch(program_of) -> None:
+    reason = refusal(
+        program_of,
+        SCALE + "int main(void) { float *v = (float *)calloc(5000, 4); scale(5000, v, 2.0f);"
+        ' printf("%f\\n", v[0]); return 0; }\n',
+    )
+    assert reason == "no loop repeats a launch"
+
+
+def test_refuses_a_loop_that_returns_from_inside(program_of) -> None:
+    reason = refusal(
+        program_of,
+        SCALE + "int main(void) { float *v = (float *)calloc(5000, 4);\n"
+        "  for (int r = 0; r < 3; r++) { scale(5000, v, 2.0f); if (r == 7) return 1; }\n"
+        '  printf("%f\\n", v[0]); return 0; }\n',
+    )
+    assert "a return leaves the loop without closing the scope" in reason
+
+
+def test_refuses_an_array_declared_in_the_loop(program_of) -> None:
+    reason = refusal(
+        program_of,
+        SCALE + "int main(void) {\n"
+        "  for (int r = 0; r < 3; r++) { float v[5000] = {1}; scale(5000, v, 2.0f);"
+        ' printf("%f\\n", v[0]); }\n  return 0; }\n',
+    )
+    assert "an array declared in the loop comes back at the same address" in reason
+
+
+def test_refuses_a_wrapper_that_maps_its_own_local_array(program_of) -> None:
+    reason = refusal(
+        program_of,
+        "#include <stdio.h>\n"
+        "float total(int r) { float tmp[5000];\n"
+        "  for (int i = 0; i < 5000; i++) tmp[i] = (float)(i + r);\n"
+        "  return tmp[17]; }\n"
+        "int main(void) { float s = 0;\n"
+        "  for (int r = 0; r < 3; r++) s += total(r);\n"
+        '  printf("%f\\n", s); return 0; }\n',
+    )
+    assert "maps its local 'tmp', which dies when it returns" in reason
+
+
+def test_refuses_memory_in_a_loop_header_between_launches(program_of) -> None:
+    reason = refusal(
+        program_of,
+        SCALE + "int main(void) { float *v = (float *)calloc(5000, 4); v[0] = 1;\n"
+        "  for (int r = 0; v[0] < 100.0f; r++) scale(5000, v, 2.0f);\n"
+        '  printf("%f\\n", v[0]); return 0; }\n',
+    )
+    assert "a loop or branch header touches memory between launches" in reason
+
+
+def test_refuses_when_already_applied() -> None:
+    program = analysed(GOLDEN / "data_residency" / "swap_loop.c")
+    variant = applied(program, "offload", "data_residency")
+    assert RESIDENCY.applies(variant, Context(program)) == "data residency is already applied"
+
+
+def test_check_finds_unbalanced_scopes_and_maps() -> None:
+    code = resident(GOLDEN / "data_residency" / "swap_loop.c").code
+    assert residency_problems(code) == []
+    broken = code.replace("    cudaify_scope_end();\n", "", 1)
+    assert [p.message for p in residency_problems(broken)] == [
+        "'main' opens and closes a different number of residency scopes"
+    ]
+    unmapped = code.replace("cudaify_unmap(next + (1)", "(void)(next + (1)", 1)
+    assert "'diffuse' maps and unmaps a different number of ranges" in [
+        p.message for p in residency_problems(unmapped)
+    ]
+
+
+# ---- the runtime's present table, run on the host ------------------------------------
+#
+# No GPU here: the table logic is plain C, so it is exercised with device memory played
+# by host buffers (a separate copy, so a missing copy shows as a wrong value). The GPU
+# tests below run the real thing.
+
+HOST_CUDA = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
+static int copies = 0, allocations = 0;
+static cudaError_t cudaMalloc(void **p, size_t n) { allocations++; *p = malloc(n); return 0; }
+static cudaError_t cudaFree(void *p) { free(p); return 0; }
+static cudaError_t cudaGetLastError(void) { return 0; }
+static const char *cudaGetErrorString(cudaError_t e) { (void)e; return "?"; }
+static cudaError_t cudaMemcpy(void *d, const void *s, size_t n, int kind)
+{ (void)kind; copies++; memcpy(d, s, n); return 0; }
+#define CUDAIFY_CHECK(call) (void)(call)
+"""
+
+TABLE_PROGRAM = r"""
+int main(void)
+{
+    float a[100], b[100];
+    for (int i = 0; i < 100; i++) a[i] = b[i] = (float)i;
+    cudaify_scope_begin();
+    for (int step = 0; step < 3; step++) {
+        /* the "kernel" b[1..99) = a[...] + 1, with a and b mapped as the offload maps them */
+        float *da = (float *)cudaify_map(a, sizeof a, 1, 0);
+        float *db = (float *)cudaify_map(b + 1, 98 * sizeof(float), 1, 1);
+        for (int i = 1; i < 99; i++) db[i - 1] = da[i] + 1.0f;
+        cudaify_unmap(a, da, sizeof a, 0);
+        cudaify_unmap(b + 1, db, 98 * sizeof(float), 1);
+        printf("host b[5] is %g\n", (double)b[5]);
+    }
+    cudaify_scope_end();
+    printf("after the scope b[0]=%g b[5]=%g b[99]=%g copies=%d\n", (double)b[0], (double)b[5],
+           (double)b[99], copies);
+    /* a larger range of an allocation mapped in the scope flushes the smaller one */
+    cudaify_scope_begin();
+    float *part = (float *)cudaify_map(a + 10, 10 * sizeof(float), 1, 1);
+    part[0] = -1.0f;
+    float *whole = (float *)cudaify_map(a, sizeof a, 1, 0);
+    printf("union sees %g\n", (double)whole[10]);
+    float *again = (float *)cudaify_map(a + 10, 10 * sizeof(float), 1, 0);
+    printf("contained reuse %d\n", again == whole + 10);
+    cudaify_scope_end();
+    printf("a[10]=%g a[50]=%g copies=%d allocations=%d\n", (double)a[10], (double)a[50],
+           copies, allocations);
+    /* outside a scope: copy in, copy back, buffer back to the pool */
+    float *plain = (float *)cudaify_map(b, sizeof b, 1, 1);
+    plain[0] = 42.0f;
+    cudaify_unmap(b, plain, sizeof b, 1);
+    printf("b[0]=%g copies=%d allocations=%d\n", (double)b[0], copies, allocations);
+    return 0;
+}
+"""
+
+
+def test_the_present_table_keeps_reuses_and_flushes(tmp_path) -> None:
+    source = tmp_path / "table.c"
+    source.write_text(HOST_CUDA + RUNTIME.split("*/", 1)[1] + TABLE_PROGRAM)
+    gcc = toolchain.find_tool("gcc")
+    built = toolchain.run([gcc, "-std=c99", "-Wall", str(source), "-o", str(tmp_path / "t")])
+    assert built.ok, built.errors()
+    ran = toolchain.run([str(tmp_path / "t")])
+    assert ran.ok, ran.errors()
+    assert ran.text().splitlines() == [
+        # no copy back inside the scope, no copy in after the first step
+        "host b[5] is 5",
+        "host b[5] is 5",
+        "host b[5] is 5",
+        "after the scope b[0]=0 b[5]=6 b[99]=99 copies=3",
+        "union sees -1",  # the written part was copied back before the union came in
+        "contained reuse 1",
+        "a[10]=-1 a[50]=50 copies=6 allocations=3",
+        "b[0]=42 copies=8 allocations=3",  # the pooled 400-byte buffer is reused
+    ]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES)
+def test_golden_cases_print_what_gcc_prints(case: str, tmp_path) -> None:
+    source = GOLDEN / "data_residency" / f"{case}.c"
+    cu = tmp_path / f"{case}.cu"
+    cu.write_text(resident(source).code)
+    same_output_as_gcc(source, cu, tmp_path)
+
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "name",
+    [
+        "stencil/heat1d",
+        "stencil/jacobi2d",
+        "stencil/blur5x5",
+        "elementwise/black_scholes",
+        "linalg/matvec",
+        "nbody/nbody_forces",
+        "sparse/spmv_csr",
+    ],
+)
+def test_benchmarks_print_what_gcc_prints(name: str, tmp_path) -> None:
+    source = BENCHMARKS / f"{name}.c"
+    program = analysed(source)
+    variant = applied(program, "offload", "data_residency")
+    assert "cudaify_scope_begin();" in variant.code
+    cu = tmp_path / "resident.cu"
+    cu.write_text(variant.code)
+    same_output_as_gcc(source, cu, tmp_path)
