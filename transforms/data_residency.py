@@ -370,7 +370,8 @@ class _Transfer:
 
 
 _STATEMENT = re.compile(
-    r"^(?P<indent>[ \t]*)(?:CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
+    r"^(?P<indent>[ \t]*)"
+    r"(?:CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
     r"|(?P<elem>[A-Za-z_][\w \t]*?[\w])[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
     re.MULTILINE,
 )
@@ -378,7 +379,9 @@ _STATEMENT = re.compile(
 
 def split_arguments(text: str) -> tuple[str, ...]:
     """Top-level comma-separated arguments of a call's argument text."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         if char in "([{":
             depth += 1
@@ -617,8 +620,9 @@ class _Scoper:
         if kind in ("expression_statement", "declaration", "return_statement"):
             self._require_wrapper_call(node, scope)
             return []
-        raise _Refuse(f"line {cs.line_of(node)}: a {kind.replace('_', ' ')} mixes launches "
-                      "and host code")
+        raise _Refuse(
+            f"line {cs.line_of(node)}: a {kind.replace('_', ' ')} mixes launches and host code"
+        )
 
     def _sequence(self, statements: list[Node], scope: Node | None) -> list[Edit]:
         """Barriers for a statement list: after one, the host statements that follow need
@@ -659,21 +663,24 @@ class _Scoper:
             if self.reaches_launch(cs.call_name(call, self.data)):
                 self._require_wrapper(call, scope)
         if self._touches_memory(part, skip=calls_of_wrappers(self, calls)):
-            raise _Refuse(f"line {cs.line_of(part)}: a loop or branch header touches memory "
-                          "between launches")
+            raise _Refuse(
+                f"line {cs.line_of(part)}: a loop or branch header touches memory between launches"
+            )
 
     def _require_wrapper_call(self, node: Node, scope: Node | None) -> None:
         """A statement with device work: `[scalar =] wrapper(args);` where the arguments
         only name addresses and scalars and nothing touches memory after the call."""
         calls = [n for n in cs.walk(node) if n.type == "call_expression"]
         wrappers = [c for c in calls if self.reaches_launch(cs.call_name(c, self.data))]
-        if len(wrappers) != 1 or any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
+        if any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
             raise _Refuse(f"line {cs.line_of(node)}: launches mixed with host code")
-        self._require_wrapper(wrappers[0], scope)
-        outside = [c for c in calls if not _inside(c, wrappers[0])]
-        if self._touches_memory(node, skip=wrappers) or len(outside) != 1:
-            raise _Refuse(f"line {cs.line_of(node)}: the result of a launching call is "
-                          "used in memory")
+        for wrapper in wrappers:
+            self._require_wrapper(wrapper, scope)
+        if self._touches_memory(node, skip=wrappers):
+            raise _Refuse(
+                f"line {cs.line_of(node)}: a statement that calls an offloaded "
+                "function also touches memory"
+            )
 
     def _require_wrapper(self, call: Node, scope: Node | None) -> None:
         name = cs.call_name(call, self.data) or "?"
@@ -737,7 +744,11 @@ class _Scoper:
             return "maps an unknown range"
         for ident in cs.identifiers_in(arguments.named_children[0]):
             declared = cs.visible(self.tree, self.data, cs.text(ident, self.data), ident.start_byte)
-            if declared is None or declared.scope in ("param", "global"):
+            if declared is None or declared.scope == "global":
+                continue
+            if declared.scope == "param":
+                if declared.kind == "scalar" and _compound_type(declared.base):
+                    return f"maps its by-value parameter '{declared.name}', a copy per call"
                 continue
             if declared.kind in ("pointer", "array", "reference") or _compound_type(declared.base):
                 static = "static" in self._declaration_words(declared.start)
@@ -792,15 +803,19 @@ class _Scoper:
         (its address comes back every iteration with new contents)."""
         for n in cs.walk(loop):
             if n.type in ("return_statement", "goto_statement", "throw_statement"):
-                raise _Refuse(f"line {cs.line_of(n)}: a {n.type.split('_')[0]} leaves the loop "
-                              "without closing the scope")
+                raise _Refuse(
+                    f"line {cs.line_of(n)}: a {n.type.split('_')[0]} leaves the loop "
+                    "without closing the scope"
+                )
             if n.type == "call_expression" and cs.call_name(n, self.data) in ("longjmp", "setjmp"):
                 raise _Refuse(f"line {cs.line_of(n)}: a long jump can leave the loop")
             if n.type == "declaration" and any(
                 d.kind == "array" for d in cs.declared_names(n, self.data, "local")
             ):
-                raise _Refuse(f"line {cs.line_of(n)}: an array declared in the loop comes back "
-                              "at the same address every iteration")
+                raise _Refuse(
+                    f"line {cs.line_of(n)}: an array declared in the loop comes back "
+                    "at the same address every iteration"
+                )
 
     def _touches_memory(
         self, node: Node, skip: list[Node] | tuple[Node, ...] = (), declared_after: int = -1
@@ -854,7 +869,11 @@ class _Scoper:
         """Whether an assignment's target is a plain variable, or an element or `.` field
         of a private one (not through a pointer)."""
         plain = True
-        while target.type in ("parenthesized_expression", "subscript_expression", "field_expression"):
+        while target.type in (
+            "parenthesized_expression",
+            "subscript_expression",
+            "field_expression",
+        ):
             if target.type == "field_expression" and any(c.type == "->" for c in target.children):
                 return False
             inner = target.child_by_field_name("argument")
@@ -917,10 +936,6 @@ def _barrier_kind(text: str) -> str:
 
 def _is_address_of(node: Node, data: bytes) -> bool:
     return node.type == "pointer_expression" and cs.text(node, data).startswith("&")
-
-
-def _inside(node: Node, outer: Node) -> bool:
-    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte and node != outer
 
 
 def _function_of(node: Node) -> Node:

@@ -3,15 +3,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pattern_golden import applied, nvcc_errors, same_output_as_gcc
+from transforms_support import GOLDEN, analysed
+
 from cudaify.backend import toolchain
+from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.data_residency import RUNTIME, map_transfers, residency_problems
 from cudaify.transforms.structure import structural_problems
-from pattern_golden import applied, nvcc_errors, same_output_as_gcc
-from transforms_support import GOLDEN, analysed
-
-from cudaify.core import Variant
 
 CASES = sorted(path.stem for path in (GOLDEN / "data_residency").glob("*.c"))
 RESIDENCY = get("data_residency")
