@@ -128,12 +128,17 @@ def run(
             pass
     timed_out = False
     deadline = started + timeout
-    while proc.poll() is None:
-        if overflow.is_set() or time.perf_counter() > deadline:
-            timed_out = not overflow.is_set()
-            _kill_group(proc)
-            break
-        time.sleep(0.005)
+    try:
+        while proc.poll() is None:
+            if overflow.is_set() or time.perf_counter() > deadline:
+                timed_out = not overflow.is_set()
+                _kill_group(proc)
+                break
+            time.sleep(0.005)
+    except BaseException:
+        # Ctrl-C reaches only cudaify: the child runs in its own session, so end it here.
+        _kill_group(proc)
+        raise
     proc.wait()
     for reader in readers:
         reader.join(timeout=5)
