@@ -298,6 +298,13 @@ class BuildReport:
     problems: list[str] = field(default_factory=list)  # programs or trajectories skipped
     # what the teachers produced: the teacher's answers as given, the rules' verified paths
     trajectories: list[Trajectory] = field(default_factory=list)
+    _renamer: Renamer | None = None
+
+    def renamer(self, judge: TextModel | None) -> Renamer:
+        if self._renamer is None:
+            self._renamer = Renamer(self.graph.methods, judge)
+        self._renamer.judge = self._renamer.judge or judge
+        return self._renamer
 
     @property
     def verified(self) -> int:
@@ -393,8 +400,20 @@ def _meta(corpus: str | Path, teachers: Teachers, report: BuildReport) -> dict[s
     }
 
 
-def _rename(graph_methods: Sequence[str], judge: TextModel | None) -> Relabel:
-    return lambda name, detail: relabel(name, graph_methods, detail, judge)
+class Renamer:
+    """Relabeling across one build: a name met twice is judged once, and a new method a
+    teacher introduced is known when the next trajectory names it differently."""
+
+    def __init__(self, known: Iterable[str], judge: TextModel | None):
+        self.known = set(known)
+        self.judge = judge
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, name: str, detail: str) -> str:
+        if name not in self.seen:
+            self.seen[name] = relabel(name, sorted(self.known), detail, self.judge)
+            self.known.add(self.seen[name])
+        return self.seen[name]
 
 
 def _program_steps(
@@ -447,8 +466,7 @@ def _taught_steps(
             report.problems.append(f"{name}: teacher: {exc}")
             return steps
         report.trajectories.append(trajectory)
-        rename = _rename(report.graph.methods, judge or teachers.model)
-        steps += trajectory_steps(trajectory, verify, rename)
+        steps += trajectory_steps(trajectory, verify, report.renamer(judge or teachers.model))
     return steps
 
 
@@ -473,7 +491,7 @@ def _curated_steps(
     except Exception as exc:  # noqa: BLE001
         report.problems.append(f"{path}: skipped: {exc}")
         return []
-    return trajectory_steps(trajectory, verify, _rename(report.graph.methods, judge))
+    return trajectory_steps(trajectory, verify, report.renamer(judge))
 
 
 # Set in worker processes of a parallel build: GPU runs of different programs never

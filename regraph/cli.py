@@ -127,7 +127,7 @@ def build_command(
         curated=not no_curated,
     )
     start = _load(base) if base else None
-    report = _guarded(lambda: build(corpus_dir, pipeline_stages(), teachers, start, jobs=jobs))
+    report = _guarded(lambda: build(corpus_dir, pipeline_stages(), teachers, start, teacher, jobs))
     for problem in report.problems:
         click.echo(f"cudaify graph: warning: {problem}", err=True)
     _save(report.graph, output)

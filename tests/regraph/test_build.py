@@ -211,3 +211,17 @@ def test_a_rule_that_raises_is_reported_and_the_others_go_on():
         "p: rule faulty raised IndexError: list index out of range",
         "p: rule faulty after offload raised IndexError: list index out of range",
     ]
+
+
+def test_one_build_judges_a_name_once_and_remembers_new_methods(tmp_path):
+    from cudaify.regraph.build import Renamer
+
+    answers = tmp_path / "judge.jsonl"
+    answers.write_text('{"answer": "{\\"method\\": \\"new\\"}"}\n'
+                       '{"answer": "{\\"method\\": \\"kernel_fusion\\"}"}\n')  # fmt: skip
+    rename = Renamer(["sequential", "offload"], RecordedTeacher(answers))
+    assert rename("kernel fusion", "") == "kernel_fusion"
+    assert rename("kernel fusion", "") == "kernel_fusion"  # not asked again
+    assert rename("Kernel-Fusion", "") == "kernel_fusion"  # known now, by its name
+    assert rename("fuse the two kernels", "one launch") == "kernel_fusion"  # the judge's verdict
+    assert rename("loop unrolling", "") == "unroll"
