@@ -80,6 +80,9 @@ def show(graph: ReGraph, method: str) -> str:
 
 
 def _node_visits(graph: ReGraph, method: str) -> int:
+    """Walks through a method: the visits of the edges into it (out of it, for the start)."""
+    if method == START:
+        return sum(graph.stats(method, t).visits for t in graph.graph.successors(method))
     return sum(graph.stats(s, method).visits for s in graph.graph.predecessors(method))
 
 
@@ -90,9 +93,11 @@ def to_dot(graph: ReGraph) -> Any:
     dot = graphviz.Digraph("regraph", graph_attr={"rankdir": "LR"})
     most = max([_node_visits(graph, m) for m in graph.methods] + [1])
     for method in graph.methods:
-        scale = 0.6 + 1.4 * math.sqrt(_node_visits(graph, method) / most)
+        scale = 0.9 + 1.4 * math.sqrt(_node_visits(graph, method) / most)
         shape = "doublecircle" if method == START else "circle"
-        dot.node(method, method, shape=shape, width=f"{scale:.2f}", fixedsize="true", fontsize="10")
+        dot.node(
+            method, method, shape=shape, width=f"{scale:.2f}", fixedsize="shape", fontsize="10"
+        )
     best = max([graph.stats(s, t).successes for s, t in graph.edges()] + [1])
     for source, target in graph.edges():
         s = graph.stats(source, target)
