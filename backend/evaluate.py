@@ -21,6 +21,7 @@ from cudaify.backend.cache import Cache
 from cudaify.backend.compare import compare, compare_exit
 from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
 from cudaify.backend.differential import differential_test
+from cudaify.backend.gpulock import gpu_lock
 from cudaify.backend.profile import hardware_counters
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import (
@@ -56,7 +57,8 @@ class ReferenceResult:
 
 class Evaluator:
     """Verifies variants of one program. Thread-safe; compiles in parallel, runs one at a
-    time (timings taken side by side on one GPU would disturb each other)."""
+    time per GPU, across processes too (timings taken side by side on one GPU would
+    disturb each other)."""
 
     def __init__(
         self,
@@ -81,7 +83,8 @@ class Evaluator:
         self._reference: ReferenceResult | None = None
         self._reference_timings: dict[tuple[str, ...], Timing] = {}
         self._lock = threading.RLock()
-        self._run_lock = threading.RLock()
+        # Runs on the GPU wait for each other across threads and processes (bench -j N).
+        self._run_lock = gpu_lock(self.cache.root)
 
     # -- the reference -------------------------------------------------------------
 
