@@ -12,9 +12,10 @@ from cudaify.transforms.base import Method
 from cudaify.transforms.data_residency import DataResidency
 from cudaify.transforms.offload import Offload
 from cudaify.transforms.reduction import ReductionMethod
+from cudaify.transforms.shared_tiling import SharedTiling
 
 METHODS: dict[str, Method] = {
-    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency())
+    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency(), SharedTiling())
 }
 
 

@@ -1,0 +1,153 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i, j' of atb() (line 7): one thread per iteration. */
+__global__ void atb_kernel(double *a, double *b, double *c, int k, int m, int n, long long trips_i, long long trips_j)
+{
+    /* cudaify shared_tiling: 16 x 16 threads own a tile of outputs. */
+    if (blockDim.x != 16 || blockDim.y != 16) __trap();
+    __shared__ double tile_a[16][17];
+    __shared__ double tile_b[16][17];
+    for (long long tile_row = blockIdx.y * 16LL; tile_row < trips_i; tile_row += 16LL * gridDim.y) {
+        for (long long tile_col = blockIdx.x * 16LL; tile_col < trips_j; tile_col += 16LL * gridDim.x) {
+            const long long t_i = tile_row + threadIdx.y;
+            const long long t_j = tile_col + threadIdx.x;
+            const bool active = t_i < trips_i && t_j < trips_j;
+            int i = (int)t_i;
+            int j = (int)t_j;
+            double sum = 0.0;
+            const long long span_p = (long long)(k) - (long long)(0);
+            const long long trips_p = span_p > 0 ? span_p : 0;
+            for (long long tile_p = 0; tile_p < trips_p; tile_p += 16) {
+                {
+                    const long long t_i = tile_row + threadIdx.x;
+                    const long long t_p = tile_p + threadIdx.y;
+                    if (t_i < trips_i && t_p < trips_p) {
+                        int i = (int)t_i;
+                        int p = (int)((0) + t_p);
+                        tile_a[threadIdx.y][threadIdx.x] = a[p * m + i];
+                    } else {
+                        tile_a[threadIdx.y][threadIdx.x] = {};
+                    }
+                }
+                {
+                    const long long t_j = tile_col + threadIdx.x;
+                    const long long t_p = tile_p + threadIdx.y;
+                    if (t_j < trips_j && t_p < trips_p) {
+                        int j = (int)t_j;
+                        int p = (int)((0) + t_p);
+                        tile_b[threadIdx.y][threadIdx.x] = b[p * n + j];
+                    } else {
+                        tile_b[threadIdx.y][threadIdx.x] = {};
+                    }
+                }
+                __syncthreads();
+                if (active) {
+                    const int count_p = (int)(trips_p - tile_p < 16 ? trips_p - tile_p : 16);
+                    if (count_p == 16) {
+                        #pragma unroll
+                        for (int kk_p = 0; kk_p < 16; kk_p++) {
+                            sum += tile_a[kk_p][threadIdx.y] * tile_b[kk_p][threadIdx.x];
+                        }
+                    } else {
+                        for (int kk_p = 0; kk_p < count_p; kk_p++) {
+                            sum += tile_a[kk_p][threadIdx.y] * tile_b[kk_p][threadIdx.x];
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+            if (active) {
+                c[i * n + j] = sum;
+            }
+        }
+    }
+}
+
+/* C = A^T B: both operands are read down their columns (unit stride along i and j) */
+void atb(int k, int m, int n, const double *a, const double *b, double *c)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as atb_kernel */
+        const long long trips_i = cudaify_trips(0, m, 1, 0);
+        const long long trips_j = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            double *d_a = NULL;
+            double *d_b = NULL;
+            double *d_c = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((long long)k*(long long)m) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((long long)k*(long long)n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_c, (size_t)((long long)m*(long long)n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)((long long)k*(long long)m) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_b, b, (size_t)((long long)k*(long long)n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_c, c, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(16, 16);
+            const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), cudaify_blocks(trips_i, 16, 65535u));
+            atb_kernel<<<grid, block>>>(d_a, d_b, d_c, k, m, n, trips_i, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(c, d_c, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_b));
+            CUDAIFY_CHECK(cudaFree(d_c));
+        }
+    }
+}
+
+int main(void)
+{
+    int k = 45, m = 33, n = 50;
+    double *a = (double *)malloc(sizeof(double) * k * m);
+    double *b = (double *)malloc(sizeof(double) * k * n);
+    double *c = (double *)malloc(sizeof(double) * m * n);
+    for (int i = 0; i < k * m; i++)
+        a[i] = ((i * 3) % 17) * 0.5 - 2.0;
+    for (int i = 0; i < k * n; i++)
+        b[i] = ((i * 11) % 19) * 0.25;
+    atb(k, m, n, a, b, c);
+    double sum = 0.0, weighted = 0.0;
+    for (int i = 0; i < m * n; i++) {
+        sum += c[i];
+        weighted += c[i] * (i % 5);
+    }
+    printf("sum=%.8e weighted=%.8e c[7]=%.6f\n", sum, weighted, c[7]);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}

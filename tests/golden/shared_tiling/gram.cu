@@ -1,0 +1,146 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i, j' of gram() (line 7): one thread per iteration. */
+__global__ void gram_kernel(float *x, float *g, int d, int n, long long trips_i, long long trips_j)
+{
+    /* cudaify shared_tiling: 16 x 16 threads own a tile of outputs. */
+    if (blockDim.x != 16 || blockDim.y != 16) __trap();
+    __shared__ float tile_x[16][17];
+    __shared__ float tile_x_2[16][17];
+    for (long long tile_row = blockIdx.y * 16LL; tile_row < trips_i; tile_row += 16LL * gridDim.y) {
+        for (long long tile_col = blockIdx.x * 16LL; tile_col < trips_j; tile_col += 16LL * gridDim.x) {
+            const long long t_i = tile_row + threadIdx.y;
+            const long long t_j = tile_col + threadIdx.x;
+            const bool active = t_i < trips_i && t_j < trips_j;
+            int i = (int)t_i;
+            int j = (int)t_j;
+            float dot = 0.0f;
+            const long long span_k = (long long)(d - 1) - (long long)(0) + 1;
+            const long long trips_k = span_k > 0 ? span_k : 0;
+            for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
+                {
+                    const long long t_i = tile_row + threadIdx.y;
+                    const long long t_k = tile_k + threadIdx.x;
+                    if (t_i < trips_i && t_k < trips_k) {
+                        int i = (int)t_i;
+                        int k = (int)((0) + t_k);
+                        tile_x[threadIdx.y][threadIdx.x] = x[i * d + k];
+                    } else {
+                        tile_x[threadIdx.y][threadIdx.x] = {};
+                    }
+                }
+                {
+                    const long long t_j = tile_col + threadIdx.y;
+                    const long long t_k = tile_k + threadIdx.x;
+                    if (t_j < trips_j && t_k < trips_k) {
+                        int j = (int)t_j;
+                        int k = (int)((0) + t_k);
+                        tile_x_2[threadIdx.y][threadIdx.x] = x[j * d + k];
+                    } else {
+                        tile_x_2[threadIdx.y][threadIdx.x] = {};
+                    }
+                }
+                __syncthreads();
+                if (active) {
+                    const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
+                    if (count_k == 16) {
+                        #pragma unroll
+                        for (int kk_k = 0; kk_k < 16; kk_k++) {
+                            dot += tile_x[threadIdx.y][kk_k] * tile_x_2[threadIdx.x][kk_k];
+                        }
+                    } else {
+                        for (int kk_k = 0; kk_k < count_k; kk_k++) {
+                            dot += tile_x[threadIdx.y][kk_k] * tile_x_2[threadIdx.x][kk_k];
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+            if (active) {
+                g[i * n + j] = dot;
+            }
+        }
+    }
+}
+
+/* G = X X^T: one array read twice, once along i and once along j (two tiles) */
+void gram(int n, int d, const float *x, float *g)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as gram_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        const long long trips_j = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            float *d_x = NULL;
+            float *d_g = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)((long long)d*(long long)n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_g, (size_t)((long long)n*(long long)n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)((long long)d*(long long)n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_g, g, (size_t)((long long)n*(long long)n) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(16, 16);
+            const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), cudaify_blocks(trips_i, 16, 65535u));
+            gram_kernel<<<grid, block>>>(d_x, d_g, d, n, trips_i, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(g, d_g, (size_t)((long long)n*(long long)n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_g));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 130, d = 23;
+    float *x = (float *)malloc(sizeof(float) * n * d);
+    float *g = (float *)malloc(sizeof(float) * n * n);
+    for (int i = 0; i < n * d; i++)
+        x[i] = ((i * 13) % 23) * 0.125f - 1.0f;
+    gram(n, d, x, g);
+    double trace = 0.0, sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        trace += g[i * n + i];
+        for (int j = 0; j < n; j++)
+            sum += g[i * n + j] * ((i + 2 * j) % 3);
+    }
+    printf("trace=%.6e weighted=%.6e\n", trace, sum);
+    free(x);
+    free(g);
+    return 0;
+}

@@ -1,0 +1,153 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i, j' of matmul() (line 7): one thread per iteration. */
+__global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long long trips_i, long long trips_j)
+{
+    /* cudaify shared_tiling: 16 x 16 threads own a tile of outputs. */
+    if (blockDim.x != 16 || blockDim.y != 16) __trap();
+    __shared__ float tile_a[16][17];
+    __shared__ float tile_b[16][17];
+    for (long long tile_row = blockIdx.y * 16LL; tile_row < trips_i; tile_row += 16LL * gridDim.y) {
+        for (long long tile_col = blockIdx.x * 16LL; tile_col < trips_j; tile_col += 16LL * gridDim.x) {
+            const long long t_i = tile_row + threadIdx.y;
+            const long long t_j = tile_col + threadIdx.x;
+            const bool active = t_i < trips_i && t_j < trips_j;
+            int i = (int)t_i;
+            int j = (int)t_j;
+            float sum = 0.0f;
+            const long long span_k = (long long)(m) - (long long)(0);
+            const long long trips_k = span_k > 0 ? span_k : 0;
+            for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
+                {
+                    const long long t_i = tile_row + threadIdx.y;
+                    const long long t_k = tile_k + threadIdx.x;
+                    if (t_i < trips_i && t_k < trips_k) {
+                        int i = (int)t_i;
+                        int k = (int)((0) + t_k);
+                        tile_a[threadIdx.y][threadIdx.x] = a[i * m + k];
+                    } else {
+                        tile_a[threadIdx.y][threadIdx.x] = {};
+                    }
+                }
+                {
+                    const long long t_j = tile_col + threadIdx.x;
+                    const long long t_k = tile_k + threadIdx.y;
+                    if (t_j < trips_j && t_k < trips_k) {
+                        int j = (int)t_j;
+                        int k = (int)((0) + t_k);
+                        tile_b[threadIdx.y][threadIdx.x] = b[k * p + j];
+                    } else {
+                        tile_b[threadIdx.y][threadIdx.x] = {};
+                    }
+                }
+                __syncthreads();
+                if (active) {
+                    const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
+                    if (count_k == 16) {
+                        #pragma unroll
+                        for (int kk_k = 0; kk_k < 16; kk_k++) {
+                            sum += tile_a[threadIdx.y][kk_k] * tile_b[kk_k][threadIdx.x];
+                        }
+                    } else {
+                        for (int kk_k = 0; kk_k < count_k; kk_k++) {
+                            sum += tile_a[threadIdx.y][kk_k] * tile_b[kk_k][threadIdx.x];
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+            if (active) {
+                c[i * p + j] = sum;
+            }
+        }
+    }
+}
+
+/* C = A * B, row-major flat arrays, sizes that are not multiples of any tile */
+void matmul(int n, int m, int p, const float *a, const float *b, float *c)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as matmul_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        const long long trips_j = cudaify_trips(0, p, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            float *d_a = NULL;
+            float *d_b = NULL;
+            float *d_c = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((long long)m*(long long)n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((long long)m*(long long)p) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_c, (size_t)((long long)n*(long long)p) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)((long long)m*(long long)n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_b, b, (size_t)((long long)m*(long long)p) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_c, c, (size_t)((long long)n*(long long)p) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(16, 16);
+            const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), cudaify_blocks(trips_i, 16, 65535u));
+            matmul_kernel<<<grid, block>>>(d_a, d_b, d_c, m, p, trips_i, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(c, d_c, (size_t)((long long)n*(long long)p) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_b));
+            CUDAIFY_CHECK(cudaFree(d_c));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 77, m = 53, p = 41;
+    float *a = (float *)malloc(sizeof(float) * n * m);
+    float *b = (float *)malloc(sizeof(float) * m * p);
+    float *c = (float *)malloc(sizeof(float) * n * p);
+    for (int i = 0; i < n * m; i++)
+        a[i] = (float)((i * 7) % 13) * 0.125f;
+    for (int i = 0; i < m * p; i++)
+        b[i] = (float)((i * 5) % 11) * 0.25f - 1.0f;
+    matmul(n, m, p, a, b, c);
+    double sum = 0.0, weighted = 0.0;
+    for (int i = 0; i < n * p; i++) {
+        sum += c[i];
+        weighted += c[i] * (i % 7);
+    }
+    printf("sum=%.6e weighted=%.6e c[0]=%.4f c[last]=%.4f\n", sum, weighted, c[0], c[n * p - 1]);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}

@@ -1,0 +1,244 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from transforms_support import GOLDEN, analysed
+
+from cudaify.backend import toolchain
+from cudaify.core import Variant
+from cudaify.frontend.facts import Program
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.shared_tiling import tiling_problems
+from cudaify.transforms.structure import structural_problems
+
+CASES = sorted(p.stem for p in (GOLDEN / "shared_tiling").glob("*.c"))
+OFFLOAD = get("offload")
+TILING = get("shared_tiling")
+
+
+def offloaded(program: Program) -> Variant:
+    outcome = OFFLOAD.apply_rule(Variant(program.source), Context(program))
+    assert outcome.variant is not None, outcome.reason
+    return outcome.variant
+
+
+def tiled(program: Program) -> Variant:
+    outcome = TILING.apply_rule(offloaded(program), Context(program))
+    assert outcome.variant is not None, outcome.reason
+    return outcome.variant
+
+
+def refusal(program: Program) -> str:
+    variant = offloaded(program)
+    reason = TILING.applies(variant, Context(program))
+    outcome = TILING.apply_rule(variant, Context(program))
+    assert outcome.variant is None
+    assert reason == outcome.reason and reason
+    return reason
+
+
+def nvcc_compiles(code: str, directory: Path) -> str:
+    source = directory / "candidate.cu"
+    source.write_text(code)
+    nvcc = toolchain.find_tool("nvcc")
+    argv = [nvcc, "-arch=sm_80", "-c", str(source), "-o", str(directory / "candidate.o")]
+    done = toolchain.run(argv, timeout=240)
+    return "" if done.ok else done.errors() + done.text()
+
+
+def test_there_are_golden_cases() -> None:
+    assert len(CASES) >= 4
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tmp_path) -> None:
+    program = analysed(GOLDEN / "shared_tiling" / f"{case}.c")
+    before = offloaded(program)
+    variant = TILING.apply_rule(before, Context(program)).variant
+    assert variant is not None
+    expected = GOLDEN / "shared_tiling" / f"{case}.cu"
+    if update_golden or not expected.exists():
+        expected.write_text(variant.code)
+    assert variant.code == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
+    assert structural_problems(program, variant.code, TILING, before) == []
+    assert nvcc_compiles(variant.code, tmp_path) == ""
+
+
+def test_both_operands_of_a_matrix_product_are_staged_and_the_launch_uses_tile_blocks() -> None:
+    variant = tiled(analysed(GOLDEN / "shared_tiling" / "matmul_flat.c"))
+    code = variant.code
+    assert variant.methods == ("offload", "shared_tiling")
+    assert "tiles over 'k' of a[i * m + k] (rows), b[k * p + j] (cols)" in variant.steps[-1].detail
+    assert "__shared__ float tile_a[16][17];" in code
+    assert "__shared__ float tile_b[16][17];" in code
+    assert "sum += tile_a[threadIdx.y][kk_k] * tile_b[kk_k][threadIdx.x];" in code
+    assert "const dim3 block(16, 16);" in code
+    assert "cudaify_blocks(trips_i, 16, 65535u)" in code
+    # every thread reaches both barriers: tile loops bounded by block-uniform values
+    assert code.count("__syncthreads();") == 2
+    assert "for (long long tile_row = blockIdx.y * 16LL; tile_row < trips_i;" in code
+
+
+def test_the_unit_stride_index_of_each_operand_goes_on_threadidx_x() -> None:
+    code = tiled(analysed(GOLDEN / "shared_tiling" / "atb_columns.c")).code
+    # a[p * m + i]: i has unit stride, so i runs along x in the load and the tile is [p][i]
+    assert "const long long t_i = tile_row + threadIdx.x;" in code
+    assert "sum += tile_a[kk_p][threadIdx.y] * tile_b[kk_p][threadIdx.x];" in code
+
+
+def test_one_array_read_along_both_mapped_loops_gets_two_tiles() -> None:
+    variant = tiled(analysed(GOLDEN / "shared_tiling" / "gram.c"))
+    assert "x[i * d + k] (rows), x[j * d + k] (cols)" in variant.steps[-1].detail
+    # x[j * d + k] has unit stride along k: the tile is [j][k], read as [threadIdx.x][kk]
+    assert "dot += tile_x[threadIdx.y][kk_k] * tile_x_2[threadIdx.x][kk_k];" in variant.code
+    # `k <= d - 1` counts d iterations
+    assert "(long long)(d - 1) - (long long)(0) + 1;" in variant.code
+
+
+def test_a_strided_k_loop_keeps_its_values_and_unstaged_reads_stay() -> None:
+    code = tiled(analysed(GOLDEN / "shared_tiling" / "static2d.c")).code
+    assert "int k = (int)((1) + t_k * 2);" in code
+    assert "(span_k + 1) / 2" in code
+    # c is written by the kernel: its reads are never staged
+    assert "c[i][j] = alpha * acc + beta * c[i][j];" in code
+
+
+MATVEC = """\
+void mv(int n, int m, const float *a, const float *x, float *y)
+{
+    for (int i = 0; i < n; i++) {
+        float s = 0.0f;
+        for (int k = 0; k < m; k++)
+            s += a[i * m + k] * x[k];
+        y[i] = s;
+    }
+}
+int main(void) { float a[4096], x[64], y[64]; mv(64, 64, a, x, y); return (int)y[0]; }
+"""
+
+
+def nest(k_loop: str, before: str = "float s = 0.0f;", after: str = "c[i * n + j] = s;") -> str:
+    return (
+        "void f(int n, int m, float lim, const float *a, const float *b, float *c)\n{\n"
+        "    for (int i = 0; i < n; i++)\n        for (int j = 0; j < n; j++) {\n"
+        f"            {before}\n            {k_loop}\n            {after}\n        }}\n}}\n"
+        "int main(void) { float a[4096], b[4096], c[4096]; f(64, 64, 2.0f, a, b, c); "
+        "return (int)c[0]; }\n"
+    )
+
+
+def test_a_one_dimensional_kernel_is_refused(program_of) -> None:
+    assert "maps one dimension only" in refusal(program_of(MATVEC))
+
+
+def test_a_program_without_kernels_is_refused(program_of) -> None:
+    program = program_of(MATVEC)
+    reason = TILING.applies(Variant(program.source), Context(program))
+    assert reason is not None and "offload first" in reason
+
+
+def test_a_k_range_computed_per_thread_is_refused(program_of) -> None:
+    program = program_of(
+        nest(
+            "for (int k = 0; k < top; k++) s += a[i * m + k] * b[k * n + j];",
+            before="float s = 0.0f; int top = m;",
+        )
+    )
+    assert "the bounds of 'k' differ between threads" in refusal(program)
+
+
+def test_a_floating_point_bound_is_refused() -> None:
+    program = analysed(GOLDEN / "shared_tiling" / "matmul_flat.c")
+    code = offloaded(program).code
+    assert "k < m;" in code
+    variant = Variant(code.replace("k < m;", "k < m * 1.5f;"))
+    reason = TILING.applies(variant, Context(program))
+    assert reason is not None and "a bound of 'k' is not an integer" in reason
+
+
+def test_reads_under_a_condition_are_not_staged(program_of) -> None:
+    program = program_of(
+        nest("for (int k = 0; k < m; k++) if (k % 2) s += a[i * m + k] * b[k * n + j];")
+    )
+    assert "no read in the 'k' loop depends on 'k'" in refusal(program)
+
+
+def test_only_the_unconditional_operand_is_staged(program_of) -> None:
+    program = program_of(
+        nest("for (int k = 0; k < m; k++) s += a[i * m + k] * (k < 3 ? b[k * n + j] : 1.0f);")
+    )
+    variant = tiled(program)
+    assert "of a[i * m + k] (rows)" in variant.steps[-1].detail
+    assert "(k < 3 ? b[k * n + j] : 1.0f)" in variant.code
+
+
+def test_a_loop_that_can_stop_early_is_refused(program_of) -> None:
+    program = program_of(
+        nest(
+            "for (int k = 0; k < m; k++) { s += a[i * m + k] * b[k * n + j]; if (s > 9.0f) break; }"
+        )
+    )
+    reason = refusal(program)
+    assert "leaves its loop early" in reason or "cannot offload" in reason
+
+
+def test_a_prologue_load_runs_only_in_threads_inside_the_matrix(program_of, tmp_path) -> None:
+    program = program_of(
+        nest(
+            "for (int k = 0; k < m; k++) s += a[i * m + k] * b[k * n + j];",
+            before="float s = c[i * n + j];",
+        )
+    )
+    code = tiled(program).code
+    assert "float s = active ? (c[i * n + j]) : (float)0;" in code
+    assert nvcc_compiles(code, tmp_path) == ""
+
+
+def test_the_check_accepts_the_rule_output_and_finds_divergent_barriers() -> None:
+    code = tiled(analysed(GOLDEN / "shared_tiling" / "matmul_flat.c")).code
+    assert tiling_problems(code) == []
+    guarded = code.replace(
+        "                __syncthreads();\n                if (active)",
+        "                if (threadIdx.x < 3) __syncthreads();\n                if (active)",
+        1,
+    )
+    assert guarded != code
+    assert any("inside a if statement" in p.message for p in tiling_problems(guarded))
+    per_thread = code.replace(
+        "tile_k < trips_k; tile_k += 16", "tile_k < trips_k - threadIdx.x; tile_k += 16"
+    )
+    assert per_thread != code
+    assert any("differs between threads" in p.message for p in tiling_problems(per_thread))
+    untiled = offloaded(analysed(GOLDEN / "shared_tiling" / "matmul_flat.c")).code
+    kinds = {p.message for p in tiling_problems(untiled)}
+    assert kinds == {"no __shared__ array is declared", "no __syncthreads() barrier"}
+
+
+def test_a_tiled_kernel_is_not_tiled_again() -> None:
+    program = analysed(GOLDEN / "shared_tiling" / "matmul_flat.c")
+    variant = tiled(program)
+    reason = TILING.applies(variant, Context(program))
+    assert reason is not None and "grid-stride" in reason
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "shared_tiling" / f"{case}.c"
+    gcc = toolchain.find_tool("gcc")
+    reference = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
+    assert reference.ok, reference.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
+    nvcc = toolchain.find_tool("nvcc")
+    built = toolchain.run(
+        [nvcc, "-O2", str(GOLDEN / "shared_tiling" / f"{case}.cu"), "-o", str(tmp_path / "gpu")],
+        timeout=240,
+    )
+    assert built.ok, built.errors()
+    actual = toolchain.run([str(tmp_path / "gpu")], timeout=120)
+    assert actual.returncode == expected.returncode, actual.errors()
+    assert compare(expected.text(), actual.text()) is None

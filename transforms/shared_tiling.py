@@ -1,0 +1,750 @@
+"""`shared_tiling`: stage the reused operands of a matrix-multiply-like kernel in shared
+memory, TILE x TILE at a time.
+
+Precondition: an offload kernel with a 2-D grid (rows i on y, columns j on x) whose body is
+`<prologue> for (k ...) <k body> <epilogue>`, where the k loop's bounds are the same for
+every thread, and where the k body reads some array through a subscript that depends on k
+and on exactly one of i and j (`a[i*n+k]`, `b[k][j]`, `a[p*m+i]`: any expression, row- or
+column-major, flat or not), always (not under a condition), from an array the kernel never
+writes, with an index made only of i or j, k and names the kernel never changes.
+
+Rule: each block owns a TILE x TILE tile of (i, j) outputs and walks k one TILE at a time.
+For each staged read, the block first loads the TILE x TILE values the tile's threads will
+read (the same expression, evaluated at the tile's i or j and k; the layout puts the
+address's unit-stride index on threadIdx.x so that the loads coalesce; out-of-range slots
+get zeros), waits at a barrier, then every thread runs the k body for that tile's k values
+with the staged reads replaced by shared-memory reads, and waits again before the next
+load. Each thread still runs its own k iterations in the source order, so its sums are
+bit-identical to the untiled kernel's.
+
+Barriers: the grid-stride loops become loops over tiles whose trip counts depend on the
+block only; threads past the edge of the iteration space load, wait and skip the work
+(`active`), so every thread of a block reaches every barrier. The launches get TILE x TILE
+blocks; the kernel traps if it is ever launched with another block shape."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_nest as kn
+from cudaify.transforms.base import Context, Method, Outcome
+
+TILE = 16
+MOST_TILES = 4  # staged reads per kernel: 4 * 16 * 17 * 8 bytes at most, far below 48 KiB
+_QUALIFIERS = {"const", "volatile", "restrict", "__restrict__", "__restrict"}
+_CONDITIONAL = frozenset(
+    {
+        "if_statement",
+        "conditional_expression",
+        "for_statement",
+        "while_statement",
+        "do_statement",
+        "switch_statement",
+        "case_statement",
+        # unevaluated operands: the source never reads them
+        "sizeof_expression",
+        "alignof_expression",
+        "decltype",
+    }
+)
+# Element types a tile may hold: arithmetic types, whose size keeps the tiles small.
+ARITHMETIC = frozenset(
+    "float double char short int long signed unsigned bool _Bool half __half size_t "
+    "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t ptrdiff_t".split()
+)
+_FLOATING = frozenset({"float", "double", "half", "__half"})
+
+
+@dataclass(frozen=True)
+class KLoop:
+    """The inner sequential loop `for (T k = first; k < bound; k += step)`."""
+
+    node: Node
+    var: str
+    var_type: str
+    first: str
+    bound: str
+    step: int
+    inclusive: bool
+    body: Node
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One staged read: every occurrence of `text` in the k body reads the tile."""
+
+    text: str
+    nodes: tuple[Node, ...]
+    role: str  # "rows" (depends on i) | "cols" (depends on j)
+    k_contiguous: bool  # the address's unit stride is along k (else along i or j)
+    elem_type: str
+    tile: str  # the shared array's name
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    kernel: kn.Kernel
+    kloop: KLoop
+    prologue: tuple[Node, ...]
+    epilogue: tuple[Node, ...]
+    operands: tuple[Operand, ...]
+    names: dict[str, str]  # role of a new name -> its fresh spelling
+
+
+class SharedTiling(Method):
+    name = "shared_tiling"
+    summary = "stage reused tiles of global arrays in shared memory (matrix-multiply-like nests)"
+    category = "memory"
+    follows = ("offload", "coalesce", "readonly_cache")
+    instruction = (
+        "The kernel computes a 2-D output (i on y, j on x) with an inner loop over k that reads "
+        "one operand depending on (i, k) and one depending on (k, j). Give each block a "
+        "TILE x TILE tile of outputs (TILE = 16, launch dim3(16, 16) blocks) and walk k one "
+        "tile at a time: all threads of the block cooperatively load the TILE x TILE slices "
+        "of both operands into __shared__ arrays (pad the inner dimension by one; put the "
+        "operand's unit-stride index on threadIdx.x so loads coalesce; store 0 for slots past "
+        "the end of the matrices), __syncthreads(), accumulate from shared memory, and "
+        "__syncthreads() again before the next load. Every thread of the block must reach "
+        "every __syncthreads(): loop over tiles with bounds that depend only on blockIdx and "
+        "gridDim, and let threads outside the matrix load and wait but skip the arithmetic and "
+        "the store. Keep each thread's own k order so the sums do not change."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = _plans(variant.code)
+        if plans:
+            return None
+        return reasons[0] if reasons else "no kernel to tile (run offload first)"
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = _plans(variant.code)
+        if not plans:
+            return Outcome(None, reasons[0] if reasons else "no kernel to tile (run offload first)")
+        code = _emit(variant.code, plans)
+        detail = "; ".join(_describe(plan) for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        return tiling_problems(after.code)
+
+
+def tiling_problems(code: str) -> list[Problem]:
+    """The postcondition: shared memory and barriers present, and no barrier that some
+    threads of a block may skip."""
+    problems = []
+    source = code.encode("utf-8", errors="surrogateescape")
+    nodes = list(cs.walk(cs.parse(source).root_node))
+    if not any(n.type == "__shared__" for n in nodes):
+        problems.append(Problem("shared_tiling", "no __shared__ array is declared"))
+    if not any(
+        n.type == "call_expression" and cs.call_name(n, source) == "__syncthreads" for n in nodes
+    ):
+        problems.append(Problem("shared_tiling", "no __syncthreads() barrier"))
+    for line, why in kn.divergent_barriers(code):
+        problems.append(Problem("shared_tiling", why, line=line))
+    return problems
+
+
+def _describe(plan: TilePlan) -> str:
+    staged = ", ".join(f"{o.text} ({o.role})" for o in plan.operands)
+    return f"{plan.kernel.name}: {TILE}x{TILE} shared tiles over '{plan.kloop.var}' of {staged}"
+
+
+# ---- choosing the kernels -------------------------------------------------------------
+
+
+def _plans(code: str) -> tuple[list[TilePlan], list[str]]:
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    definitions = kn.kernels(tree, source)
+    if not definitions:
+        return [], ["the variant has no kernel (run offload first)"]
+    if "cudaify_blocks" not in cs.function_nodes(tree, source):
+        return [], ["the variant has no cudaify_blocks helper (offload's runtime prelude)"]
+    taken = kn.taken_names(tree, source)
+    plans, reasons = [], []
+    for definition in definitions:
+        try:
+            plans.append(_plan(kn.read_kernel(definition, tree, source), taken))
+        except kn.Refuse as refusal:
+            reasons.append(f"shared_tiling: {refusal}")
+    return plans, reasons
+
+
+def _plan(kernel: kn.Kernel, taken: set[str]) -> TilePlan:
+    source = kernel.source
+    for statement in kernel.cols.statements:
+        feature = kn.uses_block_features(statement, source)
+        if feature is not None:
+            raise kn.Refuse(f"kernel '{kernel.name}' already uses '{cs.text(feature, source)}'")
+    written = kn.written_names(kernel)
+    for level in (kernel.rows, kernel.cols):
+        _require_plain_index(level, kernel, written)
+    body = list(kernel.cols.statements)
+    loops = [s for s in body if s.type == "for_statement"]
+    if len(loops) != 1:
+        raise kn.Refuse(
+            f"kernel '{kernel.name}': the body needs exactly one inner loop, not {len(loops)}"
+        )
+    kloop = _kloop(loops[0], kernel, written)
+    at = body.index(loops[0])
+    prologue, epilogue = tuple(body[:at]), tuple(body[at + 1 :])
+    kn.require_no_jumps(list(prologue) + list(epilogue), source, f"kernel '{kernel.name}'")
+    kn.require_no_jumps([kloop.body], source, f"the '{kloop.var}' loop")
+    for statement in prologue:
+        _require_harmless_declaration(statement, kernel)
+    operands = _operands(kernel, kloop, written, taken)
+    if not operands:
+        raise kn.Refuse(
+            f"kernel '{kernel.name}': no read in the '{kloop.var}' loop depends on "
+            f"'{kloop.var}' and one of the mapped loops from an array the kernel does not write"
+        )
+    names = {
+        role: kn.fresh(base, taken)
+        for role, base in (
+            ("tile_i", "tile_row"),
+            ("tile_j", "tile_col"),
+            ("tile_k", f"tile_{kloop.var}"),
+            ("span", f"span_{kloop.var}"),
+            ("trips", f"trips_{kloop.var}"),
+            ("count", f"count_{kloop.var}"),
+            ("t_k", f"t_{kloop.var}"),
+            ("kk", f"kk_{kloop.var}"),
+            ("active", "active"),
+        )
+    }
+    return TilePlan(kernel, kloop, prologue, epilogue, operands, names)
+
+
+def _require_plain_index(level: kn.Mapped, kernel: kn.Kernel, written: set[str]) -> None:
+    """`int i = (int)t_i;` may be evaluated again for other iteration numbers."""
+    value = kn.initializer(level.declaration)
+    source = kernel.source
+    if value is None or not kn.effect_free(value):
+        raise kn.Refuse(
+            f"kernel '{kernel.name}': '{level.var}' is not a plain function of '{level.counter}'"
+        )
+    for ident in cs.identifiers_in(value):
+        if cs.text(ident, source) != level.counter and not kn.is_invariant(ident, kernel, written):
+            raise kn.Refuse(
+                f"kernel '{kernel.name}': '{level.var}' depends on '{cs.text(ident, source)}'"
+            )
+    if level.var in written:
+        raise kn.Refuse(f"kernel '{kernel.name}' assigns the loop variable '{level.var}'")
+
+
+def _kloop(loop: Node, kernel: kn.Kernel, written: set[str]) -> KLoop:
+    """The inner loop, when it counts up with bounds that every thread sees alike."""
+    source = kernel.source
+    init = loop.child_by_field_name("initializer")
+    condition = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    body = loop.child_by_field_name("body")
+    where = f"line {cs.line_of(loop)}"
+    if init is None or condition is None or update is None or body is None:
+        raise kn.Refuse(f"{where}: the inner loop is not a counted for loop")
+    var = kn.declared_variable(init, source)
+    first_node = kn.initializer(init) if var else None
+    if var is None or first_node is None:
+        raise kn.Refuse(f"{where}: the inner loop does not declare its variable in its header")
+    var_type = " ".join(cs.base_type(init, source).split())
+    if condition.type != "binary_expression":
+        raise kn.Refuse(f"{where}: the inner loop's test is not `{var} < bound`")
+    left, right = condition.child_by_field_name("left"), condition.child_by_field_name("right")
+    operator = cs.text(condition.child_by_field_name("operator"), source)
+    if left is None or right is None or cs.text(left, source) != var or operator not in ("<", "<="):
+        raise kn.Refuse(f"{where}: the inner loop's test is not `{var} < bound`")
+    step = _step(update, var, source)
+    if step is None:
+        raise kn.Refuse(f"{where}: the inner loop does not count up by a constant")
+    for part in (first_node, right):
+        if not kn.effect_free(part) or not all(
+            kn.is_invariant(i, kernel, written) for i in cs.identifiers_in(part)
+        ):
+            raise kn.Refuse(f"{where}: the bounds of '{var}' differ between threads")
+        if not _integral(part, kernel):
+            raise kn.Refuse(f"{where}: a bound of '{var}' is not an integer")
+    if var in cs.names_written(body, source):
+        raise kn.Refuse(f"{where}: the body assigns the loop variable '{var}'")
+    return KLoop(
+        loop,
+        var,
+        var_type,
+        cs.text(first_node, source),
+        cs.text(right, source),
+        step,
+        operator == "<=",
+        body,
+    )
+
+
+def _integral(expression: Node, kernel: kn.Kernel) -> bool:
+    """No floating-point literal or variable in a loop bound (the trip count is computed
+    in integers). Macros are taken as integers."""
+    source = kernel.source
+    for node in cs.walk(expression):
+        if node.type == "number_literal":
+            text = cs.text(node, source).lower()
+            if not text.startswith("0x") and any(c in text for c in ".ef"):
+                return False
+        if node.type == "identifier":
+            declared = cs.visible(kernel.tree, source, cs.text(node, source), node.start_byte)
+            if declared is not None and _FLOATING & set(declared.base.split()):
+                return False
+    return True
+
+
+def _step(update: Node, var: str, source: bytes) -> int | None:
+    text = kn.compact(cs.text(update, source))
+    if text in (f"{var}++", f"++{var}"):
+        return 1
+    for pattern in (f"{var}+=", f"{var}={var}+"):
+        if text.startswith(pattern) and text[len(pattern) :].isdigit():
+            step = int(text[len(pattern) :])
+            return step if step > 0 else None
+    return None
+
+
+def _require_harmless_declaration(statement: Node, kernel: kn.Kernel) -> None:
+    """Threads past the edge run the prologue's declarations too (they must stay in scope
+    for the k loop): those may not touch memory, except a plain arithmetic variable whose
+    initializer then runs only in active threads. Other statements run only when active."""
+    if statement.type != "declaration" or kn.effect_free(statement):
+        return
+    if _guardable(statement, kernel.source) is None:
+        raise kn.Refuse(
+            f"line {cs.line_of(statement)}: a declaration before the inner loop touches memory"
+        )
+
+
+def _guardable(declaration: Node, source: bytes) -> tuple[str, str, str] | None:
+    """(type, name, initializer) of `T x = e;` with a non-const arithmetic T."""
+    name = kn.declared_variable(declaration, source)
+    value = kn.initializer(declaration)
+    words = cs.base_type(declaration, source).split()
+    if name is None or value is None or not words or not set(words) <= ARITHMETIC:
+        return None
+    return " ".join(words), name, cs.text(value, source)
+
+
+# ---- the staged reads -----------------------------------------------------------------
+
+
+def _operands(
+    kernel: kn.Kernel, kloop: KLoop, written: set[str], taken: set[str]
+) -> tuple[Operand, ...]:
+    source = kernel.source
+    by_text: dict[str, list[Node]] = {}
+    roles: dict[str, tuple[str, bool, str]] = {}
+    for node in cs.walk(kloop.body):
+        if node.type != "subscript_expression" or _is_inner_subscript(node):
+            continue
+        found = _stageable(node, kernel, kloop, written)
+        if found is None:
+            continue
+        text = kn.compact(cs.text(node, source))
+        by_text.setdefault(text, []).append(node)
+        roles[text] = found
+    operands = []
+    for text, nodes in list(by_text.items())[:MOST_TILES]:
+        role, contiguous, elem = roles[text]
+        array = _base(nodes[0])
+        tile = kn.fresh(f"tile_{cs.text(array, source) if array is not None else 'x'}", taken)
+        operands.append(
+            Operand(cs.text(nodes[0], source), tuple(nodes), role, contiguous, elem, tile)
+        )
+    return tuple(operands)
+
+
+def _is_inner_subscript(node: Node) -> bool:
+    """`a[i]` inside `a[i][k]`: only the whole access is a candidate."""
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "subscript_expression"
+        and (parent.child_by_field_name("argument") == node)
+    )
+
+
+def _base(node: Node) -> Node | None:
+    while node.type == "subscript_expression":
+        argument = node.child_by_field_name("argument")
+        if argument is None:
+            return None
+        node = argument
+    return node if node.type == "identifier" else None
+
+
+def _indices(node: Node) -> list[Node]:
+    found = []
+    while node.type == "subscript_expression":
+        index = node.child_by_field_name("indices") or node.child_by_field_name("index")
+        if index is None:
+            return []
+        if index.type == "subscript_argument_list":
+            inner = [c for c in index.named_children if c.type != "comment"]
+            if len(inner) != 1:
+                return []
+            index = inner[0]
+        found.append(index)
+        argument = node.child_by_field_name("argument")
+        if argument is None:
+            return []
+        node = argument
+    return list(reversed(found))
+
+
+def _stageable(
+    access: Node, kernel: kn.Kernel, kloop: KLoop, written: set[str]
+) -> tuple[str, bool, str] | None:
+    """(role, k contiguous, element type) when `access` may be read from a tile."""
+    source = kernel.source
+    array = _base(access)
+    indices = _indices(access)
+    if array is None or not indices or not _evaluated_every_iteration(access, kloop):
+        return None
+    name = cs.text(array, source)
+    elem = _element_type(kernel, name, len(indices))
+    if elem is None or not _read_only(kernel, name):
+        return None
+    mapped = {kernel.rows.var: kernel.rows, kernel.cols.var: kernel.cols}
+    seen: set[str] = set()
+    for index in indices:
+        if not kn.effect_free(index):
+            return None
+        for ident in cs.identifiers_in(index):
+            what = _resolve(ident, kernel, kloop, written)
+            if what is None:
+                return None
+            seen.add(what)
+    if kloop.var not in seen:
+        return None
+    used = [var for var in mapped if var in seen]
+    if len(used) != 1:
+        return None
+    role = "rows" if used[0] == kernel.rows.var else "cols"
+    return role, _k_contiguous(indices[-1], kloop.var, used[0], source), elem
+
+
+def _resolve(ident: Node, kernel: kn.Kernel, kloop: KLoop, written: set[str]) -> str | None:
+    """The mapped variable or k the identifier is, "" for an invariant name, None else."""
+    source = kernel.source
+    name = cs.text(ident, source)
+    declared = cs.visible(kernel.tree, source, name, ident.start_byte)
+    if name == kloop.var:
+        init = kloop.node.child_by_field_name("initializer")
+        ok = declared is not None and init is not None and declared.start == init.start_byte
+        return name if ok else None
+    for level in (kernel.rows, kernel.cols):
+        if name == level.var:
+            ok = declared is not None and declared.start == level.declaration.start_byte
+            return name if ok else None
+    return "" if kn.is_invariant(ident, kernel, written) else None
+
+
+def _evaluated_every_iteration(access: Node, kloop: KLoop) -> bool:
+    """Staging loads the value before the k body runs: the body must read it on every
+    iteration, or the load could touch memory the source never touches."""
+    node = access.parent
+    while node is not None and node != kloop.node:
+        if node.type in _CONDITIONAL:
+            return False
+        if node.type == "binary_expression":
+            operator = node.child_by_field_name("operator")
+            right = node.child_by_field_name("right")
+            if operator is not None and operator.type in ("&&", "||") and right is not None:
+                if right.start_byte <= access.start_byte and access.end_byte <= right.end_byte:
+                    return False
+        node = node.parent
+    return node == kloop.node
+
+
+def _read_only(kernel: kn.Kernel, name: str) -> bool:
+    """Every use of the array in the kernel is a read of an element (no store, no address
+    taken, no pointer arithmetic, not passed to a function)."""
+    source = kernel.source
+    for ident in cs.identifiers_in(kernel.body):
+        if cs.text(ident, source) != name:
+            continue
+        node = ident
+        while (
+            node.parent is not None
+            and node.parent.type == "subscript_expression"
+            and (node.parent.child_by_field_name("argument") == node)
+        ):
+            node = node.parent
+        if node == ident:
+            return False  # the pointer itself is used
+        parent = node.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            node, parent = parent, parent.parent
+        if parent is None:
+            continue
+        if parent.type == "assignment_expression" and parent.child_by_field_name("left") == node:
+            return False
+        if parent.type == "update_expression":
+            return False
+        if parent.type == "pointer_expression" and cs.text(parent, source).startswith("&"):
+            return False
+    return True
+
+
+def _element_type(kernel: kn.Kernel, name: str, depth: int) -> str | None:
+    """The element type when `name` is a kernel parameter that `depth` subscripts reach
+    through exactly (`float *a` with a[...], `float (*a)[N]` with a[..][..])."""
+    source = kernel.source
+    for param in cs.parameter_nodes(kernel.definition):
+        if param.type != "parameter_declaration":
+            continue
+        names = cs.declared_names(param, source, "param")
+        if not names or names[0].name != name:
+            continue
+        declarator = param.child_by_field_name("declarator")
+        if declarator is None:
+            return None
+        shape = cs.text(declarator, source)
+        if shape.count("*") + shape.count("[") != depth or "&" in shape:
+            return None
+        words = [w for w in cs.base_type(param, source).split() if w not in _QUALIFIERS]
+        if not words or not set(words) <= ARITHMETIC:
+            return None
+        return " ".join(words)
+    return None
+
+
+def _k_contiguous(last: Node, k: str, mapped: str, source: bytes) -> bool:
+    """Whether the address moves by one element when k does (else when the mapped
+    variable does): that index goes on threadIdx.x so that a warp's loads coalesce."""
+    values = {name: 1009 + 17 * position for position, name in enumerate(_names(last, source))}
+    base = kn.evaluate(last, source, values)
+    if base is None:
+        return True
+    values_k = dict(values, **{k: values.get(k, 0) + 1})
+    values_m = dict(values, **{mapped: values.get(mapped, 0) + 1})
+    along_k = kn.evaluate(last, source, values_k)
+    along_m = kn.evaluate(last, source, values_m)
+    if along_k is not None and abs(along_k - base) == 1:
+        return True
+    return not (along_m is not None and abs(along_m - base) == 1)
+
+
+def _names(node: Node, source: bytes) -> list[str]:
+    return list(dict.fromkeys(cs.text(i, source) for i in cs.identifiers_in(node)))
+
+
+# ---- emitting -------------------------------------------------------------------------
+
+
+def _emit(code: str, plans: list[TilePlan]) -> str:
+    source = code.encode("utf-8", errors="surrogateescape")
+    edits: list[Edit] = []
+    for plan in plans:
+        kernel = plan.kernel
+        edits.append(
+            Edit(
+                kernel.body.start_byte,
+                kernel.body.end_byte,
+                _kernel_body(plan),
+                f"tile {kernel.name}",
+            )
+        )
+        sites = kn.launches(kernel.tree, source, kernel.name)
+        for launch in sites:
+            edits += _launch_edits(launch, plan, source)
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _launch_edits(launch: kn.Launch, plan: TilePlan, source: bytes) -> list[Edit]:
+    kernel = plan.kernel
+    rows = kn.launch_argument(launch, kernel, kernel.rows.trips, source)
+    cols = kn.launch_argument(launch, kernel, kernel.cols.trips, source)
+    grid = (
+        f"cudaify_blocks({cs.text(cols, source)}, {TILE}, 2147483647u), "
+        f"cudaify_blocks({cs.text(rows, source)}, {TILE}, 65535u)"
+    )
+    shape = (grid, f"{TILE}, {TILE}")
+    return kn.resize_launch(launch, kernel.tree, source, shape, (rows, cols), "tile-shaped blocks")
+
+
+def _kernel_body(plan: TilePlan) -> str:
+    kernel, names = plan.kernel, plan.names
+    source = kernel.source
+    rows, cols = kernel.rows, kernel.cols
+    one = "    "
+    lines = ["{"]
+    lines.append(
+        f"{one}/* cudaify shared_tiling: {TILE} x {TILE} threads own a tile of outputs. */"
+    )
+    lines.append(f"{one}if (blockDim.x != {TILE} || blockDim.y != {TILE}) __trap();")
+    for operand in plan.operands:
+        lines.append(f"{one}__shared__ {operand.elem_type} {operand.tile}[{TILE}][{TILE + 1}];")
+    ti, tj = names["tile_i"], names["tile_j"]
+    lines.append(
+        f"{one}for (long long {ti} = blockIdx.y * {TILE}LL; {ti} < {rows.trips}; "
+        f"{ti} += {TILE}LL * gridDim.y) {{"
+    )
+    two = one * 2
+    lines.append(
+        f"{two}for (long long {tj} = blockIdx.x * {TILE}LL; {tj} < {cols.trips}; "
+        f"{tj} += {TILE}LL * gridDim.x) {{"
+    )
+    three = one * 3
+    lines.append(f"{three}const long long {rows.counter} = {ti} + threadIdx.y;")
+    lines.append(f"{three}const long long {cols.counter} = {tj} + threadIdx.x;")
+    lines.append(
+        f"{three}const bool {names['active']} = {rows.counter} < {rows.trips} && "
+        f"{cols.counter} < {cols.trips};"
+    )
+    lines.append(three + kn.moved(rows.declaration, source, three))
+    lines.append(three + kn.moved(cols.declaration, source, three))
+    lines += _guarded(plan.prologue, plan, three)
+    lines += _k_tiles(plan, three)
+    if plan.epilogue:
+        lines.append(f"{three}if ({names['active']}) {{")
+        lines += [three + one + kn.moved(s, source, three + one) for s in plan.epilogue]
+        lines.append(f"{three}}}")
+    lines += [f"{two}}}", f"{one}}}", "}"]
+    return "\n".join(lines)
+
+
+def _guarded(statements: tuple[Node, ...], plan: TilePlan, indent: str) -> list[str]:
+    """Declarations stay in the tile loop's scope; other statements run when active."""
+    source = plan.kernel.source
+    lines = []
+    active = plan.names["active"]
+    for statement in statements:
+        if statement.type == "declaration" and kn.effect_free(statement):
+            lines.append(indent + kn.moved(statement, source, indent))
+            continue
+        if statement.type == "declaration":  # checked by _require_harmless_declaration
+            type_, name, value = _guardable(statement, source)  # type: ignore[misc]
+            lines.append(f"{indent}{type_} {name} = {active} ? ({value}) : ({type_})0;")
+            continue
+        inner = indent + "    "
+        lines.append(f"{indent}if ({plan.names['active']}) {{")
+        lines.append(inner + kn.moved(statement, source, inner))
+        lines.append(f"{indent}}}")
+    return lines
+
+
+def _k_tiles(plan: TilePlan, indent: str) -> list[str]:
+    k, names = plan.kloop, plan.names
+    one = "    "
+    inner = indent + one
+    extra = " + 1" if k.inclusive else ""
+    tk = names["tile_k"]
+    lines = [
+        f"{indent}const long long {names['span']} = "
+        f"(long long)({k.bound}) - (long long)({k.first}){extra};",
+        f"{indent}const long long {names['trips']} = {_trips(names['span'], k.step)};",
+        f"{indent}for (long long {tk} = 0; {tk} < {names['trips']}; {tk} += {TILE}) {{",
+    ]
+    for operand in plan.operands:
+        lines += _load(operand, plan, inner)
+    lines.append(f"{inner}__syncthreads();")
+    lines.append(f"{inner}if ({names['active']}) {{")
+    lines += _compute(plan, inner + one)
+    lines.append(f"{inner}}}")
+    lines.append(f"{inner}__syncthreads();")
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def _trips(span: str, step: int) -> str:
+    if step == 1:
+        return f"{span} > 0 ? {span} : 0"
+    return f"{span} > 0 ? ({span} + {step - 1}) / {step} : 0"
+
+
+def _k_value(plan: TilePlan, iteration: str) -> str:
+    k = plan.kloop
+    step = f" * {k.step}" if k.step != 1 else ""
+    return f"{k.var_type} {k.var} = ({k.var_type})(({k.first}) + {iteration}{step});"
+
+
+def _load(operand: Operand, plan: TilePlan, indent: str) -> list[str]:
+    """The block's cooperative load of one tile: thread (y, x) loads slot [y][x]."""
+    kernel, names = plan.kernel, plan.names
+    level = kernel.rows if operand.role == "rows" else kernel.cols
+    start = names["tile_i"] if operand.role == "rows" else names["tile_j"]
+    # the unit-stride index runs along threadIdx.x
+    mapped_thread, k_thread = ("y", "x") if operand.k_contiguous else ("x", "y")
+    tk = names["t_k"]
+    one = "    "
+    slot = f"{operand.tile}[threadIdx.y][threadIdx.x]"
+    source = kernel.source
+    return [
+        f"{indent}{{",
+        f"{indent}{one}const long long {level.counter} = {start} + threadIdx.{mapped_thread};",
+        f"{indent}{one}const long long {tk} = {names['tile_k']} + threadIdx.{k_thread};",
+        f"{indent}{one}if ({level.counter} < {level.trips} && {tk} < {names['trips']}) {{",
+        f"{indent}{one * 2}" + kn.moved(level.declaration, source, indent + one * 2),
+        f"{indent}{one * 2}{_k_value(plan, tk)}",
+        f"{indent}{one * 2}{slot} = {operand.text};",
+        f"{indent}{one}}} else {{",
+        f"{indent}{one * 2}{slot} = {{}};",
+        f"{indent}{one}}}",
+        f"{indent}}}",
+    ]
+
+
+def _compute(plan: TilePlan, indent: str) -> list[str]:
+    """The k body for this tile's k values, staged reads taken from the tiles; a full
+    tile runs an unrolled constant-count loop."""
+    names = plan.names
+    kk, count = names["kk"], names["count"]
+    tk = names["tile_k"]
+    one = "    "
+    body = _staged_body(plan, kk, indent + one * 2)
+    # the staged body may no longer read k itself: then k is not declared (no warning)
+    uses_k = re.search(rf"\b{re.escape(plan.kloop.var)}\b", body) is not None
+    declare = f"{_k_value(plan, f'({tk} + {kk})')}\n{indent}{one * 2}" if uses_k else ""
+    lines = [
+        f"{indent}const int {count} = (int)({names['trips']} - {tk} < {TILE} ? "
+        f"{names['trips']} - {tk} : {TILE});",
+        f"{indent}if ({count} == {TILE}) {{",
+        f"{indent}{one}#pragma unroll",
+        f"{indent}{one}for (int {kk} = 0; {kk} < {TILE}; {kk}++) {{",
+        f"{indent}{one * 2}{declare}{body}",
+        f"{indent}{one}}}",
+        f"{indent}}} else {{",
+        f"{indent}{one}for (int {kk} = 0; {kk} < {count}; {kk}++) {{",
+        f"{indent}{one * 2}{declare}{body}",
+        f"{indent}{one}}}",
+        f"{indent}}}",
+    ]
+    return lines
+
+
+def _staged_body(plan: TilePlan, kk: str, indent: str) -> str:
+    """The k body's text with every staged read replaced by its tile slot."""
+    body = plan.kloop.body
+    source = plan.kernel.source
+    edits = []
+    for operand in plan.operands:
+        mapped = "threadIdx.y" if operand.role == "rows" else "threadIdx.x"
+        slot = (
+            f"{operand.tile}[{mapped}][{kk}]"
+            if operand.k_contiguous
+            else f"{operand.tile}[{kk}][{mapped}]"
+        )
+        for node in operand.nodes:
+            edits.append(
+                Edit(
+                    node.start_byte - body.start_byte,
+                    node.end_byte - body.start_byte,
+                    slot,
+                    "staged",
+                )
+            )
+    text = apply_edits(source[body.start_byte : body.end_byte], edits).decode(
+        "utf-8", errors="surrogateescape"
+    )
+    old = kn.line_indent(source, plan.kloop.node.start_byte)
+    return kn.reindent(text, old, indent)
