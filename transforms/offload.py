@@ -673,7 +673,7 @@ def _fresh(base: str, taken: set[str]) -> str:
 def _line_indent(source: bytes, offset: int) -> str:
     line_start = source.rfind(b"\n", 0, offset) + 1
     prefix = source[line_start:offset].decode("utf-8", errors="surrogateescape")
-    return prefix if not prefix.strip() else re.match(r"\s*", prefix).group(0)  # type: ignore[union-attr]
+    return prefix[: len(prefix) - len(prefix.lstrip())]
 
 
 # ---- emitting -----------------------------------------------------------------------
