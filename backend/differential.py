@@ -25,9 +25,8 @@ from typing import Any
 from cudaify.backend import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import Build, compile_cuda, compile_reference
-from cudaify.frontend.facts import Function, Program
-
 from cudaify.core import Problem
+from cudaify.frontend.facts import Function, Program
 
 CHILD = Path(__file__).with_name("differential_child.py")
 SYMBOL = "cudaify_diff_fn"

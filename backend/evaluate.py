@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudaify.backend import gpu
+from cudaify.backend.bandwidth import copy_bandwidth, roofline_percent
 from cudaify.backend.cache import Cache
 from cudaify.backend.compare import compare, compare_exit
 from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
@@ -275,6 +276,7 @@ class Evaluator:
             problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
             return replace(ran, stage=Stage.RUN, problems=(problem,))
         hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
+        timing = self._with_roofline(timing)
         return replace(
             ran,
             stage=Stage.CORRECT,
@@ -283,6 +285,15 @@ class Evaluator:
             reference=self.reference_timing(timed),
             run_seconds=run.seconds + (timing.wall or 0.0) * timing.runs,
         )
+
+    def _with_roofline(self, timing: Timing) -> Timing:
+        """The kernels' achieved bytes/s against the GPU's measured copy bandwidth (the
+        bandwidth is measured on first use, under the GPU lock this runs in)."""
+        if not timing.kernel or not timing.transfer_bytes:
+            return timing
+        bandwidth = copy_bandwidth(self.cache, self.arch)
+        percent = roofline_percent(timing.transfer_bytes, timing.kernel, bandwidth)
+        return replace(timing, roofline_percent=percent)
 
     def _differential(self, variant: Variant) -> Problem | None:
         """The first offloaded function that disagrees with the original on other sizes."""

@@ -9,7 +9,6 @@ import shutil
 from dataclasses import dataclass
 
 from cudaify.backend import toolchain
-
 from cudaify.errors import ConfigError, ToolchainError
 
 # Ampere is the oldest architecture still in wide use that every recent nvcc accepts; a

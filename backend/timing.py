@@ -241,10 +241,12 @@ def _wrapper_body(inner: str, definition: Definition, language: str) -> str:
     return f"{{ cudaify_timing_scope cudaify_scope; return {inner}({forwarded}); }}"
 
 
-# Every kernel launch of a CUDA timing build goes through kernel_timing.h first.
+# Every kernel launch and cudaMemcpy of a CUDA timing build goes through kernel_timing.h.
 CUDA_LINK_FLAGS = (
     "-Xlinker",
-    "--wrap=cudaLaunchKernel,--wrap=__cudaLaunchKernel,--wrap=__cudaLaunchKernel_ptsz",
+    "--wrap=cudaLaunchKernel,--wrap=__cudaLaunchKernel,--wrap=__cudaLaunchKernel_ptsz,"
+    "--wrap=cudaMemcpy,--wrap=cudaMemcpy_ptds,--wrap=cudaMemcpyAsync,"
+    "--wrap=cudaMemcpyAsync_ptsz",
 )
 KERNEL_TIMING_VARIABLE = "CUDAIFY_KERNEL_TIMING"
 
@@ -269,11 +271,14 @@ class Sample:
     calls: int
     context: float | None
     kernel: float | None = None
+    transfer: float | None = None
+    transfer_bytes: float | None = None
 
 
 def read_timing_file(path: Path) -> dict[str, float]:
-    """region_seconds, calls, context_seconds and (kernel-timing runs) kernel_seconds
-    from the runtime's report; empty when the program left none."""
+    """region_seconds, calls, context_seconds and (kernel-timing runs) kernel_seconds,
+    transfer_seconds and transfer_bytes from the runtime's report; empty when the program
+    left none."""
     try:
         lines = path.read_text().splitlines()
         return {name: float(value) for name, value in (line.split() for line in lines)}
@@ -282,8 +287,9 @@ def read_timing_file(path: Path) -> dict[str, float]:
 
 
 def timed_run(binary: Path, *, timeout: float, cuda: bool, kernels: bool = False) -> Sample:
-    """One run of a timing build. `kernels` also times every kernel launched inside the
-    region (CUDA events; a few microseconds per launch, so not in the measured runs)."""
+    """One run of a timing build. `kernels` also times every kernel launched and every
+    copy made inside the region (CUDA events; a few microseconds each, so not in the
+    measured runs)."""
     with tempfile.TemporaryDirectory(prefix="cudaify-timing-") as folder:
         report = Path(folder) / "timing"
         env = {TIMING_FILE_VARIABLE: str(report)}
@@ -297,6 +303,8 @@ def timed_run(binary: Path, *, timeout: float, cuda: bool, kernels: bool = False
         int(fields.get("calls", 0)),
         fields.get("context_seconds") if cuda else None,
         fields.get("kernel_seconds"),
+        fields.get("transfer_seconds"),
+        fields.get("transfer_bytes"),
     )
 
 
@@ -311,7 +319,7 @@ def measure(
     kernels: bool = False,
 ) -> tuple[Timing, Problem | None]:
     """Medians over `runs` timed runs after a warm-up run; with `kernels`, one more run
-    that times the kernels. A run that fails (limit, signal, a different exit code)
+    that times the kernels and the copies. A run that fails (limit, signal, a different exit code)
     stops the measurement with a Problem."""
     samples = []
     for index in range(runs + (1 if warm_up else 0)):
@@ -326,7 +334,15 @@ def measure(
     sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=True)
     if problem is not None:
         return Timing(), problem
-    return replace(timing, kernel=sample.kernel), None
+    return (
+        replace(
+            timing,
+            kernel=sample.kernel,
+            transfer=sample.transfer,
+            transfer_bytes=sample.transfer_bytes,
+        ),
+        None,
+    )
 
 
 def _checked_run(

@@ -131,7 +131,10 @@ def _changed_lines(before: str, after: str) -> int:
 
 @dataclass(frozen=True)
 class Timing:
-    """Medians in seconds; None where not measured."""
+    """Medians in seconds; None where not measured. `kernel` and `transfer` are the time
+    the region spent in kernels and in cudaMemcpy*, `transfer_bytes` what those copies
+    moved, `roofline_percent` the bytes the kernels had to move per kernel second as a
+    percentage of the GPU's measured copy bandwidth."""
 
     wall: float | None = None
     region: float | None = None
@@ -139,6 +142,8 @@ class Timing:
     kernel: float | None = None
     transfer: float | None = None
     runs: int = 0
+    transfer_bytes: float | None = None
+    roofline_percent: float | None = None
 
 
 @dataclass(frozen=True)

@@ -61,4 +61,5 @@ def _timing(chosen: Candidate | None) -> dict[str, Any] | None:
         "candidate": asdict(evaluation.timing),
         "region_speedup": evaluation.region_speedup,
         "program_speedup": evaluation.program_speedup,
+        "roofline_percent": evaluation.timing.roofline_percent,
     }

@@ -1,6 +1,9 @@
-/* cudaify: kernel time inside the region, by CUDA events around every kernel launch.
- * Linked into a CUDA timing build with the linker's `--wrap` of the launch entry points,
- * so every launch the program makes passes through here first.
+/* cudaify: kernel and transfer time inside the region, by CUDA events around every kernel
+ * launch and every cudaMemcpy(Async), plus the bytes those copies move. Linked into a
+ * CUDA timing build with the linker's `--wrap` of the launch and copy entry points, so
+ * every launch and copy the program makes passes through here first. Events (not the
+ * host clock) time the copies: a copy back waits for the kernels before it, and that
+ * wait is compute time, not transfer time.
  * Active only when CUDAIFY_KERNEL_TIMING is set (one run of the measurement: the events
  * cost a few microseconds per launch) and only inside the timed region. */
 #include <cuda_runtime.h>
@@ -17,13 +20,21 @@ std::vector<Span> &pending() {
     static std::vector<Span> spans;
     return spans;
 }
+std::vector<Span> &pending_copies() {
+    static std::vector<Span> spans;
+    return spans;
+}
+double &copied_bytes() {
+    static double bytes = 0.0;
+    return bytes;
+}
 bool enabled() {
     static const bool on = getenv("CUDAIFY_KERNEL_TIMING") != nullptr;
     return on;
 }
 /* Events on the launch's stream around the launch itself. */
 template <typename Launch>
-cudaError_t timed(cudaStream_t stream, Launch launch) {
+cudaError_t timed(cudaStream_t stream, Launch launch, std::vector<Span> &into = pending()) {
     if (!enabled() || cudaify_timing_depth() == 0) return launch();
     Span span;
     cudaEventCreate(&span.start);
@@ -31,8 +42,27 @@ cudaError_t timed(cudaStream_t stream, Launch launch) {
     cudaEventRecord(span.start, stream);
     cudaError_t result = launch();
     cudaEventRecord(span.stop, stream);
-    pending().push_back(span);
+    into.push_back(span);
     return result;
+}
+template <typename Copy>
+cudaError_t copied(cudaStream_t stream, size_t count, Copy copy) {
+    if (enabled() && cudaify_timing_depth() > 0) copied_bytes() += (double)count;
+    return timed(stream, copy, pending_copies());
+}
+/* Seconds between each span's events; the spans are destroyed and forgotten. */
+double drain(std::vector<Span> &spans) {
+    double total = 0.0;
+    for (const Span &span : spans) {
+        float milliseconds = 0.0f;
+        if (cudaEventSynchronize(span.stop) == cudaSuccess &&
+            cudaEventElapsedTime(&milliseconds, span.start, span.stop) == cudaSuccess)
+            total += 1e-3 * milliseconds;
+        cudaEventDestroy(span.start);
+        cudaEventDestroy(span.stop);
+    }
+    spans.clear();
+    return total;
 }
 }  // namespace
 
@@ -62,18 +92,45 @@ extern "C" cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid,
 }
 #endif
 
+/* Copies. The _ptds/_ptsz forms are what the calls compile to under
+ * --default-stream per-thread; the plain ones use the legacy default stream. */
+extern "C" cudaError_t __real_cudaMemcpy(void *, const void *, size_t, cudaMemcpyKind);
+extern "C" cudaError_t __wrap_cudaMemcpy(void *dst, const void *src, size_t count,
+                                         cudaMemcpyKind kind) {
+    return copied(0, count, [&] { return __real_cudaMemcpy(dst, src, count, kind); });
+}
+extern "C" cudaError_t __real_cudaMemcpy_ptds(void *, const void *, size_t, cudaMemcpyKind);
+extern "C" cudaError_t __wrap_cudaMemcpy_ptds(void *dst, const void *src, size_t count,
+                                              cudaMemcpyKind kind) {
+    return copied(cudaStreamPerThread, count,
+                  [&] { return __real_cudaMemcpy_ptds(dst, src, count, kind); });
+}
+extern "C" cudaError_t __real_cudaMemcpyAsync(void *, const void *, size_t, cudaMemcpyKind,
+                                              cudaStream_t);
+extern "C" cudaError_t __wrap_cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                              cudaMemcpyKind kind, cudaStream_t stream) {
+    return copied(stream, count,
+                  [&] { return __real_cudaMemcpyAsync(dst, src, count, kind, stream); });
+}
+extern "C" cudaError_t __real_cudaMemcpyAsync_ptsz(void *, const void *, size_t, cudaMemcpyKind,
+                                                   cudaStream_t);
+extern "C" cudaError_t __wrap_cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+                                                   cudaMemcpyKind kind, cudaStream_t stream) {
+    return copied(stream, count,
+                  [&] { return __real_cudaMemcpyAsync_ptsz(dst, src, count, kind, stream); });
+}
+
 /* Seconds of kernel time since the last flush; -1 when kernels are not being timed. */
 extern "C" double cudaify_kernel_flush(void) {
     if (!enabled()) return -1.0;
-    double total = 0.0;
-    for (const Span &span : pending()) {
-        float milliseconds = 0.0f;
-        if (cudaEventSynchronize(span.stop) == cudaSuccess &&
-            cudaEventElapsedTime(&milliseconds, span.start, span.stop) == cudaSuccess)
-            total += 1e-3 * milliseconds;
-        cudaEventDestroy(span.start);
-        cudaEventDestroy(span.stop);
-    }
-    pending().clear();
-    return total;
+    return drain(pending());
+}
+
+/* Seconds of copies since the last flush, and (in *bytes) what they moved; -1 when
+ * transfers are not being timed. */
+extern "C" double cudaify_transfer_flush(double *bytes) {
+    *bytes = copied_bytes();
+    copied_bytes() = 0.0;
+    if (!enabled()) return -1.0;
+    return drain(pending_copies());
 }

@@ -14,6 +14,8 @@ extern "C" {
 
 static double cudaify_region_total, cudaify_region_start, cudaify_context_seconds;
 static double cudaify_kernel_total = -1.0; /* negative: kernels were not timed */
+static double cudaify_transfer_total = -1.0; /* negative: copies were not timed */
+static double cudaify_transfer_bytes;
 static long cudaify_region_calls;
 static int cudaify_region_depth;
 
@@ -29,6 +31,16 @@ void cudaify_timing_enter(void) {
 
 /* Defined by the CUDA unit of a kernel-timing build; absent (null) everywhere else. */
 __attribute__((weak)) double cudaify_kernel_flush(void);
+__attribute__((weak)) double cudaify_transfer_flush(double *bytes);
+
+static void cudaify_add_transfers(void) {
+    double bytes = 0.0, seconds;
+    if (!cudaify_transfer_flush) return;
+    seconds = cudaify_transfer_flush(&bytes);
+    if (seconds < 0.0) return;
+    cudaify_transfer_total = (cudaify_transfer_total < 0 ? 0.0 : cudaify_transfer_total) + seconds;
+    cudaify_transfer_bytes += bytes;
+}
 
 void cudaify_timing_leave(void) {
     if (--cudaify_region_depth == 0) {
@@ -39,6 +51,7 @@ void cudaify_timing_leave(void) {
             if (seconds >= 0.0)
                 cudaify_kernel_total = (cudaify_kernel_total < 0 ? 0.0 : cudaify_kernel_total) + seconds;
         }
+        cudaify_add_transfers();
     }
 }
 
@@ -57,6 +70,9 @@ static void cudaify_timing_report(void) {
     fprintf(out, "region_seconds %.9f\ncalls %ld\ncontext_seconds %.9f\n",
             cudaify_region_total, cudaify_region_calls, cudaify_context_seconds);
     if (cudaify_kernel_total >= 0.0) fprintf(out, "kernel_seconds %.9f\n", cudaify_kernel_total);
+    if (cudaify_transfer_total >= 0.0)
+        fprintf(out, "transfer_seconds %.9f\ntransfer_bytes %.0f\n", cudaify_transfer_total,
+                cudaify_transfer_bytes);
     fclose(out);
 }
 

@@ -81,11 +81,18 @@ def test_cuda_candidate_is_verified_and_timed_on_the_gpu(tmp_path: Path) -> None
     assert result.reference.region is not None and result.reference.region > 0
     kernel = result.timing.kernel
     assert kernel is not None and 0 < kernel < result.timing.region
+    # 10 calls, each copying x and y in and y back: 3 arrays of 2^24 floats.
+    assert result.timing.transfer_bytes == 10 * 3 * (1 << 24) * 4
+    transfer = result.timing.transfer
+    assert transfer is not None and 0 < transfer < result.timing.region
+    # saxpy reads x and y and writes y: the copies' bytes are the kernel's bytes.
+    roofline = result.timing.roofline_percent
+    assert roofline is not None and 5 < roofline < 150, roofline
     print(
         f"\nsaxpy: reference region {result.reference.region:.4f} s wall "
         f"{result.reference.wall:.4f} s; GPU region {result.timing.region:.4f} s wall "
         f"{result.timing.wall:.4f} s context {result.timing.context:.4f} s "
-        f"kernels {kernel:.4f} s; "
+        f"kernels {kernel:.4f} s transfers {transfer:.4f} s ({roofline:.0f} % of roofline); "
         f"region speedup {result.region_speedup:.2f}x; compile {result.compile_seconds:.2f} s"
     )
 

@@ -151,6 +151,44 @@ def test_cuda_timing_build_compiles_and_runs_host_code(cache: Cache) -> None:
     assert counted.kernel == 0.0 and counted.run.stdout == sample.run.stdout
 
 
+COPYING_CU = """#include <cstdio>
+#include <cuda_runtime.h>
+static char from[1000], to[1000];
+/* The copies are counted whether or not a GPU takes them (none needed here). */
+void copy_twice(int n) {
+    cudaMemcpy(to, from, n, cudaMemcpyHostToHost);
+    cudaMemcpyAsync(to, from, n / 2, cudaMemcpyHostToHost, 0);
+}
+int main() {
+    cudaMemcpy(to, from, 999, cudaMemcpyHostToHost); /* outside the region: not counted */
+    for (int r = 0; r < 3; r++) copy_twice(100);
+    std::printf("done\\n");
+    return 0;
+}
+"""
+
+
+def test_copies_inside_the_region_are_counted_and_timed(cache: Cache) -> None:
+    code = instrument(COPYING_CU, "cuda", ["copy_twice"]).code
+    build = compile_cuda(
+        code,
+        (),
+        "sm_80",
+        cache=cache,
+        extra_units=runtime_units(cuda=True),
+        link_flags=CUDA_LINK_FLAGS,
+    )
+    assert build.ok, build.diagnostics
+    plain = timed_run(build.binary, timeout=30, cuda=True)  # type: ignore[arg-type]
+    assert plain.run.stdout == "done\n" and plain.calls == 3
+    assert plain.transfer is None and plain.transfer_bytes is None  # only when asked
+    counted = timed_run(build.binary, timeout=30, cuda=True, kernels=True)  # type: ignore[arg-type]
+    assert counted.transfer_bytes == 3 * (100 + 50)
+    assert counted.transfer is not None and counted.transfer >= 0.0
+    timing, problem = measure(build.binary, runs=1, timeout=30, cuda=True, kernels=True)  # type: ignore[arg-type]
+    assert problem is None and timing.transfer_bytes == 450 and timing.kernel == 0.0
+
+
 def test_device_functions_are_not_wrapped() -> None:
     found = find_definitions(SLEEPY_CU.encode(), "cuda", ["scale", "work"])
     assert [d.name for d in found] == ["work"]
