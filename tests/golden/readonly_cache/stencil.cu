@@ -1,0 +1,105 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#define W 640
+#define H 480
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'y, x' of blur() (line 10): one thread per iteration. */
+__global__ void blur_kernel(const float *__restrict__ weights, const float *__restrict__ in, float *__restrict__ out, int w, long long trips_y, long long trips_x)
+{
+    for (long long t_y = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_y < trips_y;
+         t_y += (long long)blockDim.y * gridDim.y) {
+        int y = (int)(1 + t_y);
+        for (long long t_x = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_x < trips_x;
+             t_x += (long long)blockDim.x * gridDim.x) {
+            int x = (int)(1 + t_x);
+            float s = 0.0f;
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++)
+                    s += weights[(dy + 1) * 3 + dx + 1] * in[(y + dy) * w + x + dx];
+            out[y * w + x] = s;
+        }
+    }
+}
+
+/* 3x3 weighted blur: in and the weights are only read, out only written */
+void blur(int w, int h, const float *weights, const float *in, float *out)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as blur_kernel */
+        const long long trips_y = cudaify_trips(1, h - 1, 1, 0);
+        const long long trips_x = cudaify_trips(1, w - 1, 1, 0);
+        if (trips_y > 0 && trips_x > 0) {
+            float *d_weights = NULL;
+            float *d_in = NULL;
+            float *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_weights, (size_t)(9) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)((long long)h*(long long)w) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)((long long)h*(long long)w - 2*(long long)w - 2) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_weights, weights, (size_t)(9) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)((long long)h*(long long)w) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out + (w + 1), (size_t)((long long)h*(long long)w - 2*(long long)w - 2) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(32, 8);
+            const dim3 grid(cudaify_blocks(trips_x, 32, 2147483647u), cudaify_blocks(trips_y, 8, 65535u));
+            blur_kernel<<<grid, block>>>(d_weights, d_in, d_out - (w + 1), w, trips_y, trips_x);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out + (w + 1), d_out, (size_t)((long long)h*(long long)w - 2*(long long)w - 2) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_weights));
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+int main(void)
+{
+    float weights[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+    float *in = (float *)malloc(sizeof(float) * W * H);
+    float *out = (float *)calloc(W * H, sizeof(float));
+    for (int k = 0; k < W * H; k++)
+        in[k] = (float)((k * 7) % 255) / 16.0f;
+    blur(W, H, weights, in, out);
+    double sum = 0.0;
+    for (int k = 0; k < W * H; k++)
+        sum += out[k];
+    printf("out[w+1]=%.4f sum=%.6e\n", out[W + 1], sum);
+    free(in);
+    free(out);
+    return 0;
+}
