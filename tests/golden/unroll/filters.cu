@@ -1,0 +1,185 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#define W 512
+#define H 384
+#define TAPS 48
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'y, x' of filters() (line 11): one thread per iteration. */
+__global__ void filters_kernel(float *in, float *box, int w, long long trips_y, long long trips_x)
+{
+    for (long long t_y = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_y < trips_y;
+         t_y += (long long)blockDim.y * gridDim.y) {
+        int y = (int)(2 + t_y);
+        for (long long t_x = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_x < trips_x;
+             t_x += (long long)blockDim.x * gridDim.x) {
+            int x = (int)(2 + t_x);
+            float s = 0.0f;
+            #pragma unroll
+            for (int dy = -2; dy <= 2; dy++)
+                {
+                #pragma unroll
+                for (int dx = -2; dx <= 2; dx++)
+                    s += in[(y + dy) * w + x + dx];
+                }
+            box[y * w + x] = s / 25.0f;
+        }
+    }
+}
+
+/* Loop nest 'y, x' of filters() (line 19): one thread per iteration. */
+__global__ void filters_kernel_2(float *in, float *row, int w, long long trips_y_2, long long trips_x_2)
+{
+    for (long long t_y_2 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_y_2 < trips_y_2;
+         t_y_2 += (long long)blockDim.y * gridDim.y) {
+        int y = (int)t_y_2;
+        for (long long t_x_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_x_2 < trips_x_2;
+             t_x_2 += (long long)blockDim.x * gridDim.x) {
+            int x = (int)t_x_2;
+            float s = 0.0f;
+            #pragma unroll 4
+            for (int t = 0; t < TAPS; t++)
+                s += in[y * w + x + t] * (float)(t % 3);
+            row[y * w + x] = s;
+        }
+    }
+}
+
+/* a 5x5 box filter (5 and 5 iterations: unrolled fully) and a 48-tap row filter (by 4) */
+void filters(int w, int h, const float *in, float *box, float *row)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as filters_kernel */
+        const long long trips_y = cudaify_trips(2, h - 2, 1, 0);
+        const long long trips_x = cudaify_trips(2, w - 2, 1, 0);
+        if (trips_y > 0 && trips_x > 0) {
+            float *d_in = NULL;
+            float *d_box = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)((long long)h*(long long)w) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_box, (size_t)((long long)h*(long long)w - 4*(long long)w - 4) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)((long long)h*(long long)w) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_box, box + (2*w + 2), (size_t)((long long)h*(long long)w - 4*(long long)w - 4) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(32, 8);
+            const dim3 grid(cudaify_blocks(trips_x, 32, 2147483647u), cudaify_blocks(trips_y, 8, 65535u));
+            filters_kernel<<<grid, block>>>(d_in, d_box - (2*w + 2), w, trips_y, trips_x);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(box + (2*w + 2), d_box, (size_t)((long long)h*(long long)w - 4*(long long)w - 4) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(d_box));
+        }
+    }
+    {
+        /* cudaify: this loop nest runs on the GPU as filters_kernel_2 */
+        const long long trips_y_2 = cudaify_trips(0, h, 1, 0);
+        const long long trips_x_2 = cudaify_trips(0, w - TAPS, 1, 0);
+        if (trips_y_2 > 0 && trips_x_2 > 0) {
+            float *d_in_2 = NULL;
+            float *d_row = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((long long)h*(long long)w - 1) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_row, (size_t)((long long)h*(long long)w - 48) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in_2, in, (size_t)((long long)h*(long long)w - 1) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_row, row, (size_t)((long long)h*(long long)w - 48) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block_2(32, 8);
+            const dim3 grid_2(cudaify_blocks(trips_x_2, 32, 2147483647u), cudaify_blocks(trips_y_2, 8, 65535u));
+            filters_kernel_2<<<grid_2, block_2>>>(d_in_2, d_row, w, trips_y_2, trips_x_2);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(row, d_row, (size_t)((long long)h*(long long)w - 48) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in_2));
+            CUDAIFY_CHECK(cudaFree(d_row));
+        }
+    }
+}
+
+/* Loop nest 'i' of partial() (line 31): one thread per iteration. */
+__global__ void partial_kernel(float *in, float *out, int k, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        float s = 0.0f;
+        for (int j = 0; j < k; j++)
+            s += in[i] * (float)j;
+        out[i] = s;
+    }
+}
+
+/* a loop with a run-time bound is left alone */
+void partial(int n, int k, const float *in, float *out)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as partial_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_in = NULL;
+            float *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            partial_kernel<<<grid, block>>>(d_in, d_out, k, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+int main(void)
+{
+    float *in = (float *)malloc(sizeof(float) * W * H);
+    float *box = (float *)calloc(W * H, sizeof(float));
+    float *row = (float *)calloc(W * H, sizeof(float));
+    for (int k = 0; k < W * H; k++)
+        in[k] = (float)((k * 13) % 97) * 0.125f;
+    filters(W, H, in, box, row);
+    partial(W * H, 7, in, row);
+    double a = 0.0, b = 0.0;
+    for (int k = 0; k < W * H; k++) {
+        a += box[k];
+        b += row[k];
+    }
+    printf("box=%.6e row=%.6e\n", a, b);
+    free(in);
+    free(box);
+    free(row);
+    return 0;
+}
