@@ -75,16 +75,21 @@ class Mapped:
 
 @dataclass(frozen=True)
 class Kernel:
-    """A `__global__` function with offload's 2-D shape: y outside, x inside."""
+    """A `__global__` function with offload's shape: x alone, or y outside and x inside."""
 
     name: str
     definition: Node
     body: Node  # the function body's compound statement
     params: tuple[str, ...]  # parameter names, in order
-    rows: Mapped  # the y level
+    rows: Mapped | None  # the y level (None in a 1-D kernel)
     cols: Mapped  # the x level
     tree: Tree
     source: bytes
+
+    @property
+    def levels(self) -> tuple[Mapped, ...]:
+        """The mapped levels, outermost first."""
+        return (self.rows, self.cols) if self.rows is not None else (self.cols,)
 
 
 def compact(text: str) -> str:
@@ -107,7 +112,7 @@ def kernels(tree: Tree, source: bytes) -> list[Node]:
 
 
 def read_kernel(definition: Node, tree: Tree, source: bytes) -> Kernel:
-    """The 2-D offload kernel `definition`, or Refuse saying why it is not one."""
+    """The 1-D or 2-D offload kernel `definition`, or Refuse saying why it is not one."""
     name = cs.function_name(definition, source) or "?"
     body = definition.child_by_field_name("body")
     if body is None:
@@ -115,17 +120,22 @@ def read_kernel(definition: Node, tree: Tree, source: bytes) -> Kernel:
     top = statements_of(body)
     if len(top) != 1 or top[0].type != "for_statement":
         raise Refuse(f"kernel '{name}' is not a single grid-stride loop nest")
-    rows = _mapped(top[0], source)
-    if rows is None:
+    outer = _mapped(top[0], source)
+    if outer is None:
         raise Refuse(f"kernel '{name}' does not start with offload's grid-stride loop")
-    if len(rows.statements) != 1 or rows.statements[0].type != "for_statement":
-        raise Refuse(f"kernel '{name}' maps one dimension only (these tiles need a 2-D grid)")
-    cols = _mapped(rows.statements[0], source)
-    if cols is None or rows.dim != "y" or cols.dim != "x":
-        raise Refuse(f"kernel '{name}' is not a 2-D (y, x) grid-stride nest")
+    rows: Mapped | None = None
+    cols = outer
+    if outer.dim != "x":
+        inner = outer.statements[0] if len(outer.statements) == 1 else None
+        cols_level = (
+            _mapped(inner, source) if inner is not None and inner.type == "for_statement" else None
+        )
+        if cols_level is None or outer.dim != "y" or cols_level.dim != "x":
+            raise Refuse(f"kernel '{name}' is not a 1-D (x) or 2-D (y, x) grid-stride nest")
+        rows, cols = outer, cols_level
     params = tuple(_param_name(p, source) for p in cs.parameter_nodes(definition))
     for level in (rows, cols):
-        if level.trips not in params:
+        if level is not None and level.trips not in params:
             raise Refuse(f"kernel '{name}': the bound of '{level.counter}' is not a parameter")
     return Kernel(name, definition, body, params, rows, cols, tree, source)
 

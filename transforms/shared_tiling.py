@@ -35,7 +35,8 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
 
-TILE = 16
+TILE = 16  # 2-D kernels: TILE x TILE threads, TILE iterations of k per stage
+TILE_1D = 256  # 1-D kernels: offload's block size, as many iterations of k per stage
 MOST_TILES = 4  # staged reads per kernel: 4 * 16 * 17 * 8 bytes at most, far below 48 KiB
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict__", "__restrict"}
 _CONDITIONAL = frozenset(
@@ -81,7 +82,7 @@ class Operand:
 
     text: str
     nodes: tuple[Node, ...]
-    role: str  # "rows" (depends on i) | "cols" (depends on j)
+    role: str  # "rows" (depends on i) | "cols" (depends on j) | "k" (k alone, 1-D kernels)
     k_contiguous: bool  # the address's unit stride is along k (else along i or j)
     elem_type: str
     tile: str  # the shared array's name
@@ -153,7 +154,8 @@ def tiling_problems(code: str) -> list[Problem]:
 
 def _describe(plan: TilePlan) -> str:
     staged = ", ".join(f"{o.text} ({o.role})" for o in plan.operands)
-    return f"{plan.kernel.name}: {TILE}x{TILE} shared tiles over '{plan.kloop.var}' of {staged}"
+    size = f"{TILE}x{TILE}" if plan.kernel.rows is not None else f"{TILE_1D}-element"
+    return f"{plan.kernel.name}: {size} shared tiles over '{plan.kloop.var}' of {staged}"
 
 
 # ---- choosing the kernels -------------------------------------------------------------
@@ -184,7 +186,7 @@ def _plan(kernel: kn.Kernel, taken: set[str]) -> TilePlan:
         if feature is not None:
             raise kn.Refuse(f"kernel '{kernel.name}' already uses '{cs.text(feature, source)}'")
     written = kn.written_names(kernel)
-    for level in (kernel.rows, kernel.cols):
+    for level in kernel.levels:
         _require_plain_index(level, kernel, written)
     body = list(kernel.cols.statements)
     loops = [s for s in body if s.type == "for_statement"]
@@ -413,7 +415,7 @@ def _stageable(
     elem = _element_type(kernel, name, len(indices))
     if elem is None or not _read_only(kernel, name):
         return None
-    mapped = {kernel.rows.var: kernel.rows, kernel.cols.var: kernel.cols}
+    mapped = [level.var for level in kernel.levels]
     seen: set[str] = set()
     for index in indices:
         if not kn.effect_free(index):
@@ -426,6 +428,9 @@ def _stageable(
     if kloop.var not in seen:
         return None
     used = [var for var in mapped if var in seen]
+    if kernel.rows is None:
+        # 1-D: the block shares the reads that depend on k alone (x[k], pos[3 * k + 1])
+        return ("k", True, elem) if not used else None
     if len(used) != 1:
         return None
     role = "rows" if used[0] == kernel.rows.var else "cols"
@@ -441,7 +446,7 @@ def _resolve(ident: Node, kernel: kn.Kernel, kloop: KLoop, written: set[str]) ->
         init = kloop.node.child_by_field_name("initializer")
         ok = declared is not None and init is not None and declared.start == init.start_byte
         return name if ok else None
-    for level in (kernel.rows, kernel.cols):
+    for level in kernel.levels:
         if name == level.var:
             ok = declared is not None and declared.start == level.declaration.start_byte
             return name if ok else None
@@ -562,8 +567,12 @@ def _emit(code: str, plans: list[TilePlan]) -> str:
 
 def _launch_edits(launch: kn.Launch, plan: TilePlan, source: bytes) -> list[Edit]:
     kernel = plan.kernel
-    rows = kn.launch_argument(launch, kernel, kernel.rows.trips, source)
     cols = kn.launch_argument(launch, kernel, kernel.cols.trips, source)
+    if kernel.rows is None:
+        grid = f"cudaify_blocks({cs.text(cols, source)}, {TILE_1D}, 2147483647u)"
+        shape = (grid, str(TILE_1D))
+        return kn.resize_launch(launch, kernel.tree, source, shape, (cols,), "tile-sized blocks")
+    rows = kn.launch_argument(launch, kernel, kernel.rows.trips, source)
     grid = (
         f"cudaify_blocks({cs.text(cols, source)}, {TILE}, 2147483647u), "
         f"cudaify_blocks({cs.text(rows, source)}, {TILE}, 65535u)"
@@ -572,44 +581,54 @@ def _launch_edits(launch: kn.Launch, plan: TilePlan, source: bytes) -> list[Edit
     return kn.resize_launch(launch, kernel.tree, source, shape, (rows, cols), "tile-shaped blocks")
 
 
+def _tile_size(plan: TilePlan) -> int:
+    return TILE if plan.kernel.rows is not None else TILE_1D
+
+
 def _kernel_body(plan: TilePlan) -> str:
     kernel, names = plan.kernel, plan.names
     source = kernel.source
-    rows, cols = kernel.rows, kernel.cols
     one = "    "
-    lines = ["{"]
-    lines.append(
-        f"{one}/* cudaify shared_tiling: {TILE} x {TILE} threads own a tile of outputs. */"
-    )
-    lines.append(f"{one}if (blockDim.x != {TILE} || blockDim.y != {TILE}) __trap();")
+    size = _tile_size(plan)
+    if kernel.rows is None:
+        shape, check = f"{TILE_1D}", f"blockDim.x != {TILE_1D} || blockDim.y != 1"
+    else:
+        shape, check = f"{TILE} x {TILE}", f"blockDim.x != {TILE} || blockDim.y != {TILE}"
+    lines = [
+        "{",
+        f"{one}/* cudaify shared_tiling: blocks of {shape} threads own a tile of outputs and "
+        f"stage {size} iterations of '{plan.kloop.var}' at a time. */",
+        f"{one}if ({check}) __trap();",
+    ]
     for operand in plan.operands:
-        lines.append(f"{one}__shared__ {operand.elem_type} {operand.tile}[{TILE}][{TILE + 1}];")
-    ti, tj = names["tile_i"], names["tile_j"]
-    lines.append(
-        f"{one}for (long long {ti} = blockIdx.y * {TILE}LL; {ti} < {rows.trips}; "
-        f"{ti} += {TILE}LL * gridDim.y) {{"
-    )
-    two = one * 2
-    lines.append(
-        f"{two}for (long long {tj} = blockIdx.x * {TILE}LL; {tj} < {cols.trips}; "
-        f"{tj} += {TILE}LL * gridDim.x) {{"
-    )
-    three = one * 3
-    lines.append(f"{three}const long long {rows.counter} = {ti} + threadIdx.y;")
-    lines.append(f"{three}const long long {cols.counter} = {tj} + threadIdx.x;")
-    lines.append(
-        f"{three}const bool {names['active']} = {rows.counter} < {rows.trips} && "
-        f"{cols.counter} < {cols.trips};"
-    )
-    lines.append(three + kn.moved(rows.declaration, source, three))
-    lines.append(three + kn.moved(cols.declaration, source, three))
-    lines += _guarded(plan.prologue, plan, three)
-    lines += _k_tiles(plan, three)
+        dims = f"[{TILE_1D}]" if operand.role == "k" else f"[{TILE}][{TILE + 1}]"
+        lines.append(f"{one}__shared__ {operand.elem_type} {operand.tile}{dims};")
+    indent = one
+    starts = []
+    for level in kernel.levels:
+        start = names["tile_i"] if level is kernel.rows else names["tile_j"]
+        d = level.dim
+        lines.append(
+            f"{indent}for (long long {start} = blockIdx.{d} * {size}LL; {start} < {level.trips}; "
+            f"{start} += {size}LL * gridDim.{d}) {{"
+        )
+        starts.append(start)
+        indent += one
+    for level, start in zip(kernel.levels, starts, strict=True):
+        lines.append(f"{indent}const long long {level.counter} = {start} + threadIdx.{level.dim};")
+    inside = " && ".join(f"{level.counter} < {level.trips}" for level in kernel.levels)
+    lines.append(f"{indent}const bool {names['active']} = {inside};")
+    lines += [indent + kn.moved(level.declaration, source, indent) for level in kernel.levels]
+    lines += _guarded(plan.prologue, plan, indent)
+    lines += _k_tiles(plan, indent)
     if plan.epilogue:
-        lines.append(f"{three}if ({names['active']}) {{")
-        lines += [three + one + kn.moved(s, source, three + one) for s in plan.epilogue]
-        lines.append(f"{three}}}")
-    lines += [f"{two}}}", f"{one}}}", "}"]
+        lines.append(f"{indent}if ({names['active']}) {{")
+        lines += [indent + one + kn.moved(s, source, indent + one) for s in plan.epilogue]
+        lines.append(f"{indent}}}")
+    for _ in kernel.levels:
+        indent = indent[: -len(one)]
+        lines.append(f"{indent}}}")
+    lines.append("}")
     return "\n".join(lines)
 
 
@@ -643,7 +662,7 @@ def _k_tiles(plan: TilePlan, indent: str) -> list[str]:
         f"{indent}const long long {names['span']} = "
         f"(long long)({k.bound}) - (long long)({k.first}){extra};",
         f"{indent}const long long {names['trips']} = {_trips(names['span'], k.step)};",
-        f"{indent}for (long long {tk} = 0; {tk} < {names['trips']}; {tk} += {TILE}) {{",
+        f"{indent}for (long long {tk} = 0; {tk} < {names['trips']}; {tk} += {_tile_size(plan)}) {{",
     ]
     for operand in plan.operands:
         lines += _load(operand, plan, inner)
@@ -669,9 +688,12 @@ def _k_value(plan: TilePlan, iteration: str) -> str:
 
 
 def _load(operand: Operand, plan: TilePlan, indent: str) -> list[str]:
-    """The block's cooperative load of one tile: thread (y, x) loads slot [y][x]."""
+    """The block's cooperative load of one tile: each thread loads one slot."""
+    if operand.role == "k":
+        return _load_shared_by_all(operand, plan, indent)
     kernel, names = plan.kernel, plan.names
     level = kernel.rows if operand.role == "rows" else kernel.cols
+    assert level is not None
     start = names["tile_i"] if operand.role == "rows" else names["tile_j"]
     # the unit-stride index runs along threadIdx.x
     mapped_thread, k_thread = ("y", "x") if operand.k_contiguous else ("x", "y")
@@ -694,32 +716,60 @@ def _load(operand: Operand, plan: TilePlan, indent: str) -> list[str]:
     ]
 
 
-def _compute(plan: TilePlan, indent: str) -> list[str]:
-    """The k body for this tile's k values, staged reads taken from the tiles; a full
-    tile runs an unrolled constant-count loop."""
+def _load_shared_by_all(operand: Operand, plan: TilePlan, indent: str) -> list[str]:
     names = plan.names
-    kk, count = names["kk"], names["count"]
-    tk = names["tile_k"]
+    tk = names["t_k"]
     one = "    "
-    body = _staged_body(plan, kk, indent + one * 2)
-    # the staged body may no longer read k itself: then k is not declared (no warning)
-    uses_k = re.search(rf"\b{re.escape(plan.kloop.var)}\b", body) is not None
-    declare = f"{_k_value(plan, f'({tk} + {kk})')}\n{indent}{one * 2}" if uses_k else ""
-    lines = [
-        f"{indent}const int {count} = (int)({names['trips']} - {tk} < {TILE} ? "
-        f"{names['trips']} - {tk} : {TILE});",
-        f"{indent}if ({count} == {TILE}) {{",
-        f"{indent}{one}#pragma unroll",
-        f"{indent}{one}for (int {kk} = 0; {kk} < {TILE}; {kk}++) {{",
-        f"{indent}{one * 2}{declare}{body}",
-        f"{indent}{one}}}",
-        f"{indent}}} else {{",
-        f"{indent}{one}for (int {kk} = 0; {kk} < {count}; {kk}++) {{",
-        f"{indent}{one * 2}{declare}{body}",
+    slot = f"{operand.tile}[threadIdx.x]"
+    return [
+        f"{indent}{{",
+        f"{indent}{one}const long long {tk} = {names['tile_k']} + threadIdx.x;",
+        f"{indent}{one}if ({tk} < {names['trips']}) {{",
+        f"{indent}{one * 2}{_k_value(plan, tk)}",
+        f"{indent}{one * 2}{slot} = {operand.text};",
+        f"{indent}{one}}} else {{",
+        f"{indent}{one * 2}{slot} = {{}};",
         f"{indent}{one}}}",
         f"{indent}}}",
     ]
-    return lines
+
+
+def _compute(plan: TilePlan, indent: str) -> list[str]:
+    """The k body for this stage's k values, staged reads taken from the tiles. A full
+    2-D stage runs a fully unrolled constant-count loop."""
+    names = plan.names
+    count, tk = names["count"], names["tile_k"]
+    size = _tile_size(plan)
+    lines = [
+        f"{indent}const int {count} = (int)({names['trips']} - {tk} < {size} ? "
+        f"{names['trips']} - {tk} : {size});",
+    ]
+    if size != TILE:  # a long stage: one loop, unrolled a little
+        return lines + [f"{indent}#pragma unroll 4", *_k_loop(plan, count, indent)]
+    one = "    "
+    return lines + [
+        f"{indent}if ({count} == {TILE}) {{",
+        f"{indent}{one}#pragma unroll",
+        *_k_loop(plan, str(TILE), indent + one),
+        f"{indent}}} else {{",
+        *_k_loop(plan, count, indent + one),
+        f"{indent}}}",
+    ]
+
+
+def _k_loop(plan: TilePlan, count: str, indent: str) -> list[str]:
+    kk, tk = plan.names["kk"], plan.names["tile_k"]
+    inner = indent + "    "
+    body = _staged_body(plan, kk, inner)
+    # the staged body may no longer read k itself: then k is not declared (no warning)
+    uses_k = re.search(rf"\b{re.escape(plan.kloop.var)}\b", body) is not None
+    declare = [f"{inner}{_k_value(plan, f'({tk} + {kk})')}"] if uses_k else []
+    return [
+        f"{indent}for (int {kk} = 0; {kk} < {count}; {kk}++) {{",
+        *declare,
+        f"{inner}{body}",
+        f"{indent}}}",
+    ]
 
 
 def _staged_body(plan: TilePlan, kk: str, indent: str) -> str:
@@ -730,9 +780,13 @@ def _staged_body(plan: TilePlan, kk: str, indent: str) -> str:
     for operand in plan.operands:
         mapped = "threadIdx.y" if operand.role == "rows" else "threadIdx.x"
         slot = (
-            f"{operand.tile}[{mapped}][{kk}]"
-            if operand.k_contiguous
-            else f"{operand.tile}[{kk}][{mapped}]"
+            f"{operand.tile}[{kk}]"
+            if operand.role == "k"
+            else (
+                f"{operand.tile}[{mapped}][{kk}]"
+                if operand.k_contiguous
+                else f"{operand.tile}[{kk}][{mapped}]"
+            )
         )
         for node in operand.nodes:
             edits.append(

@@ -129,8 +129,19 @@ def nest(k_loop: str, before: str = "float s = 0.0f;", after: str = "c[i * n + j
     )
 
 
-def test_a_one_dimensional_kernel_is_refused(program_of) -> None:
-    assert "maps one dimension only" in refusal(program_of(MATVEC))
+ROW_SUMS = MATVEC.replace("a[i * m + k] * x[k]", "a[i * m + k] * a[i * m + k]")
+
+
+def test_a_one_dimensional_kernel_shares_the_reads_that_depend_on_k_alone(program_of) -> None:
+    variant = tiled(program_of(MATVEC))
+    assert "mv_kernel: 256-element shared tiles over 'k' of x[k] (k)" in variant.steps[-1].detail
+    assert "s += a[i * m + k] * tile_x[kk_k];" in variant.code
+    assert "const dim3 block(256);" in variant.code
+    assert "if (blockDim.x != 256 || blockDim.y != 1) __trap();" in variant.code
+
+
+def test_a_one_dimensional_kernel_without_shared_reads_is_refused(program_of) -> None:
+    assert "no read in the 'k' loop depends on 'k'" in refusal(program_of(ROW_SUMS))
 
 
 def test_a_program_without_kernels_is_refused(program_of) -> None:

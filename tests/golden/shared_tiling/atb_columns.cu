@@ -40,7 +40,7 @@ static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
 /* Loop nest 'i, j' of atb() (line 7): one thread per iteration. */
 __global__ void atb_kernel(double *a, double *b, double *c, int k, int m, int n, long long trips_i, long long trips_j)
 {
-    /* cudaify shared_tiling: 16 x 16 threads own a tile of outputs. */
+    /* cudaify shared_tiling: blocks of 16 x 16 threads own a tile of outputs and stage 16 iterations of 'p' at a time. */
     if (blockDim.x != 16 || blockDim.y != 16) __trap();
     __shared__ double tile_a[16][17];
     __shared__ double tile_b[16][17];

@@ -40,7 +40,7 @@ static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
 /* Loop nest 'i, j' of gram() (line 7): one thread per iteration. */
 __global__ void gram_kernel(float *x, float *g, int d, int n, long long trips_i, long long trips_j)
 {
-    /* cudaify shared_tiling: 16 x 16 threads own a tile of outputs. */
+    /* cudaify shared_tiling: blocks of 16 x 16 threads own a tile of outputs and stage 16 iterations of 'k' at a time. */
     if (blockDim.x != 16 || blockDim.y != 16) __trap();
     __shared__ float tile_x[16][17];
     __shared__ float tile_x_2[16][17];

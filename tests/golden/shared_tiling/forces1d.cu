@@ -1,0 +1,157 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of forces() (line 9): one thread per iteration. */
+__global__ void forces_kernel(float *pos, float *w, float *out, int n, float eps, long long trips_i)
+{
+    /* cudaify shared_tiling: blocks of 256 threads own a tile of outputs and stage 256 iterations of 'j' at a time. */
+    if (blockDim.x != 256 || blockDim.y != 1) __trap();
+    __shared__ float tile_pos[256];
+    __shared__ float tile_pos_2[256];
+    __shared__ float tile_w[256];
+    for (long long tile_col = blockIdx.x * 256LL; tile_col < trips_i; tile_col += 256LL * gridDim.x) {
+        const long long t_i = tile_col + threadIdx.x;
+        const bool active = t_i < trips_i;
+        int i = (int)t_i;
+        float fx = 0.0f, fy = 0.0f;
+        const long long span_j = (long long)(n) - (long long)(0);
+        const long long trips_j = span_j > 0 ? span_j : 0;
+        for (long long tile_j = 0; tile_j < trips_j; tile_j += 256) {
+            {
+                const long long t_j = tile_j + threadIdx.x;
+                if (t_j < trips_j) {
+                    int j = (int)((0) + t_j);
+                    tile_pos[threadIdx.x] = pos[2 * j];
+                } else {
+                    tile_pos[threadIdx.x] = {};
+                }
+            }
+            {
+                const long long t_j = tile_j + threadIdx.x;
+                if (t_j < trips_j) {
+                    int j = (int)((0) + t_j);
+                    tile_pos_2[threadIdx.x] = pos[2 * j + 1];
+                } else {
+                    tile_pos_2[threadIdx.x] = {};
+                }
+            }
+            {
+                const long long t_j = tile_j + threadIdx.x;
+                if (t_j < trips_j) {
+                    int j = (int)((0) + t_j);
+                    tile_w[threadIdx.x] = w[j];
+                } else {
+                    tile_w[threadIdx.x] = {};
+                }
+            }
+            __syncthreads();
+            if (active) {
+                const int count_j = (int)(trips_j - tile_j < 256 ? trips_j - tile_j : 256);
+                #pragma unroll 4
+                for (int kk_j = 0; kk_j < count_j; kk_j++) {
+                    {
+                        float dx = tile_pos[kk_j] - pos[2 * i];
+                        float dy = tile_pos_2[kk_j] - pos[2 * i + 1];
+                        float inv = 1.0f / sqrtf(dx * dx + dy * dy + eps);
+                        fx += tile_w[kk_j] * dx * inv;
+                        fy += tile_w[kk_j] * dy * inv;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        if (active) {
+            out[2 * i] = fx;
+            out[2 * i + 1] = fy;
+        }
+    }
+}
+
+/* all-pairs interactions: every i reads every j's position and weight (1-D kernel;
+   the j-only reads are shared by the whole block), n not a multiple of the block */
+void forces(int n, float eps, const float *pos, const float *w, float *out)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as forces_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_pos = NULL;
+            float *d_w = NULL;
+            float *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_pos, (size_t)((2 * (long long)n)) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_w, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)((2 * (long long)n)) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_pos, pos, (size_t)((2 * (long long)n)) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_w, w, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)((2 * (long long)n)) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            forces_kernel<<<grid, block>>>(d_pos, d_w, d_out, n, eps, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)((2 * (long long)n)) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_pos));
+            CUDAIFY_CHECK(cudaFree(d_w));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 1500;
+    float *pos = (float *)malloc(sizeof(float) * 2 * n);
+    float *w = (float *)malloc(sizeof(float) * n);
+    float *out = (float *)malloc(sizeof(float) * 2 * n);
+    for (int i = 0; i < 2 * n; i++)
+        pos[i] = ((i * 37) % 101) * 0.01f;
+    for (int i = 0; i < n; i++)
+        w[i] = 1.0f + (i % 5) * 0.25f;
+    forces(n, 0.01f, pos, w, out);
+    double sx = 0.0, sy = 0.0;
+    for (int i = 0; i < n; i++) {
+        sx += out[2 * i] * (i % 3);
+        sy += out[2 * i + 1];
+    }
+    printf("sx=%.5e sy=%.5e\n", sx, sy);
+    free(pos);
+    free(w);
+    free(out);
+    return 0;
+}
