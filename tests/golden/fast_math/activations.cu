@@ -1,0 +1,106 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define LEN 300000
+
+__host__ __device__ static float softplus(float v)
+{
+    return logf(1.0f + expf(v));
+}
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of activate() (line 15): one thread per iteration. */
+__global__ void activate_kernel(float *y, float *x, float *z, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        y[i] = __sinf(x[i]) * __expf(-0.5f * x[i]) + __powf(x[i], 1.5f) + softplus(x[i]);
+        z[i] = rsqrtf(x[i] + 1.0f) + __cosf(x[i]);
+    }
+}
+
+/* float math in the loop body (intrinsics) and in a helper the host calls too (kept) */
+void activate(int n, const float *x, float *y, float *z)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as activate_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_y = NULL;
+            float *d_x = NULL;
+            float *d_z = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_z, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_z, z, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            activate_kernel<<<grid, block>>>(d_y, d_x, d_z, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(z, d_z, (size_t)(n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_z));
+        }
+    }
+}
+
+int main(void)
+{
+    float *x = (float *)malloc(sizeof(float) * LEN);
+    float *y = (float *)malloc(sizeof(float) * LEN);
+    float *z = (float *)malloc(sizeof(float) * LEN);
+    for (int i = 0; i < LEN; i++)
+        x[i] = (float)(i % 1000) * 0.004f;
+    activate(LEN, x, y, z);
+    double a = 0.0, b = 0.0;
+    for (int i = 0; i < LEN; i++) {
+        a += y[i];
+        b += z[i];
+    }
+    printf("y=%.5e z=%.5e softplus(1)=%.5f\n", a, b, softplus(1.0f));
+    free(x);
+    free(y);
+    free(z);
+    return 0;
+}
