@@ -92,9 +92,7 @@ def test_makefile_pattern_rule_rebuilds_only_when_needed(project):
 
     cudaify = Path(sys.executable).with_name("cudaify")
     (project / "Makefile").write_text(
-        f"CUDAIFY := {cudaify}\n"
-        "%.cu: %.c\n\t$(CUDAIFY) $< -o $@ -MD -q\n"
-        "-include prog.d\n"
+        f"CUDAIFY := {cudaify}\n%.cu: %.c\n\t$(CUDAIFY) $< -o $@ -MD -q\n-include prog.d\n"
     )
     env = {**os.environ}
 
