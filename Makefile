@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: install test test-gpu lint bench clean wheelhouse
+.PHONY: install test test-gpu lint bench bench-slm clean wheelhouse
 
 # Creates .venv and installs cudaify with every runtime dependency and the test tools.
 # llama-cpp-python builds from source (about 8 minutes on 2 cores; pip caches the wheel).
@@ -31,6 +31,10 @@ test-gpu:
 # The benchmark suite on this machine's GPU: results.csv, results.md, speedup.png in bench-results/
 bench:
 	$(VENV)/bin/cudaify bench benchmarks -o bench-results -j $$(nproc)
+
+# Prompt and generation tokens/s of the local models on this CPU (installs them on first use)
+bench-slm:
+	$(PY) -m cudaify.transforms.slm.bench qwen2.5-coder-0.5b qwen2.5-coder-1.5b
 
 lint:
 	$(VENV)/bin/ruff format --check .
