@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from emulation import run_emulated
 from transforms_support import GOLDEN, analysed
 
 from cudaify.backend import toolchain
@@ -232,6 +233,23 @@ def test_a_tiled_kernel_is_not_tiled_again() -> None:
     variant = tiled(program)
     reason = TILING.applies(variant, Context(program))
     assert reason is not None and "grid-stride" in reason
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None:
+    """Every thread a std::thread, every barrier a std::barrier: what the tiles compute,
+    synchronisation included, without a GPU."""
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "shared_tiling" / f"{case}.c"
+    gcc = toolchain.find_tool("gcc")
+    reference = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
+    assert reference.ok, reference.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
+    code = (GOLDEN / "shared_tiling" / f"{case}.cu").read_text()
+    actual = run_emulated(code, tmp_path)
+    assert actual.ok, actual.errors() + actual.text()
+    assert compare(expected.text(), actual.text()) is None
 
 
 @pytest.mark.gpu

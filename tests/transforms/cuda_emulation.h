@@ -1,0 +1,62 @@
+/* Runs CUDA kernels on the CPU for tests on machines without a GPU: every thread of a
+   block is a std::thread, blocks run one after another, __shared__ variables are static
+   (shared by the threads of the running block), __syncthreads() is a std::barrier. */
+#pragma once
+#include <barrier>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+struct uint3 { unsigned int x, y, z; };
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+inline thread_local uint3 threadIdx, blockIdx;
+inline thread_local dim3 blockDim, gridDim;
+inline std::barrier<> *cudaify_emulated_barrier = nullptr;
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __restrict__
+inline void __syncthreads() { cudaify_emulated_barrier->arrive_and_wait(); }
+[[noreturn]] inline void __trap() { std::fprintf(stderr, "__trap() called\n"); std::abort(); }
+
+typedef int cudaError_t;
+enum { cudaSuccess = 0 };
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
+inline const char *cudaGetErrorString(cudaError_t) { return "emulated error"; }
+inline cudaError_t cudaMalloc(void **p, size_t n) { *p = std::malloc(n ? n : 1); return 0; }
+inline cudaError_t cudaFree(void *p) { std::free(p); return 0; }
+inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
+inline cudaError_t cudaMemset(void *d, int v, size_t n) { std::memset(d, v, n); return 0; }
+inline cudaError_t cudaGetLastError() { return 0; }
+inline cudaError_t cudaDeviceSynchronize() { return 0; }
+
+inline void cudaify_emulate(dim3 grid, dim3 block, const std::function<void()> &kernel)
+{
+    unsigned int threads = block.x * block.y * block.z;
+    for (unsigned int bz = 0; bz < grid.z; bz++)
+        for (unsigned int by = 0; by < grid.y; by++)
+            for (unsigned int bx = 0; bx < grid.x; bx++) {
+                std::barrier<> barrier(threads);
+                cudaify_emulated_barrier = &barrier;
+                std::vector<std::thread> pool;
+                for (unsigned int t = 0; t < threads; t++)
+                    pool.emplace_back([&, t] {
+                        threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+                        blockIdx = {bx, by, bz};
+                        blockDim = block;
+                        gridDim = grid;
+                        kernel();
+                    });
+                for (auto &thread : pool)
+                    thread.join();
+            }
+}

@@ -1,0 +1,56 @@
+"""Run a generated .cu on the CPU, for tests on machines without a GPU.
+
+cuda_emulation.h gives every thread of a block its own std::thread, runs the blocks one
+after another, makes `__shared__` variables static (shared by the running block) and
+`__syncthreads()` a std::barrier; a barrier that some threads skip deadlocks (the run
+times out). The launches `k<<<grid, block>>>(args);` become calls of the emulator. This
+checks what a kernel computes, block-level synchronisation included; it says nothing
+about speed, and the GPU tests still run the real thing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cudaify.backend import toolchain
+
+HEADER = Path(__file__).resolve().parent / "cuda_emulation.h"
+_LAUNCH = re.compile(r"(\w+)<<<(.*?)>>>\((.*?)\);", re.S)
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()]
+
+
+def _launch_call(match: re.Match[str]) -> str:
+    grid, block = _split_top_level(match.group(2))[:2]
+    kernel, arguments = match.group(1), match.group(3)
+    return f"cudaify_emulate(dim3({grid}), dim3({block}), [&] {{ {kernel}({arguments}); }});"
+
+
+def emulated_source(code: str) -> str:
+    code = code.replace("#include <cuda_runtime.h>", f'#include "{HEADER}"')
+    return _LAUNCH.sub(_launch_call, code)
+
+
+def run_emulated(code: str, directory: Path, timeout: int = 120) -> toolchain.Completed:
+    """Build `code` against the emulator with g++ and run it; the build's result when
+    it does not build."""
+    source = directory / "emulated.cpp"
+    source.write_text(emulated_source(code))
+    binary = directory / "emulated"
+    compiler = toolchain.find_tool("g++")
+    argv = [compiler, "-std=c++20", "-O1", "-pthread", "-w", str(source), "-o", str(binary), "-lm"]
+    built = toolchain.run(argv, timeout=240)
+    if not built.ok:
+        return built
+    return toolchain.run([str(binary)], timeout=timeout)
