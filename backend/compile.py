@@ -147,6 +147,25 @@ def compile_cuda(
     return _compile(argv, name, code, cache, "nvcc", depends)
 
 
+def compile_cubin(
+    code: str,
+    flags: Sequence[str] = (),
+    arch: str = "sm_80",
+    *,
+    cache: Cache | None = None,
+    name: str = "kernels.cu",
+    source_dir: Path | None = None,
+) -> Build:
+    """The device code alone, as a cubin for `arch` (a real sm_ architecture), for loading
+    kernels with the driver API (pycuda); cached like every build."""
+    cache = cache or Cache.default()
+    argv = ["nvcc", "-cubin", f"-arch={arch}", "-O3", "-std=c++17", name]
+    argv += preprocessor_flags(flags, keep_std=False)
+    argv += _source_dir_flags(source_dir, "-I")
+    argv += ["-o", "program"]
+    return _compile(argv, name, code, cache, "nvcc", "")
+
+
 def compile_many(
     codes: Sequence[str],
     flags: Sequence[str] = (),

@@ -23,6 +23,7 @@ from cudaify.backend.compare import compare, compare_exit
 from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
 from cudaify.backend.differential import differential_test
 from cudaify.backend.gpulock import gpu_lock
+from cudaify.backend.kernel_differential import kernel_differential_test
 from cudaify.backend.profile import hardware_counters
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import (
@@ -296,19 +297,23 @@ class Evaluator:
         return replace(timing, roofline_percent=percent)
 
     def _differential(self, variant: Variant) -> Problem | None:
-        """The first offloaded function that disagrees with the original on other sizes."""
+        """The first offloaded function that disagrees with the original on other sizes:
+        its kernels alone (pycuda), then its host function (copies and launches)."""
+        # pycuda loads a cubin: it must be for this GPU, whatever --arch asked for.
+        tests = ((kernel_differential_test, gpu.default_arch()), (differential_test, self.arch))
         for name in variant.offloaded:
-            outcome = differential_test(
-                self.program,
-                name,
-                variant.code,
-                arch=self.arch,
-                cache=self.cache,
-                rtol=self.config.rtol,
-                atol=self.config.atol,
-            )
-            if outcome.problem is not None:
-                return outcome.problem
+            for test, arch in tests:
+                outcome = test(
+                    self.program,
+                    name,
+                    variant.code,
+                    arch=arch,
+                    cache=self.cache,
+                    rtol=self.config.rtol,
+                    atol=self.config.atol,
+                )
+                if outcome.problem is not None:
+                    return outcome.problem
         return None
 
 
