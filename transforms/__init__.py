@@ -9,13 +9,19 @@ from __future__ import annotations
 from cudaify.errors import ConfigError
 from cudaify.transforms.atomic_privatize import AtomicPrivatize
 from cudaify.transforms.base import Method
+from cudaify.transforms.coalesce import Coalesce
 from cudaify.transforms.data_residency import DataResidency
+from cudaify.transforms.fast_math import FastMath
+from cudaify.transforms.launch_tuning import LaunchTuning
 from cudaify.transforms.offload import Offload
+from cudaify.transforms.readonly_cache import ReadonlyCache
 from cudaify.transforms.reduction import ReductionMethod
+from cudaify.transforms.scan import Scan
+from cudaify.transforms.unroll import Unroll
 from cudaify.transforms.shared_tiling import SharedTiling
 
 METHODS: dict[str, Method] = {
-    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency(), SharedTiling())
+    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency(), Scan(), SharedTiling(), Coalesce(), ReadonlyCache(), Unroll(), FastMath(), LaunchTuning())
 }
 
 

@@ -299,13 +299,16 @@ def identifiers(source: bytes, tree: Tree) -> set[str]:
 # ---- helpers emitted once per program --------------------------------------------------
 
 
-def prelude_edits(source: bytes, at: int) -> tuple[list[Edit], str]:
-    """Edits and text that make the runtime helpers (offload's) and the pattern helpers
-    defined before byte `at`: a block found after `at` moves up to `at`; the returned
-    text goes at `at`, before the kernels."""
+def prelude_edits(
+    source: bytes, at: int, extra: tuple[tuple[str, str], ...] = ()
+) -> tuple[list[Edit], str]:
+    """Edits and text that make the runtime helpers (offload's), the pattern helpers and
+    the `extra` (marker, block) pairs defined before byte `at`: a block found after `at`
+    moves up to `at`; the returned text goes at `at`, before the kernels."""
     edits: list[Edit] = []
     text = ""
-    for marker, block in ((RUNTIME_MARKER, PRELUDE), (PATTERN_MARKER, PATTERN_PRELUDE)):
+    blocks = ((RUNTIME_MARKER, PRELUDE), (PATTERN_MARKER, PATTERN_PRELUDE), *extra)
+    for marker, block in blocks:
         position = source.find(marker.encode())
         if 0 <= position < at:
             continue

@@ -1,0 +1,94 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i, j' of scale() (line 7): one thread per iteration. */
+__global__ void __launch_bounds__(256) scale_kernel(double *B, double *A, int m, double s, long long trips_i, long long trips_j)
+{
+    for (long long t_i = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i < trips_i;
+         t_i += (long long)blockDim.y * gridDim.y) {
+        int i = (int)t_i;
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j;
+             t_j += (long long)blockDim.x * gridDim.x) {
+            int j = (int)t_j;
+            B[i * m + j] = s * A[i * m + j] + 1.0;
+        }
+    }
+}
+
+/* B = s * A + 1 on row-major n x m matrices addressed as A[i*m + j] */
+void scale(int n, int m, double s, const double *A, double *B)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as scale_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        const long long trips_j = cudaify_trips(0, m, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            double *d_B = NULL;
+            double *d_A = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_B, (size_t)((long long)m*(long long)n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)((long long)m*(long long)n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_B, B, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(16, 16);
+            const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), cudaify_blocks(trips_i, 16, 65535u));
+            scale_kernel<<<grid, block>>>(d_B, d_A, m, s, trips_i, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(B, d_B, (size_t)((long long)m*(long long)n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_B));
+            CUDAIFY_CHECK(cudaFree(d_A));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 700, m = 900;
+    double *A = (double *)malloc((size_t)n * m * sizeof(double));
+    double *B = (double *)malloc((size_t)n * m * sizeof(double));
+    for (int k = 0; k < n * m; k++)
+        A[k] = (k % 101) * 0.01;
+    scale(n, m, 3.0, A, B);
+    double sum = 0.0;
+    for (int k = 0; k < n * m; k++)
+        sum += B[k];
+    printf("B[0]=%.3f B[last]=%.3f sum=%.6e\n", B[0], B[n * m - 1], sum);
+    free(A);
+    free(B);
+    return 0;
+}

@@ -1,0 +1,91 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of saxpy() (line 7): one thread per iteration. */
+__global__ void __launch_bounds__(128) saxpy_kernel(float *y, float *x, float a, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/* y = a * x + y over n elements */
+void saxpy(int n, float a, const float *x, float *y)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as saxpy_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_y = NULL;
+            float *d_x = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(128);
+            const dim3 grid(cudaify_blocks(trips_i, 128, 2147483647u));
+            saxpy_kernel<<<grid, block>>>(d_y, d_x, a, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaFree(d_x));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 1 << 20;
+    float *x = (float *)malloc(n * sizeof(float));
+    float *y = (float *)malloc(n * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        x[i] = (float)(i % 1000) * 0.5f;
+        y[i] = (float)(i % 7);
+    }
+    saxpy(n, 2.5f, x, y);
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += y[i];
+    printf("y[0]=%.3f y[n-1]=%.3f sum=%.6e\n", y[0], y[n - 1], sum);
+    free(x);
+    free(y);
+    return 0;
+}

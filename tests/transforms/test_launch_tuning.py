@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import pytest
+from pattern_golden import applied, nvcc_errors, same_output_as_gcc
+from transforms_support import GOLDEN, analysed
+
+from cudaify.core import Variant
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.launch_tuning import SHAPES
+from cudaify.transforms.structure import structural_problems
+
+CASES = sorted(path.stem for path in (GOLDEN / "launch_tuning").glob("*.c"))
+TUNING = get("launch_tuning")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tmp_path) -> None:
+    program = analysed(GOLDEN / "launch_tuning" / f"{case}.c")
+    before = applied(program, "offload")
+    variant = applied(program, "offload", "launch_tuning")
+    expected = GOLDEN / "launch_tuning" / f"{case}.cu"
+    if update_golden or not expected.exists():
+        expected.write_text(variant.code)
+    assert variant.code == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
+    assert structural_problems(program, variant.code, TUNING, before) == []
+    assert nvcc_errors(variant.code, tmp_path) == ""
+
+
+@pytest.mark.parametrize("case, rank", [("saxpy", 1), ("linear2d", 2)])
+def test_repeated_application_walks_the_list_then_stops(case: str, rank: int) -> None:
+    program = analysed(GOLDEN / "launch_tuning" / f"{case}.c")
+    variant = applied(program, "offload")
+    shapes = SHAPES[rank]
+    for shape in shapes[1:]:
+        outcome = TUNING.apply_rule(variant, Context(program))
+        assert outcome.variant is not None, outcome.reason
+        variant = outcome.variant
+        sizes = ", ".join(str(size) for size in shape)
+        assert f"const dim3 block({sizes});" in variant.code
+        threads = 1
+        for size in shape:
+            threads *= size
+        assert f"__launch_bounds__({threads}) " in variant.code
+        assert variant.code.count("__launch_bounds__") == 1
+        assert variant.steps[-1].detail.endswith("x".join(str(size) for size in shape))
+    last = TUNING.apply_rule(variant, Context(program))
+    assert last.variant is None
+    assert last.reason.endswith("every shape in the list has been tried")
+
+
+def test_the_grid_divides_by_the_new_block_sizes() -> None:
+    program = analysed(GOLDEN / "launch_tuning" / "linear2d.c")
+    code = applied(program, "offload", "launch_tuning").code
+    assert "const dim3 block(16, 16);" in code
+    assert (
+        "const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), "
+        "cudaify_blocks(trips_i, 16, 65535u));" in code
+    )
+
+
+def test_refuses_kernels_that_use_shared_memory() -> None:
+    program = analysed(GOLDEN / "reduction" / "sums.c")
+    reduced = applied(program, "reduction")
+    reason = TUNING.applies(reduced, Context(program))
+    assert reason is not None and reason.endswith("it uses shared memory, barriers or shuffles")
+
+
+def test_refuses_host_code() -> None:
+    program = analysed(GOLDEN / "launch_tuning" / "saxpy.c")
+    assert TUNING.applies(Variant(program.source), Context(program)) == (
+        "no kernel launch with a dim3 block and grid"
+    )
+
+
+def test_check_finds_a_grid_that_does_not_follow_the_block() -> None:
+    program = analysed(GOLDEN / "launch_tuning" / "saxpy.c")
+    before = applied(program, "offload")
+    after = applied(program, "offload", "launch_tuning")
+    assert TUNING.check(before, after, Context(program)) == []
+    stale = Variant(
+        after.code.replace("cudaify_blocks(trips_i, 128,", "cudaify_blocks(trips_i, 256,")
+    )
+    problems = TUNING.check(before, stale, Context(program))
+    assert [p.message for p in problems] == [
+        "the grid of 'saxpy_kernel' counts blocks of [256], the block is (128,)"
+    ]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("steps", [1, 2, 3, 4])
+def test_every_shape_prints_what_gcc_prints(case: str, steps: int, tmp_path) -> None:
+    source = GOLDEN / "launch_tuning" / f"{case}.c"
+    cu = tmp_path / f"{case}.cu"
+    cu.write_text(applied(analysed(source), "offload", *["launch_tuning"] * steps).code)
+    same_output_as_gcc(source, cu, tmp_path)
