@@ -635,9 +635,10 @@ class _Scoper:
                 covered = ""
                 edits.extend(found)
                 continue
-            kinds = {_barrier_kind(e.text) for e in found}
-            if len(found) == 1 and kinds <= {"reads", "writes"}:
-                kind = kinds.pop()
+            # only a barrier right before the statement runs every time; one inside a
+            # branch of it covers nothing after it
+            if len(found) == 1 and found[0].start == statement.start_byte:
+                kind = _barrier_kind(found[0].text)
                 if covered == "writes" or covered == kind:
                     continue
                 covered = kind

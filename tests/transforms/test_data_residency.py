@@ -299,3 +299,20 @@ def test_benchmarks_print_what_gcc_prints(name: str, tmp_path) -> None:
     cu = tmp_path / "resident.cu"
     cu.write_text(variant.code)
     same_output_as_gcc(source, cu, tmp_path)
+
+
+def test_a_barrier_inside_a_branch_does_not_cover_what_follows(program_of) -> None:
+    program = program_of(
+        SCALE + "static double sum(const float *v) { double s = 0; for (int i = 0; i < 5000; i++)"
+        " s += v[i]; return s; }\n"
+        "int main(void) { float *v = (float *)calloc(5000, 4);\n"
+        "  for (int r = 0; r < 3; r++) {\n"
+        "    scale(5000, v, 2.0f);\n"
+        '    if (r == 1) {\n      printf("%f\\n", v[0]);\n    }\n'
+        '    printf("%f\\n", sum(v));\n'
+        "  }\n  return 0; }\n"
+    )
+    code = applied(program, "offload", "data_residency").code
+    main = code[code.index("int main(void)") :]
+    assert 'if (r == 1) {\n      cudaify_host_reads();\n      printf("%f\\n", v[0]);' in main
+    assert 'cudaify_host_reads();\n    printf("%f\\n", sum(v));' in main
