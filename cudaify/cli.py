@@ -86,6 +86,13 @@ def compiler_flag_options(fn: Any) -> Any:
             "-std", "std", metavar="STD", help="Language standard, as -std=c99 or -std=c++17."
         ),
         click.option(
+            "-p",
+            "--compile-commands",
+            "compdb",
+            metavar="DIR|FILE",
+            help="Take the input's flags from a compile_commands.json (its folder or the file).",
+        ),
+        click.option(
             "-x",
             "language",
             type=click.Choice(["c", "c++"]),
@@ -104,8 +111,18 @@ def collect_flags(
     undefine: tuple[str, ...],
     std: str | None,
     language: str | None,
+    compdb: str | None = None,
+    source: str | None = None,
 ) -> tuple[str, ...]:
+    """Flags from a compilation database first (when given), then the command line's,
+    so that a flag on the command line wins."""
     flags: list[str] = []
+    if compdb:
+        from cudaify.frontend.compdb import flags_for
+
+        if source is None:
+            raise click.UsageError("-p needs an input file")
+        flags += flags_for(source, compdb)
     flags += [f"-I{d}" for d in include]
     for d in isystem:
         flags += ["-isystem", d]
@@ -220,6 +237,7 @@ def compile_command(
     undefine: tuple[str, ...],
     std: str | None,
     language: str | None,
+    compdb: str | None,
     methods: str | None,
     strategy: str | None,
     slm: str | None,
@@ -256,8 +274,8 @@ def compile_command(
     from cudaify import pipeline
 
     _setup_logging(verbose, bool(quiet))
-    flags = collect_flags(include, isystem, define, undefine, std, language)
     try:
+        flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
         settings = {
             "flags": flags or None,
             "methods": methods,
@@ -319,6 +337,7 @@ def analyze_command(
     undefine: tuple[str, ...],
     std: str | None,
     language: str | None,
+    compdb: str | None,
     as_json: bool,
     verbose: int,
 ) -> None:
@@ -327,8 +346,8 @@ def analyze_command(
     from cudaify.frontend.analyze import analyze
     from cudaify.frontend.report import to_json, to_text
 
-    flags = collect_flags(include, isystem, define, undefine, std, language)
     try:
+        flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
         program = analyze(source, flags)
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes in _fail
         _fail(exc, verbose)
@@ -373,6 +392,7 @@ def check_command(
     undefine: tuple[str, ...],
     std: str | None,
     language: str | None,
+    compdb: str | None,
     rtol: float | None,
     atol: float | None,
     strict: bool,
@@ -387,8 +407,8 @@ def check_command(
     from cudaify import pipeline
 
     _setup_logging(verbose, False)
-    flags = collect_flags(include, isystem, define, undefine, std, language)
     try:
+        flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
         settings = {"flags": flags or None, "rtol": rtol, "atol": atol}
         config, _ = config_mod.load(Path(source).resolve().parent, settings)
         evaluation = pipeline.check_file(source, cuda, config)

@@ -183,3 +183,18 @@ def test_unknown_method_is_a_usage_error(tmp_path):
     result = invoke(str(source), "-o", str(tmp_path / "s.cu"), "--methods", "offload,teleport")
     assert result.exit_code == 2
     assert "unknown method 'teleport'" in result.stderr
+
+
+def test_flags_come_from_a_compilation_database(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "scale.h").write_text("#define SCALE 2.0f\n")
+    source = write(
+        tmp_path, "m.c", '#include "scale.h"\n' + SAXPY.replace("2.0f, x, y", "SCALE, x, y")
+    )
+    database = [{"directory": str(tmp_path), "file": "m.c", "command": "cc -Iinc -O2 -c m.c"}]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(database))
+    without = invoke(str(source), "-o", str(tmp_path / "a.cu"))
+    assert without.exit_code == 1 and "'scale.h' file not found" in without.stderr
+    result = invoke(str(source), "-o", str(tmp_path / "m.cu"), "-p", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    assert "__global__" in (tmp_path / "m.cu").read_text()
