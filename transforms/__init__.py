@@ -16,12 +16,13 @@ from cudaify.transforms.launch_tuning import LaunchTuning
 from cudaify.transforms.offload import Offload
 from cudaify.transforms.readonly_cache import ReadonlyCache
 from cudaify.transforms.reduction import ReductionMethod
+from cudaify.transforms.register_tiling import RegisterTiling
 from cudaify.transforms.scan import Scan
 from cudaify.transforms.unroll import Unroll
 from cudaify.transforms.shared_tiling import SharedTiling
 
 METHODS: dict[str, Method] = {
-    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency(), Scan(), SharedTiling(), Coalesce(), ReadonlyCache(), Unroll(), FastMath(), LaunchTuning())
+    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency(), Scan(), SharedTiling(), RegisterTiling(), Coalesce(), ReadonlyCache(), Unroll(), FastMath(), LaunchTuning())
 }
 
 

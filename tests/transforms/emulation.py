@@ -42,14 +42,17 @@ def emulated_source(code: str) -> str:
     return _LAUNCH.sub(_launch_call, code)
 
 
-def run_emulated(code: str, directory: Path, timeout: int = 120) -> toolchain.Completed:
+def run_emulated(
+    code: str, directory: Path, timeout: int = 120, flags: tuple[str, ...] = ()
+) -> toolchain.Completed:
     """Build `code` against the emulator with g++ and run it; the build's result when
     it does not build."""
     source = directory / "emulated.cpp"
     source.write_text(emulated_source(code))
     binary = directory / "emulated"
     compiler = toolchain.find_tool("g++")
-    argv = [compiler, "-std=c++20", "-O1", "-pthread", "-w", str(source), "-o", str(binary), "-lm"]
+    argv = [compiler, "-std=c++20", "-O1", "-pthread", "-w", *flags, str(source), "-o", str(binary)]
+    argv.append("-lm")
     built = toolchain.run(argv, timeout=240)
     if not built.ok:
         return built
