@@ -151,6 +151,9 @@ def main() -> None:
     Every candidate is checked structurally and compiled with nvcc; on a machine with an
     NVIDIA GPU it is also run, compared with the original's output and timed, and only a
     variant that prints what the original prints can win.
+
+    Distinct pointer parameters are assumed not to alias (as with C's restrict) unless the
+    program shows otherwise.
     """
 
 
