@@ -211,48 +211,52 @@ def test_verdicts_from_the_childs_lines() -> None:
 # -- on the GPU ---------------------------------------------------------------------
 
 
-def _on_gpu(program: Program, code: str, name: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def gpu_cache(tmp_path_factory) -> Cache:  # type: ignore[no-untyped-def]
+    """Shared by the GPU tests: the reference libraries are built once (quick on a GPU host)."""
+    return Cache(tmp_path_factory.mktemp("gpu-cache"))
+
+
+def _on_gpu(program: Program, code: str, name: str, cache: Cache):  # type: ignore[no-untyped-def]
     if not gpu_available() or not kd.pycuda_available():
         pytest.skip("kernel-level differential tests need an NVIDIA GPU and pycuda")
     from cudaify.backend.gpu import default_arch
 
-    return kd.kernel_differential_test(
-        program, name, code, arch=default_arch(), cache=Cache(tmp_path / "cache")
-    )
+    return kd.kernel_differential_test(program, name, code, arch=default_arch(), cache=cache)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["saxpy", "matmul", "twice"])
-def test_offloaded_kernels_agree_with_the_original(offloaded, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_offloaded_kernels_agree_with_the_original(offloaded, name: str, gpu_cache: Cache) -> None:  # type: ignore[no-untyped-def]
     program, code = offloaded
-    outcome = _on_gpu(program, code, name, tmp_path)
+    outcome = _on_gpu(program, code, name, gpu_cache)
     assert outcome.status == "passed", outcome.detail
     assert outcome.cases >= 3
 
 
 @pytest.mark.gpu
-def test_a_kernel_right_only_for_multiples_of_the_block_is_caught(
-    offloaded, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_kernel_right_only_for_multiples_of_the_block_is_caught(  # type: ignore[no-untyped-def]
+    offloaded, gpu_cache: Cache
+) -> None:
     program, code = offloaded
     # Right for the program's n = 2048; wrong for 1, 31, 257 and 1001.
     rounded = code.replace("t_i < trips_i;", "t_i < trips_i / 256 * 256;", 1)
     assert rounded != code
-    outcome = _on_gpu(program, rounded, "saxpy", tmp_path)
+    outcome = _on_gpu(program, rounded, "saxpy", gpu_cache)
     assert outcome.status == "failed"
     assert outcome.detail.startswith("saxpy kernels (n=1): y[0] is ")
 
 
 @pytest.mark.gpu
-def test_an_out_of_bounds_kernel_fails_without_hurting_us(offloaded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_an_out_of_bounds_kernel_fails_without_hurting_us(offloaded, gpu_cache: Cache) -> None:  # type: ignore[no-untyped-def]
     program, code = offloaded
     wild = code.replace("t_i < trips_i;", "t_i < trips_i + (1 << 26);", 1)
-    outcome = _on_gpu(program, wild, "saxpy", tmp_path)
+    outcome = _on_gpu(program, wild, "saxpy", gpu_cache)
     assert outcome.status == "failed", outcome.detail
 
 
 @pytest.mark.gpu
-def test_the_evaluator_runs_the_kernel_level_test(offloaded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_evaluator_runs_the_kernel_level_test(offloaded, gpu_cache: Cache) -> None:  # type: ignore[no-untyped-def]
     from cudaify.backend.evaluate import Evaluator
     from cudaify.config import Config
     from cudaify.core import Stage
@@ -261,9 +265,7 @@ def test_the_evaluator_runs_the_kernel_level_test(offloaded, tmp_path: Path) -> 
     if not gpu_available() or not kd.pycuda_available():
         pytest.skip("kernel-level differential tests need an NVIDIA GPU and pycuda")
     rounded = code.replace("t_i < trips_i;", "t_i < trips_i / 256 * 256;", 1)
-    evaluator = Evaluator(
-        program, Config(runs=1), cache=Cache(tmp_path / "cache"), differential=True
-    )
+    evaluator = Evaluator(program, Config(runs=1), cache=gpu_cache, differential=True)
     variant = Variant(code=rounded, offloaded=("saxpy",))
     result = evaluator.evaluate(variant)
     assert result.stage == Stage.RUN, result.problems
