@@ -435,6 +435,8 @@ def _program_steps(
         report.problems.append(f"{path}: skipped: {exc}")
         return []
     log.info("%s: %d steps, %d verified", name, len(steps), sum(s.ok for s in steps))
+    for step in (s for s in steps if not s.ok):
+        log.info("%s: %s -> %s rejected: %s", name, step.source, step.target, step.why)
     return steps
 
 
