@@ -514,6 +514,7 @@ class _Scoper:
         self._safe: dict[str, str | None] = {}
         self._reaches: dict[str, bool] = {}
         self._effects: dict[str, tuple[bool, bool]] = {}
+        self._writes: dict[str, tuple[bool, frozenset[int]]] = {}
         # Variables declared from this offset on (in the scope's loop, or in the function
         # being classified) are private: a map never holds them.
         self._private: list[int] = []
@@ -851,12 +852,17 @@ class _Scoper:
                 target = n.child_by_field_name("left") or n.child_by_field_name("argument")
                 if target is None or not self._writes_private(target, node.start_byte):
                     return True
-            if n.type == "pointer_expression" and cs.text(n, self.data).startswith("&"):
+            if _is_address_of(n, self.data) and not self._private_root(n, node.start_byte):
                 return True
             if n.type == "call_expression":
                 name = cs.call_name(n, self.data)
                 if name in self.functions:
-                    if self._effects_of(name)[1]:
+                    unknown, written = self._param_writes(name)
+                    arguments = _arguments(n)
+                    if unknown or any(
+                        i >= len(arguments) or not self._private_root(arguments[i], node.start_byte)
+                        for i in written
+                    ):
                         return True
                 elif name not in READ_ONLY_LIBRARY:
                     return True
@@ -865,6 +871,81 @@ class _Scoper:
             ):
                 return True
         return False
+
+    def _private_root(self, expression: Node, node_start: int) -> bool:
+        """Whether an lvalue or address is reached from a private variable."""
+        root = _root(expression)
+        if root is None:
+            return False
+        declared = cs.visible(self.tree, self.data, cs.text(root, self.data), root.start_byte)
+        return declared is not None and self._is_private(declared, node_start)
+
+    def _param_writes(self, name: str) -> tuple[bool, frozenset[int]]:
+        """(may write memory not reached from its pointer parameters, the positions of
+        the pointer parameters it may write through) of user function `name`."""
+        if name in self._writes:
+            return self._writes[name]
+        self._writes[name] = (True, frozenset())  # recursion: assume the worst
+        function = self.functions[name]
+        body = function.child_by_field_name("body")
+        if body is None:
+            return self._writes[name]
+        params = [
+            d.name
+            for node in cs.parameter_nodes(function)
+            for d in cs.declared_names(node, self.data, "param")[:1]
+        ]
+        unknown, written = False, set()
+        moved = cs.names_written(body, self.data)
+        self._private.append(function.start_byte)
+        try:
+            for target in self._write_targets(body):
+                root = _root(target) if target is not None else None
+                if root is None:
+                    unknown = True
+                    continue
+                declared = cs.visible(
+                    self.tree, self.data, cs.text(root, self.data), root.start_byte
+                )
+                if declared is not None and declared.scope == "param" and declared.name in params:
+                    if declared.name in moved:
+                        unknown = True  # the parameter may point elsewhere by then
+                    elif declared.kind in ("pointer", "array", "reference"):
+                        written.add(params.index(declared.name))
+                    continue
+                if declared is None or not self._is_private(declared, body.start_byte):
+                    unknown = True
+        finally:
+            self._private.pop()
+        self._writes[name] = (unknown, frozenset(written))
+        return self._writes[name]
+
+    def _write_targets(self, body: Node) -> list[Node | None]:
+        """What a function body may write: lvalues, addresses it takes, the arguments its
+        callees write through; None for anything unknown."""
+        targets: list[Node | None] = []
+        for n in cs.walk(body):
+            if n.type in ("assignment_expression", "update_expression"):
+                target = n.child_by_field_name("left") or n.child_by_field_name("argument")
+                if target is None or not self._writes_private(target, body.start_byte):
+                    targets.append(target)
+            elif _is_address_of(n, self.data):
+                targets.append(n)
+            elif n.type == "call_expression":
+                callee = cs.call_name(n, self.data)
+                if callee in self.functions:
+                    unknown, written = self._param_writes(callee)
+                    arguments = _arguments(n)
+                    targets.extend(arguments[i] if i < len(arguments) else None for i in written)
+                    if unknown:
+                        targets.append(None)
+                elif callee not in READ_ONLY_LIBRARY:
+                    targets.append(None)
+            elif n.type in ("new_expression", "delete_expression"):
+                targets.append(None)
+            elif n.type == "field_expression" and _is_call_target(n):
+                targets.append(None)
+        return targets
 
     def _writes_private(self, target: Node, node_start: int) -> bool:
         """Whether an assignment's target is a plain variable, or an element or `.` field
@@ -903,13 +984,9 @@ class _Scoper:
         body = function.child_by_field_name("body")
         if body is None:
             return self._effects[name]
-        touches = self._touches_globals(body)
-        self._private.append(function.start_byte)
-        try:
-            writes = self._may_write(body)
-        finally:
-            self._private.pop()
-        self._effects[name] = (touches or writes, writes)
+        unknown, written = self._param_writes(name)
+        touches = self._touches_globals(body) or unknown
+        self._effects[name] = (touches, unknown or bool(written))
         return self._effects[name]
 
     def _touches_globals(self, body: Node) -> bool:
@@ -933,6 +1010,29 @@ def calls_of_wrappers(scoper: _Scoper, calls: list[Node]) -> list[Node]:
 
 def _barrier_kind(text: str) -> str:
     return "writes" if "cudaify_host_writes" in text else "reads"
+
+
+def _arguments(call: Node) -> list[Node]:
+    arguments = call.child_by_field_name("arguments")
+    return [a for a in arguments.named_children if a.type != "comment"] if arguments else []
+
+
+def _root(expression: Node) -> Node | None:
+    """The variable an lvalue or address is reached from (`a[i].x` -> a, `*p` -> p,
+    `&s.f` -> s, `p + 1` -> p), or None."""
+    node: Node | None = expression
+    while node is not None and node.type != "identifier":
+        if node.type in ("subscript_expression", "field_expression", "pointer_expression"):
+            node = node.child_by_field_name("argument")
+        elif node.type == "cast_expression":
+            node = node.child_by_field_name("value")
+        elif node.type == "binary_expression":
+            node = node.child_by_field_name("left")
+        elif node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        else:
+            return None
+    return node
 
 
 def _is_address_of(node: Node, data: bytes) -> bool:
@@ -976,7 +1076,32 @@ def _is_address(node: Node, scoper: _Scoper) -> bool:
         if op is None or left is None or right is None or cs.text(op, scoper.data) not in "+-":
             return False
         return _is_address(left, scoper) and not scoper._touches_memory(right)
+    if node.type == "subscript_expression":
+        return _is_row(node, scoper)
     return False
+
+
+def _is_row(node: Node, scoper: _Scoper) -> bool:
+    """`a[p]` of an array declared `T a[N][M]`: the address of a row, nothing loaded."""
+    depth = 0
+    while node.type == "subscript_expression":
+        index = node.child_by_field_name("index") or (
+            node.named_children[1] if len(node.named_children) > 1 else None
+        )
+        if index is None or scoper._touches_memory(index):
+            return False
+        depth += 1
+        node = node.child_by_field_name("argument") or node.named_children[0]
+    if node.type != "identifier":
+        return False
+    name = cs.text(node, scoper.data)
+    declared = cs.visible(scoper.tree, scoper.data, name, node.start_byte)
+    if declared is None or declared.kind != "array":
+        return False
+    end = scoper.data.find(b";", declared.start)
+    text = scoper.data[declared.start : end].decode("utf-8", "surrogateescape")
+    shape = re.search(rf"\b{re.escape(name)}\s*((?:\[[^\]]*\]\s*)+)", text)
+    return shape is not None and shape.group(1).count("[") > depth
 
 
 def _is_pointer_copy(node: Node, scoper: _Scoper) -> bool:

@@ -289,12 +289,14 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
         "linalg/matvec",
         "nbody/nbody_forces",
         "sparse/spmv_csr",
+        "elementwise/poly_eval",
+        "reduction/dot_norms",
     ],
 )
 def test_benchmarks_print_what_gcc_prints(name: str, tmp_path) -> None:
     source = BENCHMARKS / f"{name}.c"
     program = analysed(source)
-    variant = applied(program, "offload", "data_residency")
+    variant = applied(program, "offload", "reduction", "data_residency")
     assert "cudaify_scope_begin();" in variant.code
     cu = tmp_path / "resident.cu"
     cu.write_text(variant.code)
@@ -316,3 +318,26 @@ def test_a_barrier_inside_a_branch_does_not_cover_what_follows(program_of) -> No
     main = code[code.index("int main(void)") :]
     assert 'if (r == 1) {\n      cudaify_host_reads();\n      printf("%f\\n", v[0]);' in main
     assert 'cudaify_host_reads();\n    printf("%f\\n", sum(v));' in main
+
+
+def test_out_parameters_of_private_scalars_only_read_mapped_memory(program_of) -> None:
+    """`stats(v, &s)` writes through its second parameter only, and `s` lives in the
+    loop: a read barrier is enough. `bump(v)` writes through the mapped array."""
+    program = program_of(
+        SCALE + "static void stats(const float *v, double *out) { double s = 0;\n"
+        "  for (int i = 0; i < 5000; i++) s += v[i]; *out = s; }\n"
+        "static void bump(float *v) { for (int i = 1; i < 5000; i++) v[i] += v[i - 1]; }\n"
+        "int main(void) { float *v = (float *)calloc(5000, 4);\n"
+        "  for (int r = 0; r < 3; r++) {\n"
+        "    double s;\n"
+        "    scale(5000, v, 2.0f);\n"
+        "    stats(v, &s);\n"
+        '    printf("%f\\n", s);\n'
+        "    scale(5000, v, 0.5f);\n"
+        "    bump(v);\n"
+        "  }\n  return 0; }\n"
+    )
+    code = applied(program, "offload", "data_residency").code
+    main = code[code.index("int main(void)") :]
+    assert "cudaify_host_reads();\n    stats(v, &s);" in main
+    assert "cudaify_host_writes();\n    bump(v);" in main
