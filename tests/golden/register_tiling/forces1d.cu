@@ -1,0 +1,161 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of forces() (line 9): one thread per iteration. */
+__global__ void forces_kernel(float *pos, float *w, float *out, int n, float eps, long long trips_i)
+{
+    /* cudaify register_tiling: each thread computes 4 outputs along 'i', blockDim.x apart. */
+    for (long long base_i = blockIdx.x * (long long)blockDim.x * 4 + threadIdx.x; base_i < trips_i;
+         base_i += (long long)blockDim.x * gridDim.x * 4) {
+        if (base_i + 3LL * blockDim.x < trips_i) {
+            const long long t_i_0 = base_i;
+            int i_0 = (int)t_i_0;
+            const long long t_i_1 = base_i + 1LL * blockDim.x;
+            int i_1 = (int)t_i_1;
+            const long long t_i_2 = base_i + 2LL * blockDim.x;
+            int i_2 = (int)t_i_2;
+            const long long t_i_3 = base_i + 3LL * blockDim.x;
+            int i_3 = (int)t_i_3;
+            float fx_0 = 0.0f, fy_0 = 0.0f;
+            float fx_1 = 0.0f, fy_1 = 0.0f;
+            float fx_2 = 0.0f, fy_2 = 0.0f;
+            float fx_3 = 0.0f, fy_3 = 0.0f;
+            for (int j = 0; j < n; j++) {
+                float dx_0 = pos[2 * j] - pos[2 * i_0];
+                float dx_1 = pos[2 * j] - pos[2 * i_1];
+                float dx_2 = pos[2 * j] - pos[2 * i_2];
+                float dx_3 = pos[2 * j] - pos[2 * i_3];
+                float dy_0 = pos[2 * j + 1] - pos[2 * i_0 + 1];
+                float dy_1 = pos[2 * j + 1] - pos[2 * i_1 + 1];
+                float dy_2 = pos[2 * j + 1] - pos[2 * i_2 + 1];
+                float dy_3 = pos[2 * j + 1] - pos[2 * i_3 + 1];
+                float inv_0 = 1.0f / sqrtf(dx_0 * dx_0 + dy_0 * dy_0 + eps);
+                float inv_1 = 1.0f / sqrtf(dx_1 * dx_1 + dy_1 * dy_1 + eps);
+                float inv_2 = 1.0f / sqrtf(dx_2 * dx_2 + dy_2 * dy_2 + eps);
+                float inv_3 = 1.0f / sqrtf(dx_3 * dx_3 + dy_3 * dy_3 + eps);
+                fx_0 += w[j] * dx_0 * inv_0;
+                fx_1 += w[j] * dx_1 * inv_1;
+                fx_2 += w[j] * dx_2 * inv_2;
+                fx_3 += w[j] * dx_3 * inv_3;
+                fy_0 += w[j] * dy_0 * inv_0;
+                fy_1 += w[j] * dy_1 * inv_1;
+                fy_2 += w[j] * dy_2 * inv_2;
+                fy_3 += w[j] * dy_3 * inv_3;
+            }
+            out[2 * i_0] = fx_0;
+            out[2 * i_1] = fx_1;
+            out[2 * i_2] = fx_2;
+            out[2 * i_3] = fx_3;
+            out[2 * i_0 + 1] = fy_0;
+            out[2 * i_1 + 1] = fy_1;
+            out[2 * i_2 + 1] = fy_2;
+            out[2 * i_3 + 1] = fy_3;
+        } else {
+            for (int output = 0; output < 4; output++) {
+                const long long t_i = base_i + output * (long long)blockDim.x;
+                if (t_i < trips_i) {
+                    int i = (int)t_i;
+                    float fx = 0.0f, fy = 0.0f;
+                    for (int j = 0; j < n; j++) {
+                        float dx = pos[2 * j] - pos[2 * i];
+                        float dy = pos[2 * j + 1] - pos[2 * i + 1];
+                        float inv = 1.0f / sqrtf(dx * dx + dy * dy + eps);
+                        fx += w[j] * dx * inv;
+                        fy += w[j] * dy * inv;
+                    }
+                    out[2 * i] = fx;
+                    out[2 * i + 1] = fy;
+                }
+            }
+        }
+    }
+}
+
+/* all-pairs interactions: every i reads every j's position and weight (1-D kernel;
+   the j-only reads are shared by the whole block), n not a multiple of the block */
+void forces(int n, float eps, const float *pos, const float *w, float *out)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as forces_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_pos = NULL;
+            float *d_w = NULL;
+            float *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_pos, (size_t)((2 * (long long)n)) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_w, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)((2 * (long long)n)) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_pos, pos, (size_t)((2 * (long long)n)) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_w, w, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)((2 * (long long)n)) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 1024, 2147483647u));
+            forces_kernel<<<grid, block>>>(d_pos, d_w, d_out, n, eps, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)((2 * (long long)n)) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_pos));
+            CUDAIFY_CHECK(cudaFree(d_w));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 1500;
+    float *pos = (float *)malloc(sizeof(float) * 2 * n);
+    float *w = (float *)malloc(sizeof(float) * n);
+    float *out = (float *)malloc(sizeof(float) * 2 * n);
+    for (int i = 0; i < 2 * n; i++)
+        pos[i] = ((i * 37) % 101) * 0.01f;
+    for (int i = 0; i < n; i++)
+        w[i] = 1.0f + (i % 5) * 0.25f;
+    forces(n, 0.01f, pos, w, out);
+    double sx = 0.0, sy = 0.0;
+    for (int i = 0; i < n; i++) {
+        sx += out[2 * i] * (i % 3);
+        sy += out[2 * i + 1];
+    }
+    printf("sx=%.5e sy=%.5e\n", sx, sy);
+    free(pos);
+    free(w);
+    free(out);
+    return 0;
+}

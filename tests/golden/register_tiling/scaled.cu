@@ -1,0 +1,127 @@
+#include <stdio.h>
+
+#define N 203
+#define M 130
+
+static double a[N][M];
+static double out[N][M];
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i, j' of scale() (line 12): one thread per iteration. */
+__global__ void scale_kernel(double (*a)[M], double (*out)[M], double alpha, double shift, long long trips_i, long long trips_j)
+{
+    /* cudaify register_tiling: each thread computes 4 outputs along 'i', blockDim.y apart. */
+    for (long long base_i = blockIdx.y * (long long)blockDim.y * 4 + threadIdx.y; base_i < trips_i;
+         base_i += (long long)blockDim.y * gridDim.y * 4) {
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j;
+             t_j += (long long)blockDim.x * gridDim.x) {
+            int j = (int)t_j;
+            if (base_i + 3LL * blockDim.y < trips_i) {
+                const long long t_i_0 = base_i;
+                int i_0 = (int)t_i_0;
+                const long long t_i_1 = base_i + 1LL * blockDim.y;
+                int i_1 = (int)t_i_1;
+                const long long t_i_2 = base_i + 2LL * blockDim.y;
+                int i_2 = (int)t_i_2;
+                const long long t_i_3 = base_i + 3LL * blockDim.y;
+                int i_3 = (int)t_i_3;
+                double v_0 = a[i_0][j] * alpha;
+                double v_1 = a[i_1][j] * alpha;
+                double v_2 = a[i_2][j] * alpha;
+                double v_3 = a[i_3][j] * alpha;
+                double w_0 = v_0 * v_0;
+                double w_1 = v_1 * v_1;
+                double w_2 = v_2 * v_2;
+                double w_3 = v_3 * v_3;
+                out[i_0][j] = w_0 + shift * (i_0 - j);
+                out[i_1][j] = w_1 + shift * (i_1 - j);
+                out[i_2][j] = w_2 + shift * (i_2 - j);
+                out[i_3][j] = w_3 + shift * (i_3 - j);
+            } else {
+                for (int output = 0; output < 4; output++) {
+                    const long long t_i = base_i + output * (long long)blockDim.y;
+                    if (t_i < trips_i) {
+                        int i = (int)t_i;
+                        double v = a[i][j] * alpha;
+                        double w = v * v;
+                        out[i][j] = w + shift * (i - j);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* a 2-D nest without an inner loop: a statement before the store, locals per output */
+void scale(double alpha, double shift)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as scale_kernel */
+        const long long trips_i = cudaify_trips(0, N, 1, 0);
+        const long long trips_j = cudaify_trips(0, M, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            double *d_a = NULL;
+            double *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)(26390) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(26390) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)(26390) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(26390) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(32, 8);
+            const dim3 grid(cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 32, 65535u));
+            scale_kernel<<<grid, block>>>((double (*)[M])(d_a), (double (*)[M])(d_out), alpha, shift, trips_i, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(26390) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+int main(void)
+{
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            a[i][j] = ((i * 7 + j * 3) % 19) * 0.125 - 1.0;
+    scale(1.5, 0.01);
+    double sum = 0.0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            sum += out[i][j] * ((i + j) % 5);
+    printf("weighted=%.8e out[N-1][M-1]=%.6f\n", sum, out[N - 1][M - 1]);
+    return 0;
+}
