@@ -7,10 +7,13 @@ it into a newer shipped graph after an upgrade counts nothing twice."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Iterable
+import fcntl
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -54,15 +57,27 @@ def learn(
     the user graph at `graph_path_user` (None: the default place); returns the new user graph."""
     path = Path(graph_path_user) if graph_path_user is not None else user_graph_path()
     steps = [dataclasses.replace(s, origin="learned") for s in verified_steps if s.ok]
-    graph = merge_steps(_user_graph(path), steps, count=False)
-    for update in stats_updates:
-        for name in (update.source, update.target):
-            graph.add_method(name, *describe(name))
-        graph.add_edge(update.source, update.target)
-        graph.stats(update.source, update.target).record(update.success, update.speedup)
+    updates = list(stats_updates)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save(graph, path)
+    with _locked(path):  # `make -j` runs several compiles that learn into one file
+        graph = merge_steps(_user_graph(path), steps, count=False)
+        for update in updates:
+            for name in (update.source, update.target):
+                graph.add_method(name, *describe(name))
+            graph.add_edge(update.source, update.target)
+            graph.stats(update.source, update.target).record(update.success, update.speedup)
+        save(graph, path)
     return graph
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def load_active_graph(user_path: str | Path | None = None) -> ReGraph:
@@ -75,10 +90,14 @@ def load_active_graph(user_path: str | Path | None = None) -> ReGraph:
 
 
 def run_steps(
-    program: str, start: Variant, candidates: Iterable[tuple[Variant, Evaluation]]
+    program: str,
+    start: Variant,
+    candidates: Iterable[tuple[Variant, Evaluation]],
+    accept: tuple[str, ...] = ("gpu",),
 ) -> tuple[list[VerifiedStep], list[StatsUpdate]]:
     """What a search run teaches: every evaluated candidate is an attempt of the edge that
-    made it; those verified whose parent is known (the start or another candidate) are
+    made it; those verified (by a way in `accept`: a GPU run, by default, since a run
+    without a GPU proves little) whose parent is known (the start or another candidate) are
     examples. Candidates are (variant, evaluation) pairs, e.g. a SearchResult's."""
     candidates = list(candidates)
     by_key = {start.key: start, **{v.key: v for v, _ in candidates}}
@@ -90,6 +109,7 @@ def run_steps(
         parent = by_key.get(variant.steps[-1].before_hash)
         source = variant.steps[-2].method if len(variant.steps) > 1 else START
         how = how_verified(evaluation)
+        how = how if how in accept else ""
         speedup = measured_speedup(evaluation) if how else None
         updates.append(StatsUpdate(source, variant.node, bool(how), speedup))
         if how and parent is not None:
@@ -109,3 +129,19 @@ def run_steps(
                 )
             )
     return steps, updates
+
+
+def learn_from_search(
+    program: str,
+    start: Variant,
+    candidates: Iterable[Any],
+    graph_path_user: str | Path | None = None,
+) -> ReGraph:
+    """`--learn`: add what one search found (its candidates: anything with `.variant` and
+    `.evaluation`, e.g. `SearchResult.candidates`) to the user graph. Only GPU-verified
+    steps become examples; every attempt counts in the stats."""
+    pairs = [(c.variant, c.evaluation) for c in candidates]
+    steps, updates = run_steps(program, start, pairs)
+    if not any(evaluation.ran_on_gpu for _, evaluation in pairs):
+        updates = []  # nothing ran: compiled candidates are neither successes nor failures
+    return learn(graph_path_user, steps, updates)

@@ -70,3 +70,25 @@ def test_a_search_run_gives_steps_and_updates():
         ("offload", "unroll", True),
         ("offload", "coalesce", False),
     ]
+
+
+def test_learning_from_a_search_keeps_only_what_a_gpu_verified(tmp_path):
+    from cudaify.mcgs.search import Candidate
+    from cudaify.regraph.learn import learn_from_search
+
+    start = Variant(code="int main() {}")
+    child = start.then("offload", "__global__ void k() {}", "rule")
+    compiled = Evaluation(stage=Stage.COMPILE)
+    path = tmp_path / "graph.json"
+    learned = learn_from_search("prog", start, [Candidate(child, compiled)], path)
+    assert learned.graph.number_of_edges() == 0  # no GPU: nothing learned, nothing counted
+    ran = Evaluation(stage=Stage.CORRECT, ran_on_gpu=True)
+    wrong = Evaluation(stage=Stage.RUN, ran_on_gpu=True)
+    other = start.then("reduction", "__global__ void r() {}", "rule")
+    learned = learn_from_search(
+        "prog", start, [Candidate(child, ran), Candidate(other, wrong)], path
+    )
+    assert [e.after for e in learned.examples("sequential", "offload")] == [child.code]
+    assert learned.stats("sequential", "reduction").visits == 1
+    assert learned.stats("sequential", "reduction").successes == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json", "graph.json.lock"]
