@@ -1,0 +1,13 @@
+"""The reasoning graph (ReGraphT): optimization methods as nodes, verified transitions with
+worked examples as edges.
+
+    graph.py       data model on networkx, the JSON format (v2, v1 still read), validation
+    trajectory.py  trajectories: a program's steps {think, method, detail, code}
+    teacher.py     a model asked for trajectories (any `complete(messages, sampling)`)
+    relabel.py     method names onto graph nodes: synonyms, then the teacher as judge
+    build.py       verification and merging: corpus -> graph (`cudaify graph build`)
+    retrieve.py    the examples most like the code at hand, for the SLM prompt
+    learn.py       what runs verified, into the user graph; the active graph
+    report.py      stats, show, render
+    cli.py         `cudaify graph ...`
+    corpus/        the programs the shipped graph (data/default.json) is built from"""
