@@ -145,6 +145,25 @@ static void cudaify_host_writes(void)
     cudaify_retired.count = 0;
 }
 
+/* The host is about to write bytes [ptr, ptr + bytes): copy back and forget only the
+   mappings that overlap them. */
+static void cudaify_host_writes_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!(entry.host < high && low < entry.host + entry.bytes)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
+                                     cudaMemcpyDeviceToHost));
+        cudaify_device_release(entry.device, entry.capacity);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
 static void cudaify_scope_begin(void) { cudaify_depth++; }
 
 static void cudaify_scope_end(void)
@@ -640,9 +659,9 @@ class _Scoper:
             # branch of it covers nothing after it
             if len(found) == 1 and found[0].start == statement.start_byte:
                 kind = _barrier_kind(found[0].text)
-                if covered == "writes" or covered == kind:
+                if covered == "writes" or covered == kind != "at":
                     continue
-                covered = kind
+                covered = kind if kind != "at" else covered
             edits.extend(found)
         return edits
 
@@ -689,15 +708,37 @@ class _Scoper:
         problem = self.wrapper_problem(name)
         if problem:
             raise _Refuse(problem)
-        arguments = call.child_by_field_name("arguments")
-        for argument in arguments.named_children if arguments is not None else []:
+        for position, argument in enumerate(_arguments(call)):
             said = f"line {cs.line_of(argument)}: '{name}' gets '{cs.text(argument, self.data)}'"
             if any(_is_address_of(n, self.data) for n in cs.walk(argument)):
-                raise _Refuse(f"{said}, the address of a variable")
+                if not _is_address_of(argument, self.data) or self._maps_parameter(name, position):
+                    raise _Refuse(f"{said}, the address of a variable it may map")
+                continue  # an out-parameter the host side writes: never in the table
             if _is_address(argument, self):
                 self._require_lives_through(argument, scope, said)
             elif self._touches_memory(argument):
                 raise _Refuse(f"{said}, which reads memory")
+
+    def _maps_parameter(self, name: str, position: int) -> bool:
+        """Whether launching function `name` may map (or hand to another launching
+        function) what its parameter at `position` points to."""
+        function = self.functions.get(name)
+        if function is None:
+            return True
+        params = [
+            d.name
+            for node in cs.parameter_nodes(function)
+            for d in cs.declared_names(node, self.data, "param")[:1]
+        ]
+        if position >= len(params):
+            return True
+        param = params[position]
+        for call in (n for n in cs.walk(function) if n.type == "call_expression"):
+            callee = cs.call_name(call, self.data)
+            if callee in _DEVICE_CALLS or self.reaches_launch(callee):
+                if param in {cs.text(i, self.data) for i in cs.identifiers_in(call)}:
+                    return True
+        return param in cs.names_written(function, self.data)
 
     def _require_lives_through(self, argument: Node, scope: Node | None, said: str) -> None:
         """A mapped range must outlive the scope: a local of the calling function may be
@@ -791,8 +832,49 @@ class _Scoper:
             return []
         if node.type in ("if_statement", "compound_statement") and self._branch_is_pure(node):
             return [e for c in _bodies(node) for e in self._host_statement(c, scope)]
-        barrier = "cudaify_host_writes();" if self._may_write(node) else "cudaify_host_reads();"
+        target = self._single_store(node)
+        if target is not None:
+            spelled = cs.text(target, self.data)
+            barrier = f"cudaify_host_writes_at(&({spelled}), sizeof({spelled}));"
+        elif self._may_write(node):
+            barrier = "cudaify_host_writes();"
+        else:
+            barrier = "cudaify_host_reads();"
         return _insert_before(node, barrier, self.data)
+
+    def _single_store(self, node: Node) -> Node | None:
+        """The target of `*p = v;`, `p->f = v;` or `p[k] = v;` (k constant) when storing
+        it is all the statement does to memory: only the written bytes need a barrier."""
+        if node.type != "expression_statement" or not node.named_children:
+            return None
+        assignment = node.named_children[0]
+        if assignment.type != "assignment_expression":
+            return None
+        left, right = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        )
+        if left is None or right is None or self._touches_memory(right):
+            return None
+        if any(n.type == "call_expression" for n in cs.walk(right)):
+            return None
+        inner = left
+        while inner.type == "parenthesized_expression" and inner.named_children:
+            inner = inner.named_children[0]
+        if inner.type == "pointer_expression" and cs.text(inner, self.data).startswith("*"):
+            base = inner.child_by_field_name("argument")
+        elif inner.type == "field_expression" and any(c.type == "->" for c in inner.children):
+            base = inner.child_by_field_name("argument")
+        elif inner.type == "subscript_expression":
+            index = inner.child_by_field_name("index")
+            if index is None or index.type != "number_literal":
+                return None
+            base = inner.child_by_field_name("argument")
+        else:
+            return None
+        if base is None or base.type != "identifier":
+            return None
+        return left
 
     def _branch_is_pure(self, node: Node) -> bool:
         if node.type == "compound_statement":
@@ -1009,6 +1091,8 @@ def calls_of_wrappers(scoper: _Scoper, calls: list[Node]) -> list[Node]:
 
 
 def _barrier_kind(text: str) -> str:
+    if "cudaify_host_writes_at" in text:
+        return "at"  # covers no other statement
     return "writes" if "cudaify_host_writes" in text else "reads"
 
 

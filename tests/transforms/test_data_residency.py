@@ -240,6 +240,19 @@ int main(void)
     plain[0] = 42.0f;
     cudaify_unmap(b, plain, sizeof b, 1);
     printf("b[0]=%g copies=%d allocations=%d\n", (double)b[0], copies, allocations);
+    /* a store to one element forgets only the mapping that holds it */
+    cudaify_scope_begin();
+    float *kept = (float *)cudaify_map(a, sizeof a, 1, 0);
+    float *dirty = (float *)cudaify_map(b, sizeof b, 1, 1);
+    dirty[3] = 7.0f;
+    cudaify_host_writes_at(&b[3], sizeof b[3]);
+    b[3] += 1.0f;
+    int before = copies;
+    float *again_a = (float *)cudaify_map(a, sizeof a, 1, 0);
+    float *again_b = (float *)cudaify_map(b, sizeof b, 1, 0);
+    printf("kept %d copied %d b[3]=%g device b[3]=%g\n", again_a == kept, copies - before,
+           (double)b[3], (double)again_b[3]);
+    cudaify_scope_end();
     return 0;
 }
 """
@@ -263,6 +276,7 @@ def test_the_present_table_keeps_reuses_and_flushes(tmp_path) -> None:
         "contained reuse 1",
         "a[10]=-1 a[50]=50 copies=6 allocations=3",
         "b[0]=42 copies=8 allocations=3",  # the pooled 400-byte buffer is reused
+        "kept 1 copied 1 b[3]=8 device b[3]=8",
     ]
 
 
@@ -341,3 +355,18 @@ def test_out_parameters_of_private_scalars_only_read_mapped_memory(program_of) -
     main = code[code.index("int main(void)") :]
     assert "cudaify_host_reads();\n    stats(v, &s);" in main
     assert "cudaify_host_writes();\n    bump(v);" in main
+
+
+def test_a_store_through_a_pointer_forgets_only_what_it_overlaps(program_of) -> None:
+    program = program_of(
+        SCALE + "static void total(const float *v, double *out) { double s = 0;\n"
+        "  for (int i = 0; i < 5000; i++) s += v[i] * v[i] - v[i];\n"
+        "  scale(5000, (float *)v, 1.0f);\n"
+        "  *out = s; }\n"
+        "int main(void) { float *v = (float *)calloc(5000, 4); double s = 0;\n"
+        "  for (int r = 0; r < 3; r++) total(v, &s);\n"
+        '  printf("%f\\n", s); return 0; }\n'
+    )
+    code = applied(program, "offload", "data_residency").code
+    total = code[code.index("static void total(") : code.index("int main(void)")]
+    assert "cudaify_host_writes_at(&(*out), sizeof(*out));\n  *out = s;" in total

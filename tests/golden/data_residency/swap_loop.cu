@@ -145,6 +145,25 @@ static void cudaify_host_writes(void)
     cudaify_retired.count = 0;
 }
 
+/* The host is about to write bytes [ptr, ptr + bytes): copy back and forget only the
+   mappings that overlap them. */
+static void cudaify_host_writes_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!(entry.host < high && low < entry.host + entry.bytes)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
+                                     cudaMemcpyDeviceToHost));
+        cudaify_device_release(entry.device, entry.capacity);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
 static void cudaify_scope_begin(void) { cudaify_depth++; }
 
 static void cudaify_scope_end(void)
