@@ -357,12 +357,32 @@ def _plan(code: str) -> _Plan:
         plan.reasons.append("no launch copies its arrays with cudaMalloc and cudaMemcpy")
         return plan
     data = mapped.encode("utf-8", errors="surrogateescape")
-    edits = _Scoper(data, cs.parse(data), plan).edits()
+    tree = cs.parse(data)
+    hidden = _hidden_launchers(tree, data)
+    if hidden:
+        # calls of class members or namespaced functions are not followed: one that
+        # launches inside a scope could read device-held data without a barrier
+        plan.reasons.append(f"'{hidden}' launches kernels from a class or namespace")
+        return plan
+    edits = _Scoper(data, tree, plan).edits()
     if not plan.scopes:
         return plan
     edits.append(Edit(*[_runtime_position(data)] * 2, RUNTIME, "residency runtime"))
     plan.code = apply_edits(data, edits).decode("utf-8", errors="surrogateescape")
     return plan
+
+
+def _hidden_launchers(tree: Tree, data: bytes) -> str | None:
+    """A function that launches kernels but is not a top-level function the rule can
+    follow by name, or None."""
+    top = {(n.start_byte, n.end_byte) for n in cs.function_nodes(tree, data).values()}
+    for name, nodes in cs.all_function_nodes(tree, data).items():
+        for node in nodes:
+            if (node.start_byte, node.end_byte) in top:
+                continue
+            if any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
+                return name
+    return None
 
 
 def _runtime_position(data: bytes) -> int:
