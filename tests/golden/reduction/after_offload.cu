@@ -1,3 +1,8 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
 /* A parallel loop (offload's) and a reduction over its result in one function. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,89 +54,86 @@ __global__ void scale_and_sum_kernel(double *x, double a, long long trips_i)
 }
 
 /* ---- cudaify pattern helpers ---- */
-#include <string.h>
-#include <cuda/std/limits>
-#include <cuda/std/type_traits>
 
 /* The type a name holds, without reference or const (host side of the reductions). */
-template <class T>
+template <class CudaifyT>
 using cudaify_value_t =
-    typename cuda::std::remove_cv<typename cuda::std::remove_reference<T>::type>::type;
-template <class T>
-__host__ __device__ T &cudaify_declval();
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
 
 /* Reduction operators: the combination and its identity. */
 struct cudaify_plus {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return a + b; }
-    template <class T> __host__ __device__ static T identity() { return T(0); }
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 struct cudaify_times {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return a * b; }
-    template <class T> __host__ __device__ static T identity() { return T(1); }
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
 };
 struct cudaify_minimum {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return b < a ? b : a; }
-    template <class T> __host__ __device__ static T identity()
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity()
     {
-        return cuda::std::numeric_limits<T>::has_infinity ? cuda::std::numeric_limits<T>::infinity()
-                                                          : cuda::std::numeric_limits<T>::max();
+        return cuda::std::numeric_limits<CudaifyT>::has_infinity ? cuda::std::numeric_limits<CudaifyT>::infinity()
+                                                          : cuda::std::numeric_limits<CudaifyT>::max();
     }
 };
 struct cudaify_maximum {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return b > a ? b : a; }
-    template <class T> __host__ __device__ static T identity()
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity()
     {
-        return cuda::std::numeric_limits<T>::has_infinity ? -cuda::std::numeric_limits<T>::infinity()
-                                                          : cuda::std::numeric_limits<T>::lowest();
+        return cuda::std::numeric_limits<CudaifyT>::has_infinity ? -cuda::std::numeric_limits<CudaifyT>::infinity()
+                                                          : cuda::std::numeric_limits<CudaifyT>::lowest();
     }
 };
 struct cudaify_bit_and {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return a & b; }
-    template <class T> __host__ __device__ static T identity() { return (T)~(T)0; }
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
 };
 struct cudaify_bit_or {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return a | b; }
-    template <class T> __host__ __device__ static T identity() { return T(0); }
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 struct cudaify_bit_xor {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return a ^ b; }
-    template <class T> __host__ __device__ static T identity() { return T(0); }
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 struct cudaify_logical_and {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return a && b; }
-    template <class T> __host__ __device__ static T identity() { return T(1); }
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
 };
 struct cudaify_logical_or {
-    template <class T> __host__ __device__ T operator()(T a, T b) const { return a || b; }
-    template <class T> __host__ __device__ static T identity() { return T(0); }
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 
 /* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
-template <class T>
-__device__ T cudaify_shfl_down(T value, int offset)
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
 {
-    static_assert(sizeof(T) <= 8, "cudaify: reduction values are at most 8 bytes");
-    T out;
-    if constexpr (sizeof(T) <= 4) {
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
         int bits = 0;
-        memcpy(&bits, &value, sizeof(T));
+        memcpy(&bits, &value, sizeof(CudaifyT));
         bits = __shfl_down_sync(0xffffffffu, bits, offset);
-        memcpy(&out, &bits, sizeof(T));
+        memcpy(&out, &bits, sizeof(CudaifyT));
     } else {
         long long bits = 0;
-        memcpy(&bits, &value, sizeof(T));
+        memcpy(&bits, &value, sizeof(CudaifyT));
         bits = __shfl_down_sync(0xffffffffu, bits, offset);
-        memcpy(&out, &bits, sizeof(T));
+        memcpy(&out, &bits, sizeof(CudaifyT));
     }
     return out;
 }
 
 /* The block's combination of every thread's value, valid in thread 0. Every thread of
    the block calls it (blockDim.x is a multiple of 32). */
-template <class T, class Op>
-__device__ T cudaify_block_reduce(T value, Op op)
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
 {
-    __shared__ T warp_values[32];
+    __shared__ CudaifyT warp_values[32];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     for (int offset = 16; offset > 0; offset /= 2)
         value = op(value, cudaify_shfl_down(value, offset));
@@ -140,7 +142,7 @@ __device__ T cudaify_block_reduce(T value, Op op)
         warp_values[warp] = value;
     __syncthreads();
     if (warp == 0) {
-        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : Op::template identity<T>();
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
         for (int offset = 16; offset > 0; offset /= 2)
             value = op(value, cudaify_shfl_down(value, offset));
     }
@@ -149,12 +151,12 @@ __device__ T cudaify_block_reduce(T value, Op op)
 
 /* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
    type of their size (two's complement sums are the same bits). */
-template <class T>
-__device__ void cudaify_atomic_add(T *address, T value)
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
 {
-    if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 8)
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
         atomicAdd((unsigned long long *)address, (unsigned long long)value);
-    else if constexpr (cuda::std::is_integral<T>::value && sizeof(T) == 4)
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
         atomicAdd((unsigned int *)address, (unsigned int)value);
     else
         atomicAdd(address, value);
@@ -169,21 +171,21 @@ __host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
 /* One irregular update `global[index] += value`: into the block's private copy when
    the index is below the privatized extent, else marked as outside the device copy
    (the host then runs the loop itself). */
-template <class T, class V>
-__device__ void cudaify_add_at(T *global, T *local, long long extent, long long index, V value,
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent, long long index, CudaifyV value,
                                int *outside)
 {
     if (index < 0 || index >= extent) {
         *outside = 1;
         return;
     }
-    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (T)value);
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
 }
-template <class T, class V>
-__device__ void cudaify_subtract_at(T *global, T *local, long long extent, long long index,
-                                    V value, int *outside)
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent, long long index,
+                                    CudaifyV value, int *outside)
 {
-    cudaify_add_at(global, local, extent, index, (T)((T)0 - (T)value), outside);
+    cudaify_add_at(global, local, extent, index, (CudaifyT)((CudaifyT)0 - (CudaifyT)value), outside);
 }
 
 /* Reduction loop 'i' of scale_and_sum() (line 10) on total: per-thread copies, one partial per block. */

@@ -1,0 +1,441 @@
+"""`scan`: run a prefix-sum loop with CUB's device-wide scan.
+
+Two spellings are recognised, with `i` the loop variable (step 1) and E any expression
+free of side effects that reads neither the accumulator nor the output:
+- an accumulator: `acc += E; out[i] = acc;` (inclusive) or `out[i] = acc; acc += E;`
+  (exclusive); `acc` ends with its sequential final value;
+- the output's own previous element: `out[i] = out[i - 1] + E;` (or `E + out[i - 1]`),
+  where `out[first - 1]` is the starting value.
+A first kernel evaluates the terms E, `cub::DeviceScan::InclusiveSum` scans them (its
+temporary storage is allocated once per call), a second kernel adds the starting value
+and stores the results (shifted by one for the exclusive form). Other recurrences
+(`x[i] = a[i] * x[i-1] + b[i]`) are refused: they are not sums."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.frontend.facts import ArrayData, Function, Loop, Program
+from cudaify.transforms import csource as cs
+from cudaify.transforms import pattern_support as ps
+from cudaify.transforms.atomic_privatize import _integral, _integral_type
+from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.offload import (
+    Level,
+    _array_param,
+    _arrays,
+    _element_type,
+    _fresh,
+    _grid_stride_header,
+    _helpers,
+    _kernel_argument,
+    _levels,
+    _line_indent,
+    _narrowed,
+    _paren,
+    _require_enough_work,
+    _require_no_array_sizeof,
+    _require_no_jumps,
+)
+from tree_sitter import Node
+
+from cudaify.core import Problem, Variant
+
+THREADS = 256
+CUB_INCLUDE = "#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */"
+
+
+@dataclass(frozen=True)
+class ScanForm:
+    """What the loop computes: out[i] = start + (sum of the terms up to i)."""
+
+    output: str  # the array written at [i]
+    term: Node  # E
+    accumulator: str | None  # the scalar of the accumulator form
+    exclusive: bool
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    located: ps.Located
+    level: Level
+    form: ScanForm
+    term: str
+    arrays: tuple[ArrayData, ...]  # read by the terms
+    output: ArrayData
+    scalars: tuple[tuple[str, str], ...]
+    helpers: tuple[str, ...]
+    value_type: str  # the type the sums are taken in
+    output_type: str
+    names: dict[str, str]
+    devices: tuple[tuple[str, str], ...]
+    indent: str
+
+
+class Scan(Method):
+    name = "scan"
+    summary = "run a prefix-sum loop as terms, CUB's device-wide inclusive sum, and stores"
+    category = "pattern"
+    follows = ("sequential", "offload")
+    instruction = (
+        "Replace the prefix-sum loop (acc += a[i]; out[i] = acc; or out[i] = out[i-1] + a[i]) "
+        "by a kernel that computes every term into a device buffer, "
+        "cub::DeviceScan::InclusiveSum (or ExclusiveSum) over it (#include <cub/cub.cuh>; "
+        "call it once with NULL storage to get the temporary size, allocate it, call it "
+        "again), and a kernel that adds the starting value and stores the results. Write "
+        "the final accumulator back when the program uses it after the loop. Check every "
+        "CUDA call."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = _plans(variant, ctx.program)
+        return None if plans else (reasons[0] if reasons else "no scan loop outside main")
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = _plans(variant, ctx.program)
+        if not plans:
+            return Outcome(None, reasons[0] if reasons else "no scan loop outside main")
+        code = _emit(variant.code, plans)
+        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
+        detail = "; ".join(_describe(plan) for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        problems = []
+        if "cub::DeviceScan::" not in after.code:
+            problems.append(Problem("scan", "no device-wide scan (cub::DeviceScan) is made"))
+        if "<<<" not in after.code:
+            problems.append(Problem("scan", "no kernel launch is made"))
+        return problems
+
+
+def _describe(plan: ScanPlan) -> str:
+    loop = plan.located.loop
+    kind = "exclusive" if plan.form.exclusive else "inclusive"
+    return (
+        f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line} -> {kind} "
+        f"scan of {plan.form.output}"
+    )
+
+
+def _plans(variant: Variant, program: Program) -> tuple[list[ScanPlan], list[str]]:
+    source = variant.code.encode("utf-8", errors="surrogateescape")
+    taken = ps.identifiers(source, cs.parse(source))
+    plans: list[ScanPlan] = []
+    reasons: list[str] = []
+    for function in program.functions:
+        if function.name == "main":
+            continue
+        for outer, loop in ps.candidates(function, ("scan",)):
+            try:
+                plans.append(_plan(variant.code, program, function, outer, loop, taken))
+            except ps.Refuse as refusal:
+                reasons.append(ps.where(program, function, loop, "scan", str(refusal)))
+    helpers = {name for plan in plans for name in plan.helpers}
+    return [p for p in plans if p.located.function.name not in helpers], reasons
+
+
+def _plan(
+    code: str, program: Program, function: Function, outer: Loop, loop: Loop, taken: set[str]
+) -> ScanPlan:
+    if loop.early_exit or loop.children:
+        raise ps.Refuse("the loop has inner loops or can exit early")
+    if loop.step != 1:
+        raise ps.Refuse(f"the loop's step is {loop.step}, not 1")
+    _require_enough_work([loop])
+    located = ps.locate(code, program, function, outer, loop)
+    nest, tree, source = located.node, located.tree, located.source
+    _require_no_jumps(nest)
+    form = _form(located)
+    every = ps.unique_arrays(
+        tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
+    )
+    output = next((a for a in every if a.name == form.output), None)
+    if output is None or output.dims:
+        raise ps.Refuse(f"'{form.output}' is not a one-dimensional array the analysis knows")
+    term_names = {cs.text(n, source) for n in cs.identifiers_in(form.term)}
+    arrays = tuple(a for a in every if a.name != form.output and a.name in term_names)
+    _require_no_array_sizeof(nest, every, source)
+    output_type = _element_type(output)
+    value_type = _value_type(located, form, output_type)
+    if _integral_type(value_type) and not _integral(form.term, located):
+        raise ps.Refuse(
+            f"cannot prove that '{cs.text(form.term, source)}' is an integer, as the sums are "
+            f"{value_type}"
+        )
+    (level,) = _levels([located.loop], tree, source, taken)
+    skip = {form.output} | ({form.accumulator} if form.accumulator else set())
+    scalars, privates = ps.scalars_of(located, arrays, skip, {loop.var})
+    if privates:
+        raise ps.Refuse(f"the loop also writes '{privates[0][1]}'")
+    keys = ("terms", "sums", "storage", "storage_bytes", "d_out", "start", "total", "blocks")
+    names = {key: _fresh(key, taken) for key in keys}
+    names["terms_kernel"] = _fresh(f"{function.name}_scan_terms", taken)
+    names["store_kernel"] = _fresh(f"{function.name}_scan_store", taken)
+    return ScanPlan(
+        located=located,
+        level=level,
+        form=form,
+        term=cs.text(form.term, source),
+        arrays=arrays,
+        output=output,
+        scalars=scalars,
+        helpers=_helpers(form.term, tree, source, program),
+        value_type=value_type,
+        output_type=output_type,
+        names=names,
+        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
+        indent=_line_indent(source, located.loop.span.start),
+    )
+
+
+def _statements(located: ps.Located) -> list[Node]:
+    body = located.node.child_by_field_name("body")
+    if body is None:
+        return []
+    if body.type == "compound_statement":
+        inner = [c for c in body.named_children if c.type != "comment"]
+    else:
+        inner = [body]
+    if not all(s.type == "expression_statement" and s.named_children for s in inner):
+        raise ps.Refuse("the body is not a sequence of plain expression statements")
+    return [s.named_children[0] for s in inner]
+
+
+def _form(located: ps.Located) -> ScanForm:
+    statements = _statements(located)
+    if len(statements) == 2:
+        return _accumulator_form(statements, located)
+    if len(statements) == 1:
+        return _recurrence_form(statements[0], located)
+    raise ps.Refuse(f"the body has {len(statements)} statements; a scan has one or two")
+
+
+def _assignment(node: Node, source: bytes) -> tuple[str, Node, Node] | None:
+    if node.type != "assignment_expression":
+        return None
+    operator = node.child_by_field_name("operator")
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if operator is None or left is None or right is None:
+        return None
+    return cs.text(operator, source), left, right
+
+
+def _store_at(left: Node, located: ps.Located, offset: int = 0) -> str | None:
+    """The array name when `left` is `a[i]` (or `a[i - 1]` for offset -1)."""
+    if left.type != "subscript_expression":
+        return None
+    array = left.child_by_field_name("argument")
+    index = left.child_by_field_name("index")
+    if index is None:
+        indices = left.child_by_field_name("indices")
+        index = indices.named_children[0] if indices is not None and indices.named_children else None
+    if array is None or array.type != "identifier" or index is None:
+        return None
+    spelled = re.sub(r"\s+", "", cs.text(index, located.source))
+    wanted = located.loop.var + (f"-{-offset}" if offset < 0 else "")
+    return cs.text(array, located.source) if spelled == wanted else None
+
+
+def _accumulator_form(statements: list[Node], located: ps.Located) -> ScanForm:
+    source = located.source
+    parts = [_assignment(s, source) for s in statements]
+    if parts[0] is None or parts[1] is None:
+        raise ps.Refuse("the body's statements are not assignments")
+    for update_at, store_at in ((0, 1), (1, 0)):
+        op, acc_node, term = parts[update_at]
+        store_op, left, value = parts[store_at]
+        if op != "+=" or store_op != "=" or acc_node.type != "identifier":
+            continue
+        accumulator = cs.text(acc_node, source)
+        output = _store_at(left, located)
+        if output is None or cs.text(value, source).strip() != accumulator:
+            continue
+        _require_pure_term(term, located, {accumulator, output})
+        return ScanForm(output, term, accumulator, exclusive=store_at < update_at)
+    raise ps.Refuse("the body is not `acc += E; out[i] = acc;` (or the exclusive order)")
+
+
+def _recurrence_form(statement: Node, located: ps.Located) -> ScanForm:
+    source = located.source
+    parts = _assignment(statement, source)
+    if parts is None or parts[0] != "=":
+        raise ps.Refuse("the body is not an assignment")
+    _, left, right = parts
+    output = _store_at(left, located)
+    if output is None or right.type != "binary_expression":
+        raise ps.Refuse("the body is not `out[i] = out[i - 1] + E`")
+    operator = right.child_by_field_name("operator")
+    a, b = right.child_by_field_name("left"), right.child_by_field_name("right")
+    if operator is None or cs.text(operator, source) != "+" or a is None or b is None:
+        raise ps.Refuse("the recurrence is not a sum (out[i] = out[i - 1] + E)")
+    for previous, term in ((a, b), (b, a)):
+        if _store_at(previous, located, -1) == output:
+            _require_pure_term(term, located, {output})
+            return ScanForm(output, term, None, exclusive=False)
+    raise ps.Refuse("the recurrence is not a sum of the previous element and a term")
+
+
+def _require_pure_term(term: Node, located: ps.Located, forbidden: set[str]) -> None:
+    source = located.source
+    for node in cs.walk(term):
+        if node.type in ("assignment_expression", "update_expression", "comma_expression"):
+            raise ps.Refuse(f"line {cs.line_of(node)}: the term has a side effect")
+        if node.type == "identifier" and cs.text(node, source) in forbidden:
+            raise ps.Refuse(
+                f"line {cs.line_of(node)}: the term reads '{cs.text(node, source)}', "
+                "which the scan writes"
+            )
+
+
+def _value_type(located: ps.Located, form: ScanForm, output_type: str) -> str:
+    if form.accumulator is None:
+        return output_type
+    declared = cs.visible(located.tree, located.source, form.accumulator, located.node.start_byte)
+    if declared is None or declared.kind not in ("scalar", "reference"):
+        raise ps.Refuse(f"the declaration of '{form.accumulator}' was not found")
+    if declared.scope == "global":
+        raise ps.Refuse(f"the accumulator '{form.accumulator}' is a global variable")
+    spelled = " ".join(ps._QUALIFIERS.sub("", declared.base).split())
+    if "auto" in spelled.split() or "static" in spelled.split():
+        raise ps.Refuse(f"the accumulator has type '{spelled}'")
+    return spelled
+
+
+# ---- emitting ---------------------------------------------------------------------------
+
+
+def _emit(code: str, plans: list[ScanPlan]) -> str:
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    edits: list[Edit] = []
+    by_position: dict[int, list[ScanPlan]] = {}
+    for plan in plans:
+        by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
+    first = min(by_position)
+    moves, helpers_text = ps.prelude_edits(source, first, (CUB_INCLUDE,))
+    edits += moves
+    for at, group in sorted(by_position.items()):
+        kernels = "".join(_kernels(plan) for plan in group)
+        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
+    for plan in plans:
+        start, end = plan.located.loop.span.start, plan.located.node.end_byte
+        edits.append(Edit(start, end, _host_text(plan), "the scan runs on the GPU"))
+    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
+    edits += ps.device_edits(helpers, tree, source)
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _kernels(plan: ScanPlan) -> str:
+    loop, names, level = plan.located.loop, plan.names, plan.level
+    params = [_array_param(a) for a in plan.arrays]
+    params += [f"{type_} {name}" for type_, name in plan.scalars]
+    params += [f"long long {level.trips}", f"{plan.value_type} *{names['terms']}"]
+    store_params = [
+        f"const {plan.value_type} *{names['sums']}",
+        f"{plan.value_type} {names['start']}",
+        f"long long {level.trips}",
+        f"{plan.output_type} *{names['d_out']}",
+    ]
+    t = level.index
+    if plan.form.exclusive:
+        stored = f"{t} > 0 ? {names['start']} + {names['sums']}[{t} - 1] : {names['start']}"
+    else:
+        stored = f"{names['start']} + {names['sums']}[{t}]"
+    header = _grid_stride_header(level, "    ")
+    lines = [
+        f"/* Scan loop '{loop.var}' of {plan.located.function.name}() (line {loop.line}): "
+        "the terms of the prefix sum, one per thread. */",
+        f"__global__ void {names['terms_kernel']}({', '.join(params)})",
+        "{",
+        *header,
+        f"        {names['terms']}[{t}] = ({plan.value_type})({plan.term});",
+        "    }",
+        "}",
+        "",
+        "/* The starting value plus the scanned terms, stored as the loop stores them. */",
+        f"__global__ void {names['store_kernel']}({', '.join(store_params)})",
+        "{",
+        *header[:2],
+        f"        {names['d_out']}[{t}] = ({plan.output_type})({stored});",
+        "    }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n\n"
+
+
+def _host_text(plan: ScanPlan) -> str:
+    ind = plan.indent + "    "
+    inner = ind + "    "
+    loop, level = plan.located.loop, plan.level
+    inclusive = 1 if loop.upper_inclusive else 0
+    lines = [
+        "{",
+        f"{ind}/* cudaify: this scan runs on the GPU: {plan.names['terms_kernel']}, "
+        f"cub::DeviceScan::InclusiveSum, {plan.names['store_kernel']} */",
+        f"{ind}const long long {level.trips} = cudaify_trips({loop.lower}, {loop.upper}, 1, "
+        f"{inclusive});",
+        f"{ind}if ({level.trips} > 0) {{",
+    ]
+    lines += [inner + line for line in _device_side(plan)]
+    lines.append(ind + "}")
+    if level.declared_outside:
+        lines.append(f"{ind}{loop.var} = ({level.var_type})({_paren(loop.lower)} + {level.trips});")
+    lines.append(plan.indent + "}")
+    return "\n".join(lines)
+
+
+def _device_side(plan: ScanPlan) -> list[str]:
+    names, level, form = plan.names, plan.level, plan.form
+    devices = dict(plan.devices)
+    value, trips = plan.value_type, level.trips
+    terms, sums, storage, storage_bytes = (
+        names["terms"], names["sums"], names["storage"], names["storage_bytes"]
+    )
+    d_out, start, total, blocks = names["d_out"], names["start"], names["total"], names["blocks"]
+    first = _paren(plan.located.loop.lower)
+    if form.accumulator is not None:
+        start_value = form.accumulator
+    else:
+        start_value = f"{form.output}[{first} - 1]"
+    lines = ps.copy_in(plan.arrays, devices)
+    lines += [
+        f"const {value} {start} = {start_value};",
+        f"{value} *{terms} = NULL, *{sums} = NULL;",
+        f"{plan.output_type} *{d_out} = NULL;",
+        f"CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof({value})));",
+        f"CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof({value})));",
+        f"CUDAIFY_CHECK(cudaMalloc((void **)&{d_out}, (size_t){trips} * sizeof({plan.output_type})));",
+        f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);",
+    ]
+    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments += [name for _, name in plan.scalars]
+    arguments += [trips, terms]
+    lines += [
+        f"{names['terms_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(arguments)});",
+        "CUDAIFY_CHECK(cudaGetLastError());",
+        "/* CUB tells the temporary storage it needs, then scans */",
+        f"size_t {storage_bytes} = 0;",
+        f"void *{storage} = NULL;",
+        f"CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum({storage}, {storage_bytes}, {terms}, {sums}, "
+        f"{trips}));",
+        f"CUDAIFY_CHECK(cudaMalloc(&{storage}, {storage_bytes}));",
+        f"CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum({storage}, {storage_bytes}, {terms}, {sums}, "
+        f"{trips}));",
+        f"{names['store_kernel']}<<<{blocks}, {THREADS}>>>({sums}, {start}, {trips}, {d_out});",
+        "CUDAIFY_CHECK(cudaGetLastError());",
+        f"CUDAIFY_CHECK(cudaMemcpy({form.output} + {first}, {d_out}, (size_t){trips} * "
+        f"sizeof({plan.output_type}), cudaMemcpyDeviceToHost));",
+    ]
+    if form.accumulator is not None:
+        lines += [
+            f"{value} {total};",
+            f"CUDAIFY_CHECK(cudaMemcpy(&{total}, {sums} + ({trips} - 1), sizeof({value}), "
+            "cudaMemcpyDeviceToHost));",
+            f"{form.accumulator} = {start} + {total};",
+        ]
+    names_freed = [devices[a.name] for a in plan.arrays] + [terms, sums, d_out, storage]
+    lines += ps.frees(names_freed)
+    return lines
