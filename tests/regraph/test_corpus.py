@@ -88,3 +88,19 @@ def test_the_loop_check_rejects_work_done_in_main_only():
         "int main(void) {\n    for (int i = 0; i < 3; i++) ;\n}\n"
     )
     assert _FUNCTION_WITH_LOOP.search("void f(int n) {\n    for (;;) ;\n}\nint main(void) {}\n")
+
+
+def test_curated_trajectories_name_corpus_programs_and_known_methods():
+    from cudaify.regraph.build import corpus_trajectories
+    from cudaify.regraph.relabel import CANONICAL, relabel
+    from cudaify.regraph.trajectory import load
+
+    files = corpus_trajectories(CORPUS)
+    assert files, "no curated trajectory in the corpus"
+    names = {p.stem for p in PROGRAMS}
+    for file in files:
+        trajectory = load(file)
+        assert trajectory.program in names, file
+        assert trajectory.source == "curated"
+        assert trajectory.steps
+        assert all(relabel(step.method) in CANONICAL for step in trajectory.steps), file
