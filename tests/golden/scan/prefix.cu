@@ -1,0 +1,389 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */
+
+/* Prefix sums in three spellings: an inclusive accumulator (64-bit integers), an
+   exclusive one whose final value is the total (offsets from counts), and a recurrence
+   on the output's previous element (doubles, starting from out[0]). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N 100000
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity()
+    {
+        return cuda::std::numeric_limits<CudaifyT>::has_infinity ? cuda::std::numeric_limits<CudaifyT>::infinity()
+                                                          : cuda::std::numeric_limits<CudaifyT>::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity()
+    {
+        return cuda::std::numeric_limits<CudaifyT>::has_infinity ? -cuda::std::numeric_limits<CudaifyT>::infinity()
+                                                          : cuda::std::numeric_limits<CudaifyT>::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent, long long index, CudaifyV value,
+                               int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent, long long index,
+                                    CudaifyV value, int *outside)
+{
+    cudaify_add_at(global, local, extent, index, (CudaifyT)((CudaifyT)0 - (CudaifyT)value), outside);
+}
+
+/* Scan loop 'i' of running_total() (line 12): the terms of the prefix sum, one per thread. */
+__global__ void running_total_scan_terms(long long *in, long long trips_i, long long *terms)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        terms[t_i] = (long long)(in[i]);
+    }
+}
+
+/* The starting value plus the scanned terms, stored as the loop stores them. */
+__global__ void running_total_scan_store(const long long *sums, long long start_2, long long trips_i, long long *d_out)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        d_out[t_i] = (long long)(start_2 + sums[t_i]);
+    }
+}
+
+void running_total(int n, const long long *in, long long *out)
+{
+    long long running = 7;
+    {
+        /* cudaify: this scan runs on the GPU: running_total_scan_terms, cub::DeviceScan::InclusiveSum, running_total_scan_store */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            long long *d_in = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
+            const long long start_2 = running;
+            long long *terms = NULL, *sums = NULL;
+            long long *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(long long)));
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
+            running_total_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs, then scans */
+            size_t storage_bytes = 0;
+            void *storage = NULL;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
+            CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
+            running_total_scan_store<<<blocks, 256>>>(sums, start_2, trips_i, d_out);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out + 0, d_out, (size_t)trips_i * sizeof(long long), cudaMemcpyDeviceToHost));
+            long long total_2;
+            CUDAIFY_CHECK(cudaMemcpy(&total_2, sums + (trips_i - 1), sizeof(long long), cudaMemcpyDeviceToHost));
+            running = start_2 + total_2;
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(terms));
+            CUDAIFY_CHECK(cudaFree(sums));
+            CUDAIFY_CHECK(cudaFree(d_out));
+            CUDAIFY_CHECK(cudaFree(storage));
+        }
+    }
+}
+
+/* Scan loop 'i' of offsets() (line 21): the terms of the prefix sum, one per thread. */
+__global__ void offsets_scan_terms(int *count, long long trips_i_2, int *terms_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i_2;
+        terms_2[t_i_2] = (int)(count[i]);
+    }
+}
+
+/* The starting value plus the scanned terms, stored as the loop stores them. */
+__global__ void offsets_scan_store(const int *sums_2, int start_3, long long trips_i_2, int *d_out_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        d_out_2[t_i_2] = (int)(t_i_2 > 0 ? start_3 + sums_2[t_i_2 - 1] : start_3);
+    }
+}
+
+int offsets(int n, const int *count, int *start)
+{
+    int next = 0;
+    {
+        /* cudaify: this scan runs on the GPU: offsets_scan_terms, cub::DeviceScan::InclusiveSum, offsets_scan_store */
+        const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_2 > 0) {
+            int *d_count = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            const int start_3 = next;
+            int *terms_2 = NULL, *sums_2 = NULL;
+            int *d_out_2 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)trips_i_2 * sizeof(int)));
+            const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
+            offsets_scan_terms<<<blocks_2, 256>>>(d_count, trips_i_2, terms_2);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs, then scans */
+            size_t storage_bytes_2 = 0;
+            void *storage_2 = NULL;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_2, storage_bytes_2, terms_2, sums_2, trips_i_2));
+            CUDAIFY_CHECK(cudaMalloc(&storage_2, storage_bytes_2));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_2, storage_bytes_2, terms_2, sums_2, trips_i_2));
+            offsets_scan_store<<<blocks_2, 256>>>(sums_2, start_3, trips_i_2, d_out_2);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(start + 0, d_out_2, (size_t)trips_i_2 * sizeof(int), cudaMemcpyDeviceToHost));
+            int total_3;
+            CUDAIFY_CHECK(cudaMemcpy(&total_3, sums_2 + (trips_i_2 - 1), sizeof(int), cudaMemcpyDeviceToHost));
+            next = start_3 + total_3;
+            CUDAIFY_CHECK(cudaFree(d_count));
+            CUDAIFY_CHECK(cudaFree(terms_2));
+            CUDAIFY_CHECK(cudaFree(sums_2));
+            CUDAIFY_CHECK(cudaFree(d_out_2));
+            CUDAIFY_CHECK(cudaFree(storage_2));
+        }
+    }
+    return next;
+}
+
+/* Scan loop 'i' of cumulative() (line 31): the terms of the prefix sum, one per thread. */
+__global__ void cumulative_scan_terms(double *in, long long trips_i_3, double *terms_3)
+{
+    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
+         t_i_3 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + t_i_3);
+        terms_3[t_i_3] = (double)(0.5 * in[i]);
+    }
+}
+
+/* The starting value plus the scanned terms, stored as the loop stores them. */
+__global__ void cumulative_scan_store(const double *sums_3, double start_4, long long trips_i_3, double *d_out_3)
+{
+    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
+         t_i_3 += (long long)blockDim.x * gridDim.x) {
+        d_out_3[t_i_3] = (double)(start_4 + sums_3[t_i_3]);
+    }
+}
+
+void cumulative(int n, const double *in, double *out)
+{
+    out[0] = in[0];
+    {
+        /* cudaify: this scan runs on the GPU: cumulative_scan_terms, cub::DeviceScan::InclusiveSum, cumulative_scan_store */
+        const long long trips_i_3 = cudaify_trips(1, n, 1, 0);
+        if (trips_i_3 > 0) {
+            double *d_in_2 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in_2, in + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            const double start_4 = out[1 - 1];
+            double *terms_3 = NULL, *sums_3 = NULL;
+            double *d_out_3 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&terms_3, (size_t)trips_i_3 * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&sums_3, (size_t)trips_i_3 * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_3, (size_t)trips_i_3 * sizeof(double)));
+            const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 2147483647u);
+            cumulative_scan_terms<<<blocks_3, 256>>>(d_in_2 - (1), trips_i_3, terms_3);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs, then scans */
+            size_t storage_bytes_3 = 0;
+            void *storage_3 = NULL;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_3, storage_bytes_3, terms_3, sums_3, trips_i_3));
+            CUDAIFY_CHECK(cudaMalloc(&storage_3, storage_bytes_3));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_3, storage_bytes_3, terms_3, sums_3, trips_i_3));
+            cumulative_scan_store<<<blocks_3, 256>>>(sums_3, start_4, trips_i_3, d_out_3);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out + 1, d_out_3, (size_t)trips_i_3 * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in_2));
+            CUDAIFY_CHECK(cudaFree(terms_3));
+            CUDAIFY_CHECK(cudaFree(sums_3));
+            CUDAIFY_CHECK(cudaFree(d_out_3));
+            CUDAIFY_CHECK(cudaFree(storage_3));
+        }
+    }
+}
+
+int main(void)
+{
+    long long *a = (long long *)malloc(sizeof(long long) * N);
+    long long *sa = (long long *)malloc(sizeof(long long) * N);
+    int *c = (int *)malloc(sizeof(int) * N);
+    int *sc = (int *)malloc(sizeof(int) * N);
+    double *d = (double *)malloc(sizeof(double) * N);
+    double *sd = (double *)malloc(sizeof(double) * N);
+    unsigned int state = 5u;
+    for (int i = 0; i < N; i++) {
+        state = state * 1664525u + 1013904223u;
+        a[i] = (long long)(state >> 8) - 8000000;
+        c[i] = (int)(state >> 28);
+        d[i] = (double)(state >> 8) / 16777216.0;
+    }
+    running_total(N, a, sa);
+    int total = offsets(N, c, sc);
+    cumulative(N, d, sd);
+    printf("ints: %lld %lld %lld\n", sa[0], sa[N / 2], sa[N - 1]);
+    printf("offsets: %d %d %d total=%d\n", sc[0], sc[1], sc[N - 1], total);
+    printf("doubles: %.6e %.6e %.6e\n", sd[0], sd[N / 3], sd[N - 1]);
+    free(a);
+    free(sa);
+    free(c);
+    free(sc);
+    free(d);
+    free(sd);
+    return 0;
+}
