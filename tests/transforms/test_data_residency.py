@@ -209,7 +209,8 @@ static cudaError_t cudaMemcpy(void *d, const void *s, size_t n, int kind)
 TABLE_PROGRAM = r"""
 int main(void)
 {
-    float a[100], b[100];
+    /* aligned so that the copies' offsets in their 256-byte lines are known */
+    static float a[100] __attribute__((aligned(256))), b[100] __attribute__((aligned(256)));
     for (int i = 0; i < 100; i++) a[i] = b[i] = (float)i;
     cudaify_scope_begin();
     for (int step = 0; step < 3; step++) {

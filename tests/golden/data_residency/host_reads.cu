@@ -120,6 +120,11 @@ static void cudaify_device_release(char *device, size_t capacity)
     cudaify_push(&cudaify_pool, pooled);
 }
 
+static void cudaify_release_copy(const cudaify_entry *entry)
+{
+    cudaify_device_release(entry->device - ((size_t)entry->host & 255u), entry->capacity);
+}
+
 /* Host memory is about to be read: copy written ranges back; device copies stay valid. */
 static void cudaify_host_reads(void)
 {
@@ -138,9 +143,9 @@ static void cudaify_host_writes(void)
 {
     cudaify_host_reads();
     for (int i = 0; i < cudaify_present.count; i++)
-        cudaify_device_release(cudaify_present.items[i].device, cudaify_present.items[i].capacity);
+        cudaify_release_copy(&cudaify_present.items[i]);
     for (int i = 0; i < cudaify_retired.count; i++)
-        cudaify_device_release(cudaify_retired.items[i].device, cudaify_retired.items[i].capacity);
+        cudaify_release_copy(&cudaify_retired.items[i]);
     cudaify_present.count = 0;
     cudaify_retired.count = 0;
 }
@@ -159,7 +164,7 @@ static void cudaify_host_writes_at(const void *ptr, size_t bytes)
         if (entry.dirty)
             CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
                                      cudaMemcpyDeviceToHost));
-        cudaify_device_release(entry.device, entry.capacity);
+        cudaify_release_copy(&entry);
         cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
     }
 }
@@ -175,9 +180,12 @@ static void cudaify_scope_end(void)
 /* Host bytes [low, high) copied to a device buffer. */
 static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity)
 {
-    char *device = cudaify_device_alloc((size_t)(high - low), capacity);
-    CUDAIFY_CHECK(cudaMemcpy(device, low, (size_t)(high - low), cudaMemcpyHostToDevice));
-    return device;
+    /* the copy sits at the host address's offset in a 256-byte line, so that every
+       pointer into it (a union of ranges included) is aligned as its host twin is */
+    size_t skew = (size_t)low & 255u;
+    char *base = cudaify_device_alloc((size_t)(high - low) + skew, capacity);
+    CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    return base + skew;
 }
 
 /* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
@@ -228,7 +236,7 @@ static void cudaify_unmap(const void *host, void *device, size_t bytes, int writ
         return;
     if (writes)
         CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
-    cudaify_device_release((char *)device, bytes > 0 ? bytes : 1);
+    cudaify_device_release((char *)device - ((size_t)host & 255u), bytes + ((size_t)host & 255u));
 }
 
 /* Loop nest 'i' of apply() (line 10): one thread per iteration. */
