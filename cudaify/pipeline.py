@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -143,18 +144,18 @@ class Stages:
         build, _timed, _seconds = self.evaluator.compile(Variant(code=code))
         return [] if build.ok else [compile_problem(build.diagnostics)]
 
-    def examples(self, variant: Variant, method_name: str) -> list[Any]:
-        from cudaify.regraph.graph import START, default_graph
+    @functools.cached_property
+    def graph(self) -> Any:
+        return search_graph()
 
-        graph = default_graph()
+    def examples(self, variant: Variant, method_name: str) -> list[Any]:
+        from cudaify.regraph.graph import START
+        from cudaify.regraph.retrieve import retrieve
+
         source = variant.node if variant.steps else START
-        if not graph.graph.has_edge(source, method_name):
+        if not self.graph.graph.has_edge(source, method_name) or self.config.examples <= 0:
             return []
-        try:
-            from cudaify.regraph.retrieve import retrieve
-        except ImportError:
-            return graph.examples(source, method_name)[: self.config.examples]
-        return retrieve(graph, source, method_name, variant.code, self.config.examples)
+        return retrieve(self.graph, variant.code, source, method_name, self.config.examples)
 
     def method_prior(self, variant: Variant, methods: list[str]) -> dict[str, float]:
         from cudaify.transforms import METHODS
@@ -211,6 +212,22 @@ class Stages:
         return self.evaluator.evaluate(variant)
 
 
+def search_graph() -> Any:
+    """The reasoning graph the search walks: the shipped graph merged with what this user's
+    runs learned (--learn), plus every registered method's in-edges (`Method.follows`), so a
+    method is reachable even before any trajectory has taught the graph an example of it."""
+    from cudaify.regraph.learn import load_active_graph
+    from cudaify.transforms import METHODS
+
+    graph = load_active_graph()
+    for method in METHODS.values():
+        graph.add_method(method.name, method.summary, method.category)
+        for source in method.follows:
+            if source == "sequential" or source in METHODS:
+                graph.add_edge(source, method.name)
+    return graph
+
+
 def slm_available(config: Config) -> bool:
     """`auto` uses the SLM only when one is at hand: a replay file, an endpoint, a model
     named by --model or $CUDAIFY_MODEL, or the default model already installed. It never
@@ -240,7 +257,6 @@ STRATEGIES = ("mcgs", "greedy", "rules", "oneshot", "cot")
 def search(start: Variant, stages: Stages, config: Config, progress=None):  # -> SearchResult
     from cudaify.mcgs import search as search_mod
     from cudaify.mcgs.mcgs import Budget, GraphSearch
-    from cudaify.regraph.graph import default_graph
 
     if config.methods:
         return search_mod.run_sequence(
@@ -259,7 +275,7 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         return search_mod.run_whole_program(
             start, config.strategy, stages.whole_program, stages.evaluate, progress
         )
-    graph = default_graph()
+    graph = stages.graph
     if config.strategy == "rules":
         return search_mod.run_rules(
             start, graph, stages.expand, stages.evaluate, config.max_depth, progress
@@ -429,7 +445,11 @@ def result_key(source_path: str, source: bytes, config: Config) -> str:
     from cudaify.backend.gpu import detect_gpus
 
     settings = {name: getattr(config, name) for name in _RESULT_SETTINGS}
+    from cudaify.regraph.learn import user_graph_path
+
     graph = resources.files("cudaify.regraph").joinpath("data/default.json").read_bytes()
+    learned = user_graph_path()
+    graph += learned.read_bytes() if learned.is_file() else b""
     gpus = [f"{g.name}/{g.compute_capability}" for g in detect_gpus()]
     return content_hash(
         __version__,

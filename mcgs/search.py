@@ -37,17 +37,21 @@ class SearchResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (method, reason)
     iterations: int = 0
     seconds: float = 0.0
+    # Among equal rewards (without a GPU every compiled candidate scores the same): the
+    # shorter sequence, the smallest unverified change; an explicit --methods sequence
+    # asks for all of its steps, so there the longer one.
+    prefer_longer: bool = False
     # the explored graph of states: {key, methods, stage, reward, visits, value, edges}
     states: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def best(self) -> Candidate | None:
-        """The highest-reward candidate that compiled. Ties (without a GPU every compiled
-        candidate scores the same) go to the longer sequence: the most the rules could do."""
+        """The highest-reward candidate that compiled; ties as `prefer_longer` says."""
         usable = [c for c in self.candidates if c.evaluation.stage >= Stage.COMPILE]
         if not usable:
             return None
-        return max(usable, key=lambda c: (c.reward, len(c.variant.steps)))
+        sign = 1 if self.prefer_longer else -1
+        return max(usable, key=lambda c: (c.reward, sign * len(c.variant.steps)))
 
     @property
     def best_verified(self) -> Candidate | None:
@@ -71,7 +75,7 @@ def run_sequence(
 ) -> SearchResult:
     """Apply the given methods in order; a method that does not apply is skipped with its
     reason. Every intermediate variant is evaluated."""
-    result = SearchResult(strategy="sequence")
+    result = SearchResult(strategy="sequence", prefer_longer=True)
     began = time.perf_counter()
     current = start
     for method in methods:
