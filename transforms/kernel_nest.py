@@ -533,3 +533,87 @@ def _uniform_name(
     return value is not None and all(
         _uniform_name(i, tree, source, written, seen) for i in cs.identifiers_in(value)
     )
+
+
+# ---- polynomials over names -----------------------------------------------------------
+
+Poly = dict[tuple[str, ...], int]  # sorted names of a monomial -> integer coefficient
+
+
+def polynomial(node: Node, source: bytes) -> Poly | None:
+    """The expression as a polynomial with integer coefficients over its names, or None
+    when it is not one (division, calls, memory). Casts count as the value they cast:
+    callers use this to compare index expressions, whose values fit their types."""
+    kind = node.type
+    if kind == "number_literal":
+        digits = re.sub(r"[uUlL]+$", "", cs.text(node, source))
+        try:
+            value = int(digits, 0)
+        except ValueError:
+            return None
+        return {(): value} if value else {}
+    if kind == "identifier":
+        return {(cs.text(node, source),): 1}
+    if kind == "parenthesized_expression" and len(node.named_children) == 1:
+        return polynomial(node.named_children[0], source)
+    if kind == "cast_expression":
+        cast = node.child_by_field_name("value")
+        return polynomial(cast, source) if cast is not None else None
+    if kind == "unary_expression":
+        argument = node.child_by_field_name("argument")
+        operator = node.child_by_field_name("operator")
+        inner = polynomial(argument, source) if argument is not None else None
+        if inner is None or operator is None or cs.text(operator, source) not in "+-":
+            return None
+        return inner if cs.text(operator, source) == "+" else scaled(inner, -1)
+    if kind == "binary_expression":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        operator = node.child_by_field_name("operator")
+        if left is None or right is None or operator is None:
+            return None
+        a, b = polynomial(left, source), polynomial(right, source)
+        if a is None or b is None:
+            return None
+        op = cs.text(operator, source)
+        if op == "+":
+            return added(a, b)
+        if op == "-":
+            return added(a, scaled(b, -1))
+        if op == "*":
+            return multiplied(a, b)
+    return None
+
+
+def added(a: Poly, b: Poly) -> Poly:
+    total = dict(a)
+    for monomial, coeff in b.items():
+        total[monomial] = total.get(monomial, 0) + coeff
+    return {m: c for m, c in total.items() if c}
+
+
+def scaled(a: Poly, factor: int) -> Poly:
+    return {m: c * factor for m, c in a.items() if c * factor}
+
+
+def multiplied(a: Poly, b: Poly) -> Poly:
+    product: Poly = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            monomial = tuple(sorted(ma + mb))
+            product[monomial] = product.get(monomial, 0) + ca * cb
+    return {m: c for m, c in product.items() if c}
+
+
+def derivative(a: Poly, name: str) -> Poly | None:
+    """d a / d name when `a` is at most linear in `name`, else None."""
+    result: Poly = {}
+    for monomial, coeff in a.items():
+        count = monomial.count(name)
+        if count > 1:
+            return None
+        if count == 1:
+            rest = list(monomial)
+            rest.remove(name)
+            key = tuple(rest)
+            result[key] = result.get(key, 0) + coeff
+    return {m: c for m, c in result.items() if c}

@@ -152,7 +152,17 @@ def tiling_problems(code: str) -> list[Problem]:
     return problems
 
 
-def _describe(plan: TilePlan) -> str:
+def _describe(plan: TilePlan | HaloPlan) -> str:
+    if isinstance(plan, HaloPlan):
+        staged = ", ".join(
+            f"{h.array} ({len(set(h.offsets))} points, halo {h.low}..{h.high})" for h in plan.halos
+        )
+        shape = "x".join(str(t) for t in reversed(_halo_threads(plan.kernel)))
+        return f"{plan.kernel.name}: {shape} stencil tiles with halos of {staged}"
+    return _describe_product(plan)
+
+
+def _describe_product(plan: TilePlan) -> str:
     staged = ", ".join(f"{o.text} ({o.role})" for o in plan.operands)
     size = f"{TILE}x{TILE}" if plan.kernel.rows is not None else f"{TILE_1D}-element"
     return f"{plan.kernel.name}: {size} shared tiles over '{plan.kloop.var}' of {staged}"
@@ -161,7 +171,7 @@ def _describe(plan: TilePlan) -> str:
 # ---- choosing the kernels -------------------------------------------------------------
 
 
-def _plans(code: str) -> tuple[list[TilePlan], list[str]]:
+def _plans(code: str) -> tuple[list[TilePlan | HaloPlan], list[str]]:
     source = code.encode("utf-8", errors="surrogateescape")
     tree = cs.parse(source)
     definitions = kn.kernels(tree, source)
@@ -170,12 +180,21 @@ def _plans(code: str) -> tuple[list[TilePlan], list[str]]:
     if "cudaify_blocks" not in cs.function_nodes(tree, source):
         return [], ["the variant has no cudaify_blocks helper (offload's runtime prelude)"]
     taken = kn.taken_names(tree, source)
-    plans, reasons = [], []
+    plans: list[TilePlan | HaloPlan] = []
+    reasons: list[str] = []
     for definition in definitions:
         try:
-            plans.append(_plan(kn.read_kernel(definition, tree, source), taken))
+            kernel = kn.read_kernel(definition, tree, source)
         except kn.Refuse as refusal:
             reasons.append(f"shared_tiling: {refusal}")
+            continue
+        try:
+            plans.append(_plan(kernel, taken))
+        except kn.Refuse as refusal:
+            try:
+                plans.append(_halo_plan(kernel, taken))
+            except kn.Refuse as no_halo:
+                reasons.append(f"shared_tiling: {refusal}; as a stencil: {no_halo}")
     return plans, reasons
 
 
@@ -546,22 +565,21 @@ def _names(node: Node, source: bytes) -> list[str]:
 # ---- emitting -------------------------------------------------------------------------
 
 
-def _emit(code: str, plans: list[TilePlan]) -> str:
+def _emit(code: str, plans: list[TilePlan | HaloPlan]) -> str:
     source = code.encode("utf-8", errors="surrogateescape")
     edits: list[Edit] = []
     for plan in plans:
         kernel = plan.kernel
+        text = _kernel_body(plan) if isinstance(plan, TilePlan) else _halo_body(plan)
         edits.append(
-            Edit(
-                kernel.body.start_byte,
-                kernel.body.end_byte,
-                _kernel_body(plan),
-                f"tile {kernel.name}",
-            )
+            Edit(kernel.body.start_byte, kernel.body.end_byte, text, f"tile {kernel.name}")
         )
         sites = kn.launches(kernel.tree, source, kernel.name)
         for launch in sites:
-            edits += _launch_edits(launch, plan, source)
+            if isinstance(plan, TilePlan):
+                edits += _launch_edits(launch, plan, source)
+            else:
+                edits += _halo_launch_edits(launch, plan, source)
     return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
@@ -802,3 +820,320 @@ def _staged_body(plan: TilePlan, kk: str, indent: str) -> str:
     )
     old = kn.line_indent(source, plan.kloop.node.start_byte)
     return kn.reindent(text, old, indent)
+
+
+# ---- stencils: tiles with halos ---------------------------------------------------------
+
+MOST_OFFSET = 4  # the widest halo staged, in iterations of a mapped loop
+
+
+@dataclass(frozen=True)
+class Halo:
+    """The reads of one array at constant offsets from the thread's own iteration. An
+    access reads `reference` evaluated `offset` iterations away (per mapped level, outer
+    first); the tile holds every point from `low` to the tile's edge plus `high`."""
+
+    array: str
+    elem_type: str
+    reference: str  # the text of the first access
+    nodes: tuple[Node, ...]
+    offsets: tuple[tuple[int, ...], ...]  # per node
+    low: tuple[int, ...]  # min offset per level (<= 0)
+    high: tuple[int, ...]  # max offset per level (>= 0)
+    tile: str
+
+
+@dataclass(frozen=True)
+class HaloPlan:
+    kernel: kn.Kernel
+    halos: tuple[Halo, ...]
+    names: dict[str, str]
+
+
+def _halo_threads(kernel: kn.Kernel) -> tuple[int, ...]:
+    """Threads per block, outer level first (offload's shapes: 256, or 8 rows of 32)."""
+    return (8, 32) if kernel.rows is not None else (256,)
+
+
+def _halo_plan(kernel: kn.Kernel, taken: set[str]) -> HaloPlan:
+    source = kernel.source
+    body = list(kernel.cols.statements)
+    for statement in body:
+        feature = kn.uses_block_features(statement, source)
+        if feature is not None:
+            raise kn.Refuse(f"kernel '{kernel.name}' already uses '{cs.text(feature, source)}'")
+    kn.require_no_jumps(body, source, f"kernel '{kernel.name}'")
+    written = kn.written_names(kernel)
+    for level in kernel.levels:
+        _require_plain_index(level, kernel, written)
+        _require_unit_step(level, source)
+    reads: dict[str, list[Node]] = {}
+    for statement in body:
+        for node in cs.walk(statement):
+            if node.type == "subscript_expression" and not _is_inner_subscript(node):
+                if _always_read(node, statement) and _point_read(node, kernel, written):
+                    reads.setdefault(cs.text(_base(node), source), []).append(node)  # type: ignore[arg-type]
+    halos: list[Halo] = []
+    for array, nodes in reads.items():
+        halo = _halo(array, nodes, kernel, taken)
+        if halo is not None and len(halos) < MOST_TILES:
+            halos.append(halo)
+    if not halos:
+        raise kn.Refuse("no read-only array is read at two constant offsets by every thread")
+    names = {
+        "tile_i": kn.fresh("tile_row", taken),
+        "tile_j": kn.fresh("tile_col", taken),
+        "slot": kn.fresh("slot", taken),
+        "active": kn.fresh("active", taken),
+    }
+    return HaloPlan(kernel, tuple(halos), names)
+
+
+def _require_unit_step(level: kn.Mapped, source: bytes) -> None:
+    """Offsets of the loop variable are offsets of the iteration number: `i = lower + t`."""
+    value = kn.initializer(level.declaration)
+    poly = kn.polynomial(value, source) if value is not None else None
+    slope = kn.derivative(poly, level.counter) if poly is not None else None
+    if slope != {(): 1}:
+        raise kn.Refuse(f"'{level.var}' does not step by one")
+
+
+def _always_read(access: Node, statement: Node) -> bool:
+    """Read by every thread that runs the statement (no condition, loop or short circuit)."""
+    node = access.parent
+    while node is not None and node != statement.parent:
+        if node.type in _CONDITIONAL:
+            return False
+        if node.type == "binary_expression":
+            operator = node.child_by_field_name("operator")
+            right = node.child_by_field_name("right")
+            if operator is not None and operator.type in ("&&", "||") and right is not None:
+                if right.start_byte <= access.start_byte and access.end_byte <= right.end_byte:
+                    return False
+        node = node.parent
+    return True
+
+
+def _point_read(access: Node, kernel: kn.Kernel, written: set[str]) -> bool:
+    """A read of a read-only arithmetic array whose indices use only the mapped loop
+    variables and names the kernel never changes."""
+    source = kernel.source
+    array = _base(access)
+    indices = _indices(access)
+    if array is None or not indices:
+        return False
+    name = cs.text(array, source)
+    if _element_type(kernel, name, len(indices)) is None or not _read_only(kernel, name):
+        return False
+    for index in indices:
+        if not kn.effect_free(index):
+            return False
+        for ident in cs.identifiers_in(index):
+            what = _resolve_mapped(ident, kernel, written)
+            if what is None:
+                return False
+    return True
+
+
+def _resolve_mapped(ident: Node, kernel: kn.Kernel, written: set[str]) -> str | None:
+    source = kernel.source
+    name = cs.text(ident, source)
+    for level in kernel.levels:
+        if name == level.var:
+            declared = cs.visible(kernel.tree, source, name, ident.start_byte)
+            ok = declared is not None and declared.start == level.declaration.start_byte
+            return name if ok else None
+    return "" if kn.is_invariant(ident, kernel, written) else None
+
+
+def _halo(array: str, nodes: list[Node], kernel: kn.Kernel, taken: set[str]) -> Halo | None:
+    """The array's reads as offsets from the first one, when every read is one."""
+    source = kernel.source
+    reference = [kn.polynomial(i, source) for i in _indices(nodes[0])]
+    variables = [level.var for level in kernel.levels]
+    slopes = []
+    for poly in reference:
+        if poly is None:
+            return None
+        per_level = [kn.derivative(poly, var) for var in variables]
+        if any(s is None or any(v in m for m in s for v in variables) for s in per_level):
+            return None  # not linear in the mapped variables
+        slopes.append(per_level)
+    offsets = []
+    for node in nodes:
+        polys = [kn.polynomial(i, source) for i in _indices(node)]
+        if len(polys) != len(reference) or any(p is None for p in polys):
+            return None
+        offset = _offset(polys, reference, slopes)  # type: ignore[arg-type]
+        if offset is None:
+            return None
+        offsets.append(offset)
+    if len(set(offsets)) < 2:
+        return None  # no neighbour is shared
+    elem = _element_type(kernel, array, len(reference))
+    assert elem is not None
+    low = tuple(min(0, *(o[d] for o in offsets)) for d in range(len(variables)))
+    high = tuple(max(0, *(o[d] for o in offsets)) for d in range(len(variables)))
+    tile = kn.fresh(f"tile_{array}", taken)
+    return Halo(
+        array, elem, cs.text(nodes[0], source), tuple(nodes), tuple(offsets), low, high, tile
+    )
+
+
+def _offset(
+    polys: list[kn.Poly], reference: list[kn.Poly], slopes: list[list[kn.Poly]]
+) -> tuple[int, ...] | None:
+    """d with access(q) == reference(q + d) for every q, when one is small enough."""
+    import itertools
+
+    span = range(-MOST_OFFSET, MOST_OFFSET + 1)
+    for offset in itertools.product(span, repeat=len(slopes[0])):
+        if all(
+            kn.added(poly, kn.scaled(ref, -1)) == _combination(slope, offset)
+            for poly, ref, slope in zip(polys, reference, slopes, strict=True)
+        ):
+            return tuple(offset)
+    return None
+
+
+def _combination(slopes: list[kn.Poly], offset: tuple[int, ...]) -> kn.Poly:
+    total: kn.Poly = {}
+    for slope, amount in zip(slopes, offset, strict=True):
+        total = kn.added(total, kn.scaled(slope, amount))
+    return total
+
+
+def _halo_launch_edits(launch: kn.Launch, plan: HaloPlan, source: bytes) -> list[Edit]:
+    kernel = plan.kernel
+    threads = _halo_threads(kernel)
+    reads, blocks = [], []
+    for level, count in zip(reversed(kernel.levels), reversed(threads), strict=True):
+        argument = kn.launch_argument(launch, kernel, level.trips, source)
+        reads.append(argument)
+        most = "2147483647u" if level.dim == "x" else "65535u"
+        blocks.append(f"cudaify_blocks({cs.text(argument, source)}, {count}, {most})")
+    shape = (", ".join(blocks), ", ".join(str(t) for t in reversed(threads)))
+    return kn.resize_launch(launch, kernel.tree, source, shape, tuple(reads), "tile-shaped blocks")
+
+
+def _halo_body(plan: HaloPlan) -> str:
+    kernel, names = plan.kernel, plan.names
+    source = kernel.source
+    threads = _halo_threads(kernel)
+    one = "    "
+    check = " || ".join(
+        f"blockDim.{level.dim} != {count}"
+        for level, count in zip(kernel.levels, threads, strict=True)
+    )
+    if kernel.rows is None:
+        check += " || blockDim.y != 1"
+    lines = [
+        "{",
+        f"{one}/* cudaify shared_tiling: each block stages its tile of the stencil's inputs, "
+        "halo included, in shared memory. */",
+        f"{one}if ({check}) __trap();",
+    ]
+    for halo in plan.halos:
+        dims = "".join(
+            f"[{count + high - low}]"
+            for count, low, high in zip(threads, halo.low, halo.high, strict=True)
+        )
+        lines.append(f"{one}__shared__ {halo.elem_type} {halo.tile}{dims};")
+    indent = one
+    starts = []
+    for level, count in zip(kernel.levels, threads, strict=True):
+        start = names["tile_i"] if level is kernel.rows else names["tile_j"]
+        d = level.dim
+        lines.append(
+            f"{indent}for (long long {start} = blockIdx.{d} * {count}LL; {start} < {level.trips}; "
+            f"{start} += {count}LL * gridDim.{d}) {{"
+        )
+        starts.append(start)
+        indent += one
+    for halo in plan.halos:
+        lines += _halo_load(halo, plan, starts, indent)
+    lines.append(f"{indent}__syncthreads();")
+    for level, start in zip(kernel.levels, starts, strict=True):
+        lines.append(f"{indent}const long long {level.counter} = {start} + threadIdx.{level.dim};")
+    inside = " && ".join(f"{level.counter} < {level.trips}" for level in kernel.levels)
+    lines.append(f"{indent}if ({inside}) {{")
+    inner = indent + one
+    lines += [inner + kn.moved(level.declaration, source, inner) for level in kernel.levels]
+    lines += [inner + _halo_statement(s, plan, inner) for s in kernel.cols.statements]
+    lines.append(f"{indent}}}")
+    lines.append(f"{indent}__syncthreads();")
+    for _ in kernel.levels:
+        indent = indent[: -len(one)]
+        lines.append(f"{indent}}}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _halo_load(halo: Halo, plan: HaloPlan, starts: list[str], indent: str) -> list[str]:
+    """Every thread loads slots of the tile, one block-stride apart; a slot is loaded
+    only when some thread's read in the source reads that element."""
+    kernel = plan.kernel
+    source = kernel.source
+    threads = _halo_threads(kernel)
+    sizes = [
+        count + high - low for count, low, high in zip(threads, halo.low, halo.high, strict=True)
+    ]
+    slot = plan.names["slot"]
+    one = "    "
+    total = 1
+    for size in sizes:
+        total *= size
+    first = "threadIdx.y * blockDim.x + threadIdx.x" if kernel.rows is not None else "threadIdx.x"
+    per_block = 1
+    for count in threads:
+        per_block *= count
+    lines = [f"{indent}for (int {slot} = {first}; {slot} < {total}; {slot} += {per_block}) {{"]
+    inner = indent + one
+    positions = _slot_positions(slot, sizes)
+    for level, start, position, low in zip(kernel.levels, starts, positions, halo.low, strict=True):
+        lines.append(f"{inner}const long long {level.counter} = {start} + ({position}) + ({low});")
+    read_by = []
+    for offset in sorted(set(halo.offsets)):
+        parts = []
+        for level, amount in zip(kernel.levels, offset, strict=True):
+            point = f"{level.counter} - ({amount})" if amount else level.counter
+            parts.append(f"{point} >= 0 && {point} < {level.trips}")
+        read_by.append("(" + " && ".join(parts) + ")")
+    lines.append(f"{inner}if ({' || '.join(read_by)}) {{")
+    deeper = inner + one
+    lines += [deeper + kn.moved(level.declaration, source, deeper) for level in kernel.levels]
+    index = "".join(f"[{p}]" for p in positions)
+    lines.append(f"{deeper}{halo.tile}{index} = {halo.reference};")
+    lines += [f"{inner}}}", f"{indent}}}"]
+    return lines
+
+
+def _slot_positions(slot: str, sizes: list[int]) -> list[str]:
+    if len(sizes) == 1:
+        return [slot]
+    return [f"{slot} / {sizes[1]}", f"{slot} % {sizes[1]}"]
+
+
+def _halo_statement(statement: Node, plan: HaloPlan, indent: str) -> str:
+    kernel = plan.kernel
+    source = kernel.source
+    edits = []
+    for halo in plan.halos:
+        for node, offset in zip(halo.nodes, halo.offsets, strict=True):
+            if not (
+                statement.start_byte <= node.start_byte and node.end_byte <= statement.end_byte
+            ):
+                continue
+            index = "".join(
+                f"[threadIdx.{level.dim} + {amount - low}]"
+                for level, amount, low in zip(kernel.levels, offset, halo.low, strict=True)
+            )
+            start, end = (
+                node.start_byte - statement.start_byte,
+                node.end_byte - statement.start_byte,
+            )
+            edits.append(Edit(start, end, f"{halo.tile}{index}", "staged"))
+    text = apply_edits(source[statement.start_byte : statement.end_byte], edits).decode(
+        "utf-8", errors="surrogateescape"
+    )
+    return kn.reindent(text, kn.line_indent(source, statement.start_byte), indent)

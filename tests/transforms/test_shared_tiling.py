@@ -271,3 +271,45 @@ def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
     actual = toolchain.run([str(tmp_path / "gpu")], timeout=120)
     assert actual.returncode == expected.returncode, actual.errors()
     assert compare(expected.text(), actual.text()) is None
+
+
+def test_a_stencil_stages_its_tile_and_halo_once_per_block() -> None:
+    variant = tiled(analysed(GOLDEN / "shared_tiling" / "jacobi.c"))
+    code = variant.code
+    assert "sweep_kernel: 32x8 stencil tiles with halos of u (6 points" in variant.steps[-1].detail
+    # 8 rows + 3 below the first read; 32 columns + one on each side
+    assert "__shared__ float tile_u[11][34];" in code
+    assert "tile_u[slot / 34][slot % 34] = u[i - 1][j];" in code
+    # u[i + 2][j] is three rows below u[i - 1][j], the reference read
+    assert "0.01f * tile_u[threadIdx.y + 3][threadIdx.x + 1]" in code
+    # a slot is loaded only when the source reads that element from some iteration
+    assert "(t_i - (3) >= 0 && t_i - (3) < trips_i && t_j >= 0 && t_j < trips_j)" in code
+    assert code.count("__syncthreads();") == 2
+    assert "const dim3 block(32, 8);" in code
+
+
+def test_a_1d_stencil_gets_a_256_point_tile_with_its_halo() -> None:
+    code = tiled(analysed(GOLDEN / "shared_tiling" / "heat.c")).code
+    assert "__shared__ double tile_u[258];" in code
+    assert "next[i] = tile_u[threadIdx.x + 1] + alpha * (tile_u[threadIdx.x + 0]" in code
+
+
+BLUR = """\
+void blur(int w, int h, const float *k, const float *in, float *out)
+{
+    for (int y = 1; y < h - 1; y++)
+        for (int x = 1; x < w - 1; x++) {
+            float acc = 0.0f;
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++)
+                    acc += k[(dy + 1) * 3 + dx + 1] * in[(y + dy) * w + x + dx];
+            out[y * w + x] = acc;
+        }
+}
+int main(void) { float k[9], in[4096], out[4096]; blur(64, 64, k, in, out); return (int)out[70]; }
+"""
+
+
+def test_neighbours_chosen_by_inner_loops_are_not_a_constant_offset_stencil(program_of) -> None:
+    reason = refusal(program_of(BLUR))
+    assert "as a stencil: no read-only array is read at two constant offsets" in reason

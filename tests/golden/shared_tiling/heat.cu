@@ -1,0 +1,108 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of heat() (line 7): one thread per iteration. */
+__global__ void heat_kernel(double *next, double *u, double alpha, long long trips_i)
+{
+    /* cudaify shared_tiling: each block stages its tile of the stencil's inputs, halo included, in shared memory. */
+    if (blockDim.x != 256 || blockDim.y != 1) __trap();
+    __shared__ double tile_u[258];
+    for (long long tile_col = blockIdx.x * 256LL; tile_col < trips_i; tile_col += 256LL * gridDim.x) {
+        for (int slot = threadIdx.x; slot < 258; slot += 256) {
+            const long long t_i = tile_col + (slot) + (-1);
+            if ((t_i - (-1) >= 0 && t_i - (-1) < trips_i) || (t_i >= 0 && t_i < trips_i) || (t_i - (1) >= 0 && t_i - (1) < trips_i)) {
+                int i = (int)(1 + t_i);
+                tile_u[slot] = u[i];
+            }
+        }
+        __syncthreads();
+        const long long t_i = tile_col + threadIdx.x;
+        if (t_i < trips_i) {
+            int i = (int)(1 + t_i);
+            next[i] = tile_u[threadIdx.x + 1] + alpha * (tile_u[threadIdx.x + 0] - 2.0 * tile_u[threadIdx.x + 1] + tile_u[threadIdx.x + 2]);
+        }
+        __syncthreads();
+    }
+}
+
+/* a 1-D three-point stencil over a flat array whose length is not a multiple of any block */
+void heat(int n, double alpha, const double *u, double *next)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as heat_kernel */
+        const long long trips_i = cudaify_trips(1, n - 1, 1, 0);
+        if (trips_i > 0) {
+            double *d_next = NULL;
+            double *d_u = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_next, (size_t)((n - 2)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_u, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_next, next + (1), (size_t)((n - 2)) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_u, u, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            heat_kernel<<<grid, block>>>(d_next - (1), d_u, alpha, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(next + (1), d_next, (size_t)((n - 2)) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_next));
+            CUDAIFY_CHECK(cudaFree(d_u));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 5003;
+    double *u = (double *)malloc(sizeof(double) * n);
+    double *next = (double *)malloc(sizeof(double) * n);
+    for (int i = 0; i < n; i++)
+        u[i] = next[i] = (i % 100 < 10) ? 50.0 : 1.0;
+    for (int step = 0; step < 4; step++) {
+        heat(n, 0.25, u, next);
+        double *t = u;
+        u = next;
+        next = t;
+    }
+    double total = 0.0;
+    for (int i = 0; i < n; i++)
+        total += u[i] * (i % 3);
+    printf("total=%.8e u[1]=%.6f u[n/2]=%.6f\n", total, u[1], u[n / 2]);
+    free(u);
+    free(next);
+    return 0;
+}

@@ -1,0 +1,119 @@
+#include <stdio.h>
+
+#define N 83
+#define M 71
+
+static float u[N][M];
+static float v[N][M];
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i, j' of sweep() (line 13): one thread per iteration. */
+__global__ void sweep_kernel(float (*v)[M], float (*u)[M], float w, long long trips_i, long long trips_j)
+{
+    /* cudaify shared_tiling: each block stages its tile of the stencil's inputs, halo included, in shared memory. */
+    if (blockDim.y != 8 || blockDim.x != 32) __trap();
+    __shared__ float tile_u[11][34];
+    for (long long tile_row = blockIdx.y * 8LL; tile_row < trips_i; tile_row += 8LL * gridDim.y) {
+        for (long long tile_col = blockIdx.x * 32LL; tile_col < trips_j; tile_col += 32LL * gridDim.x) {
+            for (int slot = threadIdx.y * blockDim.x + threadIdx.x; slot < 374; slot += 256) {
+                const long long t_i = tile_row + (slot / 34) + (0);
+                const long long t_j = tile_col + (slot % 34) + (-1);
+                if ((t_i >= 0 && t_i < trips_i && t_j >= 0 && t_j < trips_j) || (t_i - (1) >= 0 && t_i - (1) < trips_i && t_j - (-1) >= 0 && t_j - (-1) < trips_j) || (t_i - (1) >= 0 && t_i - (1) < trips_i && t_j >= 0 && t_j < trips_j) || (t_i - (1) >= 0 && t_i - (1) < trips_i && t_j - (1) >= 0 && t_j - (1) < trips_j) || (t_i - (2) >= 0 && t_i - (2) < trips_i && t_j >= 0 && t_j < trips_j) || (t_i - (3) >= 0 && t_i - (3) < trips_i && t_j >= 0 && t_j < trips_j)) {
+                    int i = (int)(1 + t_i);
+                    int j = (int)(1 + t_j);
+                    tile_u[slot / 34][slot % 34] = u[i - 1][j];
+                }
+            }
+            __syncthreads();
+            const long long t_i = tile_row + threadIdx.y;
+            const long long t_j = tile_col + threadIdx.x;
+            if (t_i < trips_i && t_j < trips_j) {
+                int i = (int)(1 + t_i);
+                int j = (int)(1 + t_j);
+                v[i][j] = w * (tile_u[threadIdx.y + 0][threadIdx.x + 1] + tile_u[threadIdx.y + 2][threadIdx.x + 1] + tile_u[threadIdx.y + 1][threadIdx.x + 0] + tile_u[threadIdx.y + 1][threadIdx.x + 2]) +
+                          (1.0f - 4.0f * w) * tile_u[threadIdx.y + 1][threadIdx.x + 1] + 0.01f * tile_u[threadIdx.y + 3][threadIdx.x + 1];
+            }
+            __syncthreads();
+        }
+    }
+}
+
+/* a 2-D five-point stencil on fixed-size arrays, plus an asymmetric far neighbour;
+   the sweep runs inside a time loop */
+void sweep(float w)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as sweep_kernel */
+        const long long trips_i = cudaify_trips(1, N - 2, 1, 0);
+        const long long trips_j = cudaify_trips(1, M - 1, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            float *d_v = NULL;
+            float *d_u = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(5893) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_u, (size_t)(5893) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v, v, (size_t)(5893) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_u, u, (size_t)(5893) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(32, 8);
+            const dim3 grid(cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 8, 65535u));
+            sweep_kernel<<<grid, block>>>((float (*)[M])(d_v), (float (*)[M])(d_u), w, trips_i, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(v, d_v, (size_t)(5893) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_v));
+            CUDAIFY_CHECK(cudaFree(d_u));
+        }
+    }
+}
+
+int main(void)
+{
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            u[i][j] = ((i * 5 + j * 3) % 17) * 0.5f;
+    for (int step = 0; step < 3; step++) {
+        sweep(0.2f);
+        for (int i = 1; i < N - 2; i++)
+            for (int j = 1; j < M - 1; j++)
+                u[i][j] = v[i][j];
+    }
+    double sum = 0.0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            sum += u[i][j] * ((i + 2 * j) % 7);
+    printf("weighted=%.6e u[1][1]=%.5f u[N-3][M-2]=%.5f\n", sum, u[1][1], u[N - 3][M - 2]);
+    return 0;
+}
