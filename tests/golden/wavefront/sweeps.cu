@@ -1,0 +1,302 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* In-place Gauss-Seidel sweeps on a flattened grid and a DP table (minimum-cost path
+   from the north, west and north-west cells) on a 2-D array. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define M 300
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Loop nest 'i, j' of sweep() (line 10): one anti-diagonal, one thread per cell. */
+__global__ void sweep_wave(float *u, int n, float source, long long wave, long long first, long long count)
+{
+    for (long long k_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; k_2 < count;
+         k_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + (first + k_2));
+        int j = (int)(1 + (wave - first - k_2));
+        u[i * n + j] = 0.25f * (u[(i - 1) * n + j] + u[(i + 1) * n + j] + u[i * n + j - 1] +
+                                u[i * n + j + 1] + source);
+    }
+}
+
+void sweep(int n, float source, float *u)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as sweep_wave, one launch per anti-diagonal */
+        const long long trips_i = cudaify_trips(1, n - 1, 1, 0);
+        const long long trips_j = cudaify_trips(1, n - 1, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            float *d_u = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_u, (size_t)(n*n - 2) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_u, u + (1), (size_t)(n*n - 2) * sizeof(float), cudaMemcpyHostToDevice));
+            for (long long wave = 0; wave < trips_i + trips_j - 1; wave++) {
+                const long long first = wave >= trips_j ? wave - trips_j + 1 : 0;
+                const long long count = (wave < trips_i ? wave : trips_i - 1) - first + 1;
+                sweep_wave<<<cudaify_blocks(count, 256, 2147483647u), 256>>>(d_u - (1), n, source, wave, first, count);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(u + (1), d_u, (size_t)(n*n - 2) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_u));
+        }
+    }
+}
+
+/* Loop nest 'i, j' of min_path() (line 19): one anti-diagonal, one thread per cell. */
+__global__ void min_path_wave(int (*best)[M], int (*cost)[M], long long wave_2, long long first_2, long long count_2)
+{
+    for (long long k_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; k_3 < count_2;
+         k_3 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + (first_2 + k_3));
+        int j = (int)(1 + (wave_2 - first_2 - k_3));
+        int up = best[i - 1][j], left = best[i][j - 1], diag = best[i - 1][j - 1];
+        int low = up < left ? up : left;
+        best[i][j] = cost[i][j] + (diag < low ? diag : low);
+    }
+}
+
+void min_path(int rows, int cols, const int cost[M][M], int best[M][M])
+{
+    int i, j;
+    {
+        /* cudaify: this loop nest runs on the GPU as min_path_wave, one launch per anti-diagonal */
+        const long long trips_i_2 = cudaify_trips(1, rows, 1, 0);
+        const long long trips_j_2 = cudaify_trips(1, cols, 1, 0);
+        if (trips_i_2 > 0 && trips_j_2 > 0) {
+            int *d_best = NULL;
+            int *d_cost = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_best, (size_t)(90000) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_cost, (size_t)(90000) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_best, best, (size_t)(90000) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_cost, cost, (size_t)(90000) * sizeof(int), cudaMemcpyHostToDevice));
+            for (long long wave_2 = 0; wave_2 < trips_i_2 + trips_j_2 - 1; wave_2++) {
+                const long long first_2 = wave_2 >= trips_j_2 ? wave_2 - trips_j_2 + 1 : 0;
+                const long long count_2 = (wave_2 < trips_i_2 ? wave_2 : trips_i_2 - 1) - first_2 + 1;
+                min_path_wave<<<cudaify_blocks(count_2, 256, 2147483647u), 256>>>((int (*)[M])(d_best), (int (*)[M])(d_cost), wave_2, first_2, count_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(best, d_best, (size_t)(90000) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_best));
+            CUDAIFY_CHECK(cudaFree(d_cost));
+        }
+        i = (int)(1 + trips_i_2);
+        if (trips_i_2 > 0) j = (int)(1 + trips_j_2);
+    }
+}
+
+int main(void)
+{
+    int n = 200;
+    float *u = (float *)calloc((size_t)n * n, sizeof(float));
+    for (int s = 0; s < 5; s++)
+        sweep(n, 0.01f, u);
+    double total = 0.0;
+    for (int k = 0; k < n * n; k++)
+        total += u[k];
+    printf("sum=%.6e probe=%.6e\n", total, (double)u[(n / 2) * n + n / 2]);
+    static int cost[M][M], best[M][M];
+    unsigned int state = 1u;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++) {
+            state = state * 1664525u + 1013904223u;
+            cost[i][j] = (int)(state >> 27);
+            best[i][j] = i == 0 || j == 0 ? i + j : 0;
+        }
+    min_path(M, M, cost, best);
+    printf("path=%d middle=%d\n", best[M - 1][M - 1], best[M / 2][M / 3]);
+    free(u);
+    return 0;
+}

@@ -1,0 +1,321 @@
+"""`wavefront`: run a 2-D loop nest with true dependences along anti-diagonals.
+
+The nest `for i { for j { body } }` (perfectly nested, step 1, inner bounds free of `i`)
+runs as one kernel launch per anti-diagonal `(i - first_i) + (j - first_j) = wave`, one
+thread per cell of the diagonal, waves in increasing order.
+
+Legality, proven from the affine accesses: every access to an array the nest writes is
+`a[i + p][j + q]` (delinearized by the analysis) with constant p, q. Two accesses to the
+same element from iterations d = (di, dj) apart, at least one a write, are ordered by
+the sequential loops as the lexicographically positive one of d and -d; the wavefront
+runs them in that order exactly when di + dj > 0 for it (its source lies on an earlier
+diagonal). That covers Gauss-Seidel in place (reads of (i-1, j) and (i, j-1) see new
+values, reads of (i+1, j) and (i, j+1) old ones) and DP tables reading (i-1, j),
+(i, j-1), (i-1, j-1). Any other dependence (d = (1, -1): same diagonal) is refused, as
+are scalars carried from one iteration to the next."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations_with_replacement
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.frontend.facts import Access, ArrayData, Function, Loop, Program
+from cudaify.transforms import csource as cs
+from cudaify.transforms import pattern_support as ps
+from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.offload import (
+    Level,
+    _array_param,
+    _arrays,
+    _first_statement,
+    _fresh,
+    _helpers,
+    _kernel_argument,
+    _levels,
+    _line_indent,
+    _narrowed,
+    _paren,
+    _reindent,
+    _require_enough_work,
+    _require_no_array_sizeof,
+    _require_no_jumps,
+    _statements,
+    _value_at,
+)
+
+THREADS = 256
+
+
+@dataclass(frozen=True)
+class WavePlan:
+    located: ps.Located
+    levels: tuple[Level, Level]  # i, j
+    arrays: tuple[ArrayData, ...]
+    scalars: tuple[tuple[str, str], ...]
+    helpers: tuple[str, ...]
+    kernel: str
+    devices: tuple[tuple[str, str], ...]
+    names: dict[str, str]
+    body: str
+    body_indent: str
+    indent: str
+    distances: tuple[tuple[int, int], ...]
+
+
+class Wavefront(Method):
+    name = "wavefront"
+    summary = "run a 2-D nest with true dependences one anti-diagonal at a time"
+    category = "pattern"
+    follows = ("sequential", "offload")
+    instruction = (
+        "The 2-D loop nest carries dependences whose distance vectors (di, dj) all have "
+        "di + dj > 0. Move the inner body into a __global__ kernel that computes one cell "
+        "of an anti-diagonal per thread (i = first + k, j = wave - i), and in the host "
+        "function copy the arrays to the device once, launch the kernel once per "
+        "anti-diagonal in increasing order, then copy back. Check every CUDA call."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = _plans(variant, ctx.program)
+        return None if plans else (reasons[0] if reasons else "no 2-D nest with dependences")
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = _plans(variant, ctx.program)
+        if not plans:
+            return Outcome(None, reasons[0] if reasons else "no 2-D nest with dependences")
+        code = _emit(variant.code, plans)
+        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
+        detail = "; ".join(_describe(plan) for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        if "<<<" in after.code and "wave" in after.code:
+            return []
+        return [Problem("wavefront", "no kernel launch per anti-diagonal is made")]
+
+
+def _describe(plan: WavePlan) -> str:
+    loop = plan.located.loop
+    shown = ", ".join(f"({di}, {dj})" for di, dj in plan.distances) or "none"
+    return (
+        f"{plan.located.function.name}: nest '{loop.var}, {loop.children[0].var}' at line "
+        f"{loop.line} -> {plan.kernel} per anti-diagonal (dependence distances {shown})"
+    )
+
+
+def _plans(variant: Variant, program: Program) -> tuple[list[WavePlan], list[str]]:
+    source = variant.code.encode("utf-8", errors="surrogateescape")
+    taken = ps.identifiers(source, cs.parse(source))
+    plans: list[WavePlan] = []
+    reasons: list[str] = []
+    for function in program.functions:
+        if function.name == "main":
+            continue
+        for outer, loop in ps.candidates(function, ("sequential", "scan")):
+            if len(loop.children) != 1 or loop.children[0].children:
+                continue  # not a 2-D nest
+            try:
+                plans.append(_plan(variant.code, program, function, outer, loop, taken))
+            except ps.Refuse as refusal:
+                reasons.append(ps.where(program, function, loop, "wavefront", str(refusal)))
+    helpers = {name for plan in plans for name in plan.helpers}
+    return [p for p in plans if p.located.function.name not in helpers], reasons
+
+
+def _plan(
+    code: str, program: Program, function: Function, outer: Loop, loop: Loop, taken: set[str]
+) -> WavePlan:
+    inner = loop.children[0]
+    if not loop.perfectly_nested:
+        raise ps.Refuse("the nest is not perfectly nested")
+    if loop.early_exit or inner.early_exit:
+        raise ps.Refuse("the nest can exit early (break, return or goto)")
+    if loop.step != 1 or inner.step != 1:
+        raise ps.Refuse("a loop's step is not 1")
+    bound_names = set(ps._IDENT.findall(inner.lower + " " + inner.upper))
+    if loop.var in bound_names:
+        raise ps.Refuse(f"the inner bounds depend on '{loop.var}' (not a rectangle)")
+    _require_enough_work([loop, inner])
+    distances = _distances(loop, inner)
+    located = ps.locate(code, program, function, outer, loop)
+    nest, tree, source = located.node, located.tree, located.source
+    _require_no_jumps(nest)
+    written = cs.names_written(nest, source)
+    outer_bounds = set(ps._IDENT.findall(loop.lower + " " + loop.upper))
+    if (bound_names | outer_bounds) & written:
+        raise ps.Refuse("a loop bound changes inside the nest")
+    inner_node = cs.node_at(tree, located.loop.children[0].span.start, "for_statement")
+    body = inner_node.child_by_field_name("body") if inner_node is not None else None
+    if body is None:
+        raise ps.Refuse("the inner loop has no body")
+    arrays = ps.unique_arrays(
+        tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
+    )
+    _require_no_array_sizeof(nest, arrays, source)
+    levels = _levels([located.loop, located.loop.children[0]], tree, source, taken)
+    scalars, privates = ps.scalars_of(located, arrays, set(), {loop.var, inner.var}, 2)
+    carried = [name for _, name in privates if name not in (loop.var, inner.var)]
+    if carried:
+        raise ps.Refuse(f"the scalar '{carried[0]}' is written in the nest and declared outside it")
+    names = {key: _fresh(key, taken) for key in ("wave", "first", "count", "k")}
+    return WavePlan(
+        located=located,
+        levels=(levels[0], levels[1]),
+        arrays=arrays,
+        scalars=scalars,
+        helpers=_helpers(nest, tree, source, program),
+        kernel=_fresh(f"{function.name}_wave", taken),
+        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
+        names=names,
+        body=_statements(body, source),
+        body_indent=_line_indent(source, _first_statement(body).start_byte),
+        indent=_line_indent(source, located.loop.span.start),
+        distances=distances,
+    )
+
+
+def _offsets(access: Access, i: str, j: str) -> tuple[int, int]:
+    """(p, q) of an access `a[i + p][j + q]`; refuses any other shape."""
+    subscripts = access.subscripts
+    if len(subscripts) != 2 or subscripts[0] is None or subscripts[1] is None:
+        raise ps.Refuse(f"line {access.line}: '{access.array}' is not indexed as a[i + p][j + q]")
+    first, second = subscripts
+    if first.terms != ((i, 1),) or second.terms != ((j, 1),):
+        raise ps.Refuse(
+            f"line {access.line}: '{access.array}[{first.text}][{second.text}]' is not "
+            f"indexed as {access.array}[{i} + p][{j} + q]"
+        )
+    return first.const, second.const
+
+
+def _distances(loop: Loop, inner: Loop) -> tuple[tuple[int, int], ...]:
+    """The dependence distances of the nest, each lexicographically positive; refuses
+    one that the anti-diagonal order would not keep."""
+    written = {a.array for a in loop.accesses if a.is_write}
+    found: set[tuple[int, int]] = set()
+    for array in sorted(written):
+        accesses = [a for a in loop.accesses if a.array == array]
+        offsets = [(_offsets(a, loop.var, inner.var), a.is_write) for a in accesses]
+        for (first, w1), (second, w2) in combinations_with_replacement(offsets, 2):
+            if not (w1 or w2):
+                continue
+            d = (first[0] - second[0], first[1] - second[1])
+            if d == (0, 0):
+                continue
+            forward = d if d > (0, 0) else (-d[0], -d[1])
+            if forward[0] + forward[1] <= 0:
+                raise ps.Refuse(
+                    f"'{array}' has the dependence distance {forward}: its iterations share "
+                    "an anti-diagonal or run against it"
+                )
+            found.add(forward)
+    if not found:
+        raise ps.Refuse("the nest carries no dependence through arrays (offload's work)")
+    return tuple(sorted(found))
+
+
+# ---- emitting ---------------------------------------------------------------------------
+
+
+def _emit(code: str, plans: list[WavePlan]) -> str:
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    edits: list[Edit] = []
+    by_position: dict[int, list[WavePlan]] = {}
+    for plan in plans:
+        by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
+    first = min(by_position)
+    moves, helpers_text = ps.prelude_edits(source, first)
+    edits += moves
+    for at, group in sorted(by_position.items()):
+        kernels = "".join(_kernel_text(plan) for plan in group)
+        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
+    for plan in plans:
+        start, end = plan.located.loop.span.start, plan.located.node.end_byte
+        edits.append(Edit(start, end, _host_text(plan), "the nest runs by anti-diagonals"))
+    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
+    edits += ps.device_edits(helpers, tree, source)
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _kernel_text(plan: WavePlan) -> str:
+    outer, inner = plan.levels
+    names = plan.names
+    k, wave, first, count = names["k"], names["wave"], names["first"], names["count"]
+    params = [_array_param(a) for a in plan.arrays]
+    params += [f"{type_} {name}" for type_, name in plan.scalars]
+    params += [f"long long {wave}", f"long long {first}", f"long long {count}"]
+    loop = plan.located.loop
+    lines = [
+        f"/* Loop nest '{loop.var}, {loop.children[0].var}' of {plan.located.function.name}() "
+        f"(line {loop.line}): one anti-diagonal, one thread per cell. */",
+        f"__global__ void {plan.kernel}({', '.join(params)})",
+        "{",
+        f"    for (long long {k} = blockIdx.x * (long long)blockDim.x + threadIdx.x; "
+        f"{k} < {count};",
+        f"         {k} += (long long)blockDim.x * gridDim.x) {{",
+        f"        {outer.var_type} {outer.loop.var} = {_value_at(outer, f'({first} + {k})')};",
+        f"        {inner.var_type} {inner.loop.var} = "
+        f"{_value_at(inner, f'({wave} - {first} - {k})')};",
+        "        " + _reindent(plan.body, plan.body_indent, "        "),
+        "    }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n\n"
+
+
+def _host_text(plan: WavePlan) -> str:
+    ind = plan.indent + "    "
+    inner_ind = ind + "    "
+    outer, inner = plan.levels
+    names = plan.names
+    lines = [
+        "{",
+        f"{ind}/* cudaify: this loop nest runs on the GPU as {plan.kernel}, one launch per "
+        "anti-diagonal */",
+    ]
+    for level in plan.levels:
+        loop = level.loop
+        inclusive = 1 if loop.upper_inclusive else 0
+        lines.append(
+            f"{ind}const long long {level.trips} = cudaify_trips({loop.lower}, {loop.upper}, "
+            f"1, {inclusive});"
+        )
+    lines.append(f"{ind}if ({outer.trips} > 0 && {inner.trips} > 0) {{")
+    devices = dict(plan.devices)
+    body = ps.copy_in(plan.arrays, devices)
+    wave, first, count = names["wave"], names["first"], names["count"]
+    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments += [name for _, name in plan.scalars]
+    arguments += [wave, first, count]
+    body += [
+        f"for (long long {wave} = 0; {wave} < {outer.trips} + {inner.trips} - 1; {wave}++) {{",
+        f"    const long long {first} = {wave} >= {inner.trips} ? {wave} - {inner.trips} + 1 : 0;",
+        f"    const long long {count} = ({wave} < {outer.trips} ? {wave} : {outer.trips} - 1) "
+        f"- {first} + 1;",
+        f"    {plan.kernel}<<<cudaify_blocks({count}, {THREADS}, 2147483647u), {THREADS}>>>"
+        f"({', '.join(arguments)});",
+        "    CUDAIFY_CHECK(cudaGetLastError());",
+        "}",
+    ]
+    body += ps.copy_out(plan.arrays, devices)
+    body += ps.frees([devices[a.name] for a in plan.arrays])
+    lines += [inner_ind + line for line in body]
+    lines.append(ind + "}")
+    lines += _final_values(plan, ind)
+    lines.append(plan.indent + "}")
+    return "\n".join(lines)
+
+
+def _final_values(plan: WavePlan, ind: str) -> list[str]:
+    outer, inner = plan.levels
+    lines = []
+    if outer.declared_outside:
+        value = f"({outer.var_type})({_paren(outer.loop.lower)} + {outer.trips})"
+        lines.append(f"{ind}{outer.loop.var} = {value};")
+    if inner.declared_outside:
+        value = f"({inner.var_type})({_paren(inner.loop.lower)} + {inner.trips})"
+        lines.append(f"{ind}if ({outer.trips} > 0) {inner.loop.var} = {value};")
+    return lines
