@@ -19,10 +19,26 @@ from cudaify.transforms.reduction import ReductionMethod
 from cudaify.transforms.register_tiling import RegisterTiling
 from cudaify.transforms.scan import Scan
 from cudaify.transforms.unroll import Unroll
+from cudaify.transforms.wavefront import Wavefront
 from cudaify.transforms.shared_tiling import SharedTiling
 
 METHODS: dict[str, Method] = {
-    method.name: method for method in (Offload(), ReductionMethod(), AtomicPrivatize(), DataResidency(), Scan(), SharedTiling(), RegisterTiling(), Coalesce(), ReadonlyCache(), Unroll(), FastMath(), LaunchTuning())
+    method.name: method
+    for method in (
+        Offload(),
+        ReductionMethod(),
+        AtomicPrivatize(),
+        DataResidency(),
+        Scan(),
+        Wavefront(),
+        SharedTiling(),
+        RegisterTiling(),
+        Coalesce(),
+        ReadonlyCache(),
+        Unroll(),
+        FastMath(),
+        LaunchTuning(),
+    )
 }
 
 
