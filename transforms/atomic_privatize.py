@@ -54,10 +54,28 @@ PRIVATE_BYTES = 48 * 1024  # shared memory a block may use without opting in
 # Element types with a 4- or 8-byte atomicAdd (integers through their unsigned type).
 ATOMIC_TYPES = frozenset(
     [
-        "int", "signed", "signed int", "unsigned", "unsigned int", "long", "long int",
-        "unsigned long", "unsigned long int", "long long", "long long int",
-        "unsigned long long", "unsigned long long int", "float", "double", "size_t",
-        "ssize_t", "ptrdiff_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
+        "int",
+        "signed",
+        "signed int",
+        "unsigned",
+        "unsigned int",
+        "long",
+        "long int",
+        "unsigned long",
+        "unsigned long int",
+        "long long",
+        "long long int",
+        "unsigned long long",
+        "unsigned long long int",
+        "float",
+        "double",
+        "size_t",
+        "ssize_t",
+        "ptrdiff_t",
+        "int32_t",
+        "uint32_t",
+        "int64_t",
+        "uint64_t",
     ]
 )
 _INTEGRAL_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "size_t", "ssize_t"}
@@ -144,7 +162,8 @@ class AtomicPrivatize(Method):
 def _describe(plan: AtomicPlan) -> str:
     loop = plan.located.loop
     what = ", ".join(f"{t.data.name}[0..{t.data.count})" for t in plan.targets)
-    return f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line} -> {plan.kernel}: {what}"
+    where = f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line}"
+    return f"{where} -> {plan.kernel}: {what}"
 
 
 # ---- choosing the loops ---------------------------------------------------------------
@@ -184,9 +203,7 @@ def _plan(
         raise ps.Refuse("the loop writes no array")
     updates = _updates(located, set(written))
     all_data = function.arrays_for(outer)
-    targets = tuple(
-        _target(located, program, function, name, all_data, taken) for name in written
-    )
+    targets = tuple(_target(located, program, function, name, all_data, taken) for name in written)
     arrays = _read_arrays(located, loop, set(written), all_data)
     _require_no_array_sizeof(nest, arrays + tuple(t.data for t in targets), source)
     (level,) = _levels([located.loop], tree, source, taken)
@@ -384,8 +401,14 @@ def _is_variable(tree: Tree, source: bytes, name: str, at: int) -> bool:
 
 def _conditional(loop: Node) -> bool:
     kinds = {
-        "if_statement", "switch_statement", "conditional_expression", "continue_statement",
-        "break_statement", "return_statement", "goto_statement", "while_statement",
+        "if_statement",
+        "switch_statement",
+        "conditional_expression",
+        "continue_statement",
+        "break_statement",
+        "return_statement",
+        "goto_statement",
+        "while_statement",
         "do_statement",
     }
     return any(node.type in kinds for node in cs.walk(loop))
@@ -429,19 +452,28 @@ def _integral(node: Node, located: ps.Located) -> bool:
         if operator is not None and cs.text(operator, source) == "/":
             return False
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        return left is not None and right is not None and _integral(left, located) and _integral(right, located)
+        return (
+            left is not None
+            and right is not None
+            and _integral(left, located)
+            and _integral(right, located)
+        )
     if kind == "identifier":
         declared = cs.visible(located.tree, source, cs.text(node, source), node.start_byte)
-        return declared is not None and declared.kind in ("scalar", "reference") and _integral_type(
-            declared.base
+        return (
+            declared is not None
+            and declared.kind in ("scalar", "reference")
+            and _integral_type(declared.base)
         )
     if kind == "subscript_expression":
         array = node.child_by_field_name("argument")
         if array is None or array.type != "identifier":
             return False
         declared = cs.visible(located.tree, source, cs.text(array, source), node.start_byte)
-        return declared is not None and declared.kind in ("pointer", "array") and _integral_type(
-            declared.base
+        return (
+            declared is not None
+            and declared.kind in ("pointer", "array")
+            and _integral_type(declared.base)
         )
     return False
 
@@ -611,7 +643,8 @@ def _device_side(plan: AtomicPlan) -> list[str]:
     lines += [
         f"const size_t {shared_bytes} = {sizes};",
         f"const int {privatize} = {shared_bytes} <= {PRIVATE_BYTES};",
-        f"const unsigned int {blocks} = cudaify_blocks({plan.level.trips}, {THREADS}, {MOST_BLOCKS}u);",
+        f"const unsigned int {blocks} = "
+        f"cudaify_blocks({plan.level.trips}, {THREADS}, {MOST_BLOCKS}u);",
     ]
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
@@ -644,7 +677,6 @@ def _fallback(plan: AtomicPlan, ind: str) -> list[str]:
     ]
     if level.declared_outside:
         step = f" * {loop.step}" if loop.step != 1 else ""
-        lines.append(
-            f"{ind}else {loop.var} = ({level.var_type})({_paren(loop.lower)} + {level.trips}{step});"
-        )
+        value = f"({level.var_type})({_paren(loop.lower)} + {level.trips}{step})"
+        lines.append(f"{ind}else {loop.var} = {value};")
     return lines

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tree_sitter import Node
+
+from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Reduction
 from cudaify.transforms import csource as cs
@@ -38,9 +41,6 @@ from cudaify.transforms.offload import (
     _require_no_jumps,
     _statements,
 )
-from tree_sitter import Node
-
-from cudaify.core import Problem, Variant
 
 THREADS = 256  # a multiple of 32: the block reduction works on whole warps
 MOST_BLOCKS = 1024  # enough to fill a large GPU; the grid-stride loop covers the rest
@@ -113,12 +113,15 @@ class ReductionMethod(Method):
         launched = {
             cs.text(n.child_by_field_name("function"), source)
             for n in cs.walk(tree.root_node)
-            if n.type == "call_expression" and n.child_by_field_name("function") is not None
+            if n.type == "call_expression"
+            and n.child_by_field_name("function") is not None
             and any(c.type == "kernel_call_syntax" for c in n.children)
         }
         problems = []
         if "cudaify_block_reduce" not in after.code:
-            problems.append(Problem("reduction", "no block reduction (cudaify_block_reduce) is made"))
+            problems.append(
+                Problem("reduction", "no block reduction (cudaify_block_reduce) is made")
+            )
         if not launched:
             problems.append(Problem("reduction", "no kernel launch (<<<grid, block>>>) is made"))
         return problems
@@ -127,7 +130,8 @@ class ReductionMethod(Method):
 def _describe(plan: ReductionPlan) -> str:
     loop = plan.located.loop
     what = ", ".join(f"{r.var} ({r.op})" for r in plan.reduced)
-    return f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line} -> {plan.kernel}: {what}"
+    where = f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line}"
+    return f"{where} -> {plan.kernel}: {what}"
 
 
 # ---- choosing the loops ---------------------------------------------------------------
@@ -355,9 +359,8 @@ def _device_side(plan: ReductionPlan) -> list[str]:
     )
     for r in plan.reduced:
         lines.append(f"cudaify_value_t<decltype({r.var})> *{r.partials} = NULL;")
-        lines.append(
-            f"CUDAIFY_CHECK(cudaMalloc((void **)&{r.partials}, {plan.blocks} * sizeof(*{r.partials})));"
-        )
+        size = f"{plan.blocks} * sizeof(*{r.partials})"
+        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{r.partials}, {size}));")
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments.append(plan.level.trips)

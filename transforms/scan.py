@@ -16,6 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tree_sitter import Node
+
+from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
@@ -39,9 +42,6 @@ from cudaify.transforms.offload import (
     _require_no_array_sizeof,
     _require_no_jumps,
 )
-from tree_sitter import Node
-
-from cudaify.core import Problem, Variant
 
 THREADS = 256
 CUB_INCLUDE = "#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */"
@@ -231,7 +231,9 @@ def _store_at(left: Node, located: ps.Located, offset: int = 0) -> str | None:
     index = left.child_by_field_name("index")
     if index is None:
         indices = left.child_by_field_name("indices")
-        index = indices.named_children[0] if indices is not None and indices.named_children else None
+        index = (
+            indices.named_children[0] if indices is not None and indices.named_children else None
+        )
     if array is None or array.type != "identifier" or index is None:
         return None
     spelled = re.sub(r"\s+", "", cs.text(index, located.source))
@@ -241,8 +243,9 @@ def _store_at(left: Node, located: ps.Located, offset: int = 0) -> str | None:
 
 def _accumulator_form(statements: list[Node], located: ps.Located) -> ScanForm:
     source = located.source
-    parts = [_assignment(s, source) for s in statements]
-    if parts[0] is None or parts[1] is None:
+    found = [_assignment(s, source) for s in statements]
+    parts = [part for part in found if part is not None]
+    if len(parts) != 2:
         raise ps.Refuse("the body's statements are not assignments")
     for update_at, store_at in ((0, 1), (1, 0)):
         op, acc_node, term = parts[update_at]
@@ -392,7 +395,10 @@ def _device_side(plan: ScanPlan) -> list[str]:
     devices = dict(plan.devices)
     value, trips = plan.value_type, level.trips
     terms, sums, storage, storage_bytes = (
-        names["terms"], names["sums"], names["storage"], names["storage_bytes"]
+        names["terms"],
+        names["sums"],
+        names["storage"],
+        names["storage_bytes"],
     )
     d_out, start, total, blocks = names["d_out"], names["start"], names["total"], names["blocks"]
     first = _paren(plan.located.loop.lower)
@@ -407,7 +413,8 @@ def _device_side(plan: ScanPlan) -> list[str]:
         f"{plan.output_type} *{d_out} = NULL;",
         f"CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof({value})));",
         f"CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof({value})));",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&{d_out}, (size_t){trips} * sizeof({plan.output_type})));",
+        f"CUDAIFY_CHECK(cudaMalloc((void **)&{d_out}, "
+        f"(size_t){trips} * sizeof({plan.output_type})));",
         f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);",
     ]
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from cudaify.backend import toolchain
+from cudaify.core import Variant
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
-
-from cudaify.core import Variant
 
 
 def applied(program: Program, *methods: str) -> Variant:
@@ -45,9 +44,7 @@ def same_output_as_gcc(c_source: Path, cu_source: Path, directory: Path) -> None
     assert reference.ok, reference.errors()
     expected = toolchain.run([str(directory / "ref")], timeout=120)
     nvcc = toolchain.find_tool("nvcc")
-    built = toolchain.run(
-        [nvcc, "-O2", str(cu_source), "-o", str(directory / "gpu")], timeout=240
-    )
+    built = toolchain.run([nvcc, "-O2", str(cu_source), "-o", str(directory / "gpu")], timeout=240)
     assert built.ok, built.errors()
     actual = toolchain.run([str(directory / "gpu")], timeout=120)
     assert actual.returncode == expected.returncode, actual.errors()

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import pytest
-from cudaify.transforms import get
-from cudaify.transforms.base import Context
-from cudaify.transforms.structure import structural_problems
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
 
 from cudaify.core import Variant
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.structure import structural_problems
 
 CASES = {"bytes": ("atomic_privatize",), "weighted": ("offload", "atomic_privatize")}
 ATOMIC = get("atomic_privatize")

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
 import pytest
-from cudaify.transforms import get
-from cudaify.transforms.base import Context
-from cudaify.transforms.structure import structural_problems
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
 
 from cudaify.core import Variant
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.structure import structural_problems
 
-CASES = {"sums": ("reduction",), "fields": ("reduction",), "after_offload": ("offload", "reduction")}
+CASES = {
+    "sums": ("reduction",),
+    "fields": ("reduction",),
+    "after_offload": ("offload", "reduction"),
+}
 REDUCTION = get("reduction")
 
 
@@ -61,7 +65,9 @@ def test_after_offload_both_loops_run_on_the_gpu_with_one_helper_block() -> None
     assert variant.methods == ("offload", "reduction")
     assert code.count("/* ---- cudaify runtime helpers ---- */") == 1
     assert code.count("/* ---- cudaify pattern helpers ---- */") == 1
-    assert code.index("cudaify runtime helpers") < code.index("__global__ void scale_and_sum_kernel")
+    assert code.index("cudaify runtime helpers") < code.index(
+        "__global__ void scale_and_sum_kernel"
+    )
     assert "scale_and_sum_reduce<<<" in code and "scale_and_sum_kernel<<<" in code
     # applying it again finds nothing left to do
     again = REDUCTION.applies(variant, Context(program))
@@ -87,7 +93,9 @@ REFUSALS = {
 @pytest.mark.parametrize("case", sorted(REFUSALS))
 def test_refusals_say_where_and_why(case: str, program_of) -> None:
     source, _ = REFUSALS[case]
-    program = program_of(source + "int main(void) { double x[3] = {1, 2, 3}; return (int)f(3, x); }\n")
+    program = program_of(
+        source + "int main(void) { double x[3] = {1, 2, 3}; return (int)f(3, x); }\n"
+    )
     reason = REDUCTION.applies(Variant(program.source), Context(program))
     assert reason is not None
     assert REDUCTION.apply_rule(Variant(program.source), Context(program)).variant is None

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import pytest
-from cudaify.transforms import get
-from cudaify.transforms.base import Context
-from cudaify.transforms.structure import structural_problems
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
 
 from cudaify.core import Variant
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.structure import structural_problems
 
 SCAN = get("scan")
 
@@ -63,7 +63,8 @@ SOURCES = {
 def test_refusals(case: str, program_of) -> None:
     source, words = SOURCES[case]
     program = program_of(
-        source + "int main(void) { double a[3] = {1, 2, 3}, b[3] = {1, 1, 1};\n"
+        source
+        + "int main(void) { double a[3] = {1, 2, 3}, b[3] = {1, 1, 1};\n"
         "    static __typeof__(SENTINEL) x[3]; f(3, a, b, x); return (int)x[2]; }\n".replace(
             "__typeof__(SENTINEL)", "int" if "int *x" in source else "double"
         )

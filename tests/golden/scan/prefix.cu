@@ -59,48 +59,66 @@ __host__ __device__ CudaifyT &cudaify_declval();
 
 /* Reduction operators: the combination and its identity. */
 struct cudaify_plus {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 struct cudaify_times {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
 };
 struct cudaify_minimum {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity()
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
     {
-        return cuda::std::numeric_limits<CudaifyT>::has_infinity ? cuda::std::numeric_limits<CudaifyT>::infinity()
-                                                          : cuda::std::numeric_limits<CudaifyT>::max();
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
     }
 };
 struct cudaify_maximum {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity()
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
     {
-        return cuda::std::numeric_limits<CudaifyT>::has_infinity ? -cuda::std::numeric_limits<CudaifyT>::infinity()
-                                                          : cuda::std::numeric_limits<CudaifyT>::lowest();
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
     }
 };
 struct cudaify_bit_and {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
 };
 struct cudaify_bit_or {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 struct cudaify_bit_xor {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 struct cudaify_logical_and {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
 };
 struct cudaify_logical_or {
-    template <class CudaifyT> __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
-    template <class CudaifyT> __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
 };
 
 /* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
@@ -137,7 +155,8 @@ __device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
         warp_values[warp] = value;
     __syncthreads();
     if (warp == 0) {
-        value = lane < (int)(blockDim.x / 32) ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
         for (int offset = 16; offset > 0; offset /= 2)
             value = op(value, cudaify_shfl_down(value, offset));
     }
@@ -167,8 +186,8 @@ __host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
    the index is below the privatized extent, else marked as outside the device copy
    (the host then runs the loop itself). */
 template <class CudaifyT, class CudaifyV>
-__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent, long long index, CudaifyV value,
-                               int *outside)
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
 {
     if (index < 0 || index >= extent) {
         *outside = 1;
@@ -177,10 +196,11 @@ __device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long exte
     cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
 }
 template <class CudaifyT, class CudaifyV>
-__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent, long long index,
-                                    CudaifyV value, int *outside)
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
 {
-    cudaify_add_at(global, local, extent, index, (CudaifyT)((CudaifyT)0 - (CudaifyT)value), outside);
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
 /* Scan loop 'i' of running_total() (line 12): the terms of the prefix sum, one per thread. */
