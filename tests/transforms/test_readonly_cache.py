@@ -99,3 +99,15 @@ def test_golden_cases_print_what_gcc_prints(case: str, tmp_path) -> None:
     cu = tmp_path / f"{case}.cu"
     cu.write_text(applied(analysed(source), "offload", "readonly_cache").code)
     same_output_as_gcc(source, cu, tmp_path)
+
+
+def test_check_skips_kernels_whose_pointers_are_used_whole() -> None:
+    """A kernel that copies a pointer is not the rule's: the check must not fail on it."""
+    program = analysed(GOLDEN / "readonly_cache" / "stencil.c")
+    after = applied(program, "offload", "readonly_cache")
+    extra = (
+        "__global__ void other_kernel(int *count, long long n)\n"
+        "{\n    int *first = count;\n    atomicAdd(first, (int)n);\n}\n"
+    )
+    code = after.code.replace("int main(void)", extra + "\nint main(void)", 1)
+    assert READONLY.check(after, Variant(code), Context(program)) == []
