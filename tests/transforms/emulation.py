@@ -38,7 +38,8 @@ def _launch_call(match: re.Match[str]) -> str:
 
 
 def emulated_source(code: str) -> str:
-    code = code.replace("#include <cuda_runtime.h>", f'#include "{HEADER}"')
+    # the header is included first (g++ -include): device qualifiers may come earlier
+    code = code.replace("#include <cuda_runtime.h>", "")
     return _LAUNCH.sub(_launch_call, code)
 
 
@@ -51,7 +52,19 @@ def run_emulated(
     source.write_text(emulated_source(code))
     binary = directory / "emulated"
     compiler = toolchain.find_tool("g++")
-    argv = [compiler, "-std=c++20", "-O1", "-pthread", "-w", *flags, str(source), "-o", str(binary)]
+    argv = [
+        compiler,
+        "-std=c++20",
+        "-O1",
+        "-pthread",
+        "-w",
+        "-include",
+        str(HEADER),
+        *flags,
+        str(source),
+        "-o",
+        str(binary),
+    ]
     argv.append("-lm")
     built = toolchain.run(argv, timeout=240)
     if not built.ok:
