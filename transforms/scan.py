@@ -45,6 +45,21 @@ from cudaify.transforms.offload import (
 
 THREADS = 256
 CUB_INCLUDE = "#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */"
+# x[i] = m * x[i-1] + e is a scan of the affine maps x -> m x + e under composition.
+AFFINE_HELPERS = """/* cudaify: x -> cudaify_mul * x + cudaify_add; a scan composes such maps */
+template <class CudaifyT>
+struct cudaify_affine {
+    CudaifyT cudaify_mul, cudaify_add;
+};
+struct cudaify_compose {
+    template <class CudaifyT>
+    __host__ __device__ cudaify_affine<CudaifyT>
+    operator()(const cudaify_affine<CudaifyT> &first, const cudaify_affine<CudaifyT> &then) const
+    {
+        return {then.cudaify_mul * first.cudaify_mul,
+                then.cudaify_mul * first.cudaify_add + then.cudaify_add};
+    }
+};"""
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,7 @@ class ScanForm:
     term: Node  # E
     accumulator: str | None  # the scalar of the accumulator form
     exclusive: bool
+    multiplier: Node | None = None  # m of out[i] = m * out[i - 1] + E
 
 
 @dataclass(frozen=True)
@@ -68,6 +84,8 @@ class ScanPlan:
     scalars: tuple[tuple[str, str], ...]
     helpers: tuple[str, ...]
     value_type: str  # the type the sums are taken in
+    scan_type: str  # the scanned element: the value type, or its affine map
+    multiplier: str
     output_type: str
     names: dict[str, str]
     devices: tuple[tuple[str, str], ...]
@@ -155,11 +173,14 @@ def _plan(
     output = next((a for a in every if a.name == form.output), None)
     if output is None or output.dims:
         raise ps.Refuse(f"'{form.output}' is not a one-dimensional array the analysis knows")
-    term_names = {cs.text(n, source) for n in cs.identifiers_in(form.term)}
+    parts = [form.term] + ([form.multiplier] if form.multiplier is not None else [])
+    term_names = {cs.text(n, source) for part in parts for n in cs.identifiers_in(part)}
     arrays = tuple(a for a in every if a.name != form.output and a.name in term_names)
     _require_no_array_sizeof(nest, every, source)
     output_type = _element_type(output)
     value_type = _value_type(located, form, output_type)
+    if form.multiplier is not None and value_type not in ("float", "double"):
+        raise ps.Refuse(f"the affine recurrence is on {value_type}, not float or double")
     if _integral_type(value_type) and not _integral(form.term, located):
         raise ps.Refuse(
             f"cannot prove that '{cs.text(form.term, source)}' is an integer, as the sums are "
@@ -182,8 +203,10 @@ def _plan(
         arrays=arrays,
         output=output,
         scalars=scalars,
-        helpers=_helpers(form.term, tree, source, program),
+        helpers=_helpers(nest, tree, source, program),
         value_type=value_type,
+        scan_type=value_type if form.multiplier is None else f"cudaify_affine<{value_type}>",
+        multiplier="" if form.multiplier is None else cs.text(form.multiplier, source),
         output_type=output_type,
         names=names,
         devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
@@ -278,7 +301,29 @@ def _recurrence_form(statement: Node, located: ps.Located) -> ScanForm:
         if _store_at(previous, located, -1) == output:
             _require_pure_term(term, located, {output})
             return ScanForm(output, term, None, exclusive=False)
-    raise ps.Refuse("the recurrence is not a sum of the previous element and a term")
+    for product, term in ((a, b), (b, a)):
+        multiplier = _times_previous(product, located, output)
+        if multiplier is not None:
+            _require_pure_term(term, located, {output})
+            _require_pure_term(multiplier, located, {output})
+            return ScanForm(output, term, None, exclusive=False, multiplier=multiplier)
+    raise ps.Refuse("the recurrence is not out[i - 1] + E or m * out[i - 1] + E")
+
+
+def _times_previous(node: Node, located: ps.Located, output: str) -> Node | None:
+    """m when `node` is `m * out[i - 1]` or `out[i - 1] * m`."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    operator = node.child_by_field_name("operator")
+    if node.type != "binary_expression" or operator is None:
+        return None
+    if cs.text(operator, located.source) != "*":
+        return None
+    a, b = node.child_by_field_name("left"), node.child_by_field_name("right")
+    for previous, multiplier in ((a, b), (b, a)):
+        if previous is not None and _store_at(previous, located, -1) == output:
+            return multiplier
+    return None
 
 
 def _require_pure_term(term: Node, located: ps.Located, forbidden: set[str]) -> None:
@@ -318,7 +363,8 @@ def _emit(code: str, plans: list[ScanPlan]) -> str:
     for plan in plans:
         by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
     first = min(by_position)
-    moves, helpers_text = ps.prelude_edits(source, first, (CUB_INCLUDE,))
+    includes = (CUB_INCLUDE,) + ((AFFINE_HELPERS,) if any(p.multiplier for p in plans) else ())
+    moves, helpers_text = ps.prelude_edits(source, first, includes)
     edits += moves
     for at, group in sorted(by_position.items()):
         kernels = "".join(_kernels(plan) for plan in group)
@@ -335,15 +381,18 @@ def _kernels(plan: ScanPlan) -> str:
     loop, names, level = plan.located.loop, plan.names, plan.level
     params = [_array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
-    params += [f"long long {level.trips}", f"{plan.value_type} *{names['terms']}"]
+    params += [f"long long {level.trips}", f"{plan.scan_type} *{names['terms']}"]
     store_params = [
-        f"const {plan.value_type} *{names['sums']}",
+        f"const {plan.scan_type} *{names['sums']}",
         f"{plan.value_type} {names['start']}",
         f"long long {level.trips}",
         f"{plan.output_type} *{names['d_out']}",
     ]
     t = level.index
-    if plan.form.exclusive:
+    if plan.multiplier:
+        at = f"{names['sums']}[{t}]"
+        stored = f"{at}.cudaify_mul * {names['start']} + {at}.cudaify_add"
+    elif plan.form.exclusive:
         stored = f"{t} > 0 ? {names['start']} + {names['sums']}[{t} - 1] : {names['start']}"
     else:
         stored = f"{names['start']} + {names['sums']}[{t}]"
@@ -354,7 +403,7 @@ def _kernels(plan: ScanPlan) -> str:
         f"__global__ void {names['terms_kernel']}({', '.join(params)})",
         "{",
         *header,
-        f"        {names['terms']}[{t}] = ({plan.value_type})({plan.term});",
+        f"        {names['terms']}[{t}] = {_term_value(plan)};",
         "    }",
         "}",
         "",
@@ -367,6 +416,13 @@ def _kernels(plan: ScanPlan) -> str:
         "}",
     ]
     return "\n".join(lines) + "\n\n"
+
+
+def _term_value(plan: ScanPlan) -> str:
+    value = f"({plan.value_type})({plan.term})"
+    if not plan.multiplier:
+        return value
+    return f"{plan.scan_type}{{({plan.value_type})({plan.multiplier}), {value}}}"
 
 
 def _host_text(plan: ScanPlan) -> str:
@@ -390,10 +446,20 @@ def _host_text(plan: ScanPlan) -> str:
     return "\n".join(lines)
 
 
+def _cub_call(plan: ScanPlan, storage: str, storage_bytes: str, terms: str, sums: str) -> str:
+    trips = plan.level.trips
+    if plan.multiplier:
+        return (
+            f"cub::DeviceScan::InclusiveScan({storage}, {storage_bytes}, {terms}, {sums}, "
+            f"cudaify_compose(), {trips})"
+        )
+    return f"cub::DeviceScan::InclusiveSum({storage}, {storage_bytes}, {terms}, {sums}, {trips})"
+
+
 def _device_side(plan: ScanPlan) -> list[str]:
     names, level, form = plan.names, plan.level, plan.form
     devices = dict(plan.devices)
-    value, trips = plan.value_type, level.trips
+    value, scanned, trips = plan.value_type, plan.scan_type, level.trips
     terms, sums, storage, storage_bytes = (
         names["terms"],
         names["sums"],
@@ -409,10 +475,10 @@ def _device_side(plan: ScanPlan) -> list[str]:
     lines = ps.copy_in(plan.arrays, devices)
     lines += [
         f"const {value} {start} = {start_value};",
-        f"{value} *{terms} = NULL, *{sums} = NULL;",
+        f"{scanned} *{terms} = NULL, *{sums} = NULL;",
         f"{plan.output_type} *{d_out} = NULL;",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof({value})));",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof({value})));",
+        f"CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof(*{terms})));",
+        f"CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof(*{sums})));",
         f"CUDAIFY_CHECK(cudaMalloc((void **)&{d_out}, "
         f"(size_t){trips} * sizeof({plan.output_type})));",
         f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);",
@@ -426,11 +492,9 @@ def _device_side(plan: ScanPlan) -> list[str]:
         "/* CUB tells the temporary storage it needs, then scans */",
         f"size_t {storage_bytes} = 0;",
         f"void *{storage} = NULL;",
-        f"CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum({storage}, {storage_bytes}, {terms}, {sums}, "
-        f"{trips}));",
+        f"CUDAIFY_CHECK({_cub_call(plan, storage, storage_bytes, terms, sums)});",
         f"CUDAIFY_CHECK(cudaMalloc(&{storage}, {storage_bytes}));",
-        f"CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum({storage}, {storage_bytes}, {terms}, {sums}, "
-        f"{trips}));",
+        f"CUDAIFY_CHECK({_cub_call(plan, storage, storage_bytes, terms, sums)});",
         f"{names['store_kernel']}<<<{blocks}, {THREADS}>>>({sums}, {start}, {trips}, {d_out});",
         "CUDAIFY_CHECK(cudaGetLastError());",
         f"CUDAIFY_CHECK(cudaMemcpy({form.output} + {first}, {d_out}, (size_t){trips} * "

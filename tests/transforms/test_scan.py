@@ -12,13 +12,17 @@ from cudaify.transforms.structure import structural_problems
 SCAN = get("scan")
 
 
-def test_golden_output_is_stable_and_compiles(update_golden: bool, tmp_path) -> None:
-    program = analysed(GOLDEN / "scan" / "prefix.c")
+CASES = ["affine", "prefix"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tmp_path) -> None:
+    program = analysed(GOLDEN / "scan" / f"{case}.c")
     variant = applied(program, "scan")
-    expected = GOLDEN / "scan" / "prefix.cu"
+    expected = GOLDEN / "scan" / f"{case}.cu"
     if update_golden or not expected.exists():
         expected.write_text(variant.code)
-    assert variant.code == expected.read_text(), "rerun with --update-golden to accept prefix.cu"
+    assert variant.code == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
     assert structural_problems(program, variant.code, SCAN) == []
     assert nvcc_errors(variant.code, tmp_path) == ""
 
@@ -45,10 +49,10 @@ def test_the_three_spellings_are_recognised() -> None:
 
 
 SOURCES = {
-    "affine_recurrence": (
+    "product_recurrence": (
         "void f(int n, const double *a, const double *b, double *x)\n{\n"
-        "    for (int i = 1; i < n; i++)\n        x[i] = a[i] * x[i - 1] + b[i];\n}\n",
-        "not a sum",
+        "    for (int i = 1; i < n; i++)\n        x[i] = a[i] * x[i - 1] * b[i];\n}\n",
+        "the recurrence is not a sum",
     ),
     "fractional_into_int": (
         "void f(int n, const double *a, const double *b, int *x)\n{\n    int acc = 0;\n"
@@ -81,6 +85,19 @@ def test_check_wants_cub_and_a_launch() -> None:
     assert len(SCAN.check(before, before, Context(program))) == 2
 
 
+def test_an_affine_recurrence_scans_composed_maps() -> None:
+    program = analysed(GOLDEN / "scan" / "affine.c")
+    code = applied(program, "scan").code
+    assert "terms[t_i] = cudaify_affine<double>{(double)(a[i]), (double)(b[i])};" in code
+    assert (
+        "cub::DeviceScan::InclusiveScan(storage, storage_bytes, terms, sums, cudaify_compose()"
+        in code
+    )
+    assert "(double)(sums[t_i].cudaify_mul * start + sums[t_i].cudaify_add)" in code
+    assert "const double start = x[1 - 1];" in code
+
+
 @pytest.mark.gpu
-def test_golden_output_prints_what_gcc_prints(tmp_path) -> None:
-    same_output_as_gcc(GOLDEN / "scan" / "prefix.c", GOLDEN / "scan" / "prefix.cu", tmp_path)
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
+    same_output_as_gcc(GOLDEN / "scan" / f"{case}.c", GOLDEN / "scan" / f"{case}.cu", tmp_path)

@@ -235,8 +235,8 @@ void running_total(int n, const long long *in, long long *out)
             const long long start_2 = running;
             long long *terms = NULL, *sums = NULL;
             long long *d_out = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(long long)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
             CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(long long)));
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
             running_total_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
@@ -294,8 +294,8 @@ int offsets(int n, const int *count, int *start)
             const int start_3 = next;
             int *terms_2 = NULL, *sums_2 = NULL;
             int *d_out_2 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(*terms_2)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(*sums_2)));
             CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)trips_i_2 * sizeof(int)));
             const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
             offsets_scan_terms<<<blocks_2, 256>>>(d_count, trips_i_2, terms_2);
@@ -354,8 +354,8 @@ void cumulative(int n, const double *in, double *out)
             const double start_4 = out[1 - 1];
             double *terms_3 = NULL, *sums_3 = NULL;
             double *d_out_3 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&terms_3, (size_t)trips_i_3 * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&sums_3, (size_t)trips_i_3 * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&terms_3, (size_t)trips_i_3 * sizeof(*terms_3)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&sums_3, (size_t)trips_i_3 * sizeof(*sums_3)));
             CUDAIFY_CHECK(cudaMalloc((void **)&d_out_3, (size_t)trips_i_3 * sizeof(double)));
             const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 2147483647u);
             cumulative_scan_terms<<<blocks_3, 256>>>(d_in_2 - (1), trips_i_3, terms_3);

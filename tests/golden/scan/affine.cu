@@ -1,0 +1,298 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */
+/* cudaify: x -> cudaify_mul * x + cudaify_add; a scan composes such maps */
+template <class CudaifyT>
+struct cudaify_affine {
+    CudaifyT cudaify_mul, cudaify_add;
+};
+struct cudaify_compose {
+    template <class CudaifyT>
+    __host__ __device__ cudaify_affine<CudaifyT>
+    operator()(const cudaify_affine<CudaifyT> &first, const cudaify_affine<CudaifyT> &then) const
+    {
+        return {then.cudaify_mul * first.cudaify_mul,
+                then.cudaify_mul * first.cudaify_add + then.cudaify_add};
+    }
+};
+
+/* A first-order linear recurrence x[i] = a[i] * x[i-1] + b[i] (exponential smoothing),
+   scanned as a composition of affine maps. */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Scan loop 'i' of smooth() (line 8): the terms of the prefix sum, one per thread. */
+__global__ void smooth_scan_terms(double *a, double *b, long long trips_i, cudaify_affine<double> *terms)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + t_i);
+        terms[t_i] = cudaify_affine<double>{(double)(a[i]), (double)(b[i])};
+    }
+}
+
+/* The starting value plus the scanned terms, stored as the loop stores them. */
+__global__ void smooth_scan_store(const cudaify_affine<double> *sums, double start, long long trips_i, double *d_out)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        d_out[t_i] = (double)(sums[t_i].cudaify_mul * start + sums[t_i].cudaify_add);
+    }
+}
+
+void smooth(int n, const double *a, const double *b, double *x)
+{
+    {
+        /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveSum, smooth_scan_store */
+        const long long trips_i = cudaify_trips(1, n, 1, 0);
+        if (trips_i > 0) {
+            double *d_a = NULL;
+            double *d_b = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_b, b + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            const double start = x[1 - 1];
+            cudaify_affine<double> *terms = NULL, *sums = NULL;
+            double *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(double)));
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
+            smooth_scan_terms<<<blocks, 256>>>(d_a - (1), d_b - (1), trips_i, terms);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs, then scans */
+            size_t storage_bytes = 0;
+            void *storage = NULL;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(storage, storage_bytes, terms, sums, cudaify_compose(), trips_i));
+            CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(storage, storage_bytes, terms, sums, cudaify_compose(), trips_i));
+            smooth_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(x + 1, d_out, (size_t)trips_i * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_b));
+            CUDAIFY_CHECK(cudaFree(terms));
+            CUDAIFY_CHECK(cudaFree(sums));
+            CUDAIFY_CHECK(cudaFree(d_out));
+            CUDAIFY_CHECK(cudaFree(storage));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 100000;
+    double *a = (double *)malloc(sizeof(double) * n);
+    double *b = (double *)malloc(sizeof(double) * n);
+    double *x = (double *)malloc(sizeof(double) * n);
+    unsigned int state = 3u;
+    for (int i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        a[i] = 0.5 + 0.4 * (double)(state >> 8) / 16777216.0;
+        b[i] = (double)(state >> 20) / 4096.0;
+    }
+    x[0] = 1.0;
+    smooth(n, a, b, x);
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += x[i];
+    printf("sum=%.6e last=%.6e x[10]=%.6e\n", sum, x[n - 1], x[10]);
+    free(a);
+    free(b);
+    free(x);
+    return 0;
+}
