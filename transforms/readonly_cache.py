@@ -174,18 +174,31 @@ def _uses(body: Node, name: str, data: bytes) -> str:
         if cs.text(ident, data) != name:
             continue
         top = ident
-        while top.parent is not None and (
-            (top.parent.type == "subscript_expression" and top.parent.children[0] == top)
-            or top.parent.type == "parenthesized_expression"
+        parent = ident.parent
+        if parent is not None and parent.type == "pointer_expression":
+            if cs.text(parent, data).startswith("*"):
+                top = parent
+        elif (
+            parent is not None and parent.type == "field_expression" and parent.children[0] == ident
+        ):
+            top = parent  # p->x
+        elif parent is not None and parent.type == "subscript_expression":
+            if parent.children[0] == ident:
+                top = parent
+        if top == ident:
+            return "other"
+        # the element's fields and sub-elements are the element too: a.x[i] = v writes a
+        while (
+            top.parent is not None
+            and top.parent.children[0] == top
+            and top.parent.type
+            in (
+                "subscript_expression",
+                "field_expression",
+                "parenthesized_expression",
+            )
         ):
             top = top.parent
-        if top == ident:
-            parent = ident.parent
-            if parent is not None and parent.type == "pointer_expression":
-                if cs.text(parent, data).startswith("*"):
-                    top = parent
-            if top == ident:
-                return "other"
         if _is_written(top, data):
             kind = "write"
     return kind

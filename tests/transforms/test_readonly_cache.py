@@ -111,3 +111,17 @@ def test_check_skips_kernels_whose_pointers_are_used_whole() -> None:
     )
     code = after.code.replace("int main(void)", extra + "\nint main(void)", 1)
     assert READONLY.check(after, Variant(code), Context(program)) == []
+
+
+def test_a_write_to_a_field_of_an_element_is_a_write(program_of) -> None:
+    program = program_of(
+        "#include <stdio.h>\n"
+        "typedef struct { float x, v; } Body;\n"
+        "void drift(Body *b, const float *push, int n)\n"
+        "{ for (int i = 0; i < n; i++) b[i].x += b[i].v + push[i]; }\n"
+        "int main(void) { static Body b[4096]; static float push[4096];\n"
+        '  drift(b, push, 4096); printf("%f\\n", b[5].x); return 0; }\n'
+    )
+    variant = applied(program, "offload", "readonly_cache")
+    assert "(Body *__restrict__ b, const float *__restrict__ push," in variant.code
+    assert variant.steps[-1].detail == "drift_kernel: 2 pointers restricted, read-only: push"
