@@ -251,6 +251,30 @@ def merge_steps(graph: ReGraph, steps: Iterable[VerifiedStep], count: bool = Tru
     return merged
 
 
+def prune_examples(graph: ReGraph, most: int) -> ReGraph:
+    """A new graph keeping at most `most` examples per edge (statistics untouched): GPU
+    verified and faster first, and as many different programs as fit, since the SLM sees
+    a handful of examples and ten of one program teach less than three of three."""
+    pruned = graph.copy()
+    for source, target in pruned.edges():
+        examples = pruned.examples(source, target)
+        # an example with the teacher's or curator's reasoning (think) teaches more
+        ranked = sorted(
+            examples, key=lambda e: (e.verified != "gpu", -(e.speedup or 0.0), not e.think)
+        )
+        chosen: list[int] = []  # positions in `ranked`; each round takes one per program
+        while len(chosen) < min(most, len(ranked)):
+            used: set[str] = set()
+            for position, example in enumerate(ranked):
+                if position in chosen or example.program in used or len(chosen) >= most:
+                    continue
+                used.add(example.program)
+                chosen.append(position)
+        kept = {id(ranked[p]) for p in chosen}
+        examples[:] = [e for e in examples if id(e) in kept]  # in their original order
+    return pruned
+
+
 def merge(a: ReGraph, b: ReGraph) -> ReGraph:
     """Union of two graphs: nodes (a's descriptions first), edges, examples (each once),
     stats added (visits, successes; the mean log speedup weighted by timed samples)."""
@@ -330,26 +354,31 @@ def build(
     base: ReGraph | None = None,
     judge: TextModel | None = None,
     jobs: int = 1,
+    max_examples: int | None = None,
 ) -> BuildReport:
     """Build (or extend `base`) from every program and trajectory file in `corpus`.
     A program the pipeline cannot prepare is reported and skipped, not fatal. With `jobs`
     above 1 the rules run on that many programs at once, in worker processes (then
-    `stages_for` must be picklable, as `PipelineStages` is)."""
+    `stages_for` must be picklable, as `PipelineStages` is). `max_examples` caps the
+    examples kept per edge (the stats still count every step)."""
     graph = base.copy() if base is not None else ReGraph()
     graph.add_method(START, *describe(START))
     for name in teachers.methods:
         graph.add_method(name, *describe(name))
     report = BuildReport(graph)
     programs = {p.stem: p for p in corpus_programs(corpus)}
+    remaining = teachers
     if jobs > 1 and teachers.rules:
         _parallel_rules(programs, stages_for, teachers, report, jobs)
-        teachers = dataclasses.replace(teachers, rules=False)  # the teacher's turn, in order
+        remaining = dataclasses.replace(teachers, rules=False)  # the teacher's turn, in order
     for name, path in programs.items():
-        report.steps += _program_steps(name, path, stages_for, teachers, report, judge)
+        report.steps += _program_steps(name, path, stages_for, remaining, report, judge)
     if teachers.curated:
         for file in corpus_trajectories(corpus):
             report.steps += _curated_steps(file, programs, stages_for, report, judge)
     report.graph = merge_steps(graph, report.steps)
+    if max_examples is not None:
+        report.graph = prune_examples(report.graph, max_examples)
     report.graph.meta = {**report.graph.meta, **_meta(corpus, teachers, report)}
     return report
 

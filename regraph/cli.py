@@ -93,6 +93,13 @@ def _guarded(action: Callable[[], Any]) -> Any:
     type=click.IntRange(1),
     help="Programs the rules work on at once (nvcc in parallel; GPU runs one at a time).",
 )
+@click.option(
+    "--max-examples",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Examples kept per edge (diverse programs first; the stats count every step).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Say what each program gave.")
 def build_command(
     corpus_dir: str,
@@ -108,6 +115,7 @@ def build_command(
     no_curated: bool,
     save_trajectories: str | None,
     jobs: int,
+    max_examples: int,
     verbose: bool,
 ) -> None:
     """Build a graph from the programs and trajectory files in CORPUS_DIR."""
@@ -127,7 +135,9 @@ def build_command(
         curated=not no_curated,
     )
     start = _load(base) if base else None
-    report = _guarded(lambda: build(corpus_dir, pipeline_stages(), teachers, start, teacher, jobs))
+    report = _guarded(
+        lambda: build(corpus_dir, pipeline_stages(), teachers, start, teacher, jobs, max_examples)
+    )
     for problem in report.problems:
         click.echo(f"cudaify graph: warning: {problem}", err=True)
     _save(report.graph, output)

@@ -2,7 +2,7 @@
 
 Similarity is TF-IDF cosine over identifiers, keywords and a few operators that tell loop
 shapes apart (`+=`, `[`, `*`), standard library only. The document frequencies come from
-every example `before` in the graph, so a word all examples share (`int`, `for`) weighs
+the examples into the method asked for, so a word they all share (`int`, `for`) weighs
 little and a telling one (`atomicAdd`, `__syncthreads`, a `[i-1]` neighbour) much. Vectors
 are cached per code text: a second query on the same graph only tokenizes the query."""
 
@@ -39,17 +39,10 @@ class Hit:
     score: float
 
 
-class Index:
-    """IDF weights over a graph's examples and their cached unit vectors."""
+class _Space:
+    """IDF weights over a set of documents and their cached unit vectors."""
 
-    def __init__(self, graph: ReGraph):
-        self.graph = graph
-        self.entries = [
-            (source, target, example)
-            for source, target in graph.edges()
-            for example in graph.examples(source, target)
-        ]
-        documents = {e.before for _, _, e in self.entries}
+    def __init__(self, documents: set[str]):
         frequency: Counter[str] = Counter()
         for code in documents:
             frequency.update(tokens(code).keys())
@@ -57,6 +50,7 @@ class Index:
         self.idf = {t: math.log((1 + total) / (1 + n)) + 1.0 for t, n in frequency.items()}
         self.default_idf = math.log(1 + total) + 1.0
         self.vectors = {code: self.vector(code) for code in documents}
+        self.queries: dict[str, dict[str, float]] = {}
 
     def vector(self, code: str) -> dict[str, float]:
         weights = {
@@ -66,18 +60,47 @@ class Index:
         norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
         return {t: w / norm for t, w in weights.items()}
 
+    def query(self, code: str) -> dict[str, float]:
+        """The vector of a query; the search asks about the same variant for several edges."""
+        if code not in self.queries:
+            if len(self.queries) >= 64:
+                self.queries.pop(next(iter(self.queries)))
+            self.queries[code] = self.vectors.get(code) or self.vector(code)
+        return self.queries[code]
+
     def similarity(self, query: dict[str, float], code: str) -> float:
         other = self.vectors.get(code) or self.vector(code)
         if len(other) < len(query):
             query, other = other, query
         return sum(w * other.get(t, 0.0) for t, w in query.items())
 
+
+class Index:
+    """Retrieval over a graph's examples. The candidates for a step into a method are the
+    examples on the edges into it, so each method gets its own IDF space, built the first
+    time a step into it asks (a search touches a few methods, not all)."""
+
+    def __init__(self, graph: ReGraph):
+        self.graph = graph
+        self.entries = [
+            (source, target, example)
+            for source, target in graph.edges()
+            for example in graph.examples(source, target)
+        ]
+        self._spaces: dict[str, _Space] = {}
+
+    def space(self, target: str) -> _Space:
+        if target not in self._spaces:
+            self._spaces[target] = _Space({e.before for _, t, e in self.entries if t == target})
+        return self._spaces[target]
+
     def search(self, code: str, source: str, target: str, k: int = 3) -> list[Hit]:
         """The k examples of edge source -> target most similar to `code`; when the edge
         has fewer than k, the best of the other edges into `target` fill the list."""
-        query = self.vector(code)
+        space = self.space(target)
+        query = space.query(code)
         scored = [
-            (self.similarity(query, e.before), s == source, s, t, e)
+            (space.similarity(query, e.before), s == source, s, t, e)
             for s, t, e in self.entries
             if t == target
         ]

@@ -225,3 +225,23 @@ def test_one_build_judges_a_name_once_and_remembers_new_methods(tmp_path):
     assert rename("Kernel-Fusion", "") == "kernel_fusion"  # known now, by its name
     assert rename("fuse the two kernels", "one launch") == "kernel_fusion"  # the judge's verdict
     assert rename("loop unrolling", "") == "unroll"
+
+
+def test_pruning_keeps_the_best_examples_of_different_programs():
+    from cudaify.regraph.build import prune_examples
+
+    graph = ReGraph()
+    for program, after, speedup, how in [
+        ("a", "a1", 2.0, "gpu"), ("a", "a2", 9.0, "gpu"), ("b", "b1", 1.5, "gpu"),
+        ("c", "c1", None, "compile"), ("a", "a3", 5.0, "gpu"),
+    ]:  # fmt: skip
+        graph.add_example("sequential", "offload",
+                          Example(program, "x", after, speedup=speedup, verified=how))  # fmt: skip
+    graph.stats("sequential", "offload").visits = 5
+    pruned = prune_examples(graph, 3)
+    assert [e.after for e in pruned.examples("sequential", "offload")] == ["a2", "b1", "c1"]
+    assert [e.after for e in prune_examples(graph, 4).examples("sequential", "offload")] == [
+        "a2", "b1", "c1", "a3"
+    ]  # fmt: skip
+    assert pruned.stats("sequential", "offload").visits == 5
+    assert len(graph.examples("sequential", "offload")) == 5

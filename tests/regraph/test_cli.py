@@ -107,6 +107,7 @@ def test_build_with_a_recorded_teacher_saves_replayable_trajectories(tmp_path):
     assert graph.successors("offload") == ["unroll"]
     assert {e.source for e in graph.examples("offload", "unroll")} == {"teacher"}
     assert graph.meta["sources"] == ["rule", "teacher"]
+    assert graph.meta["rule_methods"] == ["offload"]
     assert graph.meta["verified"] in ("compile", "gpu")
     names = sorted(p.name for p in saved.iterdir())
     assert names == ["scale_add.rule1.trajectory.json", "scale_add.teacher1.trajectory.json"]
