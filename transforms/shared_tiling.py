@@ -1,26 +1,32 @@
-"""`shared_tiling`: stage the reused operands of a matrix-multiply-like kernel in shared
-memory, TILE x TILE at a time.
+"""`shared_tiling`: stage the values a block's threads share in shared memory.
 
-Precondition: an offload kernel with a 2-D grid (rows i on y, columns j on x) whose body is
-`<prologue> for (k ...) <k body> <epilogue>`, where the k loop's bounds are the same for
-every thread, and where the k body reads some array through a subscript that depends on k
-and on exactly one of i and j (`a[i*n+k]`, `b[k][j]`, `a[p*m+i]`: any expression, row- or
-column-major, flat or not), always (not under a condition), from an array the kernel never
-writes, with an index made only of i or j, k and names the kernel never changes.
+Three shapes of offload kernel, each recognised by syntax (kernel_nest) and refused when
+unsure:
 
-Rule: each block owns a TILE x TILE tile of (i, j) outputs and walks k one TILE at a time.
-For each staged read, the block first loads the TILE x TILE values the tile's threads will
-read (the same expression, evaluated at the tile's i or j and k; the layout puts the
-address's unit-stride index on threadIdx.x so that the loads coalesce; out-of-range slots
-get zeros), waits at a barrier, then every thread runs the k body for that tile's k values
-with the staged reads replaced by shared-memory reads, and waits again before the next
-load. Each thread still runs its own k iterations in the source order, so its sums are
-bit-identical to the untiled kernel's.
+1. Matrix-multiply-like 2-D kernels (rows i on y, columns j on x) whose body is
+   `<prologue> for (k ...) <k body> <epilogue>`, the k loop's bounds the same for every
+   thread, and the k body reading some array through a subscript that depends on k and on
+   exactly one of i and j (`a[i*n+k]`, `b[k][j]`, `a[p*m+i]`: any expression, row- or
+   column-major, flat or not), always (not under a condition), from an array the kernel
+   never writes, with an index made only of i or j, k and names the kernel never changes.
+   Each block owns a TILE x TILE tile of outputs and walks k one TILE at a time: it loads
+   the TILE x TILE values its threads will read (the same expression, evaluated at the
+   tile's i or j and k; the address's unit-stride index on threadIdx.x so that the loads
+   coalesce; zeros past the edges), waits at a barrier, runs the k body for the stage's k
+   values with the staged reads replaced by shared-memory reads, and waits again before
+   the next load. Each thread keeps its own k order: its sums are bit-identical.
+2. The same in 1-D kernels for the reads that depend on k alone (`x[k]`, `pos[3*j+1]`):
+   all 256 threads of a block share each staged element.
+3. Stencils (1-D or 2-D, loop variables stepping by one): reads of a read-only array at
+   constant offsets from the thread's own point (`u[i-1][j]`, `in[(i+1)*n+j]`: offsets
+   found by comparing the index polynomials). Each block loads its tile plus the halo;
+   a slot is loaded only when the source reads that element from some iteration, so no
+   load touches memory the source does not.
 
 Barriers: the grid-stride loops become loops over tiles whose trip counts depend on the
-block only; threads past the edge of the iteration space load, wait and skip the work
-(`active`), so every thread of a block reaches every barrier. The launches get TILE x TILE
-blocks; the kernel traps if it is ever launched with another block shape."""
+block only; threads past the edge of the iteration space load, wait and skip the work,
+so every thread of a block reaches every barrier. The launches get the block shape the
+tiles assume; the kernel traps if it is ever launched with another one."""
 
 from __future__ import annotations
 
@@ -100,7 +106,7 @@ class TilePlan:
 
 class SharedTiling(Method):
     name = "shared_tiling"
-    summary = "stage reused tiles of global arrays in shared memory (matrix-multiply-like nests)"
+    summary = "stage reused tiles of global arrays in shared memory (matrix products, stencils)"
     category = "memory"
     follows = ("offload", "coalesce", "readonly_cache")
     instruction = (
@@ -114,7 +120,9 @@ class SharedTiling(Method):
         "__syncthreads() again before the next load. Every thread of the block must reach "
         "every __syncthreads(): loop over tiles with bounds that depend only on blockIdx and "
         "gridDim, and let threads outside the matrix load and wait but skip the arithmetic and "
-        "the store. Keep each thread's own k order so the sums do not change."
+        "the store. Keep each thread's own k order so the sums do not change. For a 1-D kernel "
+        "stage the values every thread reads (x[k]) 256 at a time; for a stencil stage the "
+        "block's tile plus its halo once and read the neighbours from shared memory."
     )
 
     def applies(self, variant: Variant, ctx: Context) -> str | None:
