@@ -25,6 +25,8 @@ inline std::barrier<> *cudaify_emulated_barrier = nullptr;
 #define __forceinline__ inline
 #define __shared__ static
 #define __restrict__
+#define __launch_bounds__(...)
+template <class T> inline T __ldg(const T *p) { return *p; }
 inline void __syncthreads() { cudaify_emulated_barrier->arrive_and_wait(); }
 [[noreturn]] inline void __trap() { std::fprintf(stderr, "__trap() called\n"); std::abort(); }
 
