@@ -43,7 +43,15 @@ from cudaify.frontend.facts import Program
 NOTHING_RAN = (
     "no NVIDIA GPU found: the candidate was compiled but nothing was run; its output is unverified"
 )
-REFERENCE_TIMEOUT = 300.0  # the input's own run, when no --run-timeout is configured
+REFERENCE_TIMEOUT = 300.0
+# data_residency's runtime: where deferred transfers happen (see Evaluator._sync_points)
+RESIDENCY_SYNC = (
+    "cudaify_scope_begin",
+    "cudaify_scope_end",
+    "cudaify_host_reads",
+    "cudaify_host_writes",
+    "cudaify_host_writes_at",
+)  # the input's own run, when no --run-timeout is configured
 _ERROR_LINE = re.compile(r"^[^\s:()]+(?::(\d+):\d+:|\((\d+)\)):? (?:fatal )?error", re.M)
 
 
@@ -179,7 +187,8 @@ class Evaluator:
         seconds = 0.0
         names = self._timable(variant) if self.run_on_gpu else ()
         if names:
-            build = self._compile_candidate(instrument(variant.code, "cuda", names).code, True)
+            wrapped = names + self._sync_points(variant, names)
+            build = self._compile_candidate(instrument(variant.code, "cuda", wrapped).code, True)
             seconds += build.seconds
             if build.ok:
                 return build, names, seconds
@@ -196,6 +205,20 @@ class Evaluator:
         except InstrumentError:
             return ()
         return names
+
+    @staticmethod
+    def _sync_points(variant: Variant, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Runtime functions that move data for the offloaded functions outside them: a
+        residency scope's end copies results back in the caller, a host barrier copies
+        before host code reads. Their time belongs to the region (the reference has no
+        such cost), so the candidate's timing build wraps them too."""
+        try:
+            found = find_definitions(variant.code.encode(), "cuda", RESIDENCY_SYNC)
+            extras = tuple(n for n in RESIDENCY_SYNC if n in {d.name for d in found})
+            instrument(variant.code, "cuda", names + extras)
+        except InstrumentError:
+            return ()
+        return extras
 
     def _compile_candidate(self, code: str, timed: bool) -> Build:
         return compile_cuda(
