@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sys
@@ -478,6 +479,7 @@ def trace_explain(trace_file: str) -> None:
 @click.option("-j", "--jobs", type=int, default=1, help="Programs compiled in parallel.")
 @click.option("--runs", type=int, help="Timed runs per candidate (default 5).")
 @click.option("--iterations", type=int, help="Search iterations per program.")
+@click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
 @click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
 @click.option(
     "-o",
@@ -494,6 +496,7 @@ def bench_command(
     jobs: int,
     runs: int | None,
     iterations: int | None,
+    max_depth: int | None,
     arch: str | None,
     output: str,
     verbose: int,
@@ -517,16 +520,28 @@ def bench_command(
     if not programs:
         _fail(InputError(f"{folder}: no C/C++ programs found"), verbose)
     names = [s.strip() for s in strategies.split(",") if s.strip()]
-    settings = {"runs": runs, "iterations": iterations, "arch": arch, "quiet": True, "cache": False}
+    settings = {
+        "runs": runs,
+        "iterations": iterations,
+        "max_depth": max_depth,
+        "arch": arch,
+        "quiet": True,
+        "cache": False,
+    }
     config, _ = config_mod.load(root.resolve(), settings)
+
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "results.partial.jsonl"  # one line per finished program, as it finishes
+    partial.write_text("")
 
     def progress(row: bench.BenchRow) -> None:
         shown = f"{row.region_speedup:.2f}x" if row.region_speedup else "-"
         click.echo(f"  {row.strategy:<7} {row.program:<24} {row.stage:<9} {shown}", err=True)
+        with partial.open("a") as handle:
+            handle.write(json.dumps(dataclasses.asdict(row)) + "\n")
 
     rows = bench.run_bench(programs, names, config, jobs=jobs, progress=progress)
-    out = Path(output)
-    out.mkdir(parents=True, exist_ok=True)
     table = report.markdown(rows)
     compared = report.comparison(rows)
     report.write_csv(rows, out / "results.csv")
