@@ -113,6 +113,7 @@ class Call:
     stack: tuple[LoopNode, ...]
     cursor: ci.Cursor
     is_method: bool = False
+    callee_text: str = ""  # the callee as written (`f<R>` in a template), "" when implicit
 
 
 @dataclass(eq=False)
@@ -158,6 +159,11 @@ class Walk:
 
 def norm(text: str) -> str:
     return re.sub(r"\s+", "", text)
+
+
+def member_name(src: Source, cursor: ci.Cursor) -> str:
+    """A field as the analysis names it: `p->x`, `s.a.b`; `this->x` and `x` are one."""
+    return norm(src.text(cursor)).removeprefix("this->")
 
 
 def mentions(haystack: str, needle: str) -> bool:
@@ -379,7 +385,7 @@ class Walker:
                 array=name,
                 root_decl=root_decl,
                 kind=kind,
-                elem_type=element_type(cursor),
+                elem_type=_element_of(cursor, base),
                 indices=tuple(indices),
                 dim_sizes=sizes,
                 dim_texts=texts,
@@ -470,7 +476,7 @@ class Walker:
         root = _root_decl(cursor)
         self.out.refs.append(
             Ref(
-                name=norm(self.src.text(cursor)),
+                name=member_name(self.src, cursor),
                 decl=root.hash if root else 0,
                 start=start_of(cursor),
                 mode=mode,
@@ -497,10 +503,11 @@ class Walker:
             return
         callee = unwrap(children[0]) if children else None
         is_method = callee is not None and callee.kind == CK.MEMBER_REF_EXPR
-        args = children[1:] if children and _is_callee(children[0]) else children
+        dependent = _dependent_callee(self.src, cursor, callee) if not name else None
+        args = children[1:] if children and (_is_callee(children[0]) or dependent) else children
         if name.startswith("operator") and children:
             args = [c for c in children if not _is_callee(c)]
-        qualified = _qualified(cursor)
+        qualified = dependent or _qualified(cursor)
         self.out.calls.append(
             Call(
                 name=qualified,
@@ -512,6 +519,7 @@ class Walker:
                 stack=tuple(self.stack),
                 cursor=cursor,
                 is_method=is_method,
+                callee_text=self.src.text(children[0]) if dependent else "",
             )
         )
         if is_method and callee is not None:
@@ -642,6 +650,12 @@ class Walker:
         )
 
 
+def _element_of(cursor: ci.Cursor, base: ci.Cursor) -> str:
+    if cursor.type.kind == TK.DEPENDENT:  # inside a template: read it off the array's type
+        return dependent_element(base) or element_type(cursor)
+    return element_type(cursor)
+
+
 def _strip(text: str) -> str:
     while text.startswith("(") and text.endswith(")"):
         text = text[1:-1]
@@ -661,6 +675,45 @@ def _is_callee(cursor: ci.Cursor) -> bool:
         CK.FUNCTION_TEMPLATE,
         CK.CONVERSION_FUNCTION,
     )
+
+
+def _dependent_callee(src: Source, call: ci.Cursor, callee: ci.Cursor | None) -> str | None:
+    """The name a call inside a template calls when it depends on the template's
+    parameters (libclang spells such calls ""): `f(x)`, `f<R>(x)`, `v.size()`."""
+    if callee is None:
+        return None
+    if callee.kind == CK.OVERLOADED_DECL_REF:
+        return callee.spelling or None
+    if callee.kind == CK.DECL_REF_EXPR:
+        ref = callee.referenced
+        if ref is not None and ref.kind in (CK.OVERLOADED_DECL_REF, CK.FUNCTION_TEMPLATE):
+            return ref.spelling or None
+        for child in kids(callee):
+            if child.kind == CK.OVERLOADED_DECL_REF and child.spelling:
+                return child.spelling
+        return None
+    if callee.kind == CK.MEMBER_REF_EXPR and not callee.spelling:
+        words = re.findall(r"[A-Za-z_]\w*", src.text(callee).split("<", 1)[0])
+        return words[-1] if len(words) > 1 else None
+    return None
+
+
+def dependent_element(base: ci.Cursor) -> str | None:
+    """The element type of a template-dependent array: `T` of `std::vector<T>`,
+    `std::array<T, N>` and `T *`."""
+    spelling = re.sub(r"\s*&+\s*$", "", base.type.spelling)
+    spelling = re.sub(r"^const\s+", "", spelling)
+    hit = re.match(r"^(?:std::)?(?:vector|array)<(.+)>$", spelling)
+    if hit:
+        depth = 0
+        for k, char in enumerate(hit.group(1)):
+            depth += (char == "<") - (char == ">")
+            if char == "," and depth == 0:
+                return hit.group(1)[:k].strip()
+        return hit.group(1).strip()
+    if spelling.endswith("*"):
+        return unqualified(spelling[:-1].strip())
+    return None
 
 
 def _qualified(cursor: ci.Cursor) -> str:
@@ -702,16 +755,33 @@ def _pointerish(cursor: ci.Cursor) -> bool:
 
 
 def _is_std_container(cursor: ci.Cursor) -> bool:
-    spelling = cursor.type.get_canonical().spelling
-    return spelling.startswith(
-        (
-            "std::vector<",
-            "std::array<",
-            "const std::vector<",
-            "const std::array<",
-            "std::__1::vector<",
+    t = cursor.type
+    if t.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+        t = t.get_pointee()
+    # in a template, the canonical spelling of `std::vector<T>` loses its `std::`
+    spellings = (t.get_canonical().spelling, t.spelling)
+    return any(
+        re.sub(r"^(const |volatile )+", "", spelling).startswith(
+            ("std::vector<", "std::array<", "std::__1::vector<")
         )
+        for spelling in spellings
     )
+
+
+# The root of a member array reached through `this` (written or implicit) in a method:
+# one object for the whole call, like a pointer parameter.
+THIS_ROOT = -1
+
+
+def _on_this(cursor: ci.Cursor) -> bool:
+    """`x` (implicit this) or `this->x`, also through nested fields (`this->s.x`)."""
+    node = cursor
+    while node.kind in (CK.MEMBER_REF_EXPR, CK.UNEXPOSED_EXPR, CK.PAREN_EXPR):
+        children = kids(node)
+        if not children:
+            return node.kind == CK.MEMBER_REF_EXPR
+        node = children[0]
+    return node.kind == CK.CXX_THIS_EXPR
 
 
 def _root_decl(cursor: ci.Cursor) -> ci.Cursor | None:
@@ -780,12 +850,13 @@ def array_info(src: Source, base: ci.Cursor):
         return ref.spelling, ref.hash, kind, sizes, texts
     if base.kind == CK.MEMBER_REF_EXPR:
         root = _root_decl(base)
-        if root is None:
+        if root is None and not _on_this(base):
             return None
         t = base.type.get_canonical()
         sizes, texts = dimensions(src, base.referenced, t) if base.referenced else ((None,), ())
         kind = "vector" if _is_std_container(base) else "field"
-        return norm(src.text(base)), root.hash, kind, sizes, texts
+        root_hash = root.hash if root is not None else THIS_ROOT
+        return member_name(src, base), root_hash, kind, sizes, texts
     return None
 
 
@@ -814,14 +885,26 @@ def dimensions(src: Source, decl: ci.Cursor, t: ci.Type) -> tuple[tuple, tuple[s
 
 
 def _spelled_dims(src: Source, decl: ci.Cursor) -> list[str]:
-    if not src.in_main(decl):
-        return []
-    tokens = src.tokens_between(start_of(decl), end_of(decl))
+    # one declaration is read for every access to it, and a global table's initializer
+    # can hold thousands of tokens: read once, and stop at the `=`
+    key = ("dims", decl.hash, start_of(decl), end_of(decl))
+    found = src.memo.get(key)
+    if found is None:
+        found = _read_dims(src, decl) if src.in_main(decl) else []
+        src.memo[key] = found
+    return list(found)
+
+
+def _read_dims(src: Source, decl: ci.Cursor) -> list[str]:
+    start, end = start_of(decl), end_of(decl)
     dims: list[str] = []
     current: list[str] = []
     depth = 0
     seen_name = False
-    for _, spelling in tokens:
+    for k in range(src.token_index(start), len(src.token_offsets)):
+        if src.token_offsets[k] >= end:
+            break
+        spelling = src.token_spellings[k]
         if spelling == decl.spelling and depth == 0:
             seen_name = True
             continue

@@ -5,12 +5,12 @@ and the call graph with static call estimates."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import clang.cindex as ci
 
 from cudaify.frontend import parse as parse_module
-from cudaify.frontend.access import LoopNode, RawAccess, Walk, norm, walk_function
+from cudaify.frontend.access import LoopNode, RawAccess, Walk, member_name, norm, walk_function
 from cudaify.frontend.affine import (
     Poly,
     const,
@@ -20,6 +20,7 @@ from cudaify.frontend.affine import (
     to_affine,
     to_poly,
 )
+from cudaify.frontend.allocations import element_spelling, sized_from_callers
 from cudaify.frontend.callgraph import call_kind, estimate_calls, pure_functions
 from cudaify.frontend.dependence import (
     Bound,
@@ -52,6 +53,12 @@ from cudaify.frontend.loops import (
     unwrap,
 )
 from cudaify.frontend.regions import ArrayUse, array_data
+from cudaify.frontend.templates import (
+    describe,
+    function_parameters,
+    instantiations,
+    template_parameters,
+)
 
 TK = ci.TypeKind
 WRITE_MODES = ("write", "readwrite", "addr")
@@ -67,10 +74,28 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
     walks = {fn.hash: _walk(src, fn, notes, failed) for fn in definitions}
     pure = pure_functions(definitions, walks) - failed
     aliases = shared_arguments(definitions, walks)
+    bindings = _guarded(
+        src, "template instantiations", notes, {}, instantiations, definitions, walks
+    )
     functions = [
-        _facts(src, fn, walks[fn.hash], pure, aliases.get(fn.spelling, {}), notes)
+        _with_templates(
+            fn,
+            _facts(src, fn, walks[fn.hash], pure, aliases.get(fn.spelling, {}), notes),
+            bindings,
+        )
         for fn in definitions
     ]
+    functions = _guarded(
+        src,
+        "array sizes from allocations",
+        notes,
+        functions,
+        sized_from_callers,
+        src,
+        functions,
+        {fn.spelling: walks[fn.hash] for fn in definitions},
+        {fn.spelling: _pointee_elems(fn) for fn in definitions},
+    )
     functions = estimate_calls(functions)
     return Program(
         path=path,
@@ -105,6 +130,18 @@ def _walk(src: Source, fn: ci.Cursor, notes: list[str], failed: set[str]) -> Wal
         return Walk()
 
 
+def _guarded(src: Source, what: str, notes: list[str], fallback, step, *args):
+    """A whole-program step whose failure only loses what it adds (reported)."""
+    try:
+        return step(*args)
+    except Exception as exc:  # noqa: BLE001 - reported; the facts stay as they were
+        notes.append(
+            f"{src.path}: warning: cudaify could not analyze {what} "
+            f"({type(exc).__name__}: {exc}); left out"
+        )
+        return fallback
+
+
 def _facts(src, fn, walk, pure, aliases, notes: list[str]) -> Function:
     try:
         return FunctionAnalysis(src, fn, walk, pure, aliases).facts()
@@ -113,17 +150,33 @@ def _facts(src, fn, walk, pure, aliases, notes: list[str]) -> Function:
         return FunctionAnalysis(src, fn, Walk(), pure, aliases).facts()
 
 
+def _pointee_elems(fn: ci.Cursor) -> tuple[str | None, ...]:
+    found: list[str | None] = []
+    for param in function_parameters(fn):
+        t = param.type.get_canonical()
+        pointer = t.kind == TK.POINTER
+        found.append(element_spelling(t.get_pointee()) if pointer else None)
+    return tuple(found)
+
+
+def _with_templates(fn: ci.Cursor, facts: Function, bindings) -> Function:
+    params = template_parameters(fn)
+    if not params:
+        return facts
+    return replace(facts, template_params=params, instantiations=bindings.get(describe(fn).key, ()))
+
+
+SCOPES = (CK.NAMESPACE, CK.CLASS_DECL, CK.STRUCT_DECL, CK.LINKAGE_SPEC, CK.CLASS_TEMPLATE)
+FUNCTIONS = (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR, CK.FUNCTION_TEMPLATE)
+
+
 def _definitions(src: Source, root: ci.Cursor):
     for cursor in kids(root):
         if not src.in_main(cursor):
             continue
-        if cursor.kind in (CK.NAMESPACE, CK.CLASS_DECL, CK.STRUCT_DECL, CK.LINKAGE_SPEC):
+        if cursor.kind in SCOPES:
             yield from _definitions(src, cursor)
-        elif (
-            cursor.kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR)
-            and cursor.is_definition()
-            and _body(cursor) is not None
-        ):
+        elif cursor.kind in FUNCTIONS and cursor.is_definition() and _body(cursor) is not None:
             yield cursor
 
 
@@ -135,7 +188,7 @@ def shared_arguments(
     params = {
         fn.spelling: [
             (arg.spelling, arg.type.get_canonical().kind in POINTERISH)
-            for arg in fn.get_arguments()
+            for arg in function_parameters(fn)
         ]
         for fn in definitions
     }
@@ -283,7 +336,7 @@ class FunctionAnalysis:
 
         def resolve(cursor: ci.Cursor) -> Poly | None:
             if cursor.kind == CK.MEMBER_REF_EXPR:
-                text = norm(self.src.text(cursor))
+                text = member_name(self.src, cursor)
                 if not is_integer_type(cursor.type) or text in written[1]:
                     return None
                 base_decls = {
@@ -291,6 +344,9 @@ class FunctionAnalysis:
                 }
                 return None if base_decls & written[0] else symbol(text)
             ref = cursor.referenced
+            if ref is not None and ref.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
+                # fixed for each instantiation: a symbol like a parameter
+                return symbol(ref.spelling) if is_integer_type(ref.type) else None
             if ref is None or ref.kind not in (CK.VAR_DECL, CK.PARM_DECL):
                 return None
             if ref.hash in loop_vars:
@@ -455,7 +511,7 @@ class FunctionAnalysis:
 
     def params(self) -> tuple[Param, ...]:
         found = []
-        for arg in self.cursor.get_arguments():
+        for arg in function_parameters(self.cursor):
             t = arg.type
             canonical = t.get_canonical()
             pointer = canonical.kind in (
@@ -851,7 +907,10 @@ class ScalarJudge:
         body = kids(self.node.cursor)[-1]
         for u in self.fa.walk.updates:
             if u.start <= first.start < u.end and u.op == "=" and u.self_free and u.cursor:
-                return self.fa.walk.parents.get(identity(u.cursor)) == body or u.cursor == body
+                # a statement with no recorded parent is no statement of this body; the
+                # check also keeps None out of Cursor.__eq__, which only takes cursors
+                parent = self.fa.walk.parents.get(identity(u.cursor))
+                return (parent is not None and parent == body) or u.cursor == body
         return False
 
     def dead_after(self, ref) -> bool:

@@ -143,6 +143,10 @@ class Function:
     data: tuple[tuple[int, tuple[ArrayData, ...]], ...] = ()  # (loop line, arrays) per nest
     calls: tuple[CallSite, ...] = ()
     estimated_calls: int = 0  # static estimate of how often main reaches this function
+    # A function template: its parameters, and the bindings the program uses, e.g.
+    # (("T", "float"),) and (("T", "double"),); element types spelled `T` resolve there.
+    template_params: tuple[str, ...] = ()
+    instantiations: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     def arrays_for(self, loop: Loop) -> tuple[ArrayData, ...]:
         for line, arrays in self.data:

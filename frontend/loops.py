@@ -157,6 +157,7 @@ class Source:
         self.token_offsets = [offset for offset, _ in tokens]
         self.token_spellings = [spelling for _, spelling in tokens]
         self.line_starts = [0] + [i + 1 for i, byte in enumerate(self.data) if byte == 10]
+        self.memo: dict = {}  # per-file results of pure reads of the source (declarations)
 
     def in_main(self, cursor: ci.Cursor) -> bool:
         f = cursor.location.file

@@ -31,6 +31,8 @@ def _function_json(fn: Function) -> dict[str, Any]:
         "line": fn.line,
         "signature": fn.signature,
         "estimated_calls": fn.estimated_calls,
+        "template_params": list(fn.template_params),
+        "instantiations": [dict(binding) for binding in fn.instantiations],
         "calls": [
             {
                 "callee": c.callee,
@@ -108,6 +110,14 @@ def _function_text(path: str, fn: Function) -> list[str]:
     lines = [
         f"function {fn.name} (line {fn.line}), called about {fn.estimated_calls} time(s) from main"
     ]
+    if fn.template_params:
+        used = "; ".join(
+            ", ".join(f"{name}={value}" for name, value in binding) for binding in fn.instantiations
+        )
+        lines.append(
+            f"  template <{', '.join(fn.template_params)}>, instantiated as used: "
+            + (used or "no instantiation found")
+        )
     if not fn.loops:
         lines.append("  no canonical for loops")
     for top in fn.loops:

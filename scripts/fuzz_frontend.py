@@ -114,6 +114,7 @@ def fuzz(seeds: range, keep: Path | None = None) -> list[Outcome]:
         for seed in seeds:
             outcome = fuzz_one(seed, folder)
             outcomes.append(outcome)
+            print(f"seed {seed}: {outcome.status} ({outcome.seconds:.1f} s)", flush=True)
             if outcome.status == "failed":
                 print(f"seed {seed}: FAILED\n{outcome.detail}", file=sys.stderr, flush=True)
             elif keep is None:
