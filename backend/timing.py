@@ -334,18 +334,15 @@ def measure(
     sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=True)
     if problem is not None:
         return Timing(), problem
-    # The events of the kernel run add their own cost, and one run is not a median: its
-    # kernel and copy times are kept as shares of that run's region, applied to the
-    # median region, so that kernel + transfer never exceed the region they are part of.
-    share = 1.0
-    if sample.region and timing.region:
-        share = timing.region / sample.region
+    # Kernel and copy times come from this one event-timed run; its own region is kept
+    # beside them, since the median region of the other runs is not their whole.
     return (
         replace(
             timing,
-            kernel=None if sample.kernel is None else sample.kernel * share,
-            transfer=None if sample.transfer is None else sample.transfer * share,
+            kernel=sample.kernel,
+            transfer=sample.transfer,
             transfer_bytes=sample.transfer_bytes,
+            profiled_region=sample.region,
         ),
         None,
     )

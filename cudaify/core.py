@@ -144,6 +144,7 @@ class Timing:
     runs: int = 0
     transfer_bytes: float | None = None
     roofline_percent: float | None = None
+    profiled_region: float | None = None  # the region of the one run kernel/transfer come from
 
 
 @dataclass(frozen=True)
