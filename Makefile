@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: install test test-gpu lint bench bench-slm clean wheelhouse
+.PHONY: install test test-gpu lint bench bench-slm fuzz clean wheelhouse
 
 # Creates .venv and installs cudaify with every runtime dependency and the test tools.
 # llama-cpp-python builds from source (about 8 minutes on 2 cores; pip caches the wheel).
@@ -12,8 +12,16 @@ install:
 	@command -v dot >/dev/null || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			echo "installing graphviz (dot) for graph pictures"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; } \
+			|| echo "could not install graphviz: graph pictures will not be drawn"; \
 		else echo "graphviz's dot not found: install it (e.g. apt-get install graphviz) for graph pictures"; fi; }
+	@command -v csmith >/dev/null && [ -f /usr/include/csmith/csmith.h ] || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing csmith (random C programs for the frontend's robustness tests)"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq csmith libcsmith-dev >/dev/null \
+			|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq csmith libcsmith-dev >/dev/null; } \
+			|| echo "could not install csmith: the csmith tests will be skipped"; \
+		else echo "csmith not found: the csmith tests will be skipped (apt-get install csmith libcsmith-dev)"; fi; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip setuptools wheel
 	$(PIP) install --progress-bar off -e '.[test]'
@@ -31,6 +39,10 @@ test-gpu:
 # The benchmark suite on this machine's GPU: results.csv, results.md, speedup.png in bench-results/
 bench:
 	$(VENV)/bin/cudaify bench benchmarks -o bench-results -j $$(nproc)
+
+# The frontend on N random csmith programs (default 500): no crash allowed
+fuzz:
+	$(PY) scripts/fuzz_frontend.py $(or $(N),500)
 
 # Prompt and generation tokens/s of the local models on this CPU (installs them on first use)
 bench-slm:

@@ -222,6 +222,18 @@ def main() -> None:
 @click.option(
     "--strict", is_flag=True, default=None, help="Exit 3 when no verified GPU variant was found."
 )
+@click.option(
+    "--differential",
+    is_flag=True,
+    default=None,
+    help="Also test each offloaded function and kernel alone on random inputs at other sizes.",
+)
+@click.option(
+    "--profile",
+    is_flag=True,
+    default=None,
+    help="Record Nsight Compute counters (DRAM %, occupancy) of verified candidates.",
+)
 @click.option("--explain", is_flag=True, help="Print the chosen path and the search as text.")
 @click.option(
     "-MD", "make_deps", is_flag=True, help="Also write a make dependency file (OUTPUT with .d)."
@@ -261,6 +273,8 @@ def compile_command(
     runs: int | None,
     trace_path: str | None,
     strict: bool | None,
+    differential: bool | None,
+    profile: bool | None,
     explain: bool,
     make_deps: bool,
     depfile: str | None,
@@ -303,6 +317,8 @@ def compile_command(
             "verbose": verbose or None,
             "quiet": quiet,
             "cache": False if no_cache else None,
+            "differential": differential,
+            "profile": profile,
         }
         config, _ = config_mod.load(Path(source).resolve().parent, settings)
         out = output or str(Path(source).with_suffix(".cu"))

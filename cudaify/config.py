@@ -43,6 +43,8 @@ class Config:
     rtol: float = 1e-4
     atol: float = 1e-9
     runs: int = 5
+    differential: bool = False  # also test offloaded functions alone at other sizes (GPU)
+    profile: bool = False  # read Nsight Compute counters of verified candidates (slow)
     run_timeout: float | None = None  # None: 10x the reference time, at least 10 s
     # behaviour
     strict: bool = False

@@ -98,7 +98,9 @@ class Stages:
         self.program = program
         self.config = config
         self.context = Context(program=program)
-        self.evaluator = Evaluator(program, config)
+        self.evaluator = Evaluator(
+            program, config, differential=config.differential, profile=config.profile
+        )
         self._engine: Any = None
         self.slm_calls = 0
         # host functions an SLM variant may have moved to the GPU: timed as the region
@@ -390,14 +392,22 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
     chosen = result.best_verified or result.best
     if chosen is not None and chosen.evaluation.ran_on_gpu and not chosen.evaluation.verified:
         chosen = None  # on a GPU, only a verified variant may win
+    slower = chosen.evaluation.region_speedup if chosen is not None else None
+    if chosen is not None and chosen.evaluation.verified and slower is not None and slower < 1.0:
+        # a verified variant slower than gcc -O3 is no improvement: keep the input
+        warnings.append(
+            f"the fastest verified GPU variant ({' -> '.join(chosen.variant.methods)}) ran at "
+            f"{slower:.2f}x of the CPU; the output keeps the input as host code"
+        )
+        chosen = None
     evaluations = {c.variant.key: c for c in result.candidates}
     variant = chosen.variant if chosen else start
     evaluation = chosen.evaluation if chosen else None
-    if chosen is None:
+    if chosen is None and slower is None:
         failures = [c.evaluation.why for c in result.candidates if c.evaluation.problems]
         detail = f" ({failures[0]})" if failures else ""
         warnings.append(f"nothing could be offloaded{detail}; the output is the input as host code")
-    elif not chosen.evaluation.ran_on_gpu:
+    elif chosen is not None and not chosen.evaluation.ran_on_gpu:
         warnings.append("no GPU found: the output was compiled with nvcc but not run or verified")
     return Result(
         input_path=source_path,
@@ -416,6 +426,7 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
 # -- the result cache and make dependencies ----------------------------------------------
 
 _RESULT_SETTINGS = (
+    "differential",
     "slm",
     "model",
     "llm_url",

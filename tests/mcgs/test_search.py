@@ -88,3 +88,26 @@ def test_sequence_skips_methods_that_do_not_apply():
     )
     assert result.skipped == [("nope", "no parallel loop")]
     assert result.best.variant.methods == ("a", "b")
+
+
+def test_pipeline_keeps_host_code_when_the_gpu_is_slower(tmp_path, monkeypatch):
+    """A verified variant slower than gcc -O3 is no improvement: the input stays."""
+    from cudaify import pipeline
+    from cudaify.config import Config
+    from cudaify.mcgs.search import Candidate, SearchResult
+
+    source = tmp_path / "s.c"
+    source.write_text(
+        "void twice(int n, float *v) { for (int i = 0; i < n; i++) v[i] *= 2.0f; }\n"
+        "int main(void) { float v[2048] = {0}; twice(2048, v); return (int)v[0]; }\n"
+    )
+
+    def slow_search(start, stages, config, progress=None):
+        child = start.then("offload", start.code + "\n/* gpu */\n", "rule")
+        return SearchResult("mcgs", [Candidate(child, evaluation(Stage.CORRECT, speedup=0.5))])
+
+    monkeypatch.setattr(pipeline, "search", slow_search)
+    result = pipeline._compile(str(source), source.read_bytes(), Config(cache=False))
+    assert result.methods == () and not result.verified
+    assert any("ran at 0.50x of the CPU" in w for w in result.warnings)
+    assert "/* gpu */" not in result.text
