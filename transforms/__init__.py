@@ -18,9 +18,9 @@ from cudaify.transforms.readonly_cache import ReadonlyCache
 from cudaify.transforms.reduction import ReductionMethod
 from cudaify.transforms.register_tiling import RegisterTiling
 from cudaify.transforms.scan import Scan
+from cudaify.transforms.shared_tiling import SharedTiling
 from cudaify.transforms.unroll import Unroll
 from cudaify.transforms.wavefront import Wavefront
-from cudaify.transforms.shared_tiling import SharedTiling
 
 METHODS: dict[str, Method] = {
     method.name: method

@@ -170,20 +170,7 @@ def _describe(plan: AtomicPlan) -> str:
 
 
 def _plans(variant: Variant, program: Program) -> tuple[list[AtomicPlan], list[str]]:
-    source = variant.code.encode("utf-8", errors="surrogateescape")
-    taken = ps.identifiers(source, cs.parse(source))
-    plans: list[AtomicPlan] = []
-    reasons: list[str] = []
-    for function in program.functions:
-        if function.name == "main":
-            continue
-        for outer, loop in ps.candidates(function, ("atomic_update",)):
-            try:
-                plans.append(_plan(variant.code, program, function, outer, loop, taken))
-            except ps.Refuse as refusal:
-                reasons.append(ps.where(program, function, loop, "atomic_privatize", str(refusal)))
-    helpers = {name for plan in plans for name in plan.helpers}
-    return [p for p in plans if p.located.function.name not in helpers], reasons
+    return ps.plan_loops(variant.code, program, ("atomic_update",), "atomic_privatize", _plan)
 
 
 def _plan(

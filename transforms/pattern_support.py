@@ -10,7 +10,9 @@ rewrote, and they refuse when the text is gone or ambiguous."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from tree_sitter import Node, Tree
 
@@ -28,6 +30,8 @@ from cudaify.transforms.offload import (
     _Refuse,
     _used_after,
 )
+
+PlanT = TypeVar("PlanT")
 
 Refuse = _Refuse  # why one loop cannot be rewritten (becomes an Outcome reason)
 
@@ -315,6 +319,36 @@ def candidates(function: Function, patterns: tuple[str, ...]) -> list[tuple[Loop
     for outer in function.loops:
         visit(outer, outer)
     return found
+
+
+def plan_loops(
+    code: str,
+    program: Program,
+    patterns: tuple[str, ...],
+    method: str,
+    plan: Callable[[str, Program, Function, Loop, Loop, set[str]], PlanT],
+    accept: Callable[[Loop], bool] = lambda loop: True,
+) -> tuple[list[PlanT], list[str]]:
+    """A plan for every loop of one of `patterns` outside main that `plan` accepts (it
+    raises Refuse with the reason otherwise), and the reasons for the others. A function
+    that another plan calls as a helper keeps its own loop on the host."""
+    source = code.encode("utf-8", errors="surrogateescape")
+    taken = identifiers(source, cs.parse(source))
+    plans: list[PlanT] = []
+    reasons: list[str] = []
+    for function in program.functions:
+        if function.name == "main":
+            continue
+        for outer, loop in candidates(function, patterns):
+            if not accept(loop):
+                continue
+            try:
+                plans.append(plan(code, program, function, outer, loop, taken))
+            except Refuse as refusal:
+                reasons.append(where(program, function, loop, method, str(refusal)))
+    helpers = {name for made in plans for name in made.helpers}  # type: ignore[attr-defined]
+    kept = [made for made in plans if made.located.function.name not in helpers]  # type: ignore[attr-defined]
+    return kept, reasons
 
 
 def where(program: Program, function: Function, loop: Loop, method: str, why: str) -> str:

@@ -138,21 +138,7 @@ def _describe(plan: ReductionPlan) -> str:
 
 
 def _plans(variant: Variant, program: Program) -> tuple[list[ReductionPlan], list[str]]:
-    source = variant.code.encode("utf-8", errors="surrogateescape")
-    taken = ps.identifiers(source, cs.parse(source))
-    plans: list[ReductionPlan] = []
-    reasons: list[str] = []
-    for function in program.functions:
-        if function.name == "main":
-            continue
-        for outer, loop in ps.candidates(function, ("reduction",)):
-            try:
-                plans.append(_plan(variant.code, program, function, outer, loop, taken))
-            except ps.Refuse as refusal:
-                reasons.append(ps.where(program, function, loop, "reduction", str(refusal)))
-    helpers = {name for plan in plans for name in plan.helpers}
-    kept = [plan for plan in plans if plan.located.function.name not in helpers]
-    return kept, reasons
+    return ps.plan_loops(variant.code, program, ("reduction",), "reduction", _plan)
 
 
 def _plan(

@@ -139,20 +139,7 @@ def _describe(plan: ScanPlan) -> str:
 
 
 def _plans(variant: Variant, program: Program) -> tuple[list[ScanPlan], list[str]]:
-    source = variant.code.encode("utf-8", errors="surrogateescape")
-    taken = ps.identifiers(source, cs.parse(source))
-    plans: list[ScanPlan] = []
-    reasons: list[str] = []
-    for function in program.functions:
-        if function.name == "main":
-            continue
-        for outer, loop in ps.candidates(function, ("scan",)):
-            try:
-                plans.append(_plan(variant.code, program, function, outer, loop, taken))
-            except ps.Refuse as refusal:
-                reasons.append(ps.where(program, function, loop, "scan", str(refusal)))
-    helpers = {name for plan in plans for name in plan.helpers}
-    return [p for p in plans if p.located.function.name not in helpers], reasons
+    return ps.plan_loops(variant.code, program, ("scan",), "scan", _plan)
 
 
 def _plan(

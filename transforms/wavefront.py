@@ -106,22 +106,14 @@ def _describe(plan: WavePlan) -> str:
 
 
 def _plans(variant: Variant, program: Program) -> tuple[list[WavePlan], list[str]]:
-    source = variant.code.encode("utf-8", errors="surrogateescape")
-    taken = ps.identifiers(source, cs.parse(source))
-    plans: list[WavePlan] = []
-    reasons: list[str] = []
-    for function in program.functions:
-        if function.name == "main":
-            continue
-        for outer, loop in ps.candidates(function, ("sequential", "scan")):
-            if len(loop.children) != 1 or loop.children[0].children:
-                continue  # not a 2-D nest
-            try:
-                plans.append(_plan(variant.code, program, function, outer, loop, taken))
-            except ps.Refuse as refusal:
-                reasons.append(ps.where(program, function, loop, "wavefront", str(refusal)))
-    helpers = {name for plan in plans for name in plan.helpers}
-    return [p for p in plans if p.located.function.name not in helpers], reasons
+    return ps.plan_loops(
+        variant.code, program, ("sequential", "scan"), "wavefront", _plan, accept=_two_deep
+    )
+
+
+def _two_deep(loop: Loop) -> bool:
+    """A 2-D nest: exactly one inner loop, itself without loops."""
+    return len(loop.children) == 1 and not loop.children[0].children
 
 
 def _plan(
