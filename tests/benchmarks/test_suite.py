@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+
 from cudaify.backend.toolchain import Completed, find_tool, run
 
 SUITE = Path(__file__).resolve().parents[2] / "benchmarks"
