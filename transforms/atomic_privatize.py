@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from tree_sitter import Node, Tree
 
@@ -27,7 +28,7 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
-from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.base import Context
 from cudaify.transforms.offload import (
     Level,
     _array_param,
@@ -123,7 +124,7 @@ class AtomicPlan:
     original: str  # the loop's text: the host fallback
 
 
-class AtomicPrivatize(Method):
+class AtomicPrivatize(ps.LoopPatternMethod):
     name = "atomic_privatize"
     summary = "irregular updates as atomics, on block-private shared-memory copies when small"
     category = "pattern"
@@ -137,18 +138,16 @@ class AtomicPrivatize(Method):
         "in before the launch and back after it; check every CUDA call."
     )
 
-    def applies(self, variant: Variant, ctx: Context) -> str | None:
-        plans, reasons = _plans(variant, ctx.program)
-        return None if plans else (reasons[0] if reasons else "no irregular-update loop")
+    nothing = "no irregular-update loop"
 
-    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
-        plans, reasons = _plans(variant, ctx.program)
-        if not plans:
-            return Outcome(None, reasons[0] if reasons else "no irregular-update loop")
-        code = _emit(variant.code, plans)
-        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
-        detail = "; ".join(_describe(plan) for plan in plans)
-        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+    def plans(self, variant: Variant, program: Program) -> tuple[list[Any], list[str]]:
+        return _plans(variant, program)
+
+    def emit(self, code: str, plans: list[Any]) -> str:
+        return _emit(code, plans)
+
+    def describe_plan(self, plan: Any) -> str:
+        return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
         problems = []

@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tree_sitter import Node, Tree
 
+from cudaify.core import Variant
 from cudaify.frontend.edits import Edit
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Span
 from cudaify.transforms import csource as cs
+from cudaify.transforms.base import Context, Method, Outcome
 from cudaify.transforms.offload import (
     PRELUDE,
     _bytes,
@@ -319,6 +321,36 @@ def candidates(function: Function, patterns: tuple[str, ...]) -> list[tuple[Loop
     for outer in function.loops:
         visit(outer, outer)
     return found
+
+
+class LoopPatternMethod(Method):
+    """A method that rewrites loops of one analysed pattern outside main. Subclasses say
+    what to do with a program (`plans`), how to rewrite the code (`emit`) and how to
+    describe a plan; applying and refusing work the same for all of them."""
+
+    nothing: str = ""  # the reason when the program has no candidate loop at all
+
+    def plans(self, variant: Variant, program: Program) -> tuple[list[Any], list[str]]:
+        raise NotImplementedError
+
+    def emit(self, code: str, plans: list[Any]) -> str:
+        raise NotImplementedError
+
+    def describe_plan(self, plan: Any) -> str:
+        raise NotImplementedError
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = self.plans(variant, ctx.program)
+        return None if plans else (reasons[0] if reasons else self.nothing)
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = self.plans(variant, ctx.program)
+        if not plans:
+            return Outcome(None, reasons[0] if reasons else self.nothing)
+        code = self.emit(variant.code, plans)
+        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
+        detail = "; ".join(self.describe_plan(plan) for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
 
 
 def plan_loops(

@@ -13,6 +13,7 @@ MOST_BLOCKS values."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tree_sitter import Node
 
@@ -21,7 +22,7 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Reduction
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
-from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.base import Context
 from cudaify.transforms.offload import (
     Level,
     _array_param,
@@ -78,7 +79,7 @@ class ReductionPlan:
     indent: str
 
 
-class ReductionMethod(Method):
+class ReductionMethod(ps.LoopPatternMethod):
     name = "reduction"
     summary = "run a reduction loop as a kernel: per-thread partials, block shuffles, a host pass"
     category = "pattern"
@@ -94,18 +95,16 @@ class ReductionMethod(Method):
         "the arrays the loop reads, copy back those it writes, check every CUDA call."
     )
 
-    def applies(self, variant: Variant, ctx: Context) -> str | None:
-        plans, reasons = _plans(variant, ctx.program)
-        return None if plans else (reasons[0] if reasons else "no reduction loop outside main")
+    nothing = "no reduction loop outside main"
 
-    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
-        plans, reasons = _plans(variant, ctx.program)
-        if not plans:
-            return Outcome(None, reasons[0] if reasons else "no reduction loop outside main")
-        code = _emit(variant.code, plans)
-        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
-        detail = "; ".join(_describe(plan) for plan in plans)
-        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+    def plans(self, variant: Variant, program: Program) -> tuple[list[Any], list[str]]:
+        return _plans(variant, program)
+
+    def emit(self, code: str, plans: list[Any]) -> str:
+        return _emit(code, plans)
+
+    def describe_plan(self, plan: Any) -> str:
+        return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
         tree = cs.parse(after.code.encode("utf-8", errors="surrogateescape"))

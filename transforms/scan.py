@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from tree_sitter import Node
 
@@ -24,7 +25,7 @@ from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.atomic_privatize import _integral, _integral_type
-from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.base import Context
 from cudaify.transforms.offload import (
     Level,
     _array_param,
@@ -92,7 +93,7 @@ class ScanPlan:
     indent: str
 
 
-class Scan(Method):
+class Scan(ps.LoopPatternMethod):
     name = "scan"
     summary = "run a prefix-sum loop as terms, CUB's device-wide inclusive sum, and stores"
     category = "pattern"
@@ -107,18 +108,16 @@ class Scan(Method):
         "CUDA call."
     )
 
-    def applies(self, variant: Variant, ctx: Context) -> str | None:
-        plans, reasons = _plans(variant, ctx.program)
-        return None if plans else (reasons[0] if reasons else "no scan loop outside main")
+    nothing = "no scan loop outside main"
 
-    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
-        plans, reasons = _plans(variant, ctx.program)
-        if not plans:
-            return Outcome(None, reasons[0] if reasons else "no scan loop outside main")
-        code = _emit(variant.code, plans)
-        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
-        detail = "; ".join(_describe(plan) for plan in plans)
-        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+    def plans(self, variant: Variant, program: Program) -> tuple[list[Any], list[str]]:
+        return _plans(variant, program)
+
+    def emit(self, code: str, plans: list[Any]) -> str:
+        return _emit(code, plans)
+
+    def describe_plan(self, plan: Any) -> str:
+        return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
         problems = []

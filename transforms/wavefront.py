@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
+from typing import Any
 
 from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import Access, ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
-from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.base import Context
 from cudaify.transforms.offload import (
     Level,
     _array_param,
@@ -64,7 +65,7 @@ class WavePlan:
     distances: tuple[tuple[int, int], ...]
 
 
-class Wavefront(Method):
+class Wavefront(ps.LoopPatternMethod):
     name = "wavefront"
     summary = "run a 2-D nest with true dependences one anti-diagonal at a time"
     category = "pattern"
@@ -77,18 +78,16 @@ class Wavefront(Method):
         "anti-diagonal in increasing order, then copy back. Check every CUDA call."
     )
 
-    def applies(self, variant: Variant, ctx: Context) -> str | None:
-        plans, reasons = _plans(variant, ctx.program)
-        return None if plans else (reasons[0] if reasons else "no 2-D nest with dependences")
+    nothing = "no 2-D nest with dependences"
 
-    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
-        plans, reasons = _plans(variant, ctx.program)
-        if not plans:
-            return Outcome(None, reasons[0] if reasons else "no 2-D nest with dependences")
-        code = _emit(variant.code, plans)
-        functions = tuple(dict.fromkeys(plan.located.function.name for plan in plans))
-        detail = "; ".join(_describe(plan) for plan in plans)
-        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+    def plans(self, variant: Variant, program: Program) -> tuple[list[Any], list[str]]:
+        return _plans(variant, program)
+
+    def emit(self, code: str, plans: list[Any]) -> str:
+        return _emit(code, plans)
+
+    def describe_plan(self, plan: Any) -> str:
+        return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
         if "<<<" in after.code and "wave" in after.code:
