@@ -95,6 +95,35 @@ def run_sequence(
     return result
 
 
+def _children(
+    state: Variant,
+    graph: ReGraph,
+    expand: Expand,
+    evaluate: Evaluate,
+    seen: set[str],
+    result: SearchResult,
+    progress: Progress | None,
+) -> list[Candidate]:
+    """Apply every out-edge of `state` once; evaluate each child not seen before (the
+    transposition table `seen` holds normalised-code hashes) and record it in `result`."""
+    children: list[Candidate] = []
+    for method in graph.successors(state.node if state.steps else START):
+        result.iterations += 1
+        child, reason = expand(state, method)
+        if child is None:
+            result.skipped.append((method, reason))
+            continue
+        if child.key in seen:
+            continue
+        seen.add(child.key)
+        candidate = Candidate(child, evaluate(child))
+        result.candidates.append(candidate)
+        children.append(candidate)
+        if progress:
+            progress(result)
+    return children
+
+
 def run_rules(
     start: Variant,
     graph: ReGraph,
@@ -114,21 +143,9 @@ def run_rules(
     for _depth in range(max_depth):
         next_frontier: list[Variant] = []
         for state in frontier:
-            for method in graph.successors(state.node if state.steps else START):
-                result.iterations += 1
-                child, reason = expand(state, method)
-                if child is None:
-                    result.skipped.append((method, reason))
-                    continue
-                if child.key in seen:
-                    continue
-                seen.add(child.key)
-                candidate = Candidate(child, evaluate(child))
-                result.candidates.append(candidate)
-                if progress:
-                    progress(result)
+            for candidate in _children(state, graph, expand, evaluate, seen, result, progress):
                 if candidate.evaluation.stage >= Stage.COMPILE:
-                    next_frontier.append(child)
+                    next_frontier.append(candidate.variant)
         frontier = next_frontier
         if not frontier:
             break
@@ -151,21 +168,7 @@ def run_greedy(
     current, current_reward = start, -float("inf")
     seen = {start.key}
     for _depth in range(max_depth):
-        children: list[Candidate] = []
-        for method in graph.successors(current.node if current.steps else START):
-            result.iterations += 1
-            child, reason = expand(current, method)
-            if child is None:
-                result.skipped.append((method, reason))
-                continue
-            if child.key in seen:
-                continue
-            seen.add(child.key)
-            candidate = Candidate(child, evaluate(child))
-            result.candidates.append(candidate)
-            children.append(candidate)
-            if progress:
-                progress(result)
+        children = _children(current, graph, expand, evaluate, seen, result, progress)
         best = max(children, key=lambda c: c.reward, default=None)
         if best is None or best.reward <= current_reward:
             break
