@@ -127,6 +127,10 @@ class NestPlan:
     indent: str  # indentation of the nest's `for` line
     body_indent: str  # indentation of the body's first statement in the source
     end: int  # byte after the nest (tree-sitter's: libclang's extent omits a final `;`)
+    # A function template's kernel repeats its template header; launches name its
+    # parameters (a value parameter cannot be deduced from the arguments).
+    template: str = ""
+    template_args: tuple[str, ...] = ()
 
 
 class Offload(Method):
@@ -224,14 +228,17 @@ _SCOPE_WORDS = {
 }
 
 
-def _require_free_function(function: Function, tree: Tree) -> None:
+def _require_free_function(function: Function, tree: Tree) -> Node:
     """Kernels are emitted before the function: at file or namespace scope, not inside a
-    class (a member's loop reads `this`) or a template (the kernel would need its
-    parameters)."""
-    node = cs.node_at(tree, function.span.start, "function_definition")
-    if node is None:
+    class (a member's loop reads `this`). A function template's kernel is a template with
+    the same parameters. Returns the node the kernels go before (the definition, or the
+    template declaration around it)."""
+    outer = definition_node(tree, function.span.start)
+    if outer is None:
         raise _Refuse(f"the definition of '{function.name}' was not found (stale analysis?)")
-    parent = node.parent
+    if outer.type == "template_declaration":
+        _require_plain_template(function, outer, tree)
+    parent = outer.parent
     at_file_scope = parent is not None and parent.type == "translation_unit"
     in_namespace = (
         parent is not None
@@ -243,6 +250,68 @@ def _require_free_function(function: Function, tree: Tree) -> None:
         kind = parent.type if parent is not None else ""
         where = _SCOPE_WORDS.get(kind, kind.replace("_", " ") or "an unknown scope")
         raise _Refuse(f"'{function.name}' is defined inside {where}")
+    return outer
+
+
+def definition_node(tree: Tree, start: int) -> Node | None:
+    """The function definition starting at `start`, or the template declaration that
+    holds it (a template's extent starts at `template`)."""
+    node = cs.node_at(tree, start, "function_definition")
+    if node is not None:
+        return node
+    template = cs.node_at(tree, start, "template_declaration")
+    if template is None:
+        return None
+    inner = [c for c in template.named_children if c.type == "function_definition"]
+    return template if inner else None
+
+
+def _require_plain_template(function: Function, template: Node, tree: Tree) -> None:
+    """A template whose parameters the kernel can repeat and the launch can name: named
+    type and value parameters, no packs, no template template parameters."""
+    parameters = template.child_by_field_name("parameters")
+    names = template_parameter_names(template)
+    if parameters is None or not names or len(names) != len(parameters.named_children):
+        raise _Refuse(f"'{function.name}' is a template with parameters the rule cannot repeat")
+    for child in parameters.named_children:
+        if child.type not in _PLAIN_TEMPLATE_PARAMETERS:
+            raise _Refuse(f"'{function.name}' has a {child.type.replace('_', ' ')}")
+
+
+_PLAIN_TEMPLATE_PARAMETERS = frozenset(
+    {
+        "type_parameter_declaration",
+        "parameter_declaration",
+        "optional_type_parameter_declaration",
+        "optional_parameter_declaration",
+    }
+)
+
+
+def template_parameter_names(template: Node) -> list[str]:
+    """The names a template declares, in order (a parameter without a name counts as
+    one the rule cannot name)."""
+    parameters = template.child_by_field_name("parameters")
+    names: list[str] = []
+    for child in parameters.named_children if parameters is not None else []:
+        found = [
+            n
+            for n in cs.walk(child)
+            if n.type in ("identifier", "type_identifier") and _declares(n, child)
+        ]
+        if len(found) != 1 or found[0].text is None:
+            return []
+        names.append(found[0].text.decode("utf-8", errors="surrogateescape"))
+    return names
+
+
+def _declares(name: Node, parameter: Node) -> bool:
+    """Whether identifier `name` is the name a template parameter declares (not its type
+    or its default)."""
+    if parameter.type in ("type_parameter_declaration", "optional_type_parameter_declaration"):
+        return name.parent == parameter and parameter.child_by_field_name("default_type") != name
+    declarator = parameter.child_by_field_name("declarator")
+    return declarator is not None and name == declarator
 
 
 def _candidate_nests(loop: Loop) -> list[Loop]:
@@ -286,7 +355,7 @@ def _plan(
     regions for outermost loops: a superset of what an inner nest touches)."""
     if function.name == "main":
         raise _Refuse("main's loops stay on the host in this version (outlining comes later)")
-    _require_free_function(function, tree)
+    outer_definition = _require_free_function(function, tree)
     _require_parallel(root)
     loops = _mapped_loops(root)
     _require_enough_work(loops)
@@ -302,7 +371,9 @@ def _plan(
     )
     levels = _levels(loops, tree, source, taken)
     outer_node = _for_node(tree, outer)
+    template, template_args = _template_of(outer_definition, source)
     scalars, privates = _scalars(nest, outer_node, levels, arrays, tree, source)
+    scalars = tuple((t, n) for t, n in scalars if n not in template_args)
     helpers = _helpers(nest, tree, source, program)
     _require_no_array_sizeof(nest, arrays, source)
     _require_no_vector_members(nest, levels, arrays, source)
@@ -322,7 +393,20 @@ def _plan(
         indent=_line_indent(source, root.span.start),
         body_indent=_line_indent(source, _first_statement(body).start_byte),
         end=nest.end_byte,
+        template=template,
+        template_args=template_args,
     )
+
+
+def _template_of(definition: Node, source: bytes) -> tuple[str, tuple[str, ...]]:
+    """The template header (`template <int R, typename T>`) and parameter names of a
+    function template; empty for a plain function."""
+    if definition.type != "template_declaration":
+        return "", ()
+    parameters = definition.child_by_field_name("parameters")
+    assert parameters is not None  # checked by _require_plain_template
+    header = "template " + " ".join(cs.text(parameters, source).split())
+    return header, tuple(template_parameter_names(definition))
 
 
 def _statements(body: Node, source: bytes) -> str:
@@ -599,7 +683,7 @@ def _helpers(nest: Node, tree: Tree, source: bytes, program: Program) -> tuple[s
     pending = [name for name, _ in cs.calls_in(nest, source)]
     while pending:
         name = pending.pop(0)
-        if name in found or name in MATH_FUNCTIONS:
+        if name in found or name in MATH_FUNCTIONS or name in _CASTS:
             continue
         definition = definitions.get(name)
         if definition is None or name == "main":
@@ -608,6 +692,10 @@ def _helpers(nest: Node, tree: Tree, source: bytes, program: Program) -> tuple[s
         found.append(name)
         pending.extend(callee for callee, _ in cs.calls_in(definition, source))
     return tuple(found)
+
+
+# C++ casts parse as calls of a template (`static_cast<T>(x)`); they compile on the device.
+_CASTS = frozenset({"static_cast", "const_cast", "reinterpret_cast"})
 
 
 def _require_device_safe(name: str, definition: Node, tree: Tree, source: bytes) -> None:
@@ -708,7 +796,7 @@ def _kernel_position(tree: Tree, source: bytes, offset: int) -> int:
     """Where the kernels of the function defined at `offset` go: before the comment
     that documents the function, so the comment stays with it."""
     start = offset
-    node = cs.node_at(tree, offset, "function_definition")
+    node = definition_node(tree, offset)
     previous = node.prev_sibling if node is not None else None
     while previous is not None and previous.type == "comment":
         between = source[previous.end_byte : start]
@@ -749,6 +837,7 @@ def kernel_text(plan: NestPlan) -> str:
     lines = [
         f"/* Loop nest '{loops}' of {plan.function.name}() (line {plan.root.line}): one thread "
         "per iteration. */",
+        *([plan.template] if plan.template else []),
         f"__global__ void {plan.kernel}({', '.join(params)})",
         "{",
     ]
@@ -880,9 +969,16 @@ def _launch(plan: NestPlan) -> list[str]:
     return [
         f"const dim3 {plan.block}({', '.join(str(t) for t in threads)});",
         f"const dim3 {plan.grid}({', '.join(blocks)});",
-        f"{plan.kernel}<<<{plan.grid}, {plan.block}>>>({', '.join(arguments)});",
+        f"{kernel_name(plan)}<<<{plan.grid}, {plan.block}>>>({', '.join(arguments)});",
         "CUDAIFY_CHECK(cudaGetLastError());",
     ]
+
+
+def kernel_name(plan: NestPlan) -> str:
+    """The kernel as a launch names it: with the template's arguments for a template."""
+    if not plan.template:
+        return plan.kernel
+    return f"{plan.kernel}<{', '.join(plan.template_args)}>"
 
 
 def _transfer_out(plan: NestPlan) -> list[str]:

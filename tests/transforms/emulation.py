@@ -15,7 +15,7 @@ from pathlib import Path
 from cudaify.backend import toolchain
 
 HEADER = Path(__file__).resolve().parent / "cuda_emulation.h"
-_LAUNCH = re.compile(r"(\w+)<<<(.*?)>>>\((.*?)\);", re.S)
+_LAUNCH = re.compile(r"(\w+(?:<[^<>;]*>)?)<<<(.*?)>>>\((.*?)\);", re.S)  # kernel or kernel<T, R>
 
 
 def _split_top_level(text: str) -> list[str]:

@@ -338,3 +338,29 @@ int main()
         for r in reasons
     )
     assert nvcc_compiles(code, tmp_path) == ""
+
+
+def _reference_output(source: Path, directory: Path, *flags: str) -> str:
+    compiler = toolchain.find_tool("g++" if source.suffix == ".cpp" else "gcc")
+    binary = directory / "reference"
+    built = toolchain.run([compiler, "-O2", *flags, str(source), "-o", str(binary), "-lm"])
+    assert built.ok, built.errors()
+    return toolchain.run([str(binary)], timeout=120).text()
+
+
+def test_a_function_template_gets_a_templated_kernel_launched_with_its_arguments(
+    tmp_path,
+) -> None:
+    from emulation import run_emulated
+
+    source = GOLDEN / "offload" / "template.cpp"
+    code = offloaded(analysed(source)).code
+    kernel = code[code.index("__global__ void smooth_kernel") - 40 :]
+    assert kernel.index("template <int R, typename T>") < kernel.index("__global__")
+    assert "__global__ void smooth_kernel(T *in, T *out, T gain, long long trips_i)" in code
+    assert "smooth_kernel<R, T><<<grid, block>>>(d_in, d_out, gain, trips_i);" in code
+    # the wrapper keeps the template's signature: both instantiations still call it
+    assert "template <int R, typename T>\nvoid smooth(const std::vector<T> &in," in code
+    emulated = run_emulated(code, tmp_path)
+    assert emulated.ok, emulated.errors()
+    assert emulated.text() == _reference_output(source, tmp_path)

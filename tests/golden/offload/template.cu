@@ -1,0 +1,122 @@
+/* A function template with a value and a type parameter, instantiated twice: the kernel
+   is a template too, and the launch names both parameters. */
+#include <cstdio>
+#include <vector>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i' of smooth() (line 10): one thread per iteration. */
+template <int R, typename T>
+__global__ void smooth_kernel(T *in, T *out, T gain, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(R + t_i);
+        T acc = 0;
+        for (int k = -R; k <= R; k++)
+            acc += in[i + k];
+        out[i] = gain * acc / (2 * R + 1);
+    }
+}
+
+template <int R, typename T>
+void smooth(const std::vector<T> &in, std::vector<T> &out, T gain)
+{
+    const int n = static_cast<int>(in.size());
+    {
+        /* cudaify: this loop nest runs on the GPU as smooth_kernel */
+        const long long trips_i = cudaify_trips(R, n - R, 1, 0);
+        if (trips_i > 0) {
+            T *d_in = NULL;
+            T *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(in.size()) * sizeof(T)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(out.size()) * sizeof(T)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in.data(), (size_t)(in.size()) * sizeof(T), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out.data(), (size_t)(out.size()) * sizeof(T), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            smooth_kernel<R, T><<<grid, block>>>(d_in, d_out, gain, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out.data(), d_out, (size_t)(out.size()) * sizeof(T), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+/* Loop nest 'i' of run() (line 22): one thread per iteration. */
+template <int R, typename T>
+__global__ void run_kernel(T *a, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        a[i] = static_cast<T>((i * 37) % 101);
+    }
+}
+
+template <int R, typename T>
+double run(int n)
+{
+    std::vector<T> a(n), b(n, T(0));
+    {
+        /* cudaify: this loop nest runs on the GPU as run_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            T *d_a = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)(a.size()) * sizeof(T)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a.data(), (size_t)(a.size()) * sizeof(T), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            run_kernel<R, T><<<grid, block>>>(d_a, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(a.data(), d_a, (size_t)(a.size()) * sizeof(T), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+        }
+    }
+    smooth<R, T>(a, b, T(2));
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+        s += static_cast<double>(b[i]) * (1 + i % 3);
+    return s;
+}
+
+int main()
+{
+    std::printf("%.6e %.6e\n", run<1, float>(5000), run<3, double>(7000));
+    return 0;
+}
