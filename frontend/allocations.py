@@ -15,6 +15,7 @@ pointer, which could call it from anywhere)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import clang.cindex as ci
@@ -40,6 +41,7 @@ WRITES = ("write", "readwrite", "addr")
 class Allocation:
     count: str  # C text of the element count, normalised (no spaces)
     elem: str  # canonical element type
+    constant: bool = False  # the count is an integer literal (a compile-time constant)
 
 
 def allocations(src: Source, walk: Walk) -> dict[str, Allocation]:
@@ -49,18 +51,42 @@ def allocations(src: Source, walk: Walk) -> dict[str, Allocation]:
     found: dict[str, Allocation] = {}
     for decl in walk.decls:
         cursor = decl.cursor
-        if decl.decl in written or cursor.type.get_canonical().kind != TK.POINTER:
-            continue
         if names.count(decl.name) > 1 or decl.is_static:
             continue  # which of two same-named locals a call passes is not read here
+        kind = cursor.type.get_canonical().kind
+        if kind == TK.CONSTANTARRAY and cursor.type.get_canonical().get_array_size() > 0:
+            canonical = cursor.type.get_canonical()
+            size = str(canonical.get_array_size())
+            found[decl.name] = Allocation(size, element_spelling(canonical.element_type), True)
+            continue
+        if decl.decl in written or kind != TK.POINTER:
+            continue
         init = [c for c in kids(cursor) if c.kind.is_expression()]
         if len(init) != 1:
             continue
         pointee = cursor.type.get_canonical().get_pointee()
+        if pointee.get_size() <= 0:
+            continue
         count = _count_of(src, unwrap(init[0]), pointee.get_size(), written)
-        if count is not None and pointee.get_size() > 0:
+        if count is not None:
             found[decl.name] = Allocation(count, element_spelling(pointee))
+            continue
+        constant = _constant_count(unwrap(init[0]), pointee.get_size())
+        if constant is not None:
+            found[decl.name] = Allocation(str(constant), element_spelling(pointee), True)
     return found
+
+
+def _constant_count(value: ci.Cursor, elem_size: int) -> int | None:
+    """The element count of `malloc(BYTES)` when BYTES is an integer constant expression
+    (`sizeof(int) * (size_t)N * (D + 1)` with macros N and D) that whole elements fill."""
+    if value.kind != CK.CALL_EXPR or value.spelling != "malloc":
+        return None
+    args = [c for c in kids(value) if c.kind.is_expression()][1:]
+    total = evaluate_int(args[0]) if len(args) == 1 else None
+    if total is None or total <= 0 or total % elem_size:
+        return None
+    return total // elem_size
 
 
 def _count_of(src: Source, value: ci.Cursor, elem_size: int, written: set[int]) -> str | None:
@@ -101,6 +127,8 @@ def _times_size(src: Source, args: list[ci.Cursor], elem_size: int, fn: str) -> 
     """The factor beside `sizeof(T)`: malloc(n * sizeof(T)), calloc(n, sizeof(T))."""
     if fn == "calloc" and len(args) == 2:
         pair = args
+    elif fn == "malloc" and len(args) == 1 and elem_size == 1:
+        return args[0]  # malloc(n) of chars: bytes are elements
     elif fn == "malloc" and len(args) == 1:
         product = unwrap(args[0])
         if product.kind != CK.BINARY_OPERATOR or len(kids(product)) != 2:
@@ -218,24 +246,42 @@ def _common_size(k, fn: Function, sites, allocated, written: set[str], elem: str
     """The callee parameter every call site's allocation count for argument k matches."""
     chosen: str | None = None
     for caller, site in sites:
-        allocation = allocated.get(caller, {}).get(bare(site.arguments[k]))
+        base, offset = _base_and_offset(site.arguments[k])
+        allocation = allocated.get(caller, {}).get(base)
         if allocation is None or allocation.elem != elem:
             return None
-        matches = [
-            j
-            for j, arg in enumerate(site.arguments)
-            if j != k
-            and not fn.params[j].is_pointer
-            and bare(arg) == allocation.count
-            and fn.params[j].name not in written
-        ]
-        if not matches:
-            return None
-        name = fn.params[matches[0]].name
+        if allocation.constant and not offset:
+            # every call passes the same fixed-size array: its size is the extent
+            name = allocation.count
+        else:
+            # `p + off` reaches count - off elements: both are evaluated at the call
+            count = allocation.count if not offset else bare(f"{allocation.count}-({offset})")
+            plain = allocation.count if not offset else f"{allocation.count}-{offset}"
+            matches = [
+                j
+                for j, arg in enumerate(site.arguments)
+                if j != k
+                and not fn.params[j].is_pointer
+                and bare(arg) in (count, plain)
+                and fn.params[j].name not in written
+            ]
+            if not matches:
+                return None
+            name = fn.params[matches[0]].name
         if chosen not in (None, name):
             return None
         chosen = name
     return chosen
+
+
+def _base_and_offset(argument: str) -> tuple[str, str]:
+    """`p` -> (p, ""); `p + off` -> (p, off) for a name p and an offset that is a name or
+    an integer literal (an offset with operators of its own is not split)."""
+    text = bare(argument)
+    parts = text.split("+")
+    if len(parts) == 2 and all(re.fullmatch(r"\w+", part) for part in parts):
+        return parts[0], parts[1]
+    return text, ""
 
 
 def _with_size(array: ArrayData, sizes: dict[str, str]) -> ArrayData:

@@ -147,3 +147,67 @@ def test_no_size_when_it_is_not_sound(tmp_path):
         )[0]
         is None
     )
+
+
+def test_fixed_size_arrays_give_their_size_when_every_call_agrees(tmp_path):
+    code = (
+        HISTOGRAM
+        + """
+#define NB 16
+int main(void) {
+    int data[100];
+    int bins[NB] = {0};
+    for (int i = 0; i < 100; i++) data[i] = i % NB;
+    histogram(100, data, bins, NB);
+    return bins[0];
+}"""
+    )
+    assert sizes(tmp_path, code)["bins"] == ("16", "readwrite")
+    disagree = code.replace(
+        "    return bins[0];",
+        "    int other[8] = {0};\n    histogram(8, data, other, 8);\n    return bins[0];",
+    )
+    assert sizes(tmp_path, disagree)["bins"][0] is None
+
+
+def test_an_offset_pointer_reaches_the_count_minus_the_offset(tmp_path):
+    code = (
+        HISTOGRAM
+        + """
+#define NB 9
+int main(void) {
+    int data[100];
+    int *bins = (int *)calloc(NB, sizeof(int));
+    for (int i = 0; i < 100; i++) data[i] = i % 8;
+    for (int r = 0; r < 2; r++)
+        histogram(100, data, bins + r, NB - r);
+    return bins[0];
+}"""
+    )
+    assert sizes(tmp_path, code)["bins"] == ("nbins", "readwrite")
+    # a count that is not the allocation's minus the offset proves nothing
+    wrong = code.replace("bins + r, NB - r)", "bins + r, NB)")
+    assert sizes(tmp_path, wrong)["bins"][0] is None
+
+
+def test_constant_byte_counts_and_char_buffers(tmp_path):
+    code = """
+#include <stdlib.h>
+#define N 300
+#define D 3
+long count(int n, const char *text, const int *adj) {
+    long s = 0;
+    for (int i = 0; i < n; i++)
+        s += text[adj[(i * 37) % (2 * n)]];
+    return s;
+}
+int main(void) {
+    char *text = malloc(N);
+    int *adj = (int *)malloc(sizeof(int) * (size_t)N * (D - 1));
+    for (int i = 0; i < N; i++) text[i] = (char)i;
+    for (int i = 0; i < N * 2; i++) adj[i] = i % N;
+    return (int)count(N, text, adj);
+}"""
+    found = sizes(tmp_path, code, name="count")
+    assert found["text"][0] == "n"
+    assert found["adj"][0] == "600"
