@@ -9,7 +9,11 @@ from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.structure import structural_problems
 
-CASES = {"bytes": ("atomic_privatize",), "weighted": ("offload", "atomic_privatize")}
+CASES = {
+    "bytes": ("atomic_privatize",),
+    "weighted": ("offload", "atomic_privatize"),
+    "words": ("atomic_privatize",),
+}
 ATOMIC = get("atomic_privatize")
 
 
@@ -70,7 +74,9 @@ SOURCES = {
     ),
     "unknown_extent": (
         "void f(int n, const int *key, int *h)\n{\n"
-        "    for (int i = 0; i < n; i++)\n        h[key[i]] += 1;\n}\n",
+        "    for (int i = 0; i < n; i++)\n        h[key[i]] += 1;\n}\n"
+        # callers passing arrays of different sizes: no one extent for h
+        "void g(void) { int k[2] = {0, 1}; int h[8]; f(2, k, h); }\n",
         "",
     ),
 }
@@ -106,10 +112,18 @@ def test_refusal_reasons_name_the_problem(program_of) -> None:
     program = program_of(
         "void f(int n, const int *key, int *h)\n{\n"
         "    for (int i = 0; i < n; i++)\n        h[key[i]] += 1;\n}\n"
+        "void g(void) { int k[2] = {0, 1}; int h[8] = {0}; f(2, k, h); }\n"
         "int main(void) { int k[2] = {1, 2}; int h[64] = {0}; f(2, k, h); return h[1]; }\n"
     )
     reason = ATOMIC.applies(Variant(program.source), Context(program))
     assert reason is not None and "the extent of 'h' is unknown" in reason
+    # one fixed-size array at every call gives the extent
+    program = program_of(
+        program.source.replace("void g(void)", "static void unused(void)").replace(
+            "f(2, k, h); }\nint main", "(void)k; (void)h; }\nint main"
+        )
+    )
+    assert ATOMIC.applies(Variant(program.source), Context(program)) is None
 
 
 def test_check_wants_atomics_and_a_launch() -> None:

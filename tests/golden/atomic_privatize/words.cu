@@ -1,0 +1,299 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* Word-length histogram over a char buffer passed at an offset (text + rep with
+   NCHARS - rep characters): the extents come from the caller's allocations. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NCHARS 50000
+#define MAXLEN 16
+
+__host__ __device__ static int is_letter(char c) { return c >= 'a' && c <= 'z'; }
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Irregular updates of hist in loop 'i' of word_histogram() (line 15): atomics on block-private copies in shared memory when they fit, else on the device copy. */
+__global__ void word_histogram_atomic(char *text, long n, long long trips_i, long long *hist, long long extent_hist, int privatize, int *d_outside)
+{
+    extern __shared__ unsigned long long cudaify_shared[]; /* 8-byte aligned */
+    long long *local_hist = NULL;
+    if (privatize) {
+        size_t offset = 0;
+        local_hist = (long long *)((unsigned char *)cudaify_shared + offset);
+        offset += cudaify_aligned((size_t)extent_hist * sizeof(long long));
+        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
+            local_hist[k] = 0;
+        __syncthreads();
+    }
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        long i = (long)t_i;
+        if (!is_letter(text[i]) || (i > 0 && is_letter(text[i - 1])))
+            continue;
+        long len = 0;
+        while (i + len < n && is_letter(text[i + len]))
+            len++;
+        cudaify_add_at(hist, local_hist, extent_hist, (long long)(len < MAXLEN ? len : MAXLEN - 1), (1), d_outside);
+    }
+    if (privatize) {
+        __syncthreads();
+        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
+            if (local_hist[k] != 0)
+                cudaify_atomic_add(&hist[k], local_hist[k]);
+    }
+}
+
+void word_histogram(const char *text, long n, long long *hist)
+{
+    for (int b = 0; b < MAXLEN; b++)
+        hist[b] = 0;
+    {
+        /* cudaify: these updates run on the GPU as word_histogram_atomic */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        int outside = 0;
+        if (trips_i > 0) {
+            char *d_text = NULL;
+            long long *d_hist = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_text, (size_t)(n) * sizeof(char)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_hist, (size_t)(16) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMemcpy(d_text, text, (size_t)(n) * sizeof(char), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_hist, hist, (size_t)(16) * sizeof(long long), cudaMemcpyHostToDevice));
+            int *d_outside = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemset(d_outside, 0, sizeof(int)));
+            const size_t shared_bytes = cudaify_aligned((size_t)(16) * sizeof(long long));
+            const int privatize = shared_bytes <= 49152;
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
+            word_histogram_atomic<<<blocks, 256, privatize ? shared_bytes : 0>>>(d_text, n, trips_i, d_hist, (long long)(16), privatize, d_outside);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(&outside, d_outside, sizeof(int), cudaMemcpyDeviceToHost));
+            if (!outside) {
+                CUDAIFY_CHECK(cudaMemcpy(hist, d_hist, (size_t)(16) * sizeof(long long), cudaMemcpyDeviceToHost));
+            }
+            CUDAIFY_CHECK(cudaFree(d_text));
+            CUDAIFY_CHECK(cudaFree(d_hist));
+            CUDAIFY_CHECK(cudaFree(d_outside));
+        }
+        if (outside) {
+            /* cudaify: host fallback: an index fell outside the copied range */
+            for (long i = 0; i < n; i++) {
+                if (!is_letter(text[i]) || (i > 0 && is_letter(text[i - 1])))
+                    continue;
+                long len = 0;
+                while (i + len < n && is_letter(text[i + len]))
+                    len++;
+                hist[len < MAXLEN ? len : MAXLEN - 1] += 1;
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    char *text = (char *)malloc(NCHARS);
+    long long hist[MAXLEN];
+    unsigned int state = 7u;
+    for (long i = 0; i < NCHARS; i++) {
+        state = state * 1664525u + 1013904223u;
+        unsigned int r = state >> 16;
+        text[i] = r % 5 == 0 ? ' ' : (char)('a' + r % 26);
+    }
+    for (int rep = 0; rep < 2; rep++) {
+        word_histogram(text + rep, NCHARS - rep, hist);
+        printf("%d: %lld %lld %lld\n", rep, hist[1], hist[4], hist[MAXLEN - 1]);
+    }
+    free(text);
+    return 0;
+}
