@@ -47,6 +47,7 @@ from cudaify.transforms.offload import (
 )
 
 THREADS = 256
+TILE = 32  # cells per side of a tile: one warp per block walks the tile's diagonals
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class WavePlan:
     body_indent: str
     indent: str
     distances: tuple[tuple[int, int], ...]
+    tiled: bool  # every distance has di >= 0 and dj >= 0: tiles run as units
+    continues: bool  # the body has a `continue` of its own
 
 
 class Wavefront(ps.LoopPatternMethod):
@@ -98,9 +101,10 @@ class Wavefront(ps.LoopPatternMethod):
 def _describe(plan: WavePlan) -> str:
     loop = plan.located.loop
     shown = ", ".join(f"({di}, {dj})" for di, dj in plan.distances) or "none"
+    unit = f" of {TILE}x{TILE} tiles" if plan.tiled else ""
     return (
         f"{plan.located.function.name}: nest '{loop.var}, {loop.children[0].var}' at line "
-        f"{loop.line} -> {plan.kernel} per anti-diagonal (dependence distances {shown})"
+        f"{loop.line} -> {plan.kernel} per anti-diagonal{unit} (dependence distances {shown})"
     )
 
 
@@ -150,7 +154,8 @@ def _plan(
     carried = [name for _, name in privates if name not in (loop.var, inner.var)]
     if carried:
         raise ps.Refuse(f"the scalar '{carried[0]}' is written in the nest and declared outside it")
-    names = {key: _fresh(key, taken) for key in ("wave", "first", "count", "k")}
+    keys = ("wave", "first", "count", "k", "tiles_i", "tiles_j", "tile_i", "tile_j", "step", "row")
+    names = {key: _fresh(key, taken) for key in keys}
     return WavePlan(
         located=located,
         levels=(levels[0], levels[1]),
@@ -164,7 +169,25 @@ def _plan(
         body_indent=_line_indent(source, _first_statement(body).start_byte),
         indent=_line_indent(source, located.loop.span.start),
         distances=distances,
+        tiled=all(di >= 0 and dj >= 0 for di, dj in distances),
+        continues=_continues(body),
     )
+
+
+def _continues(body: Any) -> bool:
+    """Whether the body has a `continue` that is not inside a loop of its own."""
+    for node in cs.walk(body):
+        if node.type != "continue_statement":
+            continue
+        parent = node.parent
+        while parent is not None and parent != body and parent.type not in LOOP_TYPES:
+            parent = parent.parent
+        if parent is None or parent == body:
+            return True
+    return False
+
+
+LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 
 
 def _offsets(access: Access, i: str, j: str) -> tuple[int, int]:
@@ -232,6 +255,8 @@ def _emit(code: str, plans: list[WavePlan]) -> str:
 
 
 def _kernel_text(plan: WavePlan) -> str:
+    if plan.tiled:
+        return _tiled_kernel_text(plan)
     outer, inner = plan.levels
     names = plan.names
     k, wave, first, count = names["k"], names["wave"], names["first"], names["count"]
@@ -257,15 +282,89 @@ def _kernel_text(plan: WavePlan) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def _tiled_kernel_text(plan: WavePlan) -> str:
+    outer, inner = plan.levels
+    names = plan.names
+    wave, first, step, row = names["wave"], names["first"], names["step"], names["row"]
+    tile_i, tile_j = names["tile_i"], names["tile_j"]
+    params = [_array_param(a) for a in plan.arrays]
+    params += [f"{type_} {name}" for type_, name in plan.scalars]
+    params += [f"long long {wave}", f"long long {first}"]
+    params += [f"long long {outer.trips}", f"long long {inner.trips}"]
+    loop = plan.located.loop
+    # `continue` skips the rest of one cell's body: in `do { } while (0)` it still
+    # reaches the barrier
+    body = "        " + _reindent(plan.body, plan.body_indent, "            ")
+    opened, closed = ("do {", "} while (0);") if plan.continues else ("{", "}")
+    lines = [
+        f"/* Loop nest '{loop.var}, {loop.children[0].var}' of {plan.located.function.name}() "
+        f"(line {loop.line}): the {TILE}x{TILE} tiles of one anti-diagonal of tiles, one "
+        "block each; a block walks its tile's cell diagonals, one cell per thread. */",
+        f"__global__ void __launch_bounds__({TILE}) {plan.kernel}({', '.join(params)})",
+        "{",
+        f"    const long long {tile_i} = {first} + blockIdx.x, {tile_j} = {wave} - {tile_i};",
+        f"    const long long {inner.index} = {tile_j} * {TILE} + threadIdx.x;",
+        f"    for (int {step} = 0; {step} < {2 * TILE - 1}; {step}++) {{",
+        f"        const int {row} = {step} - (int)threadIdx.x;",
+        f"        const long long {outer.index} = {tile_i} * {TILE} + {row};",
+        f"        if ({row} >= 0 && {row} < {TILE} && {outer.index} < {outer.trips} && "
+        f"{inner.index} < {inner.trips}) {opened}",
+        f"            {outer.var_type} {outer.loop.var} = {_value_at(outer, outer.index)};",
+        f"            {inner.var_type} {inner.loop.var} = {_value_at(inner, inner.index)};",
+        "    " + body,
+        f"        {closed}",
+        "        __syncthreads();",
+        "    }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n\n"
+
+
+def _tiled_launches(plan: WavePlan, arguments: list[str]) -> list[str]:
+    outer, inner = plan.levels
+    names = plan.names
+    wave, first, count = names["wave"], names["first"], names["count"]
+    tiles_i, tiles_j = names["tiles_i"], names["tiles_j"]
+    arguments = [*arguments, wave, first, outer.trips, inner.trips]
+    return [
+        f"const long long {tiles_i} = ({outer.trips} + {TILE - 1}) / {TILE}, "
+        f"{tiles_j} = ({inner.trips} + {TILE - 1}) / {TILE};",
+        f"for (long long {wave} = 0; {wave} < {tiles_i} + {tiles_j} - 1; {wave}++) {{",
+        f"    const long long {first} = {wave} >= {tiles_j} ? {wave} - {tiles_j} + 1 : 0;",
+        f"    const long long {count} = ({wave} < {tiles_i} ? {wave} : {tiles_i} - 1) "
+        f"- {first} + 1;",
+        f"    {plan.kernel}<<<(unsigned int){count}, {TILE}>>>({', '.join(arguments)});",
+        "    CUDAIFY_CHECK(cudaGetLastError());",
+        "}",
+    ]
+
+
+def _point_launches(plan: WavePlan, arguments: list[str]) -> list[str]:
+    outer, inner = plan.levels
+    names = plan.names
+    wave, first, count = names["wave"], names["first"], names["count"]
+    arguments = [*arguments, wave, first, count]
+    return [
+        f"for (long long {wave} = 0; {wave} < {outer.trips} + {inner.trips} - 1; {wave}++) {{",
+        f"    const long long {first} = {wave} >= {inner.trips} ? {wave} - {inner.trips} + 1 : 0;",
+        f"    const long long {count} = ({wave} < {outer.trips} ? {wave} : {outer.trips} - 1) "
+        f"- {first} + 1;",
+        f"    {plan.kernel}<<<cudaify_blocks({count}, {THREADS}, 2147483647u), {THREADS}>>>"
+        f"({', '.join(arguments)});",
+        "    CUDAIFY_CHECK(cudaGetLastError());",
+        "}",
+    ]
+
+
 def _host_text(plan: WavePlan) -> str:
     ind = plan.indent + "    "
     inner_ind = ind + "    "
     outer, inner = plan.levels
-    names = plan.names
+    unit = f" of {TILE}x{TILE} tiles" if plan.tiled else ""
     lines = [
         "{",
         f"{ind}/* cudaify: this loop nest runs on the GPU as {plan.kernel}, one launch per "
-        "anti-diagonal */",
+        f"anti-diagonal{unit} */",
     ]
     for level in plan.levels:
         loop = level.loop
@@ -277,20 +376,10 @@ def _host_text(plan: WavePlan) -> str:
     lines.append(f"{ind}if ({outer.trips} > 0 && {inner.trips} > 0) {{")
     devices = dict(plan.devices)
     body = ps.copy_in(plan.arrays, devices)
-    wave, first, count = names["wave"], names["first"], names["count"]
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
-    arguments += [wave, first, count]
-    body += [
-        f"for (long long {wave} = 0; {wave} < {outer.trips} + {inner.trips} - 1; {wave}++) {{",
-        f"    const long long {first} = {wave} >= {inner.trips} ? {wave} - {inner.trips} + 1 : 0;",
-        f"    const long long {count} = ({wave} < {outer.trips} ? {wave} : {outer.trips} - 1) "
-        f"- {first} + 1;",
-        f"    {plan.kernel}<<<cudaify_blocks({count}, {THREADS}, 2147483647u), {THREADS}>>>"
-        f"({', '.join(arguments)});",
-        "    CUDAIFY_CHECK(cudaGetLastError());",
-        "}",
-    ]
+    launches = _tiled_launches if plan.tiled else _point_launches
+    body += launches(plan, arguments)
     body += ps.copy_out(plan.arrays, devices)
     body += ps.frees([devices[a.name] for a in plan.arrays])
     lines += [inner_ind + line for line in body]

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+from emulation import run_emulated
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
 
+from cudaify.backend import toolchain
 from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
@@ -27,12 +32,16 @@ def test_distances_are_computed_from_the_affine_accesses() -> None:
     program = analysed(GOLDEN / "wavefront" / "sweeps.c")
     variant = applied(program, "wavefront")
     detail = variant.steps[-1].detail
-    assert "sweep: nest 'i, j' at line 10 -> sweep_wave per anti-diagonal" in detail
+    assert "sweep: nest 'i, j' at line 10 -> sweep_wave per anti-diagonal of 32x32 tiles" in detail
     assert "(dependence distances (0, 1), (1, 0))" in detail
     assert "(dependence distances (0, 1), (1, 0), (1, 1))" in detail
     code = variant.code
-    assert "int i = (int)(1 + (first + k_2));" in code  # main has a `k`
-    assert "int j = (int)(1 + (wave - first - k_2));" in code
+    # every distance has di >= 0 and dj >= 0: tiles of cells run as units
+    assert "const long long tile_i = first + blockIdx.x, tile_j = wave - tile_i;" in code
+    assert "int i = (int)(1 + t_i);" in code
+    assert "int j = (int)(1 + t_j);" in code
+    assert "for (long long wave = 0; wave < tiles_i + tiles_j - 1; wave++) {" in code
+    assert "sweep_wave<<<(unsigned int)count, 32>>>" in code
     # loop variables declared outside the nest end with the values the loops leave
     assert "if (trips_i_2 > 0) j = (int)(1 + trips_j_2);" in code
 
@@ -52,6 +61,64 @@ SOURCES = {
         "",
     ),
 }
+
+
+def test_a_distance_against_the_columns_keeps_one_launch_per_cell_diagonal(program_of) -> None:
+    """(2, -1): a later row reads a column to the right, so a tile may not run before the
+    tile to its upper right; the cell wavefront still keeps the order."""
+    program = program_of(
+        "#define M 64\nvoid f(int n, double a[M][M])\n{\n"
+        "    for (int i = 2; i < n; i++)\n        for (int j = 0; j < n - 1; j++)\n"
+        "            a[i][j] = a[i - 2][j + 1] + 1.0;\n}\n"
+        "int main(void) { static double a[M][M]; f(M, a); return (int)a[3][3]; }\n"
+    )
+    variant = applied(program, "wavefront")
+    detail = variant.steps[-1].detail
+    assert "per anti-diagonal (dependence distances (2, -1))" in detail
+    assert "tiles" not in variant.code
+    assert "k < count" in variant.code
+
+
+def test_a_continue_in_the_body_still_reaches_the_barrier(program_of) -> None:
+    program = program_of(
+        "#define M 64\nvoid f(int n, double a[M][M])\n{\n"
+        "    for (int i = 1; i < n; i++)\n        for (int j = 1; j < n; j++) {\n"
+        "            if (j % 3 == 0)\n                continue;\n"
+        "            a[i][j] = a[i - 1][j] + a[i][j - 1];\n        }\n}\n"
+        "int main(void) { static double a[M][M]; f(M, a); return (int)a[3][3]; }\n"
+    )
+    code = applied(program, "wavefront").code
+    assert "t_j < trips_j) do {" in code
+    assert "} while (0);\n        __syncthreads();" in code
+
+
+def test_golden_output_emulated_on_the_cpu_prints_what_gcc_prints(tmp_path) -> None:
+    """Each block's threads walk their tile's cell diagonals with a barrier between them
+    (the emulator runs a block's threads as std::threads and the barrier as a std::barrier)."""
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "wavefront" / "sweeps.c"
+    gcc = toolchain.find_tool("gcc")
+    reference = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
+    assert reference.ok, reference.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
+    # the pattern prelude includes libcu++ headers and device helpers this kernel never calls
+    flags = ("-I", str(_cccl_include()), "-fpermissive")
+    code = (GOLDEN / "wavefront" / "sweeps.cu").read_text()
+    actual = run_emulated(code, tmp_path, flags=flags)
+    assert actual.ok, actual.errors() + actual.text()
+    assert compare(expected.text(), actual.text()) is None
+
+
+def _cccl_include() -> Path:
+    """The CUDA toolkit's libcu++ headers (nvcc may be a wrapper script elsewhere)."""
+    nvcc = Path(toolchain.find_tool("nvcc")).resolve()
+    homes = [nvcc.parent.parent, Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))]
+    homes.append(Path("/usr/local/cuda"))
+    for home in homes:
+        if (home / "include" / "cccl" / "cuda" / "std").is_dir():
+            return home / "include" / "cccl"
+    pytest.skip("the CUDA toolkit's cccl headers were not found")
 
 
 @pytest.mark.parametrize("case", sorted(SOURCES))

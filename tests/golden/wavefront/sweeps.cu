@@ -201,32 +201,39 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
     cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
-/* Loop nest 'i, j' of sweep() (line 10): one anti-diagonal, one thread per cell. */
-__global__ void sweep_wave(float *u, int n, float source, long long wave, long long first, long long count)
+/* Loop nest 'i, j' of sweep() (line 10): the 32x32 tiles of one anti-diagonal of tiles, one block each; a block walks its tile's cell diagonals, one cell per thread. */
+__global__ void __launch_bounds__(32) sweep_wave(float *u, int n, float source, long long wave, long long first, long long trips_i, long long trips_j)
 {
-    for (long long k_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; k_2 < count;
-         k_2 += (long long)blockDim.x * gridDim.x) {
-        int i = (int)(1 + (first + k_2));
-        int j = (int)(1 + (wave - first - k_2));
-        u[i * n + j] = 0.25f * (u[(i - 1) * n + j] + u[(i + 1) * n + j] + u[i * n + j - 1] +
-                                u[i * n + j + 1] + source);
+    const long long tile_i = first + blockIdx.x, tile_j = wave - tile_i;
+    const long long t_j = tile_j * 32 + threadIdx.x;
+    for (int step = 0; step < 63; step++) {
+        const int row = step - (int)threadIdx.x;
+        const long long t_i = tile_i * 32 + row;
+        if (row >= 0 && row < 32 && t_i < trips_i && t_j < trips_j) {
+            int i = (int)(1 + t_i);
+            int j = (int)(1 + t_j);
+            u[i * n + j] = 0.25f * (u[(i - 1) * n + j] + u[(i + 1) * n + j] + u[i * n + j - 1] +
+                                    u[i * n + j + 1] + source);
+        }
+        __syncthreads();
     }
 }
 
 void sweep(int n, float source, float *u)
 {
     {
-        /* cudaify: this loop nest runs on the GPU as sweep_wave, one launch per anti-diagonal */
+        /* cudaify: this loop nest runs on the GPU as sweep_wave, one launch per anti-diagonal of 32x32 tiles */
         const long long trips_i = cudaify_trips(1, n - 1, 1, 0);
         const long long trips_j = cudaify_trips(1, n - 1, 1, 0);
         if (trips_i > 0 && trips_j > 0) {
             float *d_u = NULL;
             CUDAIFY_CHECK(cudaMalloc((void **)&d_u, (size_t)(n*n - 2) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_u, u + (1), (size_t)(n*n - 2) * sizeof(float), cudaMemcpyHostToDevice));
-            for (long long wave = 0; wave < trips_i + trips_j - 1; wave++) {
-                const long long first = wave >= trips_j ? wave - trips_j + 1 : 0;
-                const long long count = (wave < trips_i ? wave : trips_i - 1) - first + 1;
-                sweep_wave<<<cudaify_blocks(count, 256, 2147483647u), 256>>>(d_u - (1), n, source, wave, first, count);
+            const long long tiles_i = (trips_i + 31) / 32, tiles_j = (trips_j + 31) / 32;
+            for (long long wave = 0; wave < tiles_i + tiles_j - 1; wave++) {
+                const long long first = wave >= tiles_j ? wave - tiles_j + 1 : 0;
+                const long long count = (wave < tiles_i ? wave : tiles_i - 1) - first + 1;
+                sweep_wave<<<(unsigned int)count, 32>>>(d_u - (1), n, source, wave, first, trips_i, trips_j);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(u + (1), d_u, (size_t)(n*n - 2) * sizeof(float), cudaMemcpyDeviceToHost));
@@ -235,16 +242,22 @@ void sweep(int n, float source, float *u)
     }
 }
 
-/* Loop nest 'i, j' of min_path() (line 19): one anti-diagonal, one thread per cell. */
-__global__ void min_path_wave(int (*best)[M], int (*cost)[M], long long wave_2, long long first_2, long long count_2)
+/* Loop nest 'i, j' of min_path() (line 19): the 32x32 tiles of one anti-diagonal of tiles, one block each; a block walks its tile's cell diagonals, one cell per thread. */
+__global__ void __launch_bounds__(32) min_path_wave(int (*best)[M], int (*cost)[M], long long wave_2, long long first_2, long long trips_i_2, long long trips_j_2)
 {
-    for (long long k_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; k_3 < count_2;
-         k_3 += (long long)blockDim.x * gridDim.x) {
-        int i = (int)(1 + (first_2 + k_3));
-        int j = (int)(1 + (wave_2 - first_2 - k_3));
-        int up = best[i - 1][j], left = best[i][j - 1], diag = best[i - 1][j - 1];
-        int low = up < left ? up : left;
-        best[i][j] = cost[i][j] + (diag < low ? diag : low);
+    const long long tile_i_2 = first_2 + blockIdx.x, tile_j_2 = wave_2 - tile_i_2;
+    const long long t_j_2 = tile_j_2 * 32 + threadIdx.x;
+    for (int step_2 = 0; step_2 < 63; step_2++) {
+        const int row_2 = step_2 - (int)threadIdx.x;
+        const long long t_i_2 = tile_i_2 * 32 + row_2;
+        if (row_2 >= 0 && row_2 < 32 && t_i_2 < trips_i_2 && t_j_2 < trips_j_2) {
+            int i = (int)(1 + t_i_2);
+            int j = (int)(1 + t_j_2);
+            int up = best[i - 1][j], left = best[i][j - 1], diag = best[i - 1][j - 1];
+            int low = up < left ? up : left;
+            best[i][j] = cost[i][j] + (diag < low ? diag : low);
+        }
+        __syncthreads();
     }
 }
 
@@ -252,7 +265,7 @@ void min_path(int rows, int cols, const int cost[M][M], int best[M][M])
 {
     int i, j;
     {
-        /* cudaify: this loop nest runs on the GPU as min_path_wave, one launch per anti-diagonal */
+        /* cudaify: this loop nest runs on the GPU as min_path_wave, one launch per anti-diagonal of 32x32 tiles */
         const long long trips_i_2 = cudaify_trips(1, rows, 1, 0);
         const long long trips_j_2 = cudaify_trips(1, cols, 1, 0);
         if (trips_i_2 > 0 && trips_j_2 > 0) {
@@ -262,10 +275,11 @@ void min_path(int rows, int cols, const int cost[M][M], int best[M][M])
             CUDAIFY_CHECK(cudaMalloc((void **)&d_cost, (size_t)(90000) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_best, best, (size_t)(90000) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_cost, cost, (size_t)(90000) * sizeof(int), cudaMemcpyHostToDevice));
-            for (long long wave_2 = 0; wave_2 < trips_i_2 + trips_j_2 - 1; wave_2++) {
-                const long long first_2 = wave_2 >= trips_j_2 ? wave_2 - trips_j_2 + 1 : 0;
-                const long long count_2 = (wave_2 < trips_i_2 ? wave_2 : trips_i_2 - 1) - first_2 + 1;
-                min_path_wave<<<cudaify_blocks(count_2, 256, 2147483647u), 256>>>((int (*)[M])(d_best), (int (*)[M])(d_cost), wave_2, first_2, count_2);
+            const long long tiles_i_2 = (trips_i_2 + 31) / 32, tiles_j_2 = (trips_j_2 + 31) / 32;
+            for (long long wave_2 = 0; wave_2 < tiles_i_2 + tiles_j_2 - 1; wave_2++) {
+                const long long first_2 = wave_2 >= tiles_j_2 ? wave_2 - tiles_j_2 + 1 : 0;
+                const long long count_2 = (wave_2 < tiles_i_2 ? wave_2 : tiles_i_2 - 1) - first_2 + 1;
+                min_path_wave<<<(unsigned int)count_2, 32>>>((int (*)[M])(d_best), (int (*)[M])(d_cost), wave_2, first_2, trips_i_2, trips_j_2);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(best, d_best, (size_t)(90000) * sizeof(int), cudaMemcpyDeviceToHost));
