@@ -7,7 +7,9 @@ tunable launch to the next shape of a fixed list (1-D: 256 -> 128 -> 512 -> 1024
 keeps the fastest. The grid follows: each dimension's block count is computed from its
 trip count and the new block size (`cudaify_blocks`), and the kernels' grid-stride loops
 cover any trip count with any shape. The kernel gets `__launch_bounds__` of the new thread
-count, so the compiler can budget registers for exactly that block size.
+count, so the compiler can budget registers for exactly that block size. A grid that counts
+several outputs per thread (register_tiling's `cudaify_blocks(trips, 4 * 256, ...)`: each
+thread computes 4) keeps that factor: the new block size times the same factor.
 
 A kernel that uses shared memory, barriers or warp shuffles may depend on its block
 size; its launches keep their shape."""
@@ -71,20 +73,26 @@ class LaunchTuning(Method):
         return Outcome(variant.then(self.name, code, "rule", detail="; ".join(details)))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        """Each tuned launch's grid uses the block's sizes, dimension by dimension."""
+        """Each tuned launch's grid counts blocks of the block's sizes (times the outputs
+        per thread it counted before), dimension by dimension."""
         data = kt.encode(after.code)
+        kernels = {kernel.name: kernel for kernel in kt.kernels(data)}
         problems = []
         for launch in kt.launches(data):
             try:
                 block, threads = _block_sizes(launch), _grid_threads(launch)
             except _Refuse:
                 continue
-            if tuple(threads) != tuple(block[: len(threads)]):
+            kernel = kernels.get(launch.kernel)
+            factor = _factors(kernel, data, len(threads)) if kernel else (1,) * len(threads)
+            expected = tuple(size * f for size, f in zip(block, factor, strict=False))
+            if tuple(threads) != expected[: len(threads)]:
+                coarse = "" if set(factor) == {1} else f" and each thread computes {factor}"
                 problems.append(
                     Problem(
                         "launch_tuning",
                         f"the grid of '{launch.kernel}' counts blocks of {threads}, "
-                        f"the block is {block}",
+                        f"the block is {block}{coarse}",
                         line=cs.line_of(launch.call),
                     )
                 )
@@ -117,6 +125,18 @@ def _grid_threads(launch: kt.Launch) -> list[int]:
     return sizes
 
 
+def _factors(kernel: kt.Kernel, data: bytes, dims: int) -> tuple[int, ...]:
+    """Per grid dimension (x, y, z), the outputs each thread of `kernel` computes: the
+    factor its grid-stride loop steps by (`blockDim.x * gridDim.x * 4` after
+    register_tiling), 1 for offload's loops."""
+    text = re.sub(r"\s+|\(long long\)", "", cs.text(kernel.node, data))
+    factors = []
+    for dim in "xyz"[:dims]:
+        found = re.search(rf"blockDim\.{dim}\*gridDim\.{dim}\*(\d+)\)", text)
+        factors.append(int(found.group(1)) if found else 1)
+    return tuple(factors)
+
+
 def _plan(code: str) -> tuple[list[Edit], list[str], list[str]]:
     data = kt.encode(code)
     kernels = {kernel.name: kernel for kernel in kt.kernels(data)}
@@ -140,11 +160,12 @@ def _plan(code: str) -> tuple[list[Edit], list[str], list[str]]:
                 raise _Refuse("its launches use different shapes")
             current = shapes.pop()
             new = _next_shape(current)
+            factor = _factors(kernel, data, len(new))
         except _Refuse as refusal:
             reasons.append(f"kernel '{name}': {refusal}")
             continue
         for launch in launches:
-            edits.extend(_launch_edits(launch, new))
+            edits.extend(_launch_edits(launch, new, factor))
         edits.extend(_bounds_edits(kernel, new, data))
         details.append(f"{name}: block {_show(current)} -> {_show(new)}")
     return edits, details, reasons
@@ -183,7 +204,7 @@ def _show(shape: tuple[int, ...]) -> str:
     return "x".join(str(size) for size in shape)
 
 
-def _launch_edits(launch: kt.Launch, new: tuple[int, ...]) -> list[Edit]:
+def _launch_edits(launch: kt.Launch, new: tuple[int, ...], factor: tuple[int, ...]) -> list[Edit]:
     assert launch.block is not None and launch.grid is not None
     edits = [
         Edit(
@@ -198,7 +219,7 @@ def _launch_edits(launch: kt.Launch, new: tuple[int, ...]) -> list[Edit]:
         match = _BLOCKS_CALL.match(arg.strip())
         assert match is not None
         trips, _, most = split_arguments(match.group("args"))
-        args.append(f"cudaify_blocks({trips}, {new[position]}, {most})")
+        args.append(f"cudaify_blocks({trips}, {new[position] * factor[position]}, {most})")
     edits.append(Edit(launch.grid.start, launch.grid.end, "(" + ", ".join(args) + ")", "grid"))
     return edits
 

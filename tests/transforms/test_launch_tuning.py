@@ -87,6 +87,39 @@ def test_check_finds_a_grid_that_does_not_follow_the_block() -> None:
     ]
 
 
+def test_a_coarsened_grid_keeps_its_outputs_per_thread() -> None:
+    """After register_tiling each thread of matmul's kernel computes 4 rows: the grid's y
+    dimension counts blocks of 4 * blockDim.y threads, with the new shape too."""
+    program = analysed(GOLDEN / "register_tiling" / "matmul_flat.c")
+    tiled = applied(program, "offload", "register_tiling")
+    assert "cudaify_blocks(trips_i, 32, 65535u)" in tiled.code  # 4 x 8 rows
+    tuned = applied(program, "offload", "register_tiling", "launch_tuning")
+    assert "const dim3 block(16, 16);" in tuned.code
+    assert (
+        "const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), "
+        "cudaify_blocks(trips_i, 64, 65535u));" in tuned.code
+    )
+    assert TUNING.check(tiled, tuned, Context(program)) == []
+    assert structural_problems(program, tuned.code, TUNING) == []
+    # a grid that forgets the factor launches 4 times the blocks the rows need
+    stale = Variant(
+        tuned.code.replace("cudaify_blocks(trips_i, 64,", "cudaify_blocks(trips_i, 16,")
+    )
+    assert [p.message for p in TUNING.check(tiled, stale, Context(program))] == [
+        "the grid of 'matmul_kernel' counts blocks of [16, 16], the block is (16, 16) "
+        "and each thread computes (1, 4)"
+    ]
+
+
+@pytest.mark.gpu
+def test_a_coarsened_kernel_with_each_shape_prints_what_gcc_prints(tmp_path) -> None:
+    source = GOLDEN / "register_tiling" / "matmul_flat.c"
+    cu = tmp_path / "matmul_flat.cu"
+    methods = ("offload", "register_tiling", "launch_tuning", "launch_tuning")
+    cu.write_text(applied(analysed(source), *methods).code)
+    same_output_as_gcc(source, cu, tmp_path)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("steps", [1, 2, 3, 4])
