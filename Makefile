@@ -37,8 +37,10 @@ test-gpu:
 	$(PY) -m pytest -q -m gpu
 
 # The benchmark suite on this machine's GPU: results.csv, results.md, speedup.png in bench-results/
+# STRATEGIES=exhaustive: the best rule sequence per program; several, comma-separated: compared
+STRATEGIES ?= mcgs
 bench:
-	$(VENV)/bin/cudaify bench benchmarks -o bench-results -j $$(nproc)
+	$(VENV)/bin/cudaify bench benchmarks -o bench-results -j $$(nproc) --strategies $(STRATEGIES)
 
 # The frontend on N random csmith programs (default 500): no crash allowed
 fuzz:

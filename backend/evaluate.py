@@ -4,15 +4,26 @@ failing candidate never raises.
 
 Without a GPU the candidate is compiled and nothing more: the Evaluation says so plainly.
 With one, a timing build (see timing.py) is compiled when the variant names offloaded
-functions; its first run is both the correctness check and the warm-up."""
+functions; its first run is the correctness check (output and exit code against the
+reference's). What follows depends on who asks:
+
+- `evaluate` (cudaify check, graph building): `runs` timed runs, one kernel-timing run,
+  the profile when asked: 2 + runs program runs per verified candidate.
+- `screen` (a search candidate): the correctness run is also the timing sample: 1 run
+  (`search_runs` > 1 adds runs). The search ranks on it.
+- `remeasure` (a search's finalists): a second correctness run, then `runs` timed runs;
+  `detail` adds the kernel-timing run and the profile to the one written out."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,11 +40,13 @@ from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import (
     CUDA_LINK_FLAGS,
     InstrumentError,
+    Sample,
     find_definitions,
     instrument,
     measure,
     runtime_units,
     timed_run,
+    with_kernel_times,
 )
 from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant, content_hash
@@ -78,6 +91,7 @@ class Evaluator:
         run_on_gpu: bool | None = None,
         differential: bool = False,
         profile: bool = False,
+        quiet: Callable[[], AbstractContextManager[object]] | None = None,
     ):
         self.program = program
         self.config = config
@@ -95,6 +109,9 @@ class Evaluator:
         self._lock = threading.RLock()
         # Runs on the GPU wait for each other across threads and processes (bench -j N).
         self._run_lock = gpu_lock(self.cache.root)
+        # Held around the timings that get reported (the reference's, a finalist's): e.g.
+        # no language model generates on this machine meanwhile (see cudaify.slots).
+        self._quiet = quiet or contextlib.nullcontext
 
     # -- the reference -------------------------------------------------------------
 
@@ -170,13 +187,24 @@ class Evaluator:
             except (InstrumentError, SourceError):
                 pass  # time the whole program only
         limit = time_limit(self.reference().seconds, self.config.run_timeout)
-        with self._run_lock:
+        # Within one timing session (`cudaify bench`: every strategy of one program) the
+        # reference is timed once, so the strategies share one denominator.
+        session = self.config.timing_session
+        key = content_hash(
+            "reference-timing", str(session), str(build.binary), str(self.config.runs)
+        )
+        with self._quiet(), self._run_lock:
+            stored = self.cache.read_json("reference-timings", key) if session else None
+            if stored is not None:
+                return Timing(**stored)
             timing, _ = measure(
                 build.binary,  # type: ignore[arg-type]
                 runs=self.config.runs,
                 timeout=limit,
                 cuda=False,
             )
+            if session:
+                self.cache.write_json("reference-timings", key, dataclasses.asdict(timing))
         return timing
 
     # -- candidates ---------------------------------------------------------------
@@ -233,6 +261,21 @@ class Evaluator:
         )
 
     def evaluate(self, variant: Variant) -> Evaluation:
+        """Verify and time in full: the correctness run, then `runs` timed runs, one
+        kernel-timing run and (with `profile`) the hardware counters. What `cudaify check`
+        reports and what a search's finalists get (see `remeasure`)."""
+        return self._evaluate(variant, screening=False)
+
+    def screen(self, variant: Variant) -> Evaluation:
+        """Verify a search candidate as cheaply as the checks allow: the same compile and
+        the same correctness run (output and exit code against the reference's) as
+        `evaluate`, but that run is also the timing sample (`search_runs` > 1 adds runs);
+        no kernel timing, no profile. `remeasure` times a verified one in full later."""
+        if self.config.search_runs >= self.config.runs:
+            return self.evaluate(variant)
+        return self._evaluate(variant, screening=True)
+
+    def _evaluate(self, variant: Variant, screening: bool) -> Evaluation:
         build, timed, compile_seconds = self.compile(variant)
         if not build.ok:
             return Evaluation(
@@ -248,7 +291,98 @@ class Evaluator:
                 compile_seconds=compile_seconds,
             )
         with self._run_lock:
-            return self._run_and_time(variant, build, timed, compile_seconds)
+            checked = self._check(variant, build, timed, compile_seconds)
+            if isinstance(checked, Evaluation):
+                return checked
+            runs = self.config.search_runs if screening else self.config.runs
+            # Screening: the correctness run is the first sample. In full: it is the warm-up.
+            first = checked.sample if screening else None
+            timing, flaky = measure(
+                checked.binary,
+                runs=max(1, runs),
+                timeout=checked.limit,
+                cuda=True,
+                expected_exit=checked.reference.exit_code,
+                warm_up=False,  # the correctness run warmed the GPU and the caches
+                first=first,
+            )
+        if flaky is not None:
+            problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
+            return replace(checked.ran, stage=Stage.RUN, problems=(problem,))
+        verified = replace(
+            checked.ran,
+            stage=Stage.CORRECT,
+            timing=timing,
+            reference=self.reference_timing(timed),
+            run_seconds=checked.ran.run_seconds + _timed_seconds(timing, first is not None),
+        )
+        return verified if screening else self._detailed(variant, verified)
+
+    def remeasure(
+        self, variant: Variant, evaluation: Evaluation, detail: bool = True
+    ) -> Evaluation:
+        """The full timing of a candidate `screen` verified: one more correctness run (the
+        output must match again: a program whose output varies from run to run fails
+        here), then `runs` timed runs; with `detail`, the kernel-timing run and the profile
+        too. Anything else is returned unchanged."""
+        if not (self.run_on_gpu and evaluation.verified and evaluation.ran_on_gpu):
+            return evaluation
+        build, timed, _seconds = self.compile(variant)  # a cache hit: the same binary
+        if not build.ok:
+            return evaluation
+        with self._quiet(), self._run_lock:
+            checked = self._check(variant, build, timed, evaluation.compile_seconds)
+            if isinstance(checked, Evaluation):
+                flaky = Problem("flaky", f"passed once, then failed: {checked.why}")
+                return replace(checked, problems=(flaky, *checked.problems))
+            timing, failed = measure(
+                checked.binary,
+                runs=self.config.runs,
+                timeout=checked.limit,
+                cuda=True,
+                expected_exit=checked.reference.exit_code,
+                warm_up=False,
+            )
+        if failed is not None:
+            problem = Problem("flaky", f"passed twice, then a timed run failed: {failed}")
+            return replace(evaluation, stage=Stage.RUN, problems=(problem,))
+        seconds = checked.ran.run_seconds + _timed_seconds(timing, False)
+        remeasured = replace(
+            evaluation,
+            timing=timing,
+            reference=self.reference_timing(timed),
+            run_seconds=evaluation.run_seconds + seconds,
+        )
+        return self._detailed(variant, remeasured) if detail else remeasured
+
+    def detail(self, variant: Variant, evaluation: Evaluation) -> Evaluation:
+        """A verified evaluation with its kernel and copy times and, with `profile`, the
+        hardware counters (one more run each)."""
+        if not (self.run_on_gpu and evaluation.verified and evaluation.ran_on_gpu):
+            return evaluation
+        return self._detailed(variant, evaluation)
+
+    def _detailed(self, variant: Variant, evaluation: Evaluation) -> Evaluation:
+        build, timed, _seconds = self.compile(variant)
+        binary = build.binary
+        if not build.ok or binary is None:
+            return evaluation
+        limit = time_limit(self.reference().seconds, self.config.run_timeout)
+        with self._quiet(), self._run_lock:
+            timing = evaluation.timing
+            if timed:
+                timing, failed = with_kernel_times(
+                    timing,
+                    binary,
+                    timeout=limit,
+                    cuda=True,
+                    expected_exit=self.reference().exit_code,
+                )
+                if failed is not None:
+                    problem = Problem("flaky", f"passed, then a timed run failed: {failed}")
+                    return replace(evaluation, stage=Stage.RUN, problems=(problem,))
+            hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
+            return replace(evaluation, timing=self._with_roofline(timing), hardware=hardware)
 
     def evaluate_many(self, variants: Sequence[Variant]) -> list[Evaluation]:
         """Compile every variant in parallel (one compiler per core), then run them one
@@ -258,15 +392,21 @@ class Evaluator:
             list(pool.map(self.compile, variants))
         return [self.evaluate(variant) for variant in variants]
 
-    def _run_and_time(
+    def _check(
         self, variant: Variant, build: Build, timed: tuple[str, ...], compile_seconds: float
-    ) -> Evaluation:
+    ) -> _Checked | Evaluation:
+        """The correctness run: the output and exit code against the reference's (and,
+        with `differential`, the offloaded functions alone at other sizes). The run is a
+        timed one when the build is a timing build. An Evaluation when it failed."""
         reference = self.reference()
         limit = time_limit(reference.seconds, self.config.run_timeout)
         binary = build.binary
         assert binary is not None
-        first = timed_run(binary, timeout=limit, cuda=True) if timed else None
-        run = first.run if first else run_binary(binary, timeout=limit, cuda=True)
+        if timed:
+            sample = timed_run(binary, timeout=limit, cuda=True)
+        else:
+            sample = Sample(run_binary(binary, timeout=limit, cuda=True), None, 0, None)
+        run = sample.run
         ran = Evaluation(
             Stage.COMPILE, ran_on_gpu=True, compile_seconds=compile_seconds, run_seconds=run.seconds
         )
@@ -287,28 +427,7 @@ class Evaluator:
         disagreement = self._differential(variant) if self.differential else None
         if disagreement is not None:
             return replace(ran, stage=Stage.RUN, problems=(disagreement,))
-        timing, flaky = measure(
-            binary,
-            runs=self.config.runs,
-            timeout=limit,
-            cuda=True,
-            expected_exit=reference.exit_code,
-            warm_up=False,  # the correctness run above warmed the GPU and the caches
-            kernels=bool(timed),
-        )
-        if flaky is not None:
-            problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
-            return replace(ran, stage=Stage.RUN, problems=(problem,))
-        hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
-        timing = self._with_roofline(timing)
-        return replace(
-            ran,
-            stage=Stage.CORRECT,
-            hardware=hardware,
-            timing=timing,
-            reference=self.reference_timing(timed),
-            run_seconds=run.seconds + (timing.wall or 0.0) * timing.runs,
-        )
+        return _Checked(ran, binary, limit, reference, sample)
 
     def _with_roofline(self, timing: Timing) -> Timing:
         """The kernels' achieved bytes/s against the GPU's measured copy bandwidth (the
@@ -338,6 +457,23 @@ class Evaluator:
                 if outcome.problem is not None:
                     return outcome.problem
         return None
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A correctness run that passed: what timing it further needs."""
+
+    ran: Evaluation
+    binary: Path
+    limit: float
+    reference: ReferenceResult
+    sample: Sample
+
+
+def _timed_seconds(timing: Timing, first_counted: bool) -> float:
+    """Seconds the timed runs took, less the correctness run when it was one of them."""
+    runs = timing.runs - (1 if first_counted else 0)
+    return (timing.wall or 0.0) * max(0, runs)
 
 
 def compile_problem(diagnostics: str) -> Problem:

@@ -317,12 +317,15 @@ def measure(
     expected_exit: int | None = None,
     warm_up: bool = True,
     kernels: bool = False,
+    first: Sample | None = None,
 ) -> tuple[Timing, Problem | None]:
     """Medians over `runs` timed runs after a warm-up run; with `kernels`, one more run
     that times the kernels and the copies. A run that fails (limit, signal, a different exit code)
-    stops the measurement with a Problem."""
-    samples = []
-    for index in range(runs + (1 if warm_up else 0)):
+    stops the measurement with a Problem. `first`: a sample already taken (the correctness
+    run) that counts as the first of the `runs`; no warm-up is then run."""
+    samples = [first] if first is not None else []
+    warm_up = warm_up and first is None
+    for index in range(max(0, runs - len(samples)) + (1 if warm_up else 0)):
         sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=False)
         if problem is not None:
             return Timing(), problem
@@ -331,6 +334,15 @@ def measure(
     timing = summarise(samples)
     if not kernels:
         return timing, None
+    return with_kernel_times(
+        timing, binary, timeout=timeout, cuda=cuda, expected_exit=expected_exit
+    )
+
+
+def with_kernel_times(
+    timing: Timing, binary: Path, *, timeout: float, cuda: bool, expected_exit: int | None = None
+) -> tuple[Timing, Problem | None]:
+    """`timing` with the kernel and copy times of one more, event-timed run."""
     sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=True)
     if problem is not None:
         return Timing(), problem

@@ -37,6 +37,7 @@ class BenchRow:
     roofline_percent: float | None
     search_seconds: float
     note: str = ""
+    wall_seconds: float = 0.0  # the whole cudaify run: analysis, search, final timing
 
 
 def discover(folder: Path) -> list[Path]:
@@ -72,8 +73,12 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
             out = str(Path(work) / f"{path.stem}.cu")
             result = pipeline.compile_file(str(path), out, config.with_(strategy=strategy))
     except CudaifyError as exc:
+        elapsed = time.perf_counter() - began
         return dataclasses.replace(
-            base, note=str(exc).splitlines()[0][:200], search_seconds=time.perf_counter() - began
+            base,
+            note=str(exc).splitlines()[0][:200],
+            search_seconds=elapsed,
+            wall_seconds=elapsed,
         )
     trace = result.trace
     timing = trace.get("timing") or {}
@@ -92,6 +97,7 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
         roofline_percent=timing.get("roofline_percent"),
         search_seconds=trace.get("search", {}).get("seconds", time.perf_counter() - began),
         note="; ".join(result.warnings)[:200],
+        wall_seconds=time.perf_counter() - began,
     )
 
 
@@ -126,3 +132,58 @@ def effective_speedup(row: BenchRow) -> float:
 def geomean(values: list[float]) -> float:
     values = [v for v in values if v > 0]
     return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
+
+def check_strategies(names: list[str], config: Config) -> None:
+    """Fail before any program runs: an unknown strategy, or a model-only one without a
+    model at hand."""
+    from cudaify.errors import ConfigError
+    from cudaify.pipeline import STRATEGIES, slm_available
+
+    if not names:
+        raise ConfigError("no strategy named")
+    for name in names:
+        if name not in STRATEGIES:
+            raise ConfigError(f"unknown strategy '{name}' (available: {', '.join(STRATEGIES)})")
+        if name in ("oneshot", "cot") and not slm_available(config):
+            raise ConfigError(
+                f"strategy {name} needs a language model: pass --model, --llm-url or --slm on"
+            )
+
+
+def wall_times(rows: list[BenchRow]) -> tuple[list[str], list[str], dict[tuple[str, str], float]]:
+    """(programs, strategies, seconds of the whole cudaify run per (program, strategy))."""
+    programs = list(dict.fromkeys(row.program for row in rows))
+    strategies = list(dict.fromkeys(row.strategy for row in rows))
+    seconds = {(row.program, row.strategy): row.wall_seconds for row in rows}
+    return programs, strategies, seconds
+
+
+def wall_table(rows: list[BenchRow]) -> str:
+    """Markdown: one line per program, one column per strategy, the seconds its whole
+    cudaify run took; a last line with the totals."""
+    programs, strategies, seconds = wall_times(rows)
+    lines = ["| program | " + " | ".join(strategies) + " |"]
+    lines.append("|---|" + "---|" * len(strategies))
+    for program in programs:
+        cells = [_seconds(seconds.get((program, s))) for s in strategies]
+        lines.append(f"| {program} | " + " | ".join(cells) + " |")
+    totals = [sum(seconds.get((p, s), 0.0) for p in programs) for s in strategies]
+    lines.append("| total | " + " | ".join(_seconds(t) for t in totals) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def write_wall_csv(rows: list[BenchRow], path: Path) -> None:
+    import csv
+
+    programs, strategies, seconds = wall_times(rows)
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["program", *strategies])
+        for program in programs:
+            values = [seconds.get((program, s)) for s in strategies]
+            writer.writerow([program, *("" if v is None else f"{v:.3f}" for v in values)])

@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 import traceback
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -174,10 +175,12 @@ def main() -> None:
 )
 @click.option(
     "--strategy",
-    type=click.Choice(["mcgs", "greedy", "rules", "oneshot", "cot"]),
-    help="How to search: mcgs over the reasoning graph (default), greedy, rules (no model), "
-    "or the one-prompt baselines oneshot and cot.",
+    type=click.Choice(["mcgs", "greedy", "rules", "exhaustive", "oneshot", "cot"]),
+    help="How to search: mcgs over the reasoning graph (default), greedy, rules (no model: "
+    "every rule sequence along the graph's edges), exhaustive (no model: every applicable "
+    "rule sequence up to --max-depth), or the one-prompt baselines oneshot and cot.",
 )
+@click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
 @click.option(
     "--slm",
     type=click.Choice(["auto", "on", "off"]),
@@ -212,7 +215,23 @@ def main() -> None:
 @click.option(
     "--atol", type=float, help="Absolute tolerance for numbers in the output (default 1e-9)."
 )
-@click.option("--runs", type=int, help="Timed runs per candidate; the median counts (default 5).")
+@click.option(
+    "--runs",
+    type=int,
+    help="Timed runs of the variant written out and of the search's finalists; the median "
+    "counts (default 5).",
+)
+@click.option(
+    "--search-runs",
+    type=int,
+    help="Timed runs per search candidate (default 1: its correctness run's own time).",
+)
+@click.option(
+    "--learn/--no-learn",
+    default=None,
+    help="Merge this run's verified steps and edge statistics into your reasoning graph "
+    "(in the user data folder; the shipped graph is never written); later runs search both.",
+)
 @click.option(
     "--trace",
     "trace_path",
@@ -256,6 +275,7 @@ def compile_command(
     compdb: str | None,
     methods: str | None,
     strategy: str | None,
+    max_depth: int | None,
     slm: str | None,
     model: str | None,
     llm_url: str | None,
@@ -271,6 +291,8 @@ def compile_command(
     rtol: float | None,
     atol: float | None,
     runs: int | None,
+    search_runs: int | None,
+    learn: bool | None,
     trace_path: str | None,
     strict: bool | None,
     differential: bool | None,
@@ -313,6 +335,9 @@ def compile_command(
             "rtol": rtol,
             "atol": atol,
             "runs": runs,
+            "search_runs": search_runs,
+            "learn": learn,
+            "max_depth": max_depth,
             "strict": strict,
             "verbose": verbose or None,
             "quiet": quiet,
@@ -493,16 +518,36 @@ def trace_explain(trace_file: str) -> None:
 @click.option("--strategies", "strategies", help="Same as --strategy (for comparisons).")
 @click.option("--only", help="Comma-separated categories or program names to run.")
 @click.option("-j", "--jobs", type=int, default=1, help="Programs compiled in parallel.")
-@click.option("--runs", type=int, help="Timed runs per candidate (default 5).")
+@click.option("--runs", type=int, help="Timed runs of each program's final variant (default 5).")
+@click.option("--search-runs", type=int, help="Timed runs per search candidate (default 1).")
 @click.option("--iterations", type=int, help="Search iterations per program.")
+@click.option("--time-budget", type=float, help="Seconds of search per program.")
 @click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
+@click.option("--seed", type=int, help="Seed for the searches (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
+@click.option(
+    "--slm",
+    type=click.Choice(["auto", "on", "off"]),
+    help="Use the small language model (as for compile; oneshot and cot need one).",
+)
+@click.option("--model", help="A GGUF file or a registry name (also $CUDAIFY_MODEL).")
+@click.option("--llm-url", help="An OpenAI-compatible endpoint instead of a local model.")
+@click.option("--llm-model", help="The model name the endpoint expects.")
+@click.option("--gpu-layers", type=int, help="Model layers to offload to the GPU (llama.cpp).")
+@click.option("--threads", type=int, help="CPU threads per local model.")
+@click.option("--max-slm-calls", type=int, help="At most this many SLM edits per program.")
+@click.option(
+    "--slm-jobs",
+    type=int,
+    help="Local models generating at once across the -j workers (default 2); each worker "
+    "loads its own model once. The reported timings wait for generation to stop.",
+)
 @click.option(
     "-o",
     "--output",
     default="bench-results",
     show_default=True,
-    help="Folder for results.csv, results.md and speedup.png.",
+    help="Folder for results.csv, results.md, wall_times.csv and speedup.png.",
 )
 @click.option("-v", "--verbose", count=True)
 def bench_command(
@@ -511,16 +556,30 @@ def bench_command(
     only: str | None,
     jobs: int,
     runs: int | None,
+    search_runs: int | None,
     iterations: int | None,
+    time_budget: float | None,
     max_depth: int | None,
+    seed: int | None,
     arch: str | None,
+    slm: str | None,
+    model: str | None,
+    llm_url: str | None,
+    llm_model: str | None,
+    gpu_layers: int | None,
+    threads: int | None,
+    max_slm_calls: int | None,
+    slm_jobs: int | None,
     output: str,
     verbose: int,
 ) -> None:
     """Run cudaify on every program in DIR, verify and time on the GPU, and report:
     a table (program, category, stage reached, CPU time, GPU region time, region and program
     speedup, kernel % of roofline, search time), results.csv, results.md and a PNG plot.
-    With several strategies, also their comparison."""
+    With several strategies, also their comparison (share correct, share faster than the
+    CPU, geometric-mean and mean region speedup, search time) and the wall time of each
+    program's whole cudaify run per strategy (wall_times.csv). The strategies of one
+    program share one timing of its CPU reference."""
     from cudaify import bench
     from cudaify import config as config_mod
     from cudaify.backend import report
@@ -538,13 +597,30 @@ def bench_command(
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     settings = {
         "runs": runs,
+        "search_runs": search_runs,
         "iterations": iterations,
+        "time_budget": time_budget,
         "max_depth": max_depth,
+        "seed": seed,
         "arch": arch,
+        "slm": slm,
+        "model": model,
+        "llm_url": llm_url,
+        "llm_model": llm_model,
+        "gpu_layers": gpu_layers,
+        "threads": threads,
+        "max_slm_calls": max_slm_calls,
+        "slm_jobs": slm_jobs,
         "quiet": True,
         "cache": False,
+        "timing_session": uuid.uuid4().hex,
     }
-    config, _ = config_mod.load(root.resolve(), settings)
+    try:
+        config, _ = config_mod.load(root.resolve(), settings)
+        bench.check_strategies(names, config)
+    except CudaifyError as exc:
+        _fail(exc, verbose)
+        return
 
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
@@ -560,11 +636,16 @@ def bench_command(
     rows = bench.run_bench(programs, names, config, jobs=jobs, progress=progress)
     table = report.markdown(rows)
     compared = report.comparison(rows)
+    walls = bench.wall_table(rows)
     report.write_csv(rows, out / "results.csv")
-    (out / "results.md").write_text(table + "\n" + compared)
+    bench.write_wall_csv(rows, out / "wall_times.csv")
+    (out / "results.md").write_text(
+        table + "\n## Strategies\n\n" + compared + "\n## Wall time per program (s)\n\n" + walls
+    )
     report.plot(rows, out / "speedup.png")
     click.echo(table)
-    click.echo(compared, nl=False)
+    click.echo(compared)
+    click.echo(walls, nl=False)
 
 
 @main.group("model")

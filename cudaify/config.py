@@ -21,7 +21,7 @@ class Config:
     language: str | None = None  # "c" | "c++"; None: from the file name
     arch: str | None = None  # sm_XX; None: detected from the GPU, else a portable default
     # what to try
-    strategy: str = "mcgs"  # mcgs | greedy | rules
+    strategy: str = "mcgs"  # mcgs | greedy | rules | exhaustive | oneshot | cot
     methods: tuple[str, ...] = ()  # an explicit sequence (--methods)
     max_depth: int = 3
     iterations: int = 24
@@ -39,10 +39,13 @@ class Config:
     record: str | None = None  # append every completion to this JSON-lines file
     replay: str | None = None  # answer only from such a file
     examples: int = 2  # worked examples per SLM prompt
+    slm_jobs: int = 2  # local models generating at once on this machine (bench -j N workers)
     # verification
     rtol: float = 1e-4
     atol: float = 1e-9
-    runs: int = 5
+    runs: int = 5  # timed runs of the reported variant (and the search's finalists)
+    search_runs: int = 1  # timed runs per search candidate; 1: its correctness run's time
+    timing_session: str | None = None  # bench: strategies share one reference timing
     differential: bool = False  # also test offloaded functions alone at other sizes (GPU)
     profile: bool = False  # read Nsight Compute counters of verified candidates (slow)
     run_timeout: float | None = None  # None: 10x the reference time, at least 10 s
@@ -52,6 +55,7 @@ class Config:
     quiet: bool = False
     cache_dir: str | None = None  # None: the platform's user cache directory
     cache: bool = True  # reuse the result of an unchanged input (--no-cache: always search)
+    learn: bool = False  # merge the run's verified steps into the user's reasoning graph
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)

@@ -99,7 +99,11 @@ class Stages:
         self.config = config
         self.context = Context(program=program)
         self.evaluator = Evaluator(
-            program, config, differential=config.differential, profile=config.profile
+            program,
+            config,
+            differential=config.differential,
+            profile=config.profile,
+            quiet=self._no_generation if self.local_model else None,
         )
         self._engine: Any = None
         self.slm_calls = 0
@@ -113,27 +117,35 @@ class Stages:
         return slm_available(self.config)
 
     @property
+    def local_model(self) -> bool:
+        """A model that generates on this machine (not an endpoint, not a replay)."""
+        c = self.config
+        return self.slm_enabled and not c.llm_url and not c.replay
+
+    @property
     def engine(self) -> Any:
         if self._engine is None:
-            from cudaify.transforms.slm.factory import open_engine
-            from cudaify.transforms.slm.models import terminal_progress
-
-            c = self.config
-            with terminal_progress("installing the default model") as progress:
-                if c.model is None and c.llm_url is None and c.replay is None:
-                    from cudaify.transforms.slm.models import resolve
-
-                    resolve(None, progress)  # the default model, installed on first use
-            self._engine = open_engine(
-                model=c.model,
-                llm_url=c.llm_url,
-                llm_model=c.llm_model,
-                gpu_layers=c.gpu_layers,
-                threads=c.threads,
-                record=c.record,
-                replay=c.replay,
-            )
+            self._engine = open_engine_once(self.config)
         return self._engine
+
+    def _slots_folder(self) -> Path:
+        return self.evaluator.cache.root
+
+    @contextlib.contextmanager
+    def generating(self) -> Iterator[None]:
+        """One of the machine's `slm_jobs` generation slots while a local model writes."""
+        if not self.local_model:
+            yield
+            return
+        from cudaify.slots import one_slot
+
+        with one_slot(self._slots_folder(), self.config.slm_jobs):
+            yield
+
+    def _no_generation(self) -> contextlib.AbstractContextManager[None]:
+        from cudaify.slots import all_slots
+
+        return all_slots(self._slots_folder(), self.config.slm_jobs)
 
     def validate(self, code: str, method: Any) -> list[Problem]:
         """What the SLM's answer must pass before it counts: structure, then nvcc."""
@@ -143,7 +155,9 @@ class Stages:
         problems = structural_problems(self.program, code, method)
         if problems:
             return list(problems)
-        build, _timed, _seconds = self.evaluator.compile(Variant(code=code))
+        # With the offloaded functions named, on a GPU this is the timing build the
+        # evaluation will run (a cache hit then), not a second, plain compile.
+        build, _timed, _seconds = self.evaluator.compile(Variant(code=code, offloaded=self.timed))
         return [] if build.ok else [compile_problem(build.diagnostics)]
 
     @functools.cached_property
@@ -166,7 +180,9 @@ class Stages:
 
         options = [(m, METHODS[m].summary if m in METHODS else "") for m in methods]
         prompt = choice_prompt(variant.code, options)
-        return self.engine.choose(prompt, methods, Sampling(temperature=0.0, seed=self.config.seed))
+        sampling = Sampling(temperature=0.0, seed=self.config.seed)
+        with self.generating():
+            return self.engine.choose(prompt, methods, sampling)
 
     # -- the callbacks -------------------------------------------------------------------
 
@@ -178,11 +194,12 @@ class Stages:
             from cudaify.transforms.slm.apply import apply_with_slm
 
             self.slm_calls += 1
+            examples = self.examples(variant, method_name)
             outcome = apply_with_slm(
-                self.engine,
+                _Generating(self.engine, self.generating),
                 method,
                 variant,
-                self.examples(variant, method_name),
+                examples,
                 lambda code: self.validate(code, method),
             )
             child = outcome.variant
@@ -199,11 +216,14 @@ class Stages:
         from cudaify.transforms.slm.apply import whole_program
 
         self.slm_calls += 1
-        outcome = whole_program(self.engine, style, start, lambda code: self.validate(code, None))
+        engine = _Generating(self.engine, self.generating)
+        outcome = whole_program(engine, style, start, lambda code: self.validate(code, None))
         child = outcome.variant
         return (dataclasses.replace(child, offloaded=self.timed) if child else None), outcome.reason
 
     def evaluate(self, variant: Variant) -> Evaluation:
+        """A search candidate's verification: structure, compile, one correctness run
+        that is also its timing sample (`Evaluator.screen`); `finish` times finalists."""
         from cudaify.transforms import METHODS
         from cudaify.transforms.structure import structural_problems
 
@@ -211,7 +231,56 @@ class Stages:
         problems = structural_problems(self.program, variant.code, method)
         if problems:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
-        return self.evaluator.evaluate(variant)
+        return self.evaluator.screen(variant)
+
+
+class _Generating:
+    """An engine whose every completion holds a generation slot (see cudaify.slots); the
+    validation between retries (nvcc) does not."""
+
+    def __init__(self, engine: Any, slot: Callable[[], Any]):
+        self._engine = engine
+        self._slot = slot
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._engine, name)
+        if name not in ("complete", "choose") or not callable(attribute):
+            return attribute
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            with self._slot():
+                return attribute(*args, **kwargs)
+
+        return held
+
+
+_ENGINES: dict[tuple[Any, ...], Any] = {}
+
+
+def open_engine_once(config: Config) -> Any:
+    """The engine for these settings, opened once per process: a bench worker compiling
+    many programs loads its model once, not once per program."""
+    from cudaify.transforms.slm.factory import open_engine
+    from cudaify.transforms.slm.models import terminal_progress
+
+    c = config
+    key = (c.model, c.llm_url, c.llm_model, c.gpu_layers, c.threads, c.record, c.replay)
+    if key not in _ENGINES:
+        with terminal_progress("installing the default model") as progress:
+            if c.model is None and c.llm_url is None and c.replay is None:
+                from cudaify.transforms.slm.models import resolve
+
+                resolve(None, progress)  # the default model, installed on first use
+        _ENGINES[key] = open_engine(
+            model=c.model,
+            llm_url=c.llm_url,
+            llm_model=c.llm_model,
+            gpu_layers=c.gpu_layers,
+            threads=c.threads,
+            record=c.record,
+            replay=c.replay,
+        )
+    return _ENGINES[key]
 
 
 def search_graph() -> Any:
@@ -256,7 +325,7 @@ def _methods(config: Config) -> list[str]:
     return list(config.methods)
 
 
-STRATEGIES = ("mcgs", "greedy", "rules", "oneshot", "cot")
+STRATEGIES = ("mcgs", "greedy", "rules", "exhaustive", "oneshot", "cot")
 
 
 def search(start: Variant, stages: Stages, config: Config, progress=None):  # -> SearchResult
@@ -281,9 +350,17 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
             start, config.strategy, stages.whole_program, stages.evaluate, progress
         )
     graph = stages.graph
-    if config.strategy == "rules":
+    if config.strategy in ("rules", "exhaustive"):
+        from cudaify.transforms import METHODS
+
         return search_mod.run_rules(
-            start, graph, stages.expand, stages.evaluate, config.max_depth, progress
+            start,
+            graph,
+            stages.expand,
+            stages.evaluate,
+            config.max_depth,
+            progress,
+            every_method=list(METHODS) if config.strategy == "exhaustive" else None,
         )
     if config.strategy == "greedy":
         return search_mod.run_greedy(
@@ -388,8 +465,10 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
     with progress_display(config) as show:
         result = search(start, stages, config, show)
     result.states = result.states or []
+    if config.learn:
+        learn(source_path, start, result.candidates, stages.evaluator.run_on_gpu)
     warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
-    chosen = result.best_verified or result.best
+    chosen = finish(result, stages.evaluator, config) or result.best
     if chosen is not None and chosen.evaluation.ran_on_gpu and not chosen.evaluation.verified:
         chosen = None  # on a GPU, only a verified variant may win
     slower = chosen.evaluation.region_speedup if chosen is not None else None
@@ -421,6 +500,73 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
         warnings=tuple(warnings),
         dependencies=(str(Path(source_path).resolve()), *program.includes),
     )
+
+
+# -- the final choice --------------------------------------------------------------------
+
+FINALISTS = 3  # verified candidates timed in full at the end of a search, at most
+FINALIST_MARGIN = 0.8  # ... those whose one-run speedup is within this factor of the best's
+
+
+def _speedup(candidate: Any) -> float:
+    evaluation = candidate.evaluation
+    return evaluation.region_speedup or evaluation.program_speedup or 0.0
+
+
+def finalists(candidates: list[Any]) -> list[Any]:
+    """The verified candidates worth timing in full: the best by the search's one-run
+    timing, and up to FINALISTS - 1 more whose speedup was close enough that one run's
+    noise could have ranked them wrong."""
+    verified = [c for c in candidates if c.evaluation.verified and c.evaluation.ran_on_gpu]
+    ranked = sorted(verified, key=lambda c: c.reward, reverse=True)
+    if not ranked:
+        return []
+    best = _speedup(ranked[0])
+    close = [c for c in ranked[1:] if _speedup(c) >= FINALIST_MARGIN * best]
+    return [ranked[0], *close][:FINALISTS]
+
+
+def finish(result: Any, evaluator: Any, config: Config) -> Any:
+    """The verified candidate to write, timed as reported: each finalist gets a second
+    correctness run and `runs` timed runs, the fastest then its kernel timing and profile.
+    Re-timed candidates replace the search's in `result`. None when nothing was verified
+    (or nothing ran)."""
+    from cudaify.mcgs.search import Candidate
+
+    if config.search_runs >= config.runs:  # the search already timed everything in full
+        return result.best_verified
+    timed: set[str] = set()
+    while True:
+        chosen = finalists(result.candidates)
+        if not chosen:
+            return None
+        pending = [c for c in chosen if c.variant.key not in timed]
+        for candidate in pending:
+            timed.add(candidate.variant.key)
+            evaluation = evaluator.remeasure(candidate.variant, candidate.evaluation, detail=False)
+            _replace(result, candidate, Candidate(candidate.variant, evaluation))
+        if pending:
+            continue  # the ranking may have changed: choose the finalists again
+        winner = chosen[0]
+        detailed = Candidate(winner.variant, evaluator.detail(winner.variant, winner.evaluation))
+        _replace(result, winner, detailed)
+        if detailed.evaluation.verified:
+            return detailed
+
+
+def _replace(result: Any, old: Any, new: Any) -> None:
+    result.candidates[result.candidates.index(old)] = new
+
+
+def learn(source_path: str, start: Variant, candidates: list[Any], on_gpu: bool) -> None:
+    """--learn: this run's verified steps and edge statistics go into the user's graph.
+    Without a GPU the steps that compiled are what there is to learn (marked so);
+    statistics then stay as they were, since nothing was measured."""
+    from cudaify.regraph.learn import learn_from_search, user_graph_path
+
+    accept = ("gpu",) if on_gpu else ("compile",)
+    learn_from_search(Path(source_path).stem, start, candidates, accept=accept)
+    log.info("learned from this run into %s", user_graph_path())
 
 
 # -- the result cache and make dependencies ----------------------------------------------

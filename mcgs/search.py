@@ -7,7 +7,7 @@ nor calls nvcc."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from cudaify.core import Evaluation, Stage, Variant
@@ -97,17 +97,17 @@ def run_sequence(
 
 def _children(
     state: Variant,
-    graph: ReGraph,
+    methods: Sequence[str],
     expand: Expand,
     evaluate: Evaluate,
     seen: set[str],
     result: SearchResult,
     progress: Progress | None,
 ) -> list[Candidate]:
-    """Apply every out-edge of `state` once; evaluate each child not seen before (the
+    """Apply each of `methods` to `state` once; evaluate each child not seen before (the
     transposition table `seen` holds normalised-code hashes) and record it in `result`."""
     children: list[Candidate] = []
-    for method in graph.successors(state.node if state.steps else START):
+    for method in methods:
         result.iterations += 1
         child, reason = expand(state, method)
         if child is None:
@@ -124,6 +124,10 @@ def _children(
     return children
 
 
+def _out_edges(graph: ReGraph, state: Variant) -> list[str]:
+    return graph.successors(state.node if state.steps else START)
+
+
 def run_rules(
     start: Variant,
     graph: ReGraph,
@@ -131,19 +135,24 @@ def run_rules(
     evaluate: Evaluate,
     max_depth: int = 3,
     progress: Progress | None = None,
+    every_method: Sequence[str] | None = None,
 ) -> SearchResult:
-    """Exhaustive search with rules only: from `sequential`, follow every out-edge whose
-    method applies, to `max_depth` steps. Identical code reached by two paths is one
-    state (the transposition table is keyed by the normalised-code hash); only states
-    that compiled are expanded further."""
-    result = SearchResult(strategy="rules")
+    """Breadth-first search with rules only: from `sequential`, follow every out-edge
+    whose method applies, to `max_depth` steps. With `every_method` (the `exhaustive`
+    strategy), every state tries every one of those methods, edge or not: every sequence
+    of applicable rules up to `max_depth` long. Preconditions prune (a method that does
+    not apply costs no compile), identical code reached by two paths is one state (the
+    transposition table is keyed by the normalised-code hash), and only states that
+    compiled are expanded further."""
+    result = SearchResult(strategy="rules" if every_method is None else "exhaustive")
     began = time.perf_counter()
     seen = {start.key}
     frontier = [start]
     for _depth in range(max_depth):
         next_frontier: list[Variant] = []
         for state in frontier:
-            for candidate in _children(state, graph, expand, evaluate, seen, result, progress):
+            methods = _out_edges(graph, state) if every_method is None else every_method
+            for candidate in _children(state, methods, expand, evaluate, seen, result, progress):
                 if candidate.evaluation.stage >= Stage.COMPILE:
                     next_frontier.append(candidate.variant)
         frontier = next_frontier
@@ -168,7 +177,8 @@ def run_greedy(
     current, current_reward = start, -float("inf")
     seen = {start.key}
     for _depth in range(max_depth):
-        children = _children(current, graph, expand, evaluate, seen, result, progress)
+        methods = _out_edges(graph, current)
+        children = _children(current, methods, expand, evaluate, seen, result, progress)
         best = max(children, key=lambda c: c.reward, default=None)
         if best is None or best.reward <= current_reward:
             break

@@ -136,12 +136,15 @@ def learn_from_search(
     start: Variant,
     candidates: Iterable[Any],
     graph_path_user: str | Path | None = None,
+    accept: tuple[str, ...] = ("gpu",),
 ) -> ReGraph:
     """`--learn`: add what one search found (its candidates: anything with `.variant` and
-    `.evaluation`, e.g. `SearchResult.candidates`) to the user graph. Only GPU-verified
-    steps become examples; every attempt counts in the stats."""
+    `.evaluation`, e.g. `SearchResult.candidates`) to the user graph. Steps verified by a
+    way in `accept` become examples (by default only GPU-verified ones; a machine without
+    a GPU may pass ("compile",): the examples then say how little was verified); every
+    attempt counts in the stats when something ran."""
     pairs = [(c.variant, c.evaluation) for c in candidates]
-    steps, updates = run_steps(program, start, pairs)
+    steps, updates = run_steps(program, start, pairs, accept)
     if not any(evaluation.ran_on_gpu for _, evaluation in pairs):
         updates = []  # nothing ran: compiled candidates are neither successes nor failures
     return learn(graph_path_user, steps, updates)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 
 from click.testing import CliRunner
@@ -110,3 +111,96 @@ def test_bench_command_writes_reports(tmp_path):
     assert stages["scale"] in ("compile", "correct")  # "correct" where a GPU is present
     assert (out / "speedup.png").read_bytes()[:4] == b"\x89PNG"
     assert "| mcgs | 2 |" in (out / "results.md").read_text()
+
+
+def test_wall_table_has_a_line_per_program_and_a_column_per_strategy(tmp_path):
+    from cudaify.bench import wall_table, write_wall_csv
+
+    rows = [
+        dataclasses.replace(row("mcgs", True, 4.0, "a"), wall_seconds=12.25),
+        dataclasses.replace(row("rules", True, 2.0, "a"), wall_seconds=3.0),
+        dataclasses.replace(row("mcgs", False, None, "b"), wall_seconds=7.5),
+    ]
+    lines = wall_table(rows).splitlines()
+    assert lines[0] == "| program | mcgs | rules |"
+    assert lines[2] == "| a | 12.2 | 3.0 |"
+    assert lines[3] == "| b | 7.5 | - |"
+    assert lines[4] == "| total | 19.8 | 3.0 |"
+    write_wall_csv(rows, tmp_path / "w.csv")
+    assert list(csv.reader((tmp_path / "w.csv").open())) == [
+        ["program", "mcgs", "rules"],
+        ["a", "12.250", "3.000"],
+        ["b", "7.500", ""],
+    ]
+
+
+def test_bench_options_reach_the_configuration_every_worker_gets(tmp_path, monkeypatch):
+    from cudaify import bench
+
+    seen = {}
+
+    def fake_run_bench(programs, strategies, config, jobs=1, progress=None):
+        seen.update(config=config, strategies=strategies, jobs=jobs)
+        return [
+            dataclasses.replace(row(s, True, 2.0, p.stem), wall_seconds=1.5)
+            for s in strategies
+            for p in programs
+        ]
+
+    monkeypatch.setattr(bench, "run_bench", fake_run_bench)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "scale.c").write_text(PARALLEL)
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    out = tmp_path / "out"
+    args = ["bench", str(suite), "-o", str(out), "--strategies", "mcgs,rules,oneshot", "-j", "3"]
+    args += ["--slm", "auto", "--model", str(model), "--gpu-layers", "99", "--max-slm-calls", "4"]
+    args += ["--iterations", "7", "--seed", "11", "--slm-jobs", "1", "--runs", "3"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    config = seen["config"]
+    assert (config.model, config.gpu_layers, config.max_slm_calls) == (str(model), 99, 4)
+    assert (config.iterations, config.seed, config.slm_jobs, config.runs) == (7, 11, 1, 3)
+    assert config.timing_session and not config.cache and seen["jobs"] == 3
+    assert seen["strategies"] == ["mcgs", "rules", "oneshot"]
+    # the wall-time table, on stdout and in the reports
+    assert "| program | mcgs | rules | oneshot |" in result.stdout
+    assert "| scale | 1.5 | 1.5 | 1.5 |" in result.stdout
+    assert "## Wall time per program (s)" in (out / "results.md").read_text()
+    assert (out / "wall_times.csv").read_text().splitlines()[1] == "scale,1.500,1.500,1.500"
+    assert "wall_seconds" in (out / "results.csv").read_text().splitlines()[0]
+
+
+def test_bench_refuses_unknown_and_model_only_strategies_up_front(tmp_path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "scale.c").write_text(PARALLEL)
+    unknown = CliRunner().invoke(main, ["bench", str(suite), "--strategies", "mcgs,magic"])
+    assert unknown.exit_code == 2 and "unknown strategy 'magic'" in unknown.output
+    no_model = CliRunner().invoke(
+        main, ["bench", str(suite), "--strategies", "cot", "--slm", "off"]
+    )
+    assert no_model.exit_code == 2 and "needs a language model" in no_model.output
+
+
+def test_workers_get_the_configuration(tmp_path):
+    """Run in worker processes: what they report comes from the configuration they got."""
+    from cudaify.bench import run_bench
+    from cudaify.config import Config
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "fact.c").write_text(SEQUENTIAL)
+    (suite / "scale.c").write_text(PARALLEL)
+    config = Config(slm="off", cache=False, quiet=True, max_depth=1, strategy="mcgs")
+    rows = run_bench(discover(suite), ["rules", "exhaustive"], config, jobs=2)
+    assert [(r.strategy, r.program) for r in rows] == [
+        ("rules", "fact"),
+        ("rules", "scale"),
+        ("exhaustive", "fact"),
+        ("exhaustive", "scale"),
+    ]
+    scale = [r for r in rows if r.program == "scale"]
+    assert all(r.methods == "offload" for r in scale)  # max_depth 1 reached the workers
+    assert all(r.wall_seconds >= r.search_seconds > 0 for r in scale)

@@ -111,3 +111,39 @@ def test_pipeline_keeps_host_code_when_the_gpu_is_slower(tmp_path, monkeypatch):
     assert result.methods == () and not result.verified
     assert any("ran at 0.50x of the CPU" in w for w in result.warnings)
     assert "/* gpu */" not in result.text
+
+
+def test_exhaustive_tries_every_applicable_sequence_beyond_the_graph_edges():
+    # The graph knows one edge only; the exhaustive strategy still tries every method
+    # at every state. "x" never applies (its precondition fails: no compile is spent),
+    # "b" after "a" reaches the same code as "a" after "b" (one state).
+    graph = chain_graph(("sequential", "a"))
+    tried: list[tuple[tuple[str, ...], str]] = []
+
+    def expand(variant: Variant, method: str):
+        tried.append((variant.methods, method))
+        if method == "x" or method in variant.methods:
+            return None, f"{method} does not apply"
+        code = "+".join(sorted((*variant.methods, method)))
+        return variant.then(method, code, "rule"), ""
+
+    evaluated: list[tuple[str, ...]] = []
+
+    def evaluate(variant: Variant):
+        evaluated.append(variant.methods)
+        return evaluation(Stage.CORRECT, speedup=2.0 ** len(variant.steps))
+
+    result = run_rules(
+        Variant(code="seq"), graph, expand, evaluate, max_depth=3, every_method=["a", "b", "c", "x"]
+    )
+    assert result.strategy == "exhaustive"
+    # every subset of {a, b, c} once: 3 singles, 3 pairs, 1 triple
+    assert sorted(len(m) for m in evaluated) == [1, 1, 1, 2, 2, 2, 3]
+    assert {frozenset(m) for m in evaluated} == {
+        frozenset(s) for s in ("a", "b", "c", "ab", "ac", "bc", "abc")
+    }
+    assert result.best_verified.variant.code == "a+b+c"
+    assert ("x", "x does not apply") in result.skipped
+    # the rules strategy on the same graph only follows its one edge
+    rules = run_rules(Variant(code="seq"), graph, expand, evaluate, max_depth=3)
+    assert [c.variant.methods for c in rules.candidates] == [("a",)]

@@ -1,0 +1,155 @@
+"""What verifying a candidate costs, counted: program runs and real (uncached) compiles.
+The candidates are the CPU-runnable ones of test_evaluate.py, run with `run_on_gpu=True`,
+so the GPU code path is taken on any machine; the counts are the ones an H100 pays."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cudaify.backend import evaluate as evaluate_mod
+from cudaify.backend import timing as timing_mod
+from cudaify.backend.cache import Cache
+from cudaify.backend.evaluate import Evaluator
+from cudaify.config import Config
+from cudaify.core import Stage, Variant
+
+from .test_evaluate import CANDIDATE, program
+
+RUNS = 5
+
+
+class Counts:
+    def __init__(self) -> None:
+        self.candidate_binaries: set[Path] = set()
+        self.runs: Counter[str] = Counter()  # "candidate" | "reference"
+        self.compiles = 0  # real nvcc invocations (cache misses)
+
+    def reset(self) -> None:
+        self.runs.clear()
+        self.compiles = 0
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
+    counted = Counts()
+    real_compile = evaluate_mod.compile_cuda
+    real_run = evaluate_mod.run_binary
+
+    def compile_cuda(*args, **kwargs):
+        build = real_compile(*args, **kwargs)
+        if build.ok:
+            counted.candidate_binaries.add(build.binary)
+        counted.compiles += 0 if build.cached else 1
+        return build
+
+    def run_binary(binary, **kwargs):
+        kind = "candidate" if binary in counted.candidate_binaries else "reference"
+        counted.runs[kind] += 1
+        return real_run(binary, **kwargs)
+
+    monkeypatch.setattr(evaluate_mod, "compile_cuda", compile_cuda)
+    monkeypatch.setattr(evaluate_mod, "run_binary", run_binary)
+    monkeypatch.setattr(timing_mod, "run_binary", run_binary)
+    return counted
+
+
+def make(tmp_path: Path, cache: Cache, **settings: object) -> Evaluator:
+    config = Config(runs=RUNS, **settings)  # type: ignore[arg-type]
+    return Evaluator(program(tmp_path), config, cache=cache, run_on_gpu=True)
+
+
+def variant(code: str = CANDIDATE) -> Variant:
+    return Variant(code=code, node="offload", offloaded=("work",))
+
+
+def test_a_full_evaluation_costs_one_compile_and_runs_plus_two_runs(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    evaluator = make(tmp_path, cache)
+    evaluator.reference_timing(("work",))  # the program's one-off cost, counted below
+    counts.reset()
+    result = evaluator.evaluate(variant())
+    assert result.verified and result.timing.runs == RUNS
+    # correctness run + RUNS timed runs + the kernel-timing run
+    assert counts.runs == {"candidate": RUNS + 2}
+    assert counts.compiles == 1
+
+
+def test_a_search_candidate_costs_one_compile_and_one_run(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    evaluator = make(tmp_path, cache)
+    evaluator.reference_timing(("work",))
+    counts.reset()
+    screened = evaluator.screen(variant())
+    assert screened.stage == Stage.CORRECT, screened.problems
+    assert counts.runs == {"candidate": 1} and counts.compiles == 1
+    # the one run's timing is a real measurement of the region (work sleeps 50 ms x 3)
+    assert screened.timing.runs == 1
+    assert screened.timing.region is not None and 0.145 <= screened.timing.region <= 0.35
+    assert screened.region_speedup is not None and 0.5 < screened.region_speedup < 2.0
+
+    counts.reset()
+    final = evaluator.remeasure(variant(), screened, detail=True)
+    assert final.verified and final.timing.runs == RUNS
+    # a second correctness run, RUNS timed runs, the kernel-timing run; no compile
+    assert counts.runs == {"candidate": RUNS + 2} and counts.compiles == 0
+
+
+def test_screening_keeps_every_correctness_check(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    evaluator = make(tmp_path, cache)
+    wrong = evaluator.screen(variant(CANDIDATE.replace("s += 1.0 / i;", "s += 1.0 / (i + 1);")))
+    assert wrong.stage == Stage.RUN and wrong.problems[0].kind == "output"
+    exit_code = evaluator.screen(variant(CANDIDATE.replace("return 0;\n}\n", "return 2;\n}\n")))
+    assert exit_code.stage == Stage.RUN and exit_code.problems[0].kind == "exit_code"
+    crash = CANDIDATE.replace("return 0;\n}\n", "return *(volatile int *)nullptr;\n}\n")
+    crashed = evaluator.screen(variant(crash))
+    assert crashed.stage == Stage.COMPILE and crashed.problems[0].kind == "crash"
+    assert counts.runs["candidate"] == 3  # one run each, and the failures cost no more
+
+
+def test_remeasure_catches_output_that_changes_between_runs(tmp_path: Path, cache: Cache) -> None:
+    # Prints the right count on its first run only: it leaves a marker file behind.
+    marker = tmp_path / "ran-before"
+    flaky = CANDIDATE.replace(
+        '    std::printf("total %.6f\\ncount %d\\n", total, 3);',
+        f'    FILE *seen = std::fopen("{marker}", "r");\n'
+        f'    if (!seen) std::fclose(std::fopen("{marker}", "w")); else std::fclose(seen);\n'
+        '    std::printf("total %.6f\\ncount %d\\n", total, seen ? 4 : 3);',
+    )
+    assert "ran-before" in flaky
+    evaluator = make(tmp_path, cache)
+    screened = evaluator.screen(variant(flaky))
+    assert screened.verified, screened.problems
+    again = evaluator.remeasure(variant(flaky), screened)
+    assert not again.verified and again.problems[0].kind == "flaky"
+    assert "output" in again.why
+
+
+def test_more_search_runs_are_medians_that_include_the_correctness_run(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    evaluator = make(tmp_path, cache, search_runs=3)
+    evaluator.reference_timing(("work",))
+    counts.reset()
+    screened = evaluator.screen(variant())
+    assert screened.timing.runs == 3 and counts.runs == {"candidate": 3}
+
+
+def test_bench_strategies_share_one_reference_timing(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    first = make(tmp_path, cache, timing_session="s1").reference_timing(("work",))
+    counts.reset()
+    second = make(tmp_path, cache, timing_session="s1").reference_timing(("work",))
+    assert counts.runs["reference"] == 0 and second == first
+    make(tmp_path, cache, timing_session="s2").reference_timing(("work",))
+    assert counts.runs["reference"] == RUNS + 1  # another session measures again (warm-up)
+    counts.reset()
+    make(tmp_path, cache).reference_timing(("work",))  # no session: always measured
+    assert counts.runs["reference"] == RUNS + 1

@@ -1,0 +1,89 @@
+"""The end of a search: which verified candidates are timed in full, and which is written."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from cudaify.config import Config
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
+from cudaify.mcgs.search import Candidate, SearchResult
+from cudaify.pipeline import FINALISTS, finalists, finish
+
+
+def candidate(name: str, speedup: float, runs: int = 1, stage: Stage = Stage.CORRECT) -> Candidate:
+    evaluation = Evaluation(
+        stage=stage,
+        ran_on_gpu=True,
+        timing=Timing(region=1.0, runs=runs),
+        reference=Timing(region=speedup, runs=5),
+    )
+    start = Variant(code="seq")
+    return Candidate(start.then(name, f"code-{name}", "rule"), evaluation)
+
+
+class FakeEvaluator:
+    """Full timings as given (a one-run sample can be lucky), counting what it is asked."""
+
+    def __init__(self, full: dict[str, float], flaky: tuple[str, ...] = ()):
+        self.full = full
+        self.flaky = flaky
+        self.remeasured: list[str] = []
+        self.detailed: list[str] = []
+
+    def remeasure(self, variant: Variant, evaluation: Evaluation, detail: bool = True):
+        self.remeasured.append(variant.node)
+        if variant.node in self.flaky:
+            return dataclasses.replace(
+                evaluation, stage=Stage.RUN, problems=(Problem("flaky", "output changed"),)
+            )
+        reference = Timing(region=self.full[variant.node], runs=5)
+        return dataclasses.replace(
+            evaluation, timing=Timing(region=1.0, runs=5), reference=reference
+        )
+
+    def detail(self, variant: Variant, evaluation: Evaluation):
+        self.detailed.append(variant.node)
+        return dataclasses.replace(
+            evaluation, timing=dataclasses.replace(evaluation.timing, kernel=0.5)
+        )
+
+
+def test_finalists_are_the_best_and_those_within_the_margin():
+    found = [
+        candidate("a", 10.0),
+        candidate("b", 9.0),
+        candidate("c", 2.0),
+        candidate("d", 50.0, stage=Stage.RUN),  # wrong output: never a finalist
+        candidate("e", 8.5),
+        candidate("f", 8.4),
+    ]
+    chosen = [c.variant.node for c in finalists(found)]
+    assert chosen == ["a", "b", "e"][:FINALISTS]
+    assert finalists([candidate("x", 1.0, stage=Stage.COMPILE)]) == []
+
+
+def test_finish_picks_by_the_full_timing_and_details_only_the_winner():
+    result = SearchResult("mcgs", candidates=[candidate("a", 10.0), candidate("b", 9.5)])
+    evaluator = FakeEvaluator(full={"a": 6.0, "b": 8.0})  # a's one run was lucky
+    chosen = finish(result, evaluator, Config())
+    assert chosen.variant.node == "b" and chosen.evaluation.region_speedup == 8.0
+    assert sorted(evaluator.remeasured) == ["a", "b"] and evaluator.detailed == ["b"]
+    assert chosen.evaluation.timing.kernel == 0.5
+    assert all(c.evaluation.timing.runs == 5 for c in result.candidates)  # trace shows these
+
+
+def test_a_finalist_that_fails_its_second_run_gives_way():
+    result = SearchResult("mcgs", candidates=[candidate("a", 10.0), candidate("b", 2.0)])
+    evaluator = FakeEvaluator(full={"a": 10.0, "b": 3.0}, flaky=("a",))
+    chosen = finish(result, evaluator, Config())
+    assert chosen.variant.node == "b"  # b was not close enough at first; a's failure let it in
+    assert evaluator.remeasured == ["a", "b"]
+    assert not result.candidates[0].evaluation.verified
+
+
+def test_finish_measures_nothing_when_the_search_already_timed_in_full():
+    result = SearchResult("mcgs", candidates=[candidate("a", 3.0, runs=1)])
+    evaluator = FakeEvaluator(full={"a": 1.0})
+    assert finish(result, evaluator, Config(runs=1, search_runs=1)).variant.node == "a"
+    assert evaluator.remeasured == [] and evaluator.detailed == []
+    assert finish(SearchResult("mcgs"), evaluator, Config()) is None
