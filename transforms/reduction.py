@@ -8,7 +8,8 @@ memory) and writes one partial per block; the host combines the partials, in blo
 order, into the variable's value before the loop (`s = s0 + p0 + p1 + ...`,
 `m = max(m0, ...)`). The second pass on the host works for every type and operator
 (no atomic exists for a float minimum or a 64-bit product) and costs a copy of at most
-MOST_BLOCKS values."""
+MOST_BLOCKS values. The partials' device buffer is a function-local static allocated on the
+first call, so a reduction called in a time loop allocates and frees nothing per call."""
 
 from __future__ import annotations
 
@@ -343,9 +344,12 @@ def _device_side(plan: ReductionPlan) -> list[str]:
         f"{MOST_BLOCKS}u);"
     )
     for r in plan.reduced:
-        lines.append(f"cudaify_value_t<decltype({r.var})> *{r.partials} = NULL;")
-        size = f"{plan.blocks} * sizeof(*{r.partials})"
-        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{r.partials}, {size}));")
+        # one buffer of the most partials serves every call: a wrapper called in a time
+        # loop allocates once, and no call waits on a cudaFree
+        lines.append(f"static cudaify_value_t<decltype({r.var})> *{r.partials} = NULL;")
+        size = f"{MOST_BLOCKS} * sizeof(*{r.partials})"
+        lines.append(f"if ({r.partials} == NULL)")
+        lines.append(f"    CUDAIFY_CHECK(cudaMalloc((void **)&{r.partials}, {size}));")
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments.append(plan.level.trips)
@@ -370,6 +374,5 @@ def _combine(plan: ReductionPlan) -> list[str]:
     for r in plan.reduced:
         lines.append(f"    {r.var} = {r.functor}()({r.var}, {r.host_partials}[{b}]);")
     lines.append("}")
-    names = [devices for _, devices in plan.devices] + [r.partials for r in plan.reduced]
-    lines += ps.frees(names)
+    lines += ps.frees([devices for _, devices in plan.devices])
     return lines

@@ -45,6 +45,14 @@ def test_every_reduction_variable_gets_an_identity_and_a_host_combination() -> N
     assert "i = (long)(0 + trips_i" in code
 
 
+def test_the_partials_buffer_is_allocated_once_for_every_call() -> None:
+    code = applied(analysed(GOLDEN / "reduction" / "sums.c"), "reduction").code
+    assert "static cudaify_value_t<decltype(s)> *d_partial_s = NULL;" in code
+    allocate = "CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_s, 1024 * sizeof(*d_partial_s)));"
+    assert f"if (d_partial_s == NULL)\n                {allocate}" in code
+    assert "cudaFree(d_partial_s)" not in code
+
+
 def test_struct_fields_are_reduced_as_fields() -> None:
     program = analysed(GOLDEN / "reduction" / "fields.c")
     variant = applied(program, "reduction")

@@ -249,8 +249,9 @@ double scale_and_sum(int n, double a, double *x)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_x_2, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 1024u);
-            cudaify_value_t<decltype(total)> *d_partial_total = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_total, blocks_2 * sizeof(*d_partial_total)));
+            static cudaify_value_t<decltype(total)> *d_partial_total = NULL;
+            if (d_partial_total == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_total, 1024 * sizeof(*d_partial_total)));
             scale_and_sum_reduce<<<blocks_2, 256>>>(d_x_2, trips_i_2, d_partial_total);
             CUDAIFY_CHECK(cudaGetLastError());
             cudaify_value_t<decltype(total)> partial_total[1024];
@@ -259,7 +260,6 @@ double scale_and_sum(int n, double a, double *x)
                 total = cudaify_plus()(total, partial_total[b]);
             }
             CUDAIFY_CHECK(cudaFree(d_x_2));
-            CUDAIFY_CHECK(cudaFree(d_partial_total));
         }
     }
     return total;

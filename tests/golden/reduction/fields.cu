@@ -247,14 +247,18 @@ Tally tally(const int *v, int n, int threshold)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(n) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_v, v, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
-            cudaify_value_t<decltype(t.count)> *d_partial_t_count = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_count, blocks * sizeof(*d_partial_t_count)));
-            cudaify_value_t<decltype(t.sum)> *d_partial_t_sum = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_sum, blocks * sizeof(*d_partial_t_sum)));
-            cudaify_value_t<decltype(t.mixed)> *d_partial_t_mixed = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_mixed, blocks * sizeof(*d_partial_t_mixed)));
-            cudaify_value_t<decltype(t.any)> *d_partial_t_any = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_any, blocks * sizeof(*d_partial_t_any)));
+            static cudaify_value_t<decltype(t.count)> *d_partial_t_count = NULL;
+            if (d_partial_t_count == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_count, 1024 * sizeof(*d_partial_t_count)));
+            static cudaify_value_t<decltype(t.sum)> *d_partial_t_sum = NULL;
+            if (d_partial_t_sum == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_sum, 1024 * sizeof(*d_partial_t_sum)));
+            static cudaify_value_t<decltype(t.mixed)> *d_partial_t_mixed = NULL;
+            if (d_partial_t_mixed == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_mixed, 1024 * sizeof(*d_partial_t_mixed)));
+            static cudaify_value_t<decltype(t.any)> *d_partial_t_any = NULL;
+            if (d_partial_t_any == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_t_any, 1024 * sizeof(*d_partial_t_any)));
             tally_reduce<<<blocks, 256>>>(d_v, threshold, trips_i, d_partial_t_count, d_partial_t_sum, d_partial_t_mixed, d_partial_t_any);
             CUDAIFY_CHECK(cudaGetLastError());
             cudaify_value_t<decltype(t.count)> partial_t_count[1024];
@@ -272,10 +276,6 @@ Tally tally(const int *v, int n, int threshold)
                 t.any = cudaify_bit_or()(t.any, partial_t_any[b]);
             }
             CUDAIFY_CHECK(cudaFree(d_v));
-            CUDAIFY_CHECK(cudaFree(d_partial_t_count));
-            CUDAIFY_CHECK(cudaFree(d_partial_t_sum));
-            CUDAIFY_CHECK(cudaFree(d_partial_t_mixed));
-            CUDAIFY_CHECK(cudaFree(d_partial_t_any));
         }
     }
     return t;

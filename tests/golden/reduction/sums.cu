@@ -229,10 +229,12 @@ double sum_and_squares(int n, const float *x, double *squares_out)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
-            cudaify_value_t<decltype(s)> *d_partial_s = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_s, blocks * sizeof(*d_partial_s)));
-            cudaify_value_t<decltype(q)> *d_partial_q = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_q, blocks * sizeof(*d_partial_q)));
+            static cudaify_value_t<decltype(s)> *d_partial_s = NULL;
+            if (d_partial_s == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_s, 1024 * sizeof(*d_partial_s)));
+            static cudaify_value_t<decltype(q)> *d_partial_q = NULL;
+            if (d_partial_q == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_q, 1024 * sizeof(*d_partial_q)));
             sum_and_squares_reduce<<<blocks, 256>>>(d_x, trips_i, d_partial_s, d_partial_q);
             CUDAIFY_CHECK(cudaGetLastError());
             cudaify_value_t<decltype(s)> partial_s[1024];
@@ -244,8 +246,6 @@ double sum_and_squares(int n, const float *x, double *squares_out)
                 q = cudaify_plus()(q, partial_q[b]);
             }
             CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_partial_s));
-            CUDAIFY_CHECK(cudaFree(d_partial_q));
         }
     }
     *squares_out = q;
@@ -284,10 +284,12 @@ float range(int n, const float *x, float *low)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(n) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_x_2, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
             const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 1024u);
-            cudaify_value_t<decltype(lo)> *d_partial_lo = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_lo, blocks_2 * sizeof(*d_partial_lo)));
-            cudaify_value_t<decltype(hi)> *d_partial_hi = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_hi, blocks_2 * sizeof(*d_partial_hi)));
+            static cudaify_value_t<decltype(lo)> *d_partial_lo = NULL;
+            if (d_partial_lo == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_lo, 1024 * sizeof(*d_partial_lo)));
+            static cudaify_value_t<decltype(hi)> *d_partial_hi = NULL;
+            if (d_partial_hi == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_hi, 1024 * sizeof(*d_partial_hi)));
             range_reduce<<<blocks_2, 256>>>(d_x_2, trips_i_2, d_partial_lo, d_partial_hi);
             CUDAIFY_CHECK(cudaGetLastError());
             cudaify_value_t<decltype(lo)> partial_lo[1024];
@@ -299,8 +301,6 @@ float range(int n, const float *x, float *low)
                 hi = cudaify_maximum()(hi, partial_hi[b_2]);
             }
             CUDAIFY_CHECK(cudaFree(d_x_2));
-            CUDAIFY_CHECK(cudaFree(d_partial_lo));
-            CUDAIFY_CHECK(cudaFree(d_partial_hi));
         }
     }
     *low = lo;
@@ -334,8 +334,9 @@ double product(long n, const double *y)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 1024u);
-            cudaify_value_t<decltype(p)> *d_partial_p = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_p, blocks_3 * sizeof(*d_partial_p)));
+            static cudaify_value_t<decltype(p)> *d_partial_p = NULL;
+            if (d_partial_p == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_p, 1024 * sizeof(*d_partial_p)));
             product_reduce<<<blocks_3, 256>>>(d_y, trips_i_3, d_partial_p);
             CUDAIFY_CHECK(cudaGetLastError());
             cudaify_value_t<decltype(p)> partial_p[1024];
@@ -344,7 +345,6 @@ double product(long n, const double *y)
                 p = cudaify_times()(p, partial_p[b_3]);
             }
             CUDAIFY_CHECK(cudaFree(d_y));
-            CUDAIFY_CHECK(cudaFree(d_partial_p));
         }
         i = (long)(0 + trips_i_3);
     }
