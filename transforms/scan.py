@@ -6,10 +6,12 @@ free of side effects that reads neither the accumulator nor the output:
   (exclusive); `acc` ends with its sequential final value;
 - the output's own previous element: `out[i] = out[i - 1] + E;` (or `E + out[i - 1]`),
   where `out[first - 1]` is the starting value.
-A first kernel evaluates the terms E, `cub::DeviceScan::InclusiveSum` scans them (its
-temporary storage is allocated once per call), a second kernel adds the starting value
-and stores the results (shifted by one for the exclusive form). Other recurrences
-(`x[i] = a[i] * x[i-1] + b[i]`) are refused: they are not sums."""
+A first kernel evaluates the terms E, `cub::DeviceScan::InclusiveSum` scans them, a second
+kernel adds the starting value and stores the results (shifted by one for the exclusive
+form). The terms, sums, results and CUB's temporary storage are function-local static
+buffers that only grow: a scan called in a loop allocates and frees nothing once they are
+large enough (a cudaFree waits for the device, and 128 MB allocations are not free).
+Other recurrences (`x[i] = a[i] * x[i-1] + b[i]`) are refused: they are not sums."""
 
 from __future__ import annotations
 
@@ -178,6 +180,7 @@ def _plan(
     if privates:
         raise ps.Refuse(f"the loop also writes '{privates[0][1]}'")
     keys = ("terms", "sums", "storage", "storage_bytes", "d_out", "start", "total", "blocks")
+    keys += ("capacity", "storage_capacity")
     names = {key: _fresh(key, taken) for key in keys}
     names["terms_kernel"] = _fresh(f"{function.name}_scan_terms", taken)
     names["store_kernel"] = _fresh(f"{function.name}_scan_store", taken)
@@ -453,6 +456,7 @@ def _device_side(plan: ScanPlan) -> list[str]:
         names["storage_bytes"],
     )
     d_out, start, total, blocks = names["d_out"], names["start"], names["total"], names["blocks"]
+    capacity, storage_capacity = names["capacity"], names["storage_capacity"]
     first = _paren(plan.located.loop.lower)
     if form.accumulator is not None:
         start_value = form.accumulator
@@ -461,12 +465,21 @@ def _device_side(plan: ScanPlan) -> list[str]:
     lines = ps.copy_in(plan.arrays, devices)
     lines += [
         f"const {value} {start} = {start_value};",
-        f"{scanned} *{terms} = NULL, *{sums} = NULL;",
-        f"{plan.output_type} *{d_out} = NULL;",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof(*{terms})));",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof(*{sums})));",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&{d_out}, "
+        f"static {scanned} *{terms} = NULL, *{sums} = NULL;",
+        f"static {plan.output_type} *{d_out} = NULL;",
+        f"static long long {capacity} = 0;",
+        f"if ({trips} > {capacity}) {{",
+        f"    if ({capacity} > 0) {{",
+        f"        CUDAIFY_CHECK(cudaFree({terms}));",
+        f"        CUDAIFY_CHECK(cudaFree({sums}));",
+        f"        CUDAIFY_CHECK(cudaFree({d_out}));",
+        "    }",
+        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof(*{terms})));",
+        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof(*{sums})));",
+        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{d_out}, "
         f"(size_t){trips} * sizeof({plan.output_type})));",
+        f"    {capacity} = {trips};",
+        "}",
         f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);",
     ]
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
@@ -475,11 +488,17 @@ def _device_side(plan: ScanPlan) -> list[str]:
     lines += [
         f"{names['terms_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(arguments)});",
         "CUDAIFY_CHECK(cudaGetLastError());",
-        "/* CUB tells the temporary storage it needs, then scans */",
+        "/* CUB tells the temporary storage it needs (asked with no storage), then scans */",
         f"size_t {storage_bytes} = 0;",
-        f"void *{storage} = NULL;",
-        f"CUDAIFY_CHECK({_cub_call(plan, storage, storage_bytes, terms, sums)});",
-        f"CUDAIFY_CHECK(cudaMalloc(&{storage}, {storage_bytes}));",
+        f"static void *{storage} = NULL;",
+        f"static size_t {storage_capacity} = 0;",
+        f"CUDAIFY_CHECK({_cub_call(plan, 'nullptr', storage_bytes, terms, sums)});",
+        f"if ({storage_bytes} > {storage_capacity}) {{",
+        f"    if ({storage} != NULL)",
+        f"        CUDAIFY_CHECK(cudaFree({storage}));",
+        f"    CUDAIFY_CHECK(cudaMalloc(&{storage}, {storage_bytes}));",
+        f"    {storage_capacity} = {storage_bytes};",
+        "}",
         f"CUDAIFY_CHECK({_cub_call(plan, storage, storage_bytes, terms, sums)});",
         f"{names['store_kernel']}<<<{blocks}, {THREADS}>>>({sums}, {start}, {trips}, {d_out});",
         "CUDAIFY_CHECK(cudaGetLastError());",
@@ -493,6 +512,5 @@ def _device_side(plan: ScanPlan) -> list[str]:
             "cudaMemcpyDeviceToHost));",
             f"{form.accumulator} = {start} + {total};",
         ]
-    names_freed = [devices[a.name] for a in plan.arrays] + [terms, sums, d_out, storage]
-    lines += ps.frees(names_freed)
+    lines += ps.frees([devices[a.name] for a in plan.arrays])
     return lines

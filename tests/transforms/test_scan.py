@@ -79,6 +79,21 @@ def test_refusals(case: str, program_of) -> None:
     assert SCAN.apply_rule(Variant(program.source), Context(program)).variant is None
 
 
+def test_scratch_buffers_only_grow_so_repeated_calls_allocate_nothing() -> None:
+    code = applied(analysed(GOLDEN / "scan" / "prefix.c"), "scan").code
+    assert "static long long *terms = NULL, *sums = NULL;" in code
+    assert "if (trips_i > capacity) {" in code
+    assert "capacity = trips_i;" in code
+    # the size query passes no storage: a kept buffer would make it scan instead
+    assert "cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i)" in code
+    assert "if (storage_bytes > storage_capacity) {" in code
+    # only the copied-in arrays are freed after each call
+    after_scan = code[code.index("storage_capacity = storage_bytes;") :]
+    freed = after_scan[: after_scan.index("\n}\n")]
+    assert "cudaFree(d_in)" in freed
+    assert "cudaFree(terms)" not in freed and "cudaFree(storage)" not in freed
+
+
 def test_check_wants_cub_and_a_launch() -> None:
     program = analysed(GOLDEN / "scan" / "prefix.c")
     before = Variant(program.source)

@@ -246,29 +246,40 @@ void smooth(int n, const double *a, const double *b, double *x)
             CUDAIFY_CHECK(cudaMemcpy(d_a, a + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_b, b + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             const double start = x[1 - 1];
-            cudaify_affine<double> *terms = NULL, *sums = NULL;
-            double *d_out = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(double)));
+            static cudaify_affine<double> *terms = NULL, *sums = NULL;
+            static double *d_out = NULL;
+            static long long capacity = 0;
+            if (trips_i > capacity) {
+                if (capacity > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms));
+                    CUDAIFY_CHECK(cudaFree(sums));
+                    CUDAIFY_CHECK(cudaFree(d_out));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(double)));
+                capacity = trips_i;
+            }
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
             smooth_scan_terms<<<blocks, 256>>>(d_a - (1), d_b - (1), trips_i, terms);
             CUDAIFY_CHECK(cudaGetLastError());
-            /* CUB tells the temporary storage it needs, then scans */
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes = 0;
-            void *storage = NULL;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(storage, storage_bytes, terms, sums, cudaify_compose(), trips_i));
-            CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+            static void *storage = NULL;
+            static size_t storage_capacity = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(nullptr, storage_bytes, terms, sums, cudaify_compose(), trips_i));
+            if (storage_bytes > storage_capacity) {
+                if (storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage));
+                CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+                storage_capacity = storage_bytes;
+            }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(storage, storage_bytes, terms, sums, cudaify_compose(), trips_i));
             smooth_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(x + 1, d_out, (size_t)trips_i * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_a));
             CUDAIFY_CHECK(cudaFree(d_b));
-            CUDAIFY_CHECK(cudaFree(terms));
-            CUDAIFY_CHECK(cudaFree(sums));
-            CUDAIFY_CHECK(cudaFree(d_out));
-            CUDAIFY_CHECK(cudaFree(storage));
         }
     }
 }

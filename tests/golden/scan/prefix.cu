@@ -233,19 +233,34 @@ void running_total(int n, const long long *in, long long *out)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
             CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             const long long start_2 = running;
-            long long *terms = NULL, *sums = NULL;
-            long long *d_out = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(long long)));
+            static long long *terms = NULL, *sums = NULL;
+            static long long *d_out = NULL;
+            static long long capacity = 0;
+            if (trips_i > capacity) {
+                if (capacity > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms));
+                    CUDAIFY_CHECK(cudaFree(sums));
+                    CUDAIFY_CHECK(cudaFree(d_out));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(long long)));
+                capacity = trips_i;
+            }
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
             running_total_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
             CUDAIFY_CHECK(cudaGetLastError());
-            /* CUB tells the temporary storage it needs, then scans */
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes = 0;
-            void *storage = NULL;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
-            CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+            static void *storage = NULL;
+            static size_t storage_capacity = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i));
+            if (storage_bytes > storage_capacity) {
+                if (storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage));
+                CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+                storage_capacity = storage_bytes;
+            }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
             running_total_scan_store<<<blocks, 256>>>(sums, start_2, trips_i, d_out);
             CUDAIFY_CHECK(cudaGetLastError());
@@ -254,10 +269,6 @@ void running_total(int n, const long long *in, long long *out)
             CUDAIFY_CHECK(cudaMemcpy(&total_2, sums + (trips_i - 1), sizeof(long long), cudaMemcpyDeviceToHost));
             running = start_2 + total_2;
             CUDAIFY_CHECK(cudaFree(d_in));
-            CUDAIFY_CHECK(cudaFree(terms));
-            CUDAIFY_CHECK(cudaFree(sums));
-            CUDAIFY_CHECK(cudaFree(d_out));
-            CUDAIFY_CHECK(cudaFree(storage));
         }
     }
 }
@@ -292,19 +303,34 @@ int offsets(int n, const int *count, int *start)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(n) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             const int start_3 = next;
-            int *terms_2 = NULL, *sums_2 = NULL;
-            int *d_out_2 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(*terms_2)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(*sums_2)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)trips_i_2 * sizeof(int)));
+            static int *terms_2 = NULL, *sums_2 = NULL;
+            static int *d_out_2 = NULL;
+            static long long capacity_2 = 0;
+            if (trips_i_2 > capacity_2) {
+                if (capacity_2 > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms_2));
+                    CUDAIFY_CHECK(cudaFree(sums_2));
+                    CUDAIFY_CHECK(cudaFree(d_out_2));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(*terms_2)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(*sums_2)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)trips_i_2 * sizeof(int)));
+                capacity_2 = trips_i_2;
+            }
             const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
             offsets_scan_terms<<<blocks_2, 256>>>(d_count, trips_i_2, terms_2);
             CUDAIFY_CHECK(cudaGetLastError());
-            /* CUB tells the temporary storage it needs, then scans */
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes_2 = 0;
-            void *storage_2 = NULL;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_2, storage_bytes_2, terms_2, sums_2, trips_i_2));
-            CUDAIFY_CHECK(cudaMalloc(&storage_2, storage_bytes_2));
+            static void *storage_2 = NULL;
+            static size_t storage_capacity_2 = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_2, terms_2, sums_2, trips_i_2));
+            if (storage_bytes_2 > storage_capacity_2) {
+                if (storage_2 != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage_2));
+                CUDAIFY_CHECK(cudaMalloc(&storage_2, storage_bytes_2));
+                storage_capacity_2 = storage_bytes_2;
+            }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_2, storage_bytes_2, terms_2, sums_2, trips_i_2));
             offsets_scan_store<<<blocks_2, 256>>>(sums_2, start_3, trips_i_2, d_out_2);
             CUDAIFY_CHECK(cudaGetLastError());
@@ -313,10 +339,6 @@ int offsets(int n, const int *count, int *start)
             CUDAIFY_CHECK(cudaMemcpy(&total_3, sums_2 + (trips_i_2 - 1), sizeof(int), cudaMemcpyDeviceToHost));
             next = start_3 + total_3;
             CUDAIFY_CHECK(cudaFree(d_count));
-            CUDAIFY_CHECK(cudaFree(terms_2));
-            CUDAIFY_CHECK(cudaFree(sums_2));
-            CUDAIFY_CHECK(cudaFree(d_out_2));
-            CUDAIFY_CHECK(cudaFree(storage_2));
         }
     }
     return next;
@@ -352,28 +374,39 @@ void cumulative(int n, const double *in, double *out)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_in_2, in + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             const double start_4 = out[1 - 1];
-            double *terms_3 = NULL, *sums_3 = NULL;
-            double *d_out_3 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&terms_3, (size_t)trips_i_3 * sizeof(*terms_3)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&sums_3, (size_t)trips_i_3 * sizeof(*sums_3)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_3, (size_t)trips_i_3 * sizeof(double)));
+            static double *terms_3 = NULL, *sums_3 = NULL;
+            static double *d_out_3 = NULL;
+            static long long capacity_3 = 0;
+            if (trips_i_3 > capacity_3) {
+                if (capacity_3 > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms_3));
+                    CUDAIFY_CHECK(cudaFree(sums_3));
+                    CUDAIFY_CHECK(cudaFree(d_out_3));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms_3, (size_t)trips_i_3 * sizeof(*terms_3)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&sums_3, (size_t)trips_i_3 * sizeof(*sums_3)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_out_3, (size_t)trips_i_3 * sizeof(double)));
+                capacity_3 = trips_i_3;
+            }
             const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 2147483647u);
             cumulative_scan_terms<<<blocks_3, 256>>>(d_in_2 - (1), trips_i_3, terms_3);
             CUDAIFY_CHECK(cudaGetLastError());
-            /* CUB tells the temporary storage it needs, then scans */
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes_3 = 0;
-            void *storage_3 = NULL;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_3, storage_bytes_3, terms_3, sums_3, trips_i_3));
-            CUDAIFY_CHECK(cudaMalloc(&storage_3, storage_bytes_3));
+            static void *storage_3 = NULL;
+            static size_t storage_capacity_3 = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_3, terms_3, sums_3, trips_i_3));
+            if (storage_bytes_3 > storage_capacity_3) {
+                if (storage_3 != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage_3));
+                CUDAIFY_CHECK(cudaMalloc(&storage_3, storage_bytes_3));
+                storage_capacity_3 = storage_bytes_3;
+            }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_3, storage_bytes_3, terms_3, sums_3, trips_i_3));
             cumulative_scan_store<<<blocks_3, 256>>>(sums_3, start_4, trips_i_3, d_out_3);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(out + 1, d_out_3, (size_t)trips_i_3 * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_in_2));
-            CUDAIFY_CHECK(cudaFree(terms_3));
-            CUDAIFY_CHECK(cudaFree(sums_3));
-            CUDAIFY_CHECK(cudaFree(d_out_3));
-            CUDAIFY_CHECK(cudaFree(storage_3));
         }
     }
 }
