@@ -21,8 +21,20 @@ from itertools import combinations_with_replacement
 from typing import Any
 
 from cudaify.core import Problem, Variant
+from cudaify.frontend import dependence as dep
+from cudaify.frontend.affine import (
+    Poly,
+    add,
+    const,
+    degree,
+    delinearize,
+    mul,
+    poly_text,
+    symbol,
+    to_affine,
+)
 from cudaify.frontend.edits import Edit, apply_edits
-from cudaify.frontend.facts import Access, ArrayData, Function, Loop, Program
+from cudaify.frontend.facts import Access, Affine, ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context
@@ -66,6 +78,7 @@ class WavePlan:
     distances: tuple[tuple[int, int], ...]
     tiled: bool  # every distance has di >= 0 and dj >= 0: tiles run as units
     continues: bool  # the body has a `continue` of its own
+    distributed: str = ""  # a host loop of the statements before the inner loop, run first
 
 
 class Wavefront(ps.LoopPatternMethod):
@@ -123,8 +136,6 @@ def _plan(
     code: str, program: Program, function: Function, outer: Loop, loop: Loop, taken: set[str]
 ) -> WavePlan:
     inner = loop.children[0]
-    if not loop.perfectly_nested:
-        raise ps.Refuse("the nest is not perfectly nested")
     if loop.early_exit or inner.early_exit:
         raise ps.Refuse("the nest can exit early (break, return or goto)")
     if loop.step != 1 or inner.step != 1:
@@ -136,6 +147,7 @@ def _plan(
     distances = _distances(loop, inner)
     located = ps.locate(code, program, function, outer, loop)
     nest, tree, source = located.node, located.tree, located.source
+    distributed = _distributed(located, loop, inner)
     _require_no_jumps(nest)
     written = cs.names_written(nest, source)
     outer_bounds = set(ps._IDENT.findall(loop.lower + " " + loop.upper))
@@ -171,6 +183,7 @@ def _plan(
         distances=distances,
         tiled=all(di >= 0 and dj >= 0 for di, dj in distances),
         continues=_continues(body),
+        distributed=distributed,
     )
 
 
@@ -207,10 +220,10 @@ def _offsets(access: Access, i: str, j: str) -> tuple[int, int]:
 def _distances(loop: Loop, inner: Loop) -> tuple[tuple[int, int], ...]:
     """The dependence distances of the nest, each lexicographically positive; refuses
     one that the anti-diagonal order would not keep."""
-    written = {a.array for a in loop.accesses if a.is_write}
+    written = {a.array for a in inner.accesses if a.is_write}
     found: set[tuple[int, int]] = set()
     for array in sorted(written):
-        accesses = [a for a in loop.accesses if a.array == array]
+        accesses = [a for a in inner.accesses if a.array == array]
         offsets = [(_offsets(a, loop.var, inner.var), a.is_write) for a in accesses]
         for (first, w1), (second, w2) in combinations_with_replacement(offsets, 2):
             if not (w1 or w2):
@@ -366,6 +379,9 @@ def _host_text(plan: WavePlan) -> str:
         f"{ind}/* cudaify: this loop nest runs on the GPU as {plan.kernel}, one launch per "
         f"anti-diagonal{unit} */",
     ]
+    if plan.distributed:
+        lines.append(f"{ind}/* cudaify: the statements before the inner loop, distributed */")
+        lines += [ind + line for line in plan.distributed.split("\n")]
     for level in plan.levels:
         loop = level.loop
         inclusive = 1 if loop.upper_inclusive else 0
@@ -399,3 +415,228 @@ def _final_values(plan: WavePlan, ind: str) -> list[str]:
         value = f"({inner.var_type})({_paren(inner.loop.lower)} + {inner.trips})"
         lines.append(f"{ind}if ({outer.trips} > 0) {inner.loop.var} = {value};")
     return lines
+
+
+# ---- loop distribution: statements of the outer body before the inner loop -------------
+
+
+@dataclass(frozen=True)
+class _Touch:
+    """One array reference in the nest: its dimensions as affine forms (delinearized
+    rows when the index is a Horner form), their row lengths, whether it writes, and
+    the in-range facts the analysis proved for it (0 <= dimension < length)."""
+
+    array: str
+    dims: tuple[Affine, ...]
+    lengths: tuple[str, ...]
+    is_write: bool
+    proven: bool
+
+
+def _distributed(located: ps.Located, loop: Loop, inner: Loop) -> str:
+    """The host loop `for (header) { statements }` that runs the statements of the outer
+    body before the inner loop ahead of the whole nest ("" for a perfect nest); refuses
+    when that could reorder two accesses of one element.
+
+    Distribution runs every pre-statement instance S1(i1) before every cell S2(i2, j);
+    originally S1(i1) runs after S2(i2, j) exactly when i2 < i1, so it is legal when no
+    pair of accesses to one element (one a write) has i2 < i1: an isl emptiness test
+    over both iteration domains."""
+    if loop.perfectly_nested:
+        return ""
+    source, nest = located.source, located.node
+    body = nest.child_by_field_name("body")
+    inner_node = cs.node_at(located.tree, located.loop.children[0].span.start, "for_statement")
+    if body is None or body.type != "compound_statement" or inner_node is None:
+        raise ps.Refuse("the nest is not perfectly nested")
+    statements = [c for c in body.named_children if c.type != "comment"]
+    position = next((k for k, s in enumerate(statements) if s == inner_node), None)
+    if position is None:
+        raise ps.Refuse("the nest is not perfectly nested")
+    if position + 1 < len(statements):
+        raise ps.Refuse("statements follow the inner loop (only earlier ones are distributed)")
+    pre = statements[:position]
+    for statement in pre:
+        _require_distributable(statement, source)
+    delta = located.loop.span.start - loop.span.start
+    facts = {a.span.start + delta: a for a in inner.accesses}
+    firsts = [_touch(n, source, {loop.var}, None) for s in pre for n in _references(s)]
+    cells = [
+        _touch(n, source, {loop.var, inner.var}, facts.get(n.start_byte))
+        for n in _references(inner_node)
+    ]
+    _require_only_subscripted(inner_node, source, {t.array for t in firsts})
+    for first in firsts:
+        for cell in cells:
+            if first.array == cell.array and (first.is_write or cell.is_write):
+                _require_kept_order(first, cell, loop, inner)
+    header = source[located.loop.span.start : body.start_byte].decode("utf-8", "surrogateescape")
+    return "\n".join([header.strip() + " {", *("    " + cs.text(s, source) for s in pre), "}"])
+
+
+def _require_distributable(statement: Any, source: bytes) -> None:
+    """A pre-statement is an expression statement that stores only through subscripts
+    and calls nothing: it shares no scalar with the cells and its accesses are all seen."""
+    line = cs.line_of(statement)
+    if statement.type != "expression_statement":
+        raise ps.Refuse(f"line {line}: the statement before the inner loop is not an expression")
+    for node in cs.walk(statement):
+        if node.type == "call_expression":
+            raise ps.Refuse(f"line {line}: the statement before the inner loop calls a function")
+        if node.type == "pointer_expression":
+            raise ps.Refuse(f"line {line}: the statement before the inner loop uses a pointer")
+    if cs.names_written(statement, source):
+        raise ps.Refuse(f"line {line}: the statement before the inner loop writes a scalar")
+
+
+def _references(node: Any) -> list[Any]:
+    """The outermost subscript expressions under `node` (a[i][j] once, not a[i] too)."""
+    found = []
+    for n in cs.walk(node):
+        if n.type != "subscript_expression":
+            continue
+        parent = n.parent
+        if (
+            parent is not None
+            and parent.type == "subscript_expression"
+            and n == (parent.child_by_field_name("argument"))
+        ):
+            continue
+        found.append(n)
+    return found
+
+
+def _require_only_subscripted(inner_node: Any, source: bytes, arrays: set[str]) -> None:
+    """The cells name the pre-statements' arrays only as `a[...]`: no pointer or call
+    reaches them behind the analysis' back."""
+    for ident in cs.identifiers_in(inner_node):
+        name = cs.text(ident, source)
+        parent = ident.parent
+        if name in arrays and (
+            parent is None
+            or parent.type != "subscript_expression"
+            or ident != parent.child_by_field_name("argument")
+        ):
+            raise ps.Refuse(f"'{name}' is used in the nest other than as {name}[...]")
+
+
+def _touch(node: Any, source: bytes, loop_vars: set[str], fact: Access | None) -> _Touch:
+    indices = []
+    base = node
+    while base.type == "subscript_expression":
+        index = base.child_by_field_name("index") or _index_of(base)
+        indices.append(index)
+        base = base.child_by_field_name("argument")
+    if base is None or base.type != "identifier" or any(i is None for i in indices):
+        raise ps.Refuse(f"line {cs.line_of(node)}: '{cs.text(node, source)}' is not a[...]")
+    polys = [_poly(i, source) for i in reversed(indices)]
+    what = f"line {cs.line_of(node)}: '{cs.text(node, source)}'"
+    if any(p is None for p in polys):
+        raise ps.Refuse(f"{what} has a subscript that is not a polynomial")
+    dims, lengths = _dimensions([p for p in polys if p is not None], loop_vars, what)
+    proven = (
+        fact is not None
+        and bool(lengths)
+        and fact.affine
+        and tuple((s.terms, s.const) for s in fact.subscripts if s is not None)
+        == tuple((d.terms, d.const) for d in dims)
+    )
+    return _Touch(cs.text(base, source), dims, lengths, _is_written(node), proven)
+
+
+def _index_of(subscript: Any) -> Any:
+    """tree-sitter-cuda keeps the index in a `subscript_argument_list` for C++."""
+    for child in subscript.named_children:
+        if child.type == "subscript_argument_list" and child.named_children:
+            return child.named_children[0]
+    return None
+
+
+def _dimensions(
+    polys: list[Poly], loop_vars: set[str], what: str
+) -> tuple[tuple[Affine, ...], tuple[str, ...]]:
+    if len(polys) == 1 and degree(polys[0]) > 1:
+        split = delinearize(polys[0], loop_vars)
+        if split is None:
+            raise ps.Refuse(f"{what} is not a row-major index")
+        parts, lengths = split
+        polys = list(parts)
+    else:
+        lengths = ()
+    dims = tuple(to_affine(p, poly_text(p)) for p in polys)
+    if any(d is None for d in dims):
+        raise ps.Refuse(f"{what} has a subscript that is not affine")
+    return tuple(d for d in dims if d is not None), tuple(lengths)
+
+
+def _is_written(node: Any) -> bool:
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        node, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type == "assignment_expression":
+        return node == parent.child_by_field_name("left")
+    return parent.type == "update_expression"
+
+
+def _poly(node: Any, source: bytes) -> Poly | None:
+    """An integer expression of names, literals, +, - and * as a polynomial."""
+    if node.type == "parenthesized_expression" and len(node.named_children) == 1:
+        return _poly(node.named_children[0], source)
+    if node.type == "identifier":
+        return symbol(cs.text(node, source))
+    if node.type == "number_literal":
+        digits = cs.text(node, source).rstrip("uUlL")
+        return const(int(digits, 0)) if digits.isdigit() or digits.startswith("0x") else None
+    if node.type == "unary_expression" and cs.text(node, source).startswith("-"):
+        operand = _poly(node.child_by_field_name("argument"), source)
+        return None if operand is None else add({}, operand, -1)
+    if node.type != "binary_expression":
+        return None
+    left = _poly(node.child_by_field_name("left"), source)
+    right = _poly(node.child_by_field_name("right"), source)
+    operator = node.child_by_field_name("operator")
+    if left is None or right is None or operator is None:
+        return None
+    op = cs.text(operator, source)
+    if op in ("+", "-"):
+        return add(left, right, 1 if op == "+" else -1)
+    return mul(left, right) if op == "*" else None
+
+
+def _require_kept_order(first: _Touch, cell: _Touch, loop: Loop, inner: Loop) -> None:
+    """Refuses when S1(i1) and S2(i2, j) with i2 < i1 may touch one element."""
+    said = f"'{first.array}' is written before the inner loop and touched by its cells"
+    if len(first.dims) != len(cell.dims) or first.lengths != cell.lengths:
+        raise ps.Refuse(f"{said} with another shape of subscript")
+    if first.lengths and not cell.proven:
+        raise ps.Refuse(f"{said}: the cells' row-major index is not proven in range")
+    space = dep.Space()
+    outer_bound = _bound(loop)
+    a_names, a_cons, a_dims = dep.domain((outer_bound,), "a", space)
+    b_names, b_cons, b_dims = dep.domain((outer_bound, _bound(inner)), "b", space)
+    cons = a_cons + b_cons
+    for dim, n in zip(cell.dims[1:], cell.lengths, strict=True):
+        value = dep.affine_text(dim, b_dims, space)
+        cons += [f"0 <= {value}", f"{value} < {space.param(n)}"]
+    names = a_names + b_names
+    for dim, n in zip(first.dims[1:], first.lengths, strict=True):
+        value = dep.affine_text(dim, a_dims, space)
+        outside = f"({value} < 0 or {value} >= {space.param(n)})"
+        if not dep._empty(space, names, cons + [outside]):
+            raise ps.Refuse(f"{said}: its row-major index is not proven in range")
+    same = [
+        f"{dep.affine_text(x, a_dims, space)} = {dep.affine_text(y, b_dims, space)}"
+        for x, y in zip(first.dims, cell.dims, strict=True)
+    ]
+    if not dep._empty(space, names, cons + same + ["b0 < a0"]):
+        raise ps.Refuse(
+            f"{said} in an earlier iteration of '{loop.var}': distribution would reorder them"
+        )
+
+
+def _bound(loop: Loop) -> dep.Bound:
+    return dep.Bound(
+        loop.var, loop.lower_affine, loop.upper_affine, loop.step, loop.upper_inclusive
+    )

@@ -144,3 +144,88 @@ def test_golden_output_prints_what_gcc_prints(tmp_path) -> None:
     same_output_as_gcc(
         GOLDEN / "wavefront" / "sweeps.c", GOLDEN / "wavefront" / "sweeps.cu", tmp_path
     )
+
+
+def test_distributed_golden_is_stable_and_compiles(update_golden: bool, tmp_path) -> None:
+    """`table[i * w] = i;` before the inner loop runs in a host loop of its own first."""
+    program = analysed(GOLDEN / "wavefront" / "dp_rows.c")
+    variant = applied(program, "wavefront")
+    expected = GOLDEN / "wavefront" / "dp_rows.cu"
+    if update_golden or not expected.exists():
+        expected.write_text(variant.code)
+    assert variant.code == expected.read_text(), "rerun with --update-golden to accept dp_rows.cu"
+    assert structural_problems(program, variant.code, WAVEFRONT) == []
+    assert nvcc_errors(variant.code, tmp_path) == ""
+    code = variant.code
+    host_loop = code.index("for (int i = 1; i <= la; i++) {\n            table[i * w] = i;\n")
+    assert host_loop < code.index("cudaMemcpy(d_table") < code.index("edit_distance_wave<<<")
+    # the cells' kernel holds the inner body only, tiled: every distance is >= 0
+    kernel = code[code.index("__global__ void __launch_bounds__(32) edit_distance_wave") :]
+    kernel = kernel[: kernel.index("\n}\n")]
+    assert "table[i * w] = i;" not in kernel
+    assert "(dependence distances (0, 1), (1, 0), (1, 1))" in variant.steps[-1].detail
+
+
+def test_distributed_golden_emulated_on_the_cpu_prints_what_gcc_prints(tmp_path) -> None:
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "wavefront" / "dp_rows.c"
+    gcc = toolchain.find_tool("gcc")
+    reference = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
+    assert reference.ok, reference.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
+    flags = ("-I", str(_cccl_include()), "-fpermissive")
+    code = (GOLDEN / "wavefront" / "dp_rows.cu").read_text()
+    actual = run_emulated(code, tmp_path, flags=flags)
+    assert actual.ok, actual.errors() + actual.text()
+    assert "edit_distance=" in actual.text()
+    assert compare(expected.text(), actual.text()) is None
+
+
+@pytest.mark.gpu
+def test_distributed_golden_prints_what_gcc_prints(tmp_path) -> None:
+    same_output_as_gcc(
+        GOLDEN / "wavefront" / "dp_rows.c", GOLDEN / "wavefront" / "dp_rows.cu", tmp_path
+    )
+
+
+DISTRIBUTION_REFUSALS = {
+    # the first column copies the previous row's second cell: written by a cell of an
+    # earlier i, so the host loop would read it before the kernels write it
+    "reads_an_earlier_cell": (
+        "        table[i * w] = table[(i - 1) * w + 1];\n",
+        "distribution would reorder them",
+    ),
+    "writes_a_scalar": ("        last = i;\n", "writes a scalar"),
+    "calls_a_function": ("        table[i * w] = abs(i);\n", "calls a function"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DISTRIBUTION_REFUSALS))
+def test_distribution_refusals(case: str, program_of) -> None:
+    statement, words = DISTRIBUTION_REFUSALS[case]
+    program = program_of(
+        "#include <stdlib.h>\nint last;\n"
+        "void f(int n, int *table)\n{\n    int w = n + 1;\n"
+        "    for (int i = 1; i <= n; i++) {\n"
+        + statement
+        + "        for (int j = 1; j <= n; j++)\n"
+        "            table[i * w + j] = table[(i - 1) * w + j] + table[i * w + j - 1];\n"
+        "    }\n}\n"
+        "int main(void) { static int t[65 * 65]; f(64, t); return t[100] + last; }\n"
+    )
+    reason = WAVEFRONT.applies(Variant(program.source), Context(program))
+    assert reason is not None and words in reason, reason
+    assert WAVEFRONT.apply_rule(Variant(program.source), Context(program)).variant is None
+
+
+def test_statements_after_the_inner_loop_are_not_distributed(program_of) -> None:
+    program = program_of(
+        "void f(int n, int *table)\n{\n    int w = n + 1;\n"
+        "    for (int i = 1; i <= n; i++) {\n        for (int j = 1; j <= n; j++)\n"
+        "            table[i * w + j] = table[(i - 1) * w + j] + table[i * w + j - 1];\n"
+        "        table[i * w] = i;\n    }\n}\n"
+        "int main(void) { static int t[65 * 65]; f(64, t); return t[100]; }\n"
+    )
+    reason = WAVEFRONT.applies(Variant(program.source), Context(program))
+    assert reason is not None and "statements follow the inner loop" in reason

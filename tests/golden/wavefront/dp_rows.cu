@@ -1,0 +1,286 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* Edit distance with the first column set in the outer loop, before the inner loop:
+   the nest is not perfectly nested, so wavefront distributes that statement first. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define LA 150
+#define LB 120
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Loop nest 'i, j' of edit_distance() (line 14): the 32x32 tiles of one anti-diagonal of tiles, one block each; a block walks its tile's cell diagonals, one cell per thread. */
+__global__ void __launch_bounds__(32) edit_distance_wave(int *table, char *a, char *b, int w, int lb, long long wave, long long first, long long trips_i, long long trips_j)
+{
+    const long long tile_i = first + blockIdx.x, tile_j = wave - tile_i;
+    const long long t_j = tile_j * 32 + threadIdx.x;
+    for (int step = 0; step < 63; step++) {
+        const int row = step - (int)threadIdx.x;
+        const long long t_i = tile_i * 32 + row;
+        if (row >= 0 && row < 32 && t_i < trips_i && t_j < trips_j) {
+            int i = (int)(1 + t_i);
+            int j = (int)(1 + t_j);
+            int substitute = table[(i - 1) * w + j - 1] + (a[i - 1] != b[j - 1]);
+            int remove = table[(i - 1) * w + j] + 1, insert = table[i * w + j - 1] + 1;
+            int best = remove < insert ? remove : insert;
+            table[i * w + j] = substitute < best ? substitute : best;
+        }
+        __syncthreads();
+    }
+}
+
+int edit_distance(const char *a, int la, const char *b, int lb, int *table)
+{
+    int w = lb + 1;
+    for (int j = 0; j <= lb; j++)
+        table[j] = j;
+    {
+        /* cudaify: this loop nest runs on the GPU as edit_distance_wave, one launch per anti-diagonal of 32x32 tiles */
+        /* cudaify: the statements before the inner loop, distributed */
+        for (int i = 1; i <= la; i++) {
+            table[i * w] = i;
+        }
+        const long long trips_i = cudaify_trips(1, la, 1, 1);
+        const long long trips_j = cudaify_trips(1, lb, 1, 1);
+        if (trips_i > 0 && trips_j > 0) {
+            int *d_table = NULL;
+            char *d_a = NULL;
+            char *d_b = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_table, (size_t)(18271) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)(la) * sizeof(char)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)(lb) * sizeof(char)));
+            CUDAIFY_CHECK(cudaMemcpy(d_table, table, (size_t)(18271) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)(la) * sizeof(char), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_b, b, (size_t)(lb) * sizeof(char), cudaMemcpyHostToDevice));
+            const long long tiles_i = (trips_i + 31) / 32, tiles_j = (trips_j + 31) / 32;
+            for (long long wave = 0; wave < tiles_i + tiles_j - 1; wave++) {
+                const long long first = wave >= tiles_j ? wave - tiles_j + 1 : 0;
+                const long long count = (wave < tiles_i ? wave : tiles_i - 1) - first + 1;
+                edit_distance_wave<<<(unsigned int)count, 32>>>(d_table, d_a, d_b, w, lb, wave, first, trips_i, trips_j);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(table, d_table, (size_t)(18271) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_table));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_b));
+        }
+    }
+    return table[la * w + lb];
+}
+
+int main(void)
+{
+    static char a[LA], b[LB];
+    int *table = (int *)malloc(sizeof(int) * (LA + 1) * (LB + 1));
+    if (!table)
+        return 1;
+    unsigned int state = 7u;
+    for (int i = 0; i < LA; i++) {
+        state = state * 1664525u + 1013904223u;
+        a[i] = "ACGT"[(state >> 20) & 3];
+    }
+    for (int j = 0; j < LB; j++) {
+        state = state * 1664525u + 1013904223u;
+        b[j] = (state >> 16) % 4 == 0 ? "ACGT"[(state >> 8) & 3] : a[(j * 5 / 4) % LA];
+    }
+    int d = edit_distance(a, LA, b, LB, table);
+    long long checksum = 0;
+    for (int k = 0; k < (LA + 1) * (LB + 1); k++)
+        checksum += (long long)(k % 17 + 1) * table[k];
+    printf("edit_distance=%d checksum=%lld\n", d, checksum);
+    free(table);
+    return 0;
+}
