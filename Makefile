@@ -46,9 +46,16 @@ bench:
 fuzz:
 	$(PY) scripts/fuzz_frontend.py $(or $(N),500)
 
-# Prompt and generation tokens/s of the local models on this CPU (installs them on first use)
+# The local models on this CPU (installed on first use): prompt and generation tokens/s, then
+# one SLM edge per method on the benchmark suite, with the share that passes the structural
+# check and compiles, per method; results in build/bench-slm/. About 60 minutes on 2 cores:
+# each model gets 20 minutes of edges (SLM_BUDGET, seconds), an edge at most 10; on a loaded
+# machine the later methods may not get their turn. The full sample: SLM_PROGRAMS=0 SLM_BUDGET=0.
+SLM_PROGRAMS ?= 1
+SLM_BUDGET ?= 1200
 bench-slm:
-	$(PY) -m cudaify.transforms.slm.bench qwen2.5-coder-0.5b qwen2.5-coder-1.5b
+	$(PY) -m cudaify.transforms.slm.bench qwen2.5-coder-0.5b qwen2.5-coder-1.5b \
+		--programs $(SLM_PROGRAMS) --budget $(SLM_BUDGET) --edge-timeout 600 -o build/bench-slm
 
 lint:
 	$(VENV)/bin/ruff format --check .

@@ -48,6 +48,33 @@ def converse(
     return second if second.code is not None else first
 
 
+def edit(
+    engine: Engine,
+    method: Method,
+    variant: Variant,
+    examples: Sequence[ExampleLike],
+    validate: Validate,
+    sampling: Sampling = EDIT_SAMPLING,
+) -> Attempt:
+    """The model's answer to one edge, after the repair round when the first failed."""
+    return converse(
+        engine,
+        edit_prompt(method.instruction or method.summary, examples, variant.code),
+        validate,
+        sampling,
+    )
+
+
+def edge_outcome(method: Method, variant: Variant, result: Attempt) -> Outcome:
+    """What the search makes of an edge's answer: a child, or why there is none."""
+    if result.code is None or result.problems:
+        why = result.problems[0] if result.problems else Problem("extract", "no code")
+        return Outcome(None, f"the SLM's {method.name} failed its checks: {why}")
+    if normalised_hash(result.code) == variant.key:
+        return Outcome(None, f"the SLM returned the program unchanged for {method.name}")
+    return Outcome(variant.then(method.name, result.code, "slm", detail="applied by the SLM"))
+
+
 def apply_with_slm(
     engine: Engine,
     method: Method,
@@ -56,18 +83,9 @@ def apply_with_slm(
     validate: Validate,
     sampling: Sampling = EDIT_SAMPLING,
 ) -> Outcome:
-    result = converse(
-        engine,
-        edit_prompt(method.instruction or method.summary, examples, variant.code),
-        validate,
-        sampling,
+    return edge_outcome(
+        method, variant, edit(engine, method, variant, examples, validate, sampling)
     )
-    if result.code is None or result.problems:
-        why = result.problems[0] if result.problems else Problem("extract", "no code")
-        return Outcome(None, f"the SLM's {method.name} failed its checks: {why}")
-    if normalised_hash(result.code) == variant.key:
-        return Outcome(None, f"the SLM returned the program unchanged for {method.name}")
-    return Outcome(variant.then(method.name, result.code, "slm", detail="applied by the SLM"))
 
 
 WHOLE_PROGRAM = {
