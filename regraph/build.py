@@ -4,7 +4,7 @@ relabeling -> merging.
 Trajectories come from three teachers: a model behind any OpenAI-compatible endpoint (or a
 recorded one), the compiler's own rules (every sequence of registered methods up to a
 length, applied by the pipeline's `expand`), and curated trajectory files. Every step is
-checked by an injected `verify(variant) -> Evaluation` (the pipeline's structural check,
+checked by an injected `verify(variant, before) -> Evaluation` (the pipeline's structural check,
 nvcc, and a GPU run compared with the reference): a step that fails ends its trajectory,
 since later steps build on code that is wrong, and is kept out of the graph; it still
 counts as a visit on an edge the verified steps created. Merging walks each trajectory from
@@ -16,6 +16,9 @@ import contextlib
 import dataclasses
 import logging
 import multiprocessing
+import time
+import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -34,8 +37,9 @@ log = logging.getLogger("cudaify")
 
 # (variant, method) -> (new variant, "") or (None, why it does not apply): Stages.expand
 Apply = Callable[[Variant, str], tuple[Variant | None, str]]
-# variant -> what verifying it found: structural check, compile, GPU run and comparison
-Verify = Callable[[Variant], Evaluation]
+# (variant, the variant its last step was applied to) -> what verifying it found:
+# structural check (a method's postcondition compares the two), compile, GPU run, comparison
+Verify = Callable[[Variant, Variant], Evaluation]
 
 PROGRAM_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
 
@@ -85,6 +89,21 @@ def how_verified(evaluation: Evaluation) -> str:
     return ""
 
 
+def verification_line(steps: Sequence[VerifiedStep]) -> str:
+    """What a build's verification did, in one line: how many steps ran on the GPU and
+    matched, how many only compiled (no GPU), how many were rejected."""
+    gpu = sum(1 for s in steps if s.verified == "gpu")
+    compiled = sum(1 for s in steps if s.verified == "compile")
+    rejected = len(steps) - gpu - compiled
+    how = []
+    if gpu:
+        how.append(f"{gpu} ran on the GPU and matched the CPU reference")
+    if compiled:
+        how.append(f"{compiled} compiled only, not run (no GPU)")
+    said = f" ({'; '.join(how)})" if how else ""
+    return f"{gpu + compiled} verified step(s){said}, {rejected} rejected"
+
+
 def measured_speedup(evaluation: Evaluation) -> float | None:
     return evaluation.region_speedup or evaluation.program_speedup
 
@@ -120,12 +139,12 @@ class _Memo:
 
     def __init__(self, verify: Verify):
         self.verify = verify
-        self.seen: dict[tuple[str, str], Evaluation] = {}
+        self.seen: dict[tuple[str, str, str], Evaluation] = {}
 
-    def __call__(self, variant: Variant) -> Evaluation:
-        key = (variant.key, variant.node)
+    def __call__(self, variant: Variant, before: Variant) -> Evaluation:
+        key = (variant.key, variant.node, before.key)
         if key not in self.seen:
-            self.seen[key] = self.verify(variant)
+            self.seen[key] = self.verify(variant, before)
         return self.seen[key]
 
 
@@ -137,26 +156,18 @@ def rule_steps(
     verify: Verify,
     max_length: int = 3,
     problems: list[str] | None = None,
+    max_steps: int | None = None,
 ) -> list[VerifiedStep]:
     """Every sequence of distinct `methods` up to `max_length` that the rules can apply,
     as verified steps (a tree: sequences share their prefixes). A rule that raises is
-    reported in `problems` and skipped: one faulty pass must not end a corpus build."""
+    reported in `problems` and skipped: one faulty pass must not end a corpus build.
+    With `max_steps`, at most that many steps are verified, spread over the tree
+    (`capped_rule_steps`) instead of spent on its first branch."""
     memo = _Memo(verify)
     found: list[VerifiedStep] = []
-
-    def attempt(variant: Variant, method: str) -> Variant | None:
-        try:
-            child, why = apply(variant, method)
-        except Exception as exc:  # noqa: BLE001 - reported, and the build goes on
-            where = " after ".join([method, *reversed(variant.methods)])
-            (problems if problems is not None else []).append(
-                f"{program}: rule {where} raised {type(exc).__name__}: {exc}"
-            )
-            log.warning("%s: rule %s raised %s", program, method, exc)
-            return None
-        if child is None:
-            log.debug("%s: %s after %s does not apply: %s", program, method, variant.methods, why)
-        return child
+    attempt = _attempter(program, apply, problems)
+    if max_steps is not None:
+        return capped_rule_steps(program, start, methods, attempt, memo, max_length, max_steps)
 
     def walk(variant: Variant, used: tuple[str, ...]) -> None:
         if len(used) >= max_length:
@@ -173,7 +184,7 @@ def rule_steps(
                 source,
                 variant,
                 child,
-                memo(child),
+                memo(child, variant),
                 "rule",
                 detail=child.steps[-1].detail if child.steps else "",
             )
@@ -183,6 +194,99 @@ def rule_steps(
 
     walk(start, ())
     return found
+
+
+# (variant, method) -> the rule's variant, or None (does not apply, or raised: reported)
+Attempt = Callable[[Variant, str], Variant | None]
+
+
+def _attempter(program: str, apply: Apply, problems: list[str] | None) -> Attempt:
+    def attempt(variant: Variant, method: str) -> Variant | None:
+        try:
+            child, why = apply(variant, method)
+        except Exception as exc:  # noqa: BLE001 - reported, and the build goes on
+            where = " after ".join([method, *reversed(variant.methods)])
+            (problems if problems is not None else []).append(
+                f"{program}: rule {where} raised {type(exc).__name__}: {exc}"
+            )
+            log.warning("%s: rule %s raised %s", program, method, exc)
+            return None
+        if child is None:
+            log.debug("%s: %s after %s does not apply: %s", program, method, variant.methods, why)
+        return child
+
+    return attempt
+
+
+def method_order(program: str, used: tuple[str, ...], methods: Sequence[str]) -> list[str]:
+    """`methods` rotated by a hash of the program and the path so far: under a step cap,
+    different programs (and branches) try different continuations first, so the capped
+    corpus still covers many edges. Deterministic across runs and processes."""
+    if not methods:
+        return []
+    offset = zlib.crc32("/".join((program, *used)).encode()) % len(methods)
+    return [*methods[offset:], *methods[:offset]]
+
+
+@dataclass
+class _Branch:
+    variant: Variant
+    used: tuple[str, ...]
+    pending: list[str]  # methods this node has not tried yet, in the order it tries them
+
+
+def capped_rule_steps(
+    program: str,
+    start: Variant,
+    methods: Sequence[str],
+    attempt: Attempt,
+    verify: Verify,
+    max_length: int,
+    max_steps: int,
+) -> list[VerifiedStep]:
+    """At most `max_steps` rule steps: every new verified step is first continued down to
+    `max_length` (one child per level), then the nodes take turns adding their next
+    child. So the cap is spent on complete sequences across many branches: most paths
+    reach `max_length`, and the first steps from `sequential` each get continued before
+    any gets a second continuation (a cap on the depth-first walk would spend it all on
+    the first branch)."""
+    found: list[VerifiedStep] = []
+    queue = deque([_Branch(start, (), method_order(program, (), methods))])
+    while queue and len(found) < max_steps:
+        branch = queue.popleft()
+        if len(branch.used) >= max_length:
+            continue
+        method, child = _next_child(branch, attempt)
+        if child is None:
+            continue  # nothing more applies here
+        source = branch.variant.node if branch.variant.steps else START
+        detail = child.steps[-1].detail if child.steps else ""
+        step = _checked(
+            program,
+            source,
+            branch.variant,
+            child,
+            verify(child, branch.variant),
+            "rule",
+            detail=detail,
+        )
+        found.append(step)
+        queue.append(branch)  # its next child, in its turn
+        if step.ok:
+            used = branch.used + (method,)
+            remaining = [m for m in methods if m not in used]
+            queue.appendleft(_Branch(child, used, method_order(program, used, remaining)))
+    return found
+
+
+def _next_child(branch: _Branch, attempt: Attempt) -> tuple[str, Variant | None]:
+    """The first of the branch's untried methods whose rule applies, and its variant."""
+    while branch.pending:
+        method = branch.pending.pop(0)
+        child = attempt(branch.variant, method)
+        if child is not None:
+            return method, child
+    return "", None
 
 
 def rule_paths(program: str, code: str, steps: Sequence[VerifiedStep]) -> list[Trajectory]:
@@ -220,7 +324,7 @@ def trajectory_steps(trajectory: Trajectory, verify: Verify, rename: Relabel) ->
             source,
             variant,
             child,
-            verify(child),
+            verify(child, variant),
             trajectory.source,
             step.think,
             step.detail,
@@ -322,6 +426,9 @@ class BuildReport:
     problems: list[str] = field(default_factory=list)  # programs or trajectories skipped
     # what the teachers produced: the teacher's answers as given, the rules' verified paths
     trajectories: list[Trajectory] = field(default_factory=list)
+    # verified steps of each teacher's and curated trajectory (the rules' paths are all
+    # verified: their lengths are in `trajectories`)
+    taught_lengths: list[int] = field(default_factory=list)
     _renamer: Renamer | None = None
 
     def renamer(self, judge: TextModel | None) -> Renamer:
@@ -343,6 +450,9 @@ class Teachers:
     rules: bool = False
     methods: tuple[str, ...] = ()
     max_length: int = 3
+    max_steps: int | None = None  # rule steps verified per program (None: every sequence)
+    # time.time() after which no rule is tried any more (the build's --time-limit)
+    deadline: float | None = None
     model: TextModel | None = None
     curated: bool = True
 
@@ -375,6 +485,9 @@ def build(
         report.steps += _program_steps(name, path, stages_for, remaining, report, judge)
     if teachers.curated:
         for file in corpus_trajectories(corpus):
+            if _past(teachers.deadline):
+                report.problems.append(f"{file}: not tried: the build's time limit was reached")
+                continue
             report.steps += _curated_steps(file, programs, stages_for, report, judge)
     report.graph = merge_steps(graph, report.steps)
     if max_examples is not None:
@@ -420,13 +533,23 @@ def _meta(corpus: str | Path, teachers: Teachers, report: BuildReport) -> dict[s
     """How the graph was built, so that a compile-only build is never taken for a GPU one."""
     how = sorted({s.verified for s in report.steps if s.ok})
     sources = sorted({s.origin for s in report.steps if s.ok})
-    return {
+    meta: dict[str, Any] = {
         "corpus": Path(corpus).name,
         "rule_methods": list(teachers.methods) if teachers.rules else [],
         "max_length": teachers.max_length,
         "sources": sources,
         "verified": how[0] if len(how) == 1 else how,
     }
+    if teachers.rules and teachers.max_steps is not None:
+        meta["max_steps"] = teachers.max_steps
+    if any("time limit was reached" in problem for problem in report.problems):
+        meta["cut_short"] = True  # the build's --time-limit ended it early
+    rules = [len(t.steps) for t in report.trajectories if t.source == "rule"]
+    lengths = [n for n in rules + report.taught_lengths if n]
+    if lengths:
+        meta["trajectories"] = len(lengths)
+        meta["mean_trajectory_length"] = round(sum(lengths) / len(lengths), 2)
+    return meta
 
 
 class Renamer:
@@ -455,8 +578,13 @@ def _program_steps(
 ) -> list[VerifiedStep]:
     if not teachers.rules and teachers.model is None:
         return []
+    if _past(teachers.deadline):
+        report.problems.append(f"{name}: not tried: the build's time limit was reached")
+        return []
     try:
         apply, verify, code = stages_for(path)
+        if teachers.deadline is not None:
+            apply = _until(teachers.deadline, apply, name, report.problems)
         steps = _taught_steps(name, code, apply, verify, teachers, report, judge)
     except ToolchainError:
         raise  # nvcc, gcc or the teacher missing: every other program would fail the same way
@@ -467,6 +595,27 @@ def _program_steps(
     for step in (s for s in steps if not s.ok):
         log.info("%s: %s -> %s rejected: %s", name, step.source, step.target, step.why)
     return steps
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.time() > deadline
+
+
+def _until(deadline: float, apply: Apply, program: str, problems: list[str]) -> Apply:
+    """`apply` until the deadline; after it no rule applies, so the walk ends with the
+    steps it has verified (a step is never cut in half, and no failure is recorded)."""
+    said = False
+
+    def limited(variant: Variant, method: str) -> tuple[Variant | None, str]:
+        nonlocal said
+        if not _past(deadline):
+            return apply(variant, method)
+        if not said:
+            problems.append(f"{program}: cut short: the build's time limit was reached")
+            said = True
+        return None, "the build's time limit was reached"
+
+    return limited
 
 
 def _taught_steps(
@@ -488,6 +637,7 @@ def _taught_steps(
             verify,
             teachers.max_length,
             report.problems,
+            teachers.max_steps,
         )
         report.trajectories += rule_paths(name, code, steps)
     if teachers.model is not None:
@@ -497,7 +647,9 @@ def _taught_steps(
             report.problems.append(f"{name}: teacher: {exc}")
             return steps
         report.trajectories.append(trajectory)
-        steps += trajectory_steps(trajectory, verify, report.renamer(judge or teachers.model))
+        taught = trajectory_steps(trajectory, verify, report.renamer(judge or teachers.model))
+        report.taught_lengths.append(sum(s.ok for s in taught))
+        steps += taught
     return steps
 
 
@@ -522,7 +674,9 @@ def _curated_steps(
     except Exception as exc:  # noqa: BLE001
         report.problems.append(f"{path}: skipped: {exc}")
         return []
-    return trajectory_steps(trajectory, verify, report.renamer(judge))
+    steps = trajectory_steps(trajectory, verify, report.renamer(judge))
+    report.taught_lengths.append(sum(s.ok for s in steps))
+    return steps
 
 
 # Set in worker processes of a parallel build: GPU runs of different programs never
@@ -554,12 +708,14 @@ class PipelineStages:
         program = prepare(str(path), self.config)
         stages = Stages(program, self.config)
 
-        def verify(variant: Variant) -> Evaluation:
+        def verify(variant: Variant, before: Variant) -> Evaluation:
             try:
                 method = get(variant.node) if variant.steps else None
             except UnknownMethodError:  # a teacher's method the compiler has no pass for
                 method = None
-            problems = structural_problems(program, variant.code, method)
+            # the postcondition compares with the code the step started from (coalesce:
+            # as many kernels as before), not with the sequential program
+            problems = structural_problems(program, variant.code, method, before)
             if problems:
                 return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
             stages.evaluator.compile(variant)  # outside the lock; evaluate finds it cached

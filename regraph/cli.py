@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -100,6 +101,26 @@ def _guarded(action: Callable[[], Any]) -> Any:
     type=click.IntRange(1),
     help="Examples kept per edge (diverse programs first; the stats count every step).",
 )
+@click.option(
+    "--max-steps",
+    default=None,
+    type=click.IntRange(1),
+    help="Rule steps verified per program (default: every sequence); the tree grows "
+    "evenly, so most paths still reach --max-length.",
+)
+@click.option(
+    "--runs",
+    default=None,
+    type=click.IntRange(1),
+    help="Timed GPU runs per verified step (default: the configuration's runs).",
+)
+@click.option(
+    "--time-limit",
+    default=None,
+    type=click.FloatRange(min=1),
+    help="Seconds after which no further rule or trajectory is tried; the graph holds what "
+    "was verified by then (and says it was cut short).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Say what each program gave.")
 def build_command(
     corpus_dir: str,
@@ -116,14 +137,19 @@ def build_command(
     save_trajectories: str | None,
     jobs: int,
     max_examples: int,
+    max_steps: int | None,
+    runs: int | None,
+    time_limit: float | None,
     verbose: bool,
 ) -> None:
-    """Build a graph from the programs and trajectory files in CORPUS_DIR."""
+    """Build a graph from the programs and trajectory files in CORPUS_DIR. Every step is
+    checked structurally and compiled with nvcc; on a machine with a GPU it is also run,
+    compared with the program's own output and timed, and only a correct one is kept."""
     import logging
 
     if verbose:
         logging.basicConfig(level=logging.INFO, format="cudaify: %(message)s", force=True)
-    from cudaify.regraph.build import Teachers, build, pipeline_stages
+    from cudaify.regraph.build import Teachers, build, pipeline_stages, verification_line
     from cudaify.regraph.report import format_stats, stats
 
     teacher = _teacher(llm_url, llm_model, teacher_key_env, teacher_replay)
@@ -131,21 +157,41 @@ def build_command(
         rules=rules,
         methods=_method_list(methods),
         max_length=max_length,
+        max_steps=max_steps,
+        deadline=time.time() + time_limit if time_limit else None,
         model=teacher,
         curated=not no_curated,
     )
     start = _load(base) if base else None
+    stages = pipeline_stages(_build_config(runs))
+    if not _gpu_found():
+        click.echo(
+            "cudaify graph: warning: no GPU found: every step is compiled with nvcc but not "
+            'run; the examples are marked verified "compile", with no speedup',
+            err=True,
+        )
     report = _guarded(
-        lambda: build(corpus_dir, pipeline_stages(), teachers, start, teacher, jobs, max_examples)
+        lambda: build(corpus_dir, stages, teachers, start, teacher, jobs, max_examples)
     )
     for problem in report.problems:
         click.echo(f"cudaify graph: warning: {problem}", err=True)
     _save(report.graph, output)
     if save_trajectories:
         _write_trajectories(report.trajectories, Path(save_trajectories))
-    failed = len(report.steps) - report.verified
-    click.echo(f"{output}: {report.verified} verified step(s), {failed} rejected")
+    click.echo(f"{output}: {verification_line(report.steps)}")
     click.echo(format_stats(stats(report.graph)))
+
+
+def _gpu_found() -> bool:
+    from cudaify.backend.gpu import gpu_available
+
+    return gpu_available()
+
+
+def _build_config(runs: int | None) -> Any:
+    from cudaify.config import Config
+
+    return Config(runs=runs) if runs is not None else Config()
 
 
 def _write_trajectories(trajectories: list[Any], folder: Path) -> None:

@@ -86,17 +86,64 @@ def _node_visits(graph: ReGraph, method: str) -> int:
     return sum(graph.stats(s, method).visits for s in graph.graph.predecessors(method))
 
 
+# node fill by the method's category (the kind of change it makes)
+CATEGORY_COLOURS = {
+    "start": "#f2f2f2",
+    "mapping": "#cfe2f3",
+    "pattern": "#d9d2e9",
+    "memory": "#d9ead3",
+    "compute": "#fce5cd",
+    "launch": "#fff2cc",
+}
+
+
+def _title(graph: ReGraph) -> str:
+    count = sum(len(graph.examples(s, t)) for s, t in graph.edges())
+    how = graph.meta.get("verified")
+    checked = ", ".join(how) if isinstance(how, list) else (how or "unknown")
+    return (
+        f"cudaify reasoning graph: {len(graph.methods)} methods, "
+        f"{graph.graph.number_of_edges()} transitions, {count} examples (verified: {checked})\n"
+        "node size: walks through the method; edge width and label: verified / attempted "
+        "transitions; colour: mapping (blue), parallel pattern (violet), memory (green), "
+        "compute (orange), launch (yellow)"
+    )
+
+
 def to_dot(graph: ReGraph) -> Any:
-    """The graph as a graphviz Digraph: node size by visits, edge width by successes."""
+    """The graph as a graphviz Digraph: node size by visits, edge width by successes,
+    nodes coloured by category, laid out left to right from `sequential`."""
     import graphviz
 
-    dot = graphviz.Digraph("regraph", graph_attr={"rankdir": "LR"})
+    dot = graphviz.Digraph(
+        "regraph",
+        graph_attr={
+            "rankdir": "LR",
+            "ranksep": "1.1",
+            "nodesep": "0.35",
+            "splines": "true",
+            "fontname": "Helvetica",
+            "fontsize": "14",
+            "labelloc": "t",
+            "label": _title(graph),
+        },
+        node_attr={"fontname": "Helvetica", "style": "filled", "color": "#555555"},
+        edge_attr={"fontname": "Helvetica", "fontsize": "9", "color": "#00000099"},
+    )
     most = max([_node_visits(graph, m) for m in graph.methods] + [1])
     for method in graph.methods:
-        scale = 0.9 + 1.4 * math.sqrt(_node_visits(graph, method) / most)
+        visits = _node_visits(graph, method)
+        scale = 1.1 + 1.4 * math.sqrt(visits / most)
         shape = "doublecircle" if method == START else "circle"
+        category = graph.node(method).get("category") or ("start" if method == START else "")
         dot.node(
-            method, method, shape=shape, width=f"{scale:.2f}", fixedsize="shape", fontsize="10"
+            method,
+            f"{method}\n{visits}",
+            shape=shape,
+            width=f"{scale:.2f}",
+            fixedsize="true",
+            fontsize="11",
+            fillcolor=CATEGORY_COLOURS.get(category, "#ffffff"),
         )
     best = max([graph.stats(s, t).successes for s, t in graph.edges()] + [1])
     for source, target in graph.edges():

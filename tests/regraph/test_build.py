@@ -24,6 +24,7 @@ from cudaify.regraph.teacher import RecordedTeacher, parse_answer
 from cudaify.regraph.trajectory import TrajectoryError, steps_from_json
 
 DATA = Path(__file__).parent / "data"
+CORPUS = Path(__file__).resolve().parents[2] / "regraph" / "corpus"
 
 
 def _step(target="offload", source="sequential", after="b", verified="gpu", speedup=2.0):
@@ -205,7 +206,7 @@ def test_a_rule_that_raises_is_reported_and_the_others_go_on():
     compiled = Evaluation(stage=Stage.COMPILE)
     problems: list[str] = []
     steps = rule_steps("p", Variant(code="int main;\n"), ["faulty", "offload"], apply,
-                       lambda v: compiled, max_length=2, problems=problems)  # fmt: skip
+                       lambda v, before: compiled, max_length=2, problems=problems)  # fmt: skip
     assert [s.target for s in steps] == ["offload"]
     assert problems == [
         "p: rule faulty raised IndexError: list index out of range",
@@ -245,3 +246,157 @@ def test_pruning_keeps_the_best_examples_of_different_programs():
     ]  # fmt: skip
     assert pruned.stats("sequential", "offload").visits == 5
     assert len(graph.examples("sequential", "offload")) == 5
+
+
+def _appending_rules(skip: frozenset[str] = frozenset()):
+    def apply(variant, method):
+        if method in skip:
+            return None, f"{method} does not apply"
+        return variant.then(method, variant.code + f"// {method}\n", "rule"), ""
+
+    return apply
+
+
+def test_a_step_cap_is_spent_on_complete_sequences_across_branches():
+    from cudaify.core import Variant
+    from cudaify.regraph.build import rule_steps
+
+    compiled = Evaluation(stage=Stage.COMPILE)
+    methods = ["a", "b", "c", "d"]
+    steps = rule_steps("p", Variant(code="int main;\n"), methods, _appending_rules(),
+                       lambda v, before: compiled, max_length=3, max_steps=7)  # fmt: skip
+    assert len(steps) == 7
+    depths = [s.after.count("//") for s in steps]
+    # a first sequence to full depth, then a second first step continued to full depth,
+    # then a second continuation of the first (a third first step comes after it)
+    assert depths == [1, 2, 3, 1, 2, 3, 2]
+    for step in steps:  # a tree: every step continues a verified step (or the program)
+        assert step.before == "int main;\n" or any(s.after == step.before for s in steps)
+    paths = rule_paths("p", "int main;\n", steps)
+    assert [len(t.steps) for t in paths] == [3, 3, 2]
+    again = rule_steps("p", Variant(code="int main;\n"), methods, _appending_rules(),
+                       lambda v, before: compiled, max_length=3, max_steps=7)  # fmt: skip
+    assert [s.after for s in again] == [s.after for s in steps]  # deterministic
+
+
+def test_a_cap_above_the_tree_finds_what_the_full_walk_finds():
+    from cudaify.core import Variant
+    from cudaify.regraph.build import rule_steps
+
+    compiled = Evaluation(stage=Stage.COMPILE)
+    apply = _appending_rules(frozenset({"c"}))
+    start = Variant(code="x\n")
+    full = rule_steps("p", start, ["a", "b", "c"], apply, lambda v, before: compiled, max_length=2)
+    capped = rule_steps("p", start, ["a", "b", "c"], apply, lambda v, before: compiled,
+                        max_length=2, max_steps=100)  # fmt: skip
+    assert sorted(s.after for s in capped) == sorted(s.after for s in full)
+    assert len(full) == 4  # a, b, a->b, b->a
+
+
+def test_failed_steps_count_against_the_cap_and_are_not_continued():
+    from cudaify.core import Variant
+    from cudaify.regraph.build import rule_steps
+
+    def verify(variant, before):
+        broken = variant.code.endswith("// b\n")
+        return Evaluation(stage=Stage.STRUCTURE if broken else Stage.COMPILE)
+
+    steps = rule_steps("p", Variant(code="x\n"), ["a", "b"], _appending_rules(), verify,
+                       max_length=3, max_steps=10)  # fmt: skip
+    assert [s.ok for s in steps if s.target == "b"] == [False, False]
+    assert not any(s.before.endswith("// b\n") for s in steps)
+    assert len(steps) == 3  # a, b (rejected), a -> b (rejected)
+
+
+def test_method_order_is_a_rotation_that_depends_on_the_program():
+    from cudaify.regraph.build import method_order
+
+    methods = [f"m{i}" for i in range(12)]
+    orders = {tuple(method_order(f"program{i}", (), methods)) for i in range(20)}
+    assert len(orders) > 3
+    for order in orders:
+        start = methods.index(order[0])
+        assert list(order) == methods[start:] + methods[:start]
+    assert method_order("p", ("a",), methods) == method_order("p", ("a",), methods)
+    assert method_order("p", (), []) == []
+
+
+@pytest.mark.gpu
+def test_a_gpu_build_runs_every_step_and_keeps_only_correct_ones(tmp_path):
+    """On a GPU every step is run and its output compared with the CPU reference: the
+    rules' steps are kept with "gpu" and a measured speedup; a curated step that compiles
+    but prints something else is rejected (without a GPU it would pass as "compile")."""
+    from cudaify.config import Config
+    from cudaify.core import Variant
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DATA / "corpus", corpus)
+    stages = pipeline_stages(Config(runs=1))
+    apply, _, code = stages(corpus / "scale_add.c")
+    right, _ = apply(Variant(code=code), "offload")
+    assert right is not None
+    wrong = right.code.replace("scale_add(N, x, y, 2.0f)", "scale_add(N, x, y, 2.5f)")
+    assert wrong != right.code
+    trajectory = {"program": "scale_add", "source": "curated", "input": "scale_add.c",
+                  "steps": [{"method": "offload", "code": wrong}]}  # fmt: skip
+    (corpus / "wrong.trajectory.json").write_text(json.dumps(trajectory))
+
+    report = build(
+        corpus, stages, Teachers(rules=True, methods=("offload", "launch_tuning"), max_steps=3)
+    )
+    rule = [s for s in report.steps if s.origin == "rule"]
+    assert rule and all(s.verified == "gpu" for s in rule), [s.why for s in rule]
+    assert all(s.speedup is not None and s.speedup > 0 for s in rule)
+    curated = [s for s in report.steps if s.origin == "curated"]
+    assert [s.verified for s in curated] == [""] and curated[0].why
+    examples = [e for s, t in report.graph.edges() for e in report.graph.examples(s, t)]
+    assert examples and {e.verified for e in examples} == {"gpu"}
+    assert all(e.speedup for e in examples)
+    assert report.graph.meta["verified"] == "gpu"
+
+
+def test_a_step_is_checked_against_the_variant_it_was_applied_to(tmp_path):
+    """coalesce's postcondition (as many kernels as before) holds against the offloaded
+    variant, not against the sequential program: the build must give it the former."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(CORPUS / "nest2d" / "column_zscore.c", corpus)
+    report = build(corpus, pipeline_stages(), Teachers(rules=True, methods=("offload", "coalesce")))
+    steps = {(s.source, s.target): s for s in report.steps}
+    coalesced = steps[("offload", "coalesce")]
+    assert coalesced.ok, coalesced.why
+    assert "blockIdx.x" in coalesced.after and coalesced.after != coalesced.before
+    assert report.graph.examples("offload", "coalesce")[0].program == "column_zscore"
+
+
+def test_past_the_time_limit_no_rule_is_tried_and_the_graph_says_so():
+    import time
+
+    from cudaify.core import Variant
+
+    calls: list[str] = []
+
+    def stages_for(path):
+        def apply(variant, method):
+            calls.append(method)
+            return variant.then(method, variant.code + f"// {method}\n", "rule"), ""
+
+        return apply, lambda v, before: Evaluation(stage=Stage.COMPILE), path.read_text()
+
+    teachers = Teachers(rules=True, methods=("offload",), deadline=time.time() - 1)
+    report = build(DATA / "corpus", stages_for, teachers)
+    assert calls == [] and report.steps == []
+    assert any("time limit" in p for p in report.problems)
+    assert report.graph.meta["cut_short"] is True
+
+    from cudaify.regraph.build import _until
+
+    problems: list[str] = []
+    limited = _until(
+        time.time() + 1000, stages_for(DATA / "corpus" / "scale_add.c")[0], "p", problems
+    )
+    assert limited(Variant(code="x"), "offload")[0] is not None
+    late = _until(time.time() - 1, stages_for(DATA / "corpus" / "scale_add.c")[0], "p", problems)
+    assert late(Variant(code="x"), "offload") == (None, "the build's time limit was reached")
+    assert late(Variant(code="x"), "unroll")[0] is None
+    assert problems == ["p: cut short: the build's time limit was reached"]  # said once
