@@ -23,7 +23,8 @@ Monomial = tuple[str, ...]
 Poly = dict[Monomial, int]
 Resolver = Callable[[ci.Cursor], "Poly | None"]
 
-MAX_DEGREE = 2
+# i*n*n (a 3-D index in Horner form) is the highest we read
+MAX_DEGREE = 3
 
 
 def const(value: int) -> Poly:
@@ -129,15 +130,33 @@ def poly_of_affine(a: Affine) -> Poly:
     return out
 
 
-def delinearize(p: Poly, loop_vars: set[str]) -> tuple[Poly, Poly, str] | None:
-    """Split p into row * n + column with affine row and column and a symbol n that is
-    not a loop variable; None when the pattern is not clear. The caller still has to
-    prove 0 <= column < n before trusting the split."""
-    quadratic = [m for m in p if len(m) == 2]
-    if not quadratic:
+def delinearize(p: Poly, loop_vars: set[str]) -> tuple[tuple[Poly, ...], tuple[str, ...]] | None:
+    """Split p into ((d0 * n1 + d1) * n2 + d2) ... with affine dimensions d and symbols n
+    that are not loop variables (the Horner form of a row-major index); None when the
+    pattern is not clear. Returns the dimensions outermost first and the row lengths
+    (one fewer). The caller still has to prove 0 <= d_k < n_k for every inner
+    dimension before trusting the split."""
+    split = _split_once(p, loop_vars)
+    if split is None:
         return None
-    candidates = set(quadratic[0]) - loop_vars
-    for m in quadratic[1:]:
+    row, column, n = split
+    if degree(row) <= 1:
+        return (row, column), (n,)
+    inner = delinearize(row, loop_vars)
+    if inner is None:
+        return None
+    dims, lengths = inner
+    return (*dims, column), (*lengths, n)
+
+
+def _split_once(p: Poly, loop_vars: set[str]) -> tuple[Poly, Poly, str] | None:
+    """p = row * n + column, column affine and free of n, row one degree lower."""
+    top = degree(p)
+    if top < 2:
+        return None
+    highest = [m for m in p if len(m) == top]
+    candidates = set(highest[0]) - loop_vars
+    for m in highest[1:]:
         candidates &= set(m)
     for n in sorted(candidates):
         row: Poly = {}
@@ -149,7 +168,11 @@ def delinearize(p: Poly, loop_vars: set[str]) -> tuple[Poly, Poly, str] | None:
                 row = add(row, {tuple(rest): coeff})
             else:
                 column = add(column, {mono: coeff})
-        if degree(row) <= 1 and degree(column) <= 1 and any(v in loop_vars for m in row for v in m):
+        if (
+            degree(row) < top
+            and degree(column) <= 1
+            and any(v in loop_vars for m in row for v in m)
+        ):
             return row, column, n
     return None
 

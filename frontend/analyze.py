@@ -21,6 +21,7 @@ from cudaify.frontend.affine import (
     to_poly,
 )
 from cudaify.frontend.allocations import element_spelling, sized_from_callers
+from cudaify.frontend.benign import BenignRaces, NotBenign
 from cudaify.frontend.callgraph import call_kind, estimate_calls, pure_functions
 from cudaify.frontend.dependence import (
     Bound,
@@ -411,9 +412,11 @@ class FunctionAnalysis:
         upper = to_affine(to_poly(self.src, header.upper, resolve), self.src.text(header.upper))
         return Bound(header.var, lower, upper, header.step, header.inclusive)
 
-    def subscripts(self, root, access: RawAccess) -> tuple[tuple[Affine | None, ...], str | None]:
-        """Affine subscripts (delinearized when clear and proven) and the symbol of a
-        delinearized row length."""
+    def subscripts(
+        self, root, access: RawAccess
+    ) -> tuple[tuple[Affine | None, ...], tuple[str, ...] | None]:
+        """Affine subscripts (delinearized when clear and proven) and the symbols of the
+        delinearized row lengths (inner dimensions, outermost first)."""
         if access.kind == "unknown":
             return (None,), None
         chain = self.chain_at(access.start)
@@ -432,15 +435,16 @@ class FunctionAnalysis:
         split = delinearize(polys[0], {n.header.var for n in chain})
         if split is None:
             return affine, None
-        row, column, n = split
-        row_aff, col_aff = to_affine(row, poly_text(row)), to_affine(column, poly_text(column))
-        if row_aff is None or col_aff is None:
+        dims, lengths = split
+        parts = tuple(to_affine(d, poly_text(d)) for d in dims)
+        if any(part is None for part in parts):
             return affine, None
         bounds = tuple(self.bound(root, node) for node in chain)
-        context = self.context_for(bounds, (row_aff, col_aff), extra=(n,))
-        if not always_within(bounds, col_aff, n, context):
-            return affine, None
-        return (row_aff, col_aff), n
+        context = self.context_for(bounds, parts, extra=lengths)
+        for part, n in zip(parts[1:], lengths, strict=True):
+            if not always_within(bounds, part, n, context):
+                return affine, None
+        return parts, lengths
 
     def constants(self) -> dict[str, Affine]:
         """Integer locals declared outside every loop, set once from parameters and
@@ -631,6 +635,8 @@ class NestAnalysis:
             scalars_read=facts.scalars_read,
             scalars_written=facts.scalars_written,
             calls=facts.call_names,
+            benign=tuple(facts.benign),
+            precondition=" && ".join(f"({p})" for p in dict.fromkeys(facts.preconditions)),
         )
 
     def arrays(self) -> tuple[ArrayData, ...]:
@@ -664,7 +670,7 @@ class NestAnalysis:
             and all(b.lower is not None and b.upper is not None for i in instances for b in i.chain)
         )
         row = next(iter(rows))
-        inner = (row,) if row is not None else first.dim_texts
+        inner = row if row is not None else first.dim_texts
         return ArrayUse(
             name=name,
             elem_type=first.elem_type,
@@ -714,6 +720,8 @@ class LoopFacts:
     scans: list[str] = field(default_factory=list)
     atomics: list[str] = field(default_factory=list)
     blockers: list[str] = field(default_factory=list)
+    benign: list[str] = field(default_factory=list)  # arrays and flags racing benignly
+    preconditions: list[str] = field(default_factory=list)  # C conditions they need
 
     @classmethod
     def gather(cls, nest: NestAnalysis, node) -> LoopFacts:
@@ -802,6 +810,15 @@ def judge(facts: LoopFacts) -> Verdict:
             reductions,
             f"reduction on {listed}; otherwise no carried dependence; {ALIAS_NOTE}",
         )
+    if facts.benign:
+        when = f" when {' && '.join(facts.preconditions)}" if facts.preconditions else ""
+        return Verdict(
+            True,
+            "plain",
+            (),
+            f"only benign races on {', '.join(facts.benign)} (every writer stores the same "
+            f"value and no read's outcome depends on the order){when}; {ALIAS_NOTE}",
+        )
     return Verdict(True, "plain", (), f"no loop-carried dependence on {var} (isl); {ALIAS_NOTE}")
 
 
@@ -856,10 +873,25 @@ class ScalarJudge:
         ):
             self.facts.scans.append(name)
             return
+        if self.benign_flag(name, refs):
+            return
         self.facts.blockers.append(
             f"scalar {name} is written in one iteration of {self.node.header.var} and used in "
             "another (not a recognised reduction)"
         )
+
+    def benign_flag(self, name: str, refs: list) -> bool:
+        first = refs[0]
+        if first.is_global or first.decl in self.fa.address_taken or first.is_pointer:
+            return False
+        chain = self.fa.chain_at(self.node.start)
+        root = chain[0] if chain else self.node
+        try:
+            BenignRaces(self.fa, root, self.node).flag(name)
+        except NotBenign:
+            return False
+        self.facts.benign.append(name)
+        return True
 
     def covered(self, name: str, refs: list) -> tuple[list, list]:
         """Reduction updates that cover the references, and the references they miss."""
@@ -1064,6 +1096,8 @@ class ArrayJudge:
                 self.facts.atomics.append(name)
             return
         if not all(s is not None for sub in subs for s in sub):
+            if self.benign(name):
+                return
             bad = next(a for a, sub in zip(group, subs, strict=True) if None in sub)
             self.facts.blockers.append(
                 f"{bad.text} has a non-affine subscript and {name} is written in the loop"
@@ -1081,7 +1115,20 @@ class ArrayJudge:
         if self.is_scan(group, subs):
             self.facts.scans.append(name)
             return
+        if self.benign(name):
+            return
         self.facts.blockers.append(found[0].describe(self.node.header.var))
+
+    def benign(self, name: str) -> bool:
+        """Races on `name` that every order resolves the same way (frontend/benign.py)."""
+        try:
+            precondition = BenignRaces(self.nest.fa, self.nest.root, self.node).array(name)
+        except NotBenign:
+            return False
+        self.facts.benign.append(name)
+        if precondition:
+            self.facts.preconditions.append(precondition)
+        return True
 
     def reduction_op(self, group: list[RawAccess]) -> str | None:
         ops: set[str] = set()

@@ -85,6 +85,12 @@ class Loop:
     scalars_read: tuple[str, ...] = ()  # declared outside the loop, read inside
     scalars_written: tuple[str, ...] = ()  # declared outside the loop, written inside
     calls: tuple[str, ...] = ()  # functions called inside the body
+    # Arrays and flag scalars whose races are benign (every writer stores one value, no
+    # read's outcome depends on the order), and the C condition on the function's
+    # values that this needs ("" when it always holds): the host checks it before
+    # running the loop in parallel.
+    benign: tuple[str, ...] = ()
+    precondition: str = ""
 
     def walk(self) -> tuple[Loop, ...]:
         """This loop and every loop nested in it, outermost first."""

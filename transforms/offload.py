@@ -131,6 +131,12 @@ class NestPlan:
     # parameters (a value parameter cannot be deduced from the arguments).
     template: str = ""
     template_args: tuple[str, ...] = ()
+    # Flag scalars every writer sets to one value (benign races): each thread keeps a
+    # copy and one that changed it stores it to a device word the host copies back.
+    flags: tuple[tuple[str, str], ...] = ()  # (type, name)
+    # A condition the benign races need; when it fails the host runs `original`.
+    precondition: str = ""
+    original: str = ""
 
 
 class Offload(Method):
@@ -372,7 +378,10 @@ def _plan(
     levels = _levels(loops, tree, source, taken)
     outer_node = _for_node(tree, outer)
     template, template_args = _template_of(outer_definition, source)
-    scalars, privates = _scalars(nest, outer_node, levels, arrays, tree, source)
+    benign = set(root.benign)
+    scalars, privates = _scalars(nest, outer_node, levels, arrays, tree, source, benign)
+    flags = tuple((t, n) for t, n in privates if n in benign)
+    privates = tuple((t, n) for t, n in privates if n not in benign)
     scalars = tuple((t, n) for t, n in scalars if n not in template_args)
     helpers = _helpers(nest, tree, source, program)
     _require_no_array_sizeof(nest, arrays, source)
@@ -395,6 +404,9 @@ def _plan(
         end=nest.end_byte,
         template=template,
         template_args=template_args,
+        flags=flags,
+        precondition=root.precondition,
+        original=cs.text(nest, source),
     )
 
 
@@ -595,6 +607,7 @@ def _scalars(
     arrays: tuple[ArrayData, ...],
     tree: Tree,
     source: bytes,
+    benign: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """Names the nest uses that are declared outside it: read-only ones travel by value,
     written ones (privatizable temporaries, inner loop counters) get one copy per thread."""
@@ -626,7 +639,7 @@ def _scalars(
             raise _Refuse(f"it writes the global variable '{name}'")
         if declared.kind == "reference":
             raise _Refuse(f"it writes through the reference '{name}'")
-        if _used_after(nest, outer, name, tree, source):
+        if name not in benign and _used_after(nest, outer, name, tree, source):
             raise _Refuse(f"'{name}' is written in the loop and used after it")
         privates[name] = " ".join(spelled.split())
     return tuple((t, n) for n, t in scalars.items()), tuple((t, n) for n, t in privates.items())
@@ -833,6 +846,7 @@ def kernel_text(plan: NestPlan) -> str:
     params = [_array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}" for level in plan.levels]
+    params += [f"{type_} *{name}_flag, {type_} {name}_in" for type_, name in plan.flags]
     loops = ", ".join(level.loop.var for level in plan.levels)
     lines = [
         f"/* Loop nest '{loops}' of {plan.function.name}() (line {plan.root.line}): one thread "
@@ -842,6 +856,7 @@ def kernel_text(plan: NestPlan) -> str:
         "{",
     ]
     indent = "    "
+    lines += [f"{indent}{type_} {name} = {name}_in;" for type_, name in plan.flags]
     for level in plan.levels:
         lines += _grid_stride_header(level, indent)
         indent += "    "
@@ -850,6 +865,7 @@ def kernel_text(plan: NestPlan) -> str:
     for _ in plan.levels:
         indent = indent[:-4]
         lines.append(indent + "}")
+    lines += [f"{indent}if ({name} != {name}_in) *{name}_flag = {name};" for _, name in plan.flags]
     lines.append("}")
     return "\n".join(lines) + "\n\n"
 
@@ -903,7 +919,13 @@ def host_text(plan: NestPlan) -> str:
             f"{loop.step}, {inclusive});"
         )
     nonempty = " && ".join(f"{level.trips} > 0" for level in levels)
-    lines.append(f"{ind}if ({nonempty}) {{")
+    if plan.precondition:
+        # the parallel run is only equivalent when the benign races' condition holds
+        lines.append(f"{ind}if (!({plan.precondition})) {{")
+        lines.append(inner + _reindent(plan.original, plan.indent, inner))
+        lines.append(f"{ind}}} else if ({nonempty}) {{")
+    else:
+        lines.append(f"{ind}if ({nonempty}) {{")
     lines += [inner + line for line in _transfer_in(plan)]
     lines += [inner + line for line in _launch(plan)]
     lines += [inner + line for line in _transfer_out(plan)]
@@ -943,6 +965,13 @@ def _transfer_in(plan: NestPlan) -> list[str]:
         lines.append(
             f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {_bytes(data)}, cudaMemcpyHostToDevice));"
         )
+    for type_, name in plan.flags:
+        lines += [
+            f"{type_} *d_{name}_flag = NULL;",
+            f"CUDAIFY_CHECK(cudaMalloc((void **)&d_{name}_flag, sizeof({type_})));",
+            f"CUDAIFY_CHECK(cudaMemcpy(d_{name}_flag, &{name}, sizeof({type_}), "
+            "cudaMemcpyHostToDevice));",
+        ]
     return lines
 
 
@@ -966,6 +995,7 @@ def _launch(plan: NestPlan) -> list[str]:
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments += [level.trips for level in plan.levels]
+    arguments += [f"d_{name}_flag, {name}" for _, name in plan.flags]
     return [
         f"const dim3 {plan.block}({', '.join(str(t) for t in threads)});",
         f"const dim3 {plan.grid}({', '.join(blocks)});",
@@ -991,6 +1021,12 @@ def _transfer_out(plan: NestPlan) -> list[str]:
                 f"CUDAIFY_CHECK(cudaMemcpy({host}, {devices[data.name]}, {_bytes(data)}, "
                 "cudaMemcpyDeviceToHost));"
             )
+    for type_, name in plan.flags:
+        lines += [
+            f"CUDAIFY_CHECK(cudaMemcpy(&{name}, d_{name}_flag, sizeof({type_}), "
+            "cudaMemcpyDeviceToHost));",
+            f"CUDAIFY_CHECK(cudaFree(d_{name}_flag));",
+        ]
     if len(lines) == 0:
         lines.append("CUDAIFY_CHECK(cudaDeviceSynchronize());")
     lines += [f"CUDAIFY_CHECK(cudaFree({devices[a.name]}));" for a in plan.arrays]

@@ -547,6 +547,100 @@ out:;
 }""",
         [("i", False, S, {})],
     ),
+    (
+        "horner_3d_delinearized",
+        """
+void f(int n, const float *in, float *out) {
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < n - 1; j++)
+      for (int k = 1; k < n - 1; k++) {
+        size_t at = ((size_t)i * n + j) * n + k;
+        out[at] = in[at - 1] + in[at + n] + in[at - (size_t)n * n];
+      }
+}""",
+        [("i", True, P, {}), ("j", True, P, {}), ("k", True, P, {})],
+    ),
+    (
+        "horner_3d_column_overflows_row",
+        """
+void f(int n, float *out) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      for (int k = 0; k <= n; k++) out[((size_t)i * n + j) * n + k] = k;
+}""",
+        [("i", False, S, {}), ("j", False, S, {}), ("k", False, S, {})],
+    ),
+    (
+        "benign_frontier_with_flag",
+        """
+int f(int n, const int *row, const int *adj, int level, int *dist) {
+  int changed = 0;
+  for (int v = 0; v < n; v++) {
+    if (dist[v] != level) continue;
+    for (int k = row[v]; k < row[v + 1]; k++) {
+      int w = adj[k];
+      if (dist[w] < 0) { dist[w] = level + 1; changed = 1; }
+    }
+  }
+  return changed;
+}""",
+        [("v", True, P, {}), ("k", True, P, {})],
+    ),
+    (
+        "benign_mark_visited",
+        """
+void f(int n, const int *key, int *seen) {
+  for (int i = 0; i < n; i++) seen[key[i]] = 1;
+}""",
+        [("i", True, P, {})],
+    ),
+    (
+        "benign_flag_set_by_many",
+        """
+int f(int n, const int *a, int key) {
+  int found = 0;
+  for (int i = 0; i < n; i++) if (a[i] == key) found = 1;
+  return found;
+}""",
+        [("i", True, P, {})],
+    ),
+    (
+        "racing_marks_of_different_values",
+        """
+void f(int n, const int *key, int *seen) {
+  for (int i = 0; i < n; i++) seen[key[i]] = i;
+}""",
+        [("i", False, S, {})],
+    ),
+    (
+        "racing_mark_read_in_arithmetic",
+        """
+void f(int n, const int *key, int *seen, int *out) {
+  for (int i = 0; i < n; i++) {
+    out[i] = seen[key[i]] + 1;
+    if (seen[key[i]] < 0) seen[key[i]] = 1;
+  }
+}""",
+        [("i", False, S, {})],
+    ),
+    (
+        "racing_flag_read_in_loop",
+        """
+int f(int n, const int *a, int *b) {
+  int found = 0;
+  for (int i = 0; i < n; i++) { if (a[i] == 3) found = 1; b[i] = found; }
+  return found;
+}""",
+        [("i", False, S, {})],
+    ),
+    (
+        "racing_guard_claims_another_element",
+        """
+void f(int n, const int *adj, int *dist) {
+  for (int i = 0; i < n; i++) if (dist[adj[i]] < 0) dist[adj[i] + 1] = 1;
+}""",
+        [("i", False, S, {})],
+    ),
     ("vector_cxx", None, None),  # C++ case, tested below
 ]
 
@@ -619,3 +713,36 @@ def test_dependence_kind_in_reason(code, kind, tmp_path):
         assert "non-affine" in loop.reason
     else:
         assert f"({kind} dependence carried by i)" in loop.reason
+
+
+@pytest.mark.parametrize(
+    "guard,level,expected",
+    [
+        ("dist[w] < 0", "level + 1", "(level >= 0)"),
+        ("dist[w] == -1", "level + 1", "((level <= -3) || (level >= 0))"),
+        # storing 5: a node at 5 would pass the filter only before it is claimed, and
+        # an unclaimed (negative) node equal to level would too
+        ("dist[w] < 0", "5", "(((level >= 0) && (level <= 4)) || (level >= 6))"),
+    ],
+)
+def test_benign_races_carry_the_precondition_isl_derives(guard, level, expected, tmp_path):
+    """The filter `dist[v] != level` must read the same on the stored value as on any
+    unclaimed one; the guard must fail on the stored value."""
+    code = f"""
+int f(int n, const int *adj, int level, int *dist) {{
+  int changed = 0;
+  for (int v = 0; v < n; v++) {{
+    if (dist[v] != level) continue;
+    int w = adj[v];
+    if ({guard}) {{ dist[w] = {level}; changed = 1; }}
+  }}
+  return changed;
+}}"""
+    path = tmp_path / "case.c"
+    path.write_text(HEADER + code)
+    fn = analyze(str(path)).function("f")
+    assert fn is not None
+    loop = fn.loops[0]
+    assert loop.parallel
+    assert set(loop.benign) == {"changed", "dist"}
+    assert loop.precondition == f"({expected})"

@@ -1,0 +1,149 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'v' of claim() (line 9): one thread per iteration. */
+__global__ void claim_kernel(int *mark, int *succ, int round, long long trips_v, int *grew_flag, int grew_in)
+{
+    int grew = grew_in;
+    for (long long t_v = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_v < trips_v;
+         t_v += (long long)blockDim.x * gridDim.x) {
+        int v = (int)t_v;
+        if (mark[v] != round)
+            continue;
+        for (int e = 0; e < 3; e++) {
+            int w = succ[3 * v + e];
+            if (mark[w] == -1) {
+                mark[w] = round + 1;
+                grew = 1;
+            }
+        }
+    }
+    if (grew != grew_in) *grew_flag = grew;
+}
+
+/* one frontier step of a reachability sweep: nodes on `round` claim their unclaimed
+   successors for round + 1 (benign races: every claimer stores the same value) */
+int claim(int n, const int *succ, int round, int *mark)
+{
+    int grew = 0;
+    {
+        /* cudaify: this loop nest runs on the GPU as claim_kernel */
+        const long long trips_v = cudaify_trips(0, n, 1, 0);
+        if (!((((round <= -3) || (round >= 0))))) {
+            for (int v = 0; v < n; v++) {
+                if (mark[v] != round)
+                    continue;
+                for (int e = 0; e < 3; e++) {
+                    int w = succ[3 * v + e];
+                    if (mark[w] == -1) {
+                        mark[w] = round + 1;
+                        grew = 1;
+                    }
+                }
+            }
+        } else if (trips_v > 0) {
+            int *d_mark = NULL;
+            int *d_succ = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_mark, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_succ, (size_t)((3 * (long long)n)) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_mark, mark, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_succ, succ, (size_t)((3 * (long long)n)) * sizeof(int), cudaMemcpyHostToDevice));
+            int *d_grew_flag = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_grew_flag, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_grew_flag, &grew, sizeof(int), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_v, 256, 2147483647u));
+            claim_kernel<<<grid, block>>>(d_mark, d_succ, round, trips_v, d_grew_flag, grew);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(mark, d_mark, (size_t)(n) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(&grew, d_grew_flag, sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_grew_flag));
+            CUDAIFY_CHECK(cudaFree(d_mark));
+            CUDAIFY_CHECK(cudaFree(d_succ));
+        }
+    }
+    return grew;
+}
+
+/* flags every bucket some key falls into: many iterations store the same 1 */
+void touch(int n, const int *key, int *seen)
+{
+    for (int i = 0; i < n; i++)
+        seen[key[i]] = 1;
+}
+
+int main(void)
+{
+    int n = 50000;
+    int *succ = (int *)malloc(sizeof(int) * 3 * n);
+    int *mark = (int *)malloc(sizeof(int) * n);
+    int *seen = (int *)malloc(sizeof(int) * n);
+    unsigned int state = 7u;
+    for (int k = 0; k < 3 * n; k++) {
+        state = state * 1664525u + 1013904223u;
+        succ[k] = (int)((state >> 8) % (unsigned int)n);
+    }
+    for (int v = 0; v < n; v++)
+        mark[v] = -1;
+    mark[0] = 0;
+    int round = 0;
+    while (claim(n, succ, round, mark))
+        round++;
+    long long reached = 0, total = 0;
+    for (int v = 0; v < n; v++)
+        if (mark[v] >= 0) {
+            reached++;
+            total += mark[v];
+        }
+    /* a negative round falls back to the host loop: nodes at -1 claim for round 0 */
+    int grew = claim(n, succ, -1, mark);
+    for (int b = 0; b < n; b++)
+        seen[b] = 0;
+    touch(3 * n, succ, seen);
+    touch(n, succ + n, seen);
+    int buckets = 0;
+    for (int b = 0; b < n; b++)
+        buckets += seen[b];
+    printf("rounds=%d reached=%lld total=%lld grew=%d buckets=%d\n", round, reached, total, grew,
+           buckets);
+    free(succ);
+    free(mark);
+    free(seen);
+    return 0;
+}

@@ -1,0 +1,104 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'i, j, k' of blur3d() (line 7): one thread per iteration. */
+__global__ void blur3d_kernel(double *out, double *in, int n, long long trips_i, long long trips_j, long long trips_k)
+{
+    for (long long t_i = blockIdx.z * (long long)blockDim.z + threadIdx.z; t_i < trips_i;
+         t_i += (long long)blockDim.z * gridDim.z) {
+        int i = (int)(1 + t_i);
+        for (long long t_j = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_j < trips_j;
+             t_j += (long long)blockDim.y * gridDim.y) {
+            int j = (int)(1 + t_j);
+            for (long long t_k = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_k < trips_k;
+                 t_k += (long long)blockDim.x * gridDim.x) {
+                int k = (int)(1 + t_k);
+                size_t at = ((size_t)i * n + j) * n + k;
+                out[at] = 0.5 * in[at] + 0.25 * (in[at - (size_t)n * n] + in[at + n]) +
+                          0.125 * (in[at - 1] + in[at + 1]);
+            }
+        }
+    }
+}
+
+/* a 3-D box blur on an n*n*n cube stored flat, indexed in Horner form ((i*n + j)*n + k) */
+void blur3d(int n, const double *in, double *out)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as blur3d_kernel */
+        const long long trips_i = cudaify_trips(1, n - 1, 1, 0);
+        const long long trips_j = cudaify_trips(1, n - 1, 1, 0);
+        const long long trips_k = cudaify_trips(1, n - 1, 1, 0);
+        if (trips_i > 0 && trips_j > 0 && trips_k > 0) {
+            double *d_out = NULL;
+            double *d_in = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)((long long)n*(long long)n*(long long)n - (long long)n*(long long)n - (long long)n - 2) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out + (n*n + n + 1), (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in + (n + 1), (size_t)((long long)n*(long long)n*(long long)n - (long long)n*(long long)n - (long long)n - 2) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(32, 4, 2);
+            const dim3 grid(cudaify_blocks(trips_k, 32, 2147483647u), cudaify_blocks(trips_j, 4, 65535u), cudaify_blocks(trips_i, 2, 65535u));
+            blur3d_kernel<<<grid, block>>>(d_out - (n*n + n + 1), d_in - (n + 1), n, trips_i, trips_j, trips_k);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out + (n*n + n + 1), d_out, (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_out));
+            CUDAIFY_CHECK(cudaFree(d_in));
+        }
+    }
+}
+
+int main(void)
+{
+    int n = 70;
+    size_t cells = (size_t)n * n * n;
+    double *a = (double *)malloc(cells * sizeof(double));
+    double *b = (double *)malloc(cells * sizeof(double));
+    for (size_t c = 0; c < cells; c++) {
+        a[c] = (double)(c % 37) * 0.5;
+        b[c] = -1.0;
+    }
+    blur3d(n, a, b);
+    double sum = 0.0;
+    for (size_t c = 0; c < cells; c++)
+        sum += b[c] * (double)(c % 7 + 1);
+    printf("b[first]=%.4f b[mid]=%.6f sum=%.8e\n", b[0], b[((size_t)n / 2 * n + n / 3) * n + 5], sum);
+    free(a);
+    free(b);
+    return 0;
+}
