@@ -9,8 +9,11 @@ free of side effects that reads neither the accumulator nor the output:
 A first kernel evaluates the terms E, `cub::DeviceScan::InclusiveSum` scans them, a second
 kernel adds the starting value and stores the results (shifted by one for the exclusive
 form). The terms, sums, results and CUB's temporary storage are function-local static
-buffers that only grow: a scan called in a loop allocates and frees nothing once they are
-large enough (a cudaFree waits for the device, and 128 MB allocations are not free).
+buffers that only grow, and so are the device copies of its input arrays: a scan called in
+a loop allocates and frees nothing once they are large enough (a cudaFree waits for the
+device, and 128 MB allocations are not free). The inputs are still copied every call (the
+host writes them between calls), from the caller's pageable memory: staging through a
+pinned buffer would add a host copy of the same bytes, so it is not done.
 Other recurrences (`x[i] = a[i] * x[i-1] + b[i]`) are refused: they are not sums."""
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ from cudaify.transforms.offload import (
     Level,
     _array_param,
     _arrays,
+    _bytes,
     _element_type,
     _fresh,
     _grid_stride_header,
     _helpers,
+    _host_address,
     _kernel_argument,
     _levels,
     _line_indent,
@@ -182,6 +187,7 @@ def _plan(
     keys = ("terms", "sums", "storage", "storage_bytes", "d_out", "start", "total", "blocks")
     keys += ("capacity", "storage_capacity")
     names = {key: _fresh(key, taken) for key in keys}
+    names.update({f"capacity:{a.name}": _fresh(f"capacity_{a.name}", taken) for a in arrays})
     names["terms_kernel"] = _fresh(f"{function.name}_scan_terms", taken)
     names["store_kernel"] = _fresh(f"{function.name}_scan_store", taken)
     return ScanPlan(
@@ -462,7 +468,7 @@ def _device_side(plan: ScanPlan) -> list[str]:
         start_value = form.accumulator
     else:
         start_value = f"{form.output}[{first} - 1]"
-    lines = ps.copy_in(plan.arrays, devices)
+    lines = _inputs_in(plan, devices)
     lines += [
         f"const {value} {start} = {start_value};",
         f"static {scanned} *{terms} = NULL, *{sums} = NULL;",
@@ -512,5 +518,26 @@ def _device_side(plan: ScanPlan) -> list[str]:
             "cudaMemcpyDeviceToHost));",
             f"{form.accumulator} = {start} + {total};",
         ]
-    lines += ps.frees([devices[a.name] for a in plan.arrays])
+    return lines
+
+
+def _inputs_in(plan: ScanPlan, devices: dict[str, str]) -> list[str]:
+    """Each input array's device copy is a function-local static buffer that only grows,
+    like the scratch buffers: a scan called every round copies its inputs (the host
+    rewrites them between rounds, so the bytes stay) but allocates and frees nothing."""
+    lines = []
+    for data in plan.arrays:
+        device, capacity = devices[data.name], plan.names[f"capacity:{data.name}"]
+        size, host = _bytes(data), _host_address(data, writable=False)
+        lines += [
+            f"static {_element_type(data)} *{device} = NULL;",
+            f"static size_t {capacity} = 0;",
+            f"if ({size} > {capacity}) {{",
+            f"    if ({device} != NULL)",
+            f"        CUDAIFY_CHECK(cudaFree({device}));",
+            f"    CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {size}));",
+            f"    {capacity} = {size};",
+            "}",
+            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {size}, cudaMemcpyHostToDevice));",
+        ]
     return lines

@@ -87,11 +87,30 @@ def test_scratch_buffers_only_grow_so_repeated_calls_allocate_nothing() -> None:
     # the size query passes no storage: a kept buffer would make it scan instead
     assert "cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i)" in code
     assert "if (storage_bytes > storage_capacity) {" in code
-    # only the copied-in arrays are freed after each call
-    after_scan = code[code.index("storage_capacity = storage_bytes;") :]
-    freed = after_scan[: after_scan.index("\n}\n")]
-    assert "cudaFree(d_in)" in freed
-    assert "cudaFree(terms)" not in freed and "cudaFree(storage)" not in freed
+    # nothing is freed after a call: the inputs' device copies are kept too
+    function = code[code.index("void running_total(") :]
+    function = function[: function.index("\n}\n")]
+    assert function.count("cudaFree(") == 5  # each only when its buffer must grow
+    assert function.count("cudaMalloc(") == 5  # terms, sums, results, storage, the input
+
+
+def test_input_copies_are_static_buffers_that_only_grow() -> None:
+    """Every call copies its inputs (the host rewrites them between calls) into a kept
+    device buffer; it is reallocated only when a call needs more bytes."""
+    code = applied(analysed(GOLDEN / "scan" / "prefix.c"), "scan").code
+    function = code[code.index("void running_total(") :]
+    function = function[: function.index("\n}\n")]
+    assert "static long long *d_in = NULL;\n" in function
+    assert "static size_t capacity_in = 0;\n" in function
+    grow = function.index("if ((size_t)(n) * sizeof(long long) > capacity_in) {")
+    malloc = function.index("cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long))")
+    copy = function.index(
+        "cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice)"
+    )
+    assert grow < malloc < copy
+    assert "capacity_in = (size_t)(n) * sizeof(long long);" in function
+    assert "cudaFree(d_in));\n                CUDAIFY_CHECK(cudaMalloc((void **)&d_in" in function
+    assert function.count("cudaMemcpy(d_in, in") == 1
 
 
 def test_check_wants_cub_and_a_launch() -> None:

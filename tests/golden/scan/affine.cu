@@ -239,11 +239,23 @@ void smooth(int n, const double *a, const double *b, double *x)
         /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveSum, smooth_scan_store */
         const long long trips_i = cudaify_trips(1, n, 1, 0);
         if (trips_i > 0) {
-            double *d_a = NULL;
-            double *d_b = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((n - 1)) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((n - 1)) * sizeof(double)));
+            static double *d_a = NULL;
+            static size_t capacity_a = 0;
+            if ((size_t)((n - 1)) * sizeof(double) > capacity_a) {
+                if (d_a != NULL)
+                    CUDAIFY_CHECK(cudaFree(d_a));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((n - 1)) * sizeof(double)));
+                capacity_a = (size_t)((n - 1)) * sizeof(double);
+            }
             CUDAIFY_CHECK(cudaMemcpy(d_a, a + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            static double *d_b = NULL;
+            static size_t capacity_b = 0;
+            if ((size_t)((n - 1)) * sizeof(double) > capacity_b) {
+                if (d_b != NULL)
+                    CUDAIFY_CHECK(cudaFree(d_b));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((n - 1)) * sizeof(double)));
+                capacity_b = (size_t)((n - 1)) * sizeof(double);
+            }
             CUDAIFY_CHECK(cudaMemcpy(d_b, b + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             const double start = x[1 - 1];
             static cudaify_affine<double> *terms = NULL, *sums = NULL;
@@ -278,8 +290,6 @@ void smooth(int n, const double *a, const double *b, double *x)
             smooth_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(x + 1, d_out, (size_t)trips_i * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_a));
-            CUDAIFY_CHECK(cudaFree(d_b));
         }
     }
 }

@@ -229,8 +229,14 @@ void running_total(int n, const long long *in, long long *out)
         /* cudaify: this scan runs on the GPU: running_total_scan_terms, cub::DeviceScan::InclusiveSum, running_total_scan_store */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
         if (trips_i > 0) {
-            long long *d_in = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
+            static long long *d_in = NULL;
+            static size_t capacity_in = 0;
+            if ((size_t)(n) * sizeof(long long) > capacity_in) {
+                if (d_in != NULL)
+                    CUDAIFY_CHECK(cudaFree(d_in));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
+                capacity_in = (size_t)(n) * sizeof(long long);
+            }
             CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             const long long start_2 = running;
             static long long *terms = NULL, *sums = NULL;
@@ -268,7 +274,6 @@ void running_total(int n, const long long *in, long long *out)
             long long total_2;
             CUDAIFY_CHECK(cudaMemcpy(&total_2, sums + (trips_i - 1), sizeof(long long), cudaMemcpyDeviceToHost));
             running = start_2 + total_2;
-            CUDAIFY_CHECK(cudaFree(d_in));
         }
     }
 }
@@ -299,8 +304,14 @@ int offsets(int n, const int *count, int *start)
         /* cudaify: this scan runs on the GPU: offsets_scan_terms, cub::DeviceScan::InclusiveSum, offsets_scan_store */
         const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
         if (trips_i_2 > 0) {
-            int *d_count = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(n) * sizeof(int)));
+            static int *d_count = NULL;
+            static size_t capacity_count = 0;
+            if ((size_t)(n) * sizeof(int) > capacity_count) {
+                if (d_count != NULL)
+                    CUDAIFY_CHECK(cudaFree(d_count));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(n) * sizeof(int)));
+                capacity_count = (size_t)(n) * sizeof(int);
+            }
             CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             const int start_3 = next;
             static int *terms_2 = NULL, *sums_2 = NULL;
@@ -338,7 +349,6 @@ int offsets(int n, const int *count, int *start)
             int total_3;
             CUDAIFY_CHECK(cudaMemcpy(&total_3, sums_2 + (trips_i_2 - 1), sizeof(int), cudaMemcpyDeviceToHost));
             next = start_3 + total_3;
-            CUDAIFY_CHECK(cudaFree(d_count));
         }
     }
     return next;
@@ -370,8 +380,14 @@ void cumulative(int n, const double *in, double *out)
         /* cudaify: this scan runs on the GPU: cumulative_scan_terms, cub::DeviceScan::InclusiveSum, cumulative_scan_store */
         const long long trips_i_3 = cudaify_trips(1, n, 1, 0);
         if (trips_i_3 > 0) {
-            double *d_in_2 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
+            static double *d_in_2 = NULL;
+            static size_t capacity_in_2 = 0;
+            if ((size_t)((n - 1)) * sizeof(double) > capacity_in_2) {
+                if (d_in_2 != NULL)
+                    CUDAIFY_CHECK(cudaFree(d_in_2));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
+                capacity_in_2 = (size_t)((n - 1)) * sizeof(double);
+            }
             CUDAIFY_CHECK(cudaMemcpy(d_in_2, in + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             const double start_4 = out[1 - 1];
             static double *terms_3 = NULL, *sums_3 = NULL;
@@ -406,7 +422,6 @@ void cumulative(int n, const double *in, double *out)
             cumulative_scan_store<<<blocks_3, 256>>>(sums_3, start_4, trips_i_3, d_out_3);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(out + 1, d_out_3, (size_t)trips_i_3 * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_in_2));
         }
     }
 }
