@@ -504,7 +504,7 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
 
 # -- the final choice --------------------------------------------------------------------
 
-FINALISTS = 3  # verified candidates timed in full at the end of a search, at most
+FINALISTS = 2  # verified candidates timed in full at the end of a search, at most
 FINALIST_MARGIN = 0.8  # ... those whose one-run speedup is within this factor of the best's
 
 
