@@ -107,6 +107,7 @@ class Stages:
         )
         self._engine: Any = None
         self.slm_calls = 0
+        self._parents: dict[str, Variant] = {}  # a child's key -> the variant it came from
         # host functions an SLM variant may have moved to the GPU: timed as the region
         self.timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
 
@@ -147,12 +148,13 @@ class Stages:
 
         return all_slots(self._slots_folder(), self.config.slm_jobs)
 
-    def validate(self, code: str, method: Any) -> list[Problem]:
-        """What the SLM's answer must pass before it counts: structure, then nvcc."""
+    def validate(self, code: str, method: Any, before: Variant | None = None) -> list[Problem]:
+        """What the SLM's answer must pass before it counts: structure (the method's
+        postcondition against `before`, the code it was applied to), then nvcc."""
         from cudaify.backend.evaluate import compile_problem
         from cudaify.transforms.structure import structural_problems
 
-        problems = structural_problems(self.program, code, method)
+        problems = structural_problems(self.program, code, method, before)
         if problems:
             return list(problems)
         # With the offloaded functions named, on a GPU this is the timing build the
@@ -200,16 +202,19 @@ class Stages:
                 method,
                 variant,
                 examples,
-                lambda code: self.validate(code, method),
+                lambda code: self.validate(code, method, variant),
             )
             child = outcome.variant
             if child is not None:
                 child = dataclasses.replace(child, offloaded=self.timed)
+                self._parents[child.key] = variant
             return child, outcome.reason
         reason = method.applies(variant, self.context)
         if reason:
             return None, reason
         outcome = method.apply_rule(variant, self.context)
+        if outcome.variant is not None:
+            self._parents[outcome.variant.key] = variant
         return outcome.variant, outcome.reason
 
     def whole_program(self, start: Variant, style: str):
@@ -228,7 +233,10 @@ class Stages:
         from cudaify.transforms.structure import structural_problems
 
         method = METHODS.get(variant.node) if variant.steps else None
-        problems = structural_problems(self.program, variant.code, method)
+        # the postcondition compares with the code the step started from (coalesce: as
+        # many kernels as before), not with the sequential program
+        before = self._parents.get(variant.key)
+        problems = structural_problems(self.program, variant.code, method, before)
         if problems:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
         return self.evaluator.screen(variant)
