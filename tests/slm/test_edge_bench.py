@@ -12,6 +12,7 @@ from cudaify.config import Config
 from cudaify.pipeline import search_graph
 from cudaify.transforms import METHODS
 from cudaify.transforms.slm import bench
+from cudaify.transforms.slm.apply import converse
 from cudaify.transforms.slm.cache import CachedEngine, Recorder, Replay
 from cudaify.transforms.slm.edge_bench import (
     EdgeOptions,
@@ -23,7 +24,7 @@ from cudaify.transforms.slm.edge_bench import (
     summarise,
     table,
 )
-from cudaify.transforms.slm.engine import Completion
+from cudaify.transforms.slm.engine import Completion, PromptTooLong, Sampling
 
 PROGRAM = """\
 #include <stdio.h>
@@ -79,9 +80,10 @@ class ScriptedModel:
 
     identity = "test:scripted"
 
-    def __init__(self, offloaded: dict[str, str], slow=(), crash=(), wrong=()):
+    def __init__(self, offloaded: dict[str, str], slow=(), crash=(), wrong=(), too_long=()):
         self.offloaded = offloaded
         self.slow, self.crash, self.wrong = set(slow), set(crash), set(wrong)
+        self.too_long = set(too_long)
         self.calls = 0
 
     def complete(self, messages, sampling):
@@ -90,6 +92,8 @@ class ScriptedModel:
         name = next(n for n in KERNELS.values() if f"void {n}(" in task)
         if name in self.crash:
             raise RuntimeError("the scripted model crashed")
+        if name in self.too_long:
+            raise PromptTooLong("Requested tokens (9000) exceed context window of 8192")
         if name in self.slow:
             time.sleep(30)
         code = self.offloaded[name]
@@ -205,6 +209,44 @@ def test_a_timeout_or_a_crash_is_recorded_and_the_run_goes_on(edges):
     assert "crashed" in found["badcompile"].reason
     assert found["good"].outcome == "ok"
     assert summarise(done)[0].outcomes == {"ok": 1, "timeout": 1, "error": 1}
+
+
+def test_a_prompt_beyond_the_context_fails_its_edge_only(edges):
+    model = ScriptedModel(offloaded_code(edges), too_long={"shift"})
+    done = by_program(run_edges(edges, model, "m", EdgeOptions(), Results(None), lambda _: None))
+    assert done["badstructure"].outcome == "context" and done["badstructure"].completions == 0
+    assert "exceed context window" in done["badstructure"].reason
+    assert done["good"].outcome == "ok"
+
+
+class Answers:
+    """Answers in turn; a PromptTooLong in the list is raised instead."""
+
+    identity = "test:answers"
+
+    def __init__(self, *answers):
+        self.answers, self.asked = list(answers), []
+
+    def complete(self, messages, sampling):
+        self.asked.append(messages)
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return Completion(answer, 10, 10, 0.1)
+
+
+def test_no_repair_round_for_a_prompt_that_does_not_fit():
+    model = Answers(PromptTooLong("too long"))
+    result = converse(model, [{"role": "user", "content": "Task: x"}], lambda code: [], Sampling())
+    assert result.code is None and [p.kind for p in result.problems] == ["context"]
+    assert len(model.asked) == 1
+
+
+def test_a_repair_prompt_that_does_not_fit_leaves_the_first_answer():
+    model = Answers("no code here", PromptTooLong("too long"))
+    result = converse(model, [{"role": "user", "content": "Task: x"}], lambda code: [], Sampling())
+    assert [p.kind for p in result.problems] == ["extract"]
+    assert len(model.asked) == 2
 
 
 def test_a_time_budget_stops_starting_edges(edges):

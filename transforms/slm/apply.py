@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from cudaify.core import Problem, Variant, normalised_hash
 from cudaify.transforms.base import Method, Outcome
-from cudaify.transforms.slm.engine import Engine, Message, Sampling
+from cudaify.transforms.slm.engine import Engine, Message, PromptTooLong, Sampling
 from cudaify.transforms.slm.extract import extract_code
 from cudaify.transforms.slm.prompt import ExampleLike, edit_prompt, repair_prompt
 
@@ -29,7 +29,10 @@ class Attempt:
 def attempt(
     engine: Engine, messages: Sequence[Message], validate: Validate, sampling: Sampling
 ) -> Attempt:
-    answer = engine.complete(list(messages), sampling).text
+    try:
+        answer = engine.complete(list(messages), sampling).text
+    except PromptTooLong as exc:  # this edge's prompt cannot be answered; others still can
+        return Attempt(None, (Problem("context", str(exc)),), "")
     extraction = extract_code(answer)
     if extraction.code is None:
         return Attempt(None, (Problem("extract", extraction.reason),), answer)
@@ -43,6 +46,8 @@ def converse(
     first = attempt(engine, messages, validate, sampling)
     if first.code is not None and not first.problems:
         return first
+    if any(problem.kind == "context" for problem in first.problems):
+        return first  # the repair prompt holds this one: it cannot fit either
     repaired = repair_prompt(messages, first.answer, first.problems)
     second = attempt(engine, repaired, validate, sampling)
     return second if second.code is not None else first

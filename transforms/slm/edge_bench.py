@@ -12,10 +12,11 @@ to its own natural start), falling back to the sequential program where the meth
 it. The first input on which the method's precondition holds is taken; programs where it holds
 somewhere are sampled first.
 
-Outcomes, in the order an answer can fail: `extract` (no single fenced block), `structure`
-(the structural check), `compile` (nvcc), `unchanged` (the search rejects an answer that is the
-input again), `ok`; and `timeout` / `error` when the edge did not finish. An edge passes the
-structural check when its outcome is `compile` or `ok`, and compiles when it is `ok`.
+Outcomes, in the order an answer can fail: `context` (the prompt does not fit the model's
+context), `extract` (no single fenced block), `structure` (the structural check), `compile`
+(nvcc), `unchanged` (the search rejects an answer that is the input again), `ok`; and
+`timeout` / `error` when the edge did not finish. An edge passes the structural check when
+its outcome is `compile` or `ok`, and compiles when it is `ok`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from cudaify.transforms.slm.apply import EDIT_SAMPLING, Attempt, edge_outcome, e
 from cudaify.transforms.slm.engine import Completion, Engine, Message, Sampling
 
 START = "sequential"
-OUTCOMES = ("ok", "unchanged", "compile", "structure", "extract", "timeout", "error")
+OUTCOMES = ("ok", "unchanged", "compile", "structure", "extract", "context", "timeout", "error")
 MAX_REASON = 300  # characters of a failure reason kept per edge
 
 
@@ -272,7 +273,8 @@ class EdgeResult:
 def classify(attempt: Attempt, before: Variant) -> tuple[str, str]:
     """(outcome, reason) of the answer the repair round left."""
     if attempt.code is None:
-        return "extract", _reason(attempt.problems)
+        kind = "context" if attempt.problems and attempt.problems[0].kind == "context" else ""
+        return kind or "extract", _reason(attempt.problems)
     structural = [p for p in attempt.problems if p.kind != "compile"]
     if structural:
         return "structure", _reason(structural)

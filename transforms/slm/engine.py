@@ -86,6 +86,11 @@ class Completion:
         )
 
 
+class PromptTooLong(ModelError):
+    """The prompt (with the answer's room) does not fit the model's context: this request
+    can never be answered, but another, shorter one can."""
+
+
 class Engine(Protocol):
     """`identity` names the model for cache keys: a GGUF file's sha256 or a remote model name."""
 
@@ -183,7 +188,7 @@ class LocalEngine:
                 stop=list(sampling.stop),
             )
         except ValueError as exc:  # the prompt does not fit the context
-            raise ModelError(f"{self.model_path.name}: {exc}") from exc
+            raise PromptTooLong(f"{self.model_path.name}: {exc}") from exc
         usage = response["usage"]  # type: ignore[index]
         return Completion(
             text=response["choices"][0]["message"]["content"] or "",  # type: ignore[index]
