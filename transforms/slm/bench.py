@@ -1,7 +1,9 @@
-"""The small model on this machine: its speed (prompt processing and generation, tokens per
-second, from llama.cpp's own counters, on a real edit prompt) and how often the edges it
-applies on the benchmark suite pass the structural check and compile, per method (and, with
---run on a GPU, print what the original prints). See edge_bench.py for what an edge is.
+"""The small model on this machine: its speed and the share of its edges that pass.
+
+Speed: prompt processing and generation, tokens per second, from llama.cpp's own counters,
+on a real edit prompt. Edges: how often the edges it applies on the benchmark suite pass the
+structural check and compile, per method (and, with --run on a GPU, print what the original
+prints). See edge_bench.py for what an edge is.
 
     python -m cudaify.transforms.slm.bench [MODEL ...] [--programs N] [--methods a,b]
         [--max-tokens N] [--threads N] [--gpu-layers N] [--run] [--edge-timeout S]
