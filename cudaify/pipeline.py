@@ -226,7 +226,7 @@ class Stages:
         child = outcome.variant
         return (dataclasses.replace(child, offloaded=self.timed) if child else None), outcome.reason
 
-    def evaluate(self, variant: Variant) -> Evaluation:
+    def evaluate(self, variant: Variant, before: Variant | None = None) -> Evaluation:
         """A search candidate's verification: structure, compile, one correctness run
         that is also its timing sample (`Evaluator.screen`); `finish` times finalists."""
         from cudaify.transforms import METHODS
@@ -235,7 +235,7 @@ class Stages:
         method = METHODS.get(variant.node) if variant.steps else None
         # the postcondition compares with the code the step started from (coalesce: as
         # many kernels as before), not with the sequential program
-        before = self._parents.get(variant.key)
+        before = before or self._parents.get(variant.key)
         problems = structural_problems(self.program, variant.code, method, before)
         if problems:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))

@@ -358,7 +358,7 @@ def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress
         method,
         edge.variant,
         examples,
-        lambda code: stages.validate(code, method),
+        lambda code: stages.validate(code, method, edge.variant),
         options.sampling,
     )
     progress.outcome, progress.reason = classify(attempt, edge.variant)
@@ -366,7 +366,9 @@ def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress
         return
     child = edge_outcome(method, edge.variant, attempt).variant
     assert child is not None  # an `ok` answer is a child of the search
-    evaluation = stages.evaluate(dataclasses.replace(child, offloaded=stages.timed))
+    evaluation = stages.evaluate(
+        dataclasses.replace(child, offloaded=stages.timed), before=edge.variant
+    )
     progress.correct = evaluation.verified
     progress.reason = "" if evaluation.verified else evaluation.why
 
