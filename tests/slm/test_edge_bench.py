@@ -11,7 +11,7 @@ import pytest
 from cudaify.config import Config
 from cudaify.pipeline import search_graph
 from cudaify.transforms import METHODS
-from cudaify.transforms.slm import bench
+from cudaify.transforms.slm import bench, focus
 from cudaify.transforms.slm.apply import converse
 from cudaify.transforms.slm.cache import CachedEngine, Recorder, Replay
 from cudaify.transforms.slm.edge_bench import (
@@ -72,11 +72,12 @@ def fenced(code: str) -> str:
 
 
 class ScriptedModel:
-    """Answers an edit by the function in the program it is shown: the offload rule's own
-    output (passes), that output with the function renamed (a signature is lost: fails the
-    structural check), or with a use of an undeclared name (fails nvcc). A repair request
-    gets the same answer again. `slow` sleeps, `crash` raises, `wrong` answers code that
-    compiles and prints other numbers, for those functions."""
+    """Answers an edit by the function in the program it is shown, with the functions the
+    offload rule changes (and the items it adds), as a focused edit asks: the rule's own
+    change (passes), that change with the function renamed (the function to change is
+    missing: fails the structural check), or with a use of an undeclared name (fails nvcc).
+    A repair request gets the same answer again. `slow` sleeps, `crash` raises, `wrong`
+    answers code that compiles and prints other numbers, for those functions."""
 
     identity = "test:scripted"
 
@@ -97,6 +98,7 @@ class ScriptedModel:
         if name in self.slow:
             time.sleep(30)
         code = self.offloaded[name]
+        assert "free(x);" not in task  # only the target function is shown, not main
         if name in self.wrong:
             code = code.replace("1.0f", "3.0f")
         elif name == "shift":
@@ -110,11 +112,18 @@ class ScriptedModel:
 
 
 def offloaded_code(edges) -> dict[str, str]:
+    """Per function, the offload's change as a focused answer: its new items and the
+    changed function, nothing else of the program."""
     found = {}
     for edge in edges:
         variant = edge.starts.after("offload")
         assert variant is not None and "__global__" in variant.code
-        found[edge.program.split("/")[-1]] = variant.code
+        before = edge.starts.sequential.code
+        changed = focus.changed_functions(before, variant.code)
+        assert changed == [edge.program.split("/")[-1]]  # main is left as it was
+        parts = [item.text for item in focus.added_items(before, variant.code)]
+        parts.append(focus.functions(variant.code)[changed[0]].text)
+        found[changed[0]] = "\n\n".join(parts) + "\n"
     return found
 
 

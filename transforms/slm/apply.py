@@ -1,22 +1,38 @@
-"""Applying a reasoning-graph edge with the small model: prompt with the method's
-instruction and the edge's examples, extract the one fenced block, check it, and give
-the model one repair round with what was wrong (as a judge would) before the edge counts
-as failed. Checking is handed in (`validate`), so this module never compiles anything."""
+"""Applying a reasoning-graph edge with the small model: the model edits only the functions
+the edge changes (focus.py picks them, cuts them out of the variant and splices the answer
+back), prompted with the method's instruction and the edge's examples cut the same way;
+strict extraction of the one fenced block, the whole-program check, and one repair round
+with what was wrong (as a judge would) before the edge counts as failed. Checking is handed
+in (`validate`), so this module never compiles anything. The whole-program baselines
+(`oneshot`, `cot`) ask for the whole program."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cudaify.core import Problem, Variant, normalised_hash
-from cudaify.transforms.base import Method, Outcome
+from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.slm import focus as focusing
 from cudaify.transforms.slm.engine import Engine, Message, PromptTooLong, Sampling
 from cudaify.transforms.slm.extract import extract_code
-from cudaify.transforms.slm.prompt import ExampleLike, edit_prompt, repair_prompt
+from cudaify.transforms.slm.prompt import (
+    ANSWER_FORMAT,
+    ExampleLike,
+    edit_prompt,
+    focus_format,
+    focused_prompt,
+    repair_prompt,
+)
 
 Validate = Callable[[str], list[Problem]]
+# the extracted block -> the whole program, or the problems that prevent it
+Build = Callable[[str], "focusing.Splice"]
 
-EDIT_SAMPLING = Sampling(temperature=0.2, top_p=0.95, max_tokens=3072, seed=0)
+# max_tokens is a ceiling: a focused edit asks for about what its target and examples need
+EDIT_SAMPLING = Sampling(temperature=0.2, top_p=0.95, max_tokens=4096, seed=0)
+MIN_ANSWER_TOKENS = 512
 
 
 @dataclass(frozen=True)
@@ -27,7 +43,11 @@ class Attempt:
 
 
 def attempt(
-    engine: Engine, messages: Sequence[Message], validate: Validate, sampling: Sampling
+    engine: Engine,
+    messages: Sequence[Message],
+    validate: Validate,
+    sampling: Sampling,
+    build: Build | None = None,
 ) -> Attempt:
     try:
         answer = engine.complete(list(messages), sampling).text
@@ -36,21 +56,42 @@ def attempt(
     extraction = extract_code(answer)
     if extraction.code is None:
         return Attempt(None, (Problem("extract", extraction.reason),), answer)
-    return Attempt(extraction.code, tuple(validate(extraction.code)), answer)
+    code = extraction.code
+    if build is not None:  # a focused edit: the answer's functions spliced into the variant
+        spliced = build(code)
+        if spliced.code is None:
+            return Attempt(None, spliced.problems, answer)
+        code = spliced.code
+    return Attempt(code, tuple(validate(code)), answer)
 
 
 def converse(
-    engine: Engine, messages: list[Message], validate: Validate, sampling: Sampling = EDIT_SAMPLING
+    engine: Engine,
+    messages: list[Message],
+    validate: Validate,
+    sampling: Sampling = EDIT_SAMPLING,
+    build: Build | None = None,
+    answer_format: str = ANSWER_FORMAT,
 ) -> Attempt:
-    """One answer, and when it fails its checks, one repair round."""
-    first = attempt(engine, messages, validate, sampling)
+    """One answer, and when it fails its checks, one repair round (the repair prompt is
+    the same conversation: for a focused edit, the functions, never the whole program)."""
+    first = attempt(engine, messages, validate, sampling, build)
     if first.code is not None and not first.problems:
         return first
     if any(problem.kind == "context" for problem in first.problems):
         return first  # the repair prompt holds this one: it cannot fit either
-    repaired = repair_prompt(messages, first.answer, first.problems)
-    second = attempt(engine, repaired, validate, sampling)
+    repaired = repair_prompt(messages, first.answer, first.problems, answer_format)
+    second = attempt(engine, repaired, validate, sampling, build)
     return second if second.code is not None else first
+
+
+def answer_tokens(focus: focusing.Focus, examples: Sequence[focusing.Reduced], ceiling: int) -> int:
+    """max_tokens for a focused edit, proportional to what the answer must hold: twice the
+    target functions (a kernel and its host wrapper from one function) plus the largest
+    example answer (the new helpers the method adds), within `ceiling`."""
+    largest = max((focusing.estimate_tokens(e.after) for e in examples), default=0)
+    wanted = 2 * focusing.estimate_tokens(focus.target_text) + largest + 256
+    return min(ceiling, max(MIN_ANSWER_TOKENS, wanted))
 
 
 def edit(
@@ -60,13 +101,23 @@ def edit(
     examples: Sequence[ExampleLike],
     validate: Validate,
     sampling: Sampling = EDIT_SAMPLING,
+    context: Context | None = None,
 ) -> Attempt:
-    """The model's answer to one edge, after the repair round when the first failed."""
+    """The model's answer to one edge, after the repair round when the first failed: the
+    target functions (picked with the method's rule where `context` is given) are cut out,
+    the model answers them, and its answer is spliced back into the variant."""
+    focus = focusing.pick_targets(method, variant, context)
+    reduced = [focusing.reduce_example(example, variant.code) for example in examples]
+    shown = [(example, example.names or focus.targets) for example in reduced]
+    messages = focused_prompt(method.instruction or method.summary, shown, focus)
+    budget = answer_tokens(focus, reduced, sampling.max_tokens)
     return converse(
         engine,
-        edit_prompt(method.instruction or method.summary, examples, variant.code),
+        messages,
         validate,
-        sampling,
+        dataclasses.replace(sampling, max_tokens=budget),
+        build=lambda code: focusing.splice(focus, code),
+        answer_format=focus_format(focus.targets),
     )
 
 
@@ -87,9 +138,10 @@ def apply_with_slm(
     examples: Sequence[ExampleLike],
     validate: Validate,
     sampling: Sampling = EDIT_SAMPLING,
+    context: Context | None = None,
 ) -> Outcome:
     return edge_outcome(
-        method, variant, edit(engine, method, variant, examples, validate, sampling)
+        method, variant, edit(engine, method, variant, examples, validate, sampling, context)
     )
 
 

@@ -37,7 +37,7 @@ from cudaify.transforms.slm.edge_bench import (
     run_edges,
     select_edges,
 )
-from cudaify.transforms.slm.engine import LocalEngine, _llama_cpp
+from cudaify.transforms.slm.engine import DEFAULT_CONTEXT, LocalEngine, _llama_cpp
 from cudaify.transforms.slm.prompt import edit_prompt
 
 PROGRAM = """\
@@ -113,7 +113,9 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", action="append", default=[], help="one more model")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--gpu-layers", type=int, default=0, help="-1: every layer on the GPU")
-    parser.add_argument("--ctx", type=int, default=8192, help="context size (the search's)")
+    parser.add_argument(
+        "--ctx", type=int, default=DEFAULT_CONTEXT, help="context size (the search's)"
+    )
     parser.add_argument("--tokens", type=int, default=128, help="tokens generated for speed")
     parser.add_argument("--suite", type=Path, default=Path("benchmarks"))
     parser.add_argument("--methods", default="", help="comma-separated (default: every one)")

@@ -15,8 +15,10 @@ somewhere are sampled first.
 Outcomes, in the order an answer can fail: `context` (the prompt does not fit the model's
 context), `extract` (no single fenced block), `structure` (the structural check), `compile`
 (nvcc), `unchanged` (the search rejects an answer that is the input again), `ok`; and
-`timeout` / `error` when the edge did not finish. An edge passes the structural check when
-its outcome is `compile` or `ok`, and compiles when it is `ok`.
+`timeout` / `error` when the edge did not finish. The model edits only the edge's target
+functions (see focus.py); an answer missing one of them is a `structure` failure. An edge
+passes the structural check when its outcome is `compile` or `ok`, and compiles when it is
+`ok`.
 """
 
 from __future__ import annotations
@@ -272,9 +274,10 @@ class EdgeResult:
 
 def classify(attempt: Attempt, before: Variant) -> tuple[str, str]:
     """(outcome, reason) of the answer the repair round left."""
-    if attempt.code is None:
-        kind = "context" if attempt.problems and attempt.problems[0].kind == "context" else ""
-        return kind or "extract", _reason(attempt.problems)
+    if attempt.code is None:  # no program: too long, no block, or a splice that failed
+        first = attempt.problems[0].kind if attempt.problems else "extract"
+        kind = first if first in ("context", "extract") else "structure"
+        return kind, _reason(attempt.problems)
     structural = [p for p in attempt.problems if p.kind != "compile"]
     if structural:
         return "structure", _reason(structural)
@@ -360,6 +363,7 @@ def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress
         examples,
         lambda code: stages.validate(code, method, edge.variant),
         options.sampling,
+        edge.starts.context,
     )
     progress.outcome, progress.reason = classify(attempt, edge.variant)
     if progress.outcome != "ok" or not options.run or not stages.evaluator.run_on_gpu:

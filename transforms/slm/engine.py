@@ -38,6 +38,9 @@ Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content":
 CHOICE_PREFIX = '{"method": "'
 CHOICE_SUFFIX = '"}'
 API_KEY_ENV = "CUDAIFY_LLM_API_KEY"
+# Qwen2.5 (Coder) models are trained for 32k tokens; a focused edit needs a few thousand,
+# the whole-program baselines on a large program more
+DEFAULT_CONTEXT = 32768
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ class LocalEngine:
         self,
         model_path: str | Path,
         *,
-        n_ctx: int = 8192,
+        n_ctx: int = DEFAULT_CONTEXT,
         n_threads: int | None = None,
         n_gpu_layers: int = 0,
         identity: str | None = None,

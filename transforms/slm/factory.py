@@ -9,7 +9,13 @@ from pathlib import Path
 from cudaify.errors import ConfigError
 from cudaify.transforms.slm import models
 from cudaify.transforms.slm.cache import CachedEngine, CompletionCache, Recorder, Replay
-from cudaify.transforms.slm.engine import API_KEY_ENV, Engine, LocalEngine, RemoteEngine
+from cudaify.transforms.slm.engine import (
+    API_KEY_ENV,
+    DEFAULT_CONTEXT,
+    Engine,
+    LocalEngine,
+    RemoteEngine,
+)
 
 
 def model_identity(model: str | None = None, llm_model: str | None = None) -> str:
@@ -31,7 +37,7 @@ def open_engine(
     api_key_env: str = API_KEY_ENV,
     gpu_layers: int = 0,
     threads: int | None = None,
-    n_ctx: int = 8192,
+    n_ctx: int = DEFAULT_CONTEXT,
     record: str | Path | None = None,
     replay: str | Path | None = None,
     cache_dir: str | Path | None = None,

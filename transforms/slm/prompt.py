@@ -19,6 +19,12 @@ ANSWER_FORMAT = (
     "Reply with the complete new program in one ```cuda code block, then one sentence "
     "saying what you changed. No other code blocks."
 )
+FOCUS_FORMAT = (
+    "Reply with one ```cuda code block holding the complete new version of {names}; put any "
+    "new __global__ kernels, __device__ helpers, includes or globals they need before them. "
+    "Do not repeat the declarations or any other function. Then one sentence saying what "
+    "you changed."
+)
 MAX_PROBLEM_CHARS = 3000  # compiler logs can be long; the model needs the first errors
 
 
@@ -58,13 +64,74 @@ def edit_prompt(
     return messages
 
 
+def _names(names: Sequence[str]) -> str:
+    quoted = [f"`{name}`" for name in names]
+    if len(quoted) <= 1:
+        return "the function " + "".join(quoted)
+    return "the functions " + ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def focus_format(names: Sequence[str]) -> str:
+    return FOCUS_FORMAT.format(names=_names(names))
+
+
+def _focused_task(
+    instruction: str, functions: str, names: Sequence[str], declarations: str = ""
+) -> str:
+    parts = [f"Task: {instruction.strip()}"]
+    if declarations.strip():
+        parts.append(
+            "Declarations the program already has (read-only, for reference):\n"
+            + fenced(declarations)
+        )
+    parts.append(f"Change only {_names(names)}:\n{fenced(functions)}")
+    parts.append(focus_format(names))
+    return "\n\n".join(parts)
+
+
+class FocusLike(Protocol):
+    """What a focused prompt needs of an edge's target (`focus.Focus` has these)."""
+
+    targets: tuple[str, ...]
+
+    @property
+    def target_text(self) -> str: ...
+
+    def context_text(self) -> str: ...
+
+
+def focused_prompt(
+    method_instruction: str,
+    examples: Sequence[tuple[ExampleLike, Sequence[str]]],
+    focus: FocusLike,
+) -> list[Message]:
+    """Messages asking the model to apply one method to the target functions only: each
+    example (already cut to its changed functions, with their names) as an earlier turn,
+    then the target functions with the declarations they may use as read-only context."""
+    messages: list[Message] = [{"role": "system", "content": SYSTEM}]
+    for example, names in examples:
+        said = example.detail.strip() or "I applied the change."
+        task = _focused_task(method_instruction, example.before, names)
+        messages += [
+            {"role": "user", "content": task},
+            {"role": "assistant", "content": f"{fenced(example.after)}\n\n{said}"},
+        ]
+    task = _focused_task(method_instruction, focus.target_text, focus.targets, focus.context_text())
+    messages.append({"role": "user", "content": task})
+    return messages
+
+
 def repair_prompt(
-    messages: Sequence[Message], answer: str, problems: Iterable[object]
+    messages: Sequence[Message],
+    answer: str,
+    problems: Iterable[object],
+    answer_format: str = ANSWER_FORMAT,
 ) -> list[Message]:
     """The conversation plus the model's answer and what was wrong with it (compiler
-    errors, a failed structural check, an extraction failure), asking for one fix."""
+    errors, a failed structural check, an extraction failure), asking for one fix in the
+    same form (`answer_format`: the whole program, or the functions of a focused edit)."""
     listed = _problem_list(problems)
-    request = f"Your program has these problems:\n{listed}\n\nFix them. {ANSWER_FORMAT}"
+    request = f"Your answer has these problems:\n{listed}\n\nFix them. {answer_format}"
     return [
         *messages,
         {"role": "assistant", "content": answer},

@@ -1,0 +1,349 @@
+"""The part of a program an edge changes: the functions the method's rule would touch, cut
+out of the variant by byte range, the declarations they use as read-only context, and the
+splice of the model's replacement back into the variant, everything else byte-identical.
+
+A small model copying a whole program back loses helpers, stops at its token limit and
+runs past its context; asked for the two or three functions that change, it answers in a
+few hundred tokens. The examples of an edge are reduced the same way: their before and
+after codes cut down to the functions that differ."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from cudaify.core import Problem, Variant
+from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_text as kt
+from cudaify.transforms.base import Context, Method
+
+# Top-level items that only declare (read-only context for the model).
+_DECLARATIONS = {
+    "preproc_include",
+    "preproc_def",
+    "preproc_function_def",
+    "preproc_call",
+    "type_definition",
+    "declaration",
+    "struct_specifier",
+    "union_specifier",
+    "enum_specifier",
+    "class_specifier",
+    "alias_declaration",
+    "using_declaration",
+    "namespace_alias_definition",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One top-level item of a translation unit. `start` includes the comments directly
+    above a function (the offload's `/* Loop nest ... */` belongs to its kernel)."""
+
+    kind: str  # "function" | the tree-sitter type of anything else
+    name: str  # the function's name; "" for other items
+    start: int
+    end: int
+    text: str
+    node: Node
+
+    @property
+    def is_function(self) -> bool:
+        return self.kind == "function"
+
+
+def _function_of(node: Node, data: bytes) -> str | None:
+    if node.type == "function_definition":
+        return cs.function_name(node, data)
+    if node.type == "template_declaration":
+        inner = next((c for c in node.named_children if c.type == "function_definition"), None)
+        return cs.function_name(inner, data) if inner is not None else None
+    return None
+
+
+def items(code: str) -> list[Item]:
+    """The top-level items of `code` in source order (comments fold into the function
+    below them; other comments are not items)."""
+    data = kt.encode(code)
+    found: list[Item] = []
+    pending: int | None = None  # start of the comments directly above the next item
+    previous_end = 0
+    for node in cs.parse(data).root_node.children:
+        if node.type == "comment":
+            between = data[previous_end : node.start_byte]
+            if pending is None or between.count(b"\n") > 1:
+                pending = node.start_byte
+            previous_end = node.end_byte
+            continue
+        name = _function_of(node, data)
+        glued = pending is not None and data[previous_end : node.start_byte].count(b"\n") <= 1
+        start = pending if (name and glued and pending is not None) else node.start_byte
+        kind = "function" if name else node.type
+        found.append(
+            Item(
+                kind,
+                name or "",
+                start,
+                node.end_byte,
+                _slice(data, start, node.end_byte).rstrip(),
+                node,
+            )
+        )
+        pending, previous_end = None, node.end_byte
+    return found
+
+
+def _slice(data: bytes, start: int, end: int) -> str:
+    return kt.decode(data[start:end])
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def functions(code: str) -> dict[str, Item]:
+    """Top-level function definitions by name (the last one of a name wins)."""
+    return {item.name: item for item in items(code) if item.is_function}
+
+
+def changed_functions(before: str, after: str) -> list[str]:
+    """Functions of `before` whose definition `after` changes or drops, in source order."""
+    then, now = functions(before), functions(after)
+    return [
+        name
+        for name, item in then.items()
+        if name not in now or _normal(now[name].text) != _normal(item.text)
+    ]
+
+
+def added_items(before: str, after: str) -> list[Item]:
+    """Items of `after` that `before` does not have (new kernels, helpers, includes,
+    globals), in source order."""
+    then = functions(before)
+    texts = {_normal(item.text) for item in items(before)}
+    return [
+        item
+        for item in items(after)
+        if (item.name not in then if item.is_function else _normal(item.text) not in texts)
+    ]
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """An example cut to what changes: before = the changed functions (`names`), after =
+    the new items and the changed functions as the example's `after` has them."""
+
+    program: str
+    before: str
+    after: str
+    detail: str
+    names: tuple[str, ...] = ()
+
+
+def reduce_example(example: object, present: str = "") -> Reduced:
+    """The example (anything with program/before/after/detail) cut to its changed
+    functions; new items that `present` (the code being edited) already has are left out,
+    the model sees them among its declarations. Unchanged when no function differs (a
+    change outside any function)."""
+    before, after = example.before, example.after  # type: ignore[attr-defined]
+    changed = changed_functions(before, after)
+    detail = getattr(example, "detail", "")
+    program = getattr(example, "program", "")
+    if not changed:
+        return Reduced(program, before, after, detail)
+    then, now = functions(before), functions(after)
+    have = functions(present)
+    have_texts = {_normal(item.text) for item in items(present)}
+    new_parts = [
+        item.text
+        for item in added_items(before, after)
+        if _normal(item.text).strip(";")
+        and (item.name not in have if item.is_function else _normal(item.text) not in have_texts)
+    ]
+    new_parts += [now[name].text for name in changed if name in now]
+    old = "\n\n".join(then[name].text for name in changed)
+    return Reduced(program, old, "\n\n".join(new_parts), detail, tuple(changed))
+
+
+# -- the target of an edge -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The functions an edge changes (`targets`, in source order) and the variant they are
+    cut from; `how` says how they were picked (the rule's own change, or a fallback)."""
+
+    code: str
+    targets: tuple[str, ...]
+    how: str
+
+    @property
+    def target_items(self) -> list[Item]:
+        found = functions(self.code)
+        return [found[name] for name in self.targets]
+
+    @property
+    def target_text(self) -> str:
+        return "\n\n".join(item.text for item in self.target_items)
+
+    def context_text(self) -> str:
+        """What the target functions may use, read-only: includes, macros, types, globals
+        and the signatures of the other functions (bodies left out)."""
+        data = kt.encode(self.code)
+        parts = []
+        for item in items(self.code):
+            if item.is_function:
+                if item.name not in self.targets:
+                    parts.append(_signature(item, data))
+            elif item.kind in _DECLARATIONS or item.kind.startswith("preproc"):
+                parts.append(item.text.strip())
+        return "\n".join(part for part in parts if part)
+
+
+def _signature(item: Item, data: bytes) -> str:
+    node = item.node
+    if node.type == "template_declaration":
+        node = next(c for c in node.named_children if c.type == "function_definition")
+    body = node.child_by_field_name("body")
+    if body is None:
+        return ""
+    head = _slice(data, item.node.start_byte, body.start_byte).strip()
+    return " ".join(head.split()) + ";"
+
+
+def pick_targets(method: Method, variant: Variant, context: Context | None = None) -> Focus:
+    """The functions the edge should change. Where the method's rule applies, the functions
+    its own output changes (the rule knows which nest and which kernel); else the kernels
+    and the host functions that launch them (a method on kernels), or the host functions
+    holding a parallel loop (offload); as a last resort every function."""
+    code = variant.code
+    if context is not None:
+        changed = _rule_targets(method, variant, context)
+        if changed:
+            return Focus(code, tuple(changed), "rule")
+    defined = functions(code)
+    data = kt.encode(code)
+    kernels = [k.name for k in kt.kernels(data) if k.name in defined]
+    if kernels:
+        launchers = {
+            _enclosing_function(launch.call, data)
+            for launch in kt.launches(data)
+            if launch.kernel in kernels
+        }
+        chosen = set(kernels) | {name for name in launchers if name in defined}
+        return Focus(code, _in_order(code, chosen), "kernels")
+    parallel = _parallel_functions(context) if context is not None else set()
+    parallel &= set(defined)
+    if parallel:
+        return Focus(code, _in_order(code, parallel), "parallel loops")
+    loops = {name for name, item in defined.items() if _has_loop(item.node)}
+    return Focus(code, _in_order(code, loops or set(defined)), "loops")
+
+
+def _rule_targets(method: Method, variant: Variant, context: Context) -> list[str]:
+    try:
+        if method.applies(variant, context) is not None:
+            return []
+        produced = method.apply_rule(variant, context).variant
+    except Exception:  # noqa: BLE001 - a rule's bug only means the fallback picks
+        return []
+    if produced is None:
+        return []
+    return changed_functions(variant.code, produced.code)
+
+
+def _parallel_functions(context: Context) -> set[str]:
+    def any_parallel(loops: Sequence[object]) -> bool:
+        return any(
+            loop.parallel or any_parallel(loop.children)  # type: ignore[attr-defined]
+            for loop in loops
+        )
+
+    return {fn.name for fn in context.program.functions if any_parallel(fn.loops)}
+
+
+def _has_loop(node: Node) -> bool:
+    return any(
+        n.type in ("for_statement", "while_statement", "do_statement") for n in cs.walk(node)
+    )
+
+
+def _enclosing_function(node: Node, data: bytes) -> str | None:
+    current: Node | None = node
+    while current is not None:
+        if current.type == "function_definition":
+            return cs.function_name(current, data)
+        current = current.parent
+    return None
+
+
+def _in_order(code: str, names: set[str]) -> tuple[str, ...]:
+    return tuple(item.name for item in items(code) if item.is_function and item.name in names)
+
+
+# -- splicing the answer back ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Splice:
+    code: str | None
+    problems: tuple[Problem, ...] = ()
+
+
+def splice(focus: Focus, answer: str) -> Splice:
+    """The variant with the answer's versions of the target functions at their own byte
+    ranges, and the answer's new items (kernels, helpers, includes, globals) inserted
+    before the first target; everything else byte-identical. Items the variant already
+    has, verbatim up to whitespace, are dropped (the model echoed its context)."""
+    data = kt.encode(focus.code)
+    existing = functions(focus.code)
+    known = {_normal(item.text) for item in items(focus.code)}
+    known |= {_normal(_signature(item, data)) for item in existing.values()}
+    replacements: dict[str, str] = {}
+    inserted: list[str] = []
+    problems: list[Problem] = []
+    for item in items(answer):
+        if item.is_function and item.name in focus.targets:
+            replacements[item.name] = item.text
+        elif item.is_function and item.name in existing:
+            if _normal(item.text) != _normal(existing[item.name].text):
+                problems.append(
+                    Problem(
+                        "structure",
+                        f"the answer redefines '{item.name}', which is not one of the "
+                        f"functions to change ({', '.join(focus.targets)})",
+                    )
+                )
+        elif _normal(item.text) not in known:
+            inserted.append(item.text)
+    missing = [name for name in focus.targets if name not in replacements]
+    if missing:
+        problems.insert(
+            0,
+            Problem(
+                "structure",
+                "the answer does not define "
+                + ", ".join(f"'{name}'" for name in missing)
+                + "; give the complete new version of every function to change",
+            ),
+        )
+    if problems:
+        return Splice(None, tuple(problems))
+    targets = sorted(focus.target_items, key=lambda item: item.start)
+    out, cursor = [], 0
+    for index, item in enumerate(targets):
+        out.append(_slice(data, cursor, item.start))
+        if index == 0 and inserted:
+            out.append("\n\n".join(inserted) + "\n\n")
+        out.append(replacements[item.name])
+        cursor = item.end
+    out.append(_slice(data, cursor, len(data)))
+    return Splice("".join(out))
+
+
+def estimate_tokens(text: str) -> int:
+    """Roughly the tokens of code for a BPE tokenizer (about 3.5 characters each)."""
+    return len(re.sub(r"[ \t]+", " ", text)) * 2 // 7 + 1
