@@ -621,12 +621,35 @@ def result_key(source_path: str, source: bytes, config: Config) -> str:
     gpus = [f"{g.name}/{g.compute_capability}" for g in detect_gpus()]
     return content_hash(
         __version__,
+        _code_hash(),
         str(Path(source_path).resolve()),
         source,
         json.dumps(settings, default=str),
         graph,
         ",".join(gpus) or "no-gpu",
     )
+
+
+def _code_files() -> list[Path]:
+    """cudaify's own Python sources, every stage package's folder (the package-dir mapping
+    puts them side by side, not under cudaify/)."""
+    from importlib.util import find_spec
+
+    roots: set[Path] = set()
+    for package in ("cudaify", *(f"cudaify.{s}" for s in _STAGES)):
+        spec = find_spec(package)
+        roots.update(Path(p) for p in (spec.submodule_search_locations or []) if spec)
+    return sorted({path for root in roots for path in root.rglob("*.py")})
+
+
+_STAGES = ("frontend", "transforms", "regraph", "mcgs", "backend")
+
+
+@functools.cache
+def _code_hash() -> str:
+    """A changed rule or check must not be answered from the result cache: an editable
+    install keeps its version number across changes."""
+    return content_hash(*(path.read_bytes() for path in _code_files()))
 
 
 def _file_hash(path: str) -> str | None:
