@@ -638,7 +638,8 @@ def _code_files() -> list[Path]:
     roots: set[Path] = set()
     for package in ("cudaify", *(f"cudaify.{s}" for s in _STAGES)):
         spec = find_spec(package)
-        roots.update(Path(p) for p in (spec.submodule_search_locations or []) if spec)
+        if spec is not None:
+            roots.update(Path(p) for p in spec.submodule_search_locations or [])
     return sorted({path for root in roots for path in root.rglob("*.py")})
 
 

@@ -184,8 +184,8 @@ def _plan(
     scalars, privates = ps.scalars_of(located, arrays, skip, {loop.var})
     if privates:
         raise ps.Refuse(f"the loop also writes '{privates[0][1]}'")
-    keys = ("terms", "sums", "storage", "storage_bytes", "d_out", "start", "total", "blocks")
-    keys += ("capacity", "storage_capacity")
+    keys: tuple[str, ...] = ("terms", "sums", "storage", "storage_bytes", "d_out", "start")
+    keys += ("total", "blocks", "capacity", "storage_capacity")
     names = {key: _fresh(key, taken) for key in keys}
     names.update({f"capacity:{a.name}": _fresh(f"capacity_{a.name}", taken) for a in arrays})
     names["terms_kernel"] = _fresh(f"{function.name}_scan_terms", taken)
