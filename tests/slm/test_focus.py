@@ -137,6 +137,12 @@ def test_an_answer_missing_a_target_or_rewriting_another_function_is_refused():
     assert echoed.code is not None and echoed.code.count("static void fill") == 1
 
 
+def test_a_class_keeps_its_semicolon_in_the_declarations():
+    code = "class Lcg {\n  public:\n    int s;\n};\n\nint next(Lcg *g) { return ++g->s; }\n"
+    cut = focus.Focus(code, ("next",), "test")
+    assert cut.context_text() == "class Lcg {\n  public:\n    int s;\n};"
+
+
 def test_examples_are_cut_to_the_functions_they_change():
     before = (
         "#include <stdio.h>\n\nstatic int sq(int v) { return v * v; }\n\n"
@@ -209,6 +215,9 @@ def test_the_repair_prompt_carries_the_error_and_the_function_level_answer():
     # the example cut to the one function it changes, its declarations not repeated
     assert "Change only the function `scale`:" in asked[1]["content"]
     assert "return 0;" not in asked[1]["content"] and "1664525u" not in asked[1]["content"]
+    # its declarations come after the function, as in the edge's own task
+    for turn in (asked[1]["content"], task):
+        assert turn.index("Change only") < turn.index("static unsigned lcg_next(unsigned *state);")
     assert "int main" not in asked[2]["content"]  # the example cut to its changed function
     assert "128>>>" in asked[2]["content"]
     assert sampling.max_tokens < EDIT_SAMPLING.max_tokens  # sized to the target

@@ -78,6 +78,12 @@ def items(code: str) -> list[Item]:
                 pending = node.start_byte
             previous_end = node.end_byte
             continue
+        if node.type == ";" and found:  # `class A { ... };`: the `;` belongs to the class
+            last = found[-1]
+            text = _slice(data, last.start, node.end_byte)
+            found[-1] = Item(last.kind, last.name, last.start, node.end_byte, text, last.node)
+            previous_end = node.end_byte
+            continue
         name = _function_of(node, data)
         glued = pending is not None and data[previous_end : node.start_byte].count(b"\n") <= 1
         start = pending if (name and glued and pending is not None) else node.start_byte
@@ -141,6 +147,7 @@ class Reduced:
     after: str
     detail: str
     names: tuple[str, ...] = ()
+    context: str = ""  # the example's other declarations, shown as in the edge's own task
 
 
 def reduce_example(example: object, present: str = "") -> Reduced:
@@ -165,7 +172,8 @@ def reduce_example(example: object, present: str = "") -> Reduced:
     ]
     new_parts += [now[name].text for name in changed if name in now]
     old = "\n\n".join(then[name].text for name in changed)
-    return Reduced(program, old, "\n\n".join(new_parts), detail, tuple(changed))
+    context = Focus(before, tuple(n for n in changed if n in then), "example").context_text()
+    return Reduced(program, old, "\n\n".join(new_parts), detail, tuple(changed), context)
 
 
 # -- the target of an edge -------------------------------------------------------------------

@@ -1,7 +1,10 @@
 """The prompts the small model sees. Small models follow a shown format far better than a
 described one, so the examples of an edge are given as earlier turns of the conversation:
 the task on the example's `before` code, answered by its `detail` and its `after` code in
-exactly the form we want back (the whole program in one fenced block, then one sentence)."""
+exactly the form we want back (one fenced block, then one sentence). An edge's prompt is
+focused (`focused_prompt`): the examples and the task show only the functions that change,
+with the program's other declarations as read-only context, and the answer holds those
+functions; the whole-program baselines (`edit_prompt`) show and ask for the program."""
 
 from __future__ import annotations
 
@@ -78,13 +81,12 @@ def focus_format(names: Sequence[str]) -> str:
 def _focused_task(
     instruction: str, functions: str, names: Sequence[str], declarations: str = ""
 ) -> str:
-    parts = [f"Task: {instruction.strip()}"]
-    if declarations.strip():
+    parts = [f"Task: {instruction.strip()}", f"Change only {_names(names)}:\n{fenced(functions)}"]
+    if declarations.strip():  # after the functions: a small model copies the first block
         parts.append(
-            "Declarations the program already has (read-only, for reference):\n"
-            + fenced(declarations)
+            "The rest of the program declares (read-only, do not repeat):\n"
+            + fenced(declarations, "c")
         )
-    parts.append(f"Change only {_names(names)}:\n{fenced(functions)}")
     parts.append(focus_format(names))
     return "\n\n".join(parts)
 
@@ -111,7 +113,9 @@ def focused_prompt(
     messages: list[Message] = [{"role": "system", "content": SYSTEM}]
     for example, names in examples:
         said = example.detail.strip() or "I applied the change."
-        task = _focused_task(method_instruction, example.before, names)
+        task = _focused_task(
+            method_instruction, example.before, names, getattr(example, "context", "")
+        )
         messages += [
             {"role": "user", "content": task},
             {"role": "assistant", "content": f"{fenced(example.after)}\n\n{said}"},
