@@ -32,6 +32,8 @@ Build = Callable[[str], "focusing.Splice"]
 
 # max_tokens is a ceiling: a focused edit asks for about what its target and examples need
 EDIT_SAMPLING = Sampling(temperature=0.2, top_p=0.95, max_tokens=4096, seed=0)
+# the whole-program baselines (oneshot, cot) keep the budget they were recorded with
+WHOLE_PROGRAM_SAMPLING = dataclasses.replace(EDIT_SAMPLING, max_tokens=3072)
 MIN_ANSWER_TOKENS = 512
 
 
@@ -166,7 +168,7 @@ def whole_program(
     style: str,
     variant: Variant,
     validate: Validate,
-    sampling: Sampling = EDIT_SAMPLING,
+    sampling: Sampling = WHOLE_PROGRAM_SAMPLING,
 ) -> Outcome:
     """The baselines of the paper: the whole program to CUDA in one prompt (`oneshot`) or
     step by step in one prompt (`cot`); same checks and repair round as an edge."""

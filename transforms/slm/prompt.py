@@ -135,7 +135,8 @@ def repair_prompt(
     errors, a failed structural check, an extraction failure), asking for one fix in the
     same form (`answer_format`: the whole program, or the functions of a focused edit)."""
     listed = _problem_list(problems)
-    request = f"Your answer has these problems:\n{listed}\n\nFix them. {answer_format}"
+    subject = "program" if answer_format == ANSWER_FORMAT else "answer"
+    request = f"Your {subject} has these problems:\n{listed}\n\nFix them. {answer_format}"
     return [
         *messages,
         {"role": "assistant", "content": answer},
