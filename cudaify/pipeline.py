@@ -203,6 +203,7 @@ class Stages:
                 variant,
                 examples,
                 lambda code: self.validate(code, method, variant),
+                context=self.context,  # the rule's own targets decide what the model edits
             )
             child = outcome.variant
             if child is not None:
