@@ -364,13 +364,6 @@ def located_loop(located: ps.Located) -> Loop:
     raise ps.Refuse("the loop's facts were not found")
 
 
-def _enclosing_function(node: Node) -> Node | None:
-    current: Node | None = node
-    while current is not None and current.type != "function_definition":
-        current = current.parent
-    return current
-
-
 def _params(definition: Node, source: bytes) -> set[str]:
     names: set[str] = set()
     for param in cs.parameter_nodes(definition):

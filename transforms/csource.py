@@ -194,11 +194,22 @@ def visible(tree: Tree, source: bytes, name: str, at: int) -> Declared | None:
     return None
 
 
+LOOP_TYPES = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+
+
+def enclosing_function(node: Node) -> Node | None:
+    """The function definition `node` lies in (itself if it is one)."""
+    current: Node | None = node
+    while current is not None and current.type != "function_definition":
+        current = current.parent
+    return current
+
+
 def function_nodes(tree: Tree, source: bytes) -> dict[str, Node]:
     """Top-level function definitions by name (the last one wins)."""
     found: dict[str, Node] = {}
     for child in tree.root_node.children:
-        definition = _unwrap_template(child)
+        definition = unwrap_template(child)
         if definition is None or definition.type != "function_definition":
             continue
         name = function_name(definition, source)
@@ -220,7 +231,9 @@ def all_function_nodes(tree: Tree, source: bytes) -> dict[str, list[Node]]:
     return found
 
 
-def _unwrap_template(node: Node) -> Node | None:
+def unwrap_template(node: Node) -> Node | None:
+    """The definition a top-level item holds: a template's function, the body of an
+    `extern "C" { ... }`, or the item itself."""
     if node.type == "template_declaration":
         return next((c for c in node.named_children if c.type == "function_definition"), None)
     if node.type == "linkage_specification":  # extern "C" { ... } keeps one level

@@ -253,7 +253,7 @@ ARITHMETIC_WORDS = frozenset(
     volatile static register int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
     uint64_t ptrdiff_t intptr_t uintptr_t auto""".split()
 )
-LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+LOOPS = cs.LOOP_TYPES
 _DEVICE_CALLS = ("cudaify_map", "cudaify_unmap")
 
 

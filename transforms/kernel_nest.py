@@ -49,7 +49,7 @@ EFFECTFUL = frozenset(
     }
 )
 JUMPS = frozenset({"return_statement", "goto_statement", "labeled_statement"})
-BREAKABLE = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+BREAKABLE = cs.LOOP_TYPES  # the statements a `continue` (and, with switch, a `break`) leaves
 
 _COMPACT = re.compile(r"\s+")
 _INIT = re.compile(r"longlong(\w+)=blockIdx\.([xyz])\*\(longlong\)blockDim\.\2\+threadIdx\.\2")

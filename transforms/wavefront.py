@@ -200,7 +200,7 @@ def _continues(body: Any) -> bool:
     return False
 
 
-LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+LOOP_TYPES = cs.LOOP_TYPES
 
 
 def _offsets(access: Access, i: str, j: str) -> tuple[int, int]:

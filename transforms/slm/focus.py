@@ -56,12 +56,10 @@ class Item:
 
 
 def _function_of(node: Node, data: bytes) -> str | None:
-    if node.type == "function_definition":
-        return cs.function_name(node, data)
-    if node.type == "template_declaration":
-        inner = next((c for c in node.named_children if c.type == "function_definition"), None)
-        return cs.function_name(inner, data) if inner is not None else None
-    return None
+    definition = cs.unwrap_template(node)
+    if definition is None or definition.type != "function_definition":
+        return None
+    return cs.function_name(definition, data)
 
 
 def items(code: str) -> list[Item]:
@@ -274,18 +272,12 @@ def _parallel_functions(context: Context) -> set[str]:
 
 
 def _has_loop(node: Node) -> bool:
-    return any(
-        n.type in ("for_statement", "while_statement", "do_statement") for n in cs.walk(node)
-    )
+    return any(n.type in cs.LOOP_TYPES for n in cs.walk(node))
 
 
 def _enclosing_function(node: Node, data: bytes) -> str | None:
-    current: Node | None = node
-    while current is not None:
-        if current.type == "function_definition":
-            return cs.function_name(current, data)
-        current = current.parent
-    return None
+    definition = cs.enclosing_function(node)
+    return cs.function_name(definition, data) if definition is not None else None
 
 
 def _in_order(code: str, names: set[str]) -> tuple[str, ...]:
