@@ -16,14 +16,12 @@ reference's). What follows depends on who asks:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -33,7 +31,7 @@ from cudaify.backend.cache import Cache
 from cudaify.backend.compare import compare, compare_exit
 from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
 from cudaify.backend.differential import differential_test
-from cudaify.backend.gpulock import gpu_lock
+from cudaify.backend.gpulock import GpuLock, gpu_lock
 from cudaify.backend.kernel_differential import kernel_differential_test
 from cudaify.backend.profile import hardware_counters
 from cudaify.backend.runner import RunResult, run_binary, time_limit
@@ -79,9 +77,10 @@ class ReferenceResult:
 
 
 class Evaluator:
-    """Verifies variants of one program. Thread-safe; compiles in parallel, runs one at a
-    time per GPU, across processes too (timings taken side by side on one GPU would
-    disturb each other)."""
+    """Verifies variants of one program. Thread-safe; compiles in parallel. Search
+    candidates' correctness runs share the GPU with other processes' (bench -j N); every
+    timing that gets reported has it alone (see gpulock), since timings taken side by side
+    on one GPU would disturb each other."""
 
     def __init__(
         self,
@@ -91,7 +90,6 @@ class Evaluator:
         run_on_gpu: bool | None = None,
         differential: bool = False,
         profile: bool = False,
-        quiet: Callable[[], AbstractContextManager[object]] | None = None,
     ):
         self.program = program
         self.config = config
@@ -107,17 +105,23 @@ class Evaluator:
         self._reference: ReferenceResult | None = None
         self._reference_timings: dict[tuple[str, ...], Timing] = {}
         self._lock = threading.RLock()
-        # Runs on the GPU wait for each other across threads and processes (bench -j N).
+        # Shared by correctness runs and local models, exclusive for reported timings,
+        # across threads and processes (bench -j N).
         self._run_lock = gpu_lock(self.cache.root)
-        # Held around the timings that get reported (the reference's, a finalist's): e.g.
-        # no language model generates on this machine meanwhile (see cudaify.slots).
-        self._quiet = quiet or contextlib.nullcontext
+
+    @property
+    def gpu(self) -> GpuLock:
+        """This evaluator's GPU lock: `with evaluator.gpu.shared():` for work that may
+        share the GPU with correctness runs but not with a reported timing."""
+        return self._run_lock
 
     # -- the reference -------------------------------------------------------------
 
     def reference(self) -> ReferenceResult:
         """Compile and run the input once (cached on disk by content hash). Raises
         SourceError when gcc rejects the input, InputError when it does not finish."""
+        if self._reference is not None:  # no lock: a shared GPU holder may ask
+            return self._reference
         with self._lock:
             if self._reference is None:
                 self._reference = self._load_or_run_reference()
@@ -193,7 +197,7 @@ class Evaluator:
         key = content_hash(
             "reference-timing", str(session), str(build.binary), str(self.config.runs)
         )
-        with self._quiet(), self._run_lock:
+        with self._run_lock:
             stored = self.cache.read_json("reference-timings", key) if session else None
             if stored is not None:
                 return Timing(**stored)
@@ -290,8 +294,12 @@ class Evaluator:
                 ran_on_gpu=False,
                 compile_seconds=compile_seconds,
             )
-        with self._run_lock:
-            checked = self._check(variant, build, timed, compile_seconds)
+        # Ran before the hold: running the reference needs the GPU alone.
+        reference = self.reference()
+        # A candidate's screening run shares the GPU; a reported timing has it alone.
+        hold = self._run_lock.shared() if screening else self._run_lock
+        with hold:
+            checked = self._check(variant, build, timed, compile_seconds, reference)
             if isinstance(checked, Evaluation):
                 return checked
             runs = self.config.search_runs if screening else self.config.runs
@@ -330,8 +338,10 @@ class Evaluator:
         build, timed, _seconds = self.compile(variant)  # a cache hit: the same binary
         if not build.ok:
             return evaluation
-        with self._quiet(), self._run_lock:
-            checked = self._check(variant, build, timed, evaluation.compile_seconds)
+        with self._run_lock:
+            checked = self._check(
+                variant, build, timed, evaluation.compile_seconds, self.reference()
+            )
             if isinstance(checked, Evaluation):
                 flaky = Problem("flaky", f"passed once, then failed: {checked.why}")
                 return replace(checked, problems=(flaky, *checked.problems))
@@ -367,8 +377,9 @@ class Evaluator:
         binary = build.binary
         if not build.ok or binary is None:
             return evaluation
-        limit = time_limit(self.reference().seconds, self.config.run_timeout)
-        with self._quiet(), self._run_lock:
+        reference = self.reference()
+        limit = time_limit(reference.seconds, self.config.run_timeout)
+        with self._run_lock:
             timing = evaluation.timing
             if timed:
                 timing, failed = with_kernel_times(
@@ -376,7 +387,7 @@ class Evaluator:
                     binary,
                     timeout=limit,
                     cuda=True,
-                    expected_exit=self.reference().exit_code,
+                    expected_exit=reference.exit_code,
                 )
                 if failed is not None:
                     problem = Problem("flaky", f"passed, then a timed run failed: {failed}")
@@ -393,12 +404,16 @@ class Evaluator:
         return [self.evaluate(variant) for variant in variants]
 
     def _check(
-        self, variant: Variant, build: Build, timed: tuple[str, ...], compile_seconds: float
+        self,
+        variant: Variant,
+        build: Build,
+        timed: tuple[str, ...],
+        compile_seconds: float,
+        reference: ReferenceResult,
     ) -> _Checked | Evaluation:
         """The correctness run: the output and exit code against the reference's (and,
         with `differential`, the offloaded functions alone at other sizes). The run is a
         timed one when the build is a timing build. An Evaluation when it failed."""
-        reference = self.reference()
         limit = time_limit(reference.seconds, self.config.run_timeout)
         binary = build.binary
         assert binary is not None

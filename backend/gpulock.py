@@ -1,20 +1,35 @@
-"""One GPU, one timed program at a time, across processes.
+"""One GPU, shared by correctness runs and language models, exclusive for timings.
 
 `cudaify bench -j N` and `cudaify graph build --jobs N` verify programs in parallel
-processes. Compiles may overlap freely, but two programs sharing a GPU disturb each other's
-timings (and ncu replays), so every run on a GPU holds an exclusive `flock` on a lock file
-in the cache folder, one file per GPU. The kernel releases the lock when its holder dies,
-so a killed cudaify never leaves a GPU locked.
+processes. Compiles may overlap freely. Runs on a GPU take one of two kinds of hold on an
+`flock`ed file in the cache folder, one file per GPU:
 
-A `GpuLock` is also a reentrant thread lock: a thread that holds it may take it again (the
-evaluator's correctness run asks for the reference, which runs under the same lock)."""
+- shared (`with lock.shared():`): a search candidate's correctness run (whose one-run time
+  only ranks candidates for the finalists) and a local model's generation. Any number of
+  shared holders run side by side: H100-class GPUs time-slice between processes, so
+  candidates of 16 programs are checked at once instead of in one queue.
+- exclusive (`with lock:`): every timing that gets reported (the reference's, a
+  finalist's, the bandwidth probe, ncu replays). Nothing else runs on the GPU meanwhile.
+
+Exclusive holders have priority: a second file, the gate, is held by an exclusive holder
+from the moment it asks until it is done, and a shared holder passes through the gate
+before it takes its hold. So a stream of short shared holds cannot starve a timing; it
+waits only for the shared holds already running.
+
+Each thread takes its own hold (a thread opens its own file descriptions, which flock
+treats like another process's), and a thread may nest holds: shared inside exclusive is a
+no-op, exclusive inside shared is a bug (two such threads would wait on each other
+forever) and raises. The kernel releases a dead holder's locks, so a killed cudaify never
+leaves a GPU locked."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -31,44 +46,79 @@ def lock_path(cache_root: Path, gpu: str | None = None) -> Path:
     return cache_root / "locks" / f"gpu-{name}.lock"
 
 
+def _locked(path: Path, operation: int) -> IO[bytes]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "ab")  # noqa: SIM115 - closing it releases the flock
+    try:
+        fcntl.flock(handle.fileno(), operation)  # waits for the other holders
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
 class GpuLock:
-    """Exclusive use of one GPU: a thread lock inside this process, an flock across
-    processes. Reentrant within a thread; the flock is taken by the outermost entry."""
+    """Shared or exclusive use of one GPU by this thread (see the module's docstring).
+    `with lock:` is exclusive use; `with lock.shared():` is shared use."""
 
     def __init__(self, path: Path):
         self.path = path
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._handle: IO[bytes] | None = None
+        self.gate = path.with_name(path.name + ".gate")
+        self._held = threading.local()  # depth, exclusive, handles: this thread's hold
 
     def __enter__(self) -> GpuLock:
-        self._thread_lock.acquire()
-        if self._depth == 0:
-            try:
-                self._handle = self._open_locked()
-            except BaseException:
-                self._thread_lock.release()
-                raise
-        self._depth += 1
+        self._acquire(exclusive=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._depth -= 1
-        if self._depth == 0 and self._handle is not None:
-            # Closing the file releases the flock.
-            self._handle.close()
-            self._handle = None
-        self._thread_lock.release()
+        self._release()
 
-    def _open_locked(self) -> IO[bytes]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "ab")  # noqa: SIM115 - held until __exit__
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[GpuLock]:
+        self._acquire(exclusive=False)
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # waits for the other process
+            yield self
+        finally:
+            self._release()
+
+    @property
+    def held(self) -> str | None:
+        """'exclusive', 'shared' or None: what this thread holds."""
+        if not getattr(self._held, "depth", 0):
+            return None
+        return "exclusive" if self._held.exclusive else "shared"
+
+    def _acquire(self, exclusive: bool) -> None:
+        held = self._held
+        if getattr(held, "depth", 0):
+            if exclusive and not held.exclusive:
+                raise RuntimeError(
+                    f"{self.path}: exclusive use of the GPU asked for while this thread "
+                    "holds shared use (take the exclusive hold first)"
+                )
+            held.depth += 1
+            return
+        gate = _locked(self.gate, fcntl.LOCK_EX)
+        try:
+            main = _locked(self.path, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         except BaseException:
-            handle.close()
+            gate.close()
             raise
-        return handle
+        if exclusive:
+            held.handles = [main, gate]  # the gate stays closed to new shared holders
+        else:
+            gate.close()
+            held.handles = [main]
+        held.exclusive = exclusive
+        held.depth = 1
+
+    def _release(self) -> None:
+        held = self._held
+        held.depth -= 1
+        if held.depth == 0:
+            for handle in held.handles:  # closing a file releases its flock
+                handle.close()
+            held.handles = []
 
 
 _SHARED: dict[Path, GpuLock] = {}
@@ -76,7 +126,7 @@ _SHARED_GUARD = threading.Lock()
 
 
 def _forget_after_fork() -> None:
-    # A forked worker starts with no lock held: the parent's state (and open file) is not
+    # A forked worker starts with no lock held: the parent's state (and open files) is not
     # its, and the guard may have been held by a thread that does not exist in the child.
     global _SHARED_GUARD
     _SHARED_GUARD = threading.Lock()
@@ -88,7 +138,7 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 def gpu_lock(cache_root: Path, gpu: str | None = None) -> GpuLock:
     """The lock of `gpu` (default: this process's GPU) under `cache_root`. One object per
-    lock file in a process, so that two evaluators in one thread never wait on each other."""
+    lock file in a process, so that a thread's nested holds are seen as nested."""
     path = lock_path(cache_root, gpu).absolute()
     with _SHARED_GUARD:
         if path not in _SHARED:

@@ -103,7 +103,6 @@ class Stages:
             config,
             differential=config.differential,
             profile=config.profile,
-            quiet=self._no_generation if self.local_model else None,
         )
         self._engine: Any = None
         self.slm_calls = 0
@@ -134,19 +133,17 @@ class Stages:
 
     @contextlib.contextmanager
     def generating(self) -> Iterator[None]:
-        """One of the machine's `slm_jobs` generation slots while a local model writes."""
+        """While a local model writes: one of the machine's `slm_jobs` generation slots,
+        and shared use of the GPU, so that no reported timing runs meanwhile (a timing
+        waits for the generations under way and keeps new ones out until it is done)."""
         if not self.local_model:
             yield
             return
         from cudaify.slots import one_slot
 
         with one_slot(self._slots_folder(), self.config.slm_jobs):
-            yield
-
-    def _no_generation(self) -> contextlib.AbstractContextManager[None]:
-        from cudaify.slots import all_slots
-
-        return all_slots(self._slots_folder(), self.config.slm_jobs)
+            with self.evaluator.gpu.shared():
+                yield
 
     def validate(self, code: str, method: Any, before: Variant | None = None) -> list[Problem]:
         """What the SLM's answer must pass before it counts: structure (the method's

@@ -4,15 +4,14 @@
 cannot be shared between processes, and a 0.5-1.5B model fits 16 times in GPU memory),
 but 16 generations at once would only contend: for the cores of a CPU model, for the
 GPU's time slices with a GPU-offloaded one. A generation takes one of `count` slots (a
-lock file each, in the cache folder); `all_slots` takes every one of them, so that the
-timings cudaify reports (the reference's, the finalists') are taken while no model
+lock file each, in the cache folder) and shared use of the GPU (backend.gpulock), so the
+timings cudaify reports, which take the GPU alone, are never taken while a model
 generates. flock locks die with their process: a killed worker frees its slot."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,34 +49,4 @@ def one_slot(folder: Path, count: int) -> Iterator[int]:
         time.sleep(POLL_SECONDS)
 
 
-_held = threading.local()  # all_slots is reentrant within a thread
-
-
-@contextlib.contextmanager
-def all_slots(folder: Path, count: int) -> Iterator[None]:
-    """Hold every slot: no generation runs until this ends. Slots are taken in order and
-    a generation holds one at most, so this cannot deadlock with generations, and each
-    slot taken shrinks the pool the generations compete for."""
-    depth = getattr(_held, "depth", 0)
-    if depth:
-        _held.depth = depth + 1
-        try:
-            yield
-        finally:
-            _held.depth -= 1
-        return
-    handles: list[IO[bytes]] = []
-    _held.depth = 1
-    try:
-        for path in slot_paths(folder, count):
-            handle = _open(path)
-            handles.append(handle)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield
-    finally:
-        _held.depth = 0
-        for handle in reversed(handles):
-            handle.close()
-
-
-__all__ = ["one_slot", "all_slots", "slot_paths"]
+__all__ = ["one_slot", "slot_paths"]

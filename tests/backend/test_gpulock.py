@@ -83,3 +83,106 @@ def test_the_gpu_follows_cuda_visible_devices(monkeypatch) -> None:  # type: ign
     assert gpu_index() == "3"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert gpu_index() == "0"
+
+
+class _Timeline:
+    """Named holds of one lock, each in its own thread, and the order they began and
+    ended in."""
+
+    def __init__(self, lock) -> None:  # type: ignore[no-untyped-def]
+        self.lock = lock
+        self.events: list[str] = []
+        self._guard = threading.Lock()
+        self.threads: list[threading.Thread] = []
+
+    def note(self, event: str) -> None:
+        with self._guard:
+            self.events.append(event)
+
+    def hold(self, name: str, exclusive: bool, release: threading.Event) -> None:
+        def body() -> None:
+            with self.lock if exclusive else self.lock.shared():
+                self.note(f"{name} start")
+                release.wait(5)
+                self.note(f"{name} end")
+
+        thread = threading.Thread(target=body)
+        thread.start()
+        self.threads.append(thread)
+        time.sleep(0.2)  # it holds the lock now, or waits for it
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join(5)
+
+
+def test_shared_holders_run_side_by_side(tmp_path: Path) -> None:
+    timeline = _Timeline(gpu_lock(tmp_path, "0"))
+    release = threading.Event()
+    timeline.hold("a", exclusive=False, release=release)
+    timeline.hold("b", exclusive=False, release=release)
+    assert timeline.events == ["a start", "b start"]
+    release.set()
+    timeline.join()
+
+
+def test_a_timing_waits_for_shared_holders_and_keeps_new_ones_out(tmp_path: Path) -> None:
+    timeline = _Timeline(gpu_lock(tmp_path, "0"))
+    first, timing, late = threading.Event(), threading.Event(), threading.Event()
+    timeline.hold("screen", exclusive=False, release=first)
+    timeline.hold("timing", exclusive=True, release=timing)
+    timeline.hold("late screen", exclusive=False, release=late)
+    assert timeline.events == ["screen start"]  # the timing waits; the late one behind it
+    first.set()
+    time.sleep(0.2)
+    assert timeline.events == ["screen start", "screen end", "timing start"]
+    late.set()
+    time.sleep(0.2)
+    assert "late screen start" not in timeline.events  # not while the timing runs
+    timing.set()
+    timeline.join()
+    assert timeline.events[3:] == ["timing end", "late screen start", "late screen end"]
+
+
+def test_shared_inside_exclusive_nests_and_the_reverse_is_refused(tmp_path: Path) -> None:
+    lock = gpu_lock(tmp_path, "0")
+    with lock:
+        with lock.shared():
+            assert lock.held == "exclusive"
+    assert lock.held is None
+    with lock.shared():
+        assert lock.held == "shared"
+        try:
+            with lock:
+                raise AssertionError("exclusive inside shared was granted")
+        except RuntimeError as error:
+            assert "exclusive use of the GPU" in str(error)
+        assert lock.held == "shared"
+    assert lock.held is None
+
+
+def test_shared_holds_across_processes_overlap(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    log.touch()
+    context = multiprocessing.get_context("fork")
+    workers = [
+        context.Process(target=_hold_shared, args=(str(tmp_path), str(log), name))
+        for name in ("first", "second")
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+        assert worker.exitcode == 0
+    spans = _spans(log)
+    assert spans["second"]["start"] < spans["first"]["end"]
+    assert spans["first"]["start"] < spans["second"]["end"]
+
+
+def _hold_shared(root: str, log: str, name: str) -> None:
+    with gpu_lock(Path(root), "0").shared():
+        with open(log, "a") as out:
+            out.write(f"{name} start {time.time()!r}\n")
+        time.sleep(HOLD)
+        with open(log, "a") as out:
+            out.write(f"{name} end {time.time()!r}\n")
