@@ -510,8 +510,9 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
 
 # -- the final choice --------------------------------------------------------------------
 
-FINALISTS = 2  # verified candidates timed in full at the end of a search, at most
-FINALIST_MARGIN = 0.8  # ... those whose one-run speedup is within this factor of the best's
+FINALISTS = 3  # verified candidates timed in full at the end of a search, at most
+FINALIST_MARGIN = 0.6  # ... those whose one-run speedup is within this factor of the best's
+# (wide: a screening run shares the GPU with other programs' runs under bench -j N)
 
 
 def _speedup(candidate: Any) -> float:
