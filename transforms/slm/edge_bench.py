@@ -356,15 +356,18 @@ def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress
     stages = edge.starts.stages
     method = METHODS[edge.method]
     examples = stages.examples(edge.variant, method.name)
-    attempt = edit(
-        engine,
-        method,
-        edge.variant,
-        examples,
-        lambda code: stages.validate(code, method, edge.variant),
-        options.sampling,
-        edge.starts.context,
-    )
+    # Shared use of the GPU while the model writes: a `cudaify bench` running beside this
+    # one takes its reported timings only while no edge generates (see backend.gpulock).
+    with stages.evaluator.gpu.shared():
+        attempt = edit(
+            engine,
+            method,
+            edge.variant,
+            examples,
+            lambda code: stages.validate(code, method, edge.variant),
+            options.sampling,
+            edge.starts.context,
+        )
     progress.outcome, progress.reason = classify(attempt, edge.variant)
     if progress.outcome != "ok" or not options.run or not stages.evaluator.run_on_gpu:
         return
