@@ -10,7 +10,7 @@ import math
 import re
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,12 +116,17 @@ def run_bench(
             if progress:
                 progress(rows[-1])
         return rows
+    # Reported as each one finishes (a bench cut short keeps every finished row in
+    # results.partial.jsonl), returned in the order of `work`.
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for row in pool.map(_run_one, work):
-            rows.append(row)
+        futures = {pool.submit(_run_one, item): index for index, item in enumerate(work)}
+        done: dict[int, BenchRow] = {}
+        for future in as_completed(futures):
+            row = future.result()
+            done[futures[future]] = row
             if progress:
                 progress(row)
-    return rows
+    return [done[index] for index in range(len(work))]
 
 
 def effective_speedup(row: BenchRow) -> float:
