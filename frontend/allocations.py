@@ -42,6 +42,9 @@ class Allocation:
     count: str  # C text of the element count, normalised (no spaces)
     elem: str  # canonical element type
     constant: bool = False  # the count is an integer literal (a compile-time constant)
+    # The count's value when it is an integer constant expression (`NNODES`, a macro): a
+    # callee that is not passed the count can still be given the literal.
+    value: int | None = None
 
 
 def allocations(src: Source, walk: Walk) -> dict[str, Allocation]:
@@ -67,9 +70,10 @@ def allocations(src: Source, walk: Walk) -> dict[str, Allocation]:
         pointee = cursor.type.get_canonical().get_pointee()
         if pointee.get_size() <= 0:
             continue
-        count = _count_of(src, unwrap(init[0]), pointee.get_size(), written)
-        if count is not None:
-            found[decl.name] = Allocation(count, element_spelling(pointee))
+        counted = _count_of(src, unwrap(init[0]), pointee.get_size(), written)
+        if counted is not None:
+            count, value = counted
+            found[decl.name] = Allocation(count, element_spelling(pointee), value=value)
             continue
         constant = _constant_count(unwrap(init[0]), pointee.get_size())
         if constant is not None:
@@ -89,8 +93,11 @@ def _constant_count(value: ci.Cursor, elem_size: int) -> int | None:
     return total // elem_size
 
 
-def _count_of(src: Source, value: ci.Cursor, elem_size: int, written: set[int]) -> str | None:
-    """The element count of an allocation expression, when its variables stay fixed."""
+def _count_of(
+    src: Source, value: ci.Cursor, elem_size: int, written: set[int]
+) -> tuple[str, int | None] | None:
+    """The element count of an allocation expression, when its variables stay fixed, and
+    its value when it is an integer constant expression."""
     factor = None
     if value.kind == CK.CXX_NEW_EXPR:
         pointee = value.type.get_canonical().get_pointee()
@@ -103,7 +110,8 @@ def _count_of(src: Source, value: ci.Cursor, elem_size: int, written: set[int]) 
         factor = _times_size(src, args, elem_size, value.spelling)
     if factor is None or not _fixed(factor, written):
         return None
-    return bare(src.text(factor))
+    constant = evaluate_int(factor)
+    return bare(src.text(factor)), constant if constant is not None and constant > 0 else None
 
 
 def bare(text: str) -> str:
@@ -243,35 +251,47 @@ def _sized(src, fn: Function, functions, walks, allocated, elems) -> Function:
 
 
 def _common_size(k, fn: Function, sites, allocated, written: set[str], elem: str) -> str | None:
-    """The callee parameter every call site's allocation count for argument k matches."""
+    """The callee parameter every call site's allocation count for argument k matches
+    (else the allocation's constant size, when every call passes the same one)."""
     chosen: str | None = None
     for caller, site in sites:
         base, offset = _base_and_offset(site.arguments[k])
         allocation = allocated.get(caller, {}).get(base)
         if allocation is None or allocation.elem != elem:
             return None
-        if allocation.constant and not offset:
-            # every call passes the same fixed-size array: its size is the extent
-            name = allocation.count
-        else:
-            # `p + off` reaches count - off elements: both are evaluated at the call
-            count = allocation.count if not offset else bare(f"{allocation.count}-({offset})")
-            plain = allocation.count if not offset else f"{allocation.count}-{offset}"
-            matches = [
-                j
-                for j, arg in enumerate(site.arguments)
-                if j != k
-                and not fn.params[j].is_pointer
-                and bare(arg) in (count, plain)
-                and fn.params[j].name not in written
-            ]
-            if not matches:
-                return None
-            name = fn.params[matches[0]].name
-        if chosen not in (None, name):
+        name = _site_size(k, fn, site.arguments, allocation, offset, written)
+        if name is None or chosen not in (None, name):
             return None
         chosen = name
     return chosen
+
+
+def _site_size(
+    k: int,
+    fn: Function,
+    arguments: tuple[str, ...],
+    allocation: Allocation,
+    offset: str,
+    written: set[str],
+) -> str | None:
+    """The extent of argument k at one call, as the callee can name it."""
+    if allocation.constant and not offset:
+        # every call passes the same fixed-size array: its size is the extent
+        return allocation.count
+    # `p + off` reaches count - off elements: both are evaluated at the call
+    count = allocation.count if not offset else bare(f"{allocation.count}-({offset})")
+    plain = allocation.count if not offset else f"{allocation.count}-{offset}"
+    for j, argument in enumerate(arguments):
+        parameter = fn.params[j]
+        if j == k or parameter.is_pointer or parameter.name in written:
+            continue
+        if bare(argument) in (count, plain):
+            return parameter.name
+    if allocation.value is not None and not offset:
+        # the count is not passed but is a compile-time constant (a macro): the whole
+        # allocation, as the literal the callee can use
+        return str(allocation.value)
+    return None
 
 
 def _base_and_offset(argument: str) -> tuple[str, str]:

@@ -24,7 +24,7 @@ an offloaded wrapper, or a mapped range whose base is a local of an offloaded fu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node, Tree
 
@@ -254,6 +254,10 @@ ARITHMETIC_WORDS = frozenset(
     uint64_t ptrdiff_t intptr_t uintptr_t auto""".split()
 )
 LOOPS = cs.LOOP_TYPES
+# Const members of std::vector / std::array that read no element.
+CONTAINER_OBSERVERS = frozenset({"size", "empty", "capacity", "max_size", "data"})
+_STD_CONTAINER = re.compile(r"^(?:const\s+)?std::(?:vector|array)\s*<")
+_STD_VECTOR = re.compile(r"^std::vector\s*<")
 _DEVICE_CALLS = ("cudaify_map", "cudaify_unmap")
 
 
@@ -419,7 +423,7 @@ class _Transfer:
 _STATEMENT = re.compile(
     r"^(?P<indent>[ \t]*)"
     r"(?:CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
-    r"|(?P<elem>[A-Za-z_][\w \t]*?[\w])[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
+    r"|(?P<elem>[A-Za-z_](?:[\w \t]*?\w)?)[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
     re.MULTILINE,
 )
 
@@ -578,6 +582,42 @@ class _Scoper:
         if declared.start < start or declared.kind not in ("scalar", "array"):
             return False
         return "static" not in self._declaration_words(declared.start)
+
+    def visible(self, name: str, at: int) -> cs.Declared | None:
+        """The declaration `name` resolves to at byte `at`. `std::vector<float> a(n);`
+        parses as a function declaration (C++'s vexing parse): a local one, or a global
+        one whose "parameter types" are variables, is taken for the object it is."""
+        declared = cs.visible(self.tree, self.data, name, at)
+        if declared is None or declared.kind != "function":
+            return declared
+        if declared.scope == "local" or self._constructs_object(declared):
+            return replace(declared, kind="scalar")
+        return declared
+
+    def _constructs_object(self, declared: cs.Declared) -> bool:
+        declaration = cs.node_at(self.tree, declared.start, "declaration")
+        if declaration is None:
+            return False
+        for declarator in (n for n in cs.walk(declaration) if n.type == "function_declarator"):
+            name = declarator.child_by_field_name("declarator")
+            if name is None or cs.text(name, self.data) != declared.name:
+                continue
+            parameters = declarator.child_by_field_name("parameters")
+            arguments = [p for p in parameters.named_children] if parameters else []
+            return bool(arguments) and all(self._names_variable(a) for a in arguments)
+        return False
+
+    def _names_variable(self, parameter: Node) -> bool:
+        """A "parameter" with no declarator whose type is the name of a variable."""
+        kind = parameter.child_by_field_name("type")
+        if parameter.type != "parameter_declaration" or kind is None:
+            return False
+        if parameter.child_by_field_name("declarator") is not None:
+            return False
+        if kind.type != "type_identifier":
+            return False
+        declared = cs.visible(self.tree, self.data, cs.text(kind, self.data), parameter.start_byte)
+        return declared is not None and declared.kind != "function"
 
     # -- the result
 
@@ -743,6 +783,8 @@ class _Scoper:
                     raise _Refuse(f"{said}, the address of a variable it may map")
                 continue  # an out-parameter the host side writes: never in the table
             if _is_address(argument, self):
+                if argument.type == "identifier" and self._copies_unmapped(name, position):
+                    continue  # the callee gets a copy, and nothing reached from it is mapped
                 self._require_lives_through(argument, scope, said)
             elif self._touches_memory(argument):
                 raise _Refuse(f"{said}, which reads memory")
@@ -768,11 +810,28 @@ class _Scoper:
                     return True
         return param in cs.names_written(function, self.data)
 
+    def _copies_unmapped(self, name: str, position: int) -> bool:
+        """Whether launching function `name` takes its parameter at `position` by value
+        (no pointer, array or reference declarator) and maps nothing reached from it: the
+        argument's own storage then never enters the table, so a local that dies inside
+        the scope (a template type parameter's value, say) may be passed."""
+        function = self.functions.get(name)
+        if function is None:
+            return False
+        params = [
+            declared
+            for node in cs.parameter_nodes(function)
+            for declared in cs.declared_names(node, self.data, "param")[:1]
+        ]
+        if position >= len(params) or params[position].kind != "scalar":
+            return False
+        return not self._maps_parameter(name, position)
+
     def _require_lives_through(self, argument: Node, scope: Node | None, said: str) -> None:
         """A mapped range must outlive the scope: a local of the calling function may be
         passed only from the function that holds the scope, declared before its loop."""
         for ident in cs.identifiers_in(argument):
-            declared = cs.visible(self.tree, self.data, cs.text(ident, self.data), ident.start_byte)
+            declared = self.visible(cs.text(ident, self.data), ident.start_byte)
             if declared is None or declared.scope in ("param", "global"):
                 continue
             if declared.kind == "scalar" and not _compound_type(declared.base):
@@ -814,7 +873,7 @@ class _Scoper:
         if arguments is None or not arguments.named_children:
             return "maps an unknown range"
         for ident in cs.identifiers_in(arguments.named_children[0]):
-            declared = cs.visible(self.tree, self.data, cs.text(ident, self.data), ident.start_byte)
+            declared = self.visible(cs.text(ident, self.data), ident.start_byte)
             if declared is None or declared.scope == "global":
                 continue
             if declared.scope == "param":
@@ -856,7 +915,9 @@ class _Scoper:
     # -- host statements
 
     def _host_statement(self, node: Node, scope: Node | None) -> list[Edit]:
-        if _is_pointer_copy(node, self) or not self._touches_memory(node):
+        if _is_pointer_copy(node, self) or self._swaps_vectors(node):
+            return []
+        if not self._touches_memory(node):
             return []
         if node.type in ("if_statement", "compound_statement") and self._branch_is_pure(node):
             return [e for c in _bodies(node) for e in self._host_statement(c, scope)]
@@ -935,6 +996,7 @@ class _Scoper:
         """Whether evaluating `node` may read or write memory a map could hold: it names a
         pointer, array, reference or aggregate declared outside it, or calls a user
         function that does."""
+        skip = [*skip, *(c for c in cs.walk(node) if self._observes_container(c))]
         skipped = [(s.start_byte, s.end_byte) for s in skip]
         for ident in cs.identifiers_in(node):
             if any(a <= ident.start_byte < b for a, b in skipped):
@@ -944,7 +1006,7 @@ class _Scoper:
                 if name in self.functions and self._effects_of(name)[0]:
                     return True
                 continue
-            declared = cs.visible(self.tree, self.data, name, ident.start_byte)
+            declared = self.visible(name, ident.start_byte)
             if declared is None or declared.kind == "function":
                 continue
             if declared_after >= 0 and declared.start >= declared_after:
@@ -955,6 +1017,59 @@ class _Scoper:
                 return True
         return False
 
+    def _observes_container(self, call: Node) -> bool:
+        """`v.size()` and the like on a variable declared `std::vector<...>` or
+        `std::array<...>`: reads the container object, never its elements, and writes
+        nothing. A kernel cannot copy or write a std::vector object (its members are host
+        functions) and a std::array's size is a constant, so the host's bytes are current
+        and no barrier is needed."""
+        if call.type != "call_expression" or _arguments(call):
+            return False
+        member = call.child_by_field_name("function")
+        if member is None or member.type != "field_expression":
+            return False
+        receiver, field = member.child_by_field_name("argument"), member.child_by_field_name("field")
+        if receiver is None or field is None or receiver.type != "identifier":
+            return False
+        if any(c.type == "->" for c in member.children):
+            return False
+        if cs.text(field, self.data) not in CONTAINER_OBSERVERS:
+            return False
+        declared = self.visible(cs.text(receiver, self.data), receiver.start_byte)
+        return declared is not None and _STD_CONTAINER.match(declared.base) is not None
+
+    def _swaps_vectors(self, node: Node) -> bool:
+        """`a.swap(b);` or `std::swap(a, b);` of two std::vector variables: exchanges the
+        containers' buffers, as a pointer swap does, and touches no element. The table is
+        keyed by host address, so both buffers stay mapped."""
+        if node.type != "expression_statement" or not node.named_children:
+            return False
+        call = node.named_children[0]
+        if call.type != "call_expression":
+            return False
+        function, arguments = call.child_by_field_name("function"), _arguments(call)
+        if function is None:
+            return False
+        if function.type == "qualified_identifier" and cs.text(function, self.data) == "std::swap":
+            operands = arguments
+        elif function.type == "field_expression" and _is_member_call(function, "swap", self.data):
+            operands = [function.child_by_field_name("argument"), *arguments]
+        else:
+            return False
+        return len(operands) == 2 and all(self._is_vector(o) for o in operands)
+
+    def _is_vector(self, node: Node | None) -> bool:
+        if node is None or node.type != "identifier":
+            return False
+        declared = self.visible(cs.text(node, self.data), node.start_byte)
+        return declared is not None and _STD_VECTOR.match(declared.base) is not None
+
+    def _calls_member(self, member: Node) -> bool:
+        """`obj.f` called (a method that may write `obj`), other than a container observer."""
+        return _is_call_target(member) and not (
+            member.parent is not None and self._observes_container(member.parent)
+        )
+
     def _may_write(self, node: Node) -> bool:
         """Whether a host statement may write or free program memory (else it only reads)."""
         for n in cs.walk(node):
@@ -964,7 +1079,7 @@ class _Scoper:
                     return True
             if _is_address_of(n, self.data) and not self._private_root(n, node.start_byte):
                 return True
-            if n.type == "call_expression":
+            if n.type == "call_expression" and not self._observes_container(n):
                 name = cs.call_name(n, self.data)
                 if name in self.functions:
                     unknown, written = self._param_writes(name)
@@ -977,7 +1092,7 @@ class _Scoper:
                 elif name not in READ_ONLY_LIBRARY:
                     return True
             if n.type in ("new_expression", "delete_expression", "field_expression") and (
-                n.type != "field_expression" or _is_call_target(n)
+                n.type != "field_expression" or self._calls_member(n)
             ):
                 return True
         return False
@@ -987,7 +1102,7 @@ class _Scoper:
         root = _root(expression)
         if root is None:
             return False
-        declared = cs.visible(self.tree, self.data, cs.text(root, self.data), root.start_byte)
+        declared = self.visible(cs.text(root, self.data), root.start_byte)
         return declared is not None and self._is_private(declared, node_start)
 
     def _param_writes(self, name: str) -> tuple[bool, frozenset[int]]:
@@ -1014,8 +1129,8 @@ class _Scoper:
                 if root is None:
                     unknown = True
                     continue
-                declared = cs.visible(
-                    self.tree, self.data, cs.text(root, self.data), root.start_byte
+                declared = self.visible(
+                    cs.text(root, self.data), root.start_byte
                 )
                 if declared is not None and declared.scope == "param" and declared.name in params:
                     if declared.name in moved:
@@ -1041,7 +1156,7 @@ class _Scoper:
                     targets.append(target)
             elif _is_address_of(n, self.data):
                 targets.append(n)
-            elif n.type == "call_expression":
+            elif n.type == "call_expression" and not self._observes_container(n):
                 callee = cs.call_name(n, self.data)
                 if callee in self.functions:
                     unknown, written = self._param_writes(callee)
@@ -1053,7 +1168,7 @@ class _Scoper:
                     targets.append(None)
             elif n.type in ("new_expression", "delete_expression"):
                 targets.append(None)
-            elif n.type == "field_expression" and _is_call_target(n):
+            elif n.type == "field_expression" and self._calls_member(n):
                 targets.append(None)
         return targets
 
@@ -1077,7 +1192,7 @@ class _Scoper:
             target = inner
         if target.type != "identifier":
             return False
-        declared = cs.visible(self.tree, self.data, cs.text(target, self.data), target.start_byte)
+        declared = self.visible(cs.text(target, self.data), target.start_byte)
         if declared is None:
             return False
         if plain and declared.kind in ("scalar", "pointer"):
@@ -1106,7 +1221,7 @@ class _Scoper:
                 if name in self.functions and self._effects_of(name)[0]:
                     return True
                 continue
-            declared = cs.visible(self.tree, self.data, name, ident.start_byte)
+            declared = self.visible(name, ident.start_byte)
             if declared is None or declared.scope != "global" or declared.kind == "function":
                 continue
             if declared.kind in ("pointer", "array", "reference") or _compound_type(declared.base):
@@ -1162,6 +1277,16 @@ def _is_called(ident: Node) -> bool:
     return parent is not None and parent.type == "call_expression" and parent.children[0] == ident
 
 
+def _is_member_call(member: Node, field: str, data: bytes) -> bool:
+    """`obj.field` (with `.`, not `->`)."""
+    name = member.child_by_field_name("field")
+    return (
+        name is not None
+        and cs.text(name, data) == field
+        and not any(c.type == "->" for c in member.children)
+    )
+
+
 def _is_call_target(node: Node) -> bool:
     parent = node.parent
     return parent is not None and parent.type == "call_expression" and parent.children[0] == node
@@ -1207,7 +1332,7 @@ def _is_row(node: Node, scoper: _Scoper) -> bool:
     if node.type != "identifier":
         return False
     name = cs.text(node, scoper.data)
-    declared = cs.visible(scoper.tree, scoper.data, name, node.start_byte)
+    declared = scoper.visible(name, node.start_byte)
     if declared is None or declared.kind != "array":
         return False
     end = scoper.data.find(b";", declared.start)
@@ -1243,7 +1368,7 @@ def _is_pointer_copy(node: Node, scoper: _Scoper) -> bool:
         left, right = part.child_by_field_name("left"), part.child_by_field_name("right")
         if left is None or right is None or left.type != "identifier":
             return False
-        declared = cs.visible(scoper.tree, data, cs.text(left, data), left.start_byte)
+        declared = scoper.visible(cs.text(left, data), left.start_byte)
         if declared is None or declared.kind != "pointer" or not _is_address(right, scoper):
             return False
     return True
