@@ -211,3 +211,44 @@ int main(void) {
     found = sizes(tmp_path, code, name="count")
     assert found["text"][0] == "n"
     assert found["adj"][0] == "600"
+
+
+def test_a_constant_count_reaches_a_callee_that_is_not_passed_it(tmp_path):
+    # gather's `src[idx[i]]` may touch any element of the caller's NNODES allocation,
+    # and no argument carries NNODES: the macro's value is the extent
+    code = """
+#include <stdlib.h>
+#define NNODES (1 << 12)
+#define NEDGES 5000
+void gather(int n, const int *idx, const float *src, float *out) {
+    for (int i = 0; i < n; i++)
+        out[i] = src[idx[i]];
+}
+int main(void) {
+    int *idx = (int *)calloc(NEDGES, sizeof(int));
+    float *node = (float *)malloc(sizeof(float) * NNODES);
+    float *edge = (float *)malloc(sizeof(float) * NEDGES);
+    for (int i = 0; i < NNODES; i++) node[i] = 1.0f;
+    gather(NEDGES, idx, node, edge);
+    return (int)edge[0];
+}"""
+    found = sizes(tmp_path, code, name="gather")
+    assert found["src"] == ("4096", "read")
+    assert found["out"] == ("n", "write")
+    # a count passed as an argument is still preferred: it holds for every size
+    passed = code.replace("int n, const int", "int n, int m, const int").replace(
+        "gather(NEDGES, idx", "gather(NEDGES, NNODES, idx"
+    )
+    assert sizes(tmp_path, passed, name="gather")["src"][0] == "m"
+    # calls with different constant sizes give no common extent
+    differ = code.replace(
+        "    return (int)edge[0];",
+        "    float *small = (float *)malloc(sizeof(float) * 64);\n"
+        "    gather(NEDGES, idx, small, edge);\n    return (int)edge[0];",
+    )
+    assert sizes(tmp_path, differ, name="gather")["src"][0] is None
+    # a count held in a variable that is not passed proves nothing
+    variable = code.replace("sizeof(float) * NNODES", "sizeof(float) * count").replace(
+        "int main(void) {", "int main(int argc, char **argv) {\n    int count = argc * 4096;"
+    )
+    assert sizes(tmp_path, variable, name="gather")["src"][0] is None
