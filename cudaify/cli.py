@@ -543,6 +543,13 @@ def trace_explain(trace_file: str) -> None:
     "loads its own model once. The reported timings wait for generation to stop.",
 )
 @click.option(
+    "--timing-session",
+    metavar="NAME",
+    help="Share the CPU reference's timings with other bench runs given the same NAME "
+    "(two benches side by side, or one after the other, then divide by the same reference "
+    "time, taken once). Default: this run's own.",
+)
+@click.option(
     "-o",
     "--output",
     default="bench-results",
@@ -570,6 +577,7 @@ def bench_command(
     threads: int | None,
     max_slm_calls: int | None,
     slm_jobs: int | None,
+    timing_session: str | None,
     output: str,
     verbose: int,
 ) -> None:
@@ -613,7 +621,7 @@ def bench_command(
         "slm_jobs": slm_jobs,
         "quiet": True,
         "cache": False,
-        "timing_session": uuid.uuid4().hex,
+        "timing_session": timing_session or uuid.uuid4().hex,
     }
     try:
         config, _ = config_mod.load(root.resolve(), settings)

@@ -170,6 +170,11 @@ def test_bench_options_reach_the_configuration_every_worker_gets(tmp_path, monke
     assert "## Wall time per program (s)" in (out / "results.md").read_text()
     assert (out / "wall_times.csv").read_text().splitlines()[1] == "scale,1.500,1.500,1.500"
     assert "wall_seconds" in (out / "results.csv").read_text().splitlines()[0]
+    # each run its own reference timing, unless told to share one
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0 and seen["config"].timing_session != config.timing_session
+    shared = CliRunner().invoke(main, [*args, "--timing-session", "h100-1"])
+    assert shared.exit_code == 0 and seen["config"].timing_session == "h100-1"
 
 
 def test_bench_refuses_unknown_and_model_only_strategies_up_front(tmp_path):
