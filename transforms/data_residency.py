@@ -1023,20 +1023,10 @@ class _Scoper:
         nothing. A kernel cannot copy or write a std::vector object (its members are host
         functions) and a std::array's size is a constant, so the host's bytes are current
         and no barrier is needed."""
-        if call.type != "call_expression" or _arguments(call):
+        called = _member_call(call, self.data)
+        if called is None or called[1] not in CONTAINER_OBSERVERS or _arguments(call):
             return False
-        member = call.child_by_field_name("function")
-        if member is None or member.type != "field_expression":
-            return False
-        receiver, field = member.child_by_field_name("argument"), member.child_by_field_name("field")
-        if receiver is None or field is None or receiver.type != "identifier":
-            return False
-        if any(c.type == "->" for c in member.children):
-            return False
-        if cs.text(field, self.data) not in CONTAINER_OBSERVERS:
-            return False
-        declared = self.visible(cs.text(receiver, self.data), receiver.start_byte)
-        return declared is not None and _STD_CONTAINER.match(declared.base) is not None
+        return self._declared_as(called[0], _STD_CONTAINER)
 
     def _swaps_vectors(self, node: Node) -> bool:
         """`a.swap(b);` or `std::swap(a, b);` of two std::vector variables: exchanges the
@@ -1045,24 +1035,24 @@ class _Scoper:
         if node.type != "expression_statement" or not node.named_children:
             return False
         call = node.named_children[0]
-        if call.type != "call_expression":
+        function = call.child_by_field_name("function")
+        if call.type != "call_expression" or function is None:
             return False
-        function, arguments = call.child_by_field_name("function"), _arguments(call)
-        if function is None:
-            return False
-        if function.type == "qualified_identifier" and cs.text(function, self.data) == "std::swap":
-            operands = arguments
-        elif function.type == "field_expression" and _is_member_call(function, "swap", self.data):
-            operands = [function.child_by_field_name("argument"), *arguments]
+        called = _member_call(call, self.data)
+        if called is not None and called[1] == "swap":
+            operands = [called[0], *_arguments(call)]
+        elif cs.text(function, self.data) == "std::swap":
+            operands = _arguments(call)
         else:
             return False
-        return len(operands) == 2 and all(self._is_vector(o) for o in operands)
+        return len(operands) == 2 and all(self._declared_as(o, _STD_VECTOR) for o in operands)
 
-    def _is_vector(self, node: Node | None) -> bool:
-        if node is None or node.type != "identifier":
+    def _declared_as(self, node: Node, type_pattern: re.Pattern[str]) -> bool:
+        """Whether `node` is a variable whose declared type matches `type_pattern`."""
+        if node.type != "identifier":
             return False
         declared = self.visible(cs.text(node, self.data), node.start_byte)
-        return declared is not None and _STD_VECTOR.match(declared.base) is not None
+        return declared is not None and type_pattern.match(declared.base) is not None
 
     def _calls_member(self, member: Node) -> bool:
         """`obj.f` called (a method that may write `obj`), other than a container observer."""
@@ -1129,9 +1119,7 @@ class _Scoper:
                 if root is None:
                     unknown = True
                     continue
-                declared = self.visible(
-                    cs.text(root, self.data), root.start_byte
-                )
+                declared = self.visible(cs.text(root, self.data), root.start_byte)
                 if declared is not None and declared.scope == "param" and declared.name in params:
                     if declared.name in moved:
                         unknown = True  # the parameter may point elsewhere by then
@@ -1277,14 +1265,17 @@ def _is_called(ident: Node) -> bool:
     return parent is not None and parent.type == "call_expression" and parent.children[0] == ident
 
 
-def _is_member_call(member: Node, field: str, data: bytes) -> bool:
-    """`obj.field` (with `.`, not `->`)."""
-    name = member.child_by_field_name("field")
-    return (
-        name is not None
-        and cs.text(name, data) == field
-        and not any(c.type == "->" for c in member.children)
-    )
+def _member_call(call: Node, data: bytes) -> tuple[Node, str] | None:
+    """(receiver, member name) of a call `obj.f(...)` on a named object (`.`, not `->`)."""
+    if call.type != "call_expression":
+        return None
+    member = call.child_by_field_name("function")
+    if member is None or member.type != "field_expression":
+        return None
+    receiver, field = member.child_by_field_name("argument"), member.child_by_field_name("field")
+    if receiver is None or field is None or any(c.type == "->" for c in member.children):
+        return None
+    return receiver, cs.text(field, data)
 
 
 def _is_call_target(node: Node) -> bool:

@@ -1,0 +1,403 @@
+/* Function templates on std::vector called in time loops: `a.swap(b)` keeps both
+   buffers resident, `.size()` reads no element, a value of the template's type declared
+   in the loop is passed by value, and a host read of an element gets its barrier. */
+#include <array>
+#include <cstdio>
+#include <vector>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify data residency ---- */
+/* A present table: inside a residency scope a host range mapped once stays on the device;
+   later maps of a range it contains copy nothing, and the scope's end (or a host statement
+   that touches memory) copies written ranges back. Outside a scope a map is a plain copy
+   in and its unmap a copy back. Device buffers go back to a pool, so repeated calls do not
+   allocate. All work is on the default stream, in order. */
+typedef struct {
+    const char *host;
+    size_t bytes;
+    char *device;
+    size_t capacity;
+    int dirty;
+} cudaify_entry;
+
+typedef struct {
+    cudaify_entry *items;
+    int count, room;
+} cudaify_list;
+
+static cudaify_list cudaify_present; /* mapped in the open scope */
+static cudaify_list cudaify_retired; /* replaced by a larger range; released at the scope's end */
+static cudaify_list cudaify_pool;    /* free device buffers */
+static int cudaify_depth = 0;
+
+#define CUDAIFY_POOLED 64
+
+static void cudaify_push(cudaify_list *list, cudaify_entry entry)
+{
+    if (list->count == list->room) {
+        int room = list->room ? 2 * list->room : 32;
+        cudaify_entry *items =
+            (cudaify_entry *)realloc(list->items, (size_t)room * sizeof(cudaify_entry));
+        if (items == NULL) {
+            fprintf(stderr, "cudaify: out of host memory for the present table\n");
+            exit(EXIT_FAILURE);
+        }
+        list->items = items;
+        list->room = room;
+    }
+    list->items[list->count++] = entry;
+}
+
+static char *cudaify_device_alloc(size_t bytes, size_t *capacity)
+{
+    int best = -1;
+    for (int i = 0; i < cudaify_pool.count; i++) {
+        size_t have = cudaify_pool.items[i].capacity;
+        /* reuse a buffer at most twice the size asked for */
+        if (have >= bytes && have / 2 <= bytes &&
+            (best < 0 || have < cudaify_pool.items[best].capacity))
+            best = i;
+    }
+    if (best >= 0) {
+        cudaify_entry found = cudaify_pool.items[best];
+        cudaify_pool.items[best] = cudaify_pool.items[--cudaify_pool.count];
+        *capacity = found.capacity;
+        return found.device;
+    }
+    void *device = NULL;
+    size_t asked = bytes > 0 ? bytes : 1;
+    if (cudaMalloc(&device, asked) != cudaSuccess) {
+        (void)cudaGetLastError(); /* out of memory: give the pool back and try again */
+        while (cudaify_pool.count > 0)
+            CUDAIFY_CHECK(cudaFree(cudaify_pool.items[--cudaify_pool.count].device));
+        CUDAIFY_CHECK(cudaMalloc(&device, asked));
+    }
+    *capacity = asked;
+    return (char *)device;
+}
+
+static void cudaify_device_release(char *device, size_t capacity)
+{
+    if (cudaify_pool.count == CUDAIFY_POOLED) {
+        CUDAIFY_CHECK(cudaFree(device));
+        return;
+    }
+    cudaify_entry pooled = {NULL, 0, device, capacity, 0};
+    cudaify_push(&cudaify_pool, pooled);
+}
+
+static void cudaify_release_copy(const cudaify_entry *entry)
+{
+    cudaify_device_release(entry->device - ((size_t)entry->host & 255u), entry->capacity);
+}
+
+/* Host memory is about to be read: copy written ranges back; device copies stay valid. */
+static void cudaify_host_reads(void)
+{
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry->host, entry->device, entry->bytes,
+                                     cudaMemcpyDeviceToHost));
+        entry->dirty = 0;
+    }
+}
+
+/* Host memory may be written or freed: copy written ranges back and forget every
+   mapping, so that the next map copies the host's values again. */
+static void cudaify_host_writes(void)
+{
+    cudaify_host_reads();
+    for (int i = 0; i < cudaify_present.count; i++)
+        cudaify_release_copy(&cudaify_present.items[i]);
+    for (int i = 0; i < cudaify_retired.count; i++)
+        cudaify_release_copy(&cudaify_retired.items[i]);
+    cudaify_present.count = 0;
+    cudaify_retired.count = 0;
+}
+
+/* The host is about to write bytes [ptr, ptr + bytes): copy back and forget only the
+   mappings that overlap them. */
+static void cudaify_host_writes_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!(entry.host < high && low < entry.host + entry.bytes)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
+                                     cudaMemcpyDeviceToHost));
+        cudaify_release_copy(&entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
+static void cudaify_scope_begin(void) { cudaify_depth++; }
+
+static void cudaify_scope_end(void)
+{
+    if (--cudaify_depth == 0)
+        cudaify_host_writes();
+}
+
+/* Host bytes [low, high) copied to a device buffer. */
+static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity)
+{
+    /* the copy sits at the host address's offset in a 256-byte line, so that every
+       pointer into it (a union of ranges included) is aligned as its host twin is */
+    size_t skew = (size_t)low & 255u;
+    char *base = cudaify_device_alloc((size_t)(high - low) + skew, capacity);
+    CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    return base + skew;
+}
+
+/* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
+   the elements a kernel does not write keep their values when the range is copied back. */
+static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writes)
+{
+    const char *host = (const char *)host_ptr, *end = host + bytes;
+    size_t capacity = 0;
+    (void)reads;
+    if (cudaify_depth == 0)
+        return cudaify_copy_in(host, end, &capacity);
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->host <= host && end <= entry->host + entry->bytes) {
+            entry->dirty |= writes;
+            return entry->device + (host - entry->host);
+        }
+    }
+    /* Mapped ranges that overlap this one lie in the same allocation: copy them back and
+       map their union. The replaced buffers live until the scope ends, since an argument
+       of the launch being prepared may point into one. */
+    const char *low = host, *high = end;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!(entry.host < end && host < entry.host + entry.bytes)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
+                                     cudaMemcpyDeviceToHost));
+        if (entry.host < low) low = entry.host;
+        if (entry.host + entry.bytes > high) high = entry.host + entry.bytes;
+        cudaify_push(&cudaify_retired, entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+    cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity);
+    cudaify_push(&cudaify_present, mapped);
+    return mapped.device + (host - low);
+}
+
+/* A launch is done with a mapped range: outside a scope, copy it back when the kernel
+   wrote it and give the buffer back; inside one, the scope's end does that. */
+static void cudaify_unmap(const void *host, void *device, size_t bytes, int writes)
+{
+    if (cudaify_depth > 0)
+        return;
+    if (writes)
+        CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+    cudaify_device_release((char *)device - ((size_t)host & 255u), bytes + ((size_t)host & 255u));
+}
+
+/* Loop nest 'i' of axpy() (line 12): one thread per iteration. */
+template <typename T>
+__global__ void axpy_kernel(T *y, T *x, T a, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+template <typename T>
+void axpy(T a, const std::vector<T> &x, std::vector<T> &y)
+{
+    const int n = static_cast<int>(x.size());
+    {
+        /* cudaify: this loop nest runs on the GPU as axpy_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            T *d_y = (T *)cudaify_map(y.data(), (size_t)(y.size()) * sizeof(T), 1, 1);
+            T *d_x = (T *)cudaify_map(x.data(), (size_t)(x.size()) * sizeof(T), 1, 0);
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            axpy_kernel<T><<<grid, block>>>(d_y, d_x, a, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_unmap(y.data(), d_y, (size_t)(y.size()) * sizeof(T), 1);
+            cudaify_unmap(x.data(), d_x, (size_t)(x.size()) * sizeof(T), 0);
+        }
+    }
+}
+
+/* Loop nest 'i' of smooth() (line 20): one thread per iteration. */
+template <int R, typename T>
+__global__ void smooth_kernel(T *w, T *in, T *out, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(R + t_i);
+        T acc = 0;
+        for (int k = -R; k <= R; k++)
+            acc += w[k + R] * in[i + k];
+        out[i] = acc;
+    }
+}
+
+template <int R, typename T>
+void smooth(const std::vector<T> &in, std::vector<T> &out, const std::array<T, 2 * R + 1> &w)
+{
+    const int n = static_cast<int>(in.size());
+    {
+        /* cudaify: this loop nest runs on the GPU as smooth_kernel */
+        const long long trips_i = cudaify_trips(R, n - R, 1, 0);
+        if (trips_i > 0) {
+            T *d_w = (T *)cudaify_map(w.data(), (size_t)(w.size()) * sizeof(T), 1, 0);
+            T *d_in = (T *)cudaify_map(in.data(), (size_t)(in.size()) * sizeof(T), 1, 0);
+            T *d_out = (T *)cudaify_map(out.data(), (size_t)(out.size()) * sizeof(T), 1, 1);
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            smooth_kernel<R, T><<<grid, block>>>(d_w, d_in, d_out, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_unmap(w.data(), d_w, (size_t)(w.size()) * sizeof(T), 0);
+            cudaify_unmap(in.data(), d_in, (size_t)(in.size()) * sizeof(T), 0);
+            cudaify_unmap(out.data(), d_out, (size_t)(out.size()) * sizeof(T), 1);
+        }
+    }
+}
+
+/* Loop nest 'i' of rounds() (line 32): one thread per iteration. */
+template <typename T>
+__global__ void rounds_kernel(T *x, T *y, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        x[i] = static_cast<T>((i * 37) % 101) / 100;
+        y[i] = static_cast<T>((i * 11) % 7);
+    }
+}
+
+template <typename T>
+double rounds(int n)
+{
+    std::vector<T> x(n), y(n);
+    {
+        /* cudaify: this loop nest runs on the GPU as rounds_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            T *d_x = (T *)cudaify_map(x.data(), (size_t)(x.size()) * sizeof(T), 1, 1);
+            T *d_y = (T *)cudaify_map(y.data(), (size_t)(y.size()) * sizeof(T), 1, 1);
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            rounds_kernel<T><<<grid, block>>>(d_x, d_y, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_unmap(x.data(), d_x, (size_t)(x.size()) * sizeof(T), 1);
+            cudaify_unmap(y.data(), d_y, (size_t)(y.size()) * sizeof(T), 1);
+        }
+    }
+    cudaify_scope_begin();
+    for (int r = 0; r < 6; r++) {
+        T a = static_cast<T>(0.5 + 0.01 * r);
+        axpy(a, x, y);
+        axpy(static_cast<T>(0.25), y, x);
+    }
+    cudaify_scope_end();
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+        s += static_cast<double>(x[i]) + 2.0 * static_cast<double>(y[i]);
+    return s;
+}
+
+/* Loop nest 'i' of smoothing() (line 51): one thread per iteration. */
+template <int R>
+__global__ void smoothing_kernel(float *a, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        a[i] = static_cast<float>((i * 53) % 97);
+    }
+}
+
+template <int R>
+double smoothing(int n, int steps)
+{
+    std::vector<float> a(n), b(n);
+    {
+        /* cudaify: this loop nest runs on the GPU as smoothing_kernel */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_a = (float *)cudaify_map(a.data(), (size_t)(a.size()) * sizeof(float), 1, 1);
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));
+            smoothing_kernel<R><<<grid, block>>>(d_a, trips_i);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_unmap(a.data(), d_a, (size_t)(a.size()) * sizeof(float), 1);
+        }
+    }
+    b = a;
+    std::array<float, 2 * R + 1> w;
+    w.fill(1.0f / (2 * R + 1));
+    double probes = 0.0;
+    cudaify_scope_begin();
+    for (int t = 0; t < steps; t++) {
+        smooth<R>(a, b, w);
+        a.swap(b);
+        if (t % 4 == 3)
+            { cudaify_host_reads(); probes += a[n / 2]; }
+    }
+    cudaify_scope_end();
+    double s = probes;
+    for (float v : a)
+        s += v;
+    return s;
+}
+
+int main()
+{
+    std::printf("%.6e %.6e\n", rounds<float>(3000), rounds<double>(5000));
+    std::printf("%.6e %.6e\n", smoothing<1>(4000, 12), smoothing<3>(4000, 9));
+    return 0;
+}
