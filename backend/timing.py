@@ -69,9 +69,12 @@ class Definition:
     name_end: int
     body_start: int
     end: int
-    params: tuple[str, ...]
+    params: tuple[str, ...]  # a function parameter pack's name ends in "..."
     returns_void: bool
     recursive: bool = False  # the body names the function itself
+    # A function template's explicit template arguments for the call of the renamed
+    # definition (`<R, T>`, `<float>` for a specialization); None for a plain function.
+    template_args: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,10 @@ def _definition(node: ts.Node, source: bytes, wanted: set[str]) -> Definition | 
     if declarator is None:
         return None
     name_node = declarator.child_by_field_name("declarator")
+    specialized = None  # `f<float>` of an explicit specialization
+    if name_node is not None and name_node.type == "template_function":
+        specialized = name_node.child_by_field_name("arguments")
+        name_node = name_node.child_by_field_name("name")
     if name_node is None or name_node.type != "identifier":
         return None  # ns::f, operators, member functions: not offloaded host functions
     name = _text(name_node, source)
@@ -124,6 +131,13 @@ def _definition(node: ts.Node, source: bytes, wanted: set[str]) -> Definition | 
     if name not in wanted or body is None:
         return None
     outer = node.parent if node.parent and node.parent.type == "template_declaration" else node
+    template_args = None
+    if outer is not node:
+        template_args = (
+            _text(specialized, source)
+            if specialized is not None
+            else _template_arguments(outer.child_by_field_name("parameters"), source)
+        )
     return_type = node.child_by_field_name("type")
     return Definition(
         name=name,
@@ -139,7 +153,41 @@ def _definition(node: ts.Node, source: bytes, wanted: set[str]) -> Definition | 
             and declarator == node.child_by_field_name("declarator")
         ),
         recursive=_mentions(body, source, name),
+        template_args=template_args,
     )
+
+
+def _template_arguments(parameters: ts.Node | None, source: bytes) -> str:
+    """The template's parameters as explicit arguments (`<int R, typename T>` -> `<R, T>`),
+    so that the wrapper calls the renamed template with its own instantiation even where
+    an argument cannot be deduced (`std::array<T, 2 * R + 1>`). The list stops before an
+    unnamed parameter and after a pack: those that follow are deduced or defaulted, as in
+    any call. `<>` still names the template rather than a plain overload."""
+    names: list[str] = []
+    for param in parameters.named_children if parameters is not None else []:
+        if param.type == "comment":
+            continue
+        name = _template_parameter_name(param, source)
+        if name is None:
+            break
+        pack = param.type.startswith("variadic_")
+        names.append(name + ("..." if pack else ""))
+        if pack:
+            break
+    return "<" + ", ".join(names) + ">"
+
+
+def _template_parameter_name(param: ts.Node, source: bytes) -> str | None:
+    if param.type in ("type_parameter_declaration", "variadic_type_parameter_declaration"):
+        named = [c for c in param.named_children if c.type == "type_identifier"]
+        return _text(named[0], source) if named else None
+    if param.type == "optional_type_parameter_declaration":
+        name = param.child_by_field_name("name")
+        return _text(name, source) if name is not None else None
+    if param.type == "template_template_parameter_declaration":
+        inner = [c for c in param.named_children if c.type.endswith("type_parameter_declaration")]
+        return _template_parameter_name(inner[-1], source) if inner else None
+    return _declared_name(param.child_by_field_name("declarator"), source)
 
 
 def _mentions(node: ts.Node, source: bytes, name: str) -> bool:
@@ -158,6 +206,12 @@ def _parameter_names(parameters: ts.Node | None, source: bytes, function: str) -
     names = []
     for param in parameters.named_children:
         if param.type == "comment":
+            continue
+        if param.type == "variadic_parameter_declaration":  # a function parameter pack
+            pack = _declared_name(param.child_by_field_name("declarator"), source)
+            if pack is None:
+                raise InstrumentError(f"'{function}': a parameter pack has no name")
+            names.append(pack + "...")
             continue
         if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
             raise InstrumentError(f"'{function}': cannot forward a {param.type.replace('_', ' ')}")
@@ -237,8 +291,17 @@ def _wrapper_body(inner: str, definition: Definition, language: str) -> str:
         )
     # C++: perfect forwarding (no copies inside the region); a scope object stops the
     # clock after the return value is built, and `return f();` is fine for void too.
-    forwarded = ", ".join(f"static_cast<decltype({p})&&>({p})" for p in definition.params)
-    return f"{{ cudaify_timing_scope cudaify_scope; return {inner}({forwarded}); }}"
+    forwarded = ", ".join(_forward(p) for p in definition.params)
+    # A template calls the renamed template with its own arguments, so every instantiation
+    # of the wrapper times the same instantiation of the original.
+    called = inner + (definition.template_args or "")
+    return f"{{ cudaify_timing_scope cudaify_scope; return {called}({forwarded}); }}"
+
+
+def _forward(param: str) -> str:
+    name = param.removesuffix("...")
+    expansion = "..." if name != param else ""
+    return f"static_cast<decltype({name})&&>({name}){expansion}"
 
 
 # Every kernel launch and cudaMemcpy of a CUDA timing build goes through kernel_timing.h.
