@@ -9,10 +9,20 @@ extent is the array's known size or the range an earlier, unconditional loop of 
 function writes (`for (b = 0; b < nbins; b++) count[b] = 0;`).
 
 Each block keeps private copies of the updated arrays in shared memory when they fit
-(PRIVATE_BYTES), updates them with shared-memory atomics and adds them to the device
-copy at the end; otherwise the updates go to the device copy directly. An index outside
-[0, extent) cannot be handled on the device: the kernel flags it, nothing is copied
-back, and the host runs the original loop instead, so the result is always the
+(PRIVATE_BYTES): one per warp when the arrays are small (up to REPLICA_BYTES for all the
+copies), so that the warps of a block do not contend for the same bins; it updates them
+with shared-memory atomics and adds their sums to the device copy at the end. Larger
+arrays are updated on the device copy directly.
+
+The host side moves each array with one allocate / copy in / copy back / free sequence at
+one level of its block, the shape `data_residency` turns into `cudaify_map` /
+`cudaify_unmap`, and touches no host memory between them, so the arrays can stay on the
+device across calls. When the statement right before the loop only zeroes updated arrays
+over their whole extent (`for (b = 0; b < nbins; b++) count[b] = 0;`), that loop moves
+into the device side as a `cudaMemsetAsync` of the device copy. An index outside
+[0, extent) cannot be handled on the device: the kernel flags it, the device copy is
+put back as it was (saved before the launch; zeroed arrays need no saving), and the
+host runs the original loops (the zeroing one too), so the result is always the
 sequential one."""
 
 from __future__ import annotations
@@ -49,8 +59,12 @@ from cudaify.transforms.offload import (
 )
 
 THREADS = 256
+WARPS = THREADS // 32
 MOST_BLOCKS = 1024
 PRIVATE_BYTES = 48 * 1024  # shared memory a block may use without opting in
+# Per-warp copies while all of them fit here: few enough bytes that a block's shared
+# memory does not limit how many blocks an SM holds.
+REPLICA_BYTES = 16 * 1024
 
 # Element types with a 4- or 8-byte atomicAdd (integers through their unsigned type).
 ATOMIC_TYPES = frozenset(
@@ -103,6 +117,7 @@ class Target:
     device: str
     local: str
     extent: str  # kernel parameter holding the extent
+    offset: str  # kernel variable: its byte offset in a block's private copy
 
 
 @dataclass(frozen=True)
@@ -117,11 +132,22 @@ class AtomicPlan:
     helpers: tuple[str, ...]
     kernel: str
     devices: tuple[tuple[str, str], ...]
-    names: dict[str, str]  # blocks, privatize, shared_bytes, outside, d_outside, shared, k
+    names: dict[str, str]  # blocks, copies, shared_bytes, outside, d_outside, shared, k, ...
     body: str
     body_indent: str
     indent: str
     original: str  # the loop's text: the host fallback
+    zeroing: Zeroing | None  # the loop before it that zeroes updated arrays, moved in
+
+
+@dataclass(frozen=True)
+class Zeroing:
+    """The statement before the update loop: a loop that only stores zero into updated
+    arrays over their whole extent. It runs on the device as memsets instead."""
+
+    start: int  # its first byte in the variant
+    text: str
+    arrays: frozenset[str]
 
 
 class AtomicPrivatize(ps.LoopPatternMethod):
@@ -132,10 +158,13 @@ class AtomicPrivatize(ps.LoopPatternMethod):
     instruction = (
         "Turn the loop of irregular updates (hist[key[i]] += v) into a __global__ kernel "
         "with a grid-stride loop whose updates are atomicAdd calls. When the updated array "
-        "is small (at most 48 KB), give each block a private copy in shared memory: zero "
-        "it, __syncthreads(), update it with shared-memory atomics, __syncthreads(), then "
-        "add each non-zero entry to the global array with one atomicAdd. Copy the array "
-        "in before the launch and back after it; check every CUDA call."
+        "is small (at most 48 KB), give each block a private copy in shared memory (one per "
+        "warp when they all fit in 16 KB): zero it, __syncthreads(), update it with "
+        "shared-memory atomics, __syncthreads(), then add each bin's sum over the copies "
+        "to the global array with one atomicAdd. When the loop before zeroes the array, "
+        "zero the device copy with cudaMemsetAsync instead. Copy the arrays in before the "
+        "launch and back after it, each with one cudaMalloc, cudaMemcpy in, cudaMemcpy out "
+        "and cudaFree at the same level; check every CUDA call."
     )
 
     nothing = "no irregular-update loop"
@@ -162,7 +191,10 @@ def _describe(plan: AtomicPlan) -> str:
     loop = plan.located.loop
     what = ", ".join(f"{t.data.name}[0..{t.data.count})" for t in plan.targets)
     where = f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line}"
-    return f"{where} -> {plan.kernel}: {what}"
+    zeroed = ""
+    if plan.zeroing is not None:
+        zeroed = f" ({', '.join(sorted(plan.zeroing.arrays))} zeroed on the device)"
+    return f"{where} -> {plan.kernel}: {what}{zeroed}"
 
 
 # ---- choosing the loops ---------------------------------------------------------------
@@ -194,7 +226,22 @@ def _plan(
     _require_no_array_sizeof(nest, arrays + tuple(t.data for t in targets), source)
     (level,) = _levels([located.loop], tree, source, taken)
     scalars, privates = ps.scalars_of(located, arrays, set(written), {loop.var})
-    keys = ("blocks", "privatize", "shared_bytes", "outside", "d_outside", "k", "offset")
+    keys = (
+        "blocks",
+        "copies",
+        "fit",
+        "shared_bytes",
+        "outside",
+        "d_outside",
+        "k",
+        "slab",
+        "mine",
+        "copy",
+        "sum",
+        "d_saved",
+        "saved_room",
+        "saved_bytes",
+    )
     names = {key: _fresh(key, taken) for key in keys}
     names["shared"] = _fresh("cudaify_shared", taken)
     return AtomicPlan(
@@ -213,6 +260,7 @@ def _plan(
         body_indent=_line_indent(source, _first_statement(body).start_byte),
         indent=_line_indent(source, located.loop.span.start),
         original=cs.text(nest, source),
+        zeroing=_zeroing(located, targets),
     )
 
 
@@ -316,6 +364,7 @@ def _target(
         device=_fresh(f"d_{name}", taken),
         local=_fresh(f"local_{name}", taken),
         extent=_fresh(f"extent_{name}", taken),
+        offset=_fresh(f"offset_{name}", taken),
     )
 
 
@@ -512,6 +561,162 @@ def _rewritten_body(
     return text.strip()
 
 
+def _zeroing(located: ps.Located, targets: tuple[Target, ...]) -> Zeroing | None:
+    """The loop right before the update loop when it only zeroes updated arrays over
+    their extents, or None: `for (T v = 0; v < E; v++) A[v] = 0;`, E a side-effect-free
+    expression of scalars and constants that the analysis finds to be A's extent.
+    Nothing runs between the two loops, so E means the same at both."""
+    nest, source = located.node, located.source
+    before = nest.prev_named_sibling
+    if before is None or before.type != "for_statement" or nest.parent is None:
+        return None
+    if nest.parent.type != "compound_statement":
+        return None
+    var = _counting_variable(before, source)
+    condition = before.child_by_field_name("condition")
+    body = before.child_by_field_name("body")
+    if var is None or condition is None or body is None:
+        return None
+    if not _plain_bound(condition, var, located):
+        return None
+    zeroed = _zeroed_arrays(body, var, source)
+    if not zeroed or not _zeroes_extents(located, before, zeroed, targets):
+        return None
+    return Zeroing(before.start_byte, cs.text(before, source), frozenset(zeroed))
+
+
+def _zeroes_extents(
+    located: ps.Located, before: Node, zeroed: set[str], targets: tuple[Target, ...]
+) -> bool:
+    """Whether the analysis says loop `before` writes [0, extent) of every array in
+    `zeroed`, with the extents the targets took (both spelled by the analysis, macros
+    expanded)."""
+    try:
+        analysed = located_loop(located)
+    except ps.Refuse:
+        return False
+    start = before.start_byte - (located.loop.span.start - analysed.span.start)
+    loop = next(
+        (
+            candidate
+            for outer in located.function.loops
+            for candidate in outer.walk()
+            if candidate.span.start == start
+        ),
+        None,
+    )
+    if loop is None:
+        return False
+    extents = {t.data.name: t.data.count for t in targets}
+    for name in zeroed:
+        regions = [d for d in located.function.arrays_for(loop) if d.name == name]
+        if not any(
+            d.first.strip() == "0" and d.count is not None and d.count == extents.get(name)
+            for d in regions
+        ):
+            return False
+    return True
+
+
+def _spelled(expression: str) -> str:
+    return "".join(expression.split())
+
+
+def _counting_variable(loop: Node, source: bytes) -> str | None:
+    """v of `for (T v = 0; ...; v++ | ++v | v += 1)` with T an integer type."""
+    init, update = loop.child_by_field_name("initializer"), loop.child_by_field_name("update")
+    if init is None or update is None or init.type != "declaration":
+        return None
+    type_node = init.child_by_field_name("type")
+    declarators = [c for c in init.named_children if c.type == "init_declarator"]
+    if type_node is None or len(declarators) != 1:
+        return None
+    name, value = (
+        declarators[0].child_by_field_name("declarator"),
+        declarators[0].child_by_field_name("value"),
+    )
+    if name is None or name.type != "identifier" or value is None or not _zero(value, source):
+        return None
+    if not _integral_type(cs.text(type_node, source)):
+        return None
+    var = cs.text(name, source)
+    spelled = _spelled(cs.text(update, source))
+    return var if spelled in (f"{var}++", f"++{var}", f"{var}+=1") else None
+
+
+def _plain_bound(condition: Node, var: str, located: ps.Located) -> bool:
+    """Whether the condition is `v < E` with E naming only scalars and constants and
+    free of side effects (the host's run evaluates it again)."""
+    source = located.source
+    if condition.type != "binary_expression":
+        return False
+    operator = condition.child_by_field_name("operator")
+    left, right = condition.child_by_field_name("left"), condition.child_by_field_name("right")
+    if operator is None or left is None or right is None or cs.text(operator, source) != "<":
+        return False
+    if left.type != "identifier" or cs.text(left, source) != var:
+        return False
+    for node in cs.walk(right):
+        if node.type in (
+            "call_expression",
+            "assignment_expression",
+            "update_expression",
+            "subscript_expression",
+            "field_expression",
+            "pointer_expression",
+        ):
+            return False
+        if node.type != "identifier":
+            continue
+        name = cs.text(node, source)
+        declared = cs.visible(located.tree, source, name, node.start_byte)
+        if name == var or (declared is not None and declared.kind != "scalar"):
+            return False
+    return True
+
+
+def _zeroed_arrays(body: Node, var: str, source: bytes) -> set[str]:
+    """The arrays of a body made only of `A[v] = 0;` statements, or an empty set."""
+    statements = body.named_children if body.type == "compound_statement" else [body]
+    zeroed: set[str] = set()
+    for statement in statements:
+        if statement.type != "expression_statement" or len(statement.named_children) != 1:
+            return set()
+        store = statement.named_children[0]
+        if store.type != "assignment_expression":
+            return set()
+        operator = store.child_by_field_name("operator")
+        left, right = store.child_by_field_name("left"), store.child_by_field_name("right")
+        if operator is None or cs.text(operator, source) != "=" or left is None or right is None:
+            return set()
+        if left.type != "subscript_expression" or not _zero(right, source):
+            return set()
+        array, index = left.child_by_field_name("argument"), _index_node(left)
+        if array is None or array.type != "identifier" or index is None:
+            return set()
+        if index.type != "identifier" or cs.text(index, source) != var:
+            return set()
+        zeroed.add(cs.text(array, source))
+    return zeroed
+
+
+def _zero(node: Node, source: bytes) -> bool:
+    """A number literal whose value is zero (all its bits zero in any arithmetic type;
+    a minus sign would make a float -0.0)."""
+    if node.type != "number_literal":
+        return False
+    spelled = cs.text(node, source).lower().replace("'", "")
+    if spelled.startswith("-"):  # the grammar may take the sign into the literal
+        return False
+    if spelled.startswith("0x"):
+        digits = spelled[2:].rstrip("ul")
+        return bool(digits) and all(c == "0" for c in digits)
+    try:
+        return float(spelled.rstrip("ulf")) == 0.0
+    except ValueError:
+        return False
+
+
 # ---- emitting ---------------------------------------------------------------------------
 
 
@@ -530,56 +735,112 @@ def _emit(code: str, plans: list[AtomicPlan]) -> str:
         edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
     for plan in plans:
         start, end = plan.located.loop.span.start, plan.located.node.end_byte
+        if plan.zeroing is not None:
+            start = plan.zeroing.start  # the zeroing loop becomes memsets on the device
         edits.append(Edit(start, end, _host_text(plan), "the updates run on the GPU"))
     helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
     edits += ps.device_edits(helpers, tree, source)
     return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
+def _copy_bytes(t: Target) -> str:
+    """Bytes of one private copy of `t` in the kernel."""
+    return f"cudaify_aligned((size_t){t.extent} * sizeof({_element_type(t.data)}))"
+
+
+def _sum_type(t: Target) -> str:
+    """The type a bin's copies are summed in: integers wrap in the unsigned type, as
+    the atomic addition itself does."""
+    element = _element_type(t.data)
+    return element if element in ("float", "double") else "unsigned long long"
+
+
 def _kernel_text(plan: AtomicPlan) -> str:
     loop, names = plan.located.loop, plan.names
-    k, shared = names["k"], names["shared"]
     params = [_array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params.append(f"long long {plan.level.trips}")
     for t in plan.targets:
         params += [f"{_element_type(t.data)} *{t.data.name}", f"long long {t.extent}"]
-    params += [f"int {names['privatize']}", f"int *{names['d_outside']}"]
+    params += [f"int {names['copies']}", f"int *{names['d_outside']}"]
     updated = ", ".join(t.data.name for t in plan.targets)
     lines = [
         f"/* Irregular updates of {updated} in loop '{loop.var}' of "
         f"{plan.located.function.name}() (line {loop.line}): atomics on block-private "
-        "copies in shared memory when they fit, else on the device copy. */",
+        f"copies in shared memory when they fit (one per warp, {names['copies']} of "
+        "them, when small), else on the device copy. */",
         f"__global__ void {plan.kernel}({', '.join(params)})",
         "{",
-        f"    extern __shared__ unsigned long long {shared}[]; /* 8-byte aligned */",
+        f"    extern __shared__ unsigned long long {names['shared']}[]; /* 8-byte aligned */",
     ]
-    lines += [f"    {_element_type(t.data)} *{t.local} = NULL;" for t in plan.targets]
-    privatize, offset = names["privatize"], names["offset"]
-    lines.append(f"    if ({privatize}) {{")
-    lines.append(f"        size_t {offset} = 0;")
-    for t in plan.targets:
-        elem = _element_type(t.data)
-        lines += [
-            f"        {t.local} = ({elem} *)((unsigned char *){shared} + {offset});",
-            f"        {offset} += cudaify_aligned((size_t){t.extent} * sizeof({elem}));",
-            f"        for (long long {k} = threadIdx.x; {k} < {t.extent}; {k} += blockDim.x)",
-            f"            {t.local}[{k}] = 0;",
-        ]
-    lines += ["        __syncthreads();", "    }"]
+    lines += _private_copies(plan)
     lines += _grid_stride_header(plan.level, "    ")
     inner = "        "
     lines += [f"{inner}{type_} {name};" for type_, name in plan.privates]
     lines.append(inner + _reindent(plan.body, plan.body_indent, inner))
-    lines += ["    }", f"    if ({privatize}) {{", "        __syncthreads();"]
-    for t in plan.targets:
-        lines += [
-            f"        for (long long {k} = threadIdx.x; {k} < {t.extent}; {k} += blockDim.x)",
-            f"            if ({t.local}[{k}] != 0)",
-            f"                cudaify_atomic_add(&{t.data.name}[{k}], {t.local}[{k}]);",
-        ]
-    lines += ["    }", "}"]
+    lines.append("    }")
+    lines += _merge(plan)
+    lines.append("}")
     return "\n".join(lines) + "\n\n"
+
+
+def _private_copies(plan: AtomicPlan) -> list[str]:
+    """The kernel's opening: where each array's copy lies in a copy's slab, this warp's
+    slab, and every slab zeroed."""
+    names = plan.names
+    copies, slab, mine, shared, k = (
+        names["copies"],
+        names["slab"],
+        names["mine"],
+        names["shared"],
+        names["k"],
+    )
+    lines = []
+    previous = "0"
+    for t in plan.targets:
+        lines.append(f"    const size_t {t.offset} = {previous};")
+        previous = f"{t.offset} + {_copy_bytes(t)}"
+    lines.append(f"    const size_t {slab} = {previous};")
+    lines += [f"    {_element_type(t.data)} *{t.local} = NULL;" for t in plan.targets]
+    lines += [
+        f"    if ({copies} > 0) {{",
+        f"        unsigned char *{mine} = (unsigned char *){shared} +",
+        f"            (size_t)((threadIdx.x / 32) % {copies}) * {slab};",
+    ]
+    for t in plan.targets:
+        elem = _element_type(t.data)
+        lines.append(f"        {t.local} = ({elem} *)({mine} + {t.offset});")
+    lines += [
+        f"        for (long long {k} = threadIdx.x; {k} < (long long)({copies} * {slab} / 8); "
+        f"{k} += blockDim.x)",
+        f"            {shared}[{k}] = 0;",
+        "        __syncthreads();",
+        "    }",
+    ]
+    return lines
+
+
+def _merge(plan: AtomicPlan) -> list[str]:
+    """The kernel's end: each bin's sum over the block's copies, added to the device
+    copy with one atomic addition."""
+    names = plan.names
+    copies, slab, shared, k = names["copies"], names["slab"], names["shared"], names["k"]
+    copy, total = names["copy"], names["sum"]
+    lines = [f"    if ({copies} > 0) {{", "        __syncthreads();"]
+    for t in plan.targets:
+        elem, sum_type = _element_type(t.data), _sum_type(t)
+        lines += [
+            f"        for (long long {k} = threadIdx.x; {k} < {t.extent}; {k} += blockDim.x) {{",
+            f"            {sum_type} {total} = 0;",
+            f"            for (int {copy} = 0; {copy} < {copies}; {copy}++)",
+            f"                {total} += ((const {elem} *)((const unsigned char *){shared} +",
+            f"                    (size_t){copy} * {slab} + {t.offset}))[{k}];",
+            f"            if ({total} != 0)",
+            f"                cudaify_atomic_add(&{t.data.name}[{k}], ({elem}){total});",
+            "        }",
+        ]
+    lines.append("    }")
+    return lines
 
 
 def _host_text(plan: AtomicPlan) -> str:
@@ -587,13 +848,15 @@ def _host_text(plan: AtomicPlan) -> str:
     inner = ind + "    "
     loop, level, names = plan.located.loop, plan.level, plan.names
     inclusive = 1 if loop.upper_inclusive else 0
+    extents = dict.fromkeys(f"({t.data.count}) > 0" for t in plan.targets)
+    work = " && ".join([f"{level.trips} > 0", *extents])
     lines = [
         "{",
         f"{ind}/* cudaify: these updates run on the GPU as {plan.kernel} */",
         f"{ind}const long long {level.trips} = cudaify_trips({loop.lower}, {loop.upper}, "
         f"{loop.step}, {inclusive});",
-        f"{ind}int {names['outside']} = 0;",
-        f"{ind}if ({level.trips} > 0) {{",
+        f"{ind}int {names['outside']} = !({work});",
+        f"{ind}if (!{names['outside']}) {{",
     ]
     lines += [inner + line for line in _device_side(plan)]
     lines.append(ind + "}")
@@ -603,25 +866,123 @@ def _host_text(plan: AtomicPlan) -> str:
 
 
 def _device_side(plan: AtomicPlan) -> list[str]:
+    """Allocate, copy in, launch, copy back and free at one level, and no host memory
+    touched in between (the shape data_residency maps)."""
     names = plan.names
     devices = dict(plan.devices)
     devices.update({t.data.name: t.device for t in plan.targets})
     every = plan.arrays + tuple(t.data for t in plan.targets)
-    lines = ps.copy_in(every, devices)
     outside, d_outside = names["outside"], names["d_outside"]
+    lines = ps.copy_in(every, devices)
     lines += [
-        f"int *{d_outside} = NULL;",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&{d_outside}, sizeof(int)));",
-        f"CUDAIFY_CHECK(cudaMemset({d_outside}, 0, sizeof(int)));",
+        f"static int *{d_outside} = NULL; /* kept for later calls */",
+        f"if ({d_outside} == NULL)",
+        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{d_outside}, sizeof(int)));",
+        f"CUDAIFY_CHECK(cudaMemsetAsync({d_outside}, 0, sizeof(int)));",
     ]
+    lines += _zero_or_save(plan)
+    lines += _launch(plan, devices)
+    lines += [
+        f"CUDAIFY_CHECK(cudaMemcpy(&{outside}, {d_outside}, sizeof(int), cudaMemcpyDeviceToHost));"
+    ]
+    lines += _restore(plan)
+    lines += ps.copy_out(tuple(t.data for t in plan.targets), devices)
+    lines += ps.frees([devices[a.name] for a in every])
+    return lines
+
+
+def _saved(plan: AtomicPlan) -> list[tuple[Target, str]]:
+    """The arrays the device side saves before the launch (those not zeroed), each with
+    its byte offset in the saved buffer."""
+    zeroed = plan.zeroing.arrays if plan.zeroing is not None else frozenset()
+    found = []
+    offset = "0"
+    for t in plan.targets:
+        if t.data.name in zeroed:
+            continue
+        found.append((t, offset))
+        offset = _plus(offset, f"cudaify_aligned({_bytes(t.data)})")
+    return found
+
+
+def _plus(offset: str, more: str) -> str:
+    return more if offset == "0" else f"{offset} + {more}"
+
+
+def _at(pointer: str, offset: str) -> str:
+    return pointer if offset == "0" else f"{pointer} + ({offset})"
+
+
+def _bytes(data: ArrayData) -> str:
+    return f"(size_t)({data.count}) * sizeof({_element_type(data)})"
+
+
+def _zero_or_save(plan: AtomicPlan) -> list[str]:
+    """Zeroed arrays start from zero on the device; the others are saved, so that an
+    index outside the device copy can put them back for the host's run."""
+    zeroed = plan.zeroing.arrays if plan.zeroing is not None else frozenset()
+    lines = [
+        f"CUDAIFY_CHECK(cudaMemsetAsync({t.device}, 0, {_bytes(t.data)}));"
+        for t in plan.targets
+        if t.data.name in zeroed
+    ]
+    saved = _saved(plan)
+    if not saved:
+        return lines
+    names = plan.names
+    d_saved, room, total = names["d_saved"], names["saved_room"], names["saved_bytes"]
+    last, last_offset = saved[-1]
+    lines += [
+        f"const size_t {total} = {_plus(last_offset, f'cudaify_aligned({_bytes(last.data)})')};",
+        f"static char *{d_saved} = NULL; /* kept for later calls */",
+        f"static size_t {room} = 0;",
+        f"if ({room} < {total}) {{",
+        f"    if ({d_saved} != NULL)",
+        f"        CUDAIFY_CHECK(cudaFree({d_saved}));",
+        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{d_saved}, {total}));",
+        f"    {room} = {total};",
+        "}",
+    ]
+    lines += [
+        f"CUDAIFY_CHECK(cudaMemcpyAsync({_at(d_saved, offset)}, {t.device}, {_bytes(t.data)}, "
+        "cudaMemcpyDeviceToDevice));"
+        for t, offset in saved
+    ]
+    return lines
+
+
+def _restore(plan: AtomicPlan) -> list[str]:
+    saved = _saved(plan)
+    if not saved:
+        return []
+    names = plan.names
+    lines = [f"if ({names['outside']}) {{ /* the host runs the loop on the values it had */"]
+    lines += [
+        f"    CUDAIFY_CHECK(cudaMemcpyAsync({t.device}, {_at(names['d_saved'], offset)}, "
+        f"{_bytes(t.data)}, cudaMemcpyDeviceToDevice));"
+        for t, offset in saved
+    ]
+    lines.append("}")
+    return lines
+
+
+def _launch(plan: AtomicPlan, devices: dict[str, str]) -> list[str]:
+    names = plan.names
+    shared_bytes, copies, fit, blocks = (
+        names["shared_bytes"],
+        names["copies"],
+        names["fit"],
+        names["blocks"],
+    )
     sizes = " + ".join(
         f"cudaify_aligned((size_t)({t.data.count}) * sizeof({_element_type(t.data)}))"
         for t in plan.targets
     )
-    shared_bytes, privatize, blocks = names["shared_bytes"], names["privatize"], names["blocks"]
-    lines += [
+    lines = [
         f"const size_t {shared_bytes} = {sizes};",
-        f"const int {privatize} = {shared_bytes} <= {PRIVATE_BYTES};",
+        f"const size_t {fit} = {REPLICA_BYTES} / {shared_bytes};",
+        f"const int {copies} = {shared_bytes} > {PRIVATE_BYTES} ? 0 : "
+        f"{fit} >= {WARPS} ? {WARPS} : {fit} >= 1 ? (int){fit} : 1;",
         f"const unsigned int {blocks} = "
         f"cudaify_blocks({plan.level.trips}, {THREADS}, {MOST_BLOCKS}u);",
     ]
@@ -630,30 +991,28 @@ def _device_side(plan: AtomicPlan) -> list[str]:
     arguments.append(plan.level.trips)
     for t in plan.targets:
         arguments += [t.device, f"(long long)({t.data.count})"]
-    arguments += [privatize, d_outside]
+    arguments += [copies, names["d_outside"]]
     lines += [
-        f"{plan.kernel}<<<{blocks}, {THREADS}, {privatize} ? {shared_bytes} : 0>>>"
+        f"{plan.kernel}<<<{blocks}, {THREADS}, (size_t){copies} * {shared_bytes}>>>"
         f"({', '.join(arguments)});",
         "CUDAIFY_CHECK(cudaGetLastError());",
-        f"CUDAIFY_CHECK(cudaMemcpy(&{outside}, {d_outside}, sizeof(int), cudaMemcpyDeviceToHost));",
-        f"if (!{outside}) {{",
     ]
-    lines += ["    " + line for line in ps.copy_out(tuple(t.data for t in plan.targets), devices)]
-    lines.append("}")
-    lines += ps.frees([devices[a.name] for a in every] + [d_outside])
     return lines
 
 
 def _fallback(plan: AtomicPlan, ind: str) -> list[str]:
-    """An index outside the copied range: the host runs the original loop."""
+    """No work for the device, or an index outside the copied range: the host runs the
+    original loops (the zeroing one too when it moved to the device)."""
     loop, level = plan.located.loop, plan.level
-    original = _reindent(plan.original, plan.indent, ind + "    ")
+    body = ind + "    "
     lines = [
         f"{ind}if ({plan.names['outside']}) {{",
-        f"{ind}    {ps.FALLBACK_COMMENT}: an index fell outside the copied range */",
-        f"{ind}    {original}",
-        f"{ind}}}",
+        f"{body}{ps.FALLBACK_COMMENT}: no work for the GPU, or an index fell outside "
+        "the copied range */",
     ]
+    if plan.zeroing is not None:
+        lines.append(body + _reindent(plan.zeroing.text, plan.indent, body))
+    lines += [body + _reindent(plan.original, plan.indent, body), f"{ind}}}"]
     if level.declared_outside:
         step = f" * {loop.step}" if loop.step != 1 else ""
         value = f"({level.var_type})({_paren(loop.lower)} + {level.trips}{step})"

@@ -198,17 +198,19 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
     cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
-/* Irregular updates of hist in loop 'i' of histogram() (line 9): atomics on block-private copies in shared memory when they fit, else on the device copy. */
-__global__ void histogram_atomic(unsigned char *buf, long long trips_i, unsigned int *hist, long long extent_hist, int privatize, int *d_outside)
+/* Irregular updates of hist in loop 'i' of histogram() (line 9): atomics on block-private copies in shared memory when they fit (one per warp, copies of them, when small), else on the device copy. */
+__global__ void histogram_atomic(unsigned char *buf, long long trips_i, unsigned int *hist, long long extent_hist, int copies, int *d_outside)
 {
     extern __shared__ unsigned long long cudaify_shared[]; /* 8-byte aligned */
+    const size_t offset_hist = 0;
+    const size_t slab = offset_hist + cudaify_aligned((size_t)extent_hist * sizeof(unsigned int));
     unsigned int *local_hist = NULL;
-    if (privatize) {
-        size_t offset = 0;
-        local_hist = (unsigned int *)((unsigned char *)cudaify_shared + offset);
-        offset += cudaify_aligned((size_t)extent_hist * sizeof(unsigned int));
-        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
-            local_hist[k] = 0;
+    if (copies > 0) {
+        unsigned char *mine = (unsigned char *)cudaify_shared +
+            (size_t)((threadIdx.x / 32) % copies) * slab;
+        local_hist = (unsigned int *)(mine + offset_hist);
+        for (long long k = threadIdx.x; k < (long long)(copies * slab / 8); k += blockDim.x)
+            cudaify_shared[k] = 0;
         __syncthreads();
     }
     for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
@@ -216,47 +218,52 @@ __global__ void histogram_atomic(unsigned char *buf, long long trips_i, unsigned
         long i = (long)t_i;
         cudaify_add_at(hist, local_hist, extent_hist, (long long)(buf[i]), (1u), d_outside);
     }
-    if (privatize) {
+    if (copies > 0) {
         __syncthreads();
-        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
-            if (local_hist[k] != 0)
-                cudaify_atomic_add(&hist[k], local_hist[k]);
+        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x) {
+            unsigned long long sum = 0;
+            for (int copy = 0; copy < copies; copy++)
+                sum += ((const unsigned int *)((const unsigned char *)cudaify_shared +
+                    (size_t)copy * slab + offset_hist))[k];
+            if (sum != 0)
+                cudaify_atomic_add(&hist[k], (unsigned int)sum);
+        }
     }
 }
 
 void histogram(const unsigned char *buf, long n, unsigned int *hist)
 {
-    for (int b = 0; b < 256; b++)
-        hist[b] = 0u;
     {
         /* cudaify: these updates run on the GPU as histogram_atomic */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
-        int outside = 0;
-        if (trips_i > 0) {
+        int outside = !(trips_i > 0 && (256) > 0);
+        if (!outside) {
             unsigned char *d_buf = NULL;
             unsigned int *d_hist = NULL;
             CUDAIFY_CHECK(cudaMalloc((void **)&d_buf, (size_t)(n) * sizeof(unsigned char)));
             CUDAIFY_CHECK(cudaMalloc((void **)&d_hist, (size_t)(256) * sizeof(unsigned int)));
             CUDAIFY_CHECK(cudaMemcpy(d_buf, buf, (size_t)(n) * sizeof(unsigned char), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_hist, hist, (size_t)(256) * sizeof(unsigned int), cudaMemcpyHostToDevice));
-            int *d_outside = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
-            CUDAIFY_CHECK(cudaMemset(d_outside, 0, sizeof(int)));
+            static int *d_outside = NULL; /* kept for later calls */
+            if (d_outside == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemsetAsync(d_outside, 0, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemsetAsync(d_hist, 0, (size_t)(256) * sizeof(unsigned int)));
             const size_t shared_bytes = cudaify_aligned((size_t)(256) * sizeof(unsigned int));
-            const int privatize = shared_bytes <= 49152;
+            const size_t fit = 16384 / shared_bytes;
+            const int copies = shared_bytes > 49152 ? 0 : fit >= 8 ? 8 : fit >= 1 ? (int)fit : 1;
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
-            histogram_atomic<<<blocks, 256, privatize ? shared_bytes : 0>>>(d_buf, trips_i, d_hist, (long long)(256), privatize, d_outside);
+            histogram_atomic<<<blocks, 256, (size_t)copies * shared_bytes>>>(d_buf, trips_i, d_hist, (long long)(256), copies, d_outside);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(&outside, d_outside, sizeof(int), cudaMemcpyDeviceToHost));
-            if (!outside) {
-                CUDAIFY_CHECK(cudaMemcpy(hist, d_hist, (size_t)(256) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-            }
+            CUDAIFY_CHECK(cudaMemcpy(hist, d_hist, (size_t)(256) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_buf));
             CUDAIFY_CHECK(cudaFree(d_hist));
-            CUDAIFY_CHECK(cudaFree(d_outside));
         }
         if (outside) {
-            /* cudaify: host fallback: an index fell outside the copied range */
+            /* cudaify: host fallback: no work for the GPU, or an index fell outside the copied range */
+            for (int b = 0; b < 256; b++)
+                hist[b] = 0u;
             for (long i = 0; i < n; i++)
                 hist[buf[i]] += 1u;
         }

@@ -211,22 +211,22 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
     cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
-/* Irregular updates of count, weight in loop 'i' of bin() (line 13): atomics on block-private copies in shared memory when they fit, else on the device copy. */
-__global__ void bin_atomic(float *x, float *w, int nbins, int limit, long long trips_i, int *count, long long extent_count, double *weight, long long extent_weight, int privatize, int *d_outside)
+/* Irregular updates of count, weight in loop 'i' of bin() (line 13): atomics on block-private copies in shared memory when they fit (one per warp, copies of them, when small), else on the device copy. */
+__global__ void bin_atomic(float *x, float *w, int nbins, int limit, long long trips_i, int *count, long long extent_count, double *weight, long long extent_weight, int copies, int *d_outside)
 {
     extern __shared__ unsigned long long cudaify_shared[]; /* 8-byte aligned */
+    const size_t offset_count = 0;
+    const size_t offset_weight = offset_count + cudaify_aligned((size_t)extent_count * sizeof(int));
+    const size_t slab = offset_weight + cudaify_aligned((size_t)extent_weight * sizeof(double));
     int *local_count = NULL;
     double *local_weight = NULL;
-    if (privatize) {
-        size_t offset = 0;
-        local_count = (int *)((unsigned char *)cudaify_shared + offset);
-        offset += cudaify_aligned((size_t)extent_count * sizeof(int));
-        for (long long k_2 = threadIdx.x; k_2 < extent_count; k_2 += blockDim.x)
-            local_count[k_2] = 0;
-        local_weight = (double *)((unsigned char *)cudaify_shared + offset);
-        offset += cudaify_aligned((size_t)extent_weight * sizeof(double));
-        for (long long k_2 = threadIdx.x; k_2 < extent_weight; k_2 += blockDim.x)
-            local_weight[k_2] = 0;
+    if (copies > 0) {
+        unsigned char *mine = (unsigned char *)cudaify_shared +
+            (size_t)((threadIdx.x / 32) % copies) * slab;
+        local_count = (int *)(mine + offset_count);
+        local_weight = (double *)(mine + offset_weight);
+        for (long long k_2 = threadIdx.x; k_2 < (long long)(copies * slab / 8); k_2 += blockDim.x)
+            cudaify_shared[k_2] = 0;
         __syncthreads();
     }
     for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
@@ -243,14 +243,24 @@ __global__ void bin_atomic(float *x, float *w, int nbins, int limit, long long t
             cudaify_add_at(count, local_count, extent_count, (long long)(k), (1), d_outside);
         cudaify_add_at(weight, local_weight, extent_weight, (long long)(k), (w[i]), d_outside);
     }
-    if (privatize) {
+    if (copies > 0) {
         __syncthreads();
-        for (long long k_2 = threadIdx.x; k_2 < extent_count; k_2 += blockDim.x)
-            if (local_count[k_2] != 0)
-                cudaify_atomic_add(&count[k_2], local_count[k_2]);
-        for (long long k_2 = threadIdx.x; k_2 < extent_weight; k_2 += blockDim.x)
-            if (local_weight[k_2] != 0)
-                cudaify_atomic_add(&weight[k_2], local_weight[k_2]);
+        for (long long k_2 = threadIdx.x; k_2 < extent_count; k_2 += blockDim.x) {
+            unsigned long long sum = 0;
+            for (int copy = 0; copy < copies; copy++)
+                sum += ((const int *)((const unsigned char *)cudaify_shared +
+                    (size_t)copy * slab + offset_count))[k_2];
+            if (sum != 0)
+                cudaify_atomic_add(&count[k_2], (int)sum);
+        }
+        for (long long k_2 = threadIdx.x; k_2 < extent_weight; k_2 += blockDim.x) {
+            double sum = 0;
+            for (int copy = 0; copy < copies; copy++)
+                sum += ((const double *)((const unsigned char *)cudaify_shared +
+                    (size_t)copy * slab + offset_weight))[k_2];
+            if (sum != 0)
+                cudaify_atomic_add(&weight[k_2], (double)sum);
+        }
     }
 }
 
@@ -279,8 +289,8 @@ void bin(int n, const float *x, const float *w, int nbins, int limit, int *count
     {
         /* cudaify: these updates run on the GPU as bin_atomic */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
-        int outside = 0;
-        if (trips_i > 0) {
+        int outside = !(trips_i > 0 && (nbins) > 0);
+        if (!outside) {
             float *d_x = NULL;
             float *d_w = NULL;
             int *d_count_2 = NULL;
@@ -293,27 +303,41 @@ void bin(int n, const float *x, const float *w, int nbins, int limit, int *count
             CUDAIFY_CHECK(cudaMemcpy(d_w, w, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_count_2, count, (size_t)(nbins) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_weight_2, weight, (size_t)(nbins) * sizeof(double), cudaMemcpyHostToDevice));
-            int *d_outside = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
-            CUDAIFY_CHECK(cudaMemset(d_outside, 0, sizeof(int)));
+            static int *d_outside = NULL; /* kept for later calls */
+            if (d_outside == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemsetAsync(d_outside, 0, sizeof(int)));
+            const size_t saved_bytes = cudaify_aligned((size_t)(nbins) * sizeof(int)) + cudaify_aligned((size_t)(nbins) * sizeof(double));
+            static char *d_saved = NULL; /* kept for later calls */
+            static size_t saved_room = 0;
+            if (saved_room < saved_bytes) {
+                if (d_saved != NULL)
+                    CUDAIFY_CHECK(cudaFree(d_saved));
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_saved, saved_bytes));
+                saved_room = saved_bytes;
+            }
+            CUDAIFY_CHECK(cudaMemcpyAsync(d_saved, d_count_2, (size_t)(nbins) * sizeof(int), cudaMemcpyDeviceToDevice));
+            CUDAIFY_CHECK(cudaMemcpyAsync(d_saved + (cudaify_aligned((size_t)(nbins) * sizeof(int))), d_weight_2, (size_t)(nbins) * sizeof(double), cudaMemcpyDeviceToDevice));
             const size_t shared_bytes = cudaify_aligned((size_t)(nbins) * sizeof(int)) + cudaify_aligned((size_t)(nbins) * sizeof(double));
-            const int privatize = shared_bytes <= 49152;
+            const size_t fit = 16384 / shared_bytes;
+            const int copies = shared_bytes > 49152 ? 0 : fit >= 8 ? 8 : fit >= 1 ? (int)fit : 1;
             const unsigned int blocks_2 = cudaify_blocks(trips_i, 256, 1024u);
-            bin_atomic<<<blocks_2, 256, privatize ? shared_bytes : 0>>>(d_x, d_w, nbins, limit, trips_i, d_count_2, (long long)(nbins), d_weight_2, (long long)(nbins), privatize, d_outside);
+            bin_atomic<<<blocks_2, 256, (size_t)copies * shared_bytes>>>(d_x, d_w, nbins, limit, trips_i, d_count_2, (long long)(nbins), d_weight_2, (long long)(nbins), copies, d_outside);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(&outside, d_outside, sizeof(int), cudaMemcpyDeviceToHost));
-            if (!outside) {
-                CUDAIFY_CHECK(cudaMemcpy(count, d_count_2, (size_t)(nbins) * sizeof(int), cudaMemcpyDeviceToHost));
-                CUDAIFY_CHECK(cudaMemcpy(weight, d_weight_2, (size_t)(nbins) * sizeof(double), cudaMemcpyDeviceToHost));
+            if (outside) { /* the host runs the loop on the values it had */
+                CUDAIFY_CHECK(cudaMemcpyAsync(d_count_2, d_saved, (size_t)(nbins) * sizeof(int), cudaMemcpyDeviceToDevice));
+                CUDAIFY_CHECK(cudaMemcpyAsync(d_weight_2, d_saved + (cudaify_aligned((size_t)(nbins) * sizeof(int))), (size_t)(nbins) * sizeof(double), cudaMemcpyDeviceToDevice));
             }
+            CUDAIFY_CHECK(cudaMemcpy(count, d_count_2, (size_t)(nbins) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(weight, d_weight_2, (size_t)(nbins) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_x));
             CUDAIFY_CHECK(cudaFree(d_w));
             CUDAIFY_CHECK(cudaFree(d_count_2));
             CUDAIFY_CHECK(cudaFree(d_weight_2));
-            CUDAIFY_CHECK(cudaFree(d_outside));
         }
         if (outside) {
-            /* cudaify: host fallback: an index fell outside the copied range */
+            /* cudaify: host fallback: no work for the GPU, or an index fell outside the copied range */
             for (int i = 0; i < n; i++) {
                 int k = (int)(x[i] * (float)nbins);
                 if (k < 0)

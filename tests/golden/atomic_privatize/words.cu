@@ -204,17 +204,19 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
     cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
-/* Irregular updates of hist in loop 'i' of word_histogram() (line 15): atomics on block-private copies in shared memory when they fit, else on the device copy. */
-__global__ void word_histogram_atomic(char *text, long n, long long trips_i, long long *hist, long long extent_hist, int privatize, int *d_outside)
+/* Irregular updates of hist in loop 'i' of word_histogram() (line 15): atomics on block-private copies in shared memory when they fit (one per warp, copies of them, when small), else on the device copy. */
+__global__ void word_histogram_atomic(char *text, long n, long long trips_i, long long *hist, long long extent_hist, int copies, int *d_outside)
 {
     extern __shared__ unsigned long long cudaify_shared[]; /* 8-byte aligned */
+    const size_t offset_hist = 0;
+    const size_t slab = offset_hist + cudaify_aligned((size_t)extent_hist * sizeof(long long));
     long long *local_hist = NULL;
-    if (privatize) {
-        size_t offset = 0;
-        local_hist = (long long *)((unsigned char *)cudaify_shared + offset);
-        offset += cudaify_aligned((size_t)extent_hist * sizeof(long long));
-        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
-            local_hist[k] = 0;
+    if (copies > 0) {
+        unsigned char *mine = (unsigned char *)cudaify_shared +
+            (size_t)((threadIdx.x / 32) % copies) * slab;
+        local_hist = (long long *)(mine + offset_hist);
+        for (long long k = threadIdx.x; k < (long long)(copies * slab / 8); k += blockDim.x)
+            cudaify_shared[k] = 0;
         __syncthreads();
     }
     for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
@@ -227,47 +229,52 @@ __global__ void word_histogram_atomic(char *text, long n, long long trips_i, lon
             len++;
         cudaify_add_at(hist, local_hist, extent_hist, (long long)(len < MAXLEN ? len : MAXLEN - 1), (1), d_outside);
     }
-    if (privatize) {
+    if (copies > 0) {
         __syncthreads();
-        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x)
-            if (local_hist[k] != 0)
-                cudaify_atomic_add(&hist[k], local_hist[k]);
+        for (long long k = threadIdx.x; k < extent_hist; k += blockDim.x) {
+            unsigned long long sum = 0;
+            for (int copy = 0; copy < copies; copy++)
+                sum += ((const long long *)((const unsigned char *)cudaify_shared +
+                    (size_t)copy * slab + offset_hist))[k];
+            if (sum != 0)
+                cudaify_atomic_add(&hist[k], (long long)sum);
+        }
     }
 }
 
 void word_histogram(const char *text, long n, long long *hist)
 {
-    for (int b = 0; b < MAXLEN; b++)
-        hist[b] = 0;
     {
         /* cudaify: these updates run on the GPU as word_histogram_atomic */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
-        int outside = 0;
-        if (trips_i > 0) {
+        int outside = !(trips_i > 0 && (16) > 0);
+        if (!outside) {
             char *d_text = NULL;
             long long *d_hist = NULL;
             CUDAIFY_CHECK(cudaMalloc((void **)&d_text, (size_t)(n) * sizeof(char)));
             CUDAIFY_CHECK(cudaMalloc((void **)&d_hist, (size_t)(16) * sizeof(long long)));
             CUDAIFY_CHECK(cudaMemcpy(d_text, text, (size_t)(n) * sizeof(char), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_hist, hist, (size_t)(16) * sizeof(long long), cudaMemcpyHostToDevice));
-            int *d_outside = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
-            CUDAIFY_CHECK(cudaMemset(d_outside, 0, sizeof(int)));
+            static int *d_outside = NULL; /* kept for later calls */
+            if (d_outside == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_outside, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemsetAsync(d_outside, 0, sizeof(int)));
+            CUDAIFY_CHECK(cudaMemsetAsync(d_hist, 0, (size_t)(16) * sizeof(long long)));
             const size_t shared_bytes = cudaify_aligned((size_t)(16) * sizeof(long long));
-            const int privatize = shared_bytes <= 49152;
+            const size_t fit = 16384 / shared_bytes;
+            const int copies = shared_bytes > 49152 ? 0 : fit >= 8 ? 8 : fit >= 1 ? (int)fit : 1;
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
-            word_histogram_atomic<<<blocks, 256, privatize ? shared_bytes : 0>>>(d_text, n, trips_i, d_hist, (long long)(16), privatize, d_outside);
+            word_histogram_atomic<<<blocks, 256, (size_t)copies * shared_bytes>>>(d_text, n, trips_i, d_hist, (long long)(16), copies, d_outside);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(&outside, d_outside, sizeof(int), cudaMemcpyDeviceToHost));
-            if (!outside) {
-                CUDAIFY_CHECK(cudaMemcpy(hist, d_hist, (size_t)(16) * sizeof(long long), cudaMemcpyDeviceToHost));
-            }
+            CUDAIFY_CHECK(cudaMemcpy(hist, d_hist, (size_t)(16) * sizeof(long long), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_text));
             CUDAIFY_CHECK(cudaFree(d_hist));
-            CUDAIFY_CHECK(cudaFree(d_outside));
         }
         if (outside) {
-            /* cudaify: host fallback: an index fell outside the copied range */
+            /* cudaify: host fallback: no work for the GPU, or an index fell outside the copied range */
+            for (int b = 0; b < MAXLEN; b++)
+                hist[b] = 0;
             for (long i = 0; i < n; i++) {
                 if (!is_letter(text[i]) || (i > 0 && is_letter(text[i - 1])))
                     continue;
