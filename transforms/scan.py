@@ -8,12 +8,15 @@ free of side effects that reads neither the accumulator nor the output:
   where `out[first - 1]` is the starting value.
 A first kernel evaluates the terms E, `cub::DeviceScan::InclusiveSum` scans them, a second
 kernel adds the starting value and stores the results (shifted by one for the exclusive
-form). The terms, sums, results and CUB's temporary storage are function-local static
-buffers that only grow, and so are the device copies of its input arrays: a scan called in
-a loop allocates and frees nothing once they are large enough (a cudaFree waits for the
-device, and 128 MB allocations are not free). The inputs are still copied every call (the
-host writes them between calls), from the caller's pageable memory: staging through a
-pinned buffer would add a host copy of the same bytes, so it is not done.
+form). The arrays move as offload's launches move theirs: each one (the output included)
+is declared, allocated, copied in, copied back when written and freed in the launch's
+block, so that a following `data_residency` turns the pairs into maps and keeps them on the
+device across calls. The recurrence's starting value `out[first - 1]` lies in the output's
+mapped range and is read by the store kernel: the block touches no host memory outside its
+transfers, which is what lets `data_residency` run it inside a residency scope. Only the
+terms, sums and CUB's temporary storage are the scan's own: function-local static buffers
+that only grow, so a scan called in a loop does not allocate them again (a cudaFree waits
+for the device, and 128 MB allocations are not free).
 Other recurrences (`x[i] = a[i] * x[i-1] + b[i]`) are refused: they are not sums."""
 
 from __future__ import annotations
@@ -184,10 +187,9 @@ def _plan(
     scalars, privates = ps.scalars_of(located, arrays, skip, {loop.var})
     if privates:
         raise ps.Refuse(f"the loop also writes '{privates[0][1]}'")
-    keys: tuple[str, ...] = ("terms", "sums", "storage", "storage_bytes", "d_out", "start")
+    keys: tuple[str, ...] = ("terms", "sums", "storage", "storage_bytes", "start")
     keys += ("total", "blocks", "capacity", "storage_capacity")
     names = {key: _fresh(key, taken) for key in keys}
-    names.update({f"capacity:{a.name}": _fresh(f"capacity_{a.name}", taken) for a in arrays})
     names["terms_kernel"] = _fresh(f"{function.name}_scan_terms", taken)
     names["store_kernel"] = _fresh(f"{function.name}_scan_store", taken)
     return ScanPlan(
@@ -204,7 +206,7 @@ def _plan(
         multiplier="" if form.multiplier is None else cs.text(form.multiplier, source),
         output_type=output_type,
         names=names,
-        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
+        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays + (output,)),
         indent=_line_indent(source, located.loop.span.start),
     )
 
@@ -377,12 +379,11 @@ def _kernels(plan: ScanPlan) -> str:
     params = [_array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}", f"{plan.scan_type} *{names['terms']}"]
-    store_params = [
-        f"const {plan.scan_type} *{names['sums']}",
-        f"{plan.value_type} {names['start']}",
-        f"long long {level.trips}",
-        f"{plan.output_type} *{names['d_out']}",
-    ]
+    out = plan.form.output
+    store_params = [f"const {plan.scan_type} *{names['sums']}"]
+    if plan.form.accumulator is not None:
+        store_params.append(f"{plan.value_type} {names['start']}")
+    store_params += [f"long long {level.trips}", f"{plan.output_type} *{out}"]
     t = level.index
     if plan.multiplier:
         at = f"{names['sums']}[{t}]"
@@ -402,11 +403,19 @@ def _kernels(plan: ScanPlan) -> str:
         "    }",
         "}",
         "",
-        "/* The starting value plus the scanned terms, stored as the loop stores them. */",
+        f"/* The starting value plus the scanned terms, stored as the loop stores them; "
+        f"{out} points at the first element the loop writes. */",
         f"__global__ void {names['store_kernel']}({', '.join(store_params)})",
         "{",
+    ]
+    if plan.form.accumulator is None:
+        lines.append(
+            f"    const {plan.value_type} {names['start']} = {out}[-1]; "
+            "/* the element before the first one written */"
+        )
+    lines += [
         *header[:2],
-        f"        {names['d_out']}[{t}] = ({plan.output_type})({stored});",
+        f"        {out}[{t}] = ({plan.output_type})({stored});",
         "    }",
         "}",
     ]
@@ -452,48 +461,87 @@ def _cub_call(plan: ScanPlan, storage: str, storage_bytes: str, terms: str, sums
 
 
 def _device_side(plan: ScanPlan) -> list[str]:
-    names, level, form = plan.names, plan.level, plan.form
+    """Offload's transfers around the scan: every array (the output too, whose copy in
+    also brings the recurrence's starting value) is declared, allocated and copied in
+    first, copied back and freed last, each line at the block's indentation, so that
+    `data_residency` can map them. The scan's scratch buffers are static and only grow."""
+    names, level, form, output = plan.names, plan.level, plan.form, plan.output
     devices = dict(plan.devices)
-    value, scanned, trips = plan.value_type, plan.scan_type, level.trips
-    terms, sums, storage, storage_bytes = (
-        names["terms"],
-        names["sums"],
-        names["storage"],
-        names["storage_bytes"],
-    )
-    d_out, start, total, blocks = names["d_out"], names["start"], names["total"], names["blocks"]
-    capacity, storage_capacity = names["capacity"], names["storage_capacity"]
-    first = _paren(plan.located.loop.lower)
+    trips, d_out = level.trips, devices[output.name]
+    mapped = plan.arrays + (output,)
+    lines = ps.copy_in(mapped, devices)
     if form.accumulator is not None:
-        start_value = form.accumulator
-    else:
-        start_value = f"{form.output}[{first} - 1]"
-    lines = _inputs_in(plan, devices)
+        lines.append(f"const {plan.value_type} {names['start']} = {form.accumulator};")
+    lines += _scratch(plan)
+    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments += [name for _, name in plan.scalars]
+    arguments += [trips, names["terms"]]
+    store_arguments = [names["sums"]]
+    store_arguments += [names["start"]] if form.accumulator is not None else []
+    store_arguments += [trips, _element_address(output, d_out, plan.located.loop.lower)]
+    blocks = names["blocks"]
     lines += [
-        f"const {value} {start} = {start_value};",
+        f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);",
+        f"{names['terms_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(arguments)});",
+        "CUDAIFY_CHECK(cudaGetLastError());",
+        *_cub_scan(plan),
+        f"{names['store_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(store_arguments)});",
+        "CUDAIFY_CHECK(cudaGetLastError());",
+    ]
+    if form.accumulator is not None:
+        value, total = plan.value_type, names["total"]
+        lines += [
+            f"{value} {total};",
+            f"CUDAIFY_CHECK(cudaMemcpy(&{total}, {names['sums']} + ({trips} - 1), "
+            f"sizeof({value}), cudaMemcpyDeviceToHost));",
+            f"{form.accumulator} = {names['start']} + {total};",
+        ]
+    host = _host_address(output, writable=True)
+    lines.append(
+        f"CUDAIFY_CHECK(cudaMemcpy({host}, {d_out}, {_bytes(output)}, cudaMemcpyDeviceToHost));"
+    )
+    return lines + ps.frees([devices[a.name] for a in mapped])
+
+
+def _element_address(data: ArrayData, device: str, index: str) -> str:
+    """The device address of `data[index]` in a copy of `data` from its first element."""
+    first, index = data.first.strip(), index.strip()
+    if first == index:
+        return device
+    if first == "0":
+        return f"{device} + {_paren(index)}"
+    return f"{device} + ({_paren(index)} - {_paren(first)})"
+
+
+def _scratch(plan: ScanPlan) -> list[str]:
+    """The terms and their sums: static buffers that only grow."""
+    names, trips, scanned = plan.names, plan.level.trips, plan.scan_type
+    terms, sums, capacity = names["terms"], names["sums"], names["capacity"]
+    return [
         f"static {scanned} *{terms} = NULL, *{sums} = NULL;",
-        f"static {plan.output_type} *{d_out} = NULL;",
         f"static long long {capacity} = 0;",
         f"if ({trips} > {capacity}) {{",
         f"    if ({capacity} > 0) {{",
         f"        CUDAIFY_CHECK(cudaFree({terms}));",
         f"        CUDAIFY_CHECK(cudaFree({sums}));",
-        f"        CUDAIFY_CHECK(cudaFree({d_out}));",
         "    }",
         f"    CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof(*{terms})));",
         f"    CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof(*{sums})));",
-        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{d_out}, "
-        f"(size_t){trips} * sizeof({plan.output_type})));",
         f"    {capacity} = {trips};",
         "}",
-        f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);",
     ]
-    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
-    arguments += [name for _, name in plan.scalars]
-    arguments += [trips, terms]
-    lines += [
-        f"{names['terms_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(arguments)});",
-        "CUDAIFY_CHECK(cudaGetLastError());",
+
+
+def _cub_scan(plan: ScanPlan) -> list[str]:
+    """CUB's scan of the terms into the sums, with its temporary storage kept (it only grows)."""
+    names = plan.names
+    terms, sums = names["terms"], names["sums"]
+    storage, storage_bytes, storage_capacity = (
+        names["storage"],
+        names["storage_bytes"],
+        names["storage_capacity"],
+    )
+    return [
         "/* CUB tells the temporary storage it needs (asked with no storage), then scans */",
         f"size_t {storage_bytes} = 0;",
         f"static void *{storage} = NULL;",
@@ -506,38 +554,4 @@ def _device_side(plan: ScanPlan) -> list[str]:
         f"    {storage_capacity} = {storage_bytes};",
         "}",
         f"CUDAIFY_CHECK({_cub_call(plan, storage, storage_bytes, terms, sums)});",
-        f"{names['store_kernel']}<<<{blocks}, {THREADS}>>>({sums}, {start}, {trips}, {d_out});",
-        "CUDAIFY_CHECK(cudaGetLastError());",
-        f"CUDAIFY_CHECK(cudaMemcpy({form.output} + {first}, {d_out}, (size_t){trips} * "
-        f"sizeof({plan.output_type}), cudaMemcpyDeviceToHost));",
     ]
-    if form.accumulator is not None:
-        lines += [
-            f"{value} {total};",
-            f"CUDAIFY_CHECK(cudaMemcpy(&{total}, {sums} + ({trips} - 1), sizeof({value}), "
-            "cudaMemcpyDeviceToHost));",
-            f"{form.accumulator} = {start} + {total};",
-        ]
-    return lines
-
-
-def _inputs_in(plan: ScanPlan, devices: dict[str, str]) -> list[str]:
-    """Each input array's device copy is a function-local static buffer that only grows,
-    like the scratch buffers: a scan called every round copies its inputs (the host
-    rewrites them between rounds, so the bytes stay) but allocates and frees nothing."""
-    lines = []
-    for data in plan.arrays:
-        device, capacity = devices[data.name], plan.names[f"capacity:{data.name}"]
-        size, host = _bytes(data), _host_address(data, writable=False)
-        lines += [
-            f"static {_element_type(data)} *{device} = NULL;",
-            f"static size_t {capacity} = 0;",
-            f"if ({size} > {capacity}) {{",
-            f"    if ({device} != NULL)",
-            f"        CUDAIFY_CHECK(cudaFree({device}));",
-            f"    CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {size}));",
-            f"    {capacity} = {size};",
-            "}",
-            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {size}, cudaMemcpyHostToDevice));",
-        ]
-    return lines

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
@@ -12,7 +15,7 @@ from cudaify.transforms.structure import structural_problems
 SCAN = get("scan")
 
 
-CASES = ["affine", "prefix"]
+CASES = ["affine", "prefix", "resident"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -43,8 +46,10 @@ def test_the_three_spellings_are_recognised() -> None:
     assert "running = start_2 + total_2;" in code
     # the exclusive form stores the sum before each term
     assert "(int)(t_i_2 > 0 ? start_3 + sums_2[t_i_2 - 1] : start_3)" in code
-    # the recurrence starts from the element before the first one it writes
-    assert "const double start_4 = out[1 - 1];" in code
+    # the recurrence starts from the element before the first one it writes, which the
+    # store kernel reads from the output's device copy (it points at out[1])
+    assert "const double start_4 = out[-1];" in code
+    assert "cumulative_scan_store<<<blocks_3, 256>>>(sums_3, trips_i_3, d_out_2 + 1);" in code
     assert "terms_3[t_i_3] = (double)(0.5 * in[i]);" in code
 
 
@@ -79,7 +84,15 @@ def test_refusals(case: str, program_of) -> None:
     assert SCAN.apply_rule(Variant(program.source), Context(program)).variant is None
 
 
-def test_scratch_buffers_only_grow_so_repeated_calls_allocate_nothing() -> None:
+def _function(code: str, name: str) -> str:
+    """The definition of host function `name` (its return type is one word)."""
+    found = re.search(rf"^\w+ {name}\(", code, re.MULTILINE)
+    assert found is not None, name
+    function = code[found.start() :]
+    return function[: function.index("\n}\n")]
+
+
+def test_scratch_buffers_only_grow_so_repeated_calls_allocate_them_once() -> None:
     code = applied(analysed(GOLDEN / "scan" / "prefix.c"), "scan").code
     assert "static long long *terms = NULL, *sums = NULL;" in code
     assert "if (trips_i > capacity) {" in code
@@ -87,30 +100,93 @@ def test_scratch_buffers_only_grow_so_repeated_calls_allocate_nothing() -> None:
     # the size query passes no storage: a kept buffer would make it scan instead
     assert "cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i)" in code
     assert "if (storage_bytes > storage_capacity) {" in code
-    # nothing is freed after a call: the inputs' device copies are kept too
-    function = code[code.index("void running_total(") :]
-    function = function[: function.index("\n}\n")]
-    assert function.count("cudaFree(") == 5  # each only when its buffer must grow
-    assert function.count("cudaMalloc(") == 5  # terms, sums, results, storage, the input
+    function = _function(code, "running_total")
+    # terms, sums and storage only when they must grow; the arrays' copies every call
+    assert function.count("cudaFree(") == 5
+    assert function.count("cudaMalloc(") == 5
 
 
-def test_input_copies_are_static_buffers_that_only_grow() -> None:
-    """Every call copies its inputs (the host rewrites them between calls) into a kept
-    device buffer; it is reallocated only when a call needs more bytes."""
+def test_arrays_move_as_offloads_launches_move_theirs() -> None:
+    """Each array (the output too) is declared, allocated, copied in, copied back when
+    written and freed, every line at the block's indentation: the shape data_residency
+    turns into maps."""
     code = applied(analysed(GOLDEN / "scan" / "prefix.c"), "scan").code
-    function = code[code.index("void running_total(") :]
-    function = function[: function.index("\n}\n")]
-    assert "static long long *d_in = NULL;\n" in function
-    assert "static size_t capacity_in = 0;\n" in function
-    grow = function.index("if ((size_t)(n) * sizeof(long long) > capacity_in) {")
-    malloc = function.index("cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long))")
-    copy = function.index(
-        "cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice)"
+    function = _function(code, "running_total")
+    ind = "\n            "
+    bytes_ = "(size_t)(n) * sizeof(long long)"
+    order = [
+        f"{ind}long long *d_in = NULL;",
+        f"{ind}long long *d_out = NULL;",
+        f"{ind}CUDAIFY_CHECK(cudaMalloc((void **)&d_in, {bytes_}));",
+        f"{ind}CUDAIFY_CHECK(cudaMalloc((void **)&d_out, {bytes_}));",
+        f"{ind}CUDAIFY_CHECK(cudaMemcpy(d_in, in, {bytes_}, cudaMemcpyHostToDevice));",
+        f"{ind}CUDAIFY_CHECK(cudaMemcpy(d_out, out, {bytes_}, cudaMemcpyHostToDevice));",
+        f"{ind}running_total_scan_store<<<blocks, 256>>>(sums, start_2, trips_i, d_out);",
+        f"{ind}running = start_2 + total_2;",
+        f"{ind}CUDAIFY_CHECK(cudaMemcpy(out, d_out, {bytes_}, cudaMemcpyDeviceToHost));",
+        f"{ind}CUDAIFY_CHECK(cudaFree(d_in));",
+        f"{ind}CUDAIFY_CHECK(cudaFree(d_out));",
+    ]
+    positions = [function.index(line) for line in order]
+    assert positions == sorted(positions)
+    # the exclusive form's output starts where the loop's first store goes
+    offsets = _function(code, "offsets")
+    assert "CUDAIFY_CHECK(cudaMemcpy(start, d_start, (size_t)(n) * sizeof(int), " in offsets
+
+
+def test_data_residency_keeps_the_arrays_of_repeated_scans_on_the_device() -> None:
+    """After scan, data_residency maps every array and opens a scope around the time
+    loop: the wrappers touch no host memory outside their maps (the recurrence's start is
+    read on the device), so they need no barrier."""
+    program = analysed(GOLDEN / "scan" / "resident.c")
+    code = applied(program, "scan", "data_residency").code
+    assert "cudaify_scope_begin();\n    for (int r = 0; r < ROUNDS; r++) {" in code
+    running, smooth = _function(code, "running"), _function(code, "smooth")
+    assert "double *d_out = (double *)cudaify_map(out, (size_t)(n) * sizeof(double), 1, 1);" in (
+        running
     )
-    assert grow < malloc < copy
-    assert "capacity_in = (size_t)(n) * sizeof(long long);" in function
-    assert "cudaFree(d_in));\n                CUDAIFY_CHECK(cudaMalloc((void **)&d_in" in function
-    assert function.count("cudaMemcpy(d_in, in") == 1
+    assert "double *d_x = (double *)cudaify_map(x, (size_t)(n) * sizeof(double), 1, 1);" in smooth
+    assert (
+        "double *d_b = (double *)cudaify_map(b + (1), (size_t)((n - 1)) * sizeof(double), 1, 0);"
+        in smooth
+    )
+    for function in (running, smooth):
+        assert "cudaify_host_" not in function
+        assert "cudaMemcpyHostToDevice" not in function
+        assert function.count("cudaify_map(") == function.count("cudaify_unmap(")
+    # the only copy back left is the accumulator's total, one element of the sums
+    assert running.count("cudaMemcpyDeviceToHost") == 1
+    assert "cudaMemcpyDeviceToHost" not in smooth
+
+
+EMULATED = {
+    "prefix": ("scan",),
+    "affine": ("scan",),
+    "resident": ("scan",),
+    "resident_kept": ("scan", "data_residency"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMULATED))
+def test_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None:
+    """Kernels, transfers and maps run with separate "device" buffers (CUB's scan done
+    in order on one thread): a value left on the wrong side would change the output."""
+    from emulation import run_emulated
+
+    from cudaify.backend import toolchain
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "scan" / f"{case.split('_')[0]}.c"
+    code = applied(analysed(source), *EMULATED[case]).code
+    code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", code)
+    header = Path(__file__).resolve().parent / "scan_emulation.h"
+    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header)))
+    assert emulated.ok, emulated.errors()
+    gcc = toolchain.find_tool("gcc")
+    built = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
+    assert built.ok, built.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120).text()
+    assert compare(expected, emulated.text()) is None, emulated.text()
 
 
 def test_check_wants_cub_and_a_launch() -> None:
@@ -128,7 +204,8 @@ def test_an_affine_recurrence_scans_composed_maps() -> None:
         in code
     )
     assert "(double)(sums[t_i].cudaify_mul * start + sums[t_i].cudaify_add)" in code
-    assert "const double start = x[1 - 1];" in code
+    assert "const double start = x[-1];" in code
+    assert "smooth_scan_store<<<blocks, 256>>>(sums, trips_i, d_x + 1);" in code
 
 
 @pytest.mark.gpu

@@ -224,12 +224,13 @@ __global__ void smooth_scan_terms(double *a, double *b, long long trips_i, cudai
     }
 }
 
-/* The starting value plus the scanned terms, stored as the loop stores them. */
-__global__ void smooth_scan_store(const cudaify_affine<double> *sums, double start, long long trips_i, double *d_out)
+/* The starting value plus the scanned terms, stored as the loop stores them; x points at the first element the loop writes. */
+__global__ void smooth_scan_store(const cudaify_affine<double> *sums, long long trips_i, double *x)
 {
+    const double start = x[-1]; /* the element before the first one written */
     for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
          t_i += (long long)blockDim.x * gridDim.x) {
-        d_out[t_i] = (double)(sums[t_i].cudaify_mul * start + sums[t_i].cudaify_add);
+        x[t_i] = (double)(sums[t_i].cudaify_mul * start + sums[t_i].cudaify_add);
     }
 }
 
@@ -239,37 +240,24 @@ void smooth(int n, const double *a, const double *b, double *x)
         /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveSum, smooth_scan_store */
         const long long trips_i = cudaify_trips(1, n, 1, 0);
         if (trips_i > 0) {
-            static double *d_a = NULL;
-            static size_t capacity_a = 0;
-            if ((size_t)((n - 1)) * sizeof(double) > capacity_a) {
-                if (d_a != NULL)
-                    CUDAIFY_CHECK(cudaFree(d_a));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((n - 1)) * sizeof(double)));
-                capacity_a = (size_t)((n - 1)) * sizeof(double);
-            }
+            double *d_a = NULL;
+            double *d_b = NULL;
+            double *d_x = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_a, a + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
-            static double *d_b = NULL;
-            static size_t capacity_b = 0;
-            if ((size_t)((n - 1)) * sizeof(double) > capacity_b) {
-                if (d_b != NULL)
-                    CUDAIFY_CHECK(cudaFree(d_b));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((n - 1)) * sizeof(double)));
-                capacity_b = (size_t)((n - 1)) * sizeof(double);
-            }
             CUDAIFY_CHECK(cudaMemcpy(d_b, b + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
-            const double start = x[1 - 1];
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             static cudaify_affine<double> *terms = NULL, *sums = NULL;
-            static double *d_out = NULL;
             static long long capacity = 0;
             if (trips_i > capacity) {
                 if (capacity > 0) {
                     CUDAIFY_CHECK(cudaFree(terms));
                     CUDAIFY_CHECK(cudaFree(sums));
-                    CUDAIFY_CHECK(cudaFree(d_out));
                 }
                 CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
                 CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(double)));
                 capacity = trips_i;
             }
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
@@ -287,9 +275,12 @@ void smooth(int n, const double *a, const double *b, double *x)
                 storage_capacity = storage_bytes;
             }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(storage, storage_bytes, terms, sums, cudaify_compose(), trips_i));
-            smooth_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
+            smooth_scan_store<<<blocks, 256>>>(sums, trips_i, d_x + 1);
             CUDAIFY_CHECK(cudaGetLastError());
-            CUDAIFY_CHECK(cudaMemcpy(x + 1, d_out, (size_t)trips_i * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_b));
+            CUDAIFY_CHECK(cudaFree(d_x));
         }
     }
 }

@@ -213,12 +213,12 @@ __global__ void running_total_scan_terms(long long *in, long long trips_i, long 
     }
 }
 
-/* The starting value plus the scanned terms, stored as the loop stores them. */
-__global__ void running_total_scan_store(const long long *sums, long long start_2, long long trips_i, long long *d_out)
+/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
+__global__ void running_total_scan_store(const long long *sums, long long start_2, long long trips_i, long long *out)
 {
     for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
          t_i += (long long)blockDim.x * gridDim.x) {
-        d_out[t_i] = (long long)(start_2 + sums[t_i]);
+        out[t_i] = (long long)(start_2 + sums[t_i]);
     }
 }
 
@@ -229,28 +229,22 @@ void running_total(int n, const long long *in, long long *out)
         /* cudaify: this scan runs on the GPU: running_total_scan_terms, cub::DeviceScan::InclusiveSum, running_total_scan_store */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
         if (trips_i > 0) {
-            static long long *d_in = NULL;
-            static size_t capacity_in = 0;
-            if ((size_t)(n) * sizeof(long long) > capacity_in) {
-                if (d_in != NULL)
-                    CUDAIFY_CHECK(cudaFree(d_in));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
-                capacity_in = (size_t)(n) * sizeof(long long);
-            }
+            long long *d_in = NULL;
+            long long *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(n) * sizeof(long long)));
             CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             const long long start_2 = running;
             static long long *terms = NULL, *sums = NULL;
-            static long long *d_out = NULL;
             static long long capacity = 0;
             if (trips_i > capacity) {
                 if (capacity > 0) {
                     CUDAIFY_CHECK(cudaFree(terms));
                     CUDAIFY_CHECK(cudaFree(sums));
-                    CUDAIFY_CHECK(cudaFree(d_out));
                 }
                 CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
                 CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)trips_i * sizeof(long long)));
                 capacity = trips_i;
             }
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
@@ -270,10 +264,12 @@ void running_total(int n, const long long *in, long long *out)
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
             running_total_scan_store<<<blocks, 256>>>(sums, start_2, trips_i, d_out);
             CUDAIFY_CHECK(cudaGetLastError());
-            CUDAIFY_CHECK(cudaMemcpy(out + 0, d_out, (size_t)trips_i * sizeof(long long), cudaMemcpyDeviceToHost));
             long long total_2;
             CUDAIFY_CHECK(cudaMemcpy(&total_2, sums + (trips_i - 1), sizeof(long long), cudaMemcpyDeviceToHost));
             running = start_2 + total_2;
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(n) * sizeof(long long), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(d_out));
         }
     }
 }
@@ -288,12 +284,12 @@ __global__ void offsets_scan_terms(int *count, long long trips_i_2, int *terms_2
     }
 }
 
-/* The starting value plus the scanned terms, stored as the loop stores them. */
-__global__ void offsets_scan_store(const int *sums_2, int start_3, long long trips_i_2, int *d_out_2)
+/* The starting value plus the scanned terms, stored as the loop stores them; start points at the first element the loop writes. */
+__global__ void offsets_scan_store(const int *sums_2, int start_3, long long trips_i_2, int *start)
 {
     for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
          t_i_2 += (long long)blockDim.x * gridDim.x) {
-        d_out_2[t_i_2] = (int)(t_i_2 > 0 ? start_3 + sums_2[t_i_2 - 1] : start_3);
+        start[t_i_2] = (int)(t_i_2 > 0 ? start_3 + sums_2[t_i_2 - 1] : start_3);
     }
 }
 
@@ -304,28 +300,22 @@ int offsets(int n, const int *count, int *start)
         /* cudaify: this scan runs on the GPU: offsets_scan_terms, cub::DeviceScan::InclusiveSum, offsets_scan_store */
         const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
         if (trips_i_2 > 0) {
-            static int *d_count = NULL;
-            static size_t capacity_count = 0;
-            if ((size_t)(n) * sizeof(int) > capacity_count) {
-                if (d_count != NULL)
-                    CUDAIFY_CHECK(cudaFree(d_count));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(n) * sizeof(int)));
-                capacity_count = (size_t)(n) * sizeof(int);
-            }
+            int *d_count = NULL;
+            int *d_start = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_start, (size_t)(n) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_start, start, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             const int start_3 = next;
             static int *terms_2 = NULL, *sums_2 = NULL;
-            static int *d_out_2 = NULL;
             static long long capacity_2 = 0;
             if (trips_i_2 > capacity_2) {
                 if (capacity_2 > 0) {
                     CUDAIFY_CHECK(cudaFree(terms_2));
                     CUDAIFY_CHECK(cudaFree(sums_2));
-                    CUDAIFY_CHECK(cudaFree(d_out_2));
                 }
                 CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(*terms_2)));
                 CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(*sums_2)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)trips_i_2 * sizeof(int)));
                 capacity_2 = trips_i_2;
             }
             const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
@@ -343,12 +333,14 @@ int offsets(int n, const int *count, int *start)
                 storage_capacity_2 = storage_bytes_2;
             }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_2, storage_bytes_2, terms_2, sums_2, trips_i_2));
-            offsets_scan_store<<<blocks_2, 256>>>(sums_2, start_3, trips_i_2, d_out_2);
+            offsets_scan_store<<<blocks_2, 256>>>(sums_2, start_3, trips_i_2, d_start);
             CUDAIFY_CHECK(cudaGetLastError());
-            CUDAIFY_CHECK(cudaMemcpy(start + 0, d_out_2, (size_t)trips_i_2 * sizeof(int), cudaMemcpyDeviceToHost));
             int total_3;
             CUDAIFY_CHECK(cudaMemcpy(&total_3, sums_2 + (trips_i_2 - 1), sizeof(int), cudaMemcpyDeviceToHost));
             next = start_3 + total_3;
+            CUDAIFY_CHECK(cudaMemcpy(start, d_start, (size_t)(n) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_count));
+            CUDAIFY_CHECK(cudaFree(d_start));
         }
     }
     return next;
@@ -364,12 +356,13 @@ __global__ void cumulative_scan_terms(double *in, long long trips_i_3, double *t
     }
 }
 
-/* The starting value plus the scanned terms, stored as the loop stores them. */
-__global__ void cumulative_scan_store(const double *sums_3, double start_4, long long trips_i_3, double *d_out_3)
+/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
+__global__ void cumulative_scan_store(const double *sums_3, long long trips_i_3, double *out)
 {
+    const double start_4 = out[-1]; /* the element before the first one written */
     for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
          t_i_3 += (long long)blockDim.x * gridDim.x) {
-        d_out_3[t_i_3] = (double)(start_4 + sums_3[t_i_3]);
+        out[t_i_3] = (double)(start_4 + sums_3[t_i_3]);
     }
 }
 
@@ -380,28 +373,21 @@ void cumulative(int n, const double *in, double *out)
         /* cudaify: this scan runs on the GPU: cumulative_scan_terms, cub::DeviceScan::InclusiveSum, cumulative_scan_store */
         const long long trips_i_3 = cudaify_trips(1, n, 1, 0);
         if (trips_i_3 > 0) {
-            static double *d_in_2 = NULL;
-            static size_t capacity_in_2 = 0;
-            if ((size_t)((n - 1)) * sizeof(double) > capacity_in_2) {
-                if (d_in_2 != NULL)
-                    CUDAIFY_CHECK(cudaFree(d_in_2));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
-                capacity_in_2 = (size_t)((n - 1)) * sizeof(double);
-            }
+            double *d_in_2 = NULL;
+            double *d_out_2 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_in_2, in + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
-            const double start_4 = out[1 - 1];
+            CUDAIFY_CHECK(cudaMemcpy(d_out_2, out, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             static double *terms_3 = NULL, *sums_3 = NULL;
-            static double *d_out_3 = NULL;
             static long long capacity_3 = 0;
             if (trips_i_3 > capacity_3) {
                 if (capacity_3 > 0) {
                     CUDAIFY_CHECK(cudaFree(terms_3));
                     CUDAIFY_CHECK(cudaFree(sums_3));
-                    CUDAIFY_CHECK(cudaFree(d_out_3));
                 }
                 CUDAIFY_CHECK(cudaMalloc((void **)&terms_3, (size_t)trips_i_3 * sizeof(*terms_3)));
                 CUDAIFY_CHECK(cudaMalloc((void **)&sums_3, (size_t)trips_i_3 * sizeof(*sums_3)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&d_out_3, (size_t)trips_i_3 * sizeof(double)));
                 capacity_3 = trips_i_3;
             }
             const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 2147483647u);
@@ -419,9 +405,11 @@ void cumulative(int n, const double *in, double *out)
                 storage_capacity_3 = storage_bytes_3;
             }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_3, storage_bytes_3, terms_3, sums_3, trips_i_3));
-            cumulative_scan_store<<<blocks_3, 256>>>(sums_3, start_4, trips_i_3, d_out_3);
+            cumulative_scan_store<<<blocks_3, 256>>>(sums_3, trips_i_3, d_out_2 + 1);
             CUDAIFY_CHECK(cudaGetLastError());
-            CUDAIFY_CHECK(cudaMemcpy(out + 1, d_out_3, (size_t)trips_i_3 * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out_2, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in_2));
+            CUDAIFY_CHECK(cudaFree(d_out_2));
         }
     }
 }

@@ -1,0 +1,391 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */
+/* cudaify: x -> cudaify_mul * x + cudaify_add; a scan composes such maps */
+template <class CudaifyT>
+struct cudaify_affine {
+    CudaifyT cudaify_mul, cudaify_add;
+};
+struct cudaify_compose {
+    template <class CudaifyT>
+    __host__ __device__ cudaify_affine<CudaifyT>
+    operator()(const cudaify_affine<CudaifyT> &first, const cudaify_affine<CudaifyT> &then) const
+    {
+        return {then.cudaify_mul * first.cudaify_mul,
+                then.cudaify_mul * first.cudaify_add + then.cudaify_add};
+    }
+};
+
+/* Scans called every round of a time loop: an inclusive accumulator scan whose result is
+   the next round's input (the pointers swap), and a linear recurrence on the output's
+   previous element, whose starting value x[0] the host sets once. After `scan`,
+   `data_residency` keeps every array on the device across the rounds. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N 3000
+#define ROUNDS 3
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Scan loop 'i' of running() (line 14): the terms of the prefix sum, one per thread. */
+__global__ void running_scan_terms(double *in, long long trips_i, double *terms)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        terms[t_i] = (double)(in[i]);
+    }
+}
+
+/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
+__global__ void running_scan_store(const double *sums, double start, long long trips_i, double *out)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        out[t_i] = (double)(start + sums[t_i]);
+    }
+}
+
+void running(int n, const double *in, double *out)
+{
+    double acc = 0.0;
+    {
+        /* cudaify: this scan runs on the GPU: running_scan_terms, cub::DeviceScan::InclusiveSum, running_scan_store */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            double *d_in = NULL;
+            double *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            const double start = acc;
+            static double *terms = NULL, *sums = NULL;
+            static long long capacity = 0;
+            if (trips_i > capacity) {
+                if (capacity > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms));
+                    CUDAIFY_CHECK(cudaFree(sums));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
+                capacity = trips_i;
+            }
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
+            running_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
+            size_t storage_bytes = 0;
+            static void *storage = NULL;
+            static size_t storage_capacity = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i));
+            if (storage_bytes > storage_capacity) {
+                if (storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage));
+                CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+                storage_capacity = storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
+            running_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
+            CUDAIFY_CHECK(cudaGetLastError());
+            double total;
+            CUDAIFY_CHECK(cudaMemcpy(&total, sums + (trips_i - 1), sizeof(double), cudaMemcpyDeviceToHost));
+            acc = start + total;
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+/* Scan loop 'i' of smooth() (line 22): the terms of the prefix sum, one per thread. */
+__global__ void smooth_scan_terms(double *a, double *b, long long trips_i_2, cudaify_affine<double> *terms_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(1 + t_i_2);
+        terms_2[t_i_2] = cudaify_affine<double>{(double)(a[i]), (double)(b[i])};
+    }
+}
+
+/* The starting value plus the scanned terms, stored as the loop stores them; x points at the first element the loop writes. */
+__global__ void smooth_scan_store(const cudaify_affine<double> *sums_2, long long trips_i_2, double *x)
+{
+    const double start_2 = x[-1]; /* the element before the first one written */
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        x[t_i_2] = (double)(sums_2[t_i_2].cudaify_mul * start_2 + sums_2[t_i_2].cudaify_add);
+    }
+}
+
+void smooth(int n, const double *a, const double *b, double *x)
+{
+    {
+        /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveSum, smooth_scan_store */
+        const long long trips_i_2 = cudaify_trips(1, n, 1, 0);
+        if (trips_i_2 > 0) {
+            double *d_a = NULL;
+            double *d_b = NULL;
+            double *d_x = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_b, b + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            static cudaify_affine<double> *terms_2 = NULL, *sums_2 = NULL;
+            static long long capacity_2 = 0;
+            if (trips_i_2 > capacity_2) {
+                if (capacity_2 > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms_2));
+                    CUDAIFY_CHECK(cudaFree(sums_2));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(*terms_2)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(*sums_2)));
+                capacity_2 = trips_i_2;
+            }
+            const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
+            smooth_scan_terms<<<blocks_2, 256>>>(d_a - (1), d_b - (1), trips_i_2, terms_2);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
+            size_t storage_bytes_2 = 0;
+            static void *storage_2 = NULL;
+            static size_t storage_capacity_2 = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(nullptr, storage_bytes_2, terms_2, sums_2, cudaify_compose(), trips_i_2));
+            if (storage_bytes_2 > storage_capacity_2) {
+                if (storage_2 != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage_2));
+                CUDAIFY_CHECK(cudaMalloc(&storage_2, storage_bytes_2));
+                storage_capacity_2 = storage_bytes_2;
+            }
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(storage_2, storage_bytes_2, terms_2, sums_2, cudaify_compose(), trips_i_2));
+            smooth_scan_store<<<blocks_2, 256>>>(sums_2, trips_i_2, d_x + 1);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_b));
+            CUDAIFY_CHECK(cudaFree(d_x));
+        }
+    }
+}
+
+int main(void)
+{
+    double *v = (double *)malloc(sizeof(double) * N);
+    double *s = (double *)malloc(sizeof(double) * N);
+    double *a = (double *)malloc(sizeof(double) * N);
+    double *x = (double *)malloc(sizeof(double) * N);
+    unsigned int state = 11u;
+    for (int i = 0; i < N; i++) {
+        state = state * 1664525u + 1013904223u;
+        v[i] = (double)(state >> 8) / 16777216.0;
+        a[i] = 0.5 + 0.4 * (double)(state >> 20) / 4096.0;
+    }
+    x[0] = 1.0;
+    for (int r = 0; r < ROUNDS; r++) {
+        running(N, v, s);
+        double *t = v;
+        v = s;
+        s = t;
+        smooth(N, a, v, x);
+    }
+    printf("v: %.6e %.6e %.6e\n", v[0], v[N / 2], v[N - 1]);
+    printf("x: %.6e %.6e %.6e\n", x[1], x[N / 3], x[N - 1]);
+    free(v);
+    free(s);
+    free(a);
+    free(x);
+    return 0;
+}
