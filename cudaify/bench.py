@@ -96,9 +96,17 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
         program_speedup=timing.get("program_speedup"),
         roofline_percent=timing.get("roofline_percent"),
         search_seconds=trace.get("search", {}).get("seconds", time.perf_counter() - began),
-        note="; ".join(result.warnings)[:200],
+        note=note_of(result.warnings),
         wall_seconds=time.perf_counter() - began,
     )
+
+
+def note_of(warnings: list[str], limit: int = 300) -> str:
+    """A row's note: the outcome first (kept as host code, and why), then the methods
+    that did not apply, cut to `limit` characters."""
+    skipped = [w for w in warnings if " not applied: " in w]
+    outcome = [w for w in warnings if " not applied: " not in w]
+    return "; ".join(outcome + skipped)[:limit]
 
 
 def _run_one(args: tuple[Path, str, Config]) -> BenchRow:

@@ -209,3 +209,17 @@ def test_workers_get_the_configuration(tmp_path):
     scale = [r for r in rows if r.program == "scale"]
     assert all(r.methods == "offload" for r in scale)  # max_depth 1 reached the workers
     assert all(r.wall_seconds >= r.search_seconds > 0 for r in scale)
+
+
+def test_a_rows_note_puts_the_outcome_before_the_methods_that_did_not_apply():
+    from cudaify.bench import note_of
+
+    warnings = [
+        "'scan' not applied: no scan loop outside main",
+        "'wavefront' not applied: no 2-D nest with dependences",
+        "the fastest verified GPU variant (scan) ran at 0.94x of the CPU; the output keeps "
+        "the input as host code",
+    ]
+    note = note_of(warnings, limit=120)
+    assert note.startswith("the fastest verified GPU variant (scan) ran at 0.94x")
+    assert len(note) == 120 and "'scan' not applied" in note_of(warnings)
