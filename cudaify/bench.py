@@ -10,6 +10,7 @@ import math
 import re
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,7 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
     )
 
 
-def note_of(warnings: list[str], limit: int = 300) -> str:
+def note_of(warnings: Sequence[str], limit: int = 300) -> str:
     """A row's note: the outcome first (kept as host code, and why), then the methods
     that did not apply, cut to `limit` characters."""
     skipped = [w for w in warnings if " not applied: " in w]
