@@ -70,3 +70,14 @@ def run_emulated(
     if not built.ok:
         return built
     return toolchain.run([str(binary)], timeout=timeout)
+
+
+def gcc_output(source: Path, directory: Path, timeout: int = 120) -> str:
+    """What the sequential program prints when gcc -O2 builds it: the emulated run's
+    expected output."""
+    binary = directory / "reference"
+    built = toolchain.run(
+        [toolchain.find_tool("gcc"), "-O2", str(source), "-o", str(binary), "-lm"]
+    )
+    assert built.ok, built.errors()
+    return toolchain.run([str(binary)], timeout=timeout).text()

@@ -171,9 +171,8 @@ EMULATED = {
 def test_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None:
     """Kernels, transfers and maps run with separate "device" buffers (CUB's scan done
     in order on one thread): a value left on the wrong side would change the output."""
-    from emulation import run_emulated
+    from emulation import gcc_output, run_emulated
 
-    from cudaify.backend import toolchain
     from cudaify.backend.compare import compare
 
     source = GOLDEN / "scan" / f"{case.split('_')[0]}.c"
@@ -182,11 +181,7 @@ def test_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None
     header = Path(__file__).resolve().parent / "scan_emulation.h"
     emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header)))
     assert emulated.ok, emulated.errors()
-    gcc = toolchain.find_tool("gcc")
-    built = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref"), "-lm"])
-    assert built.ok, built.errors()
-    expected = toolchain.run([str(tmp_path / "ref")], timeout=120).text()
-    assert compare(expected, emulated.text()) is None, emulated.text()
+    assert compare(gcc_output(source, tmp_path), emulated.text()) is None, emulated.text()
 
 
 def test_check_wants_cub_and_a_launch() -> None:
