@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cudaify.config import Config
+from cudaify.core import Evaluation, Stage
 from cudaify.pipeline import search_graph
 from cudaify.transforms import METHODS
 from cudaify.transforms.slm import bench, focus
@@ -298,3 +299,23 @@ def test_run_compares_the_compiled_edges_with_the_cpu_on_the_gpu(edges):
     [row, _] = summarise(list(done.values()))
     assert (row.ran, row.correct) == (2, 1)
     assert table([row]).splitlines()[-1].split("|")[7].strip() == "1/3 (33%)"
+
+
+def test_the_gpu_run_of_a_passing_answer_is_not_cut_by_the_edge_deadline(edges, monkeypatch):
+    """The run may first wait for another bench's timings: the evaluator's own time limit
+    applies, not the edge's (fakes the GPU: the run sleeps past the deadline)."""
+    good = next(e for e in edges if e.program.startswith("good/"))
+    stages = good.starts.stages
+    monkeypatch.setattr(stages.evaluator, "run_on_gpu", True)
+
+    def slow_verdict(variant, before=None):  # type: ignore[no-untyped-def]
+        time.sleep(1.5)
+        return Evaluation(stage=Stage.CORRECT, ran_on_gpu=True)
+
+    monkeypatch.setattr(stages, "evaluate", slow_verdict)
+    monkeypatch.setattr(stages, "validate", lambda code, method, before=None: [])  # no nvcc
+    model = ScriptedModel(offloaded_code(edges))
+    options = EdgeOptions(run=True, timeout=1.0)
+    [result] = run_edges([good], model, "scripted", options, Results(None), lambda _: None)
+    assert (result.outcome, result.correct, result.reason) == ("ok", True, "")
+    assert result.seconds > 1.5

@@ -317,7 +317,9 @@ def run_edge(edge: Edge, engine: Engine, model: str, options: EdgeOptions) -> Ed
     progress = _Progress()
     try:
         with deadline(options.timeout):
-            _apply(edge, meter, options, progress)
+            child = _apply(edge, meter, options, progress)
+        if child is not None:
+            _run(edge, child, progress)
     except EdgeTimeout as exc:
         _failed(progress, "timeout", str(exc))
     except Exception as exc:  # noqa: BLE001 - one edge's failure never stops the benchmark
@@ -352,7 +354,9 @@ def _failed(progress: _Progress, outcome: str, reason: str) -> None:
     progress.outcome, progress.reason = outcome, reason
 
 
-def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress) -> None:
+def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress) -> Variant | None:
+    """The model's answer and its checks; the child to run on the GPU when it passed and
+    `options.run` asks for it."""
     stages = edge.starts.stages
     method = METHODS[edge.method]
     examples = stages.examples(edge.variant, method.name)
@@ -370,9 +374,17 @@ def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress
         )
     progress.outcome, progress.reason = classify(attempt, edge.variant)
     if progress.outcome != "ok" or not options.run or not stages.evaluator.run_on_gpu:
-        return
+        return None
     child = edge_outcome(method, edge.variant, attempt).variant
     assert child is not None  # an `ok` answer is a child of the search
+    return child
+
+
+def _run(edge: Edge, child: Variant, progress: _Progress) -> None:
+    """The GPU verdict on an answer that passed its checks. Not under the edge's deadline:
+    the run has the evaluator's own time limit, and beside a `cudaify bench` it may first
+    wait for that bench's timings (an H100 run counted such waits as timeouts)."""
+    stages = edge.starts.stages
     evaluation = stages.evaluate(
         dataclasses.replace(child, offloaded=stages.timed), before=edge.variant
     )
