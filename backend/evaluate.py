@@ -105,15 +105,10 @@ class Evaluator:
         self._reference: ReferenceResult | None = None
         self._reference_timings: dict[tuple[str, ...], Timing] = {}
         self._lock = threading.RLock()
-        # Shared by correctness runs and local models, exclusive for reported timings,
-        # across threads and processes (bench -j N).
-        self._run_lock = gpu_lock(self.cache.root)
-
-    @property
-    def gpu(self) -> GpuLock:
-        """This evaluator's GPU lock: `with evaluator.gpu.shared():` for work that may
-        share the GPU with correctness runs but not with a reported timing."""
-        return self._run_lock
+        # This GPU's lock across threads and processes (bench -j N): `with self.gpu:` for
+        # reported timings, `with self.gpu.shared():` for correctness runs and for local
+        # models generating (see gpulock).
+        self.gpu: GpuLock = gpu_lock(self.cache.root)
 
     # -- the reference -------------------------------------------------------------
 
@@ -134,7 +129,7 @@ class Evaluator:
         if stored is not None:
             return ReferenceResult(stored["stdout"], stored["exit_code"], stored["seconds"], True)
         limit = self.config.run_timeout or REFERENCE_TIMEOUT
-        with self._run_lock:
+        with self.gpu:
             run = run_binary(build.binary, timeout=limit)  # type: ignore[arg-type]
         problem = run.problem(limit)
         if problem is not None or run.exit_code is None:
@@ -197,7 +192,7 @@ class Evaluator:
         key = content_hash(
             "reference-timing", str(session), str(build.binary), str(self.config.runs)
         )
-        with self._run_lock:
+        with self.gpu:
             stored = self.cache.read_json("reference-timings", key) if session else None
             if stored is not None:
                 return Timing(**stored)
@@ -297,7 +292,7 @@ class Evaluator:
         # Ran before the hold: running the reference needs the GPU alone.
         reference = self.reference()
         # A candidate's screening run shares the GPU; a reported timing has it alone.
-        hold = self._run_lock.shared() if screening else self._run_lock
+        hold = self.gpu.shared() if screening else self.gpu
         with hold:
             checked = self._check(variant, build, timed, compile_seconds, reference)
             if isinstance(checked, Evaluation):
@@ -338,7 +333,7 @@ class Evaluator:
         build, timed, _seconds = self.compile(variant)  # a cache hit: the same binary
         if not build.ok:
             return evaluation
-        with self._run_lock:
+        with self.gpu:
             checked = self._check(
                 variant, build, timed, evaluation.compile_seconds, self.reference()
             )
@@ -379,7 +374,7 @@ class Evaluator:
             return evaluation
         reference = self.reference()
         limit = time_limit(reference.seconds, self.config.run_timeout)
-        with self._run_lock:
+        with self.gpu:
             timing = evaluation.timing
             if timed:
                 timing, failed = with_kernel_times(

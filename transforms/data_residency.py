@@ -1002,7 +1002,7 @@ class _Scoper:
             if any(a <= ident.start_byte < b for a, b in skipped):
                 continue
             name = cs.text(ident, self.data)
-            if _is_called(ident):
+            if _is_call_target(ident):
                 if name in self.functions and self._effects_of(name)[0]:
                     return True
                 continue
@@ -1205,7 +1205,7 @@ class _Scoper:
     def _touches_globals(self, body: Node) -> bool:
         for ident in cs.identifiers_in(body):
             name = cs.text(ident, self.data)
-            if _is_called(ident):
+            if _is_call_target(ident):
                 if name in self.functions and self._effects_of(name)[0]:
                     return True
                 continue
@@ -1258,11 +1258,6 @@ def _function_of(node: Node) -> Node:
     while node.parent is not None and node.type != "function_definition":
         node = node.parent
     return node
-
-
-def _is_called(ident: Node) -> bool:
-    parent = ident.parent
-    return parent is not None and parent.type == "call_expression" and parent.children[0] == ident
 
 
 def _member_call(call: Node, data: bytes) -> tuple[Node, str] | None:
