@@ -62,6 +62,7 @@ RESIDENCY_SYNC = (
     "cudaify_host_reads",
     "cudaify_host_writes",
     "cudaify_host_writes_at",
+    "cudaify_host_reads_at",
 )  # the input's own run, when no --run-timeout is configured
 _ERROR_LINE = re.compile(r"^[^\s:()]+(?::(\d+):\d+:|\((\d+)\)):? (?:fatal )?error", re.M)
 

@@ -137,6 +137,31 @@ static void cudaify_host_reads(void)
     }
 }
 
+/* The host is about to read bytes [ptr, ptr + bytes): copy back only the written bytes
+   there. A range read whole is clean afterwards; one read in part stays written. */
+static void cudaify_host_reads_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        const char *from = entry->host > low ? entry->host : low;
+        const char *to = entry->host + entry->bytes < high ? entry->host + entry->bytes : high;
+        if (!entry->dirty || from >= to)
+            continue;
+        CUDAIFY_CHECK(cudaMemcpy((void *)from, entry->device + (from - entry->host),
+                                 (size_t)(to - from), cudaMemcpyDeviceToHost));
+        if (from == entry->host && to == entry->host + entry->bytes)
+            entry->dirty = 0;
+    }
+}
+
+/* Bytes of `count` elements of `size` bytes; none when the count is not positive (a loop
+   that runs no iteration touches nothing). */
+static size_t cudaify_bytes(long long count, size_t size)
+{
+    return count > 0 ? (size_t)count * size : 0;
+}
+
 /* Host memory may be written or freed: copy written ranges back and forget every
    mapping, so that the next map copies the host's values again. */
 static void cudaify_host_writes(void)
@@ -155,6 +180,8 @@ static void cudaify_host_writes(void)
 static void cudaify_host_writes_at(const void *ptr, size_t bytes)
 {
     const char *low = (const char *)ptr, *high = low + bytes;
+    if (bytes == 0)
+        return;
     for (int i = 0; i < cudaify_present.count;) {
         cudaify_entry entry = cudaify_present.items[i];
         if (!(entry.host < high && low < entry.host + entry.bytes)) {
@@ -523,8 +550,12 @@ def _map_edits(device: str, transfers: list[_Transfer]) -> list[Edit]:
     order = [one[k].start for k in ("declare", "malloc", "to_device", "free")]
     if order != sorted(order) or len({t.indent for t in transfers}) != 1:
         return []
-    writes = 1 if "to_host" in one else 0
     host_in = one["to_device"].args[1]
+    if re.fullmatch(r"&\s*[A-Za-z_]\w*", host_in.strip()):
+        # a scalar's address (offload's `&changed` flag): a local whose address comes back
+        # with each call, and whose value the host reads right after; it keeps its copies
+        return []
+    writes = 1 if "to_host" in one else 0
     host_out = one["to_host"].args[0] if writes else host_in
     declare, free = one["declare"], one["free"]
     elem = declare.elem
@@ -922,14 +953,145 @@ class _Scoper:
         if node.type in ("if_statement", "compound_statement") and self._branch_is_pure(node):
             return [e for c in _bodies(node) for e in self._host_statement(c, scope)]
         target = self._single_store(node)
+        ranged = self._ranged_barriers(node) if target is None else None
         if target is not None:
             spelled = cs.text(target, self.data)
             barrier = f"cudaify_host_writes_at(&({spelled}), sizeof({spelled}));"
+        elif ranged is not None:
+            barrier = ranged
         elif self._may_write(node):
             barrier = "cudaify_host_writes();"
         else:
             barrier = "cudaify_host_reads();"
         return _insert_before(node, barrier, self.data)
+
+    # -- range-limited barriers
+
+    def _ranged_barriers(self, node: Node) -> str | None:
+        """Barriers for exactly the elements a host statement can touch, when it touches
+        memory only as `a[index]` of named arrays or pointers of arithmetic elements, at an
+        index the barrier can compute before the statement runs: an element (`a[n - 1]`),
+        or, in a counted `for` loop, a range (`a[i + k]` for `i` from `lo` to `hi`). Reads
+        copy back only those bytes (`cudaify_host_reads_at`); writes copy back and forget
+        only the mappings they overlap (`cudaify_host_writes_at`), so the other arrays stay
+        on the device. None when any access is out of that form."""
+        counted = _counted_loop(node, self.data) if node.type == "for_statement" else None
+        if node.type == "for_statement" and counted is None:
+            return None
+        if counted is None and any(n.type in LOOPS for n in cs.walk(node)):
+            return None
+        written = cs.names_written(node, self.data)
+        variable = counted.variable if counted is not None else None
+        if counted is not None:
+            body = node.child_by_field_name("body")
+            if body is None or variable in cs.names_written(body, self.data):
+                return None
+            if not all(
+                self._invariant(part, node, written) for part in (counted.low, counted.high)
+            ):
+                return None
+        if not self._pure_calls(node):
+            return None
+        barriers: list[str] = []
+        for ident in cs.identifiers_in(node):
+            access = self._element_access(ident, node)
+            if access is False:
+                return None
+            if access is None:
+                continue
+            _, index, writes = access
+            span = _index_span(index, variable, self.data)
+            if span is None or not self._invariant(span.rest, node, written, variable):
+                return None
+            name = cs.text(ident, self.data)
+            if span.offset is None:  # an element, the same in every iteration
+                start, count = cs.text(index, self.data), "1"
+            else:
+                assert counted is not None
+                low, high = cs.text(counted.low, self.data), cs.text(counted.high, self.data)
+                start = _sum(low, span.offset)
+                count = _sum(high, "1") if counted.inclusive else high
+                count = count if low == "0" else f"{_operand(count)} - {_operand(low)}"
+            where = name if start == "0" else f"{name} + {_operand(start)}"
+            call = "cudaify_host_writes_at" if writes else "cudaify_host_reads_at"
+            barrier = f"{call}({where}, cudaify_bytes({count}, sizeof({name}[0])));"
+            if barrier not in barriers:
+                barriers.append(barrier)
+        return "\n".join(barriers) if barriers else None
+
+    def _element_access(self, ident: Node, node: Node) -> tuple[Node, Node, bool] | bool | None:
+        """For an identifier in host statement `node`: (the array, the index, whether the
+        element is written) when it names program memory as `a[index]`; None when it names
+        no program memory; False when it names memory any other way (the address taken, a
+        pointer passed or dereferenced, a struct, a pointer of pointers)."""
+        if _is_call_target(ident):
+            return None
+        declared = self.visible(cs.text(ident, self.data), ident.start_byte)
+        if declared is None or declared.kind == "function":
+            return None
+        if self._is_private(declared, node.start_byte):
+            return None
+        if declared.kind == "scalar" and not _compound_type(declared.base):
+            return None
+        if declared.kind not in ("pointer", "array") or _compound_type(declared.base):
+            return False
+        subscript = ident.parent
+        if subscript is None or subscript.type != "subscript_expression":
+            return False
+        if subscript.child_by_field_name("argument") != ident:
+            return False
+        index = _subscript_index(subscript)
+        if index is None:
+            return False
+        outer, inner = subscript.parent, subscript
+        while outer is not None and outer.type == "parenthesized_expression":
+            outer, inner = outer.parent, outer
+        if outer is not None and outer.child_by_field_name("argument") == inner:
+            if outer.type == "field_expression" or outer.type == "pointer_expression":
+                return False  # a member of an element, `*a[i]`, or `&a[i]` escaping
+            if outer.type == "subscript_expression" and declared.kind == "pointer":
+                return False  # `p[i][j]`: p[i] points to memory elsewhere
+        return subscript, index, _is_store(subscript, self.data)
+
+    def _invariant(
+        self, expression: Node, node: Node, written: set[str], variable: str | None = None
+    ) -> bool:
+        """Whether `expression` can be evaluated before statement `node` with the value it
+        has in it: no memory, no calls, no name that `node` writes or declares (other than
+        the loop's `variable`)."""
+        if any(
+            n.type in ("call_expression", "assignment_expression", "update_expression")
+            for n in cs.walk(expression)
+        ):
+            return False
+        for ident in cs.identifiers_in(expression):
+            name = cs.text(ident, self.data)
+            if name == variable:
+                continue
+            if name in written:
+                return False
+            declared = self.visible(name, ident.start_byte)
+            if declared is None:
+                continue  # a macro or enum constant
+            if declared.start >= node.start_byte:
+                return False
+            if declared.kind != "scalar" or _compound_type(declared.base):
+                return False
+        return True
+
+    def _pure_calls(self, node: Node) -> bool:
+        """Every call in `node` is to a library function that writes no program memory,
+        or to a user function that touches none."""
+        for n in cs.walk(node):
+            if n.type != "call_expression":
+                continue
+            name = cs.call_name(n, self.data)
+            if name in self.functions:
+                if self._effects_of(name)[0]:
+                    return False
+            elif name not in READ_ONLY_LIBRARY:
+                return False
+        return True
 
     def _single_store(self, node: Node) -> Node | None:
         """The target of `*p = v;`, `p->f = v;` or `p[k] = v;` (k constant) when storing
@@ -955,7 +1117,7 @@ class _Scoper:
         elif inner.type == "field_expression" and any(c.type == "->" for c in inner.children):
             base = inner.child_by_field_name("argument")
         elif inner.type == "subscript_expression":
-            index = inner.child_by_field_name("index")
+            index = _subscript_index(inner)
             if index is None or index.type != "number_literal":
                 return None
             base = inner.child_by_field_name("argument")
@@ -972,8 +1134,9 @@ class _Scoper:
         return condition is not None and not self._touches_memory(condition)
 
     def _require_scope_body(self, loop: Node) -> None:
-        """Nothing leaves the loop past the scope's end, and no array is declared in it
-        (its address comes back every iteration with new contents)."""
+        """Nothing leaves the loop past the scope's end, and no array declared in it can be
+        mapped (its address comes back every iteration with new contents): one that is
+        only ever indexed by name, its address never taken or passed, stays on the host."""
         for n in cs.walk(loop):
             if n.type in ("return_statement", "goto_statement", "throw_statement"):
                 raise _Refuse(
@@ -983,12 +1146,32 @@ class _Scoper:
             if n.type == "call_expression" and cs.call_name(n, self.data) in ("longjmp", "setjmp"):
                 raise _Refuse(f"line {cs.line_of(n)}: a long jump can leave the loop")
             if n.type == "declaration" and any(
-                d.kind == "array" for d in cs.declared_names(n, self.data, "local")
+                d.kind == "array" and not self._only_indexed(d.name, n, loop)
+                for d in cs.declared_names(n, self.data, "local")
             ):
                 raise _Refuse(
                     f"line {cs.line_of(n)}: an array declared in the loop comes back "
                     "at the same address every iteration"
                 )
+
+    def _only_indexed(self, name: str, declaration: Node, loop: Node) -> bool:
+        """Whether every use of the array `name` declared by `declaration` in `loop` is an
+        element `name[k]` (not `&name[k]`): no pointer to it can reach a launch."""
+        for ident in cs.identifiers_in(loop):
+            if ident.start_byte < declaration.end_byte or cs.text(ident, self.data) != name:
+                continue
+            declared = self.visible(name, ident.start_byte)
+            if declared is None or declared.start != declaration.start_byte:
+                continue
+            subscript = ident.parent
+            if subscript is None or subscript.type != "subscript_expression":
+                return False
+            if subscript.child_by_field_name("argument") != ident:
+                return False
+            outer = subscript.parent
+            if outer is not None and _is_address_of(outer, self.data):
+                return False
+        return True
 
     def _touches_memory(
         self, node: Node, skip: list[Node] | tuple[Node, ...] = (), declared_after: int = -1
@@ -1222,9 +1405,171 @@ def calls_of_wrappers(scoper: _Scoper, calls: list[Node]) -> list[Node]:
 
 
 def _barrier_kind(text: str) -> str:
-    if "cudaify_host_writes_at" in text:
+    if "_at(" in text:
         return "at"  # covers no other statement
     return "writes" if "cudaify_host_writes" in text else "reads"
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """`for (i = low; i < high; i += step)` (or `<=`), step a positive constant."""
+
+    variable: str
+    low: Node
+    high: Node
+    inclusive: bool
+
+
+def _counted_loop(loop: Node, data: bytes) -> _Counted | None:
+    initializer = loop.child_by_field_name("initializer")
+    condition = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    if initializer is None or condition is None or update is None:
+        return None
+    if initializer.type == "declaration":
+        declarators = [
+            c
+            for i, c in enumerate(initializer.children)
+            if initializer.field_name_for_child(i) == "declarator"
+        ]
+        if len(declarators) != 1 or declarators[0].type != "init_declarator":
+            return None
+        name_node = declarators[0].child_by_field_name("declarator")
+        low = declarators[0].child_by_field_name("value")
+    elif (
+        initializer.type == "assignment_expression"
+        and cs.text(initializer.child_by_field_name("operator") or initializer, data) == "="
+    ):
+        name_node = initializer.child_by_field_name("left")
+        low = initializer.child_by_field_name("right")
+    else:
+        return None
+    if name_node is None or low is None or name_node.type != "identifier":
+        return None
+    variable = cs.text(name_node, data)
+    if condition.type != "binary_expression":
+        return None
+    left, right = condition.child_by_field_name("left"), condition.child_by_field_name("right")
+    operator = condition.child_by_field_name("operator")
+    if left is None or right is None or operator is None:
+        return None
+    if cs.text(left, data) != variable or cs.text(operator, data) not in ("<", "<="):
+        return None
+    if not _steps_up(update, variable, data):
+        return None
+    return _Counted(variable, low, right, cs.text(operator, data) == "<=")
+
+
+def _steps_up(update: Node, variable: str, data: bytes) -> bool:
+    """`i++`, `++i` or `i += k` with k a positive literal."""
+    if update.type == "update_expression":
+        argument = update.child_by_field_name("argument")
+        return (
+            argument is not None
+            and cs.text(argument, data) == variable
+            and ("++" in cs.text(update, data))
+        )
+    if update.type == "assignment_expression":
+        left, right = update.child_by_field_name("left"), update.child_by_field_name("right")
+        operator = update.child_by_field_name("operator")
+        return (
+            left is not None
+            and right is not None
+            and operator is not None
+            and cs.text(left, data) == variable
+            and cs.text(operator, data) == "+="
+            and right.type == "number_literal"
+            and _positive_literal(cs.text(right, data))
+        )
+    return False
+
+
+def _positive_literal(text: str) -> bool:
+    try:
+        return int(text.rstrip("uUlL"), 0) > 0
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class _Span:
+    """An index `variable + offset` (offset None: an index without the variable) and
+    the part of it the barrier must evaluate (`rest`)."""
+
+    offset: str | None
+    rest: Node
+
+
+def _index_span(index: Node, variable: str | None, data: bytes) -> _Span | None:
+    inner = index
+    while inner.type == "parenthesized_expression" and inner.named_children:
+        inner = inner.named_children[0]
+    names = {cs.text(n, data) for n in cs.identifiers_in(inner)}
+    if variable is None or variable not in names:
+        return _Span(None, index)
+    if inner.type == "identifier":
+        return _Span("0", inner)
+    if inner.type != "binary_expression":
+        return None
+    left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
+    operator = inner.child_by_field_name("operator")
+    if left is None or right is None or operator is None:
+        return None
+    sign = cs.text(operator, data)
+    if sign not in ("+", "-"):
+        return None
+    if cs.text(left, data) == variable and variable not in {
+        cs.text(n, data) for n in cs.identifiers_in(right)
+    }:
+        offset = cs.text(right, data)
+        return _Span(offset if sign == "+" else f"-({offset})", right)
+    if (
+        sign == "+"
+        and cs.text(right, data) == variable
+        and variable not in {cs.text(n, data) for n in cs.identifiers_in(left)}
+    ):
+        return _Span(cs.text(left, data), left)
+    return None
+
+
+def _operand(text: str) -> str:
+    """`text` as an operand of + or -: parenthesized unless it is a name or a number."""
+    return text if re.fullmatch(r"[A-Za-z_]\w*|\d+[uUlL]*", text.strip()) else f"({text})"
+
+
+def _sum(left: str, right: str) -> str:
+    if right == "0":
+        return left
+    if left == "0":
+        return right
+    if right.startswith("-(") and right.endswith(")"):
+        return f"{_operand(left)} - {_operand(right[2:-1])}"
+    return f"{_operand(left)} + {_operand(right)}"
+
+
+def _subscript_index(subscript: Node) -> Node | None:
+    """The one index of `a[k]` (C++ grammars hold it in a list), or None."""
+    index = subscript.child_by_field_name("index")
+    if index is not None:
+        return index
+    listed = subscript.child_by_field_name("indices")
+    if listed is None:
+        return None
+    named = [c for c in listed.named_children if c.type != "comment"]
+    return named[0] if len(named) == 1 else None
+
+
+def _is_store(subscript: Node, data: bytes) -> bool:
+    """Whether an element is assigned or incremented (compound assignments included)."""
+    node = subscript
+    while node.parent is not None and node.parent.type == "parenthesized_expression":
+        node = node.parent
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "assignment_expression":
+        return parent.child_by_field_name("left") == node
+    return parent.type == "update_expression"
 
 
 def _arguments(call: Node) -> list[Node]:
@@ -1377,9 +1722,12 @@ def _indent_of(data: bytes, offset: int) -> str:
 
 
 def _insert_before(node: Node, barrier: str, data: bytes) -> list[Edit]:
+    """`barrier` (one or more statements, a line each) before statement `node`."""
     if node.parent is not None and node.parent.type == "compound_statement":
         indent = _indent_of(data, node.start_byte)
-        return [Edit(node.start_byte, node.start_byte, f"{barrier}\n{indent}", barrier)]
+        lines = barrier.replace("\n", "\n" + indent)
+        return [Edit(node.start_byte, node.start_byte, f"{lines}\n{indent}", barrier)]
+    barrier = barrier.replace("\n", " ")
     return [
         Edit(node.start_byte, node.start_byte, "{ " + barrier + " ", barrier),
         Edit(node.end_byte, node.end_byte, " }", barrier),

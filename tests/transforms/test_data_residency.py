@@ -254,6 +254,24 @@ int main(void)
     printf("kept %d copied %d b[3]=%g device b[3]=%g\n", again_a == kept, copies - before,
            (double)b[3], (double)again_b[3]);
     cudaify_scope_end();
+    /* a read of a few elements copies back only those, and the range stays written */
+    cudaify_scope_begin();
+    float *w = (float *)cudaify_map(a, sizeof a, 1, 1);
+    for (int i = 0; i < 100; i++) w[i] = -2.0f;
+    before = copies;
+    cudaify_host_reads_at(a + 20, cudaify_bytes(2, sizeof(a[0])));
+    printf("part a[20]=%g a[21]=%g a[22]=%g copied %d\n", (double)a[20], (double)a[21],
+           (double)a[22], copies - before);
+    cudaify_host_reads_at(a, cudaify_bytes(100, sizeof(a[0])));
+    before = copies;
+    cudaify_host_reads();
+    printf("whole a[22]=%g then flushed %d\n", (double)a[22], copies - before);
+    /* a loop that runs no iteration writes nothing: the mapping stays */
+    cudaify_host_writes_at(a + 50, cudaify_bytes(-3, sizeof(a[0])));
+    before = copies;
+    float *still = (float *)cudaify_map(a, sizeof a, 1, 0);
+    printf("empty write keeps %d copied %d\n", still == w, copies - before);
+    cudaify_scope_end();
     return 0;
 }
 """
@@ -278,6 +296,9 @@ def test_the_present_table_keeps_reuses_and_flushes(tmp_path) -> None:
         "a[10]=-1 a[50]=50 copies=6 allocations=3",
         "b[0]=42 copies=8 allocations=3",  # the pooled 400-byte buffer is reused
         "kept 1 copied 1 b[3]=8 device b[3]=8",
+        "part a[20]=-2 a[21]=-2 a[22]=22 copied 1",  # two elements, one copy
+        "whole a[22]=-2 then flushed 0",  # a range read whole is clean
+        "empty write keeps 1 copied 0",
     ]
 
 
@@ -331,7 +352,8 @@ def test_a_barrier_inside_a_branch_does_not_cover_what_follows(program_of) -> No
     )
     code = applied(program, "offload", "data_residency").code
     main = code[code.index("int main(void)") :]
-    assert 'if (r == 1) {\n      cudaify_host_reads();\n      printf("%f\\n", v[0]);' in main
+    reads_v0 = "cudaify_host_reads_at(v, cudaify_bytes(1, sizeof(v[0])));"
+    assert f'if (r == 1) {{\n      {reads_v0}\n      printf("%f\\n", v[0]);' in main
     assert 'cudaify_host_reads();\n    printf("%f\\n", sum(v));' in main
 
 
@@ -473,3 +495,87 @@ def test_growing_a_vector_or_swapping_arrays_gets_a_write_barrier(program_of) ->
     # std::array::swap exchanges the elements; push_back may move the buffer
     assert "cudaify_host_writes();\n    a.swap(b);" in main
     assert "cudaify_host_writes();\n    v.push_back(1.0f);" in main
+
+
+# ---- range-limited barriers ------------------------------------------------------------
+
+
+def test_host_loops_and_element_reads_get_barriers_for_what_they_name(program_of) -> None:
+    """A counted loop's elements `a[i + k]` and elements at loop-free indices are all the
+    host touches: the barriers copy back (or forget) exactly those ranges."""
+    program = program_of(
+        SCALE + "int main(void) { float *v = (float *)calloc(5000, 4);\n"
+        "  float *w = (float *)calloc(5000, 4); double s = 0;\n"
+        "  for (int r = 0; r < 3; r++) {\n"
+        "    scale(5000, v, 2.0f);\n"
+        "    scale(5000, w, 3.0f);\n"
+        "    for (int i = 1; i <= 4000; i += 2)\n      s += v[i - 1] + v[i + 1];\n"
+        "    for (int i = 10; i < 20; i++)\n      v[i] = (float)i;\n"
+        '    printf("%f %f\\n", s, w[r + 1]);\n'
+        "  }\n  return 0; }\n"
+    )
+    main = applied(program, "offload", "data_residency").code.split("int main(void)")[1]
+    assert (
+        "cudaify_host_reads_at(v + (1 - 1), cudaify_bytes((4000 + 1) - 1, sizeof(v[0])));\n"
+        "    cudaify_host_reads_at(v + (1 + 1), cudaify_bytes((4000 + 1) - 1, sizeof(v[0])));\n"
+        "    for (int i = 1; i <= 4000; i += 2)"
+    ) in main
+    assert (
+        "cudaify_host_writes_at(v + 10, cudaify_bytes(20 - 10, sizeof(v[0])));\n"
+        "    for (int i = 10; i < 20; i++)"
+    ) in main
+    assert "cudaify_host_reads_at(w + (r + 1), cudaify_bytes(1, sizeof(w[0])));\n    printf" in main
+    assert "cudaify_host_reads();" not in main and "cudaify_host_writes();" not in main
+
+
+@pytest.mark.parametrize(
+    "statement, barrier",
+    [
+        ("for (int i = 0; i < 50; i++) s += v[idx[i]];", "cudaify_host_reads();"),
+        ("for (int i = 0; i < 50; i++) s += *(v + i);", "cudaify_host_reads();"),
+        ("for (int i = 0; i < 50; i++) s += v[2 * i];", "cudaify_host_reads();"),
+        (
+            "for (int i = 0; i < 5; i++) for (int j = 0; j < 5; j++) s += v[i + j];",
+            "cudaify_host_reads();",
+        ),
+        ("for (int i = 0; i < 50; i++) { n = 4; s += v[i + n]; }", "cudaify_host_reads();"),
+        ("for (int i = 0; i < 50; i++) v[i] = v[i] + (float)peek(v);", "cudaify_host_writes();"),
+        ("for (int i = 0; i < n; i++) { v[i] = 0.0f; n--; }", "cudaify_host_writes();"),
+        ("s += rows[1][2];", "cudaify_host_reads();"),
+        ("v[idx[0]] = 1.0f;", "cudaify_host_writes();"),
+    ],
+)
+def test_accesses_a_barrier_cannot_bound_first_get_the_whole_barrier(
+    program_of, statement: str, barrier: str
+) -> None:
+    """Indices read from memory or written by the statement itself, strides, nested
+    loops, pointer arithmetic, a pointer passed to a call, a pointer of pointers: the
+    range is not known before the statement runs, so every mapping is flushed."""
+    program = program_of(
+        SCALE + "static double peek(const float *p) { return p[0]; }\n"
+        "int main(void) { float *v = (float *)calloc(5000, 4); int idx[50] = {0};\n"
+        "  float **rows = (float **)calloc(4, sizeof(float *)); double s = 0; int n = 50;\n"
+        "  for (int k = 0; k < 4; k++) rows[k] = v;\n"
+        "  for (int r = 0; r < 3; r++) {\n"
+        "    scale(5000, v, 2.0f);\n"
+        f"    {statement}\n"
+        "  }\n"
+        '  printf("%f %d\\n", s, n);\n  return 0; }\n'
+    )
+    main = applied(program, "offload", "data_residency").code.split("int main(void)")[1]
+    assert f"{barrier}\n    {statement}" in main
+    assert "_at(" not in main
+
+
+def test_ranged_barriers_run_on_the_cpu_as_gcc_prints(tmp_path) -> None:
+    """The golden ranged.c emulated with separate "device" buffers: a missing copy
+    would print a different level count, sum or value."""
+    from emulation import gcc_output, run_emulated
+
+    source = GOLDEN / "data_residency" / "ranged.c"
+    variant = resident(source)
+    assert "cudaify_map(&changed" not in variant.code  # the flag keeps its own copies
+    assert "cudaify_host_writes();" not in variant.code.split("int main(void)")[1]
+    emulated = run_emulated(variant.code, tmp_path)
+    assert emulated.ok, emulated.errors()
+    assert emulated.text() == gcc_output(source, tmp_path)

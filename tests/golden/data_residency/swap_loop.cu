@@ -137,6 +137,31 @@ static void cudaify_host_reads(void)
     }
 }
 
+/* The host is about to read bytes [ptr, ptr + bytes): copy back only the written bytes
+   there. A range read whole is clean afterwards; one read in part stays written. */
+static void cudaify_host_reads_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        const char *from = entry->host > low ? entry->host : low;
+        const char *to = entry->host + entry->bytes < high ? entry->host + entry->bytes : high;
+        if (!entry->dirty || from >= to)
+            continue;
+        CUDAIFY_CHECK(cudaMemcpy((void *)from, entry->device + (from - entry->host),
+                                 (size_t)(to - from), cudaMemcpyDeviceToHost));
+        if (from == entry->host && to == entry->host + entry->bytes)
+            entry->dirty = 0;
+    }
+}
+
+/* Bytes of `count` elements of `size` bytes; none when the count is not positive (a loop
+   that runs no iteration touches nothing). */
+static size_t cudaify_bytes(long long count, size_t size)
+{
+    return count > 0 ? (size_t)count * size : 0;
+}
+
 /* Host memory may be written or freed: copy written ranges back and forget every
    mapping, so that the next map copies the host's values again. */
 static void cudaify_host_writes(void)
@@ -155,6 +180,8 @@ static void cudaify_host_writes(void)
 static void cudaify_host_writes_at(const void *ptr, size_t bytes)
 {
     const char *low = (const char *)ptr, *high = low + bytes;
+    if (bytes == 0)
+        return;
     for (int i = 0; i < cudaify_present.count;) {
         cudaify_entry entry = cudaify_present.items[i];
         if (!(entry.host < high && low < entry.host + entry.bytes)) {
