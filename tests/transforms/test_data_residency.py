@@ -203,6 +203,11 @@ static cudaError_t cudaGetLastError(void) { return 0; }
 static const char *cudaGetErrorString(cudaError_t e) { (void)e; return "?"; }
 static cudaError_t cudaMemcpy(void *d, const void *s, size_t n, int kind)
 { (void)kind; copies++; memcpy(d, s, n); return 0; }
+static int registered = 0;
+enum { cudaHostRegisterDefault = 0 };
+static cudaError_t cudaHostRegister(void *p, size_t n, unsigned int flags)
+{ (void)p; (void)n; (void)flags; registered++; return 0; }
+static cudaError_t cudaHostUnregister(void *p) { (void)p; registered--; return 0; }
 #define CUDAIFY_CHECK(call) (void)(call)
 """
 
@@ -272,6 +277,16 @@ int main(void)
     float *still = (float *)cudaify_map(a, sizeof a, 1, 0);
     printf("empty write keeps %d copied %d\n", still == w, copies - before);
     cudaify_scope_end();
+    /* a large range copied twice in a scope is page-locked until the host may free it */
+    static char big[8 << 20];
+    cudaify_scope_begin();
+    (void)cudaify_map(big, sizeof big, 1, 0);
+    cudaify_host_writes_at(big, 1);
+    int once = registered;
+    (void)cudaify_map(big, sizeof big, 1, 0);
+    printf("pinned after one copy %d, after two %d\n", once, registered);
+    cudaify_scope_end();
+    printf("pinned after the scope %d\n", registered);
     return 0;
 }
 """
@@ -299,6 +314,8 @@ def test_the_present_table_keeps_reuses_and_flushes(tmp_path) -> None:
         "part a[20]=-2 a[21]=-2 a[22]=22 copied 1",  # two elements, one copy
         "whole a[22]=-2 then flushed 0",  # a range read whole is clean
         "empty write keeps 1 copied 0",
+        "pinned after one copy 0, after two 1",
+        "pinned after the scope 0",
     ]
 
 

@@ -66,6 +66,15 @@ static int cudaify_depth = 0;
 
 #define CUDAIFY_POOLED 64
 
+/* Pinned host memory where it pays: inside a scope, a host range of at least
+   CUDAIFY_PIN_BYTES that is copied a second time (the host rewrote it, or reads it back
+   again) is page-locked, so that its later copies run at the link's full speed instead
+   of through a staging buffer. Registrations end when the host may free memory (a write
+   barrier for all of memory, the scope's end). */
+#define CUDAIFY_PIN_BYTES ((size_t)4 << 20)
+static cudaify_list cudaify_copied; /* large ranges copied once in this scope */
+static cudaify_list cudaify_pinned; /* registered ranges */
+
 static void cudaify_push(cudaify_list *list, cudaify_entry entry)
 {
     if (list->count == list->room) {
@@ -80,6 +89,54 @@ static void cudaify_push(cudaify_list *list, cudaify_entry entry)
         list->room = room;
     }
     list->items[list->count++] = entry;
+}
+
+static int cudaify_overlaps(const cudaify_list *list, const char *host, size_t bytes)
+{
+    for (int i = 0; i < list->count; i++)
+        if (list->items[i].host < host + bytes && host < list->items[i].host + list->items[i].bytes)
+            return 1;
+    return 0;
+}
+
+/* Host bytes [host, host + bytes) are about to be copied: the second copy of the same
+   large range in a scope page-locks it first. A range whose pages another registration
+   holds stays pageable. */
+static void cudaify_copying(const char *host, size_t bytes)
+{
+    if (cudaify_depth == 0 || bytes < CUDAIFY_PIN_BYTES)
+        return;
+    if (cudaify_overlaps(&cudaify_pinned, host, bytes))
+        return;
+    for (int i = 0; i < cudaify_copied.count; i++) {
+        if (cudaify_copied.items[i].host != host || cudaify_copied.items[i].bytes != bytes)
+            continue;
+        cudaify_copied.items[i] = cudaify_copied.items[--cudaify_copied.count];
+        if (cudaHostRegister((void *)host, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+            cudaify_entry pinned = {host, bytes, NULL, 0, 0};
+            cudaify_push(&cudaify_pinned, pinned);
+        } else {
+            (void)cudaGetLastError();
+        }
+        return;
+    }
+    cudaify_entry seen = {host, bytes, NULL, 0, 0};
+    cudaify_push(&cudaify_copied, seen);
+}
+
+static void cudaify_unpin_all(void)
+{
+    for (int i = 0; i < cudaify_pinned.count; i++)
+        CUDAIFY_CHECK(cudaHostUnregister((void *)cudaify_pinned.items[i].host));
+    cudaify_pinned.count = 0;
+    cudaify_copied.count = 0;
+}
+
+/* Device bytes back to host bytes [host, host + bytes). */
+static void cudaify_copy_back(const char *host, const char *device, size_t bytes)
+{
+    cudaify_copying(host, bytes);
+    CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
 }
 
 static char *cudaify_device_alloc(size_t bytes, size_t *capacity)
@@ -131,8 +188,7 @@ static void cudaify_host_reads(void)
     for (int i = 0; i < cudaify_present.count; i++) {
         cudaify_entry *entry = &cudaify_present.items[i];
         if (entry->dirty)
-            CUDAIFY_CHECK(cudaMemcpy((void *)entry->host, entry->device, entry->bytes,
-                                     cudaMemcpyDeviceToHost));
+            cudaify_copy_back(entry->host, entry->device, entry->bytes);
         entry->dirty = 0;
     }
 }
@@ -148,8 +204,7 @@ static void cudaify_host_reads_at(const void *ptr, size_t bytes)
         const char *to = entry->host + entry->bytes < high ? entry->host + entry->bytes : high;
         if (!entry->dirty || from >= to)
             continue;
-        CUDAIFY_CHECK(cudaMemcpy((void *)from, entry->device + (from - entry->host),
-                                 (size_t)(to - from), cudaMemcpyDeviceToHost));
+        cudaify_copy_back(from, entry->device + (from - entry->host), (size_t)(to - from));
         if (from == entry->host && to == entry->host + entry->bytes)
             entry->dirty = 0;
     }
@@ -173,6 +228,7 @@ static void cudaify_host_writes(void)
         cudaify_release_copy(&cudaify_retired.items[i]);
     cudaify_present.count = 0;
     cudaify_retired.count = 0;
+    cudaify_unpin_all();
 }
 
 /* The host is about to write bytes [ptr, ptr + bytes): copy back and forget only the
@@ -189,8 +245,7 @@ static void cudaify_host_writes_at(const void *ptr, size_t bytes)
             continue;
         }
         if (entry.dirty)
-            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
-                                     cudaMemcpyDeviceToHost));
+            cudaify_copy_back(entry.host, entry.device, entry.bytes);
         cudaify_release_copy(&entry);
         cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
     }
@@ -211,6 +266,7 @@ static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity
        pointer into it (a union of ranges included) is aligned as its host twin is */
     size_t skew = (size_t)low & 255u;
     char *base = cudaify_device_alloc((size_t)(high - low) + skew, capacity);
+    cudaify_copying(low, (size_t)(high - low));
     CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
     return base + skew;
 }
@@ -242,8 +298,7 @@ static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writ
             continue;
         }
         if (entry.dirty)
-            CUDAIFY_CHECK(cudaMemcpy((void *)entry.host, entry.device, entry.bytes,
-                                     cudaMemcpyDeviceToHost));
+            cudaify_copy_back(entry.host, entry.device, entry.bytes);
         if (entry.host < low) low = entry.host;
         if (entry.host + entry.bytes > high) high = entry.host + entry.bytes;
         cudaify_push(&cudaify_retired, entry);
