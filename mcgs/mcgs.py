@@ -26,8 +26,9 @@ the SLM's method-choice probabilities with the reasoning graph's edge statistics
     P(n, (m, how)) = P(m) / (number of ways m can be applied here)
 
 Constants: C_PUCT = 1.5, FPU = 0.25, LAMBDA = 0.5. A playout never follows an edge into a
-node already on its own path (cycles are allowed in the graph, not in one playout), stops
-at the depth limit, and stops early when it reaches a child that has more visits than the
+node already on its own path (cycles are allowed in the graph, not in one playout), chooses
+again from the same node when the edge it took dies (a precondition not met, an unusable
+answer: no move was made), stops at the depth limit, and stops early when it reaches a child that has more visits than the
 edge it came through (the child already carries that information; KataGo's catch-up rule)."""
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ class GraphSearch:
         path: list[tuple[Node, Edge]] = []
         node = root
         on_path = {root.variant.key}
-        for _depth in range(self.budget.max_depth):
+        while len(path) < self.budget.max_depth:
             if node.terminal:
                 break
             if not node.expanded:
@@ -273,7 +274,10 @@ class GraphSearch:
             was_new = edge.child is None
             child = self.nodes[edge.child] if edge.child else self._take(node, edge)
             if child is None:
-                continue  # the edge died; try another from the same node next round
+                # the edge died (its precondition failed, or the answer was unusable): choose
+                # again from the same node; a move that went nowhere spends no depth, so a
+                # root whose one applicable method has a low prior still reaches it
+                continue
             path.append((node, edge))
             on_path.add(child.variant.key)
             if was_new or child.visits > edge.visits + 1:

@@ -156,3 +156,33 @@ def test_prior_mixes_slm_and_graph_statistics():
     assert p_graph["a"] > p_graph["b"] and sum(p_graph.values()) == pytest.approx(1.0)
     mixed = mixed_prior(p_graph, {"a": 0.0, "b": 1.0})
     assert mixed["b"] > p_graph["b"] and sum(mixed.values()) == pytest.approx(1.0)
+
+
+class Precondition(Landscape):
+    """Only `applicable` methods apply: the others fail their rule's precondition."""
+
+    def __init__(self, applicable: set[str], speed: dict[frozenset, float]):
+        super().__init__(speed)
+        self.applicable = applicable
+
+    def expand(self, variant: Variant, method: str, how: str):
+        if method not in self.applicable:
+            return None, f"{method}: precondition not met"
+        return super().expand(variant, method, how)
+
+
+def test_edges_that_do_not_apply_spend_no_iteration():
+    """Ten methods out of the start, one applicable and ranked last by the graph's
+    statistics: the first playout passes over the nine that do not apply and reaches it,
+    however small the depth (a dead edge is not a move)."""
+    names = [f"m{i}" for i in range(10)]
+    graph = graph_of(*(("sequential", name) for name in names))
+    for name in names[:-1]:  # the graph has seen the others succeed
+        for _ in range(5):
+            graph.stats("sequential", name).record(True, 3.0)
+    land = Precondition({"m9"}, {frozenset({"m9"}): 8.0})
+    gs = search(graph, land, budget=Budget(iterations=1, max_depth=1, rollout_depth=0))
+    result = run(gs)
+    assert result.iterations == 1
+    assert result.best_verified is not None and result.best_verified.variant.code == "m9"
+    assert len(result.skipped) == 9
