@@ -28,8 +28,9 @@ the SLM's method-choice probabilities with the reasoning graph's edge statistics
 Constants: C_PUCT = 1.5, FPU = 0.25, LAMBDA = 0.5. A playout never follows an edge into a
 node already on its own path (cycles are allowed in the graph, not in one playout), chooses
 again from the same node when the edge it took dies (a precondition not met, an unusable
-answer: no move was made), stops at the depth limit, and stops early when it reaches a child that has more visits than the
-edge it came through (the child already carries that information; KataGo's catch-up rule)."""
+answer: no move was made), stops at the depth limit, and stops early when it reaches a
+child that has more visits than the edge it came through (the child already carries that
+information; KataGo's catch-up rule)."""
 
 from __future__ import annotations
 
