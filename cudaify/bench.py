@@ -128,7 +128,7 @@ def run_bench(
     # Reported as each one finishes (a bench cut short keeps every finished row in
     # results.partial.jsonl), returned in the order of `work`.
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_run_one, item): index for index, item in enumerate(work)}
+        futures = {pool.submit(_run_one, work[index]): index for index in submission_order(work)}
         done: dict[int, BenchRow] = {}
         for future in as_completed(futures):
             row = future.result()
@@ -136,6 +136,14 @@ def run_bench(
             if progress:
                 progress(row)
     return [done[index] for index in range(len(work))]
+
+
+def submission_order(work: Sequence[tuple[Path, str, Config]]) -> list[int]:
+    """Indices of `work` program by program (every strategy of the first program, then
+    of the second, ...): a comparison cut short then holds all of its strategies' rows for
+    the programs it got to, instead of one strategy's rows for every program."""
+    programs = list(dict.fromkeys(path for path, _, _ in work))
+    return sorted(range(len(work)), key=lambda index: (programs.index(work[index][0]), index))
 
 
 def effective_speedup(row: BenchRow) -> float:

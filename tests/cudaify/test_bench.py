@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -223,3 +224,23 @@ def test_a_rows_note_puts_the_outcome_before_the_methods_that_did_not_apply():
     note = note_of(warnings, limit=120)
     assert note.startswith("the fastest verified GPU variant (scan) ran at 0.94x")
     assert len(note) == 120 and "'scan' not applied" in note_of(warnings)
+
+
+def test_a_comparison_is_submitted_program_by_program() -> None:
+    """Rows come back strategy by strategy, but the work is started program by program, so
+    that a run cut short holds every strategy of the programs it reached."""
+    from cudaify.bench import submission_order
+    from cudaify.config import Config
+
+    config = Config()
+    programs = [Path("a.c"), Path("b.c"), Path("c.c")]
+    work = [(p, s, config) for s in ("mcgs", "greedy") for p in programs]
+    started = [(work[i][0].name, work[i][1]) for i in submission_order(work)]
+    assert started == [
+        ("a.c", "mcgs"),
+        ("a.c", "greedy"),
+        ("b.c", "mcgs"),
+        ("b.c", "greedy"),
+        ("c.c", "mcgs"),
+        ("c.c", "greedy"),
+    ]
