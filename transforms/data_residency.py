@@ -1502,17 +1502,24 @@ def _counted_loop(loop: Node, data: bytes) -> _Counted | None:
     if name_node is None or low is None or name_node.type != "identifier":
         return None
     variable = cs.text(name_node, data)
-    if condition.type != "binary_expression":
+    compared = _binary(condition, data) if condition.type == "binary_expression" else None
+    if compared is None:
         return None
-    left, right = condition.child_by_field_name("left"), condition.child_by_field_name("right")
-    operator = condition.child_by_field_name("operator")
-    if left is None or right is None or operator is None:
-        return None
-    if cs.text(left, data) != variable or cs.text(operator, data) not in ("<", "<="):
+    left, operator, right = compared
+    if cs.text(left, data) != variable or operator not in ("<", "<="):
         return None
     if not _steps_up(update, variable, data):
         return None
-    return _Counted(variable, low, right, cs.text(operator, data) == "<=")
+    return _Counted(variable, low, right, operator == "<=")
+
+
+def _binary(node: Node, data: bytes) -> tuple[Node, str, Node] | None:
+    """(left, operator, right) of a binary or assignment expression with all three."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    operator = node.child_by_field_name("operator")
+    if left is None or right is None or operator is None:
+        return None
+    return left, cs.text(operator, data), right
 
 
 def _steps_up(update: Node, variable: str, data: bytes) -> bool:
@@ -1524,19 +1531,16 @@ def _steps_up(update: Node, variable: str, data: bytes) -> bool:
             and cs.text(argument, data) == variable
             and ("++" in cs.text(update, data))
         )
-    if update.type == "assignment_expression":
-        left, right = update.child_by_field_name("left"), update.child_by_field_name("right")
-        operator = update.child_by_field_name("operator")
-        return (
-            left is not None
-            and right is not None
-            and operator is not None
-            and cs.text(left, data) == variable
-            and cs.text(operator, data) == "+="
-            and right.type == "number_literal"
-            and _positive_literal(cs.text(right, data))
-        )
-    return False
+    step = _binary(update, data) if update.type == "assignment_expression" else None
+    if step is None:
+        return False
+    left, operator, right = step
+    return (
+        cs.text(left, data) == variable
+        and operator == "+="
+        and right.type == "number_literal"
+        and _positive_literal(cs.text(right, data))
+    )
 
 
 def _positive_literal(text: str) -> bool:
@@ -1564,15 +1568,10 @@ def _index_span(index: Node, variable: str | None, data: bytes) -> _Span | None:
         return _Span(None, index)
     if inner.type == "identifier":
         return _Span("0", inner)
-    if inner.type != "binary_expression":
+    summed = _binary(inner, data) if inner.type == "binary_expression" else None
+    if summed is None or summed[1] not in ("+", "-"):
         return None
-    left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
-    operator = inner.child_by_field_name("operator")
-    if left is None or right is None or operator is None:
-        return None
-    sign = cs.text(operator, data)
-    if sign not in ("+", "-"):
-        return None
+    left, sign, right = summed
     if cs.text(left, data) == variable and variable not in {
         cs.text(n, data) for n in cs.identifiers_in(right)
     }:
