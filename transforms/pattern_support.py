@@ -271,6 +271,11 @@ def locate(code: str, program: Program, function: Function, outer: Loop, loop: L
     definition = cs.function_nodes(tree, source).get(function.name)
     if definition is None:
         raise Refuse(f"function '{function.name}' is not defined in this variant")
+    if definition.parent is not None and definition.parent.type == "template_declaration":
+        # its kernel would need the template's header and arguments (offload repeats them)
+        raise Refuse(
+            f"'{function.name}' is a function template: its kernel would need its parameters"
+        )
     region = source[definition.start_byte : definition.end_byte]
     found = region.find(needle)
     if found < 0:

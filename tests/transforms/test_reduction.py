@@ -122,6 +122,25 @@ def test_a_struct_used_beyond_its_reduced_fields_is_refused(program_of) -> None:
     assert reason.endswith("'a' is used in the loop other than through its reduced fields")
 
 
+def test_a_function_template_is_refused_not_broken(program_of) -> None:
+    """The kernel of a template's loop would need the template's parameters; the rule
+    says so instead of emitting a kernel between `template <...>` and the function."""
+    program = program_of(
+        "#include <cstdio>\n#include <vector>\n"
+        "template <typename T>\ndouble total(const std::vector<T> &v)\n{\n"
+        "    double s = 0.0;\n"
+        "    for (std::size_t i = 0; i < v.size(); i++)\n        s += static_cast<double>(v[i]);\n"
+        "    return s;\n}\n"
+        'int main() { std::vector<float> v(5000, 1.0f); std::printf("%f\\n", total(v)); }\n',
+        "input.cpp",
+    )
+    outcome = REDUCTION.apply_rule(Variant(program.source), Context(program))
+    assert outcome.variant is None
+    assert outcome.reason.endswith(
+        "'total' is a function template: its kernel would need its parameters"
+    )
+
+
 def test_check_wants_a_block_reduction_and_a_launch() -> None:
     program = analysed(GOLDEN / "reduction" / "sums.c")
     before = Variant(program.source)
