@@ -1050,10 +1050,10 @@ class _Scoper:
         barriers: list[str] = []
         for ident in cs.identifiers_in(node):
             access = self._element_access(ident, node)
-            if access is False:
-                return None
             if access is None:
                 continue
+            if not isinstance(access, tuple):
+                return None
             _, index, writes = access
             span = _index_span(index, variable, self.data)
             if span is None or not self._invariant(span.rest, node, written, variable):
@@ -1098,9 +1098,11 @@ class _Scoper:
         index = _subscript_index(subscript)
         if index is None:
             return False
-        outer, inner = subscript.parent, subscript
+        outer: Node | None = subscript.parent
+        inner: Node = subscript
         while outer is not None and outer.type == "parenthesized_expression":
-            outer, inner = outer.parent, outer
+            inner = outer
+            outer = outer.parent
         if outer is not None and outer.child_by_field_name("argument") == inner:
             if outer.type == "field_expression" or outer.type == "pointer_expression":
                 return False  # a member of an element, `*a[i]`, or `&a[i]` escaping
