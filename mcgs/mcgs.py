@@ -25,7 +25,8 @@ the SLM's method-choice probabilities with the reasoning graph's edge statistics
     P(m)       = LAMBDA * P_slm(m) + (1 - LAMBDA) * P_graph(m)    (P_graph alone without an SLM)
     P(n, (m, how)) = P(m) / (number of ways m can be applied here)
 
-Constants: C_PUCT = 1.5, FPU = 0.25, LAMBDA = 0.5. A playout never follows an edge into a
+Constants: C_PUCT = 1.5, FPU = 0.25, LAMBDA = 0.5. The time budget is checked before every
+new candidate, in playouts and rollouts alike. A playout never follows an edge into a
 node already on its own path (cycles are allowed in the graph, not in one playout), chooses
 again from the same node when the edge it took dies (a precondition not met, an unusable
 answer: no move was made), stops at the depth limit, and stops early when it reaches a
@@ -138,6 +139,10 @@ class GraphSearch:
         self.nodes: dict[str, Node] = {}
         self.result = SearchResult(strategy="mcgs")
         self.slm_calls = 0
+        self._deadline: float | None = None  # perf_counter time the search must stop by
+
+    def _out_of_time(self) -> bool:
+        return self._deadline is not None and time.perf_counter() >= self._deadline
 
     # -- building the graph of states ------------------------------------------------
 
@@ -193,6 +198,8 @@ class GraphSearch:
         best = -math.inf
         current = variant
         for _ in range(depth):
+            if self._out_of_time():
+                break
             source = self._graph_node(current)
             methods = self.graph.successors(source)
             if not methods:
@@ -273,6 +280,8 @@ class GraphSearch:
             if edge is None:
                 break
             was_new = edge.child is None
+            if was_new and self._out_of_time():
+                break  # the budget is spent: count what this playout found, make nothing new
             child = self.nodes[edge.child] if edge.child else self._take(node, edge)
             if child is None:
                 # the edge died (its precondition failed, or the answer was unusable): choose
@@ -291,12 +300,11 @@ class GraphSearch:
     def run(self, start: Variant, start_evaluation: Evaluation | None = None) -> SearchResult:
         """Playouts until a budget is spent or nothing new is reachable within the depth."""
         began = time.perf_counter()
+        if self.budget.seconds is not None:
+            self._deadline = began + self.budget.seconds
         root = self._node_for(start, start_evaluation)
         for _ in range(self.budget.iterations):
-            if (
-                self.budget.seconds is not None
-                and time.perf_counter() - began > self.budget.seconds
-            ):
+            if self._out_of_time():
                 break
             if not self._open(root, self.budget.max_depth, set()):
                 break

@@ -186,3 +186,27 @@ def test_edges_that_do_not_apply_spend_no_iteration():
     assert result.iterations == 1
     assert result.best_verified is not None and result.best_verified.variant.code == "m9"
     assert len(result.skipped) == 9
+
+
+def test_the_time_budget_stops_rollouts_and_playouts_when_spent(monkeypatch):
+    """Each evaluation takes 10 s of a fake clock and the budget is 25 s: the search stops
+    making candidates once it is spent (the one under way finishes), instead of finishing
+    a 5-step rollout and only then looking at the clock."""
+    import cudaify.mcgs.mcgs as mcgs_module
+
+    now = [0.0]
+    monkeypatch.setattr(mcgs_module.time, "perf_counter", lambda: now[0])
+    chain = "abcdefg"
+    graph = graph_of(("sequential", "a"), *zip(chain, chain[1:], strict=False))
+    land = Landscape({})
+    evaluate = land.evaluate
+
+    def slow(variant: Variant) -> Evaluation:
+        now[0] += 10.0
+        return evaluate(variant)
+
+    budget = Budget(iterations=40, seconds=25.0, max_depth=6, rollout_depth=5)
+    gs = GraphSearch(graph, land.expand, slow, budget=budget)
+    result = run(gs)
+    assert len(land.evaluated) == 3  # a, then the rollout's b and c; c started at 20 s
+    assert result.seconds == 30.0
