@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from tree_sitter import Node, Tree
 
 from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.offload import MATH_FUNCTIONS
+from cudaify.transforms.offload import MATH_FUNCTIONS, _paren
 
 RUNTIME_MARKER = "/* ---- cudaify data residency ---- */"
 PRELUDE_MARKER = "/* ---- cudaify runtime helpers ---- */"
@@ -91,10 +93,16 @@ static void cudaify_push(cudaify_list *list, cudaify_entry entry)
     list->items[list->count++] = entry;
 }
 
+/* Whether an entry's host range and host bytes [low, high) share a byte. */
+static int cudaify_meets(const cudaify_entry *entry, const char *low, const char *high)
+{
+    return entry->host < high && low < entry->host + entry->bytes;
+}
+
 static int cudaify_overlaps(const cudaify_list *list, const char *host, size_t bytes)
 {
     for (int i = 0; i < list->count; i++)
-        if (list->items[i].host < host + bytes && host < list->items[i].host + list->items[i].bytes)
+        if (cudaify_meets(&list->items[i], host, host + bytes))
             return 1;
     return 0;
 }
@@ -240,7 +248,7 @@ static void cudaify_host_writes_at(const void *ptr, size_t bytes)
         return;
     for (int i = 0; i < cudaify_present.count;) {
         cudaify_entry entry = cudaify_present.items[i];
-        if (!(entry.host < high && low < entry.host + entry.bytes)) {
+        if (!cudaify_meets(&entry, low, high)) {
             i++;
             continue;
         }
@@ -293,7 +301,7 @@ static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writ
     const char *low = host, *high = end;
     for (int i = 0; i < cudaify_present.count;) {
         cudaify_entry entry = cudaify_present.items[i];
-        if (!(entry.host < end && host < entry.host + entry.bytes)) {
+        if (!cudaify_meets(&entry, host, end)) {
             i++;
             continue;
         }
@@ -1054,7 +1062,7 @@ class _Scoper:
                 continue
             if not isinstance(access, tuple):
                 return None
-            _, index, writes = access
+            index, writes = access
             span = _index_span(index, variable, self.data)
             if span is None or not self._invariant(span.rest, node, written, variable):
                 return None
@@ -1066,17 +1074,17 @@ class _Scoper:
                 low, high = cs.text(counted.low, self.data), cs.text(counted.high, self.data)
                 start = _sum(low, span.offset)
                 count = _sum(high, "1") if counted.inclusive else high
-                count = count if low == "0" else f"{_operand(count)} - {_operand(low)}"
-            where = name if start == "0" else f"{name} + {_operand(start)}"
+                count = count if low == "0" else f"{_paren(count)} - {_paren(low)}"
+            where = name if start == "0" else f"{name} + {_paren(start)}"
             call = "cudaify_host_writes_at" if writes else "cudaify_host_reads_at"
             barrier = f"{call}({where}, cudaify_bytes({count}, sizeof({name}[0])));"
             if barrier not in barriers:
                 barriers.append(barrier)
         return "\n".join(barriers) if barriers else None
 
-    def _element_access(self, ident: Node, node: Node) -> tuple[Node, Node, bool] | bool | None:
-        """For an identifier in host statement `node`: (the array, the index, whether the
-        element is written) when it names program memory as `a[index]`; None when it names
+    def _element_access(self, ident: Node, node: Node) -> tuple[Node, bool] | Literal[False] | None:
+        """For an identifier in host statement `node`: (the index, whether the element is
+        assigned or incremented) when it names program memory as `a[index]`; None when it names
         no program memory; False when it names memory any other way (the address taken, a
         pointer passed or dereferenced, a struct, a pointer of pointers)."""
         if _is_call_target(ident):
@@ -1090,13 +1098,9 @@ class _Scoper:
             return None
         if declared.kind not in ("pointer", "array") or _compound_type(declared.base):
             return False
-        subscript = ident.parent
-        if subscript is None or subscript.type != "subscript_expression":
-            return False
-        if subscript.child_by_field_name("argument") != ident:
-            return False
-        index = _subscript_index(subscript)
-        if index is None:
+        subscript = _indexing(ident)
+        index = _subscript_index(subscript) if subscript is not None else None
+        if subscript is None or index is None:
             return False
         outer: Node | None = subscript.parent
         inner: Node = subscript
@@ -1108,7 +1112,9 @@ class _Scoper:
                 return False  # a member of an element, `*a[i]`, or `&a[i]` escaping
             if outer.type == "subscript_expression" and declared.kind == "pointer":
                 return False  # `p[i][j]`: p[i] points to memory elsewhere
-        return subscript, index, _is_store(subscript, self.data)
+        if outer is not None and outer.type == "assignment_expression":
+            return index, outer.child_by_field_name("left") == inner
+        return index, outer is not None and outer.type == "update_expression"
 
     def _invariant(
         self, expression: Node, node: Node, written: set[str], variable: str | None = None
@@ -1220,13 +1226,10 @@ class _Scoper:
             declared = self.visible(name, ident.start_byte)
             if declared is None or declared.start != declaration.start_byte:
                 continue
-            subscript = ident.parent
-            if subscript is None or subscript.type != "subscript_expression":
+            subscript = _indexing(ident)
+            if subscript is None:
                 return False
-            if subscript.child_by_field_name("argument") != ident:
-                return False
-            outer = subscript.parent
-            if outer is not None and _is_address_of(outer, self.data):
+            if subscript.parent is not None and _is_address_of(subscript.parent, self.data):
                 return False
         return True
 
@@ -1483,27 +1486,16 @@ def _counted_loop(loop: Node, data: bytes) -> _Counted | None:
     update = loop.child_by_field_name("update")
     if initializer is None or condition is None or update is None:
         return None
+    variable: str | None = None
+    low: Node | None = None
     if initializer.type == "declaration":
-        declarators = [
-            c
-            for i, c in enumerate(initializer.children)
-            if initializer.field_name_for_child(i) == "declarator"
-        ]
-        if len(declarators) != 1 or declarators[0].type != "init_declarator":
-            return None
-        name_node = declarators[0].child_by_field_name("declarator")
-        low = declarators[0].child_by_field_name("value")
-    elif (
-        initializer.type == "assignment_expression"
-        and cs.text(initializer.child_by_field_name("operator") or initializer, data) == "="
-    ):
-        name_node = initializer.child_by_field_name("left")
-        low = initializer.child_by_field_name("right")
-    else:
+        variable, low = kn.declared_variable(initializer, data), kn.initializer(initializer)
+    elif initializer.type == "assignment_expression":
+        assigned = _binary(initializer, data)
+        if assigned is not None and assigned[1] == "=" and assigned[0].type == "identifier":
+            variable, low = cs.text(assigned[0], data), assigned[2]
+    if variable is None or low is None:
         return None
-    if name_node is None or low is None or name_node.type != "identifier":
-        return None
-    variable = cs.text(name_node, data)
     compared = _binary(condition, data) if condition.type == "binary_expression" else None
     if compared is None:
         return None
@@ -1588,19 +1580,14 @@ def _index_span(index: Node, variable: str | None, data: bytes) -> _Span | None:
     return None
 
 
-def _operand(text: str) -> str:
-    """`text` as an operand of + or -: parenthesized unless it is a name or a number."""
-    return text if re.fullmatch(r"[A-Za-z_]\w*|\d+[uUlL]*", text.strip()) else f"({text})"
-
-
 def _sum(left: str, right: str) -> str:
     if right == "0":
         return left
     if left == "0":
         return right
     if right.startswith("-(") and right.endswith(")"):
-        return f"{_operand(left)} - {_operand(right[2:-1])}"
-    return f"{_operand(left)} + {_operand(right)}"
+        return f"{_paren(left)} - {_paren(right[2:-1])}"
+    return f"{_paren(left)} + {_paren(right)}"
 
 
 def _subscript_index(subscript: Node) -> Node | None:
@@ -1615,17 +1602,12 @@ def _subscript_index(subscript: Node) -> Node | None:
     return named[0] if len(named) == 1 else None
 
 
-def _is_store(subscript: Node, data: bytes) -> bool:
-    """Whether an element is assigned or incremented (compound assignments included)."""
-    node = subscript
-    while node.parent is not None and node.parent.type == "parenthesized_expression":
-        node = node.parent
-    parent = node.parent
-    if parent is None:
-        return False
-    if parent.type == "assignment_expression":
-        return parent.child_by_field_name("left") == node
-    return parent.type == "update_expression"
+def _indexing(ident: Node) -> Node | None:
+    """The subscript expression `ident[k]` when `ident` is what it indexes, else None."""
+    subscript = ident.parent
+    if subscript is None or subscript.type != "subscript_expression":
+        return None
+    return subscript if subscript.child_by_field_name("argument") == ident else None
 
 
 def _arguments(call: Node) -> list[Node]:

@@ -91,10 +91,16 @@ static void cudaify_push(cudaify_list *list, cudaify_entry entry)
     list->items[list->count++] = entry;
 }
 
+/* Whether an entry's host range and host bytes [low, high) share a byte. */
+static int cudaify_meets(const cudaify_entry *entry, const char *low, const char *high)
+{
+    return entry->host < high && low < entry->host + entry->bytes;
+}
+
 static int cudaify_overlaps(const cudaify_list *list, const char *host, size_t bytes)
 {
     for (int i = 0; i < list->count; i++)
-        if (list->items[i].host < host + bytes && host < list->items[i].host + list->items[i].bytes)
+        if (cudaify_meets(&list->items[i], host, host + bytes))
             return 1;
     return 0;
 }
@@ -240,7 +246,7 @@ static void cudaify_host_writes_at(const void *ptr, size_t bytes)
         return;
     for (int i = 0; i < cudaify_present.count;) {
         cudaify_entry entry = cudaify_present.items[i];
-        if (!(entry.host < high && low < entry.host + entry.bytes)) {
+        if (!cudaify_meets(&entry, low, high)) {
             i++;
             continue;
         }
@@ -293,7 +299,7 @@ static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writ
     const char *low = host, *high = end;
     for (int i = 0; i < cudaify_present.count;) {
         cudaify_entry entry = cudaify_present.items[i];
-        if (!(entry.host < end && host < entry.host + entry.bytes)) {
+        if (!cudaify_meets(&entry, host, end)) {
             i++;
             continue;
         }
