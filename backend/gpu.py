@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ class GpuInfo:
     name: str
     compute_capability: str  # "9.0"
     memory_mib: int
+    index: str = ""  # nvidia-smi's, which CUDA_VISIBLE_DEVICES names
+    uuid: str = ""
 
     @property
     def arch(self) -> str:
@@ -28,15 +31,43 @@ class GpuInfo:
         return f"sm_{major}{minor or '0'}"
 
 
+_QUERY = "--query-gpu=index,uuid,name,compute_cap,memory.total"
+
+
 def _parse_smi(text: str) -> tuple[GpuInfo, ...]:
+    """`nvidia-smi {_QUERY} --format=csv,noheader` lines; anything else is skipped."""
     found = []
     for line in text.splitlines():
         parts = [part.strip() for part in line.split(",")]
-        if len(parts) != 3 or not re.fullmatch(r"\d+\.\d+", parts[1]):
+        if len(parts) != 5 or not re.fullmatch(r"\d+\.\d+", parts[3]):
             continue
-        memory = re.match(r"\d+", parts[2])
-        found.append(GpuInfo(parts[0], parts[1], int(memory.group()) if memory else 0))
+        memory = re.match(r"\d+", parts[4])
+        found.append(
+            GpuInfo(parts[2], parts[3], int(memory.group()) if memory else 0, parts[0], parts[1])
+        )
     return tuple(found)
+
+
+def visible(gpus: tuple[GpuInfo, ...], setting: str | None) -> tuple[GpuInfo, ...]:
+    """The GPUs CUDA lets this process use, in its order, given CUDA_VISIBLE_DEVICES
+    (`setting`; None: unset, all of them). Entries are indices or (prefixes of) UUIDs; the
+    runtime stops at the first index it cannot resolve, so "" and "-1" hide every GPU. An
+    entry nvidia-smi cannot place (a MIG instance's UUID) leaves the whole list, since
+    which GPU it lies on is not known here."""
+    if setting is None:
+        return gpus
+    chosen = []
+    for entry in (part.strip() for part in setting.split(",")):
+        match = next(
+            (g for g in gpus if entry and (entry == g.index or g.uuid.startswith(entry))), None
+        )
+        if match is not None:
+            chosen.append(match)
+        elif re.fullmatch(r"-?\d*", entry):
+            break
+        else:
+            return gpus
+    return tuple(chosen)
 
 
 @functools.cache
@@ -44,17 +75,23 @@ def _detected() -> tuple[GpuInfo, ...]:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return ()
-    query = "--query-gpu=name,compute_cap,memory.total"
     try:
-        done = toolchain.run([smi, query, "--format=csv,noheader"], timeout=30)
+        done = toolchain.run([smi, _QUERY, "--format=csv,noheader"], timeout=30)
     except ToolchainError:
         return ()
     # nvidia-smi exists but fails (no driver loaded, no device in the container): no GPU.
-    return _parse_smi(done.text()) if done.ok else ()
+    found = _parse_smi(done.text()) if done.ok else ()
+    return visible(found, os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+def forget_detected() -> None:
+    """Ask nvidia-smi again on next use (after this process's CUDA_VISIBLE_DEVICES changed)."""
+    _detected.cache_clear()
 
 
 def detect_gpus() -> list[GpuInfo]:
-    """The GPUs this process can see, in nvidia-smi's order; empty where there are none."""
+    """The GPUs this process can use (CUDA_VISIBLE_DEVICES respected), in CUDA's order;
+    empty where there are none."""
     return list(_detected())
 
 

@@ -1,12 +1,16 @@
 """`cudaify bench`: compile every program of a benchmark folder with one or more search
 strategies, verify and time each on the GPU, and report (CSV, Markdown, a PNG plot, and a
 strategy comparison). Programs run in parallel worker processes; GPU runs are serialised
-across them by the backend's GPU lock, so timings do not disturb each other."""
+across them by the backend's GPU lock, so timings do not disturb each other. On a machine
+with several GPUs the workers are spread over them, each worker pinned to one GPU (its own
+lock, its own timings)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import multiprocessing
+import os
 import re
 import tempfile
 import time
@@ -14,6 +18,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cudaify.config import Config
 from cudaify.errors import CudaifyError
@@ -127,7 +132,10 @@ def run_bench(
         return rows
     # Reported as each one finishes (a bench cut short keeps every finished row in
     # results.partial.jsonl), returned in the order of `work`.
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    started = multiprocessing.Value("i", 0)  # workers started, to pin each to one GPU
+    with ProcessPoolExecutor(
+        max_workers=jobs, initializer=pin_worker, initargs=(worker_gpus(), started)
+    ) as pool:
         futures = {pool.submit(_run_one, work[index]): index for index in submission_order(work)}
         done: dict[int, BenchRow] = {}
         for future in as_completed(futures):
@@ -136,6 +144,33 @@ def run_bench(
             if progress:
                 progress(row)
     return [done[index] for index in range(len(work))]
+
+
+def worker_gpus() -> list[str]:
+    """The GPUs bench's workers are spread over: CUDA_VISIBLE_DEVICES's entries where it is
+    set (indices or UUIDs; set and empty: none), else every GPU nvidia-smi lists."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [entry.strip() for entry in visible.split(",") if entry.strip()]
+    from cudaify.backend.gpu import detect_gpus
+
+    return [str(index) for index in range(len(detect_gpus()))]
+
+
+def pin_worker(gpus: list[str], started: Any) -> None:
+    """A worker process's initializer: the n-th worker to start runs on GPU n mod len(gpus)
+    (CUDA_VISIBLE_DEVICES, read by the CUDA runtime, llama.cpp and the GPU lock alike),
+    before anything in it touches CUDA. `started` is a shared counter. One GPU or none:
+    nothing to choose, the worker keeps what it inherited."""
+    from cudaify.backend import gpu
+
+    if len(gpus) < 2:
+        return
+    with started.get_lock():
+        index = started.value
+        started.value += 1
+    os.environ["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
+    gpu.forget_detected()  # nvidia-smi is asked again, for this worker's GPU alone
 
 
 def submission_order(work: Sequence[tuple[Path, str, Config]]) -> list[int]:

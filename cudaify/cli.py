@@ -641,6 +641,9 @@ def bench_command(
         with partial.open("a") as handle:
             handle.write(json.dumps(dataclasses.asdict(row)) + "\n")
 
+    gpus = bench.worker_gpus()
+    if jobs > 1 and len(gpus) > 1:
+        click.echo(f"{jobs} workers spread over {len(gpus)} GPUs ({', '.join(gpus)})", err=True)
     rows = bench.run_bench(programs, names, config, jobs=jobs, progress=progress)
     table = report.markdown(rows)
     compared = report.comparison(rows)

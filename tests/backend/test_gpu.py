@@ -6,14 +6,38 @@ from cudaify.backend import gpu
 from cudaify.backend.gpu import GpuInfo, _parse_smi, default_arch, normalise_arch
 from cudaify.errors import ConfigError
 
+SMI = (
+    "0, GPU-1f2e3d4c-aaaa, NVIDIA H100 80GB HBM3, 9.0, 81559 MiB\n"
+    "1, GPU-9b8a7c6d-bbbb, NVIDIA A100-SXM4-40GB, 8.0, 40960 MiB\n"
+)
+
 
 def test_nvidia_smi_csv_is_parsed() -> None:
-    text = "NVIDIA H100 80GB HBM3, 9.0, 81559 MiB\nNVIDIA A100-SXM4-40GB, 8.0, 40960 MiB\n"
-    assert _parse_smi(text) == (
-        GpuInfo("NVIDIA H100 80GB HBM3", "9.0", 81559),
-        GpuInfo("NVIDIA A100-SXM4-40GB", "8.0", 40960),
+    assert _parse_smi(SMI) == (
+        GpuInfo("NVIDIA H100 80GB HBM3", "9.0", 81559, "0", "GPU-1f2e3d4c-aaaa"),
+        GpuInfo("NVIDIA A100-SXM4-40GB", "8.0", 40960, "1", "GPU-9b8a7c6d-bbbb"),
     )
-    assert _parse_smi(text)[0].arch == "sm_90"
+    assert _parse_smi(SMI)[0].arch == "sm_90"
+
+
+@pytest.mark.parametrize(
+    ("setting", "names"),
+    [
+        (None, ["H100", "A100"]),
+        ("1", ["A100"]),
+        ("1,0", ["A100", "H100"]),
+        ("GPU-9b8a", ["A100"]),  # a UUID's prefix, as the CUDA runtime accepts
+        ("0,7,1", ["H100"]),  # the runtime stops at an index it cannot resolve
+        ("", []),
+        ("-1", []),
+        ("MIG-5e6f", ["H100", "A100"]),  # not placeable here: every GPU stays
+    ],
+)
+def test_cuda_visible_devices_chooses_and_orders_the_gpus(
+    setting: str | None, names: list[str]
+) -> None:
+    chosen = gpu.visible(_parse_smi(SMI), setting)
+    assert [g.name.split()[1].split("-")[0] for g in chosen] == names
 
 
 def test_error_lines_from_nvidia_smi_are_not_gpus() -> None:

@@ -244,3 +244,43 @@ def test_a_comparison_is_submitted_program_by_program() -> None:
         ("c.c", "mcgs"),
         ("c.c", "greedy"),
     ]
+
+
+def _row_of_this_worker(item):
+    """A stand-in for one bench job: which GPU and process it ran in."""
+    import os
+    import time
+
+    from cudaify.bench import BenchRow
+
+    time.sleep(0.2)  # keep the first worker busy, so that every worker gets work
+    path, strategy, _config = item
+    where = f"{os.getpid()}:{os.environ.get('CUDA_VISIBLE_DEVICES')}"
+    return BenchRow(path.stem, "", strategy, "none", False, "-", *[None] * 6, 0.0, where)
+
+
+def test_workers_are_spread_over_the_visible_gpus(monkeypatch):
+    """Each worker process is pinned to one GPU, round robin, so every GPU of the machine
+    gets work (and its own lock and timings)."""
+    from cudaify import bench
+    from cudaify.config import Config
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
+    monkeypatch.setattr(bench, "_run_one", _row_of_this_worker)
+    programs = [Path(f"p{i}.c") for i in range(6)]
+    rows = bench.run_bench(programs, ["rules"], Config(), jobs=2)
+    placed = {tuple(row.note.split(":")) for row in rows}
+    gpus_by_worker: dict[str, set[str]] = {}
+    for pid, gpu in placed:
+        gpus_by_worker.setdefault(pid, set()).add(gpu)
+    assert all(len(g) == 1 for g in gpus_by_worker.values())  # a worker stays on its GPU
+    assert set().union(*gpus_by_worker.values()) == {"4", "6"}
+
+
+def test_one_visible_gpu_leaves_workers_unpinned(monkeypatch):
+    from cudaify import bench
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2")
+    assert bench.worker_gpus() == ["2"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert bench.worker_gpus() == []
