@@ -182,6 +182,12 @@ def main() -> None:
 )
 @click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
 @click.option(
+    "--rollout-depth",
+    type=int,
+    help="mcgs: rule steps a rollout looks ahead from a variant faster than the CPU "
+    "(default 2; 0: no rollouts).",
+)
+@click.option(
     "--slm",
     type=click.Choice(["auto", "on", "off"]),
     help="Use the small language model: auto (default) when one is installed or named, "
@@ -276,6 +282,7 @@ def compile_command(
     methods: str | None,
     strategy: str | None,
     max_depth: int | None,
+    rollout_depth: int | None,
     slm: str | None,
     model: str | None,
     llm_url: str | None,
@@ -338,6 +345,7 @@ def compile_command(
             "search_runs": search_runs,
             "learn": learn,
             "max_depth": max_depth,
+            "rollout_depth": rollout_depth,
             "strict": strict,
             "verbose": verbose or None,
             "quiet": quiet,
@@ -523,6 +531,12 @@ def trace_explain(trace_file: str) -> None:
 @click.option("--iterations", type=int, help="Search iterations per program.")
 @click.option("--time-budget", type=float, help="Seconds of search per program.")
 @click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
+@click.option(
+    "--rollout-depth",
+    type=int,
+    help="mcgs: rule steps a rollout looks ahead from a variant faster than the CPU "
+    "(default 2; 0: no rollouts).",
+)
 @click.option("--seed", type=int, help="Seed for the searches (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
 @click.option(
@@ -567,6 +581,7 @@ def bench_command(
     iterations: int | None,
     time_budget: float | None,
     max_depth: int | None,
+    rollout_depth: int | None,
     seed: int | None,
     arch: str | None,
     slm: str | None,
@@ -609,6 +624,7 @@ def bench_command(
         "iterations": iterations,
         "time_budget": time_budget,
         "max_depth": max_depth,
+        "rollout_depth": rollout_depth,
         "seed": seed,
         "arch": arch,
         "slm": slm,

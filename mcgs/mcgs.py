@@ -10,7 +10,10 @@ children whenever a playout passes through it, never accumulated from playouts:
     Q(n)  = (U(n) + sum_a N(n, a) * Q(child(n, a))) / N(n)
 
 where U(n) is the node's own utility: the hierarchical reward of its evaluation, or the
-best reward a cheap rules-only rollout from it reached, whichever is larger. Because Q(n)
+best reward a cheap rules-only rollout from it reached, whichever is larger. Rollouts start
+only from nodes faster than the CPU (or compiled where there is no GPU to run them): a
+slower variant is usually one step from its rescue, and that step is rarely among the
+rollout's highest-prior ones, while the search tries all of its rule edges. Because Q(n)
 is a function of the children's current values, a child reached and improved through
 another path immediately counts for every parent (the transposition problem of naive MCTS).
 
@@ -18,20 +21,37 @@ Selection is PUCT over edges (a, edge = (method, how), how = rule | slm):
 
     score(n, a) = Q(child) + C_PUCT * P(n, a) * sqrt(sum_b N(n, b)) / (1 + N(n, a))
 
-with Q(child) = FPU (first-play urgency) for an edge not expanded yet. The prior mixes
+with Q(child) = the first-play urgency for an edge not expanded yet: FPU for a rule edge;
+for an SLM edge, the mean reward of the model's answers in this search so far, counting
+FPU_SLM once as a prior answer (a failed answer counts as a structure failure, -1). So the
+model is asked again where its answers have been good, and rarely where they have failed,
+since the local models' measured edge pass rates are 0-46%. The prior mixes
 the SLM's method-choice probabilities with the reasoning graph's edge statistics:
 
-    P_graph(m) ∝ (successes + 1) / (visits + 2) * exp(clip(mean_log_speedup, -2, 3))
+    P_graph(m) ∝ (successes + 1) / (visits + 2)
+                 * exp(clip(visits / (visits + SHRINK) * mean_log_speedup, -2, 3))
     P(m)       = LAMBDA * P_slm(m) + (1 - LAMBDA) * P_graph(m)    (P_graph alone without an SLM)
     P(n, (m, how)) = P(m) / (number of ways m can be applied here)
 
-Constants: C_PUCT = 1.5, FPU = 0.25, LAMBDA = 0.5. The time budget is checked before every
-new candidate, in playouts and rollouts alike. A playout never follows an edge into a
-node already on its own path (cycles are allowed in the graph, not in one playout), chooses
-again from the same node when the edge it took dies (a precondition not met, an unusable
-answer: no move was made), stops at the depth limit, and stops early when it reaches a
-child that has more visits than the edge it came through (the child already carries that
-information; KataGo's catch-up rule)."""
+The mean log-speedup is shrunk towards 0 by SHRINK pseudo-visits: one slow measurement on
+another program (often taken before the method was improved) must not bury a method under
+the ones nobody has measured.
+
+Cost before score: a rule edge costs a source rewrite and one verification, an SLM edge a
+generation as well, and rules succeed far more often (the measured edge pass rates of the
+local models are 0-46%). So at each node, every rule edge not tried yet comes first, in
+prior order; only when a node's rule edges have all been tried (taken, or dead) do its SLM
+edges compete, with the children, by PUCT. Without this a high-prior SLM edge at the root
+could spend the whole time budget while a rule that applies was never tried.
+
+Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5, SHRINK = 3.
+
+The time budget is checked before every new candidate, in playouts and rollouts alike. A
+playout never follows an edge into a node already on its own path (cycles are allowed in
+the graph, not in one playout), chooses again from the same node when the edge it took dies
+(a precondition not met, an unusable answer: no move was made), stops at the depth limit,
+and stops early when it reaches a child that has more visits than the edge it came through
+(the child already carries that information; KataGo's catch-up rule)."""
 
 from __future__ import annotations
 
@@ -42,13 +62,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudaify.core import Evaluation, Stage, Variant
-from cudaify.mcgs.reward import reward
+from cudaify.mcgs.reward import STRUCTURE_FAIL, UNRUN, reward
 from cudaify.mcgs.search import Candidate, SearchResult
 from cudaify.regraph.graph import START, ReGraph
 
 C_PUCT = 1.5
 FPU = 0.25
+FPU_SLM = -0.25  # the wrong-output band: what a model's answer is until this search sees some
 LAMBDA = 0.5
+SHRINK = 3.0  # pseudo-visits at log-speedup 0 behind each edge's measured mean
 
 # (variant, method, how) -> (child, "") or (None, why not)
 ExpandHow = Callable[[Variant, str, str], tuple[Variant | None, str]]
@@ -103,7 +125,9 @@ def graph_prior(graph: ReGraph, source: str, methods: list[str]) -> dict[str, fl
     for method in methods:
         stats = graph.stats(source, method)
         success = (stats.successes + 1) / (stats.visits + 2)
-        weights[method] = success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
+        evidence = stats.visits / (stats.visits + SHRINK)
+        log_speedup = min(3.0, max(-2.0, evidence * stats.mean_log_speedup))
+        weights[method] = success * math.exp(log_speedup)
     total = sum(weights.values()) or 1.0
     return {method: weight / total for method, weight in weights.items()}
 
@@ -140,6 +164,7 @@ class GraphSearch:
         self.result = SearchResult(strategy="mcgs")
         self.slm_calls = 0
         self._deadline: float | None = None  # perf_counter time the search must stop by
+        self._slm_answers: list[float] = []  # the reward of each SLM answer (failed: -1)
 
     def _out_of_time(self) -> bool:
         return self._deadline is not None and time.perf_counter() >= self._deadline
@@ -157,10 +182,18 @@ class GraphSearch:
                 self.progress(self.result)
         node = Node(variant, evaluation, reward(evaluation))
         self.nodes[key] = node
-        if not node.terminal and self.budget.rollout_depth > 0 and variant.steps:
+        if self.budget.rollout_depth > 0 and variant.steps and self._promising(node):
             node.utility = max(node.utility, self._rollout(variant, self.budget.rollout_depth))
             node.value = node.utility
         return node
+
+    @staticmethod
+    def _promising(node: Node) -> bool:
+        """Worth a rollout: faster than the CPU, or compiled where nothing can run (no GPU
+        to tell). A variant known to be slower is left to the search, which tries all of
+        its rule edges when it comes back (a rollout's few highest-prior steps rarely hold
+        the one that rescues it: data_residency after a slow offload)."""
+        return node.utility >= 0.5 or (node.utility == UNRUN and not node.terminal)
 
     def _graph_node(self, variant: Variant) -> str:
         return variant.node if variant.steps else START
@@ -188,9 +221,14 @@ class GraphSearch:
         if child is None:
             edge.dead = reason or "did not apply"
             self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
+            if edge.how == "slm":
+                self._slm_answers.append(STRUCTURE_FAIL)
             return None
         edge.child = child.key
-        return self._node_for(child)
+        made = self._node_for(child)
+        if edge.how == "slm":
+            self._slm_answers.append(reward(made.evaluation))
+        return made
 
     def _rollout(self, variant: Variant, depth: int) -> float:
         """Cheap look-ahead: rules only, along the highest-prior edges. Returns the best
@@ -226,14 +264,20 @@ class GraphSearch:
 
     def _score(self, node: Node, edge: Edge) -> float:
         parent_visits = sum(e.visits for e in node.edges)
-        q = self.nodes[edge.child].value if edge.child else FPU
+        q = self.nodes[edge.child].value if edge.child else self._first_play(edge)
         explore = C_PUCT * edge.prior * math.sqrt(parent_visits + 1) / (1 + edge.visits)
         return q + explore + self.rng.random() * 1e-9  # seeded tie-break
 
+    def _first_play(self, edge: Edge) -> float:
+        if edge.how != "slm":
+            return FPU
+        return (FPU_SLM + sum(self._slm_answers)) / (1 + len(self._slm_answers))
+
     def _select(self, node: Node, on_path: set[str], remaining: int) -> Edge | None:
-        """The best-scoring edge that can still teach something: not dead, not back into
-        the current path, and not into a part of the graph already explored to the depth
-        limit (re-walking it would cost an iteration and change nothing)."""
+        """The edge to follow, among those that can still teach something: not dead, not
+        back into the current path, and not into a part of the graph already explored to
+        the depth limit (re-walking it would cost an iteration and change nothing). A rule
+        edge not tried yet first, the highest prior's; else the best PUCT score."""
         live = [
             e
             for e in node.edges
@@ -243,6 +287,9 @@ class GraphSearch:
         ]
         if not live:
             return None
+        untried_rules = [e for e in live if e.how == "rule" and e.child is None]
+        if untried_rules:  # cost before score: see the module's docstring
+            return max(untried_rules, key=lambda e: (e.prior, self.rng.random()))
         return max(live, key=lambda e: self._score(node, e))
 
     def _open(self, node: Node, remaining: int, visiting: set[str]) -> bool:

@@ -158,11 +158,13 @@ def test_bench_options_reach_the_configuration_every_worker_gets(tmp_path, monke
     args = ["bench", str(suite), "-o", str(out), "--strategies", "mcgs,rules,oneshot", "-j", "3"]
     args += ["--slm", "auto", "--model", str(model), "--gpu-layers", "99", "--max-slm-calls", "4"]
     args += ["--iterations", "7", "--seed", "11", "--slm-jobs", "1", "--runs", "3"]
+    args += ["--rollout-depth", "0"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     config = seen["config"]
     assert (config.model, config.gpu_layers, config.max_slm_calls) == (str(model), 99, 4)
     assert (config.iterations, config.seed, config.slm_jobs, config.runs) == (7, 11, 1, 3)
+    assert config.rollout_depth == 0
     assert config.timing_session and not config.cache and seen["jobs"] == 3
     assert seen["strategies"] == ["mcgs", "rules", "oneshot"]
     # the wall-time table, on stdout and in the reports

@@ -3,6 +3,8 @@ The expand/evaluate callbacks model a small synthetic optimization landscape."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
@@ -210,3 +212,98 @@ def test_the_time_budget_stops_rollouts_and_playouts_when_spent(monkeypatch):
     result = run(gs)
     assert len(land.evaluated) == 3  # a, then the rollout's b and c; c started at 20 s
     assert result.seconds == 30.0
+
+
+class Costly(Precondition):
+    """Rules cost 1 s of a fake clock, an SLM answer 60 s; every verification 10 s."""
+
+    def __init__(self, applicable: set[str], speed: dict[frozenset, float], now: list[float]):
+        super().__init__(applicable, speed)
+        self.now = now
+        self.ways: list[tuple[str, str]] = []
+
+    def expand(self, variant: Variant, method: str, how: str):
+        self.now[0] += 60.0 if how == "slm" else 1.0
+        self.ways.append((method, how))
+        if how == "slm":  # the model's answer fails its checks, as small models' mostly do
+            return None, "the SLM's answer failed its checks"
+        return super().expand(variant, method, how)
+
+    def evaluate(self, variant: Variant) -> Evaluation:
+        self.now[0] += 10.0
+        return super().evaluate(variant)
+
+
+def test_rule_edges_are_tried_before_the_model_is_asked(monkeypatch):
+    """The graph ranks `a` first, but its rule does not apply here; `b`'s rule does and
+    gives 50x. The model's try at `a` costs a minute, more than the 50 s budget: asked
+    first, it spent the budget and `b` was never tried (seen on the H200: mcgs kept host
+    code for threshold_counts, where the reduction rule gives 55x)."""
+    import cudaify.mcgs.mcgs as mcgs_module
+
+    now = [0.0]
+    monkeypatch.setattr(mcgs_module.time, "perf_counter", lambda: now[0])
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("sequential", "c"))
+    for _ in range(8):
+        graph.stats("sequential", "a").record(True, 4.0)
+    land = Costly({"b", "c"}, {frozenset("b"): 50.0}, now)
+    budget = Budget(iterations=40, seconds=50.0, max_depth=2, rollout_depth=0)
+    gs = GraphSearch(graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget)
+    result = run(gs)
+    assert result.best_verified is not None and result.best_verified.variant.code == "b"
+    first_slm = next(i for i, (_, how) in enumerate(land.ways) if how == "slm")
+    assert {m for m, how in land.ways[:first_slm] if how == "rule"} == {"a", "b", "c"}
+
+
+def test_one_slow_measurement_does_not_bury_a_method():
+    """An edge measured once at 0.34x (log -1.09) on another program ranks with the edges
+    never measured (unshrunk it had 0.45 of their prior); thirty such measurements do
+    rank it below them."""
+    graph = graph_of(*(("sequential", m) for m in "abc"))
+    graph.stats("sequential", "a").record(True, math.exp(-1.09))
+    for _ in range(30):
+        graph.stats("sequential", "c").record(True, math.exp(-1.09))
+    prior = graph_prior(graph, "sequential", ["a", "b", "c"])
+    assert prior["a"] / prior["b"] > 0.9
+    assert prior["c"] / prior["b"] < 0.8 and prior["c"] < prior["a"]
+
+
+def test_a_slow_variant_is_rescued_by_the_search_not_by_rollouts(monkeypatch):
+    """`a` alone runs at 0.3x; of its successors the graph ranks b, c, d high (slow here)
+    and e last, yet a+e is 40x (data_residency after a slow offload). Rollouts from `a`
+    and its slow children spent the 70 s budget walking b, c, d; the search, trying every
+    rule edge of `a`, reaches e in time. A fast node still gets its rollout."""
+    import cudaify.mcgs.mcgs as mcgs_module
+
+    now = [0.0]
+    monkeypatch.setattr(mcgs_module.time, "perf_counter", lambda: now[0])
+    chains = [(x, y) for x in "bcd" for y in "bcd" if x != y]
+    graph = graph_of(("sequential", "a"), *(("a", m) for m in "bcde"), *chains)
+    for method in "bcd":
+        for _ in range(10):
+            graph.stats("a", method).record(True, 3.0)
+    land = Costly(set("abcde"), {frozenset("ae"): 40.0}, now)
+    land.speed = {**{frozenset(k): 0.3 for k in ("a", "ab", "ac", "ad")}, **land.speed}
+    budget = Budget(iterations=40, seconds=70.0, max_depth=3, rollout_depth=2)
+    result = run(GraphSearch(graph, land.expand, land.evaluate, budget=budget))
+    assert result.best_verified is not None and result.best_verified.variant.code == "a+e"
+
+    land = Landscape({frozenset("a"): 2.0, frozenset("ab"): 30.0})
+    gs = search(graph, land, budget=Budget(iterations=1, max_depth=3, rollout_depth=1))
+    assert run(gs).best_verified.variant.code == "a+b"  # found by a's rollout
+
+
+def test_the_models_first_play_value_follows_its_answers():
+    """An SLM edge not tried yet is valued at the mean reward of the model's answers so
+    far in this search (FPU_SLM counted once): failures make it wait behind the rules'
+    children, good answers bring it forward. A rule edge keeps FPU."""
+    from cudaify.mcgs.mcgs import FPU, FPU_SLM, Edge
+
+    gs = search(graph_of(("sequential", "a")), Landscape({}))
+    slm, rule = Edge("a", "slm", 0.5), Edge("a", "rule", 0.5)
+    assert gs._first_play(slm) == FPU_SLM and gs._first_play(rule) == FPU
+    gs._slm_answers += [-1.0, -1.0]
+    after_failures = gs._first_play(slm)
+    assert after_failures == pytest.approx((FPU_SLM - 2.0) / 3)
+    gs._slm_answers += [reward(correct(20.0))] * 3
+    assert gs._first_play(slm) > FPU > after_failures
