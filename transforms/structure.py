@@ -67,6 +67,30 @@ def structural_problems(
     return problems
 
 
+def launch_problems(code: str) -> list[Problem]:
+    """A whole program offered as a GPU variant must launch a kernel it defines: a
+    `__global__` function called with `<<<...>>>`. Otherwise it runs on the CPU alone, and
+    verifying it would only time the host code again (a small model's answer is often the
+    input, nearly unchanged)."""
+    data = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(data)
+    defined = {
+        cs.function_name(node, data)
+        for node in cs.walk(tree.root_node)
+        if node.type == "function_definition"
+        and any(child.type == "__global__" for child in node.children)
+    }
+    for node in cs.walk(tree.root_node):
+        if node.type != "call_expression":
+            continue
+        function = node.child_by_field_name("function")
+        launched = any(child.type == "kernel_call_syntax" for child in node.children)
+        if launched and function is not None and cs.text(function, data) in defined:
+            return []
+    what = "launches none of them" if defined else "defines no __global__ kernel"
+    return [Problem("structure", f"the program runs nothing on the GPU: it {what}")]
+
+
 def _size_problems(original: Program, code: str) -> list[Problem]:
     limit = MAX_GROWTH * len(original.source.encode()) + SIZE_SLACK
     size = len(code.encode("utf-8", errors="surrogateescape"))

@@ -25,6 +25,7 @@ from cudaify.transforms.slm.prompt import (
     focused_prompt,
     repair_prompt,
 )
+from cudaify.transforms.structure import launch_problems
 
 Validate = Callable[[str], list[Problem]]
 # the extracted block -> the whole program, or the problems that prevent it
@@ -172,8 +173,12 @@ def whole_program(
 ) -> Outcome:
     """The baselines of the paper: the whole program to CUDA in one prompt (`oneshot`) or
     step by step in one prompt (`cot`); same checks and repair round as an edge."""
+
+    def checked(code: str) -> list[Problem]:  # the caller's checks first: they say more
+        return validate(code) or launch_problems(code)
+
     result = converse(
-        engine, edit_prompt(WHOLE_PROGRAM[style], (), variant.code), validate, sampling
+        engine, edit_prompt(WHOLE_PROGRAM[style], (), variant.code), checked, sampling
     )
     if result.code is None or result.problems:
         why = result.problems[0] if result.problems else Problem("extract", "no code")
