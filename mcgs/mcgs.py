@@ -183,7 +183,9 @@ class GraphSearch:
         node = Node(variant, evaluation, reward(evaluation))
         self.nodes[key] = node
         if self.budget.rollout_depth > 0 and variant.steps and self._promising(node):
-            node.utility = max(node.utility, self._rollout(variant, self.budget.rollout_depth))
+            # a rollout stays within the depth limit, as the playouts do
+            depth = min(self.budget.rollout_depth, self.budget.max_depth - len(variant.steps))
+            node.utility = max(node.utility, self._rollout(variant, depth))
             node.value = node.utility
         return node
 

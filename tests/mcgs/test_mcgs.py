@@ -307,3 +307,13 @@ def test_the_models_first_play_value_follows_its_answers():
     assert after_failures == pytest.approx((FPU_SLM - 2.0) / 3)
     gs._slm_answers += [reward(correct(20.0))] * 3
     assert gs._first_play(slm) > FPU > after_failures
+
+
+def test_rollouts_stay_within_the_depth_limit():
+    """--max-depth is the longest sequence tried, rollouts included: from a node one step
+    deep with a depth limit of 2, a 3-step rollout takes one step."""
+    graph = graph_of(("sequential", "a"), ("a", "b"), ("b", "c"), ("c", "d"))
+    land = Landscape({frozenset("a"): 2.0, frozenset("ab"): 3.0, frozenset("abc"): 9.0})
+    result = run(search(graph, land, budget=Budget(iterations=10, max_depth=2, rollout_depth=3)))
+    assert max(len(c.variant.methods) for c in result.candidates) == 2
+    assert result.best_verified.variant.code == "a+b"
