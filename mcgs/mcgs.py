@@ -28,14 +28,9 @@ model is asked again where its answers have been good, and rarely where they hav
 since the local models' measured edge pass rates are 0-46%. The prior mixes
 the SLM's method-choice probabilities with the reasoning graph's edge statistics:
 
-    P_graph(m) ∝ (successes + 1) / (visits + 2)
-                 * exp(clip(visits / (visits + SHRINK) * mean_log_speedup, -2, 3))
+    P_graph(m) ∝ (successes + 1) / (visits + 2) * exp(clip(mean_log_speedup, -2, 3))
     P(m)       = LAMBDA * P_slm(m) + (1 - LAMBDA) * P_graph(m)    (P_graph alone without an SLM)
     P(n, (m, how)) = P(m) / (number of ways m can be applied here)
-
-The mean log-speedup is shrunk towards 0 by SHRINK pseudo-visits: one slow measurement on
-another program (often taken before the method was improved) must not bury a method under
-the ones nobody has measured.
 
 Cost before score: a rule edge costs a source rewrite and one verification, an SLM edge a
 generation as well, and rules succeed far more often (the measured edge pass rates of the
@@ -44,7 +39,7 @@ prior order; only when a node's rule edges have all been tried (taken, or dead) 
 edges compete, with the children, by PUCT. Without this a high-prior SLM edge at the root
 could spend the whole time budget while a rule that applies was never tried.
 
-Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5, SHRINK = 3.
+Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5.
 
 The time budget is checked before every new candidate, in playouts and rollouts alike. A
 playout never follows an edge into a node already on its own path (cycles are allowed in
@@ -70,7 +65,6 @@ C_PUCT = 1.5
 FPU = 0.25
 FPU_SLM = -0.25  # the wrong-output band: what a model's answer is until this search sees some
 LAMBDA = 0.5
-SHRINK = 3.0  # pseudo-visits at log-speedup 0 behind each edge's measured mean
 
 # (variant, method, how) -> (child, "") or (None, why not)
 ExpandHow = Callable[[Variant, str, str], tuple[Variant | None, str]]
@@ -125,9 +119,7 @@ def graph_prior(graph: ReGraph, source: str, methods: list[str]) -> dict[str, fl
     for method in methods:
         stats = graph.stats(source, method)
         success = (stats.successes + 1) / (stats.visits + 2)
-        evidence = stats.visits / (stats.visits + SHRINK)
-        log_speedup = min(3.0, max(-2.0, evidence * stats.mean_log_speedup))
-        weights[method] = success * math.exp(log_speedup)
+        weights[method] = success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
     total = sum(weights.values()) or 1.0
     return {method: weight / total for method, weight in weights.items()}
 

@@ -3,8 +3,6 @@ The expand/evaluate callbacks model a small synthetic optimization landscape."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
@@ -253,19 +251,6 @@ def test_rule_edges_are_tried_before_the_model_is_asked(monkeypatch):
     assert result.best_verified is not None and result.best_verified.variant.code == "b"
     first_slm = next(i for i, (_, how) in enumerate(land.ways) if how == "slm")
     assert {m for m, how in land.ways[:first_slm] if how == "rule"} == {"a", "b", "c"}
-
-
-def test_one_slow_measurement_does_not_bury_a_method():
-    """An edge measured once at 0.34x (log -1.09) on another program ranks with the edges
-    never measured (unshrunk it had 0.45 of their prior); thirty such measurements do
-    rank it below them."""
-    graph = graph_of(*(("sequential", m) for m in "abc"))
-    graph.stats("sequential", "a").record(True, math.exp(-1.09))
-    for _ in range(30):
-        graph.stats("sequential", "c").record(True, math.exp(-1.09))
-    prior = graph_prior(graph, "sequential", ["a", "b", "c"])
-    assert prior["a"] / prior["b"] > 0.9
-    assert prior["c"] / prior["b"] < 0.8 and prior["c"] < prior["a"]
 
 
 def test_a_slow_variant_is_rescued_by_the_search_not_by_rollouts(monkeypatch):
