@@ -51,8 +51,8 @@ class Answers:
 
 
 def test_an_answer_that_keeps_the_host_code_is_refused_then_repaired():
-    """Seen on the H200: the 0.5B model's oneshot answer was often the input itself, which
-    then verified and was timed as a 1.0x 'GPU variant'."""
+    """On the H200 the 0.5B model's verified oneshot answers ran at 0.67-1.45x, host code's
+    speed: an answer that launches nothing must not count as a GPU variant."""
     compiled: list[str] = []
 
     def validate(code: str) -> list[Problem]:
