@@ -14,6 +14,7 @@ from tree_sitter import Node, Tree
 from cudaify.core import Problem, Variant
 from cudaify.frontend.facts import Program
 from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_text as kt
 from cudaify.transforms.base import Context, Method
 
 MAX_GROWTH = 20  # a candidate may be this many times the input's size...
@@ -69,24 +70,12 @@ def structural_problems(
 
 def launch_problems(code: str) -> list[Problem]:
     """A whole program offered as a GPU variant must launch a kernel it defines: a
-    `__global__` function called with `<<<...>>>`. Otherwise it runs on the CPU alone, and
-    verifying it would only time the host code again (a small model's answer is often the
-    input, nearly unchanged)."""
+    `__global__` function called with `<<<...>>>` (templated or not). Otherwise it runs on
+    the CPU alone, and verifying it would only time the host code again."""
     data = code.encode("utf-8", errors="surrogateescape")
-    tree = cs.parse(data)
-    defined = {
-        cs.function_name(node, data)
-        for node in cs.walk(tree.root_node)
-        if node.type == "function_definition"
-        and any(child.type == "__global__" for child in node.children)
-    }
-    for node in cs.walk(tree.root_node):
-        if node.type != "call_expression":
-            continue
-        function = node.child_by_field_name("function")
-        launched = any(child.type == "kernel_call_syntax" for child in node.children)
-        if launched and function is not None and cs.text(function, data) in defined:
-            return []
+    defined = {kernel.name for kernel in kt.kernels(data)}
+    if any(launch.kernel.split("<", 1)[0].strip() in defined for launch in kt.launches(data)):
+        return []
     what = "launches none of them" if defined else "defines no __global__ kernel"
     return [Problem("structure", f"the program runs nothing on the GPU: it {what}")]
 

@@ -36,6 +36,10 @@ def test_only_a_launched_kernel_makes_a_gpu_program():
     unused = KERNEL + HOST.split("\n", 1)[1]
     assert "launches none of them" in launch_problems(unused)[0].message
     assert launch_problems(LAUNCHED) == []
+    templated = LAUNCHED.replace("__global__ void", "template <typename T>\n__global__ void")
+    templated = templated.replace("float *v) {\n    int i", "T *v) {\n    int i")
+    templated = templated.replace("scale_kernel<<<", "scale_kernel<float><<<")
+    assert "scale_kernel<float><<<" in templated and launch_problems(templated) == []
 
 
 class Answers:
