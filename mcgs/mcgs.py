@@ -57,7 +57,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudaify.core import Evaluation, Stage, Variant
-from cudaify.mcgs.reward import STRUCTURE_FAIL, UNRUN, reward
+from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, UNRUN, reward
 from cudaify.mcgs.search import Candidate, SearchResult
 from cudaify.regraph.graph import START, ReGraph
 
@@ -187,7 +187,7 @@ class GraphSearch:
         to tell). A variant known to be slower is left to the search, which tries all of
         its rule edges when it comes back (a rollout's few highest-prior steps rarely hold
         the one that rescues it: data_residency after a slow offload)."""
-        return node.utility >= 0.5 or (node.utility == UNRUN and not node.terminal)
+        return node.utility >= FASTER or node.utility == UNRUN
 
     def _graph_node(self, variant: Variant) -> str:
         return variant.node if variant.steps else START

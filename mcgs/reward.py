@@ -22,6 +22,7 @@ COMPILE_FAIL = -0.75
 RUN_FAIL = -0.5
 WRONG_OUTPUT = -0.25
 UNRUN = 0.0
+FASTER = 0.5  # the lowest reward of a variant faster than the CPU
 
 
 def reward(evaluation: Evaluation) -> float:
@@ -39,4 +40,4 @@ def reward(evaluation: Evaluation) -> float:
         return UNRUN
     if speedup < 1.0:
         return 0.25 * speedup
-    return 0.5 + math.log(speedup)
+    return FASTER + math.log(speedup)
