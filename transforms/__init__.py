@@ -12,6 +12,7 @@ from cudaify.transforms.base import Method
 from cudaify.transforms.coalesce import Coalesce
 from cudaify.transforms.data_residency import DataResidency
 from cudaify.transforms.fast_math import FastMath
+from cudaify.transforms.fp_exact import FpExact
 from cudaify.transforms.launch_tuning import LaunchTuning
 from cudaify.transforms.offload import Offload
 from cudaify.transforms.readonly_cache import ReadonlyCache
@@ -38,6 +39,7 @@ METHODS: dict[str, Method] = {
         Unroll(),
         FastMath(),
         LaunchTuning(),
+        FpExact(),
     )
 }
 

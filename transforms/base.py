@@ -33,6 +33,9 @@ class Method:
     # The graph nodes this method may follow (its in-edges in the reasoning graph's skeleton);
     # "sequential" is the unmodified program. Trajectories add examples and statistics.
     follows: tuple[str, ...] = ()
+    # Out-edges the method declares itself, for a method no other names in `follows`: one
+    # that changes no mapping (fp_exact) leads on to what a kernel-making method leads to.
+    leads_to: tuple[str, ...] = ()
 
     def applies(self, variant: Variant, ctx: Context) -> str | None:
         """None when the method can be applied, else the reason it cannot."""
