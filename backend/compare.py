@@ -10,6 +10,10 @@ from dataclasses import dataclass
 
 from cudaify.core import Problem
 
+# A mismatch whose numbers all lie within this relative bound (integers and text equal) is
+# rounding: FMA contraction or another summation order, not a wrong result.
+ROUNDING_RTOL = 1e-2
+
 _INTEGER = re.compile(r"[+-]?\d+")
 # What printf's %d %f %e %g %a print, C's spellings of infinity and NaN included.
 _NUMBER = re.compile(
@@ -126,6 +130,22 @@ def compare(expected: str, actual: str, rtol: float = 1e-4, atol: float = 1e-9) 
         f"stdout has {len(got) - len(want)} extra tokens after the expected {len(want)}; "
         f"first extra (output line {extra.line}): {extra.text!r}",
     )
+
+
+def rounding_only(expected: str, actual: str, atol: float = 1e-9) -> bool:
+    """Whether `actual` differs from `expected` at most by rounding: the same tokens, the
+    same integers, every other number within ROUNDING_RTOL of the expected one."""
+    return compare(expected, actual, ROUNDING_RTOL, atol) is None
+
+
+def matched_tolerance(
+    expected: str, actual: str, rtol: float, atol: float
+) -> tuple[float, float] | None:
+    """The tolerance `actual` matches `expected` at: (0, 0) when every number is equal,
+    (rtol, atol) when only within those, None when not even then."""
+    if compare(expected, actual, 0.0, 0.0) is None:
+        return (0.0, 0.0)
+    return (rtol, atol) if compare(expected, actual, rtol, atol) is None else None
 
 
 def _difference(expected: str, actual: str) -> str:

@@ -28,7 +28,13 @@ from pathlib import Path
 from cudaify.backend import gpu
 from cudaify.backend.bandwidth import copy_bandwidth, roofline_percent
 from cudaify.backend.cache import Cache
-from cudaify.backend.compare import compare, compare_exit
+from cudaify.backend.compare import (
+    ROUNDING_RTOL,
+    compare,
+    compare_exit,
+    matched_tolerance,
+    rounding_only,
+)
 from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
 from cudaify.backend.differential import differential_test
 from cudaify.backend.gpulock import GpuLock, gpu_lock
@@ -54,6 +60,8 @@ from cudaify.frontend.facts import Program
 NOTHING_RAN = (
     "no NVIDIA GPU found: the candidate was compiled but nothing was run; its output is unverified"
 )
+# said of an output whose only mismatch is rounding (Evaluation.rounding_only)
+ROUNDING_NOTE = f"every number is within rtol {ROUNDING_RTOL:g}: rounding only"
 REFERENCE_TIMEOUT = 300.0
 # data_residency's runtime: where deferred transfers happen (see Evaluator._sync_points)
 RESIDENCY_SYNC = (
@@ -424,21 +432,26 @@ class Evaluator:
         failed = run.problem(limit)
         if failed is not None:
             return replace(ran, problems=(failed,))
-        mismatch = [
-            p
-            for p in (
-                compare_exit(reference.exit_code, run.exit_code or 0),
-                compare(reference.stdout, run.stdout, self.config.rtol, self.config.atol),
-            )
-            if p is not None
-        ]
+        exit_problem = compare_exit(reference.exit_code, run.exit_code or 0)
+        output = compare(reference.stdout, run.stdout, self.config.rtol, self.config.atol)
+        rounding = (
+            exit_problem is None
+            and output is not None
+            and rounding_only(reference.stdout, run.stdout, self.config.atol)
+        )
+        if rounding and output is not None:
+            output = replace(output, message=f"{output.message}; {ROUNDING_NOTE}")
+        mismatch = tuple(p for p in (exit_problem, output) if p is not None)
         if mismatch:
-            problems = tuple(mismatch) + _stderr_problem(run)
-            return replace(ran, stage=Stage.RUN, problems=problems)
+            problems = mismatch + _stderr_problem(run)
+            return replace(ran, stage=Stage.RUN, problems=problems, rounding_only=rounding)
         disagreement = self._differential(variant) if self.differential else None
         if disagreement is not None:
             return replace(ran, stage=Stage.RUN, problems=(disagreement,))
-        return _Checked(ran, binary, limit, reference, sample)
+        tolerance = matched_tolerance(
+            reference.stdout, run.stdout, self.config.rtol, self.config.atol
+        )
+        return _Checked(replace(ran, tolerance=tolerance), binary, limit, reference, sample)
 
     def _with_roofline(self, timing: Timing) -> Timing:
         """The kernels' achieved bytes/s against the GPU's measured copy bandwidth (the

@@ -159,6 +159,11 @@ class Evaluation:
     compile_seconds: float = 0.0
     run_seconds: float = 0.0
     hardware: tuple[tuple[str, float], ...] = ()
+    # The output differed from the reference's by rounding only: the same text and
+    # integers, every number within compare.ROUNDING_RTOL (FMA, summation order).
+    rounding_only: bool = False
+    # (rtol, atol) the verified output matched the reference's at; (0, 0): every number equal
+    tolerance: tuple[float, float] | None = None
 
     @property
     def verified(self) -> bool:

@@ -4,7 +4,15 @@ import math
 
 import pytest
 
-from cudaify.backend.compare import compare, compare_exit, parse_number, tokens_match
+from cudaify.backend.compare import (
+    ROUNDING_RTOL,
+    compare,
+    compare_exit,
+    matched_tolerance,
+    parse_number,
+    rounding_only,
+    tokens_match,
+)
 
 
 def test_identical_output_matches() -> None:
@@ -114,3 +122,37 @@ def test_parse_number_rejects_python_only_spellings() -> None:
 
 def test_word_containing_nan_letters_is_a_word() -> None:
     assert tokens_match("banana", "banana", 1e-4, 1e-9)
+
+
+@pytest.mark.parametrize(
+    "expected, actual",
+    [
+        ("norm 1.000000e+00 sum=2.5e3", "norm 1.000200e+00 sum=2.5004e3"),  # 2e-4: FMA
+        ("n 10 r 0.33333", "n 10 r 0.33"),  # 1e-2 at most
+        ("x 0.0 y 100.0", "x 3e-10 y 100.5"),  # near zero: the absolute tolerance
+    ],
+)
+def test_numbers_within_the_rounding_bound_are_rounding_only(expected: str, actual: str) -> None:
+    assert compare(expected, actual) is not None  # rejected at the default 1e-4
+    assert rounding_only(expected, actual)
+
+
+@pytest.mark.parametrize(
+    "expected, actual",
+    [
+        ("norm 1.0 count 10", "norm 1.0 count 11"),  # an integer differs: a real change
+        ("norm 1.0", "norm 1.02"),  # beyond 1e-2
+        ("label a 1.0", "label b 1.0"),  # text differs
+        ("1.0 2.0", "1.0"),  # a token missing
+        ("nan", "nan"),  # NaN is never right
+    ],
+)
+def test_other_mismatches_are_not_rounding(expected: str, actual: str) -> None:
+    assert not rounding_only(expected, actual)
+
+
+def test_the_matched_tolerance_says_exact_or_within() -> None:
+    assert ROUNDING_RTOL == 1e-2
+    assert matched_tolerance("s 1.5 n 3", "s 1.50 n 3", 1e-4, 1e-9) == (0.0, 0.0)
+    assert matched_tolerance("s 1.5 n 3", "s 1.50001 n 3", 1e-4, 1e-9) == (1e-4, 1e-9)
+    assert matched_tolerance("s 1.5 n 3", "s 1.6 n 3", 1e-4, 1e-9) is None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cudaify.backend.cache import Cache
-from cudaify.backend.evaluate import NOTHING_RAN, Evaluator
+from cudaify.backend.evaluate import NOTHING_RAN, ROUNDING_NOTE, Evaluator
 from cudaify.backend.gpu import gpu_available
 from cudaify.config import Config
 from cudaify.core import Stage, Variant
@@ -113,6 +113,38 @@ def test_planted_wrong_output_is_caught_at_run(tmp_path: Path, cache: Cache) -> 
     problem = result.problems[0]
     assert problem.kind == "output" and "token 2" in problem.message
     assert "expected '22.456413', got '19.459410'" in problem.message
+
+
+def test_a_mismatch_by_rounding_only_is_told_from_a_wrong_output(
+    tmp_path: Path, cache: Cache
+) -> None:
+    run = evaluator(tmp_path, cache, run=True, runs=1)
+    # 2e-4 off (an FMA's worth on a long sum): rejected, but said to be rounding only
+    close = run.screen(candidate(CANDIDATE.replace("total, 3)", "total * 1.0002, 3)")))
+    assert close.stage == Stage.RUN and close.rounding_only
+    assert close.problems[0].kind == "output"
+    assert close.problems[0].message.endswith(ROUNDING_NOTE)
+    # 10% off, or an integer changed: a wrong output, not rounding
+    far = run.screen(candidate(CANDIDATE.replace("total, 3)", "total * 1.1, 3)")))
+    assert far.stage == Stage.RUN and not far.rounding_only
+    count = run.screen(candidate(CANDIDATE.replace("total, 3)", "total * 1.0002, 4)")))
+    assert count.stage == Stage.RUN and not count.rounding_only
+    # the exit code must match too
+    exit_code = CANDIDATE.replace("total, 3)", "total * 1.0002, 3)").replace(
+        "return 0;\n}\n", "return 2;\n}\n"
+    )
+    assert not run.screen(candidate(exit_code)).rounding_only
+
+
+def test_a_verified_output_records_the_tolerance_it_matched_at(
+    tmp_path: Path, cache: Cache
+) -> None:
+    run = evaluator(tmp_path, cache, run=True, runs=1)
+    exact = run.screen(candidate())  # the same digits, summed in another order
+    assert exact.verified and exact.tolerance == (0.0, 0.0)
+    close = run.screen(candidate(CANDIDATE.replace("total, 3)", "total * 1.000001, 3)")))
+    assert close.verified and close.tolerance == (1e-4, 1e-9)
+    assert not close.rounding_only
 
 
 def test_different_exit_code_is_caught(tmp_path: Path, cache: Cache) -> None:
