@@ -54,6 +54,7 @@ from cudaify.frontend.loops import (
     unwrap,
 )
 from cudaify.frontend.regions import ArrayUse, array_data
+from cudaify.frontend.scop import find_scops
 from cudaify.frontend.templates import (
     describe,
     function_parameters,
@@ -240,9 +241,9 @@ class FunctionAnalysis:
         self.aliases = aliases or {}
         self.borrowed = self._borrowed_pointers()
         # per-nest caches, keyed by the id of the nest's root LoopNode
-        self._written: dict[int, tuple[set[int], set[str]]] = {}
-        self._lets: dict[int, dict[int, Poly]] = {}
-        self._bounds: dict[int, Bound] = {}
+        self._written: dict[tuple[int, int], tuple[set[int], set[str]]] = {}
+        self._lets: dict[tuple[int, int], dict[int, Poly]] = {}
+        self._bounds: dict[tuple[int, int, int], Bound] = {}
         self._constants: dict[str, Affine] | None = None
         self.address_taken = {r.decl for r in walk.refs if r.mode == "addr" and not r.is_pointer}
         self._verify_canonical()
@@ -366,23 +367,25 @@ class FunctionAnalysis:
 
     def written_in(self, root) -> tuple[set[int], set[str]]:
         cache = self._written
-        if id(root) not in cache:
+        key = (root.start, root.end)
+        if key not in cache:
             refs = [
                 r
                 for r in self.walk.refs
                 if root.start <= r.start < root.end and r.mode in WRITE_MODES
             ]
-            cache[id(root)] = ({r.decl for r in refs}, {r.name for r in refs})
-        return cache[id(root)]
+            cache[key] = ({r.decl for r in refs}, {r.name for r in refs})
+        return cache[key]
 
     def lets(self, root) -> dict[int, Poly]:
         """Integer locals declared in the nest with an affine initializer and never
         assigned again: `int row = i * n;` stands for its value."""
         cache = self._lets
-        if id(root) in cache:
-            return cache[id(root)]
+        key = (root.start, root.end)
+        if key in cache:
+            return cache[key]
         found: dict[int, Poly] = {}
-        cache[id(root)] = found
+        cache[key] = found
         written = self.written_in(root)[0] | self.address_taken
         for decl in self.walk.decls:
             if not (root.start <= decl.start < root.end) or decl.decl in written:
@@ -399,10 +402,13 @@ class FunctionAnalysis:
         return found
 
     def bound(self, root, node) -> Bound:
+        """The loop's bounds as seen from `root` (a nest or a region): scalars written
+        anywhere in `root` are not symbols."""
         cache = self._bounds
-        if id(node) not in cache:
-            cache[id(node)] = self._bound(root, node)
-        return cache[id(node)]
+        key = (root.start, root.end, id(node))
+        if key not in cache:
+            cache[key] = self._bound(root, node)
+        return cache[key]
 
     def _bound(self, root, node) -> Bound:
         chain = self.chain_at(node.start)
@@ -499,6 +505,17 @@ class FunctionAnalysis:
             data.append((root.line, nest.arrays()))
         start = start_of(fn)
         line, _ = src.line_col(fn.location.offset if src.in_main(fn) else start)
+        try:
+            scops, scop_notes = find_scops(self, body, src.path)
+        except Exception as exc:  # noqa: BLE001 - reported; the loops keep their own facts
+            scops, scop_notes = (
+                (),
+                (
+                    _internal(src, fn, exc).replace(
+                        "its loops stay", "its regions are not mapped; loops stay"
+                    ),
+                ),
+            )
         return Function(
             name=fn.spelling,
             return_type=fn.result_type.spelling,
@@ -511,6 +528,8 @@ class FunctionAnalysis:
             loops=tuple(loops),
             data=tuple(data),
             calls=self.call_sites(),
+            scops=scops,
+            scop_notes=scop_notes,
         )
 
     def params(self) -> tuple[Param, ...]:
@@ -585,7 +604,9 @@ class NestAnalysis:
             self.info[id(a)] = (subs, n)
 
     def instance(self, access: RawAccess) -> Instance:
-        chain = tuple(self.bounds[id(n)] for n in self.fa.chain_at(access.start))
+        chain = tuple(
+            self.bounds[id(n)] for n in self.fa.chain_at(access.start) if id(n) in self.bounds
+        )
         subs, _ = self.info[id(access)]
         line = self.fa.src.line_col(access.start)[0]
         context = self.fa.context_for(chain, subs)

@@ -118,6 +118,88 @@ class ArrayData:
 
 
 @dataclass(frozen=True)
+class ScopLoop:
+    """A loop of a static-control region: `for (var = lower; var <op> upper; var += step)`
+    with affine bounds in the enclosing loops' variables and the region's parameters."""
+
+    var: str
+    var_type: str  # the iterator's declared type, as spelled ("int", "long")
+    lower: Affine
+    upper: Affine
+    step: int
+    inclusive: bool
+    declared_in_header: bool
+    span: Span
+    line: int
+
+
+@dataclass(frozen=True)
+class ScopAccess:
+    """What one statement does to an array or a scalar. `subscripts` is None when the
+    element is not an affine function of the loops (an indirect or computed index): the
+    statement may then touch any element. A scalar has no subscripts: ()."""
+
+    target: str
+    subscripts: tuple[Affine, ...] | None
+    is_write: bool
+    is_read: bool
+    line: int
+    scalar: bool = False
+
+
+@dataclass(frozen=True)
+class ScopStatement:
+    """A statement of the region that isl schedules as a whole: an expression statement,
+    a scalar declaration, or a statement the model does not look into (a loop with
+    non-affine bounds, an `if`), which then runs in order inside one instance.
+    `loops` indexes Scop.loops, outermost first; `position` is the statement's place
+    among its siblings at each depth (one more entry than loops), the original order."""
+
+    name: str
+    span: Span
+    line: int
+    column: int
+    loops: tuple[int, ...]
+    position: tuple[int, ...]
+    accesses: tuple[ScopAccess, ...]
+    declares: tuple[tuple[str, str], ...] = ()  # (type, name): `double s = 0;` declares s
+    kind: str = "expression"  # expression | declaration | opaque
+
+
+@dataclass(frozen=True)
+class ScopScalar:
+    """A scalar the region uses that is not one of its loop variables."""
+
+    name: str
+    type: str
+    written: bool
+    declared_inside: bool  # declared by a statement of the region
+    live_out: bool  # read after the region (or again before it, in a loop around it)
+    global_: bool = False
+
+
+@dataclass(frozen=True)
+class Scop:
+    """A static-control region of a function: consecutive statements whose loops have
+    affine bounds and whose accesses isl can model, which the schedule-based mapping
+    may move to the GPU as a whole. `span` covers the statements (the bytes replaced)."""
+
+    function: str
+    span: Span
+    line: int
+    column: int
+    loops: tuple[ScopLoop, ...]
+    statements: tuple[ScopStatement, ...]
+    arrays: tuple[ArrayData, ...]
+    scalars: tuple[ScopScalar, ...]
+    params: tuple[str, ...]  # integer symbols the bounds and subscripts use
+    context: tuple[tuple[str, Affine], ...] = ()  # known values of some parameters
+
+    def loop_vars(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(loop.var for loop in self.loops))
+
+
+@dataclass(frozen=True)
 class Param:
     name: str
     type: str  # as declared, e.g. "const double *restrict"
@@ -153,6 +235,10 @@ class Function:
     # (("T", "float"),) and (("T", "double"),); element types spelled `T` resolve there.
     template_params: tuple[str, ...] = ()
     instantiations: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # static-control regions for the schedule-based mapping, and why other loops are not
+    # in one (file:line:col: reason)
+    scops: tuple[Scop, ...] = ()
+    scop_notes: tuple[str, ...] = ()
 
     def arrays_for(self, loop: Loop) -> tuple[ArrayData, ...]:
         for line, arrays in self.data:

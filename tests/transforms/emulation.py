@@ -15,6 +15,8 @@ from pathlib import Path
 from cudaify.backend import toolchain
 
 HEADER = Path(__file__).resolve().parent / "cuda_emulation.h"
+# One thread after another (no barriers): fast enough for full-size programs.
+SERIAL_HEADER = Path(__file__).resolve().parent / "serial_emulation.h"
 _LAUNCH = re.compile(r"(\w+(?:<[^<>;]*>)?)<<<(.*?)>>>\((.*?)\);", re.S)  # kernel or kernel<T, R>
 
 
@@ -44,10 +46,16 @@ def emulated_source(code: str) -> str:
 
 
 def run_emulated(
-    code: str, directory: Path, timeout: int = 120, flags: tuple[str, ...] = ()
+    code: str,
+    directory: Path,
+    timeout: int = 120,
+    flags: tuple[str, ...] = (),
+    header: Path = HEADER,
+    reverse: bool = False,
 ) -> toolchain.Completed:
     """Build `code` against the emulator with g++ and run it; the build's result when
-    it does not build."""
+    it does not build. `header=SERIAL_HEADER` runs threads one after another, `reverse`
+    (serial only) in reverse order."""
     source = directory / "emulated.cpp"
     source.write_text(emulated_source(code))
     binary = directory / "emulated"
@@ -59,7 +67,7 @@ def run_emulated(
         "-pthread",
         "-w",
         "-include",
-        str(HEADER),
+        str(header),
         *flags,
         str(source),
         "-o",
@@ -69,7 +77,10 @@ def run_emulated(
     built = toolchain.run(argv, timeout=240)
     if not built.ok:
         return built
-    return toolchain.run([str(binary)], timeout=timeout)
+    environment = (
+        {**toolchain.clean_environment(), "CUDAIFY_EMULATE_REVERSE": "1"} if reverse else None
+    )
+    return toolchain.run([str(binary)], timeout=timeout, env=environment)
 
 
 def gcc_output(source: Path, directory: Path, timeout: int = 120) -> str:

@@ -1,0 +1,306 @@
+"""The isl model of a static-control region: statement instances, accesses, the order the
+program runs them in, and the dependences any new order must keep.
+
+Each statement S of a region with n loops around it is the integer set S[i0..in-1] of
+its iterations. Arrays touched through affine subscripts map instances to elements; an
+access whose subscript is not affine maps an instance to every element (the statement
+may touch any). Scalars the region writes are zero-dimensional arrays, except those it
+sets before reading in every iteration of some outer loops and never hands on (private
+temporaries): they are expanded over those loops, so that the iterations stop depending
+on each other through them. The original order is the classic 2d+1 schedule. Dependences
+are memory-based (read after write, write after read, write after write)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from cudaify.frontend.dependence import Bound, Space, affine_text, domain
+from cudaify.frontend.facts import Scop, ScopAccess, ScopStatement
+
+# isl reserves these words in its text format
+_ISL_WORDS = {
+    "and",
+    "or",
+    "not",
+    "exists",
+    "mod",
+    "floor",
+    "ceil",
+    "min",
+    "max",
+    "true",
+    "false",
+    "infty",
+    "NaN",
+    "implies",
+    "xor",
+    "rat",
+    "domain",
+    "range",
+}
+
+
+class ModelError(Exception):
+    """The region cannot be modelled after all (said in the method's reason)."""
+
+
+@dataclass
+class Model:
+    """isl objects for one region. Tuple names: statements `S<k>`, arrays `A<k>` (in
+    `array_ids`), written scalars `V<k>` (in `scalar_ids`)."""
+
+    scop: Scop
+    space: Space  # isl parameter names <-> C symbols
+    domain: isl.UnionSet
+    reads: isl.UnionMap
+    writes: isl.UnionMap
+    original: isl.UnionMap
+    dependences: isl.UnionMap
+    context: isl.Set
+    iterators: dict[str, tuple[str, ...]]  # statement -> its C loop variables, outermost first
+    array_ids: dict[str, str] = field(default_factory=dict)
+    scalar_ids: dict[str, str] = field(default_factory=dict)
+    private_depth: dict[str, int] = field(
+        default_factory=dict
+    )  # written scalar -> loops it is private to
+    dims: dict[str, int] = field(default_factory=dict)  # array -> dimensions modelled
+
+    def statement(self, name: str) -> ScopStatement:
+        for statement in self.scop.statements:
+            if statement.name == name:
+                return statement
+        raise KeyError(name)
+
+
+def build(scop: Scop) -> Model:
+    space = Space()
+    for name in scop.params:
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise ModelError(f"the bound or subscript symbol '{name}' is not a plain variable")
+        space.param(name)
+    written = {s.name for s in scop.scalars if s.written}
+    model = Model(
+        scop=scop,
+        space=space,
+        domain=isl.UnionSet("{ }"),
+        reads=isl.UnionMap("{ }"),
+        writes=isl.UnionMap("{ }"),
+        original=isl.UnionMap("{ }"),
+        dependences=isl.UnionMap("{ }"),
+        context=isl.Set("{ : }"),
+        iterators={},
+    )
+    model.array_ids = {a.name: f"A{k}" for k, a in enumerate(scop.arrays)}
+    model.scalar_ids = {name: f"V{k}" for k, name in enumerate(sorted(written))}
+    model.dims = _array_dims(scop)
+    depth = max((len(s.loops) for s in scop.statements), default=0)
+    domains, originals = [], []
+    for statement in scop.statements:
+        names, text = _domain_text(scop, statement, space)
+        model.iterators[statement.name] = tuple(scop.loops[k].var for k in statement.loops)
+        domains.append(text)
+        originals.append(_original_text(scop, statement, names, depth, space))
+    header = space.header()
+    model.domain = _union_set(header, domains)
+    model.original = _union_map(header, originals).intersect_domain(model.domain)
+    model.context = _context(scop, space)
+    model.private_depth = _private_depths(model, written)
+    model.reads, model.writes = _accesses(model)
+    model.dependences = _dependences(model)
+    return model
+
+
+# -- text of the sets and maps ---------------------------------------------------------
+
+
+def _chain(scop: Scop, statement: ScopStatement) -> tuple[Bound, ...]:
+    return tuple(
+        Bound(loop.var, loop.lower, loop.upper, loop.step, loop.inclusive)
+        for loop in (scop.loops[k] for k in statement.loops)
+    )
+
+
+def _domain_text(scop: Scop, statement: ScopStatement, space: Space) -> tuple[list[str], str]:
+    names, constraints, _ = domain(_chain(scop, statement), "i", space, scop.context)
+    body = " and ".join(constraints) if constraints else "true"
+    return names, f"{statement.name}[{', '.join(names)}] : {body}"
+
+
+def _original_text(
+    scop: Scop, statement: ScopStatement, names: list[str], depth: int, space: Space
+) -> str:
+    """S[i..] -> [p0, ±i0, p1, ±i1, ..., pn], padded with zeros: the program's order."""
+    times: list[str] = []
+    for k, position in enumerate(statement.position):
+        times.append(str(position))
+        if k < len(names):
+            loop = scop.loops[statement.loops[k]]
+            times.append(names[k] if loop.step > 0 else f"-{names[k]}")
+    times += ["0"] * (2 * depth + 1 - len(times))
+    return f"{statement.name}[{', '.join(names)}] -> [{', '.join(times)}]"
+
+
+def _context(scop: Scop, space: Space) -> isl.Set:
+    constraints = [
+        f"{space.param(name)} = {affine_text(value, {}, space)}" for name, value in scop.context
+    ]
+    body = " and ".join(constraints) if constraints else ""
+    return isl.Set(f"{space.header()}{{ : {body} }}")
+
+
+def _union_set(header: str, pieces: list[str]) -> isl.UnionSet:
+    if not pieces:
+        return isl.UnionSet("{ }")
+    return isl.UnionSet(f"{header}{{ {'; '.join(pieces)} }}")
+
+
+def _union_map(header: str, pieces: list[str]) -> isl.UnionMap:
+    if not pieces:
+        return isl.UnionMap(f"{header}{{ }}")
+    return isl.UnionMap(f"{header}{{ {'; '.join(pieces)} }}")
+
+
+def _array_dims(scop: Scop) -> dict[str, int]:
+    """The dimensions each array is modelled with: the most common number among its
+    affine accesses (an access with another number touches any element)."""
+    counts: dict[str, dict[int, int]] = {}
+    for statement in scop.statements:
+        for access in statement.accesses:
+            if access.scalar or access.subscripts is None:
+                counts.setdefault(access.target, {})
+                continue
+            seen = counts.setdefault(access.target, {})
+            seen[len(access.subscripts)] = seen.get(len(access.subscripts), 0) + 1
+    return {
+        name: max(seen, key=lambda d: (seen[d], d)) if seen else 1 for name, seen in counts.items()
+    }
+
+
+def _access_text(model: Model, statement: ScopStatement, access: ScopAccess, names) -> str | None:
+    """`S[i..] -> A[..]` for one access; None for a scalar the region never writes."""
+    iterators = model.iterators[statement.name]
+    dims = dict(zip(iterators, names, strict=True))
+    source = f"{statement.name}[{', '.join(names)}]"
+    if access.scalar:
+        if access.target not in model.scalar_ids:
+            return None
+        depth = model.private_depth.get(access.target, 0)
+        return f"{source} -> {model.scalar_ids[access.target]}[{', '.join(names[:depth])}]"
+    target = model.array_ids.get(access.target)
+    if target is None:
+        raise ModelError(f"the array '{access.target}' has no data facts")
+    rank = model.dims[access.target]
+    if access.subscripts is None or len(access.subscripts) != rank:
+        free = [f"x{k}" for k in range(rank)]
+        return f"{source} -> {target}[{', '.join(free)}]"
+    subscripts = [affine_text(sub, dims, model.space) for sub in access.subscripts]
+    return f"{source} -> {target}[{', '.join(subscripts)}]"
+
+
+def _accesses(model: Model) -> tuple[isl.UnionMap, isl.UnionMap]:
+    reads, writes = [], []
+    for statement in model.scop.statements:
+        names = [f"i{k}" for k in range(len(statement.loops))]
+        for access in statement.accesses:
+            text = _access_text(model, statement, access, names)
+            if text is None:
+                continue
+            if access.is_read:
+                reads.append(text)
+            if access.is_write:
+                writes.append(text)
+    header = model.space.header()
+    return (
+        _union_map(header, reads).intersect_domain(model.domain),
+        _union_map(header, writes).intersect_domain(model.domain),
+    )
+
+
+def _dependences(model: Model) -> isl.UnionMap:
+    before = model.original.lex_lt_union_map(model.original)
+    reads, writes = model.reads, model.writes
+    flow = writes.apply_range(reads.reverse())
+    anti = reads.apply_range(writes.reverse())
+    output = writes.apply_range(writes.reverse())
+    return flow.union(anti).union(output).intersect(before).coalesce()
+
+
+# -- private scalars -----------------------------------------------------------------
+
+
+def _private_depths(model: Model, written: set[str]) -> dict[str, int]:
+    """For each written scalar, the number of outer loops it is private to (0: shared).
+
+    Private to the first d loops around all of its statements when every value read
+    comes from a write in the same iterations of those d loops, none is read before the
+    region sets it, and none is needed after the region."""
+    scop = model.scop
+    found: dict[str, int] = {}
+    live = {s.name for s in scop.scalars if s.live_out}
+    for name in sorted(written):
+        users = [
+            st for st in scop.statements if any(a.scalar and a.target == name for a in st.accesses)
+        ]
+        common = _common_loops(users)
+        found[name] = 0
+        if name in live or not common:
+            continue
+        found[name] = _private_depth(model, name, users, common)
+    return found
+
+
+def _common_loops(statements: list[ScopStatement]) -> int:
+    if not statements:
+        return 0
+    first = statements[0].loops
+    depth = len(first)
+    for statement in statements[1:]:
+        depth = min(depth, len(statement.loops))
+        for k in range(depth):
+            if statement.loops[k] != first[k]:
+                depth = k
+                break
+    return depth
+
+
+def _private_depth(model: Model, name: str, users: list[ScopStatement], common: int) -> int:
+    header = model.space.header()
+    must, may, reads, prefixes = [], [], [], []
+    for statement in users:
+        names = [f"i{k}" for k in range(len(statement.loops))]
+        source = f"{statement.name}[{', '.join(names)}]"
+        for access in statement.accesses:
+            if not (access.scalar and access.target == name):
+                continue
+            if access.is_read:
+                reads.append(f"{source} -> V[]")
+            if access.is_write:
+                (may if statement.kind == "opaque" else must).append(f"{source} -> V[]")
+        prefixes.append((source, names))
+    sink = _union_map(header, reads).intersect_domain(model.domain)
+    info = isl.UnionAccessInfo.from_sink(sink)
+    info = info.set_must_source(_union_map(header, must).intersect_domain(model.domain))
+    info = info.set_may_source(_union_map(header, may).intersect_domain(model.domain))
+    flow = info.set_schedule_map(model.original).compute_flow()
+    if not flow.get_may_no_source().is_empty():
+        return 0  # read before the region sets it (in some iteration)
+    dependences = flow.get_may_dependence().union(flow.get_must_dependence())
+    for depth in range(common, 0, -1):
+        outer = _union_map(
+            header, [f"{source} -> [{', '.join(names[:depth])}]" for source, names in prefixes]
+        )
+        deltas = dependences.apply_domain(outer).apply_range(outer).deltas()
+        zero = isl.UnionSet(f"{{ [{', '.join(['0'] * depth)}] }}")
+        if deltas.is_subset(zero.align_params(deltas.get_space())):
+            return depth
+    return 0
+
+
+def loop_depth_of(model: Model, statement: str) -> int:
+    return len(model.iterators[statement])
+
+
+__all__ = ["Model", "ModelError", "build", "loop_depth_of", "_ISL_WORDS"]

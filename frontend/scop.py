@@ -1,0 +1,551 @@
+"""Static-control regions (SCoPs) for the schedule-based mapping.
+
+A region is a run of consecutive statements of one block whose loops are canonical `for`
+loops with affine bounds, nested as written, and whose other statements (expression
+statements, scalar declarations, and statements the model treats as one opaque step: an
+`if`, a loop with data-dependent bounds) touch arrays through affine subscripts or, where
+a subscript is not affine, possibly any element. Calls must be pure; nothing may leave the
+region early. isl then sees each statement as a set of instances (its loops' iterations)
+with reads and writes, and is free to reorder them as the dependences allow.
+
+The region starts at its first loop and ends at its last: statements before the first
+loop and after the last stay on the host as written. Runs are looked for in every block
+(a function body, the body of a `while`, a branch of an `if`); a statement that breaks a
+run says why in `Function.scop_notes`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+
+from cudaify.frontend.access import RawAccess, Ref
+from cudaify.frontend.callgraph import call_kind
+from cudaify.frontend.facts import (
+    Affine,
+    ArrayData,
+    Scop,
+    ScopAccess,
+    ScopLoop,
+    ScopScalar,
+    ScopStatement,
+    Span,
+)
+from cudaify.frontend.loops import CK, end_of, kids, start_of
+
+WRITE_MODES = ("write", "readwrite")
+
+
+@dataclass(eq=False)
+class RegionSpan:
+    """The bytes of a candidate region, in the shape the analysis's caches key on."""
+
+    start: int
+    end: int
+
+
+class NotModelled(Exception):
+    """Why a statement cannot be part of a region (with the offset it concerns)."""
+
+    def __init__(self, why: str, offset: int):
+        super().__init__(why)
+        self.offset = offset
+
+
+@dataclass
+class _Leaf:
+    cursor: ci.Cursor
+    start: int
+    end: int
+    loops: tuple[object, ...]  # the region's LoopNodes around it, outermost first
+    position: tuple[int, ...]
+    kind: str
+    declares: list[tuple[str, str, int]] = field(default_factory=list)  # type, name, decl
+
+
+class ScopBuilder:
+    """Finds the regions of one analysed function (`fa` is its FunctionAnalysis)."""
+
+    def __init__(self, fa, notes_path: str):
+        self.fa = fa
+        self.src = fa.src
+        self.path = notes_path
+        self.canonical = {id(n): n for n in fa.canonical}
+        self.by_cursor = {n.cursor.hash: n for n in fa.canonical}
+        self.scops: list[Scop] = []
+        self.notes: list[str] = []
+        self._alive: list[RegionSpan] = []  # caches key on id(): keep regions alive
+
+    # -- blocks and runs ------------------------------------------------------------
+    def function(self, body: ci.Cursor) -> None:
+        self.block(body)
+
+    def block(self, compound: ci.Cursor) -> None:
+        self.statements([s for s in kids(compound) if s.kind != CK.NULL_STMT])
+
+    def statements(self, statements: list[ci.Cursor]) -> None:
+        """Maximal runs of statements that can be in a region; what holds loops but
+        cannot be in one is searched for regions of its own."""
+        run: list[ci.Cursor] = []
+        for statement in statements:
+            region_loop = self._has_loop(statement) and self._affine_loop(statement)
+            if region_loop or not self._holds_loops(statement):
+                why = self._why_not(statement)
+                if why is None:
+                    run.append(statement)
+                    continue
+                if self._holds_loops(statement):
+                    self._note(why)
+            self._close(run)
+            run = []
+            self._inner_blocks(statement)
+        self._close(run)
+
+    def _holds_loops(self, statement: ci.Cursor) -> bool:
+        start, end = start_of(statement), end_of(statement)
+        return any(start <= n.start < end for n in self.fa.canonical)
+
+    def _inner_blocks(self, statement: ci.Cursor) -> None:
+        """Regions inside a statement that is not one: loop bodies, branches, blocks."""
+        for child in kids(statement):
+            if child.kind == CK.COMPOUND_STMT:
+                self.block(child)
+            elif child.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.DO_STMT, CK.IF_STMT):
+                self.statements([child])
+
+    def _close(self, run: list[ci.Cursor]) -> None:
+        while run and not self._has_loop(run[0]):
+            run = run[1:]
+        while run and not self._has_loop(run[-1]):
+            run = run[:-1]
+        if not run:
+            return
+        region = RegionSpan(start_of(run[0]), self._end(run[-1]))
+        self._alive.append(region)
+        try:
+            self.scops.append(self._scop(run, region))
+        except NotModelled as refusal:
+            self._note(refusal)
+
+    def _has_loop(self, statement: ci.Cursor) -> bool:
+        return statement.kind == CK.FOR_STMT and statement.hash in self.by_cursor
+
+    def _note(self, refusal: NotModelled) -> None:
+        line, column = self.src.line_col(refusal.offset)
+        text = f"{self.path}:{line}:{column}: not in a static-control region: {refusal}"
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def _end(self, statement: ci.Cursor) -> int:
+        """The statement's last byte, its `;` included (libclang's extent stops before it)."""
+        end = end_of(statement)
+        following = self.src.token_after(end, end + 64)
+        if (
+            following is not None
+            and following[1] == ";"
+            and statement.kind
+            not in (
+                CK.COMPOUND_STMT,
+                CK.FOR_STMT,
+                CK.WHILE_STMT,
+                CK.IF_STMT,
+            )
+        ):
+            return following[0] + 1
+        if statement.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.IF_STMT, CK.DO_STMT):
+            # the body may be a single statement whose `;` libclang leaves out
+            if following is not None and following[1] == ";" and self._bare_body(statement):
+                return following[0] + 1
+        return end
+
+    def _bare_body(self, statement: ci.Cursor) -> bool:
+        last = statement
+        while last.kind in (CK.FOR_STMT, CK.WHILE_STMT, CK.IF_STMT, CK.DO_STMT):
+            children = kids(last)
+            if not children:
+                return False
+            last = children[-1]
+        return last.kind != CK.COMPOUND_STMT
+
+    # -- can a statement be in a region? ------------------------------------------------
+    def _why_not(self, statement: ci.Cursor) -> NotModelled | None:
+        try:
+            self._check(statement)
+        except NotModelled as refusal:
+            return refusal
+        return None
+
+    def _check(self, statement: ci.Cursor) -> None:
+        kind = statement.kind
+        if kind in (CK.RETURN_STMT, CK.GOTO_STMT, CK.BREAK_STMT, CK.CONTINUE_STMT):
+            raise NotModelled("the statement leaves the block", start_of(statement))
+        if kind == CK.DECL_STMT:
+            self._check_declaration(statement)
+        if self._has_loop(statement) and self._affine_loop(statement):
+            for child in self._body_statements(statement):
+                self._check(child)
+            return
+        self._check_opaque(statement)
+
+    def _affine_loop(self, statement: ci.Cursor) -> bool:
+        node = self.by_cursor.get(statement.hash)
+        if node is None:
+            return False
+        bound = self.fa.bound(RegionSpan(node.start, node.end), node)
+        return bound.lower is not None and bound.upper is not None
+
+    def _body_statements(self, loop: ci.Cursor) -> list[ci.Cursor]:
+        node = self.by_cursor[loop.hash]
+        body = node.header.body
+        if body.kind == CK.COMPOUND_STMT:
+            return [s for s in kids(body) if s.kind != CK.NULL_STMT]
+        return [body]
+
+    def _check_declaration(self, statement: ci.Cursor) -> None:
+        for decl in kids(statement):
+            if decl.kind != CK.VAR_DECL:
+                raise NotModelled("a declaration other than a variable", start_of(decl))
+            canonical = decl.type.get_canonical()
+            if canonical.kind in (
+                ci.TypeKind.CONSTANTARRAY,
+                ci.TypeKind.VARIABLEARRAY,
+                ci.TypeKind.INCOMPLETEARRAY,
+            ):
+                raise NotModelled(f"declares the array '{decl.spelling}'", start_of(decl))
+            if canonical.kind in (ci.TypeKind.POINTER, ci.TypeKind.RECORD):
+                raise NotModelled(
+                    f"declares '{decl.spelling}' of type {decl.type.spelling}", start_of(decl)
+                )
+            if decl.storage_class == ci.StorageClass.STATIC:
+                raise NotModelled(f"declares the static '{decl.spelling}'", start_of(decl))
+
+    def _check_opaque(self, statement: ci.Cursor) -> None:
+        """A statement run as one step: no jump out, pure calls, readable accesses."""
+        start, end = start_of(statement), self._end(statement)
+        walk = self.fa.walk
+        inner_loops = [n for n in walk.loops if start <= n.start < end]
+        for jump in walk.jumps:
+            if not start <= jump.start < end:
+                continue
+            if jump.kind in ("return", "goto"):
+                raise NotModelled(f"a {jump.kind} leaves the statement", jump.start)
+            if not any(n.contains(jump.start) for n in inner_loops):
+                raise NotModelled(f"a {jump.kind} leaves the statement", jump.start)
+        for call in walk.calls:
+            if not start <= call.start < end or call.name == "operator[]":
+                continue
+            kind = call_kind(call.name, self.fa.pure)
+            if kind != "pure" or call.is_method:
+                what = "does I/O" if kind == "io" else "may write memory or keep state"
+                raise NotModelled(f"calls '{call.name}', which {what}", call.start)
+            if call.pointer_arguments:
+                raise NotModelled(f"passes a pointer to '{call.name}'", call.start)
+        local = {d.decl for d in walk.decls if start <= d.start < end}
+        for access in walk.accesses:
+            if not start <= access.start < end or access.root_decl in local:
+                continue
+            if access.kind == "unknown":
+                raise NotModelled(
+                    f"an access the analysis cannot read: {access.text}", access.start
+                )
+            if access.kind in ("field", "vector"):
+                raise NotModelled(f"'{access.array}' is a {access.kind}", access.start)
+            if access.mode == "addr":
+                raise NotModelled(f"takes the address of {access.text}", access.start)
+        for ref in walk.refs:
+            if not start <= ref.start < end or ref.decl in local:
+                continue
+            if ref.mode == "addr":
+                raise NotModelled(f"takes the address of '{ref.name}'", ref.start)
+            if "->" in ref.name or "." in ref.name:
+                raise NotModelled(f"uses the field '{ref.name}'", ref.start)
+            if ref.is_pointer and ref.mode in WRITE_MODES:
+                raise NotModelled(f"changes the pointer '{ref.name}'", ref.start)
+            if ref.is_pointer:
+                raise NotModelled(f"uses the pointer '{ref.name}' as a value", ref.start)
+            if ref.is_global and ref.mode in WRITE_MODES:
+                raise NotModelled(f"writes the global '{ref.name}'", ref.start)
+        for decl in walk.decls:
+            if start <= decl.start < end and decl.is_static:
+                raise NotModelled(f"declares the static '{decl.name}'", decl.start)
+            if start <= decl.start < end and decl.cursor.type.get_canonical().kind in (
+                ci.TypeKind.CONSTANTARRAY,
+                ci.TypeKind.VARIABLEARRAY,
+            ):
+                raise NotModelled(f"declares the array '{decl.name}'", decl.start)
+
+    # -- the model of one region -------------------------------------------------------
+    def _scop(self, run: list[ci.Cursor], region: RegionSpan) -> Scop:
+        leaves: list[_Leaf] = []
+        loops: list[object] = []
+        for position, statement in enumerate(run):
+            self._collect(statement, (), (position,), leaves, loops)
+        loop_facts = tuple(self._loop(node, region) for node in loops)
+        loop_index = {id(node): k for k, node in enumerate(loops)}
+        iterators = {node.header.var_decl for node in loops}
+        params: dict[str, None] = {}
+        for fact in loop_facts:
+            for affine in (fact.lower, fact.upper):
+                params.update(dict.fromkeys(n for n in affine.names))
+        statements = []
+        for k, leaf in enumerate(leaves):
+            statement = self._statement(k, leaf, region, loop_index, iterators)
+            for access in statement.accesses:
+                for sub in access.subscripts or ():
+                    params.update(dict.fromkeys(sub.names))
+            statements.append(statement)
+        loop_vars = {fact.var for fact in loop_facts}
+        for name in list(params):
+            if name in loop_vars:
+                del params[name]
+        self._require_iterators_inside(region, loops, leaves)
+        return Scop(
+            function=self.fa.cursor.spelling,
+            span=Span(region.start, region.end),
+            line=self.src.line_col(region.start)[0],
+            column=self.src.line_col(region.start)[1],
+            loops=loop_facts,
+            statements=tuple(statements),
+            arrays=self._arrays(region),
+            scalars=self._scalars(region, leaves, iterators),
+            params=tuple(params),
+            context=self._context(tuple(params)),
+        )
+
+    def _collect(self, statement, loops: tuple, position: tuple[int, ...], leaves, all_loops):
+        if self._has_loop(statement) and self._affine_loop(statement):
+            node = self.by_cursor[statement.hash]
+            all_loops.append(node)
+            inner = (*loops, node)
+            for k, child in enumerate(self._body_statements(statement)):
+                self._collect(child, inner, (*position, k), leaves, all_loops)
+            return
+        kind = "declaration" if statement.kind == CK.DECL_STMT else "expression"
+        if statement.kind not in (CK.DECL_STMT,) and not statement.kind.is_expression():
+            kind = "opaque"
+        leaf = _Leaf(statement, start_of(statement), self._end(statement), loops, position, kind)
+        if kind == "declaration":
+            for decl in kids(statement):
+                leaf.declares.append((_value_type(decl.type), decl.spelling, decl.hash))
+        leaves.append(leaf)
+
+    def _loop(self, node, region: RegionSpan) -> ScopLoop:
+        bound = self.fa.bound(region, node)
+        if bound.lower is None or bound.upper is None:
+            raise NotModelled(f"the bounds of loop '{node.header.var}' are not affine", node.start)
+        return ScopLoop(
+            var=node.header.var,
+            var_type=self._iterator_type(node),
+            lower=bound.lower,
+            upper=bound.upper,
+            step=bound.step,
+            inclusive=bound.inclusive,
+            declared_in_header=node.header.declared_in_header,
+            span=Span(node.start, node.end),
+            line=node.line,
+        )
+
+    def _iterator_type(self, node) -> str:
+        for decl in self.fa.walk.decls:
+            if decl.decl == node.header.var_decl:
+                return _value_type(decl.cursor.type)
+        for ref in self.fa.walk.refs:
+            if ref.decl == node.header.var_decl:
+                return ref.type.replace("const ", "").strip()
+        return "long long"
+
+    def _statement(self, k, leaf: _Leaf, region, loop_index, iterators) -> ScopStatement:
+        walk = self.fa.walk
+        inside = {d.decl for d in walk.decls if leaf.start <= d.start < leaf.end}
+        inside -= {decl for _, _, decl in leaf.declares}
+        own_vars = {node.header.var for node in leaf.loops}
+        inner_loop_vars = {
+            n.header.var for n in self.fa.canonical if leaf.start <= n.start < leaf.end
+        }
+        accesses: list[ScopAccess] = []
+        for access in walk.accesses:
+            if not leaf.start <= access.start < leaf.end or access.root_decl in inside:
+                continue
+            subs = self._subscripts(region, access, own_vars, inner_loop_vars)
+            line = self.src.line_col(access.start)[0]
+            accesses.append(
+                ScopAccess(access.array, subs, access.is_write, access.is_read, line, False)
+            )
+        for ref in walk.refs:
+            if not leaf.start <= ref.start < leaf.end or ref.decl in inside:
+                continue
+            if ref.decl in iterators:
+                if ref.mode in WRITE_MODES:
+                    raise NotModelled(f"the loop variable '{ref.name}' is written", ref.start)
+                continue
+            line = self.src.line_col(ref.start)[0]
+            accesses.append(
+                ScopAccess(ref.name, (), ref.mode in WRITE_MODES, ref.mode != "write", line, True)
+            )
+        for _, name, decl in leaf.declares:
+            has_init = any(
+                c.kind.is_expression() for d in kids(leaf.cursor) if d.hash == decl for c in kids(d)
+            )
+            if has_init:
+                accesses.append(ScopAccess(name, (), True, False, leaf_line(self.src, leaf), True))
+        line, column = self.src.line_col(leaf.start)
+        return ScopStatement(
+            name=f"S{k}",
+            span=Span(leaf.start, leaf.end),
+            line=line,
+            column=column,
+            loops=tuple(loop_index[id(node)] for node in leaf.loops),
+            position=leaf.position,
+            accesses=tuple(_merged(accesses)),
+            declares=tuple((type_, name) for type_, name, _ in leaf.declares),
+            kind=leaf.kind,
+        )
+
+    def _subscripts(
+        self, region, access: RawAccess, own_vars: set[str], inner_vars: set[str]
+    ) -> tuple[Affine, ...] | None:
+        subs, _ = self.fa.subscripts(region, access)
+        if any(sub is None for sub in subs):
+            return None
+        names = {name for sub in subs for name in sub.names}  # type: ignore[union-attr]
+        if names & (inner_vars - own_vars):
+            return None  # indexed by a loop inside an opaque statement: any element
+        return tuple(subs)  # type: ignore[arg-type]
+
+    def _require_iterators_inside(self, region, loops, leaves) -> None:
+        """A loop variable read outside its loop (its final value) is not modelled."""
+        for node in loops:
+            decl = node.header.var_decl
+            for ref in self.fa.walk.refs:
+                if ref.decl != decl or node.contains(ref.start):
+                    continue
+                if region.start <= ref.start < region.end:
+                    inside_other = any(
+                        other.header.var_decl == decl and other.contains(ref.start)
+                        for other in loops
+                    )
+                    if not inside_other and not _in_header(node, ref):
+                        raise NotModelled(
+                            f"reads the loop variable '{ref.name}' outside its loop", ref.start
+                        )
+                elif self._live_after(region, ref) and not self._redefined(decl, ref):
+                    raise NotModelled(
+                        f"the loop variable '{ref.name}' is used after the loops", ref.start
+                    )
+
+    def _redefined(self, decl: int, ref: Ref) -> bool:
+        """Whether the use is inside another loop over the same variable (which sets it)."""
+        return any(n.header.var_decl == decl and n.contains(ref.start) for n in self.fa.canonical)
+
+    def _live_after(self, region, ref: Ref) -> bool:
+        if ref.start >= region.end:
+            return True
+        return any(
+            n.start < region.start and region.end <= n.end and n.contains(ref.start)
+            for n in self.fa.walk.loops
+        )
+
+    def _arrays(self, region: RegionSpan) -> tuple[ArrayData, ...]:
+        from cudaify.frontend.analyze import NestAnalysis
+
+        return NestAnalysis(self.fa, region).arrays()
+
+    def _scalars(self, region, leaves: list[_Leaf], iterators: set[int]) -> tuple[ScopScalar, ...]:
+        walk = self.fa.walk
+        declared_in_region = {
+            decl: (type_, name) for leaf in leaves for type_, name, decl in leaf.declares
+        }
+        opaque_locals = {
+            d.decl
+            for leaf in leaves
+            for d in walk.decls
+            if leaf.start <= d.start < leaf.end and d.decl not in declared_in_region
+        }
+        found: dict[int, ScopScalar] = {}
+        for decl, (type_, name) in declared_in_region.items():
+            found[decl] = ScopScalar(name, type_, True, True, False)
+        for ref in walk.refs:
+            if not region.start <= ref.start < region.end:
+                continue
+            if ref.decl in iterators or ref.decl in opaque_locals or ref.decl in declared_in_region:
+                continue
+            written = ref.mode in WRITE_MODES
+            known = found.get(ref.decl)
+            if known is None:
+                live = any(
+                    r.decl == ref.decl and self._live_after(region, r)
+                    for r in walk.refs
+                    if not region.start <= r.start < region.end
+                )
+                known = ScopScalar(
+                    ref.name,
+                    ref.type.replace("const ", "").strip(),
+                    written,
+                    False,
+                    live,
+                    ref.is_global,
+                )
+            elif written and not known.written:
+                known = ScopScalar(
+                    known.name,
+                    known.type,
+                    True,
+                    known.declared_inside,
+                    known.live_out,
+                    known.global_,
+                )
+            found[ref.decl] = known
+        names = [s.name for s in found.values()]
+        duplicated = {n for n in names if names.count(n) > 1}
+        if duplicated:
+            raise NotModelled(
+                f"two variables named '{sorted(duplicated)[0]}' (shadowing)", region.start
+            )
+        return tuple(found.values())
+
+    def _context(self, params: tuple[str, ...]) -> tuple[tuple[str, Affine], ...]:
+        constants = self.fa.constants()
+        return tuple((name, constants[name]) for name in params if name in constants)
+
+
+def leaf_line(src, leaf: _Leaf) -> int:
+    return src.line_col(leaf.start)[0]
+
+
+def _in_header(node, ref: Ref) -> bool:
+    return node.start <= ref.start < node.body_start
+
+
+def _value_type(t: ci.Type) -> str:
+    spelled = t.spelling
+    for qualifier in ("const ", "volatile "):
+        spelled = spelled.replace(qualifier, "")
+    return spelled.strip()
+
+
+def _merged(accesses: list[ScopAccess]) -> list[ScopAccess]:
+    """One entry per (target, subscripts): `a[i] += x` reads and writes a[i] once."""
+    merged: dict[tuple, ScopAccess] = {}
+    for access in accesses:
+        key = (access.target, access.subscripts, access.scalar)
+        known = merged.get(key)
+        if known is None:
+            merged[key] = access
+            continue
+        merged[key] = ScopAccess(
+            access.target,
+            access.subscripts,
+            known.is_write or access.is_write,
+            known.is_read or access.is_read,
+            known.line,
+            access.scalar,
+        )
+    return list(merged.values())
+
+
+def find_scops(fa, body: ci.Cursor, path: str) -> tuple[tuple[Scop, ...], tuple[str, ...]]:
+    """The static-control regions of one function and the reasons other statements are
+    not in one."""
+    builder = ScopBuilder(fa, path)
+    builder.function(body)
+    return tuple(builder.scops), tuple(builder.notes)

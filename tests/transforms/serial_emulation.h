@@ -1,0 +1,62 @@
+/* Runs CUDA kernels on the CPU one thread after another, for kernels without block-level
+   synchronisation (no __syncthreads, no __shared__ data shared between threads). Fast
+   enough for full-size programs. CUDAIFY_EMULATE_REVERSE=1 in the environment runs the
+   threads and blocks in reverse order: a kernel whose result depends on the order in which
+   its threads run (a race) then usually prints something else. */
+#pragma once
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+struct uint3 { unsigned int x, y, z; };
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+inline uint3 threadIdx, blockIdx;
+inline dim3 blockDim, gridDim;
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __restrict__
+#define __launch_bounds__(...)
+template <class T> inline T __ldg(const T *p) { return *p; }
+inline void __syncthreads() { std::fprintf(stderr, "__syncthreads() in the serial emulator\n"); std::abort(); }
+[[noreturn]] inline void __trap() { std::fprintf(stderr, "__trap() called\n"); std::abort(); }
+
+typedef int cudaError_t;
+enum { cudaSuccess = 0 };
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
+inline const char *cudaGetErrorString(cudaError_t) { return "emulated error"; }
+inline cudaError_t cudaMalloc(void **p, size_t n) { *p = std::malloc(n ? n : 1); return 0; }
+inline cudaError_t cudaFree(void *p) { std::free(p); return 0; }
+inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
+inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, void * = nullptr) { std::memcpy(d, s, n); return 0; }
+enum { cudaHostRegisterDefault = 0 };
+inline cudaError_t cudaHostRegister(void *, size_t, unsigned int) { return 0; }
+inline cudaError_t cudaHostUnregister(void *) { return 0; }
+inline cudaError_t cudaMemset(void *d, int v, size_t n) { std::memset(d, v, n); return 0; }
+inline cudaError_t cudaGetLastError() { return 0; }
+inline cudaError_t cudaDeviceSynchronize() { return 0; }
+
+inline void cudaify_emulate(dim3 grid, dim3 block, const std::function<void()> &kernel)
+{
+    static const bool reverse = std::getenv("CUDAIFY_EMULATE_REVERSE") != nullptr;
+    const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+    const unsigned int threads = block.x * block.y * block.z;
+    blockDim = block;
+    gridDim = grid;
+    for (unsigned long long b = 0; b < blocks; b++) {
+        unsigned long long bb = reverse ? blocks - 1 - b : b;
+        blockIdx = {(unsigned int)(bb % grid.x), (unsigned int)((bb / grid.x) % grid.y),
+                    (unsigned int)(bb / ((unsigned long long)grid.x * grid.y))};
+        for (unsigned int t = 0; t < threads; t++) {
+            unsigned int tt = reverse ? threads - 1 - t : t;
+            threadIdx = {tt % block.x, (tt / block.x) % block.y, tt / (block.x * block.y)};
+            kernel();
+        }
+    }
+}

@@ -1,0 +1,211 @@
+"""Printing isl's loop ASTs as C, with the statements of the source put back in.
+
+isl's AST builder decides the loops (bounds, guards, strides, degenerate loops); this module
+only spells them. A user node `S3(e0, e1)` becomes statement S3's own source text with its
+loop variables replaced by e0, e1 (a variable whose expression is itself keeps its name),
+and other names replaced as the caller asks (a scalar that lives in device memory reads
+through its pointer). Declarations of the region (`double s = 0;`) become assignments;
+the caller declares the variable where it lives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import islpy as isl
+from tree_sitter import Node, Tree
+
+from cudaify.frontend.dependence import ast_to_c
+from cudaify.transforms import csource as cs
+
+_STATEMENT_TYPES = frozenset(
+    {
+        "expression_statement",
+        "declaration",
+        "compound_statement",
+        "if_statement",
+        "for_statement",
+        "while_statement",
+        "do_statement",
+        "switch_statement",
+    }
+)
+
+
+class Names:
+    """isl identifier -> C text, for the expression printer (`c_name` is what ast_to_c
+    asks)."""
+
+    def __init__(self, mapping: dict[str, str] | None = None):
+        self.mapping = dict(mapping or {})
+
+    def c_name(self, isl_name: str) -> str:
+        return self.mapping.get(isl_name, isl_name)
+
+    def add(self, isl_name: str, c_name: str) -> None:
+        self.mapping[isl_name] = c_name
+
+
+def expression(expr: isl.AstExpr, names: Names) -> str:
+    return ast_to_c(expr, names)  # type: ignore[arg-type]
+
+
+def pw_aff(pa: isl.PwAff, context: isl.Set, names: Names) -> str:
+    build = isl.AstBuild.from_context(context)
+    return expression(build.expr_from_pw_aff(pa), names)
+
+
+@dataclass(frozen=True)
+class SourceStatement:
+    """One statement of the region, ready to be printed for an instance."""
+
+    name: str
+    text: str  # the statement's source text
+    identifiers: tuple[tuple[int, int, str], ...]  # (start, end, name) within `text`
+    assignments: tuple[tuple[str, tuple[int, int]], ...] = ()  # declaration: name, value span
+
+
+def source_statement(tree: Tree, source: bytes, name: str, start: int) -> SourceStatement:
+    node = statement_node(tree, start)
+    if node is None:
+        raise ValueError(f"no statement starts at byte {start}")
+    base = node.start_byte
+    text = cs.text(node, source)
+    identifiers = tuple(
+        (n.start_byte - base, n.end_byte - base, cs.text(n, source))
+        for n in cs.identifiers_in(node)
+        if not _is_callee(n)
+    )
+    assignments: tuple[tuple[str, tuple[int, int]], ...] = ()
+    if node.type == "declaration":
+        assignments = tuple(_initialized(node, source, base))
+    return SourceStatement(name, text, identifiers, assignments)
+
+
+def statement_node(tree: Tree, start: int) -> Node | None:
+    """The outermost statement (or declaration) that starts at byte `start`."""
+    node: Node | None = tree.root_node.descendant_for_byte_range(start, start)
+    found = None
+    while node is not None and node.start_byte == start:
+        if node.type in _STATEMENT_TYPES:
+            found = node
+        node = node.parent
+    return found
+
+
+def _is_callee(node: Node) -> bool:
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "call_expression"
+        and parent.child_by_field_name("function") == node
+    )
+
+
+def _initialized(declaration: Node, source: bytes, base: int):
+    for child in declaration.named_children:
+        if child.type != "init_declarator":
+            continue
+        declarator = child.child_by_field_name("declarator")
+        value = child.child_by_field_name("value")
+        if declarator is None or value is None:
+            continue
+        yield cs.text(declarator, source), (value.start_byte - base, value.end_byte - base)
+
+
+def substituted(statement: SourceStatement, replace: dict[str, str]) -> str:
+    """The statement's text with identifiers replaced (declarations as assignments)."""
+    if statement.assignments:
+        parts = []
+        for target, (start, end) in statement.assignments:
+            value = _replace_in(statement, start, end, replace)
+            parts.append(f"{replace.get(target, target)} = {value};")
+        return " ".join(parts)
+    return _replace_in(statement, 0, len(statement.text), replace)
+
+
+def _replace_in(statement: SourceStatement, start: int, end: int, replace: dict[str, str]) -> str:
+    text = statement.text
+    pieces, position = [], start
+    for first, last, name in statement.identifiers:
+        if first < start or last > end or name not in replace:
+            continue
+        pieces.append(text[position:first])
+        pieces.append(replace[name])
+        position = last
+    pieces.append(text[position:end])
+    return "".join(pieces)
+
+
+# -- the AST -------------------------------------------------------------------------
+
+UserPrinter = Callable[[str, list[str]], list[str]]
+
+
+def print_ast(node: isl.AstNode, names: Names, on_user: UserPrinter, indent: str) -> list[str]:
+    """C lines for an isl AST; `on_user(statement, argument texts)` prints instances.
+    Loop iterators are declared `long long` (isl's bounds may exceed int)."""
+    kind = node.get_type()
+    T = isl.ast_node_type
+    if kind == T.block:
+        children = node.block_get_children()
+        lines: list[str] = []
+        for k in range(children.n_ast_node()):
+            lines += print_ast(children.get_at(k), names, on_user, indent)
+        return lines
+    if kind == T.for_:
+        return _print_for(node, names, on_user, indent)
+    if kind == T.if_:
+        return _print_if(node, names, on_user, indent)
+    if kind == T.user:
+        expr = node.user_get_expr()
+        statement = expr.get_op_arg(0).get_id().get_name()
+        arguments = [expression(expr.get_op_arg(k), names) for k in range(1, expr.get_op_n_arg())]
+        return [indent + line for line in on_user(statement, arguments)]
+    if kind == T.mark:
+        return print_ast(node.mark_get_node(), names, on_user, indent)
+    raise ValueError(f"isl AST node of type {kind} is not printed here")
+
+
+def _print_for(node: isl.AstNode, names: Names, on_user: UserPrinter, indent: str) -> list[str]:
+    iterator = expression(node.for_get_iterator(), names)
+    init = expression(node.for_get_init(), names)
+    body = print_ast(node.for_get_body(), names, on_user, indent + "    ")
+    if node.for_is_degenerate():
+        return [
+            f"{indent}{{",
+            f"{indent}    const long long {iterator} = {init};",
+            *body,
+            f"{indent}}}",
+        ]
+    cond = expression(node.for_get_cond(), names)
+    inc = expression(node.for_get_inc(), names)
+    return [
+        f"{indent}for (long long {iterator} = {init}; {cond}; {iterator} += {inc}) {{",
+        *body,
+        f"{indent}}}",
+    ]
+
+
+def _print_if(node: isl.AstNode, names: Names, on_user: UserPrinter, indent: str) -> list[str]:
+    cond = expression(node.if_get_cond(), names)
+    lines = [f"{indent}if ({cond}) {{"]
+    lines += print_ast(node.if_get_then_node(), names, on_user, indent + "    ")
+    if node.if_has_else_node():
+        lines.append(f"{indent}}} else {{")
+        lines += print_ast(node.if_get_else_node(), names, on_user, indent + "    ")
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def iterator_names(node: isl.AstNode) -> list[str]:
+    """Every loop iterator the AST declares (their isl names)."""
+    found: list[str] = []
+
+    def visit(current: isl.AstNode) -> bool:
+        if current.get_type() == isl.ast_node_type.for_:
+            found.append(current.for_get_iterator().get_id().get_name())
+        return True
+
+    node.foreach_descendant_top_down(visit)
+    return found

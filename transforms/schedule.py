@@ -1,0 +1,998 @@
+"""`schedule`: map a static-control region onto the GPU from an isl schedule (PPCG-style).
+
+For each region of the input (see frontend/scop.py) isl computes a schedule that keeps
+every dependence (frontend/polyhedral.py) while maximising outer parallelism, fusing or
+distributing statements and interchanging, skewing or shifting loops as the dependences
+allow. The schedule tree then decides the mapping:
+
+- a band whose members are free of dependences inside it (zero distance on every
+  dependence not already carried outside) becomes a kernel: up to three such members
+  form the grid, the one whose consecutive values touch consecutive elements on x
+  (coalescing); the band's other members and everything below run in order inside each
+  thread;
+- a band without such a member, with parallelism below it, becomes a loop on the host
+  around the launches (time loops; the k loop of LU, Cholesky, Floyd-Warshall);
+- what has no parallelism left runs in order in a single-thread kernel, so the data
+  stays on the device.
+
+The region's arrays are copied to the device once before it and back once after it;
+everything in between (host loops included) works on the device copies. isl's AST
+builder writes the host loops and each thread's loops; `isl_codegen` prints them with the
+source's own statements in place.
+
+Scalars the region writes are private to a thread when the analysis proves them
+temporaries of some outer loops that map to the thread; otherwise they live in device
+memory (one element), read and written through a pointer."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import islpy as isl
+from tree_sitter import Tree
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend import polyhedral
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.frontend.facts import ArrayData, Function, Program, Scop
+from cudaify.transforms import csource as cs
+from cudaify.transforms import isl_codegen as codegen
+from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.offload import MATH_FUNCTIONS, PRELUDE, definition_node
+
+# Below this many statement instances (known at compile time) a region stays on the host.
+MIN_INSTANCES = 1024
+THREADS = {1: (256,), 2: (32, 8), 3: (32, 4, 2)}  # block shape per mapped rank, x first
+MOST_BLOCKS = ("2147483647u", "65535u", "65535u")  # grid limit for x, y, z
+DIMS = ("x", "y", "z")
+# isl's scheduler is an ILP: a region that needs more than this many operations is not
+# scheduled (the reason says so) rather than holding up the compile.
+MAX_ISL_OPERATIONS = 3_000_000
+
+
+class Refuse(Exception):
+    """Why a region is not mapped (becomes the method's reason)."""
+
+
+# -- the plan ----------------------------------------------------------------------------
+
+
+@dataclass
+class KernelPart:
+    """One kernel of a region: which instances it runs, the host loop values it is
+    launched for (`prefix`), the schedule members that form its grid (x first), and the
+    order inside a thread (`inner`). `path` places its launch in the host's order."""
+
+    domain: isl.UnionSet
+    prefix: isl.UnionMap
+    mapped: tuple[isl.UnionMap, ...]
+    inner: isl.UnionMap
+    path: tuple[tuple[str, int], ...]
+    host_depth: int
+
+
+@dataclass
+class RegionPlan:
+    function: Function
+    scop: Scop
+    model: polyhedral.Model
+    kernels: list[KernelPart]
+    summary: str = ""
+
+
+# -- the method --------------------------------------------------------------------------
+
+
+class ScheduleMapping(Method):
+    name = "schedule"
+    summary = (
+        "map static-control loop nests onto the GPU from an isl schedule: parallel bands "
+        "become the grid, time loops stay on the host, data stays on the device"
+    )
+    category = "mapping"
+    follows = ("sequential",)
+    instruction = (
+        "Map the loop nests of the marked region onto the GPU as a polyhedral compiler "
+        "would: find the loops that carry no dependence (after interchanging, fusing or "
+        "distributing loops where the dependences allow) and make them the grid of a "
+        "__global__ kernel, the loop whose consecutive iterations touch consecutive "
+        "elements on threadIdx.x; keep loops that carry dependences (time steps, the "
+        "pivot loop of a factorization) on the host around the launches and the other "
+        "sequential loops inside each thread. Copy every array to the device once before "
+        "the region and the written ones back once after it. Check every CUDA call. Leave "
+        "the rest of the program unchanged."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = plan_program(variant, ctx.program)
+        if plans:
+            return None
+        return reasons[0] if reasons else "no static-control region with parallel loops"
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = plan_program(variant, ctx.program)
+        if not plans:
+            why = reasons[0] if reasons else "no static-control region with parallel loops"
+            return Outcome(None, why)
+        try:
+            code = emit(ctx.program, plans)
+        except Refuse as refusal:
+            return Outcome(None, str(refusal))
+        functions = tuple(dict.fromkeys(plan.function.name for plan in plans))
+        detail = "; ".join(plan.summary for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        tree = cs.parse(after.code.encode("utf-8", errors="surrogateescape"))
+        source = after.code.encode("utf-8", errors="surrogateescape")
+        kernels = {
+            cs.function_name(n, source)
+            for n in cs.walk(tree.root_node)
+            if n.type == "function_definition" and any(c.type == "__global__" for c in n.children)
+        }
+        launched = {
+            _launch_name(n, source) for n in cs.walk(tree.root_node) if n.type == "call_expression"
+        }
+        problems = []
+        if not kernels:
+            problems.append(Problem("schedule", "no __global__ kernel is defined"))
+        elif not kernels & launched:
+            problems.append(Problem("schedule", "no kernel the program defines is launched"))
+        return problems
+
+
+def _launch_name(call, source: bytes) -> str | None:
+    if not any(c.type == "kernel_call_syntax" for c in call.children):
+        return None
+    function = call.child_by_field_name("function")
+    if function is None:
+        return None
+    name = cs.text(function, source)
+    return name.split("<", 1)[0].strip()
+
+
+# -- planning ----------------------------------------------------------------------------
+
+
+def plan_program(variant: Variant, program: Program) -> tuple[list[RegionPlan], list[str]]:
+    if "__global__" in variant.code:
+        return [], ["the program already runs kernels (schedule maps the host program)"]
+    if variant.code != program.source:
+        return [], ["schedule rewrites the analysed host program; this variant differs from it"]
+    plans: list[RegionPlan] = []
+    reasons: list[str] = []
+    for function in program.functions:
+        for scop in function.scops:
+            try:
+                plans.append(plan_region(program, function, scop))
+            except (Refuse, polyhedral.ModelError) as refusal:
+                reasons.append(
+                    f"{program.path}:{scop.line}:{scop.column}: region in "
+                    f"'{function.name}' not mapped: {refusal}"
+                )
+        reasons.extend(function.scop_notes)
+    return plans, reasons
+
+
+def plan_region(program: Program, function: Function, scop: Scop) -> RegionPlan:
+    if function.template_params:
+        raise Refuse(f"'{function.name}' is a function template")
+    _require_arrays(scop)
+    _require_params(scop)
+    model = polyhedral.build(scop)
+    _require_enough_work(model)
+    schedule = compute_schedule(model)
+    kernels: list[KernelPart] = []
+    _walk(schedule.get_root(), (), kernels, model)
+    if not any(kernel.mapped for kernel in kernels):
+        raise Refuse("no loop of the region can run in parallel (every one carries a dependence)")
+    plan = RegionPlan(function, scop, model, kernels)
+    plan.summary = _describe(plan)
+    return plan
+
+
+def _require_arrays(scop: Scop) -> None:
+    for data in scop.arrays:
+        if data.count is None:
+            raise Refuse(f"the extent of array '{data.name}' is unknown")
+        if not re.fullmatch(r"[A-Za-z_]\w*", data.name):
+            raise Refuse(f"'{data.name}' is not a plain array")
+        if "*" in data.elem_type:
+            raise Refuse(f"array '{data.name}' holds pointers ({data.elem_type})")
+    for scalar in scop.scalars:
+        if scalar.written and scalar.global_:
+            raise Refuse(f"it writes the global '{scalar.name}'")
+
+
+def _require_params(scop: Scop) -> None:
+    typed = {s.name for s in scop.scalars}
+    for name in scop.params:
+        if name not in typed:
+            raise Refuse(f"the symbol '{name}' in a bound or subscript is not a variable")
+
+
+def _require_enough_work(model: polyhedral.Model) -> None:
+    if model.domain.params().dim(isl.dim_type.param) > 0:
+        return  # sizes are the caller's: assume the region is worth it
+    total = 0
+    for piece in _sets(model.domain):
+        count = piece.count_val()
+        total += int(count.to_str())
+    if total < MIN_INSTANCES:
+        raise Refuse(f"it runs only {total} statement instances: a kernel launch costs more")
+
+
+def compute_schedule(model: polyhedral.Model) -> isl.Schedule:
+    ctx = isl.DEFAULT_CONTEXT
+    ctx.set_schedule_outer_coincidence(1)
+    ctx.set_schedule_maximize_coincidence(1)
+    ctx.set_schedule_serialize_sccs(0)
+    ctx.set_schedule_whole_component(0)
+    deps = model.dependences
+    constraints = (
+        isl.ScheduleConstraints.on_domain(model.domain)
+        .set_context(model.context)
+        .set_validity(deps)
+        .set_coincidence(deps)
+        .set_proximity(deps)
+    )
+    ctx.set_max_operations(MAX_ISL_OPERATIONS)
+    try:
+        return constraints.compute_schedule()
+    except isl.Error as exc:
+        raise Refuse(f"isl could not schedule the region ({exc})") from None
+    finally:
+        ctx.reset_operations()
+        ctx.set_max_operations(0)
+
+
+# -- walking the schedule tree ---------------------------------------------------------
+
+_PASS_THROUGH = (
+    isl.schedule_node_type.domain,
+    isl.schedule_node_type.filter,
+    isl.schedule_node_type.mark,
+    isl.schedule_node_type.context,
+    isl.schedule_node_type.guard,
+)
+
+
+def _walk(node: isl.ScheduleNode, path, kernels: list[KernelPart], model) -> isl.ScheduleNode:
+    """Decide host loops and kernels from the top of the tree down; returns the node at
+    the same place in the (possibly split) tree."""
+    kind = node.get_type()
+    T = isl.schedule_node_type
+    if kind in _PASS_THROUGH:
+        if node.get_type() == T.filter and node.get_domain().is_empty():
+            return node
+        if not node.has_children():
+            return node
+        return _walk(node.child(0), path, kernels, model).parent()
+    if kind in (T.sequence, T.set):
+        for k in range(node.n_children()):
+            node = _walk(node.child(k), (*path, ("pos", k)), kernels, model).parent()
+        return node
+    if kind == T.leaf:
+        kernels.append(_serial(node, path))
+        return node
+    if kind != T.band:
+        raise Refuse(f"isl gave a schedule node of type {kind}")
+    parallel = _parallel_members(node, model)
+    if parallel:
+        kernels.append(_kernel(node, parallel, path, model))
+        return node
+    if not _parallel_below(node, model):
+        kernels.append(_serial(node, path))
+        return node
+    if node.band_n_member() > 1:
+        node = node.band_split(1)
+    depth = node.get_schedule_depth()
+    return _walk(node.child(0), (*path, ("dim", depth)), kernels, model).parent()
+
+
+def _live_dependences(node: isl.ScheduleNode, model) -> isl.UnionMap:
+    """Dependences between instances that reach the node with equal outer schedule values
+    (the ones the node's own members must respect)."""
+    domain = node.get_domain()
+    deps = model.dependences.intersect_domain(domain).intersect_range(domain)
+    prefix = node.get_prefix_schedule_union_map()
+    return deps.intersect(prefix.apply_range(prefix.reverse()))
+
+
+def _member_map(node: isl.ScheduleNode, k: int) -> isl.UnionMap:
+    partial = node.band_get_partial_schedule()
+    member = partial.get_union_pw_aff(k)
+    return isl.UnionMap.from_union_pw_aff(member).intersect_domain(node.get_domain())
+
+
+def _parallel_members(node: isl.ScheduleNode, model) -> list[int]:
+    """Band members with zero distance on every live dependence. In a permutable band
+    any of them may move outermost; otherwise only a leading run of them."""
+    live = _live_dependences(node, model)
+    found = []
+    for k in range(node.band_n_member()):
+        member = _member_map(node, k)
+        deltas = live.apply_domain(member).apply_range(member).deltas()
+        if deltas.is_empty() or deltas.is_subset(_zero(deltas)):
+            found.append(k)
+        elif not node.band_get_permutable():
+            break
+    if not node.band_get_permutable():
+        leading = [k for position, k in enumerate(found) if k == position]
+        return leading
+    return found
+
+
+def _zero(like: isl.UnionSet) -> isl.UnionSet:
+    return isl.UnionSet("{ [0] }").align_params(like.get_space())
+
+
+def _parallel_below(node: isl.ScheduleNode, model) -> bool:
+    T = isl.schedule_node_type
+    for k in range(node.n_children()):
+        child = node.child(k)
+        if child.get_type() == T.band and _parallel_members(child, model):
+            return True
+        if _parallel_below(child, model):
+            return True
+    return False
+
+
+def _kernel(node: isl.ScheduleNode, parallel: list[int], path, model) -> KernelPart:
+    domain = node.get_domain()
+    ordered = _by_coalescing(node, parallel, model)[:3]
+    members = [_member_map(node, k) for k in range(node.band_n_member())]
+    rest = [members[k] for k in range(len(members)) if k not in ordered]
+    below = node.child(0).get_subtree_schedule_union_map().intersect_domain(domain)
+    inner = _product([*rest, below], domain)
+    return KernelPart(
+        domain=domain,
+        prefix=node.get_prefix_schedule_union_map().intersect_domain(domain),
+        mapped=tuple(members[k] for k in ordered),
+        inner=inner,
+        path=path,
+        host_depth=node.get_schedule_depth(),
+    )
+
+
+def _serial(node: isl.ScheduleNode, path) -> KernelPart:
+    domain = node.get_domain()
+    return KernelPart(
+        domain=domain,
+        prefix=node.get_prefix_schedule_union_map().intersect_domain(domain),
+        mapped=(),
+        inner=node.get_subtree_schedule_union_map().intersect_domain(domain),
+        path=path,
+        host_depth=node.get_schedule_depth(),
+    )
+
+
+def _product(maps: list[isl.UnionMap], domain: isl.UnionSet) -> isl.UnionMap:
+    result = _zero_dim(domain)
+    for piece in maps:
+        result = result.flat_range_product(piece)
+    return result
+
+
+def _zero_dim(domain: isl.UnionSet) -> isl.UnionMap:
+    """S -> [] for every statement of the domain."""
+    pieces = []
+    for statement in _sets(domain):
+        pieces.append(isl.Map.from_domain(statement).project_out(isl.dim_type.out, 0, 0))
+    result = isl.UnionMap.from_map(pieces[0])
+    for piece in pieces[1:]:
+        result = result.union(isl.UnionMap.from_map(piece))
+    return result
+
+
+def _by_coalescing(node: isl.ScheduleNode, parallel: list[int], model) -> list[int]:
+    """Parallel members, the best for threadIdx.x first: the one whose next value moves
+    the most accesses to the next element (last subscript), the fewest by a row."""
+    scores = {k: _coalescing_score(_member_map(node, k), model) for k in parallel}
+    best = max(parallel, key=lambda k: (scores[k], k))
+    others = [k for k in parallel if k != best]
+    # y then z: the innermost remaining members first (they vary fastest in the source)
+    return [best, *sorted(others, reverse=True)]
+
+
+def _coalescing_score(member: isl.UnionMap, model) -> int:
+    score = 0
+    for piece in _maps(member):
+        name = piece.get_tuple_name(isl.dim_type.in_)
+        statement = model.statement(name)
+        position = _iterator_of(piece)
+        if position is None:
+            continue
+        var = model.iterators[name][position]
+        for access in statement.accesses:
+            if access.scalar or not access.subscripts:
+                continue
+            subscripts = access.subscripts
+            if any(sub.coeff(var) for sub in subscripts[:-1]):
+                score -= 1
+            elif abs(subscripts[-1].coeff(var)) == 1:
+                score += 1
+    return score
+
+
+def _iterator_of(member: isl.Map) -> int | None:
+    """The input dimension the 1-D map is (up to a constant), if any."""
+    for q in range(member.dim(isl.dim_type.in_)):
+        if member.reverse().apply_range(_identity_at(member, q)).deltas().is_singleton():
+            return q
+    return None
+
+
+def _identity_at(member: isl.Map, q: int) -> isl.Map:
+    """S[i0..] -> [iq] on the member's domain."""
+    space = member.get_space()
+    n_in = space.dim(isl.dim_type.in_)
+    names = [f"i{k}" for k in range(n_in)]
+    name = member.get_tuple_name(isl.dim_type.in_)
+    params = [
+        space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))
+    ]
+    text = f"[{', '.join(params)}] -> {{ {name}[{', '.join(names)}] -> [{names[q]}] }}"
+    return isl.Map(text).intersect_domain(member.domain())
+
+
+def _describe(plan: RegionPlan) -> str:
+    grids = [len(k.mapped) for k in plan.kernels]
+    host = max((k.host_depth for k in plan.kernels), default=0)
+    parts = [f"{len(plan.kernels)} kernel(s)"]
+    parts.append("grids " + ", ".join(f"{g}-D" if g else "serial" for g in grids))
+    if host:
+        parts.append(f"{host} host loop level(s)")
+    return f"{plan.function.name}: region at line {plan.scop.line} -> " + ", ".join(parts)
+
+
+# -- emitting ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Names:
+    """Fresh C names for one program: nothing the input spells."""
+
+    taken: set[str]
+
+    def fresh(self, base: str) -> str:
+        base = re.sub(r"\W", "_", base)
+        name, count = base, 1
+        while name in self.taken:
+            count += 1
+            name = f"{base}_{count}"
+        self.taken.add(name)
+        return name
+
+
+def emit(program: Program, plans: list[RegionPlan]) -> str:
+    source = program.source.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    names = _Names(
+        {cs.text(n, source) for n in cs.walk(tree.root_node) if n.type.endswith("identifier")}
+    )
+    edits: list[Edit] = []
+    kernels_by_function: dict[int, list[str]] = {}
+    helpers: dict[str, None] = {}
+    for plan in plans:
+        region = _RegionEmitter(program, plan, tree, source, names)
+        host = region.host_code()
+        kernels_by_function.setdefault(plan.function.span.start, []).append(region.kernel_code())
+        edits.append(
+            Edit(plan.scop.span.start, plan.scop.span.end, host, f"map {plan.function.name}")
+        )
+        helpers.update(dict.fromkeys(region.helpers))
+    for position, start in enumerate(sorted(kernels_by_function)):
+        at = _kernel_position(tree, source, start)
+        text = (PRELUDE if position == 0 else "") + "".join(kernels_by_function[start])
+        edits.append(Edit(at, at, text, "kernels"))
+    for helper in helpers:
+        edits.extend(_device_edits(helper, tree, source))
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _kernel_position(tree: Tree, source: bytes, start: int) -> int:
+    node = definition_node(tree, start)
+    at = node.start_byte if node is not None else start
+    line_start = source.rfind(b"\n", 0, at) + 1
+    return line_start if not source[line_start:at].strip() else at
+
+
+def _device_edits(name: str, tree: Tree, source: bytes) -> list[Edit]:
+    definition = cs.function_nodes(tree, source).get(name)
+    if definition is None:
+        raise Refuse(f"the region calls '{name}', whose definition is not in the file")
+    nodes = [definition, *cs.prototypes(tree, source, name)]
+    return [
+        Edit(n.start_byte, n.start_byte, "__host__ __device__ ", f"{name} on the device")
+        for n in nodes
+    ]
+
+
+@dataclass
+class _KernelText:
+    name: str
+    params: list[str]  # declarations
+    body: list[str]
+    grid: list[tuple[str, str]] = field(default_factory=list)  # (lo, trips) C names, x first
+    host: list[str] = field(default_factory=list)  # C names of the host values it takes
+
+
+class _RegionEmitter:
+    """The host code that replaces one region and the kernels it launches."""
+
+    def __init__(
+        self, program: Program, plan: RegionPlan, tree: Tree, source: bytes, names: _Names
+    ):
+        self.program, self.plan, self.tree, self.source = program, plan, tree, source
+        self.names = names
+        self.model = plan.model
+        self.scop = plan.scop
+        self.space = plan.model.space
+        self.statements = {
+            st.name: codegen.source_statement(tree, source, st.name, st.span.start)
+            for st in self.scop.statements
+        }
+        self.helpers = self._helpers()
+        self.devices = {a.name: names.fresh(f"d_{a.name}") for a in self.scop.arrays}
+        shared = [
+            s
+            for s in self.scop.scalars
+            if s.written and self.model.private_depth.get(s.name, 0) == 0
+        ]
+        self.shared = {s.name: names.fresh(f"d_{s.name}") for s in shared}
+        self.scalar_types = {s.name: s.type for s in self.scop.scalars}
+        self.kernels: list[_KernelText] = []
+        self.launches: dict[str, list[str]] = {}
+        for k, part in enumerate(plan.kernels):
+            kernel_name = names.fresh(f"{plan.function.name}_kernel")
+            self._emit_kernel(k, part, kernel_name)
+
+    # -- helpers the statements call --------------------------------------------------
+    def _helpers(self) -> list[str]:
+        found: list[str] = []
+        definitions = cs.function_nodes(self.tree, self.source)
+        for st in self.scop.statements:
+            node = codegen.statement_node(self.tree, st.span.start)
+            if node is None:
+                continue
+            for name, _ in cs.calls_in(node, self.source):
+                if name in MATH_FUNCTIONS or name in found:
+                    continue
+                if name not in definitions:
+                    raise Refuse(f"it calls '{name}', which has no device version")
+                found.append(name)
+        return found
+
+    # -- kernels ------------------------------------------------------------------------
+    def _emit_kernel(self, index: int, part: KernelPart, kernel_name: str) -> None:
+        model = self.model
+        host = [f"H{index}_{j}" for j in range(part.host_depth)]
+        threads = [f"T{index}_{k}" for k in range(len(part.mapped))]
+        names = codegen.Names({v: k for k, v in self.space.params.items()})
+        host_c = [self.names.fresh(f"h{j}") for j in range(part.host_depth)]
+        mapped_c = self._mapped_names(part)
+        for isl_name, c_name in zip(host, host_c, strict=True):
+            names.add(isl_name, c_name)
+        for isl_name, c_name in zip(threads, mapped_c, strict=True):
+            names.add(isl_name, c_name)
+        fixed = _fix(part, host, threads, self.space)
+        instances = part.domain.intersect(fixed)
+        schedule = part.inner.intersect_domain(instances)
+        context = model.context.align_params(instances.get_space())
+        build = isl.AstBuild.from_context(_host_context(part, host, model).intersect(context))
+        ast = build.node_from_schedule_map(schedule)
+        for k, iterator in enumerate(codegen.iterator_names(ast)):
+            if iterator not in names.mapping:
+                names.add(iterator, self.names.fresh(f"c{k}"))
+        statements_used = {s.get_tuple_name() for s in _sets(part.domain)}
+        shared = {n: d for n, d in self.shared.items() if self._uses(statements_used, n)}
+        private = self._private_scalars(statements_used, part)
+        replace_base = {name: f"(*{device})" for name, device in shared.items()}
+
+        def on_user(statement: str, arguments: list[str]) -> list[str]:
+            replace = dict(replace_base)
+            for var, value in zip(model.iterators[statement], arguments, strict=True):
+                if value != var:
+                    replace[var] = f"({value})"
+            return [codegen.substituted(self.statements[statement], replace)]
+
+        depth = len(part.mapped)
+        indent = "    " * (depth + 1)
+        body_lines: list[str] = []
+        for name in private:
+            body_lines.append(f"{indent}{self.scalar_types[name]} {name};")
+        body_lines += codegen.print_ast(ast, names, on_user, indent)
+        params = self._kernel_params(part, statements_used, shared, host_c)
+        grid: list[tuple[str, str]] = []
+        for c_name in mapped_c:
+            lo, trips = self.names.fresh(f"lo_{c_name}"), self.names.fresh(f"trips_{c_name}")
+            grid.append((lo, trips))
+            params += [f"long long {lo}", f"long long {trips}"]
+        loops: list[str] = []
+        for level, k in enumerate(reversed(range(depth))):  # z or y outermost, x innermost
+            dim, c_name, (lo, trips) = DIMS[k], mapped_c[k], grid[k]
+            counter = self.names.fresh(f"t_{c_name}")
+            ind = "    " * (level + 1)
+            loops.append(
+                f"{ind}for (long long {counter} = blockIdx.{dim} * (long long)blockDim.{dim} + "
+                f"threadIdx.{dim}; {counter} < {trips}; {counter} += (long long)blockDim.{dim} * "
+                f"gridDim.{dim}) {{"
+            )
+            loops.append(f"{ind}    const long long {c_name} = {lo} + {counter};")
+        closing = ["    " * (level + 1) + "}" for level in reversed(range(depth))]
+        body = [*loops, *body_lines, *closing]
+        self.kernels.append(_KernelText(kernel_name, params, body, grid, host_c))
+        self.launches[f"K{index}"] = self._launch_lines(
+            index, part, kernel_name, host, threads, host_c, grid, shared
+        )
+
+    def _mapped_names(self, part: KernelPart) -> list[str]:
+        """C names of the grid dimensions: the source's loop variable when every
+        statement of the kernel has that variable there, else a new name."""
+        result = []
+        for k, member in enumerate(part.mapped):
+            chosen: str | None = None
+            for piece in _maps(member):
+                statement = piece.get_tuple_name(isl.dim_type.in_)
+                position = _exact_iterator(piece)
+                var = self.model.iterators[statement][position] if position is not None else None
+                if var is None or chosen not in (None, var):
+                    chosen = None
+                    break
+                chosen = var
+            if chosen is None or chosen in result or self._clashes(part, chosen):
+                chosen = self.names.fresh(f"m{k}")
+            result.append(chosen)
+        return result
+
+    def _clashes(self, part: KernelPart, var: str) -> bool:
+        """Whether some statement of the kernel spells `var` without it being its loop
+        variable (naming the grid dimension so would change what that statement reads)."""
+        for piece in _sets(part.domain):
+            statement = piece.get_tuple_name()
+            if var in self.model.iterators[statement]:
+                continue
+            if any(name == var for _, _, name in self.statements[statement].identifiers):
+                return True
+        return False
+
+    def _uses(self, statements: set[str], scalar: str) -> bool:
+        return any(
+            any(a.scalar and a.target == scalar for a in self.model.statement(s).accesses)
+            for s in statements
+        )
+
+    def _private_scalars(self, statements: set[str], part: KernelPart) -> list[str]:
+        """Private scalars the kernel uses: each must be used by no other kernel, and the
+        loops it is private to must be fixed in a thread (host or grid dimensions)."""
+        found = []
+        for name, depth in self.model.private_depth.items():
+            if depth == 0 or not self._uses(statements, name):
+                continue
+            users = {
+                st.name
+                for st in self.scop.statements
+                if any(a.scalar and a.target == name for a in st.accesses)
+            }
+            if not users <= statements:
+                raise Refuse(f"the temporary '{name}' is used by more than one kernel")
+            if not _fixed_per_thread(part, users, depth):
+                raise Refuse(f"the temporary '{name}' would be shared by iterations of one thread")
+            found.append(name)
+        return found
+
+    def _kernel_params(
+        self, part, statements: set[str], shared: dict[str, str], host_c
+    ) -> list[str]:
+        params = []
+        for data in self.scop.arrays:
+            params.append(_array_param(data))
+        for name, device in shared.items():
+            params.append(f"{self.scalar_types[name]} *{device}")
+        for scalar in self.scop.scalars:
+            if scalar.written:
+                continue
+            params.append(f"{scalar.type} {scalar.name}")
+        params += [f"long long {h}" for h in host_c]
+        return params
+
+    def _launch_lines(
+        self, index, part, kernel_name, host, threads, host_c, grid, shared
+    ) -> list[str]:
+        """What the host runs for one instance of the kernel's launch statement K<index>
+        (its host values are the statement's arguments, h0.. in the generated text)."""
+        lines: list[str] = []
+        names = codegen.Names({v: k for k, v in self.space.params.items()})
+        for isl_name, c_name in zip(host, host_c, strict=True):
+            names.add(isl_name, c_name)
+        bounds = _grid_bounds(part, host, self.model)
+        trips_names = []
+        for (lo_pa, hi_pa, context), (lo, trips) in zip(bounds, grid, strict=True):
+            lines.append(f"const long long {lo} = {codegen.pw_aff(lo_pa, context, names)};")
+            hi = codegen.pw_aff(hi_pa, context, names)
+            lines.append(f"const long long {trips} = ({hi}) - {lo} + 1;")
+            trips_names.append(trips)
+        arguments = [self._array_argument(data) for data in self.scop.arrays]
+        arguments += list(shared.values())
+        arguments += [s.name for s in self.scop.scalars if not s.written]
+        arguments += host_c
+        for lo, trips in grid:
+            arguments += [lo, trips]
+        if grid:
+            shape = THREADS[len(grid)]
+            blocks = [
+                f"cudaify_blocks({trips}, {shape[k]}, {MOST_BLOCKS[k]})"
+                for k, (_, trips) in enumerate(grid)
+            ]
+            nonempty = " && ".join(f"{t} > 0" for t in trips_names)
+            lines.append(f"if ({nonempty}) {{")
+            launch = f"dim3({', '.join(blocks)}), dim3({', '.join(map(str, shape))})"
+            lines.append(f"    {kernel_name}<<<{launch}>>>({', '.join(arguments)});")
+            lines.append("    CUDAIFY_CHECK(cudaGetLastError());")
+            lines.append("}")
+        else:
+            lines.append(f"{kernel_name}<<<1, 1>>>({', '.join(arguments)});")
+            lines.append("CUDAIFY_CHECK(cudaGetLastError());")
+        return lines
+
+    def _array_argument(self, data: ArrayData) -> str:
+        device = self.devices[data.name]
+        pointer = device if data.first.strip() == "0" else f"{device} - ({data.first})"
+        if not data.dims:
+            return pointer
+        shape = "".join(f"[{d}]" for d in data.dims)
+        return f"({_element(data)} (*){shape})({pointer})"
+
+    # -- the host side -------------------------------------------------------------------
+    def kernel_code(self) -> str:
+        texts = []
+        for kernel in self.kernels:
+            header = (
+                f"/* Region of {self.plan.function.name}() at line {self.scop.line}: scheduled by "
+                "isl. */"
+            )
+            texts.append(
+                "\n".join(
+                    [
+                        header,
+                        f"__global__ void {kernel.name}({', '.join(kernel.params)})",
+                        "{",
+                        *kernel.body,
+                        "}",
+                    ]
+                )
+                + "\n\n"
+            )
+        return "".join(texts)
+
+    def host_code(self) -> str:
+        indent = _line_indent(self.source, self.scop.span.start)
+        inner = indent + "    "
+        lines = ["{", f"{inner}/* cudaify: this region runs on the GPU ({self.plan.summary}) */"]
+        lines += [inner + line for line in self._allocate()]
+        lines += self._host_loops(inner)
+        lines += [inner + line for line in self._release()]
+        lines.append(indent + "}")
+        return "\n".join(lines)
+
+    def _allocate(self) -> list[str]:
+        lines = []
+        for data in self.scop.arrays:
+            device = self.devices[data.name]
+            lines.append(f"{_element(data)} *{device} = NULL;")
+            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
+            lines.append(
+                f"CUDAIFY_CHECK(cudaMemcpy({device}, {_host_address(data, False)}, {_bytes(data)}, "
+                "cudaMemcpyHostToDevice));"
+            )
+        for name, device in self.shared.items():
+            type_ = self.scalar_types[name]
+            lines.append(f"{type_} *{device} = NULL;")
+            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, sizeof({type_})));")
+            scalar = next(s for s in self.scop.scalars if s.name == name)
+            if not scalar.declared_inside:
+                lines.append(
+                    f"CUDAIFY_CHECK(cudaMemcpy({device}, &{name}, sizeof({type_}), "
+                    "cudaMemcpyHostToDevice));"
+                )
+        return lines
+
+    def _release(self) -> list[str]:
+        lines = []
+        for data in self.scop.arrays:
+            if data.access in ("write", "readwrite"):
+                host, device = _host_address(data, True), self.devices[data.name]
+                lines.append(
+                    f"CUDAIFY_CHECK(cudaMemcpy({host}, {device}, {_bytes(data)}, "
+                    "cudaMemcpyDeviceToHost));"
+                )
+        for name, device in self.shared.items():
+            scalar = next(s for s in self.scop.scalars if s.name == name)
+            if scalar.live_out:
+                type_ = self.scalar_types[name]
+                lines.append(
+                    f"CUDAIFY_CHECK(cudaMemcpy(&{name}, {device}, sizeof({type_}), "
+                    "cudaMemcpyDeviceToHost));"
+                )
+        if not lines:
+            lines.append("CUDAIFY_CHECK(cudaDeviceSynchronize());")
+        lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.devices.values()]
+        lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.shared.values()]
+        return lines
+
+    def _host_loops(self, indent: str) -> list[str]:
+        """isl's AST of the launches: statement K<k>[h...] runs kernel k for host values h."""
+        model = self.model
+        domains, schedules = [], []
+        width = max((len(k.path) for k in self.plan.kernels), default=0)
+        for index, part in enumerate(self.plan.kernels):
+            domains.append(_host_set(part, index, model))
+            schedules.append(_host_schedule(part, index, width, model))
+        domain = domains[0]
+        for more in domains[1:]:
+            domain = domain.union(more)
+        schedule = schedules[0]
+        for more in schedules[1:]:
+            schedule = schedule.union(more)
+        build = isl.AstBuild.from_context(model.context)
+        ast = build.node_from_schedule_map(schedule.intersect_domain(domain))
+        names = codegen.Names({v: k for k, v in self.space.params.items()})
+        for k, iterator in enumerate(codegen.iterator_names(ast)):
+            names.add(iterator, self.names.fresh(f"c{k}"))
+
+        def on_user(statement: str, arguments: list[str]) -> list[str]:
+            host_c = self.kernels[int(statement[1:])].host
+            lines = ["{"]
+            for c_name, value in zip(host_c, arguments, strict=True):
+                lines.append(f"    const long long {c_name} = {value};")
+            lines += ["    " + line for line in self.launches[statement]]
+            lines.append("}")
+            return lines
+
+        return codegen.print_ast(ast, names, on_user, indent)
+
+
+# -- isl helpers for emitting ---------------------------------------------------------
+
+
+def _sets(union: isl.UnionSet) -> list[isl.Set]:
+    found: list[isl.Set] = []
+    union.foreach_set(found.append)
+    return found
+
+
+def _maps(union: isl.UnionMap) -> list[isl.Map]:
+    found: list[isl.Map] = []
+    union.foreach_map(found.append)
+    return found
+
+
+def _fix(part: KernelPart, host: list[str], threads: list[str], space) -> isl.UnionSet:
+    """The kernel's instances whose host values are the parameters `host` and whose
+    grid coordinates are the parameters `threads`."""
+    schedule = part.prefix
+    for member in part.mapped:
+        schedule = schedule.flat_range_product(member)
+    dims = [f"x{k}" for k in range(len(host) + len(threads))]
+    equal = [f"{d} = {p}" for d, p in zip(dims, host + threads, strict=True)]
+    params = list(space.params.values()) + host + threads
+    text = f"[{', '.join(params)}] -> {{ [{', '.join(dims)}] : {' and '.join(equal) or 'true'} }}"
+    return schedule.intersect_range(isl.UnionSet(text)).domain()
+
+
+def _host_context(part: KernelPart, host: list[str], model) -> isl.Set:
+    """What the kernel may assume about its host values: they are the launch's."""
+    launch = part.prefix.intersect_domain(part.domain).range()
+    as_set = isl.Set.from_union_set(launch) if not launch.is_empty() else None
+    if as_set is None or part.host_depth == 0:
+        return isl.Set("{ : }")
+    moved = as_set.move_dims(
+        isl.dim_type.param, as_set.dim(isl.dim_type.param), isl.dim_type.set, 0, part.host_depth
+    )
+    first = moved.dim(isl.dim_type.param) - part.host_depth
+    for j, name in enumerate(host):
+        moved = moved.set_dim_name(isl.dim_type.param, first + j, name)
+    return moved.params()
+
+
+def _grid_bounds(
+    part: KernelPart, host: list[str], model
+) -> list[tuple[isl.PwAff, isl.PwAff, isl.Set]]:
+    """Per grid dimension (x first): its lowest and highest value over the kernel's
+    instances, as functions of the host values, and the host context they hold in."""
+    schedule = part.prefix
+    for member in part.mapped:
+        schedule = schedule.flat_range_product(member)
+    image = isl.Set.from_union_set(schedule.intersect_domain(part.domain).range())
+    image = image.move_dims(
+        isl.dim_type.param, image.dim(isl.dim_type.param), isl.dim_type.set, 0, part.host_depth
+    )
+    first = image.dim(isl.dim_type.param) - part.host_depth
+    for j, name in enumerate(host):
+        image = image.set_dim_name(isl.dim_type.param, first + j, name)
+    context = image.params().intersect(model.context.align_params(image.get_space()))
+    bounds = []
+    count = len(part.mapped)
+    for k in range(count):
+        alone = image.project_out(isl.dim_type.set, k + 1, count - k - 1).project_out(
+            isl.dim_type.set, 0, k
+        )
+        bounds.append((alone.dim_min(0), alone.dim_max(0), context))
+    return bounds
+
+
+def _host_set(part: KernelPart, index: int, model) -> isl.UnionSet:
+    launch = part.prefix.intersect_domain(part.domain).range()
+    if part.host_depth == 0:
+        return isl.UnionSet(f"{model.space.header()}{{ K{index}[] }}")
+    as_set = isl.Set.from_union_set(launch).set_tuple_name(f"K{index}")
+    return isl.UnionSet.from_set(as_set)
+
+
+def _host_schedule(part: KernelPart, index: int, width: int, model) -> isl.UnionMap:
+    dims = [f"h{j}" for j in range(part.host_depth)]
+    times = [str(value) if kind == "pos" else f"h{value}" for kind, value in part.path]
+    times += ["0"] * (width - len(times))
+    if not times:
+        times = ["0"]
+    text = f"{model.space.header()}{{ K{index}[{', '.join(dims)}] -> [{', '.join(times)}] }}"
+    return isl.UnionMap(text)
+
+
+def _fixed_per_thread(part: KernelPart, users: set[str], depth: int) -> bool:
+    """Whether each thread's host values and grid coordinates fix the first `depth` loops
+    of every statement using the temporary (one copy per thread is then enough)."""
+    schedule = part.prefix
+    for member in part.mapped:
+        schedule = schedule.flat_range_product(member)
+    for piece in _maps(schedule):
+        if piece.get_tuple_name(isl.dim_type.in_) not in users:
+            continue
+        n_in = piece.dim(isl.dim_type.in_)
+        outer = piece.domain().identity().project_out(isl.dim_type.out, depth, n_in - depth)
+        if not piece.reverse().apply_range(outer).is_single_valued():
+            return False
+    return True
+
+
+def _exact_iterator(member: isl.Map) -> int | None:
+    """The input dimension the 1-D map equals (no constant offset), if any."""
+    n_in = member.dim(isl.dim_type.in_)
+    for q in range(n_in):
+        if member.is_equal(_identity_at(member, q)):
+            return q
+    return None
+
+
+def _array_param(data: ArrayData) -> str:
+    elem = _element(data)
+    if data.dims:
+        return f"{elem} (*{data.name})" + "".join(f"[{d}]" for d in data.dims)
+    return f"{elem} *{data.name}"
+
+
+_QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict)\b")
+
+
+def _element(data: ArrayData) -> str:
+    return " ".join(_QUALIFIERS.sub("", data.elem_type).split())
+
+
+def _bytes(data: ArrayData) -> str:
+    return f"(size_t)({data.count}) * sizeof({_element(data)})"
+
+
+def _host_address(data: ArrayData, writable: bool) -> str:
+    if data.first.strip() == "0":
+        return data.name
+    elem = _element(data)
+    pointer = f"({'' if writable else 'const '}{elem} *){data.name}" if data.dims else data.name
+    return f"{pointer} + ({data.first})"
+
+
+def _line_indent(source: bytes, offset: int) -> str:
+    line_start = source.rfind(b"\n", 0, offset) + 1
+    prefix = source[line_start:offset].decode("utf-8", errors="surrogateescape")
+    return prefix[: len(prefix) - len(prefix.lstrip())]
