@@ -470,6 +470,10 @@ def _depth_to(declarator: Node, name: str, data: bytes) -> int | None:
     return None
 
 
+def _has_side_effects(node: Node | None) -> bool:
+    return node is not None and any(n.type in _SIDE_EFFECTS for n in cs.walk(node))
+
+
 def _text(node: Node | None, data: bytes) -> str:
     return cs.text(node, data) if node is not None else ""
 
@@ -587,7 +591,7 @@ class _Rewriter:
         result = self._operation_type(node, left, right)
         if result is None or left is None or self.types.arithmetic(left) not in FLOATING:
             return None
-        if any(n.type in _SIDE_EFFECTS for n in cs.walk(left)):
+        if _has_side_effects(left):
             self.plan.impure.append(self._where(node))
             return None
         target = cs.text(left, self.data)
@@ -655,7 +659,8 @@ def _intrinsics(body: Node, data: bytes) -> int:
 
 
 def _plain_products(body: Node, data: bytes, types: _Types) -> list[Problem]:
-    """A float or double `*` (or `*=`) left as an operator: nvcc may fuse it into an FMA."""
+    """A float or double `*` (or `*=`) left as an operator: nvcc may fuse it into an FMA.
+    (Not `x *= e` whose x has side effects: the rule cannot evaluate it twice.)"""
     problems = []
     for node in cs.walk(body):
         if node.type not in ("binary_expression", "assignment_expression"):
@@ -667,7 +672,8 @@ def _plain_products(body: Node, data: bytes, types: _Types) -> list[Problem]:
         right = types.of(node.child_by_field_name("right"))
         if left.depth or right.depth or converted(left.scalar, right.scalar) not in FLOATING:
             continue
-        if operator == "*=" and left.scalar not in FLOATING:
+        target = node.child_by_field_name("left")
+        if operator == "*=" and (left.scalar not in FLOATING or _has_side_effects(target)):
             continue
         text = " ".join(cs.text(node, data).split())
         problems.append(_problem(f"'{text}': a floating product nvcc may fuse", cs.line_of(node)))

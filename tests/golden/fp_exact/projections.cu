@@ -1,0 +1,225 @@
+/* Gram-Schmidt-like projections: a dot product, a norm, a multiply-add update, and
+   2x2 determinants whose cancellation shows any fused multiply-add in the printed digits.
+   Double precision, with float, integer index arithmetic and a struct field alongside. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ROWS 512
+#define COLS 256
+
+typedef double real;
+
+struct weight { double w; };
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Loop nest 'j' of project() (line 16): one thread per iteration. */
+__global__ void project_kernel(real *q, real *a, real *r, real *out, int rows, int cols, long long trips_j)
+{
+    for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j;
+         t_j += (long long)blockDim.x * gridDim.x) {
+        int j = (int)t_j;
+        real dot = 0.0;
+        for (int i = 0; i < rows; i++)
+            dot = __dadd_rn(dot, __dmul_rn(q[i * cols + j], a[i * cols + j]));
+        r[j] = dot;
+        for (int i = 0; i < rows; i++)
+            out[i * cols + j] = __dsub_rn(a[i * cols + j], __dmul_rn(q[i * cols + j], dot));
+    }
+}
+
+void project(int rows, int cols, const real *a, const real *q, real *r, real *out)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as project_kernel */
+        const long long trips_j = cudaify_trips(0, cols, 1, 0);
+        if (trips_j > 0) {
+            real *d_q = NULL;
+            real *d_a = NULL;
+            real *d_r = NULL;
+            real *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_q, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_r, (size_t)(cols) * sizeof(real)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
+            CUDAIFY_CHECK(cudaMemcpy(d_q, q, (size_t)((long long)cols*(long long)rows) * sizeof(real), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)((long long)cols*(long long)rows) * sizeof(real), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_r, r, (size_t)(cols) * sizeof(real), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)((long long)cols*(long long)rows) * sizeof(real), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_j, 256, 2147483647u));
+            project_kernel<<<grid, block>>>(d_q, d_a, d_r, d_out, rows, cols, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(r, d_r, (size_t)(cols) * sizeof(real), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)((long long)cols*(long long)rows) * sizeof(real), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_q));
+            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaFree(d_r));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+/* Loop nest 'k' of determinants() (line 28): one thread per iteration. */
+__global__ void determinants_kernel(double *det, double *x, double *y, float *f, int *idx, long long trips_k)
+{
+    for (long long t_k = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_k < trips_k;
+         t_k += (long long)blockDim.x * gridDim.x) {
+        int k = (int)t_k;
+        det[k] = __dsub_rn(__dmul_rn(x[k], y[k + 1]), __dmul_rn(x[k + 1], y[k]));
+        f[k] = __fmul_rn(f[k], 0.5f);
+        f[k] = __fsub_rn(f[k], __fadd_rn(__fmul_rn((float)x[k], 2.0f), 1.0f));
+        idx[k] = k * 3 + (k - 1) * 2;
+    }
+}
+
+void determinants(int n, const double *x, const double *y, double *det, float *f, int *idx)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as determinants_kernel */
+        const long long trips_k = cudaify_trips(0, n, 1, 0);
+        if (trips_k > 0) {
+            double *d_det = NULL;
+            double *d_x = NULL;
+            double *d_y = NULL;
+            float *d_f = NULL;
+            int *d_idx = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_det, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(((long long)n + 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(((long long)n + 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_f, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_idx, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_det, det, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(((long long)n + 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(((long long)n + 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_f, f, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_idx, idx, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_k, 256, 2147483647u));
+            determinants_kernel<<<grid, block>>>(d_det, d_x, d_y, d_f, d_idx, trips_k);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(det, d_det, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(f, d_f, (size_t)(n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(idx, d_idx, (size_t)(n) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_det));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaFree(d_f));
+            CUDAIFY_CHECK(cudaFree(d_idx));
+        }
+    }
+}
+
+/* Loop nest 'k' of weigh() (line 38): one thread per iteration. */
+__global__ void weigh_kernel(double *v, struct weight *s, long long trips_k)
+{
+    for (long long t_k = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_k < trips_k;
+         t_k += (long long)blockDim.x * gridDim.x) {
+        int k = (int)t_k;
+        v[k] = s[k].w * v[k] + 1.0;
+    }
+}
+
+void weigh(int n, const struct weight *s, double *v)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as weigh_kernel */
+        const long long trips_k = cudaify_trips(0, n, 1, 0);
+        if (trips_k > 0) {
+            double *d_v = NULL;
+            struct weight *d_s = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_s, (size_t)(n) * sizeof(struct weight)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v, v, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_s, s, (size_t)(n) * sizeof(struct weight), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_k, 256, 2147483647u));
+            weigh_kernel<<<grid, block>>>(d_v, d_s, trips_k);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(v, d_v, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_v));
+            CUDAIFY_CHECK(cudaFree(d_s));
+        }
+    }
+}
+
+int main(void)
+{
+    real *a = (real *)malloc(sizeof(real) * ROWS * COLS);
+    real *q = (real *)malloc(sizeof(real) * ROWS * COLS);
+    real *out = (real *)malloc(sizeof(real) * ROWS * COLS);
+    real *r = (real *)malloc(sizeof(real) * COLS);
+    double *x = (double *)malloc(sizeof(double) * (COLS + 1));
+    double *y = (double *)malloc(sizeof(double) * (COLS + 1));
+    double *det = (double *)malloc(sizeof(double) * COLS);
+    float *f = (float *)malloc(sizeof(float) * COLS);
+    int *idx = (int *)malloc(sizeof(int) * COLS);
+    struct weight *s = (struct weight *)malloc(sizeof(struct weight) * COLS);
+    double *v = (double *)malloc(sizeof(double) * COLS);
+    for (int i = 0; i < ROWS * COLS; i++) {
+        a[i] = 1.0 + (i % 97) / 7.0;
+        q[i] = 1.0 / (1.0 + (i % 89));
+    }
+    for (int k = 0; k <= COLS; k++) {
+        x[k] = 1.0 + k / 3.0;
+        y[k] = 1.0 + (k + 1) / 3.0;
+    }
+    for (int k = 0; k < COLS; k++) {
+        f[k] = k / 7.0f;
+        s[k].w = 1.0 / (k + 1);
+        v[k] = k / 11.0;
+    }
+    project(ROWS, COLS, a, q, r, out);
+    determinants(COLS, x, y, det, f, idx);
+    weigh(COLS, s, v);
+    double rs = 0.0, os = 0.0, ds = 0.0, fs = 0.0, vs = 0.0;
+    long is = 0;
+    for (int j = 0; j < COLS; j++) {
+        rs += r[j];
+        ds += det[j];
+        fs += f[j];
+        vs += v[j];
+        is += idx[j];
+    }
+    for (int i = 0; i < ROWS * COLS; i++)
+        os += out[i];
+    printf("r %.17g out %.17g\n", rs, os);
+    printf("det %.17g det[7] %.17g f %.9g v %.17g idx %ld\n", ds, det[7], fs, vs, is);
+    free(a); free(q); free(out); free(r); free(x); free(y); free(det); free(f); free(idx);
+    free(s); free(v);
+    return 0;
+}
