@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 
 from cudaify.core import Evaluation, Stage, Variant
 from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, UNRUN, reward
-from cudaify.mcgs.search import Candidate, SearchResult
+from cudaify.mcgs.search import Candidate, Rescue, SearchResult, verify
 from cudaify.regraph.graph import START, ReGraph
 
 C_PUCT = 1.5
@@ -143,10 +143,12 @@ class GraphSearch:
         budget: Budget = Budget(),
         seed: int = 0,
         progress: Callable[[SearchResult], None] | None = None,
+        rescue: Rescue | None = None,
     ):
         self.graph = graph
         self.expand_fn = expand
         self.evaluate_fn = evaluate
+        self.rescue = rescue
         self.ways = ways
         self.method_prior = method_prior
         self.budget = budget
@@ -157,21 +159,37 @@ class GraphSearch:
         self.slm_calls = 0
         self._deadline: float | None = None  # perf_counter time the search must stop by
         self._slm_answers: list[float] = []  # the reward of each SLM answer (failed: -1)
+        # a candidate whose only mismatch was rounding -> the rescued variant that is its state
+        self._rescued: dict[str, str] = {}
 
     def _out_of_time(self) -> bool:
         return self._deadline is not None and time.perf_counter() >= self._deadline
 
     # -- building the graph of states ------------------------------------------------
 
+    def _known(self, key: str) -> Node | None:
+        return self.nodes.get(self._rescued.get(key, key))
+
+    def _verified(self, variant: Variant) -> Candidate:
+        """Evaluate a new variant, rescued when its only mismatch is rounding (see
+        search.verify): the candidate that becomes its node."""
+        candidates = verify(variant, self.evaluate_fn, self.rescue, self.nodes)
+        self.result.candidates.extend(candidates)
+        state = candidates[-1]
+        if state.variant.key != variant.key:
+            self._rescued[variant.key] = state.variant.key
+        return state
+
     def _node_for(self, variant: Variant, evaluation: Evaluation | None = None) -> Node:
-        key = variant.key
-        if key in self.nodes:
-            return self.nodes[key]
+        known = self._known(variant.key)
+        if known is not None:
+            return known
         if evaluation is None:
-            evaluation = self.evaluate_fn(variant)
-            self.result.candidates.append(Candidate(variant, evaluation))
+            state = self._verified(variant)
+            variant, evaluation = state.variant, state.evaluation
             if self.progress:
                 self.progress(self.result)
+        key = variant.key
         node = Node(variant, evaluation, reward(evaluation))
         self.nodes[key] = node
         if self.budget.rollout_depth > 0 and variant.steps and self._promising(node):
@@ -218,8 +236,8 @@ class GraphSearch:
             if edge.how == "slm":
                 self._slm_answers.append(STRUCTURE_FAIL)
             return None
-        edge.child = child.key
         made = self._node_for(child)
+        edge.child = made.variant.key  # the rescued variant, when there was one
         if edge.how == "slm":
             self._slm_answers.append(reward(made.evaluation))
         return made
@@ -239,16 +257,16 @@ class GraphSearch:
             prior = graph_prior(self.graph, source, methods)
             for method in sorted(methods, key=lambda m: -prior[m]):
                 child, _reason = self.expand_fn(current, method, "rule")
-                if child is None or child.key in self.nodes:
+                if child is None or self._known(child.key) is not None:
                     continue
-                node = Node(child, self.evaluate_fn(child), 0.0)
+                state = self._verified(child)
+                node = Node(state.variant, state.evaluation, 0.0)
                 node.utility = node.value = reward(node.evaluation)
-                self.nodes[child.key] = node
-                self.result.candidates.append(Candidate(child, node.evaluation))
+                self.nodes[state.variant.key] = node
                 best = max(best, node.utility)
                 if node.terminal:
                     return best
-                current = child
+                current = state.variant
                 break
             else:
                 break

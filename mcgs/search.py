@@ -7,7 +7,7 @@ nor calls nvcc."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 from cudaify.core import Evaluation, Stage, Variant
@@ -18,6 +18,9 @@ from cudaify.regraph.graph import START, ReGraph
 Expand = Callable[[Variant, str], tuple[Variant | None, str]]
 Evaluate = Callable[[Variant], Evaluation]
 Progress = Callable[["SearchResult"], None]
+# a candidate whose only mismatch is rounding -> the variant that rounds like the CPU
+# (the pipeline applies fp_exact's rule), or None when that does not apply
+Rescue = Callable[[Variant], Variant | None]
 
 
 @dataclass(frozen=True)
@@ -66,15 +69,36 @@ class SearchResult:
         return counts
 
 
+def verify(
+    variant: Variant,
+    evaluate: Evaluate,
+    rescue: Rescue | None = None,
+    known: Container[str] = (),
+) -> list[Candidate]:
+    """Evaluate `variant`. When its only mismatch with the reference is rounding and a
+    `rescue` is given, the variant rescue makes of it is evaluated too, once (it is never
+    rescued in turn), unless its key is `known` already. Both are candidates; the last one
+    is the search's state: the rescued one when it got further, else the original."""
+    first = Candidate(variant, evaluate(variant))
+    if rescue is None or not first.evaluation.rounding_only:
+        return [first]
+    rescued = rescue(variant)
+    if rescued is None or rescued.key in known:
+        return [first]
+    second = Candidate(rescued, evaluate(rescued))
+    return [first, second] if second.reward > first.reward else [second, first]
+
+
 def run_sequence(
     start: Variant,
     methods: list[str],
     expand: Expand,
     evaluate: Evaluate,
     progress: Progress | None = None,
+    rescue: Rescue | None = None,
 ) -> SearchResult:
     """Apply the given methods in order; a method that does not apply is skipped with its
-    reason. Every intermediate variant is evaluated."""
+    reason. Every intermediate variant is evaluated (and rescued, see `verify`)."""
     result = SearchResult(strategy="sequence", prefer_longer=True)
     began = time.perf_counter()
     current = start
@@ -84,13 +108,14 @@ def run_sequence(
         if child is None:
             result.skipped.append((method, reason))
             continue
-        candidate = Candidate(child, evaluate(child))
-        result.candidates.append(candidate)
+        candidates = verify(child, evaluate, rescue)
+        result.candidates.extend(candidates)
         if progress:
             progress(result)
-        if candidate.evaluation.stage < Stage.COMPILE:
+        state = candidates[-1]
+        if state.evaluation.stage < Stage.COMPILE:
             break
-        current = child
+        current = state.variant
     result.seconds = time.perf_counter() - began
     return result
 
@@ -103,9 +128,12 @@ def _children(
     seen: set[str],
     result: SearchResult,
     progress: Progress | None,
+    rescue: Rescue | None = None,
 ) -> list[Candidate]:
     """Apply each of `methods` to `state` once; evaluate each child not seen before (the
-    transposition table `seen` holds normalised-code hashes) and record it in `result`."""
+    transposition table `seen` holds normalised-code hashes) and record it in `result`.
+    A child whose only mismatch is rounding is rescued (see `verify`): the child state is
+    then the rescued variant when it got further."""
     children: list[Candidate] = []
     for method in methods:
         result.iterations += 1
@@ -116,9 +144,10 @@ def _children(
         if child.key in seen:
             continue
         seen.add(child.key)
-        candidate = Candidate(child, evaluate(child))
-        result.candidates.append(candidate)
-        children.append(candidate)
+        candidates = verify(child, evaluate, rescue, seen)
+        seen.update(c.variant.key for c in candidates)
+        result.candidates.extend(candidates)
+        children.append(candidates[-1])
         if progress:
             progress(result)
     return children
@@ -136,6 +165,7 @@ def run_rules(
     max_depth: int = 3,
     progress: Progress | None = None,
     every_method: Sequence[str] | None = None,
+    rescue: Rescue | None = None,
 ) -> SearchResult:
     """Breadth-first search with rules only: from `sequential`, follow every out-edge
     whose method applies, to `max_depth` steps. With `every_method` (the `exhaustive`
@@ -152,7 +182,8 @@ def run_rules(
         next_frontier: list[Variant] = []
         for state in frontier:
             methods = _out_edges(graph, state) if every_method is None else every_method
-            for candidate in _children(state, methods, expand, evaluate, seen, result, progress):
+            children = _children(state, methods, expand, evaluate, seen, result, progress, rescue)
+            for candidate in children:
                 if candidate.evaluation.stage >= Stage.COMPILE:
                     next_frontier.append(candidate.variant)
         frontier = next_frontier
@@ -169,6 +200,7 @@ def run_greedy(
     evaluate: Evaluate,
     max_depth: int = 3,
     progress: Progress | None = None,
+    rescue: Rescue | None = None,
 ) -> SearchResult:
     """At each step try every out-edge once and move to the best child, stopping when no
     child beats the current state."""
@@ -178,7 +210,7 @@ def run_greedy(
     seen = {start.key}
     for _depth in range(max_depth):
         methods = _out_edges(graph, current)
-        children = _children(current, methods, expand, evaluate, seen, result, progress)
+        children = _children(current, methods, expand, evaluate, seen, result, progress, rescue)
         best = max(children, key=lambda c: c.reward, default=None)
         if best is None or best.reward <= current_reward:
             break
@@ -193,6 +225,7 @@ def run_whole_program(
     generate: Callable[[Variant, str], tuple[Variant | None, str]],
     evaluate: Evaluate,
     progress: Progress | None = None,
+    rescue: Rescue | None = None,
 ) -> SearchResult:
     """The paper's baselines: one prompt turns the whole program into CUDA (`oneshot`, or
     `cot` with step-by-step reasoning first); the answer gets the same verification."""
@@ -202,7 +235,7 @@ def run_whole_program(
     if child is None:
         result.skipped.append((style, reason))
     else:
-        result.candidates.append(Candidate(child, evaluate(child)))
+        result.candidates.extend(verify(child, evaluate, rescue))
         if progress:
             progress(result)
     result.seconds = time.perf_counter() - began

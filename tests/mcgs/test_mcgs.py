@@ -302,3 +302,33 @@ def test_rollouts_stay_within_the_depth_limit():
     result = run(search(graph, land, budget=Budget(iterations=10, max_depth=2, rollout_depth=3)))
     assert max(len(c.variant.methods) for c in result.candidates) == 2
     assert result.best_verified.variant.code == "a+b"
+
+
+@pytest.mark.parametrize("rollout_depth", [0, 2])
+def test_a_rounding_only_child_is_rescued_and_its_rescue_is_the_node(rollout_depth: int):
+    graph = graph_of(("sequential", "a"), ("a", "b"), ("exact", "b"))
+    rescued: list[tuple[str, ...]] = []
+
+    def expand(variant: Variant, method: str, how: str):
+        if method in variant.methods:
+            return None, "already applied"
+        return variant.then(method, f"{variant.code}+{method}", how), ""
+
+    def evaluate(variant: Variant) -> Evaluation:
+        if "exact" in variant.methods:
+            return correct(2.0 ** len(variant.steps))
+        return Evaluation(stage=Stage.RUN, ran_on_gpu=True, rounding_only=True)
+
+    def rescue(variant: Variant) -> Variant | None:
+        rescued.append(variant.methods)
+        return variant.then("exact", f"{variant.code}+exact", "rule")
+
+    budget = Budget(iterations=10, max_depth=3, rollout_depth=rollout_depth)
+    gs = GraphSearch(graph, expand, evaluate, budget=budget, rescue=rescue)
+    result = run(gs)
+    assert rescued == [("a",)]
+    # the root's edge leads to the rescued variant, and the search went on from there
+    root = gs.nodes[Variant(code="seq").key]
+    assert [gs.nodes[e.child].variant.methods for e in root.edges if e.child] == [("a", "exact")]
+    assert result.best_verified.variant.methods == ("a", "exact", "b")
+    assert sum(1 for c in result.candidates if c.evaluation.rounding_only) == 1

@@ -147,3 +147,68 @@ def test_exhaustive_tries_every_applicable_sequence_beyond_the_graph_edges():
     # the rules strategy on the same graph only follows its one edge
     rules = run_rules(Variant(code="seq"), graph, expand, evaluate, max_depth=3)
     assert [c.variant.methods for c in rules.candidates] == [("a",)]
+
+
+class Rounding:
+    """A landscape where every kernel method's output differs from the reference by
+    rounding only, until `exact` (the rescue) makes the arithmetic round like the CPU's;
+    then each method step doubles the speed."""
+
+    def __init__(self) -> None:
+        self.rescued: list[tuple[str, ...]] = []
+        self.evaluated: list[tuple[str, ...]] = []
+
+    def expand(self, variant: Variant, method: str):
+        if method in variant.methods:
+            return None, "already applied"
+        return variant.then(method, f"{variant.code}+{method}", "rule"), ""
+
+    def evaluate(self, variant: Variant) -> Evaluation:
+        self.evaluated.append(variant.methods)
+        if "exact" not in variant.methods:
+            return Evaluation(
+                stage=Stage.RUN,
+                ran_on_gpu=True,
+                problems=(Problem("output", "token 3 differs"),),
+                rounding_only=True,
+            )
+        return evaluation(Stage.CORRECT, speedup=2.0 ** (len(variant.steps) - 1))
+
+    def rescue(self, variant: Variant) -> Variant | None:
+        self.rescued.append(variant.methods)
+        return variant.then("exact", f"{variant.code}+exact", "rule")
+
+
+def test_a_rounding_only_candidate_is_rescued_once_and_the_search_goes_on_from_it():
+    graph = chain_graph(("sequential", "a"), ("a", "b"), ("exact", "b"))
+    land = Rounding()
+    result = run_rules(
+        Variant(code="seq"), graph, land.expand, land.evaluate, 3, None, None, land.rescue
+    )
+    # "a" was rescued; "b" followed the rescued state along exact's out-edge, and its own
+    # output (through the rounding landscape) needed no second rescue
+    assert land.rescued == [("a",)]
+    assert land.evaluated == [("a",), ("a", "exact"), ("a", "exact", "b")]
+    assert result.best_verified.variant.methods == ("a", "exact", "b")
+    # both the rounding-only candidate and its rescue are on record
+    assert [c.evaluation.rounding_only for c in result.candidates] == [True, False, False]
+
+
+def test_a_rescue_that_still_mismatches_is_not_rescued_again():
+    land = Rounding()
+    land.evaluate = lambda variant: Evaluation(  # type: ignore[method-assign]
+        stage=Stage.RUN, ran_on_gpu=True, rounding_only=True
+    )
+    result = run_sequence(Variant(code="seq"), ["a"], land.expand, land.evaluate, None, land.rescue)
+    assert land.rescued == [("a",)]  # once: its rescue is not rescued in turn
+    assert [c.variant.methods for c in result.candidates] == [("a", "exact"), ("a",)]
+    assert result.best_verified is None
+
+
+def test_a_wrong_output_is_not_rescued():
+    land = Rounding()
+    wrong = Evaluation(stage=Stage.RUN, ran_on_gpu=True, problems=(Problem("output", "x"),))
+    result = run_sequence(
+        Variant(code="seq"), ["a"], land.expand, lambda v: wrong, None, land.rescue
+    )
+    assert land.rescued == [] and len(result.candidates) == 1
