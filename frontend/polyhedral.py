@@ -20,28 +20,6 @@ import islpy as isl
 from cudaify.frontend.dependence import Bound, Space, affine_text, domain
 from cudaify.frontend.facts import Scop, ScopAccess, ScopStatement
 
-# isl reserves these words in its text format
-_ISL_WORDS = {
-    "and",
-    "or",
-    "not",
-    "exists",
-    "mod",
-    "floor",
-    "ceil",
-    "min",
-    "max",
-    "true",
-    "false",
-    "infty",
-    "NaN",
-    "implies",
-    "xor",
-    "rat",
-    "domain",
-    "range",
-}
-
 
 class ModelError(Exception):
     """The region cannot be modelled after all (said in the method's reason)."""
@@ -50,7 +28,7 @@ class ModelError(Exception):
 @dataclass
 class Model:
     """isl objects for one region. Tuple names: statements `S<k>`, arrays `A<k>` (in
-    `array_ids`), written scalars `V<k>` (in `scalar_ids`)."""
+    `array_ids`), live ranges of written scalars `V<k>` (`webs`)."""
 
     scop: Scop
     space: Space  # isl parameter names <-> C symbols
@@ -62,11 +40,15 @@ class Model:
     context: isl.Set
     iterators: dict[str, tuple[str, ...]]  # statement -> its C loop variables, outermost first
     array_ids: dict[str, str] = field(default_factory=dict)
-    scalar_ids: dict[str, str] = field(default_factory=dict)
-    private_depth: dict[str, int] = field(
-        default_factory=dict
-    )  # written scalar -> loops it is private to
+    webs: list[Web] = field(default_factory=list)  # live ranges of written scalars
     dims: dict[str, int] = field(default_factory=dict)  # array -> dimensions modelled
+
+    def web(self, statement: str, scalar: str) -> Web | None:
+        """The live range of `scalar` that `statement` belongs to (None: not written)."""
+        for web in self.webs:
+            if web.scalar == scalar and statement in web.statements:
+                return web
+        return None
 
     def statement(self, name: str) -> ScopStatement:
         for statement in self.scop.statements:
@@ -94,7 +76,6 @@ def build(scop: Scop) -> Model:
         iterators={},
     )
     model.array_ids = {a.name: f"A{k}" for k, a in enumerate(scop.arrays)}
-    model.scalar_ids = {name: f"V{k}" for k, name in enumerate(sorted(written))}
     model.dims = _array_dims(scop)
     depth = max((len(s.loops) for s in scop.statements), default=0)
     domains, originals = [], []
@@ -107,7 +88,7 @@ def build(scop: Scop) -> Model:
     model.domain = _union_set(header, domains)
     model.original = _union_map(header, originals).intersect_domain(model.domain)
     model.context = _context(scop, space)
-    model.private_depth = _private_depths(model, written)
+    model.webs = _webs(model, written)
     model.reads, model.writes = _accesses(model)
     model.dependences = _dependences(model)
     return model
@@ -185,10 +166,10 @@ def _access_text(model: Model, statement: ScopStatement, access: ScopAccess, nam
     dims = dict(zip(iterators, names, strict=True))
     source = f"{statement.name}[{', '.join(names)}]"
     if access.scalar:
-        if access.target not in model.scalar_ids:
+        web = model.web(statement.name, access.target)
+        if web is None:
             return None
-        depth = model.private_depth.get(access.target, 0)
-        return f"{source} -> {model.scalar_ids[access.target]}[{', '.join(names[:depth])}]"
+        return f"{source} -> {web.isl_id}[{', '.join(names[: web.depth])}]"
     target = model.array_ids.get(access.target)
     if target is None:
         raise ModelError(f"the array '{access.target}' has no data facts")
@@ -228,28 +209,92 @@ def _dependences(model: Model) -> isl.UnionMap:
     return flow.union(anti).union(output).intersect(before).coalesce()
 
 
-# -- private scalars -----------------------------------------------------------------
+# -- scalar webs and private temporaries ------------------------------------------
 
 
-def _private_depths(model: Model, written: set[str]) -> dict[str, int]:
-    """For each written scalar, the number of outer loops it is private to (0: shared).
+@dataclass(frozen=True)
+class Web:
+    """One live range of a written scalar: the statements whose reads and writes of it
+    are linked by the values they pass. A scalar reused by separate loop nests as a
+    temporary has one web per nest; each web is its own storage. `depth` > 0: private
+    to the first `depth` loops around its statements (every value it reads was written
+    in the same iterations of them), else one shared location."""
 
-    Private to the first d loops around all of its statements when every value read
-    comes from a write in the same iterations of those d loops, none is read before the
-    region sets it, and none is needed after the region."""
+    scalar: str
+    index: int
+    statements: frozenset[str]
+    depth: int
+
+    @property
+    def isl_id(self) -> str:
+        return f"V{self.index}"
+
+
+def _webs(model: Model, written: set[str]) -> list[Web]:
     scop = model.scop
-    found: dict[str, int] = {}
     live = {s.name for s in scop.scalars if s.live_out}
+    webs: list[Web] = []
     for name in sorted(written):
         users = [
             st for st in scop.statements if any(a.scalar and a.target == name for a in st.accesses)
         ]
-        common = _common_loops(users)
-        found[name] = 0
-        if name in live or not common:
+        if not users:
             continue
-        found[name] = _private_depth(model, name, users, common)
-    return found
+        flow = _scalar_flow(model, name, users)
+        exposed = not flow.get_may_no_source().is_empty()
+        if name in live or exposed:
+            # its value comes in from before the region or goes out after it: one location
+            webs.append(Web(name, len(webs), frozenset(st.name for st in users), 0))
+            continue
+        for group in _linked(users, flow):
+            members = [st for st in users if st.name in group]
+            depth = _private_depth(model, name, members, _common_loops(members))
+            webs.append(Web(name, len(webs), frozenset(group), depth))
+    return webs
+
+
+def _scalar_flow(model: Model, name: str, users: list[ScopStatement]) -> isl.UnionFlow:
+    """Which write each read of scalar `name` gets its value from (writes inside an
+    opaque statement may not happen: they are may-sources)."""
+    header = model.space.header()
+    must, may, reads = [], [], []
+    for statement in users:
+        names = [f"i{k}" for k in range(len(statement.loops))]
+        source = f"{statement.name}[{', '.join(names)}]"
+        for access in statement.accesses:
+            if not (access.scalar and access.target == name):
+                continue
+            if access.is_read:
+                reads.append(f"{source} -> V[]")
+            if access.is_write:
+                (may if statement.kind == "opaque" else must).append(f"{source} -> V[]")
+    sink = _union_map(header, reads).intersect_domain(model.domain)
+    info = isl.UnionAccessInfo.from_sink(sink)
+    info = info.set_must_source(_union_map(header, must).intersect_domain(model.domain))
+    info = info.set_may_source(_union_map(header, may).intersect_domain(model.domain))
+    return info.set_schedule_map(model.original).compute_flow()
+
+
+def _linked(users: list[ScopStatement], flow: isl.UnionFlow) -> list[set[str]]:
+    """Statements grouped by the values they pass (connected components)."""
+    parent = {st.name: st.name for st in users}
+
+    def root(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    def link(piece: isl.Map) -> None:
+        a = root(piece.get_tuple_name(isl.dim_type.in_))
+        b = root(piece.get_tuple_name(isl.dim_type.out))
+        parent[a] = b
+
+    flow.get_may_dependence().union(flow.get_must_dependence()).foreach_map(link)
+    groups: dict[str, set[str]] = {}
+    for st in users:
+        groups.setdefault(root(st.name), set()).add(st.name)
+    return list(groups.values())
 
 
 def _common_loops(statements: list[ScopStatement]) -> int:
@@ -267,30 +312,21 @@ def _common_loops(statements: list[ScopStatement]) -> int:
 
 
 def _private_depth(model: Model, name: str, users: list[ScopStatement], common: int) -> int:
+    """The most outer loops (of the `common` the statements share) whose iterations
+    each set the scalar before reading it."""
+    if common == 0:
+        return 0
     header = model.space.header()
-    must, may, reads, prefixes = [], [], [], []
-    for statement in users:
-        names = [f"i{k}" for k in range(len(statement.loops))]
-        source = f"{statement.name}[{', '.join(names)}]"
-        for access in statement.accesses:
-            if not (access.scalar and access.target == name):
-                continue
-            if access.is_read:
-                reads.append(f"{source} -> V[]")
-            if access.is_write:
-                (may if statement.kind == "opaque" else must).append(f"{source} -> V[]")
-        prefixes.append((source, names))
-    sink = _union_map(header, reads).intersect_domain(model.domain)
-    info = isl.UnionAccessInfo.from_sink(sink)
-    info = info.set_must_source(_union_map(header, must).intersect_domain(model.domain))
-    info = info.set_may_source(_union_map(header, may).intersect_domain(model.domain))
-    flow = info.set_schedule_map(model.original).compute_flow()
-    if not flow.get_may_no_source().is_empty():
-        return 0  # read before the region sets it (in some iteration)
+    flow = _scalar_flow(model, name, users)
     dependences = flow.get_may_dependence().union(flow.get_must_dependence())
     for depth in range(common, 0, -1):
         outer = _union_map(
-            header, [f"{source} -> [{', '.join(names[:depth])}]" for source, names in prefixes]
+            header,
+            [
+                f"{st.name}[{', '.join(f'i{k}' for k in range(len(st.loops)))}] -> "
+                f"[{', '.join(f'i{k}' for k in range(depth))}]"
+                for st in users
+            ],
         )
         deltas = dependences.apply_domain(outer).apply_range(outer).deltas()
         zero = isl.UnionSet(f"{{ [{', '.join(['0'] * depth)}] }}")
@@ -303,4 +339,4 @@ def loop_depth_of(model: Model, statement: str) -> int:
     return len(model.iterators[statement])
 
 
-__all__ = ["Model", "ModelError", "build", "loop_depth_of", "_ISL_WORDS"]
+__all__ = ["Model", "ModelError", "Web", "build", "loop_depth_of"]

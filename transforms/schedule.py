@@ -270,9 +270,7 @@ def _walk(node: isl.ScheduleNode, path, kernels: list[KernelPart], model) -> isl
             return node
         return _walk(node.child(0), path, kernels, model).parent()
     if kind in (T.sequence, T.set):
-        for k in range(node.n_children()):
-            node = _walk(node.child(k), (*path, ("pos", k)), kernels, model).parent()
-        return node
+        return _walk_sequence(node, path, kernels, model)
     if kind == T.leaf:
         kernels.append(_serial(node, path))
         return node
@@ -289,6 +287,38 @@ def _walk(node: isl.ScheduleNode, path, kernels: list[KernelPart], model) -> isl
         node = node.band_split(1)
     depth = node.get_schedule_depth()
     return _walk(node.child(0), (*path, ("dim", depth)), kernels, model).parent()
+
+
+def _walk_sequence(node: isl.ScheduleNode, path, kernels, model) -> isl.ScheduleNode:
+    """Children in order; consecutive children with no parallelism become one
+    single-thread kernel (one launch, and their temporaries stay in its registers)."""
+    count, k = node.n_children(), 0
+    while k < count:
+        if _parallel_below(node.child(k), model):
+            node = _walk(node.child(k), (*path, ("pos", k)), kernels, model).parent()
+            k += 1
+            continue
+        last = k
+        while last + 1 < count and not _parallel_below(node.child(last + 1), model):
+            last += 1
+        kernels.append(_serial_children(node, k, last, (*path, ("pos", k))))
+        k = last + 1
+    return node
+
+
+def _serial_children(node: isl.ScheduleNode, first: int, last: int, path) -> KernelPart:
+    reaching = node.get_domain()
+    domain = reaching.intersect(node.child(first).filter_get_filter())
+    for k in range(first + 1, last + 1):
+        domain = domain.union(reaching.intersect(node.child(k).filter_get_filter()))
+    return KernelPart(
+        domain=domain,
+        prefix=node.get_prefix_schedule_union_map().intersect_domain(domain),
+        mapped=(),
+        inner=node.get_subtree_schedule_union_map().intersect_domain(domain),
+        path=path,
+        host_depth=node.get_schedule_depth(),
+    )
 
 
 def _live_dependences(node: isl.ScheduleNode, model) -> isl.UnionMap:
@@ -511,6 +541,70 @@ def _device_edits(name: str, tree: Tree, source: bytes) -> list[Edit]:
 
 
 @dataclass
+class _Expansion:
+    """A private live range stored in device memory, one element per iteration of the
+    loops it is private to (the bounding box of their values, row-major)."""
+
+    web: polyhedral.Web
+    array: str
+    lows: list[str]
+    extents: list[str]
+    bounds: list[tuple[isl.PwAff, isl.PwAff]]
+    context: isl.Set
+
+    @classmethod
+    def of(cls, web: polyhedral.Web, model: polyhedral.Model, names: _Names) -> _Expansion:
+        header = model.space.header()
+        pieces = []
+        for statement in sorted(web.statements):
+            n = len(model.iterators[statement])
+            dims = [f"i{k}" for k in range(n)]
+            pieces.append(f"{statement}[{', '.join(dims)}] -> [{', '.join(dims[: web.depth])}]")
+        projection = isl.UnionMap(f"{header}{{ {'; '.join(pieces)} }}")
+        image = isl.Set.from_union_set(projection.intersect_domain(model.domain).range())
+        bounds = []
+        for k in range(web.depth):
+            alone = image.project_out(isl.dim_type.set, k + 1, web.depth - k - 1)
+            alone = alone.project_out(isl.dim_type.set, 0, k)
+            bounds.append((alone.dim_min(0), alone.dim_max(0)))
+        return cls(
+            web=web,
+            array=names.fresh(f"d_{web.scalar}_each"),
+            lows=[names.fresh(f"lo_{web.scalar}") for _ in range(web.depth)],
+            extents=[names.fresh(f"extent_{web.scalar}") for _ in range(web.depth)],
+            bounds=bounds,
+            context=model.context,
+        )
+
+    def allocation(self, type_: str, names: codegen.Names) -> list[str]:
+        lines = []
+        for lo, extent, (low, high) in zip(self.lows, self.extents, self.bounds, strict=True):
+            lines.append(f"const long long {lo} = {codegen.pw_aff(low, self.context, names)};")
+            high_text = codegen.pw_aff(high, self.context, names)
+            lines.append(f"const long long {extent} = ({high_text}) - {lo} + 1;")
+        size = " * ".join(f"(size_t)({e} > 0 ? {e} : 1)" for e in self.extents)
+        lines.append(f"{type_} *{self.array} = NULL;")
+        lines.append(
+            f"CUDAIFY_CHECK(cudaMalloc((void **)&{self.array}, {size} * sizeof({type_})));"
+        )
+        return lines
+
+    def params(self, type_: str) -> list[str]:
+        return [f"{type_} *{self.array}", *(f"long long {n}" for n in self.lows + self.extents)]
+
+    def arguments(self) -> list[str]:
+        return [self.array, *self.lows, *self.extents]
+
+    def element(self, iterators: list[str]) -> str:
+        """The element for one instance, given its loop variables' values."""
+        index = ""
+        for k, lo in enumerate(self.lows):
+            offset = f"(({iterators[k]}) - {lo})"
+            index = offset if not index else f"({index}) * {self.extents[k]} + {offset}"
+        return f"{self.array}[{index}]"
+
+
+@dataclass
 class _KernelText:
     name: str
     params: list[str]  # declarations
@@ -536,13 +630,12 @@ class _RegionEmitter:
         }
         self.helpers = self._helpers()
         self.devices = {a.name: names.fresh(f"d_{a.name}") for a in self.scop.arrays}
-        shared = [
-            s
-            for s in self.scop.scalars
-            if s.written and self.model.private_depth.get(s.name, 0) == 0
-        ]
-        self.shared = {s.name: names.fresh(f"d_{s.name}") for s in shared}
+        # one device location per shared live range of a written scalar
+        self.shared = {
+            web.index: names.fresh(f"d_{web.scalar}") for web in self.model.webs if not web.depth
+        }
         self.scalar_types = {s.name: s.type for s in self.scop.scalars}
+        self.locals, self.expanded = self._private_storage()
         self.kernels: list[_KernelText] = []
         self.launches: dict[str, list[str]] = {}
         for k, part in enumerate(plan.kernels):
@@ -587,12 +680,22 @@ class _RegionEmitter:
             if iterator not in names.mapping:
                 names.add(iterator, self.names.fresh(f"c{k}"))
         statements_used = {s.get_tuple_name() for s in _sets(part.domain)}
-        shared = {n: d for n, d in self.shared.items() if self._uses(statements_used, n)}
-        private = self._private_scalars(statements_used, part)
-        replace_base = {name: f"(*{device})" for name, device in shared.items()}
+        webs = [w for w in model.webs if w.statements & statements_used]
+        shared = {w.index: self.shared[w.index] for w in webs if not w.depth}
+        private = self._local_names(webs)
+        storage = {w.index: f"(*{self.shared[w.index]})" for w in webs if not w.depth}
+        storage.update(private)
+        expanded = [self.expanded[w.index] for w in webs if w.index in self.expanded]
 
         def on_user(statement: str, arguments: list[str]) -> list[str]:
-            replace = dict(replace_base)
+            replace = {
+                w.scalar: storage[w.index]
+                for w in webs
+                if statement in w.statements and w.index in storage and storage[w.index] != w.scalar
+            }
+            for expansion in expanded:
+                if statement in expansion.web.statements:
+                    replace[expansion.web.scalar] = expansion.element(arguments)
             for var, value in zip(model.iterators[statement], arguments, strict=True):
                 if value != var:
                     replace[var] = f"({value})"
@@ -601,8 +704,9 @@ class _RegionEmitter:
         depth = len(part.mapped)
         indent = "    " * (depth + 1)
         body_lines: list[str] = []
-        for name in private:
-            body_lines.append(f"{indent}{self.scalar_types[name]} {name};")
+        for web in webs:
+            if web.index in private:
+                body_lines.append(f"{indent}{self.scalar_types[web.scalar]} {private[web.index]};")
         body_lines += codegen.print_ast(ast, names, on_user, indent)
         params = self._kernel_params(part, statements_used, shared, host_c)
         grid: list[tuple[str, str]] = []
@@ -610,6 +714,8 @@ class _RegionEmitter:
             lo, trips = self.names.fresh(f"lo_{c_name}"), self.names.fresh(f"trips_{c_name}")
             grid.append((lo, trips))
             params += [f"long long {lo}", f"long long {trips}"]
+        for expansion in expanded:
+            params += expansion.params(self.scalar_types[expansion.web.scalar])
         loops: list[str] = []
         for level, k in enumerate(reversed(range(depth))):  # z or y outermost, x innermost
             dim, c_name, (lo, trips) = DIMS[k], mapped_c[k], grid[k]
@@ -625,7 +731,7 @@ class _RegionEmitter:
         body = [*loops, *body_lines, *closing]
         self.kernels.append(_KernelText(kernel_name, params, body, grid, host_c))
         self.launches[f"K{index}"] = self._launch_lines(
-            index, part, kernel_name, host, threads, host_c, grid, shared
+            index, part, kernel_name, host, threads, host_c, grid, shared, expanded
         )
 
     def _mapped_names(self, part: KernelPart) -> list[str]:
@@ -658,29 +764,41 @@ class _RegionEmitter:
                 return True
         return False
 
-    def _uses(self, statements: set[str], scalar: str) -> bool:
-        return any(
-            any(a.scalar and a.target == scalar for a in self.model.statement(s).accesses)
-            for s in statements
-        )
-
-    def _private_scalars(self, statements: set[str], part: KernelPart) -> list[str]:
-        """Private scalars the kernel uses: each must be used by no other kernel, and the
-        loops it is private to must be fixed in a thread (host or grid dimensions)."""
-        found = []
-        for name, depth in self.model.private_depth.items():
-            if depth == 0 or not self._uses(statements, name):
+    def _private_storage(self) -> tuple[set[int], dict[int, _Expansion]]:
+        """Where each private live range lives: in a local of the one kernel that holds
+        all of it, when a thread's host and grid values fix the loops it is private to;
+        else in device memory with one element per iteration of those loops (the
+        schedule spread it over several kernels or over the iterations of a thread)."""
+        local: set[int] = set()
+        expanded: dict[int, _Expansion] = {}
+        for web in self.model.webs:
+            if not web.depth:
                 continue
-            users = {
-                st.name
-                for st in self.scop.statements
-                if any(a.scalar and a.target == name for a in st.accesses)
+            holders = [
+                part
+                for part in self.plan.kernels
+                if web.statements & {st.get_tuple_name() for st in _sets(part.domain)}
+            ]
+            whole = len(holders) == 1 and web.statements <= {
+                st.get_tuple_name() for st in _sets(holders[0].domain)
             }
-            if not users <= statements:
-                raise Refuse(f"the temporary '{name}' is used by more than one kernel")
-            if not _fixed_per_thread(part, users, depth):
-                raise Refuse(f"the temporary '{name}' would be shared by iterations of one thread")
-            found.append(name)
+            if whole and _fixed_per_thread(holders[0], set(web.statements), web.depth):
+                local.add(web.index)
+            else:
+                expanded[web.index] = _Expansion.of(web, self.model, self.names)
+        return local, expanded
+
+    def _local_names(self, webs) -> dict[int, str]:
+        """Local names of the private live ranges a kernel holds (two ranges of one
+        scalar get two names)."""
+        found: dict[int, str] = {}
+        named: set[str] = set()
+        for web in webs:
+            if web.index not in self.locals:
+                continue
+            name = web.scalar if web.scalar not in named else self.names.fresh(web.scalar)
+            named.add(web.scalar)
+            found[web.index] = name
         return found
 
     def _kernel_params(
@@ -689,8 +807,8 @@ class _RegionEmitter:
         params = []
         for data in self.scop.arrays:
             params.append(_array_param(data))
-        for name, device in shared.items():
-            params.append(f"{self.scalar_types[name]} *{device}")
+        for index, device in shared.items():
+            params.append(f"{self.scalar_types[self.model.webs[index].scalar]} *{device}")
         for scalar in self.scop.scalars:
             if scalar.written:
                 continue
@@ -699,7 +817,7 @@ class _RegionEmitter:
         return params
 
     def _launch_lines(
-        self, index, part, kernel_name, host, threads, host_c, grid, shared
+        self, index, part, kernel_name, host, threads, host_c, grid, shared, expanded
     ) -> list[str]:
         """What the host runs for one instance of the kernel's launch statement K<index>
         (its host values are the statement's arguments, h0.. in the generated text)."""
@@ -720,6 +838,8 @@ class _RegionEmitter:
         arguments += host_c
         for lo, trips in grid:
             arguments += [lo, trips]
+        for expansion in expanded:
+            arguments += expansion.arguments()
         if grid:
             shape = THREADS[len(grid)]
             blocks = [
@@ -787,7 +907,11 @@ class _RegionEmitter:
                 f"CUDAIFY_CHECK(cudaMemcpy({device}, {_host_address(data, False)}, {_bytes(data)}, "
                 "cudaMemcpyHostToDevice));"
             )
-        for name, device in self.shared.items():
+        names = codegen.Names({v: k for k, v in self.space.params.items()})
+        for expansion in self.expanded.values():
+            lines += expansion.allocation(self.scalar_types[expansion.web.scalar], names)
+        for index, device in self.shared.items():
+            name = self.model.webs[index].scalar
             type_ = self.scalar_types[name]
             lines.append(f"{type_} *{device} = NULL;")
             lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, sizeof({type_})));")
@@ -808,7 +932,8 @@ class _RegionEmitter:
                     f"CUDAIFY_CHECK(cudaMemcpy({host}, {device}, {_bytes(data)}, "
                     "cudaMemcpyDeviceToHost));"
                 )
-        for name, device in self.shared.items():
+        for index, device in self.shared.items():
+            name = self.model.webs[index].scalar
             scalar = next(s for s in self.scop.scalars if s.name == name)
             if scalar.live_out:
                 type_ = self.scalar_types[name]
@@ -820,6 +945,7 @@ class _RegionEmitter:
             lines.append("CUDAIFY_CHECK(cudaDeviceSynchronize());")
         lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.devices.values()]
         lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.shared.values()]
+        lines += [f"CUDAIFY_CHECK(cudaFree({e.array}));" for e in self.expanded.values()]
         return lines
 
     def _host_loops(self, indent: str) -> list[str]:
