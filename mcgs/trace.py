@@ -38,6 +38,10 @@ def build_trace(
         "chosen": steps,
         "verified": bool(chosen and chosen.evaluation.verified),
         "ran_on_gpu": bool(chosen and chosen.evaluation.ran_on_gpu),
+        # [rtol, atol] the verified output matched at ([0, 0]: every number equal)
+        "tolerance": list(chosen.evaluation.tolerance)
+        if chosen and chosen.evaluation.tolerance
+        else None,
         "timing": _timing(chosen),
         "skipped": [{"method": m, "reason": r} for m, r in result.skipped],
         "search": {
