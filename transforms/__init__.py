@@ -1,8 +1,8 @@
 """The optimization methods: each is a node of the reasoning graph and a compiler pass.
 
-`METHODS` lists every method once; the graph, the CLI and the search read it. Methods
-still to come: coalesce, data_residency, reduction, atomic_privatize, shared_tiling,
-register_tiling, unroll, readonly_cache, fast_math, launch_tuning, scan, wavefront."""
+`METHODS` lists every method once; the graph, the CLI and the search read it. The first
+steps from the sequential program are the mappings (schedule, offload) and the pattern
+methods (reduction, scan, wavefront, atomic_privatize); the others refine kernels."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from cudaify.transforms.readonly_cache import ReadonlyCache
 from cudaify.transforms.reduction import ReductionMethod
 from cudaify.transforms.register_tiling import RegisterTiling
 from cudaify.transforms.scan import Scan
+from cudaify.transforms.schedule import ScheduleMapping
 from cudaify.transforms.shared_tiling import SharedTiling
 from cudaify.transforms.unroll import Unroll
 from cudaify.transforms.wavefront import Wavefront
@@ -26,6 +27,7 @@ from cudaify.transforms.wavefront import Wavefront
 METHODS: dict[str, Method] = {
     method.name: method
     for method in (
+        ScheduleMapping(),
         Offload(),
         ReductionMethod(),
         AtomicPrivatize(),

@@ -38,6 +38,7 @@ class Names:
 
     def __init__(self, mapping: dict[str, str] | None = None):
         self.mapping = dict(mapping or {})
+        self.types: dict[str, str] = {}  # C name of a loop iterator -> its declared type
 
     def c_name(self, isl_name: str) -> str:
         return self.mapping.get(isl_name, isl_name)
@@ -169,19 +170,20 @@ def print_ast(node: isl.AstNode, names: Names, on_user: UserPrinter, indent: str
 
 def _print_for(node: isl.AstNode, names: Names, on_user: UserPrinter, indent: str) -> list[str]:
     iterator = expression(node.for_get_iterator(), names)
+    type_ = names.types.get(iterator, "long long")
     init = expression(node.for_get_init(), names)
     body = print_ast(node.for_get_body(), names, on_user, indent + "    ")
     if node.for_is_degenerate():
         return [
             f"{indent}{{",
-            f"{indent}    const long long {iterator} = {init};",
+            f"{indent}    const {type_} {iterator} = {init};",
             *body,
             f"{indent}}}",
         ]
     cond = expression(node.for_get_cond(), names)
     inc = expression(node.for_get_inc(), names)
     return [
-        f"{indent}for (long long {iterator} = {init}; {cond}; {iterator} += {inc}) {{",
+        f"{indent}for ({type_} {iterator} = {init}; {cond}; {iterator} += {inc}) {{",
         *body,
         f"{indent}}}",
     ]
@@ -196,6 +198,46 @@ def _print_if(node: isl.AstNode, names: Names, on_user: UserPrinter, indent: str
         lines += print_ast(node.if_get_else_node(), names, on_user, indent + "    ")
     lines.append(f"{indent}}}")
     return lines
+
+
+def iterator_uses(node: isl.AstNode) -> dict[str, list[tuple[str, int | None]]]:
+    """For each loop iterator (isl name): the statements under its loop and, for each,
+    the position of the statement's loop variable that is exactly the iterator (None when
+    the iterator appears only inside expressions, or not at all)."""
+    found: dict[str, list[tuple[str, int | None]]] = {}
+
+    def calls(current: isl.AstNode) -> list[isl.AstExpr]:
+        collected: list[isl.AstExpr] = []
+
+        def visit(inner: isl.AstNode) -> bool:
+            if inner.get_type() == isl.ast_node_type.user:
+                collected.append(inner.user_get_expr())
+            return True
+
+        current.foreach_descendant_top_down(visit)
+        return collected
+
+    def visit(current: isl.AstNode) -> bool:
+        if current.get_type() != isl.ast_node_type.for_:
+            return True
+        name = current.for_get_iterator().get_id().get_name()
+        uses = []
+        for call in calls(current.for_get_body()):
+            statement = call.get_op_arg(0).get_id().get_name()
+            position = None
+            for k in range(1, call.get_op_n_arg()):
+                argument = call.get_op_arg(k)
+                if (
+                    argument.get_type() == isl.ast_expr_type.id
+                    and argument.get_id().get_name() == name
+                ):
+                    position = k - 1
+            uses.append((statement, position))
+        found[name] = uses
+        return True
+
+    node.foreach_descendant_top_down(visit)
+    return found
 
 
 def iterator_names(node: isl.AstNode) -> list[str]:

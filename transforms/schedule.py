@@ -635,6 +635,11 @@ class _RegionEmitter:
             web.index: names.fresh(f"d_{web.scalar}") for web in self.model.webs if not web.depth
         }
         self.scalar_types = {s.name: s.type for s in self.scop.scalars}
+        # a loop variable's type, when every loop over that name declares the same one
+        types: dict[str, set[str]] = {}
+        for loop in self.scop.loops:
+            types.setdefault(loop.var, set()).add(loop.var_type)
+        self.var_types = {var: next(iter(t)) for var, t in types.items() if len(t) == 1}
         self.locals, self.expanded = self._private_storage()
         self.kernels: list[_KernelText] = []
         self.launches: dict[str, list[str]] = {}
@@ -674,11 +679,15 @@ class _RegionEmitter:
         instances = part.domain.intersect(fixed)
         schedule = part.inner.intersect_domain(instances)
         context = model.context.align_params(instances.get_space())
-        build = isl.AstBuild.from_context(_host_context(part, host, model).intersect(context))
+        launch = _launch_context(part, host, threads)
+        build = isl.AstBuild.from_context(
+            launch.intersect(context.align_params(launch.get_space()))
+        )
         ast = build.node_from_schedule_map(schedule)
-        for k, iterator in enumerate(codegen.iterator_names(ast)):
-            if iterator not in names.mapping:
-                names.add(iterator, self.names.fresh(f"c{k}"))
+        self._name_iterators(ast, names, set(mapped_c) | set(host_c))
+        for c_name in mapped_c:
+            if c_name in self.var_types:
+                names.types[c_name] = self.var_types[c_name]
         statements_used = {s.get_tuple_name() for s in _sets(part.domain)}
         webs = [w for w in model.webs if w.statements & statements_used]
         shared = {w.index: self.shared[w.index] for w in webs if not w.depth}
@@ -726,13 +735,37 @@ class _RegionEmitter:
                 f"threadIdx.{dim}; {counter} < {trips}; {counter} += (long long)blockDim.{dim} * "
                 f"gridDim.{dim}) {{"
             )
-            loops.append(f"{ind}    const long long {c_name} = {lo} + {counter};")
+            type_ = names.types.get(c_name, "long long")
+            cast = "" if type_ == "long long" else f"({type_})"
+            loops.append(f"{ind}    const {type_} {c_name} = {cast}({lo} + {counter});")
         closing = ["    " * (level + 1) + "}" for level in reversed(range(depth))]
         body = [*loops, *body_lines, *closing]
         self.kernels.append(_KernelText(kernel_name, params, body, grid, host_c))
         self.launches[f"K{index}"] = self._launch_lines(
             index, part, kernel_name, host, threads, host_c, grid, shared, expanded
         )
+
+    def _name_iterators(self, ast: isl.AstNode, names: codegen.Names, used: set[str]) -> None:
+        """C names for a thread's loops: the source's loop variable (with its type) when
+        every statement under the loop has exactly that variable there, else a new one."""
+        taken = set(used)
+        for k, (iterator, uses) in enumerate(codegen.iterator_uses(ast).items()):
+            if iterator in names.mapping:
+                continue
+            chosen: str | None = None
+            for statement, position in uses:
+                var = self.model.iterators[statement][position] if position is not None else None
+                if var is None or chosen not in (None, var):
+                    chosen = None
+                    break
+                chosen = var
+            statements = {statement for statement, _ in uses}
+            if chosen is None or chosen in taken or self._spelled_elsewhere(statements, chosen):
+                chosen = self.names.fresh(f"c{k}")
+            else:
+                names.types[chosen] = self.var_types.get(chosen, "long long")
+            taken.add(chosen)
+            names.add(iterator, chosen)
 
     def _mapped_names(self, part: KernelPart) -> list[str]:
         """C names of the grid dimensions: the source's loop variable when every
@@ -756,8 +789,10 @@ class _RegionEmitter:
     def _clashes(self, part: KernelPart, var: str) -> bool:
         """Whether some statement of the kernel spells `var` without it being its loop
         variable (naming the grid dimension so would change what that statement reads)."""
-        for piece in _sets(part.domain):
-            statement = piece.get_tuple_name()
+        return self._spelled_elsewhere({p.get_tuple_name() for p in _sets(part.domain)}, var)
+
+    def _spelled_elsewhere(self, statements: set[str], var: str) -> bool:
+        for statement in statements:
             if var in self.model.iterators[statement]:
                 continue
             if any(name == var for _, _, name in self.statements[statement].identifiers):
@@ -1008,17 +1043,29 @@ def _fix(part: KernelPart, host: list[str], threads: list[str], space) -> isl.Un
     return schedule.intersect_range(isl.UnionSet(text)).domain()
 
 
-def _host_context(part: KernelPart, host: list[str], model) -> isl.Set:
-    """What the kernel may assume about its host values: they are the launch's."""
-    launch = part.prefix.intersect_domain(part.domain).range()
-    as_set = isl.Set.from_union_set(launch) if not launch.is_empty() else None
-    if as_set is None or part.host_depth == 0:
+def _launch_context(part: KernelPart, host: list[str], threads: list[str]) -> isl.Set:
+    """What a thread may assume: its host values are a launch's, and each of its grid
+    coordinates lies between that dimension's lowest and highest value for them (the
+    grid is the box around the kernel's instances, not the instances themselves)."""
+    schedule = part.prefix
+    for member in part.mapped:
+        schedule = schedule.flat_range_product(member)
+    image = schedule.intersect_domain(part.domain).range()
+    if image.is_empty():
         return isl.Set("{ : }")
-    moved = as_set.move_dims(
-        isl.dim_type.param, as_set.dim(isl.dim_type.param), isl.dim_type.set, 0, part.host_depth
-    )
-    first = moved.dim(isl.dim_type.param) - part.host_depth
-    for j, name in enumerate(host):
+    image_set = isl.Set.from_union_set(image)
+    p, d = part.host_depth, len(part.mapped)
+    box = image_set.project_out(isl.dim_type.set, p, d).insert_dims(isl.dim_type.set, p, d)
+    for k in range(d):
+        alone = image_set.project_out(isl.dim_type.set, p + k + 1, d - k - 1)
+        alone = alone.project_out(isl.dim_type.set, p, k)
+        alone = alone.insert_dims(isl.dim_type.set, p, k).insert_dims(
+            isl.dim_type.set, p + k + 1, d - k - 1
+        )
+        box = box.intersect(alone)
+    first = box.dim(isl.dim_type.param)
+    moved = box.move_dims(isl.dim_type.param, first, isl.dim_type.set, 0, p + d)
+    for j, name in enumerate(host + threads):
         moved = moved.set_dim_name(isl.dim_type.param, first + j, name)
     return moved.params()
 
