@@ -23,6 +23,7 @@ REQUIRED_CATEGORIES = {
     "sparse",
     "dependence",
     "cpp",
+    "polybench",
 }
 HEADER_FIELDS = ("Name", "Category", "Computes", "Pattern", "CPU time")
 RTOL = 1e-4  # cudaify's default comparison tolerance
