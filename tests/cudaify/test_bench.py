@@ -210,7 +210,8 @@ def test_workers_get_the_configuration(tmp_path):
         ("exhaustive", "scale"),
     ]
     scale = [r for r in rows if r.program == "scale"]
-    assert all(r.methods == "offload" for r in scale)  # max_depth 1 reached the workers
+    # max_depth 1 reached the workers: one mapping method, nothing after it
+    assert all(r.methods in ("offload", "schedule") for r in scale)
     assert all(r.wall_seconds >= r.search_seconds > 0 for r in scale)
 
 
