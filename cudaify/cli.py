@@ -395,9 +395,11 @@ def analyze_command(
     verbose: int,
 ) -> None:
     """Show what the analysis finds in INPUT: each loop (parallel or not, and why),
-    reductions, accesses, and the data the GPU would need."""
+    reductions, accesses, the data the GPU would need, the static-control regions and how
+    the schedule-based mapping would run them (or why it would not)."""
     from cudaify.frontend.analyze import analyze
     from cudaify.frontend.report import to_json, to_text
+    from cudaify.transforms.schedule import mapping_report
 
     try:
         flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
@@ -405,10 +407,14 @@ def analyze_command(
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes in _fail
         _fail(exc, verbose)
         return
+    mapping = mapping_report(program)
     if as_json:
-        click.echo(json.dumps(to_json(program), indent=2))
+        click.echo(json.dumps({**to_json(program), "mapping": mapping}, indent=2))
     else:
         click.echo(to_text(program), nl=False)
+        click.echo("schedule-based mapping:")
+        for line in mapping or ["no static-control region"]:
+            click.echo(f"  {line}")
 
 
 @main.command("methods")

@@ -164,6 +164,10 @@ class ScopStatement:
     accesses: tuple[ScopAccess, ...]
     declares: tuple[tuple[str, str], ...] = ()  # (type, name): `double s = 0;` declares s
     kind: str = "expression"  # expression | declaration | opaque
+    # "+" when the statement only adds to (or subtracts from) one location that nothing
+    # else in it touches (`s += a[i]`, `y[j] = y[j] + e`): its instances may then run in
+    # any order, and in parallel with atomic updates
+    reduction: str = ""
 
 
 @dataclass(frozen=True)
@@ -194,6 +198,12 @@ class Scop:
     scalars: tuple[ScopScalar, ...]
     params: tuple[str, ...]  # integer symbols the bounds and subscripts use
     context: tuple[tuple[str, Affine], ...] = ()  # known values of some parameters
+    # top-level statements that only set a scalar from values the region never changes:
+    # run on the host, in order, before the region
+    prelude: tuple[Span, ...] = ()
+    # scalars declared at the region's top level (the declaration is an assignment in
+    # the region; the variable is declared before it, for what follows the region)
+    hoisted: tuple[tuple[str, str], ...] = ()
 
     def loop_vars(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(loop.var for loop in self.loops))

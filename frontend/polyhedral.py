@@ -41,6 +41,11 @@ class Model:
     iterators: dict[str, tuple[str, ...]]  # statement -> its C loop variables, outermost first
     array_ids: dict[str, str] = field(default_factory=dict)
     webs: list[Web] = field(default_factory=list)  # live ranges of written scalars
+    # dependences without the pairs a sum statement has with itself through its target
+    relaxed: isl.UnionMap = field(default_factory=lambda: isl.UnionMap("{ }"))
+    tagged_reads: isl.UnionMap = field(default_factory=lambda: isl.UnionMap("{ }"))
+    tagged_writes: isl.UnionMap = field(default_factory=lambda: isl.UnionMap("{ }"))
+    tags: dict[str, tuple[str, ScopAccess]] = field(default_factory=dict)
     dims: dict[str, int] = field(default_factory=dict)  # array -> dimensions modelled
 
     def web(self, statement: str, scalar: str) -> Web | None:
@@ -57,7 +62,10 @@ class Model:
         raise KeyError(name)
 
 
-def build(scop: Scop) -> Model:
+def build(scop: Scop, sums: frozenset[str] = frozenset()) -> Model:
+    """The model of `scop`. `sums` names the sum statements whose instances may run in
+    any order (the caller can update their target atomically): `relaxed` leaves out
+    their dependences on themselves."""
     space = Space()
     for name in scop.params:
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
@@ -89,8 +97,11 @@ def build(scop: Scop) -> Model:
     model.original = _union_map(header, originals).intersect_domain(model.domain)
     model.context = _context(scop, space)
     model.webs = _webs(model, written)
-    model.reads, model.writes = _accesses(model)
-    model.dependences = _dependences(model)
+    model.tagged_reads, model.tagged_writes = _accesses(model)
+    untag = _untag(model.tagged_reads.union(model.tagged_writes))
+    model.reads = model.tagged_reads.apply_domain(untag).intersect_domain(model.domain)
+    model.writes = model.tagged_writes.apply_domain(untag).intersect_domain(model.domain)
+    model.dependences, model.relaxed = _dependences(model, sums)
     return model
 
 
@@ -182,31 +193,66 @@ def _access_text(model: Model, statement: ScopStatement, access: ScopAccess, nam
 
 
 def _accesses(model: Model) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """Reads and writes, each access tagged by its own reference (`[S[i] -> R3[]] -> A[..]`),
+    so that dependences can tell which access of a statement they come from."""
     reads, writes = [], []
     for statement in model.scop.statements:
         names = [f"i{k}" for k in range(len(statement.loops))]
+        source = f"{statement.name}[{', '.join(names)}]"
         for access in statement.accesses:
             text = _access_text(model, statement, access, names)
             if text is None:
                 continue
+            tag = f"R{len(model.tags)}"
+            model.tags[tag] = (statement.name, access)
+            tagged = text.replace(source, f"[{source} -> {tag}[]]", 1)
             if access.is_read:
-                reads.append(text)
+                reads.append(tagged)
             if access.is_write:
-                writes.append(text)
+                writes.append(tagged)
     header = model.space.header()
-    return (
-        _union_map(header, reads).intersect_domain(model.domain),
-        _union_map(header, writes).intersect_domain(model.domain),
-    )
+    return _union_map(header, reads), _union_map(header, writes)
 
 
-def _dependences(model: Model) -> isl.UnionMap:
+def _untag(tagged: isl.UnionMap) -> isl.UnionMap:
+    """[S[i] -> R[]] -> S[i] for every tagged instance of `tagged`'s domain."""
+    return isl.UnionMap.domain_map(tagged.domain().unwrap())
+
+
+def _dependences(model: Model, allowed: frozenset[str]) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """All dependences, and those left when a sum statement's instances may run in any
+    order (the pairs through its own target are dropped), both between instances."""
+    reads, writes = model.tagged_reads, model.tagged_writes
+    untag = _untag(reads.union(writes))
     before = model.original.lex_lt_union_map(model.original)
-    reads, writes = model.reads, model.writes
+    before_tagged = untag.apply_range(before).apply_range(untag.reverse())
     flow = writes.apply_range(reads.reverse())
     anti = reads.apply_range(writes.reverse())
     output = writes.apply_range(writes.reverse())
-    return flow.union(anti).union(output).intersect(before).coalesce()
+    tagged = flow.union(anti).union(output).intersect(before_tagged)
+    sums = {
+        tag
+        for tag, (statement, access) in model.tags.items()
+        if statement in allowed and model.statement(statement).reduction and access.is_write
+    }
+    kept: list[isl.Map] = []
+
+    def keep(piece: isl.Map) -> None:
+        source, target = piece.domain().unwrap(), piece.range().unwrap()
+        self_pair = (
+            source.get_tuple_name(isl.dim_type.in_) == target.get_tuple_name(isl.dim_type.in_)
+            and source.get_tuple_name(isl.dim_type.out) == target.get_tuple_name(isl.dim_type.out)
+            and source.get_tuple_name(isl.dim_type.out) in sums
+        )
+        if not self_pair:
+            kept.append(piece)
+
+    tagged.foreach_map(keep)
+    relaxed = isl.UnionMap("{ }")
+    for piece in kept:
+        relaxed = relaxed.union(isl.UnionMap.from_map(piece))
+    plain = tagged.apply_domain(untag).apply_range(untag).coalesce()
+    return plain, relaxed.apply_domain(untag).apply_range(untag).coalesce()
 
 
 # -- scalar webs and private temporaries ------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudaify.frontend.facts import Access, ArrayData, Function, Loop, Program
+from cudaify.frontend.facts import Access, ArrayData, Function, Loop, Program, Scop
 
 ALIASING = (
     "assumption: distinct pointer parameters do not alias each other "
@@ -44,6 +44,29 @@ def _function_json(fn: Function) -> dict[str, Any]:
         ],
         "loops": [_loop_json(loop) for top in fn.loops for loop in top.walk()],
         "arrays": arrays,
+        "regions": [_scop_json(scop) for scop in fn.scops],
+        "region_notes": list(fn.scop_notes),
+    }
+
+
+def _scop_json(scop: Scop) -> dict[str, Any]:
+    return {
+        "line": scop.line,
+        "column": scop.column,
+        "loops": [loop.var for loop in scop.loops],
+        "statements": [
+            {
+                "name": st.name,
+                "line": st.line,
+                "kind": st.kind,
+                "loops": [scop.loops[k].var for k in st.loops],
+                "sum": bool(st.reduction),
+            }
+            for st in scop.statements
+        ],
+        "params": list(scop.params),
+        "arrays": [a.name for a in scop.arrays],
+        "scalars_written": [s.name for s in scop.scalars if s.written],
     }
 
 
@@ -125,7 +148,28 @@ def _function_text(path: str, fn: Function) -> list[str]:
             lines += _loop_text(path, loop)
         for array in fn.arrays_for(top):
             lines.append("    data " + _array_text(array))
+    for scop in fn.scops:
+        lines += _scop_text(path, scop)
+    lines += [f"  {note}" for note in fn.scop_notes]
     lines.append("")
+    return lines
+
+
+def _scop_text(path: str, scop: Scop) -> list[str]:
+    """A static-control region: what the schedule-based mapping may rearrange."""
+    loops = ", ".join(dict.fromkeys(loop.var for loop in scop.loops))
+    sums = [st for st in scop.statements if st.reduction]
+    lines = [
+        f"  {path}:{scop.line}:{scop.column}: static-control region: "
+        f"{len(scop.statements)} statement(s) in loops over {loops or 'nothing'}"
+        + (f", {len(sums)} sum(s)" if sums else "")
+    ]
+    if scop.params:
+        lines.append(f"    sizes: {', '.join(scop.params)}")
+    written = [s.name for s in scop.scalars if s.written]
+    if written:
+        lines.append(f"    scalars written: {', '.join(written)}")
+    lines.append("    data: " + ", ".join(a.name for a in scop.arrays))
     return lines
 
 

@@ -299,17 +299,32 @@ class ScopBuilder:
             if name in loop_vars:
                 del params[name]
         self._require_iterators_inside(region, loops, leaves)
+        ahead = _prelude(statements, leaves)
+        prelude = [
+            leaf
+            for leaf, statement in zip(leaves, statements, strict=True)
+            if statement.name in ahead
+        ]
+        kept = [statement for statement in statements if statement.name not in ahead]
+        hoisted = tuple(
+            (type_, name)
+            for leaf, statement in zip(leaves, statements, strict=True)
+            if not leaf.loops and statement.name not in ahead
+            for type_, name, _ in leaf.declares
+        )
         return Scop(
             function=self.fa.cursor.spelling,
             span=Span(region.start, region.end),
             line=self.src.line_col(region.start)[0],
             column=self.src.line_col(region.start)[1],
             loops=loop_facts,
-            statements=tuple(statements),
+            statements=tuple(kept),
             arrays=self._arrays(region),
-            scalars=self._scalars(region, leaves, iterators),
+            scalars=self._scalars(region, leaves, iterators, prelude),
             params=tuple(params),
             context=self._context(tuple(params)),
+            prelude=tuple(Span(leaf.start, leaf.end) for leaf in prelude),
+            hoisted=hoisted,
         )
 
     def _collect(self, statement, loops: tuple, position: tuple[int, ...], leaves, all_loops):
@@ -389,6 +404,7 @@ class ScopBuilder:
             if has_init:
                 accesses.append(ScopAccess(name, (), True, False, leaf_line(self.src, leaf), True))
         line, column = self.src.line_col(leaf.start)
+        merged = _merged(accesses)
         return ScopStatement(
             name=f"S{k}",
             span=Span(leaf.start, leaf.end),
@@ -396,10 +412,28 @@ class ScopBuilder:
             column=column,
             loops=tuple(loop_index[id(node)] for node in leaf.loops),
             position=leaf.position,
-            accesses=tuple(_merged(accesses)),
+            accesses=tuple(merged),
             declares=tuple((type_, name) for type_, name, _ in leaf.declares),
             kind=leaf.kind,
+            reduction=self._reduction(leaf, merged),
         )
+
+    def _reduction(self, leaf: _Leaf, accesses: list[ScopAccess]) -> str:
+        """ "+" when the statement is a sum into its one written location."""
+        if leaf.kind != "expression":
+            return ""
+        updates = [u for u in self.fa.walk.updates if u.start == leaf.start]
+        if len(updates) != 1 or updates[0].op != "+" or not updates[0].self_free:
+            return ""
+        written = [a for a in accesses if a.is_write]
+        if len(written) != 1 or not written[0].is_read:
+            return ""
+        target = written[0]
+        same = [a for a in accesses if a.target == target.target and a.scalar == target.scalar]
+        if len(same) != 1 or (not target.scalar and target.subscripts is None):
+            return ""
+        inside = [c for c in self.fa.walk.calls if leaf.start <= c.start < leaf.end]
+        return "" if inside and any(c.name in ("rand", "random") for c in inside) else "+"
 
     def _subscripts(
         self, region, access: RawAccess, own_vars: set[str], inner_vars: set[str]
@@ -450,26 +484,44 @@ class ScopBuilder:
 
         return NestAnalysis(self.fa, region).arrays()
 
-    def _scalars(self, region, leaves: list[_Leaf], iterators: set[int]) -> tuple[ScopScalar, ...]:
+    def _scalars(
+        self, region, leaves: list[_Leaf], iterators: set[int], prelude: list[_Leaf]
+    ) -> tuple[ScopScalar, ...]:
+        """The scalars the region's statements use. A declaration inside one of its loops
+        is private to the region; one at its top level (hoisted before the region) and
+        what the prelude sets behave like variables declared before it."""
         walk = self.fa.walk
-        declared_in_region = {
-            decl: (type_, name) for leaf in leaves for type_, name, decl in leaf.declares
+        ahead = {id(leaf) for leaf in prelude}
+        inside = {
+            decl: (type_, name)
+            for leaf in leaves
+            if leaf.loops
+            for type_, name, decl in leaf.declares
         }
+        declared = {decl for leaf in leaves for _, _, decl in leaf.declares}
         opaque_locals = {
             d.decl
             for leaf in leaves
             for d in walk.decls
-            if leaf.start <= d.start < leaf.end and d.decl not in declared_in_region
+            if leaf.start <= d.start < leaf.end and d.decl not in declared
         }
         found: dict[int, ScopScalar] = {}
-        for decl, (type_, name) in declared_in_region.items():
+        for decl, (type_, name) in inside.items():
             found[decl] = ScopScalar(name, type_, True, True, False)
+        top_written = {
+            decl
+            for leaf in leaves
+            if not leaf.loops and id(leaf) not in ahead
+            for _, _, decl in leaf.declares
+        }
         for ref in walk.refs:
             if not region.start <= ref.start < region.end:
                 continue
-            if ref.decl in iterators or ref.decl in opaque_locals or ref.decl in declared_in_region:
+            if ref.decl in iterators or ref.decl in opaque_locals or ref.decl in inside:
                 continue
-            written = ref.mode in WRITE_MODES
+            if any(leaf.start <= ref.start < leaf.end for leaf in prelude):
+                continue
+            written = ref.mode in WRITE_MODES or ref.decl in top_written
             known = found.get(ref.decl)
             if known is None:
                 live = any(
@@ -495,6 +547,12 @@ class ScopBuilder:
                     known.global_,
                 )
             found[ref.decl] = known
+        for leaf in leaves:
+            if leaf.loops or id(leaf) in ahead:
+                continue
+            for type_, name, decl in leaf.declares:
+                if decl not in found:  # declared and never used again: still declared
+                    found[decl] = ScopScalar(name, type_, True, False, False)
         names = [s.name for s in found.values()]
         duplicated = {n for n in names if names.count(n) > 1}
         if duplicated:
@@ -506,6 +564,36 @@ class ScopBuilder:
     def _context(self, params: tuple[str, ...]) -> tuple[tuple[str, Affine], ...]:
         constants = self.fa.constants()
         return tuple((name, constants[name]) for name in params if name in constants)
+
+
+def _prelude(statements: list[ScopStatement], leaves: list[_Leaf]) -> set[str]:
+    """Statements at the region's top level that only set a scalar from values the region
+    never changes (`double a = 2.5;`, `w = n + 1;`): the host runs them before the region,
+    so the kernels get the value as an argument. The scalar must have no other writer and
+    no earlier reader in the region."""
+    writers: dict[str, list[str]] = {}
+    for statement in statements:
+        for access in statement.accesses:
+            if access.is_write:
+                writers.setdefault(access.target, []).append(statement.name)
+    chosen: set[str] = set()
+    read_before: set[str] = set()
+    for statement, leaf in zip(statements, leaves, strict=True):
+        writes = [a for a in statement.accesses if a.is_write]
+        reads = [a for a in statement.accesses if a.is_read]
+        if (
+            not leaf.loops
+            and statement.kind in ("expression", "declaration")
+            and len(writes) == 1
+            and writes[0].scalar
+            and not writes[0].is_read
+            and writers[writes[0].target] == [statement.name]
+            and writes[0].target not in read_before
+            and all(a.scalar and all(w in chosen for w in writers.get(a.target, [])) for a in reads)
+        ):
+            chosen.add(statement.name)
+        read_before.update(a.target for a in reads)
+    return chosen
 
 
 def leaf_line(src, leaf: _Leaf) -> int:

@@ -64,6 +64,9 @@ class SourceStatement:
     text: str  # the statement's source text
     identifiers: tuple[tuple[int, int, str], ...]  # (start, end, name) within `text`
     assignments: tuple[tuple[str, tuple[int, int]], ...] = ()  # declaration: name, value span
+    # a sum `t += e`, `t = t + e`, `t = e + t`, `t -= e`, `t = t - e`, `t++`, `t--`: the
+    # target's span, the added term's span (None for ++/--) and its sign
+    sum_parts: tuple[tuple[int, int], tuple[int, int] | None, str] | None = None
 
 
 def source_statement(tree: Tree, source: bytes, name: str, start: int) -> SourceStatement:
@@ -80,7 +83,56 @@ def source_statement(tree: Tree, source: bytes, name: str, start: int) -> Source
     assignments: tuple[tuple[str, tuple[int, int]], ...] = ()
     if node.type == "declaration":
         assignments = tuple(_initialized(node, source, base))
-    return SourceStatement(name, text, identifiers, assignments)
+    return SourceStatement(name, text, identifiers, assignments, _sum_parts(node, source, base))
+
+
+def _span(node: Node, base: int) -> tuple[int, int]:
+    return node.start_byte - base, node.end_byte - base
+
+
+def _bare(node: Node) -> Node:
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _same_text(a: Node, b: Node, source: bytes) -> bool:
+    return "".join(cs.text(a, source).split()) == "".join(cs.text(b, source).split())
+
+
+def _sum_parts(statement: Node, source: bytes, base: int):
+    if statement.type != "expression_statement" or not statement.named_children:
+        return None
+    expression = _bare(statement.named_children[0])
+    if expression.type == "update_expression":
+        argument = expression.child_by_field_name("argument")
+        operator = expression.child_by_field_name("operator")
+        if argument is None or operator is None:
+            return None
+        return _span(argument, base), None, "-" if cs.text(operator, source) == "--" else "+"
+    if expression.type != "assignment_expression":
+        return None
+    left = expression.child_by_field_name("left")
+    right = expression.child_by_field_name("right")
+    operator = expression.child_by_field_name("operator")
+    if left is None or right is None or operator is None:
+        return None
+    op = cs.text(operator, source)
+    if op in ("+=", "-="):
+        return _span(left, base), _span(right, base), op[0]
+    inner = _bare(right)
+    if op != "=" or inner.type != "binary_expression":
+        return None
+    a, b = inner.child_by_field_name("left"), inner.child_by_field_name("right")
+    sign_node = inner.child_by_field_name("operator")
+    if a is None or b is None or sign_node is None:
+        return None
+    sign = cs.text(sign_node, source)
+    if sign in ("+", "-") and _same_text(_bare(a), left, source):
+        return _span(left, base), _span(b, base), sign
+    if sign == "+" and _same_text(_bare(b), left, source):
+        return _span(left, base), _span(a, base), "+"
+    return None
 
 
 def statement_node(tree: Tree, start: int) -> Node | None:
@@ -123,6 +175,18 @@ def substituted(statement: SourceStatement, replace: dict[str, str]) -> str:
             parts.append(f"{replace.get(target, target)} = {value};")
         return " ".join(parts)
     return _replace_in(statement, 0, len(statement.text), replace)
+
+
+def atomic_sum(statement: SourceStatement, replace: dict[str, str], cast: str) -> str:
+    """The sum statement as one atomicAdd of its term to its target (`cast`: the type
+    atomicAdd takes for the target's type)."""
+    if statement.sum_parts is None:
+        raise ValueError(f"{statement.name} is not a sum the rule can make atomic")
+    (t0, t1), term, sign = statement.sum_parts
+    target = _replace_in(statement, t0, t1, replace)
+    value = "1" if term is None else _replace_in(statement, term[0], term[1], replace)
+    value = f"-({value})" if sign == "-" else f"({value})"
+    return f"atomicAdd(({cast} *)&({target}), ({cast})({value}));"
 
 
 def _replace_in(statement: SourceStatement, start: int, end: int, replace: dict[str, str]) -> str:

@@ -70,6 +70,7 @@ class KernelPart:
     inner: isl.UnionMap
     path: tuple[tuple[str, int], ...]
     host_depth: int
+    atomic: bool = False  # its sum statements update their targets with atomic adds
 
 
 @dataclass
@@ -175,21 +176,64 @@ def plan_program(variant: Variant, program: Program) -> tuple[list[RegionPlan], 
     return plans, reasons
 
 
+def mapping_report(program: Program) -> list[str]:
+    """One line per region: how the rule would map it, or why it would not."""
+    plans, reasons = plan_program(Variant(code=program.source), program)
+    lines = [
+        f"{program.path}:{plan.scop.line}:{plan.scop.column}: {plan.summary}" for plan in plans
+    ]
+    return lines + [reason for reason in reasons if "region in" in reason]
+
+
 def plan_region(program: Program, function: Function, scop: Scop) -> RegionPlan:
     if function.template_params:
         raise Refuse(f"'{function.name}' is a function template")
     _require_arrays(scop)
     _require_params(scop)
-    model = polyhedral.build(scop)
+    model = polyhedral.build(scop, sums=_atomic_sums(scop))
     _require_enough_work(model)
     schedule = compute_schedule(model)
-    kernels: list[KernelPart] = []
-    _walk(schedule.get_root(), (), kernels, model)
+    mapper = _Mapper(model)
+    mapper.walk(schedule.get_root(), ())
+    kernels = mapper.kernels
     if not any(kernel.mapped for kernel in kernels):
         raise Refuse("no loop of the region can run in parallel (every one carries a dependence)")
     plan = RegionPlan(function, scop, model, kernels)
     plan.summary = _describe(plan)
     return plan
+
+
+# atomicAdd's operand types, and what a 64-bit signed integer is added as
+ATOMIC_ADD_TYPES = {
+    "int": "int",
+    "unsigned int": "unsigned int",
+    "unsigned": "unsigned int",
+    "float": "float",
+    "double": "double",
+    "unsigned long long": "unsigned long long",
+    "unsigned long long int": "unsigned long long",
+    "long long": "unsigned long long",
+    "long long int": "unsigned long long",
+    "long": "unsigned long long",
+    "long int": "unsigned long long",
+    "unsigned long": "unsigned long long",
+    "size_t": "unsigned long long",
+}
+
+
+def _atomic_sums(scop: Scop) -> frozenset[str]:
+    """Sum statements whose target atomicAdd can update."""
+    types = {s.name: s.type for s in scop.scalars}
+    types.update({a.name: _element(a) for a in scop.arrays})
+    return frozenset(
+        st.name
+        for st in scop.statements
+        if st.reduction == "+"
+        and any(
+            a.is_write and " ".join(types.get(a.target, "").split()) in ATOMIC_ADD_TYPES
+            for a in st.accesses
+        )
+    )
 
 
 def _require_arrays(scop: Scop) -> None:
@@ -258,52 +302,79 @@ _PASS_THROUGH = (
 )
 
 
-def _walk(node: isl.ScheduleNode, path, kernels: list[KernelPart], model) -> isl.ScheduleNode:
-    """Decide host loops and kernels from the top of the tree down; returns the node at
-    the same place in the (possibly split) tree."""
-    kind = node.get_type()
-    T = isl.schedule_node_type
-    if kind in _PASS_THROUGH:
-        if node.get_type() == T.filter and node.get_domain().is_empty():
-            return node
-        if not node.has_children():
-            return node
-        return _walk(node.child(0), path, kernels, model).parent()
-    if kind in (T.sequence, T.set):
-        return _walk_sequence(node, path, kernels, model)
-    if kind == T.leaf:
-        kernels.append(_serial(node, path))
-        return node
-    if kind != T.band:
-        raise Refuse(f"isl gave a schedule node of type {kind}")
-    parallel = _parallel_members(node, model)
-    if parallel:
-        kernels.append(_kernel(node, parallel, path, model))
-        return node
-    if not _parallel_below(node, model):
-        kernels.append(_serial(node, path))
-        return node
-    if node.band_n_member() > 1:
-        node = node.band_split(1)
-    depth = node.get_schedule_depth()
-    return _walk(node.child(0), (*path, ("dim", depth)), kernels, model).parent()
+class _Mapper:
+    """Walks the schedule tree from the top down, deciding host loops and kernels.
 
+    A band member is parallel when every dependence live at the band has distance zero
+    along it; it is parallel *with atomic sums* when that holds once the sum statements'
+    dependences on themselves are left out (their updates then become atomic adds)."""
 
-def _walk_sequence(node: isl.ScheduleNode, path, kernels, model) -> isl.ScheduleNode:
-    """Children in order; consecutive children with no parallelism become one
-    single-thread kernel (one launch, and their temporaries stay in its registers)."""
-    count, k = node.n_children(), 0
-    while k < count:
-        if _parallel_below(node.child(k), model):
-            node = _walk(node.child(k), (*path, ("pos", k)), kernels, model).parent()
-            k += 1
-            continue
-        last = k
-        while last + 1 < count and not _parallel_below(node.child(last + 1), model):
-            last += 1
-        kernels.append(_serial_children(node, k, last, (*path, ("pos", k))))
-        k = last + 1
-    return node
+    def __init__(self, model: polyhedral.Model):
+        self.model = model
+        self.kernels: list[KernelPart] = []
+
+    def walk(self, node: isl.ScheduleNode, path) -> isl.ScheduleNode:
+        """Returns the node at the same place in the (possibly split) tree."""
+        kind = node.get_type()
+        T = isl.schedule_node_type
+        if kind in _PASS_THROUGH:
+            if not node.has_children():
+                return node
+            return self.walk(node.child(0), path).parent()
+        if kind in (T.sequence, T.set):
+            return self.sequence(node, path)
+        if kind == T.leaf:
+            self.kernels.append(_serial(node, path))
+            return node
+        if kind != T.band:
+            raise Refuse(f"isl gave a schedule node of type {kind}")
+        for relaxed in (False, True):
+            parallel = _parallel_members(node, self.deps(relaxed))
+            if parallel:
+                self.kernels.append(_kernel(node, parallel, path, self.model, relaxed))
+                return node
+            if self.parallel_below(node, relaxed):
+                return self.host_loop(node, path)
+        self.kernels.append(_serial(node, path))
+        return node
+
+    def deps(self, relaxed: bool) -> isl.UnionMap:
+        return self.model.relaxed if relaxed else self.model.dependences
+
+    def host_loop(self, node: isl.ScheduleNode, path) -> isl.ScheduleNode:
+        if node.band_n_member() > 1:
+            node = node.band_split(1)
+        depth = node.get_schedule_depth()
+        return self.walk(node.child(0), (*path, ("dim", depth))).parent()
+
+    def sequence(self, node: isl.ScheduleNode, path) -> isl.ScheduleNode:
+        """Children in order; consecutive children with no parallelism become one
+        single-thread kernel (one launch, and their temporaries stay in its registers)."""
+        count, k = node.n_children(), 0
+        while k < count:
+            if self.any_parallel(node.child(k)):
+                node = self.walk(node.child(k), (*path, ("pos", k))).parent()
+                k += 1
+                continue
+            last = k
+            while last + 1 < count and not self.any_parallel(node.child(last + 1)):
+                last += 1
+            self.kernels.append(_serial_children(node, k, last, (*path, ("pos", k))))
+            k = last + 1
+        return node
+
+    def any_parallel(self, node: isl.ScheduleNode) -> bool:
+        return self.parallel_below(node, False) or self.parallel_below(node, True)
+
+    def parallel_below(self, node: isl.ScheduleNode, relaxed: bool) -> bool:
+        T = isl.schedule_node_type
+        for k in range(node.n_children()):
+            child = node.child(k)
+            if child.get_type() == T.band and _parallel_members(child, self.deps(relaxed)):
+                return True
+            if self.parallel_below(child, relaxed):
+                return True
+        return False
 
 
 def _serial_children(node: isl.ScheduleNode, first: int, last: int, path) -> KernelPart:
@@ -321,11 +392,11 @@ def _serial_children(node: isl.ScheduleNode, first: int, last: int, path) -> Ker
     )
 
 
-def _live_dependences(node: isl.ScheduleNode, model) -> isl.UnionMap:
+def _live_dependences(node: isl.ScheduleNode, dependences: isl.UnionMap) -> isl.UnionMap:
     """Dependences between instances that reach the node with equal outer schedule values
     (the ones the node's own members must respect)."""
     domain = node.get_domain()
-    deps = model.dependences.intersect_domain(domain).intersect_range(domain)
+    deps = dependences.intersect_domain(domain).intersect_range(domain)
     prefix = node.get_prefix_schedule_union_map()
     return deps.intersect(prefix.apply_range(prefix.reverse()))
 
@@ -336,10 +407,10 @@ def _member_map(node: isl.ScheduleNode, k: int) -> isl.UnionMap:
     return isl.UnionMap.from_union_pw_aff(member).intersect_domain(node.get_domain())
 
 
-def _parallel_members(node: isl.ScheduleNode, model) -> list[int]:
+def _parallel_members(node: isl.ScheduleNode, dependences: isl.UnionMap) -> list[int]:
     """Band members with zero distance on every live dependence. In a permutable band
     any of them may move outermost; otherwise only a leading run of them."""
-    live = _live_dependences(node, model)
+    live = _live_dependences(node, dependences)
     found = []
     for k in range(node.band_n_member()):
         member = _member_map(node, k)
@@ -358,18 +429,9 @@ def _zero(like: isl.UnionSet) -> isl.UnionSet:
     return isl.UnionSet("{ [0] }").align_params(like.get_space())
 
 
-def _parallel_below(node: isl.ScheduleNode, model) -> bool:
-    T = isl.schedule_node_type
-    for k in range(node.n_children()):
-        child = node.child(k)
-        if child.get_type() == T.band and _parallel_members(child, model):
-            return True
-        if _parallel_below(child, model):
-            return True
-    return False
-
-
-def _kernel(node: isl.ScheduleNode, parallel: list[int], path, model) -> KernelPart:
+def _kernel(
+    node: isl.ScheduleNode, parallel: list[int], path, model, atomic: bool = False
+) -> KernelPart:
     domain = node.get_domain()
     ordered = _by_coalescing(node, parallel, model)[:3]
     members = [_member_map(node, k) for k in range(node.band_n_member())]
@@ -383,6 +445,7 @@ def _kernel(node: isl.ScheduleNode, parallel: list[int], path, model) -> KernelP
         inner=inner,
         path=path,
         host_depth=node.get_schedule_depth(),
+        atomic=atomic,
     )
 
 
@@ -641,6 +704,7 @@ class _RegionEmitter:
             types.setdefault(loop.var, set()).add(loop.var_type)
         self.var_types = {var: next(iter(t)) for var, t in types.items() if len(t) == 1}
         self.locals, self.expanded = self._private_storage()
+        self.sums = self._sum_casts()
         self.kernels: list[_KernelText] = []
         self.launches: dict[str, list[str]] = {}
         for k, part in enumerate(plan.kernels):
@@ -708,6 +772,9 @@ class _RegionEmitter:
             for var, value in zip(model.iterators[statement], arguments, strict=True):
                 if value != var:
                     replace[var] = f"({value})"
+            if part.atomic and statement in self.sums:
+                cast = self.sums[statement]
+                return [codegen.atomic_sum(self.statements[statement], replace, cast)]
             return [codegen.substituted(self.statements[statement], replace)]
 
         depth = len(part.mapped)
@@ -798,6 +865,17 @@ class _RegionEmitter:
             if any(name == var for _, _, name in self.statements[statement].identifiers):
                 return True
         return False
+
+    def _sum_casts(self) -> dict[str, str]:
+        """The type atomicAdd takes for each sum statement's target."""
+        types = {s.name: s.type for s in self.scop.scalars}
+        types.update({a.name: _element(a) for a in self.scop.arrays})
+        found = {}
+        for name in _atomic_sums(self.scop):
+            statement = self.model.statement(name)
+            target = next(a.target for a in statement.accesses if a.is_write)
+            found[name] = ATOMIC_ADD_TYPES[" ".join(types[target].split())]
+        return found
 
     def _private_storage(self) -> tuple[set[int], dict[int, _Expansion]]:
         """Where each private live range lives: in a local of the one kernel that holds
@@ -925,12 +1003,24 @@ class _RegionEmitter:
     def host_code(self) -> str:
         indent = _line_indent(self.source, self.scop.span.start)
         inner = indent + "    "
-        lines = ["{", f"{inner}/* cudaify: this region runs on the GPU ({self.plan.summary}) */"]
+        before = [self._prelude_text(span.start) for span in self.scop.prelude]
+        before += [f"{type_} {name};" for type_, name in self.scop.hoisted]
+        opening = "".join(f"{text}\n{indent}" for text in before) + "{"
+        lines = [
+            opening,
+            f"{inner}/* cudaify: this region runs on the GPU ({self.plan.summary}) */",
+        ]
         lines += [inner + line for line in self._allocate()]
         lines += self._host_loops(inner)
         lines += [inner + line for line in self._release()]
         lines.append(indent + "}")
         return "\n".join(lines)
+
+    def _prelude_text(self, start: int) -> str:
+        node = codegen.statement_node(self.tree, start)
+        if node is None:
+            raise Refuse(f"no statement starts at byte {start}")
+        return cs.text(node, self.source)
 
     def _allocate(self) -> list[str]:
         lines = []

@@ -31,6 +31,7 @@ typedef int cudaError_t;
 enum { cudaSuccess = 0 };
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 inline const char *cudaGetErrorString(cudaError_t) { return "emulated error"; }
+template <class T, class U> inline T atomicAdd(T *p, U v) { T old = *p; *p += (T)v; return old; }
 inline cudaError_t cudaMalloc(void **p, size_t n) { *p = std::malloc(n ? n : 1); return 0; }
 inline cudaError_t cudaFree(void *p) { std::free(p); return 0; }
 inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
