@@ -218,7 +218,9 @@ def sized_from_callers(
 
 
 def _has_unsized(fn: Function) -> bool:
-    return any(a.count is None and a.kind == "pointer" for _, data in fn.data for a in data)
+    nests = any(a.count is None and a.kind == "pointer" for _, data in fn.data for a in data)
+    regions = any(a.count is None and a.kind == "pointer" for s in fn.scops for a in s.arrays)
+    return nests or regions
 
 
 def _sized(src, fn: Function, functions, walks, allocated, elems) -> Function:
@@ -247,7 +249,10 @@ def _sized(src, fn: Function, functions, walks, allocated, elems) -> Function:
     if not sizes:
         return fn
     data = tuple((line, tuple(_with_size(a, sizes) for a in arrays)) for line, arrays in fn.data)
-    return replace(fn, data=data)
+    scops = tuple(
+        replace(scop, arrays=tuple(_with_size(a, sizes) for a in scop.arrays)) for scop in fn.scops
+    )
+    return replace(fn, data=data, scops=scops)
 
 
 def _common_size(k, fn: Function, sites, allocated, written: set[str], elem: str) -> str | None:

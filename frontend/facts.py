@@ -183,6 +183,23 @@ class ScopScalar:
 
 
 @dataclass(frozen=True)
+class RuntimeExtent:
+    """The elements one access reaches through a loop inside an opaque statement
+    (`val[k]` for k from row_ptr[i] to row_ptr[i + 1]): from that loop's lower bound to its
+    upper bound, shifted by `offset`, over every iteration of the statement's loops. The
+    host evaluates the bounds over those iterations before the region (an inspector),
+    which gives the array's extent when no compile-time one is known."""
+
+    array: str
+    loops: tuple[int, ...]  # Scop.loops around the statement, outermost first
+    lower: str  # C text of the inner loop's bounds
+    upper: str
+    inclusive: bool
+    step: int
+    offset: int
+
+
+@dataclass(frozen=True)
 class Scop:
     """A static-control region of a function: consecutive statements whose loops have
     affine bounds and whose accesses isl can model, which the schedule-based mapping
@@ -204,6 +221,8 @@ class Scop:
     # scalars declared at the region's top level (the declaration is an assignment in
     # the region; the variable is declared before it, for what follows the region)
     hoisted: tuple[tuple[str, str], ...] = ()
+    # for arrays every access of which is such a loop-bounded access
+    runtime_extents: tuple[RuntimeExtent, ...] = ()
 
     def loop_vars(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(loop.var for loop in self.loops))

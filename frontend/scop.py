@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from cudaify.frontend.access import RawAccess, Ref
+from cudaify.frontend.affine import symbol, to_poly
 from cudaify.frontend.callgraph import call_kind
 from cudaify.frontend.facts import (
     Affine,
     ArrayData,
+    RuntimeExtent,
     Scop,
     ScopAccess,
     ScopLoop,
@@ -74,6 +76,10 @@ class ScopBuilder:
         self.by_cursor = {n.cursor.hash: n for n in fa.canonical}
         self.scops: list[Scop] = []
         self.notes: list[str] = []
+        # per region being built: loop-bounded accesses, and all accesses, per array
+        self._bounded: list[RuntimeExtent] = []
+        self._counted: dict[str, int] = {}
+        self._bounds_of: dict[int, tuple[int, int]] = {}
         self._alive: list[RegionSpan] = []  # caches key on id(): keep regions alive
 
     # -- blocks and runs ------------------------------------------------------------
@@ -276,6 +282,7 @@ class ScopBuilder:
 
     # -- the model of one region -------------------------------------------------------
     def _scop(self, run: list[ci.Cursor], region: RegionSpan) -> Scop:
+        self._bounded, self._counted = [], {}
         leaves: list[_Leaf] = []
         loops: list[object] = []
         for position, statement in enumerate(run):
@@ -325,6 +332,7 @@ class ScopBuilder:
             context=self._context(tuple(params)),
             prelude=tuple(Span(leaf.start, leaf.end) for leaf in prelude),
             hoisted=hoisted,
+            runtime_extents=self._runtime_extents(region, kept),
         )
 
     def _collect(self, statement, loops: tuple, position: tuple[int, ...], leaves, all_loops):
@@ -382,6 +390,9 @@ class ScopBuilder:
             if not leaf.start <= access.start < leaf.end or access.root_decl in inside:
                 continue
             subs = self._subscripts(region, access, own_vars, inner_loop_vars)
+            self._counted[access.array] = self._counted.get(access.array, 0) + 1
+            if subs is None:
+                self._loop_bounded(access, leaf, loop_index)
             line = self.src.line_col(access.start)[0]
             accesses.append(
                 ScopAccess(access.array, subs, access.is_write, access.is_read, line, False)
@@ -434,6 +445,64 @@ class ScopBuilder:
             return ""
         inside = [c for c in self.fa.walk.calls if leaf.start <= c.start < leaf.end]
         return "" if inside and any(c.name in ("rand", "random") for c in inside) else "+"
+
+    def _loop_bounded(self, access: RawAccess, leaf: _Leaf, loop_index) -> None:
+        """Record `a[k + c]` for k a canonical loop inside the statement."""
+        if len(access.indices) != 1 or access.indices[0] is None:
+            return
+        index = access.indices[0]
+        if isinstance(index, int):
+            return
+        for node in self.fa.canonical:
+            if not (leaf.start <= node.start < leaf.end) or not node.contains(access.start):
+                continue
+            var = node.header.var_decl
+
+            def resolve(cursor: ci.Cursor, var=var) -> dict | None:
+                ref = cursor.referenced
+                return symbol("k") if ref is not None and ref.hash == var else None
+
+            poly = to_poly(self.src, index, resolve)
+            if poly is None or set(poly) - {(), ("k",)} or poly.get(("k",)) != 1:
+                continue
+            header = node.header
+            self._bounded.append(
+                RuntimeExtent(
+                    array=access.array,
+                    loops=tuple(loop_index[id(n)] for n in leaf.loops),
+                    lower=self.src.text(header.lower),
+                    upper=self.src.text(header.upper),
+                    inclusive=header.inclusive,
+                    step=header.step,
+                    offset=poly.get((), 0),
+                )
+            )
+            self._bounds_of[id(self._bounded[-1])] = (node.start, node.body_start)
+            return
+
+    def _runtime_extents(
+        self, region, statements: list[ScopStatement]
+    ) -> tuple[RuntimeExtent, ...]:
+        """The loop-bounded accesses of arrays that have no other kind, whose bounds read
+        nothing the region changes."""
+        written_arrays = {
+            a.target for st in statements for a in st.accesses if a.is_write and not a.scalar
+        }
+        written_scalars = {
+            a.target for st in statements for a in st.accesses if a.is_write and a.scalar
+        }
+        kept = []
+        for extent in self._bounded:
+            start, end = self._bounds_of[id(extent)]
+            read = {a.array for a in self.fa.walk.accesses if start <= a.start < end}
+            scalars = {r.name for r in self.fa.walk.refs if start <= r.start < end}
+            if read & written_arrays or scalars & written_scalars:
+                continue
+            kept.append(extent)
+        covered: dict[str, int] = {}
+        for extent in kept:
+            covered[extent.array] = covered.get(extent.array, 0) + 1
+        return tuple(e for e in kept if covered[e.array] == self._counted.get(e.array))
 
     def _subscripts(
         self, region, access: RawAccess, own_vars: set[str], inner_vars: set[str]

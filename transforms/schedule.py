@@ -27,7 +27,7 @@ memory (one element), read and written through a pointer."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
 from tree_sitter import Tree
@@ -237,8 +237,9 @@ def _atomic_sums(scop: Scop) -> frozenset[str]:
 
 
 def _require_arrays(scop: Scop) -> None:
+    bounded = {extent.array for extent in scop.runtime_extents}
     for data in scop.arrays:
-        if data.count is None:
+        if data.count is None and data.name not in bounded:
             raise Refuse(f"the extent of array '{data.name}' is unknown")
         if not re.fullmatch(r"[A-Za-z_]\w*", data.name):
             raise Refuse(f"'{data.name}' is not a plain array")
@@ -692,7 +693,9 @@ class _RegionEmitter:
             for st in self.scop.statements
         }
         self.helpers = self._helpers()
-        self.devices = {a.name: names.fresh(f"d_{a.name}") for a in self.scop.arrays}
+        self.inspected: dict[str, tuple[str, str]] = {}  # array -> (first, end) host names
+        self.arrays = [self._sized(a) for a in self.scop.arrays]
+        self.devices = {a.name: names.fresh(f"d_{a.name}") for a in self.arrays}
         # one device location per shared live range of a written scalar
         self.shared = {
             web.index: names.fresh(f"d_{web.scalar}") for web in self.model.webs if not web.depth
@@ -869,7 +872,7 @@ class _RegionEmitter:
     def _sum_casts(self) -> dict[str, str]:
         """The type atomicAdd takes for each sum statement's target."""
         types = {s.name: s.type for s in self.scop.scalars}
-        types.update({a.name: _element(a) for a in self.scop.arrays})
+        types.update({a.name: _element(a) for a in self.arrays})
         found = {}
         for name in _atomic_sums(self.scop):
             statement = self.model.statement(name)
@@ -918,7 +921,7 @@ class _RegionEmitter:
         self, part, statements: set[str], shared: dict[str, str], host_c
     ) -> list[str]:
         params = []
-        for data in self.scop.arrays:
+        for data in self.arrays:
             params.append(_array_param(data))
         for index, device in shared.items():
             params.append(f"{self.scalar_types[self.model.webs[index].scalar]} *{device}")
@@ -945,7 +948,7 @@ class _RegionEmitter:
             hi = codegen.pw_aff(hi_pa, context, names)
             lines.append(f"const long long {trips} = ({hi}) - {lo} + 1;")
             trips_names.append(trips)
-        arguments = [self._array_argument(data) for data in self.scop.arrays]
+        arguments = [self._array_argument(data) for data in self.arrays]
         arguments += list(shared.values())
         arguments += [s.name for s in self.scop.scalars if not s.written]
         arguments += host_c
@@ -1016,6 +1019,62 @@ class _RegionEmitter:
         lines.append(indent + "}")
         return "\n".join(lines)
 
+    def _sized(self, data: ArrayData) -> ArrayData:
+        """An array whose extent only the host can know at run time (a CSR value array
+        read between row_ptr[i] and row_ptr[i + 1]) gets it from an inspector run before
+        the copies (see _inspector)."""
+        if data.count is not None:
+            return data
+        first = self.names.fresh(f"first_{data.name}")
+        end = self.names.fresh(f"end_{data.name}")
+        self.inspected[data.name] = (first, end)
+        return replace(data, count=f"{end} - {first}", first=first, whole=False)
+
+    def _inspector(self) -> list[str]:
+        """Host loops over the statements' iterations that find the lowest and highest
+        element each loop-bounded access reaches."""
+        lines = []
+        for name, (first, end) in self.inspected.items():
+            seen = self.names.fresh(f"seen_{name}")
+            lines += [f"long long {first} = 0, {end} = 0;", "{", f"    int {seen} = 0;"]
+            for extent in (e for e in self.scop.runtime_extents if e.array == name):
+                lines += ["    " + line for line in self._inspect(extent, first, end, seen)]
+            lines.append("}")
+        return lines
+
+    def _inspect(self, extent, first: str, end: str, seen: str) -> list[str]:
+        loops = [self.scop.loops[k] for k in extent.loops]
+        lines, indent = [], ""
+        for loop in loops:
+            if loop.step > 0:
+                test = "<=" if loop.inclusive else "<"
+            else:
+                test = ">=" if loop.inclusive else ">"
+            lines.append(
+                f"{indent}for ({loop.var_type} {loop.var} = {loop.lower.text}; "
+                f"{loop.var} {test} {loop.upper.text}; {loop.var} += {loop.step}) {{"
+            )
+            indent += "    "
+        if extent.step > 0:
+            low = f"(long long)({extent.lower}) + {extent.offset}"
+            high = f"(long long)({extent.upper}) + {int(extent.inclusive) + extent.offset}"
+        else:
+            low = f"(long long)({extent.upper}) + {int(not extent.inclusive) + extent.offset}"
+            high = f"(long long)({extent.lower}) + {1 + extent.offset}"
+        lo, hi = self.names.fresh("lo_reach"), self.names.fresh("hi_reach")
+        lines += [
+            f"{indent}const long long {lo} = {low}, {hi} = {high};",
+            f"{indent}if ({lo} < {hi}) {{",
+            f"{indent}    if (!{seen} || {lo} < {first}) {first} = {lo};",
+            f"{indent}    if (!{seen} || {hi} > {end}) {end} = {hi};",
+            f"{indent}    {seen} = 1;",
+            f"{indent}}}",
+        ]
+        for _ in loops:
+            indent = indent[:-4]
+            lines.append(f"{indent}}}")
+        return lines
+
     def _prelude_text(self, start: int) -> str:
         node = codegen.statement_node(self.tree, start)
         if node is None:
@@ -1023,8 +1082,8 @@ class _RegionEmitter:
         return cs.text(node, self.source)
 
     def _allocate(self) -> list[str]:
-        lines = []
-        for data in self.scop.arrays:
+        lines = self._inspector()
+        for data in self.arrays:
             device = self.devices[data.name]
             lines.append(f"{_element(data)} *{device} = NULL;")
             lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
@@ -1050,7 +1109,7 @@ class _RegionEmitter:
 
     def _release(self) -> list[str]:
         lines = []
-        for data in self.scop.arrays:
+        for data in self.arrays:
             if data.access in ("write", "readwrite"):
                 host, device = _host_address(data, True), self.devices[data.name]
                 lines.append(
