@@ -381,8 +381,16 @@ def _private_depth(model: Model, name: str, users: list[ScopStatement], common: 
     return 0
 
 
+def violated(model: Model, schedule: isl.UnionMap) -> isl.UnionMap:
+    """The dependences a new schedule (instance -> time) does not keep: pairs whose target
+    does not come strictly after their source. Empty for a legal schedule."""
+    schedule = schedule.intersect_domain(model.domain)
+    after = schedule.lex_lt_union_map(schedule)
+    return model.dependences.subtract(after)
+
+
 def loop_depth_of(model: Model, statement: str) -> int:
     return len(model.iterators[statement])
 
 
-__all__ = ["Model", "ModelError", "Web", "build", "loop_depth_of"]
+__all__ = ["Model", "ModelError", "Web", "build", "loop_depth_of", "violated"]

@@ -193,6 +193,9 @@ def plan_region(program: Program, function: Function, scop: Scop) -> RegionPlan:
     model = polyhedral.build(scop, sums=_atomic_sums(scop))
     _require_enough_work(model)
     schedule = compute_schedule(model)
+    broken = polyhedral.violated(model, schedule.get_map())
+    if not broken.is_empty():
+        raise Refuse(f"the schedule would break a dependence ({broken.coalesce()})")
     mapper = _Mapper(model)
     mapper.walk(schedule.get_root(), ())
     kernels = mapper.kernels

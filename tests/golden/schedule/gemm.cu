@@ -1,0 +1,215 @@
+/* C = alpha * A * B + beta * C, loops in i, k, j order (as PolyBench writes gemm):
+   isl interchanges them so that i and j form the grid and k runs in each thread. */
+#include <stdio.h>
+
+#define NI 96
+#define NJ 80
+#define NK 72
+
+static double A[NI][NK], B[NK][NJ], C[NI][NJ];
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Region of gemm() at line 15: scheduled by isl. */
+__global__ void gemm_kernel(double (*C)[NJ], double (*A)[NK], double (*B)[NJ], int ni, int nj, double beta, int nk, double alpha, long long lo_j, long long trips_j, long long lo_i, long long trips_i)
+{
+    for (long long t_i = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i < trips_i; t_i += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i + t_i);
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j; t_j += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j + t_j);
+            C[i][j] *= beta;
+            for (int k = 0; (k < nk); k += 1) {
+                C[i][j] += alpha * A[i][k] * B[k][j];
+            }
+        }
+    }
+}
+
+static void gemm(int ni, int nj, int nk, double alpha, double beta,
+                 double C[NI][NJ], double A[NI][NK], double B[NK][NJ])
+{
+    int i, j, k;
+    {
+        /* cudaify: this region runs on the GPU (gemm: region at line 15 -> 1 kernel(s), grids 2-D) */
+        double *d_C = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_C, (size_t)(7680) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_C, C, (size_t)(7680) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_A = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(6912) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(6912) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_B = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_B, (size_t)(5760) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_B, B, (size_t)(5760) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_j = 0;
+            const long long trips_j = ((nj - 1)) - lo_j + 1;
+            const long long lo_i = 0;
+            const long long trips_i = ((ni - 1)) - lo_i + 1;
+            if (trips_j > 0 && trips_i > 0) {
+                gemm_kernel<<<dim3(cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 8, 65535u)), dim3(32, 8)>>>((double (*)[NJ])(d_C), (double (*)[NK])(d_A), (double (*)[NJ])(d_B), ni, nj, beta, nk, alpha, lo_j, trips_j, lo_i, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(C, d_C, (size_t)(7680) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_C));
+        CUDAIFY_CHECK(cudaFree(d_A));
+        CUDAIFY_CHECK(cudaFree(d_B));
+    }
+}
+
+/* Region of main() at line 26: scheduled by isl. */
+__global__ void main_kernel(double (*A)[NK], double (*B)[NJ], double (*C)[NJ], long long lo_j_2, long long trips_j_2, long long lo_k, long long trips_k)
+{
+    for (long long t_k = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_k < trips_k; t_k += (long long)blockDim.y * gridDim.y) {
+        const int k = (int)(lo_k + t_k);
+        for (long long t_j_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_2 < trips_j_2; t_j_2 += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j_2 + t_j_2);
+            B[k][j] = (double)((k * (j + 2)) % 13) / 13.0;
+        }
+    }
+}
+
+/* Region of main() at line 26: scheduled by isl. */
+__global__ void main_kernel_2(double (*A)[NK], double (*B)[NJ], double (*C)[NJ], long long lo_j_3, long long trips_j_3, long long lo_i_2, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        for (long long t_j_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_3 < trips_j_3; t_j_3 += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j_3 + t_j_3);
+            C[i][j] = (double)((i + j) % 7) / 7.0;
+        }
+    }
+}
+
+/* Region of main() at line 26: scheduled by isl. */
+__global__ void main_kernel_3(double (*A)[NK], double (*B)[NJ], double (*C)[NJ], long long lo_k_2, long long trips_k_2, long long lo_i_3, long long trips_i_3)
+{
+    for (long long t_i_3 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i_3 + t_i_3);
+        for (long long t_k_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_k_2 < trips_k_2; t_k_2 += (long long)blockDim.x * gridDim.x) {
+            const int k = (int)(lo_k_2 + t_k_2);
+            A[i][k] = (double)((i * k + 1) % 17) / 17.0;
+        }
+    }
+}
+
+/* Region of main() at line 37: scheduled by isl. */
+__global__ void main_kernel_4(double (*C)[NJ], double *d_sum, long long lo_i_4, long long trips_i_4)
+{
+    for (long long t_i_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_4 + t_i_4);
+        for (int j = 0; (j <= 79); j += 1) {
+            atomicAdd((double *)&((*d_sum)), (double)((C[i][j])));
+        }
+    }
+}
+
+int main(void)
+{
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 26 -> 3 kernel(s), grids 2-D, 2-D, 2-D) */
+        double *d_A_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(6912) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_A_2, A, (size_t)(6912) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_B_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_B_2, (size_t)(5760) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_B_2, B, (size_t)(5760) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_C_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_C_2, (size_t)(7680) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_C_2, C, (size_t)(7680) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_j_2 = 0;
+            const long long trips_j_2 = (79) - lo_j_2 + 1;
+            const long long lo_k = 0;
+            const long long trips_k = (71) - lo_k + 1;
+            if (trips_j_2 > 0 && trips_k > 0) {
+                main_kernel<<<dim3(cudaify_blocks(trips_j_2, 32, 2147483647u), cudaify_blocks(trips_k, 8, 65535u)), dim3(32, 8)>>>((double (*)[NK])(d_A_2), (double (*)[NJ])(d_B_2), (double (*)[NJ])(d_C_2), lo_j_2, trips_j_2, lo_k, trips_k);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_j_3 = 0;
+            const long long trips_j_3 = (79) - lo_j_3 + 1;
+            const long long lo_i_2 = 0;
+            const long long trips_i_2 = (95) - lo_i_2 + 1;
+            if (trips_j_3 > 0 && trips_i_2 > 0) {
+                main_kernel_2<<<dim3(cudaify_blocks(trips_j_3, 32, 2147483647u), cudaify_blocks(trips_i_2, 8, 65535u)), dim3(32, 8)>>>((double (*)[NK])(d_A_2), (double (*)[NJ])(d_B_2), (double (*)[NJ])(d_C_2), lo_j_3, trips_j_3, lo_i_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_k_2 = 0;
+            const long long trips_k_2 = (71) - lo_k_2 + 1;
+            const long long lo_i_3 = 0;
+            const long long trips_i_3 = (95) - lo_i_3 + 1;
+            if (trips_k_2 > 0 && trips_i_3 > 0) {
+                main_kernel_3<<<dim3(cudaify_blocks(trips_k_2, 32, 2147483647u), cudaify_blocks(trips_i_3, 8, 65535u)), dim3(32, 8)>>>((double (*)[NK])(d_A_2), (double (*)[NJ])(d_B_2), (double (*)[NJ])(d_C_2), lo_k_2, trips_k_2, lo_i_3, trips_i_3);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(A, d_A_2, (size_t)(6912) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(B, d_B_2, (size_t)(5760) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(C, d_C_2, (size_t)(7680) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_A_2));
+        CUDAIFY_CHECK(cudaFree(d_B_2));
+        CUDAIFY_CHECK(cudaFree(d_C_2));
+    }
+    gemm(NI, NJ, NK, 1.5, 1.2, C, A, B);
+    double sum = 0.0;
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 37 -> 1 kernel(s), grids 1-D) */
+        double *d_C_3 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_C_3, (size_t)(7680) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_C_3, C, (size_t)(7680) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_sum = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_sum, sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_sum, &sum, sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i_4 = 0;
+            const long long trips_i_4 = (95) - lo_i_4 + 1;
+            if (trips_i_4 > 0) {
+                main_kernel_4<<<dim3(cudaify_blocks(trips_i_4, 256, 2147483647u)), dim3(256)>>>((double (*)[NJ])(d_C_3), d_sum, lo_i_4, trips_i_4);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_C_3));
+        CUDAIFY_CHECK(cudaFree(d_sum));
+    }
+    printf("sum=%.10e c00=%.10e c_last=%.10e\n", sum, C[0][0], C[NI - 1][NJ - 1]);
+    return 0;
+}

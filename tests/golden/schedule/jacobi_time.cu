@@ -1,0 +1,207 @@
+/* A time loop around two parallel sweeps: the time loop stays on the host around two
+   2-D launches, and the arrays go to the device once for all the steps. */
+#include <stdio.h>
+
+#define N 130
+#define STEPS 40
+
+static double A[N][N], B[N][N];
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Region of jacobi() at line 12: scheduled by isl. */
+__global__ void jacobi_kernel(double (*B)[N], double (*A)[N], int tsteps, int n, long long h0, long long lo_j, long long trips_j, long long lo_i, long long trips_i)
+{
+    for (long long t_i = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i < trips_i; t_i += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i + t_i);
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j; t_j += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j + t_j);
+            B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i + 1][j] + A[i - 1][j]);
+        }
+    }
+}
+
+/* Region of jacobi() at line 12: scheduled by isl. */
+__global__ void jacobi_kernel_2(double (*B)[N], double (*A)[N], int tsteps, int n, long long h0_2, long long lo_j_2, long long trips_j_2, long long lo_i_2, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        for (long long t_j_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_2 < trips_j_2; t_j_2 += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j_2 + t_j_2);
+            A[i][j] = 0.2 * (B[i][j] + B[i][j - 1] + B[i][j + 1] + B[i + 1][j] + B[i - 1][j]);
+        }
+    }
+}
+
+static void jacobi(int tsteps, int n, double A[N][N], double B[N][N])
+{
+    {
+        /* cudaify: this region runs on the GPU (jacobi: region at line 12 -> 2 kernel(s), grids 2-D, 2-D, 1 host loop level(s)) */
+        double *d_B = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_B, (size_t)(16900) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_B, B, (size_t)(16900) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_A = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(16900) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(16900) * sizeof(double), cudaMemcpyHostToDevice));
+        if ((n >= 3)) {
+            for (long long c0 = 0; (c0 < tsteps); c0 += 1) {
+                {
+                    const long long h0 = c0;
+                    const long long lo_j = 1;
+                    const long long trips_j = ((n - 2)) - lo_j + 1;
+                    const long long lo_i = 1;
+                    const long long trips_i = ((n - 2)) - lo_i + 1;
+                    if (trips_j > 0 && trips_i > 0) {
+                        jacobi_kernel<<<dim3(cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 8, 65535u)), dim3(32, 8)>>>((double (*)[N])(d_B), (double (*)[N])(d_A), tsteps, n, h0, lo_j, trips_j, lo_i, trips_i);
+                        CUDAIFY_CHECK(cudaGetLastError());
+                    }
+                }
+                {
+                    const long long h0_2 = c0;
+                    const long long lo_j_2 = 1;
+                    const long long trips_j_2 = ((n - 2)) - lo_j_2 + 1;
+                    const long long lo_i_2 = 1;
+                    const long long trips_i_2 = ((n - 2)) - lo_i_2 + 1;
+                    if (trips_j_2 > 0 && trips_i_2 > 0) {
+                        jacobi_kernel_2<<<dim3(cudaify_blocks(trips_j_2, 32, 2147483647u), cudaify_blocks(trips_i_2, 8, 65535u)), dim3(32, 8)>>>((double (*)[N])(d_B), (double (*)[N])(d_A), tsteps, n, h0_2, lo_j_2, trips_j_2, lo_i_2, trips_i_2);
+                        CUDAIFY_CHECK(cudaGetLastError());
+                    }
+                }
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(B, d_B, (size_t)(16900) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(A, d_A, (size_t)(16900) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_B));
+        CUDAIFY_CHECK(cudaFree(d_A));
+    }
+}
+
+/* Region of main() at line 24: scheduled by isl. */
+__global__ void main_kernel(double (*A)[N], double (*B)[N], long long lo_j_3, long long trips_j_3, long long lo_i_3, long long trips_i_3)
+{
+    for (long long t_i_3 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i_3 + t_i_3);
+        for (long long t_j_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_3 < trips_j_3; t_j_3 += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j_3 + t_j_3);
+            B[i][j] = ((double)i * (j + 3) + 3) / N;
+        }
+    }
+}
+
+/* Region of main() at line 24: scheduled by isl. */
+__global__ void main_kernel_2(double (*A)[N], double (*B)[N], long long lo_j_4, long long trips_j_4, long long lo_i_4, long long trips_i_4)
+{
+    for (long long t_i_4 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i_4 + t_i_4);
+        for (long long t_j_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_4 < trips_j_4; t_j_4 += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j_4 + t_j_4);
+            A[i][j] = ((double)i * (j + 2) + 2) / N;
+        }
+    }
+}
+
+/* Region of main() at line 31: scheduled by isl. */
+__global__ void main_kernel_3(double (*A)[N], double *d_sum, long long lo_i_5, long long trips_i_5)
+{
+    for (long long t_i_5 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_5 < trips_i_5; t_i_5 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_5 + t_i_5);
+        for (int j = 0; (j <= 129); j += 1) {
+            atomicAdd((double *)&((*d_sum)), (double)((A[i][j])));
+        }
+    }
+}
+
+int main(void)
+{
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 24 -> 2 kernel(s), grids 2-D, 2-D) */
+        double *d_A_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(16900) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_A_2, A, (size_t)(16900) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_B_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_B_2, (size_t)(16900) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_B_2, B, (size_t)(16900) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_j_3 = 0;
+            const long long trips_j_3 = (129) - lo_j_3 + 1;
+            const long long lo_i_3 = 0;
+            const long long trips_i_3 = (129) - lo_i_3 + 1;
+            if (trips_j_3 > 0 && trips_i_3 > 0) {
+                main_kernel<<<dim3(cudaify_blocks(trips_j_3, 32, 2147483647u), cudaify_blocks(trips_i_3, 8, 65535u)), dim3(32, 8)>>>((double (*)[N])(d_A_2), (double (*)[N])(d_B_2), lo_j_3, trips_j_3, lo_i_3, trips_i_3);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_j_4 = 0;
+            const long long trips_j_4 = (129) - lo_j_4 + 1;
+            const long long lo_i_4 = 0;
+            const long long trips_i_4 = (129) - lo_i_4 + 1;
+            if (trips_j_4 > 0 && trips_i_4 > 0) {
+                main_kernel_2<<<dim3(cudaify_blocks(trips_j_4, 32, 2147483647u), cudaify_blocks(trips_i_4, 8, 65535u)), dim3(32, 8)>>>((double (*)[N])(d_A_2), (double (*)[N])(d_B_2), lo_j_4, trips_j_4, lo_i_4, trips_i_4);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(A, d_A_2, (size_t)(16900) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(B, d_B_2, (size_t)(16900) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_A_2));
+        CUDAIFY_CHECK(cudaFree(d_B_2));
+    }
+    jacobi(STEPS, N, A, B);
+    double sum = 0.0;
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 31 -> 1 kernel(s), grids 1-D) */
+        double *d_A_3 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_A_3, (size_t)(16900) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_A_3, A, (size_t)(16900) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_sum = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_sum, sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_sum, &sum, sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i_5 = 0;
+            const long long trips_i_5 = (129) - lo_i_5 + 1;
+            if (trips_i_5 > 0) {
+                main_kernel_3<<<dim3(cudaify_blocks(trips_i_5, 256, 2147483647u)), dim3(256)>>>((double (*)[N])(d_A_3), d_sum, lo_i_5, trips_i_5);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_A_3));
+        CUDAIFY_CHECK(cudaFree(d_sum));
+    }
+    printf("sum=%.10e a=%.10e\n", sum, A[N / 2][N / 3]);
+    return 0;
+}

@@ -1,0 +1,117 @@
+/* All the work in main: an initialisation, an update and a sum over malloc'ed arrays.
+   The update maps to a kernel; the sum adds atomically; `a` is set on the host first. */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Region of main() at line 11: scheduled by isl. */
+__global__ void main_kernel(double *x, double *y, int n, double a, long long lo_i, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i; t_i += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i + t_i);
+        y[i] = (double)(i % 13);
+        x[i] = (double)(i % 97) * 0.5;
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/* Region of main() at line 11: scheduled by isl. */
+__global__ void main_kernel_2(double *x, double *y, double *d_sum, int n, double a)
+{
+    (*d_sum) = 0.0;
+}
+
+/* Region of main() at line 11: scheduled by isl. */
+__global__ void main_kernel_3(double *x, double *y, double *d_sum, int n, double a, long long lo_i_2, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        atomicAdd((double *)&((*d_sum)), (double)((y[i])));
+    }
+}
+
+int main(void)
+{
+    int n = 50000;
+    double *x = (double *)malloc(n * sizeof(double));
+    double *y = (double *)malloc(n * sizeof(double));
+    double a = 2.5;
+    double sum;
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 11 -> 3 kernel(s), grids 1-D, serial, 1-D) */
+        double *d_x = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(50000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(50000) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_y = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(50000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(50000) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_sum = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_sum, sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_sum, &sum, sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i = 0;
+            const long long trips_i = (49999) - lo_i + 1;
+            if (trips_i > 0) {
+                main_kernel<<<dim3(cudaify_blocks(trips_i, 256, 2147483647u)), dim3(256)>>>(d_x, d_y, n, a, lo_i, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            main_kernel_2<<<1, 1>>>(d_x, d_y, d_sum, n, a);
+            CUDAIFY_CHECK(cudaGetLastError());
+        }
+        {
+            const long long lo_i_2 = 0;
+            const long long trips_i_2 = (49999) - lo_i_2 + 1;
+            if (trips_i_2 > 0) {
+                main_kernel_3<<<dim3(cudaify_blocks(trips_i_2, 256, 2147483647u)), dim3(256)>>>(d_x, d_y, d_sum, n, a, lo_i_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(50000) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(50000) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_x));
+        CUDAIFY_CHECK(cudaFree(d_y));
+        CUDAIFY_CHECK(cudaFree(d_sum));
+    }
+    printf("sum=%.9e y7=%.9e\n", sum, y[7]);
+    free(x);
+    free(y);
+    return 0;
+}

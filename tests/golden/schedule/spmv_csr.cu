@@ -1,0 +1,217 @@
+/* CSR sparse matrix times vector: val and col are read between row_ptr[i] and
+   row_ptr[i + 1], so their extents come from a host inspector over the rows. */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Region of spmv() at line 9: scheduled by isl. */
+__global__ void spmv_kernel(int *row_ptr, double *val, int *col, double *x, double *y, int n, long long lo_i, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i; t_i += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i + t_i);
+        double sum;
+        sum = 0.0;
+        for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++)
+            sum += val[k] * x[col[k]];
+        y[i] = sum;
+    }
+}
+
+static void spmv(int n, const int *row_ptr, const int *col, const double *val,
+                 const double *x, double *y)
+{
+    {
+        /* cudaify: this region runs on the GPU (spmv: region at line 9 -> 1 kernel(s), grids 1-D) */
+        long long first_val = 0, end_val = 0;
+        {
+            int seen_val = 0;
+            for (int i = 0; i < n; i += 1) {
+                const long long lo_reach = (long long)(row_ptr[i]) + 0, hi_reach = (long long)(row_ptr[i + 1]) + 0;
+                if (lo_reach < hi_reach) {
+                    if (!seen_val || lo_reach < first_val) first_val = lo_reach;
+                    if (!seen_val || hi_reach > end_val) end_val = hi_reach;
+                    seen_val = 1;
+                }
+            }
+        }
+        long long first_col = 0, end_col = 0;
+        {
+            int seen_col = 0;
+            for (int i = 0; i < n; i += 1) {
+                const long long lo_reach_2 = (long long)(row_ptr[i]) + 0, hi_reach_2 = (long long)(row_ptr[i + 1]) + 0;
+                if (lo_reach_2 < hi_reach_2) {
+                    if (!seen_col || lo_reach_2 < first_col) first_col = lo_reach_2;
+                    if (!seen_col || hi_reach_2 > end_col) end_col = hi_reach_2;
+                    seen_col = 1;
+                }
+            }
+        }
+        int *d_row_ptr = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_row_ptr, (size_t)((n + 1)) * sizeof(int)));
+        CUDAIFY_CHECK(cudaMemcpy(d_row_ptr, row_ptr, (size_t)((n + 1)) * sizeof(int), cudaMemcpyHostToDevice));
+        double *d_val = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_val, (size_t)(end_val - first_val) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_val, val + (first_val), (size_t)(end_val - first_val) * sizeof(double), cudaMemcpyHostToDevice));
+        int *d_col = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_col, (size_t)(end_col - first_col) * sizeof(int)));
+        CUDAIFY_CHECK(cudaMemcpy(d_col, col + (first_col), (size_t)(end_col - first_col) * sizeof(int), cudaMemcpyHostToDevice));
+        double *d_x = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_y = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i = 0;
+            const long long trips_i = ((n - 1)) - lo_i + 1;
+            if (trips_i > 0) {
+                spmv_kernel<<<dim3(cudaify_blocks(trips_i, 256, 2147483647u)), dim3(256)>>>(d_row_ptr, d_val - (first_val), d_col - (first_col), d_x, d_y, n, lo_i, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_row_ptr));
+        CUDAIFY_CHECK(cudaFree(d_val));
+        CUDAIFY_CHECK(cudaFree(d_col));
+        CUDAIFY_CHECK(cudaFree(d_x));
+        CUDAIFY_CHECK(cudaFree(d_y));
+    }
+}
+
+/* Region of main() at line 32: scheduled by isl. */
+__global__ void main_kernel(int *col, double *val, double *x, int nnz, int n, long long lo_i_2, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        x[i] = 1.0 / (i + 1);
+    }
+}
+
+/* Region of main() at line 32: scheduled by isl. */
+__global__ void main_kernel_2(int *col, double *val, double *x, unsigned int *d_state, int nnz, int n)
+{
+    for (int k = 0; (k < nnz); k += 1) {
+        (*d_state) = (*d_state) * 1664525u + 1013904223u;
+        col[k] = (int)((*d_state) % (unsigned)n);
+        val[k] = (double)((*d_state) >> 20) / 4096.0;
+    }
+}
+
+/* Region of main() at line 41: scheduled by isl. */
+__global__ void main_kernel_3(double *y, double *d_total, int n, long long lo_i_3, long long trips_i_3)
+{
+    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_3 + t_i_3);
+        atomicAdd((double *)&((*d_total)), (double)((y[i])));
+    }
+}
+
+int main(void)
+{
+    int n = 3000;
+    int *row_ptr = (int *)malloc((n + 1) * sizeof(int));
+    int nnz = 0;
+    for (int i = 0; i <= n; i++) {
+        row_ptr[i] = nnz;
+        nnz += 1 + i % 7;
+    }
+    nnz = row_ptr[n];
+    int *col = (int *)malloc(nnz * sizeof(int));
+    double *val = (double *)malloc(nnz * sizeof(double));
+    double *x = (double *)malloc(n * sizeof(double));
+    double *y = (double *)malloc(n * sizeof(double));
+    unsigned int state = 7u;
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 32 -> 2 kernel(s), grids 1-D, serial) */
+        int *d_col_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_col_2, (size_t)(nnz) * sizeof(int)));
+        CUDAIFY_CHECK(cudaMemcpy(d_col_2, col, (size_t)(nnz) * sizeof(int), cudaMemcpyHostToDevice));
+        double *d_val_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_val_2, (size_t)(nnz) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_val_2, val, (size_t)(nnz) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_x_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(3000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_x_2, x, (size_t)(3000) * sizeof(double), cudaMemcpyHostToDevice));
+        unsigned int *d_state = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_state, sizeof(unsigned int)));
+        CUDAIFY_CHECK(cudaMemcpy(d_state, &state, sizeof(unsigned int), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i_2 = 0;
+            const long long trips_i_2 = (2999) - lo_i_2 + 1;
+            if (trips_i_2 > 0) {
+                main_kernel<<<dim3(cudaify_blocks(trips_i_2, 256, 2147483647u)), dim3(256)>>>(d_col_2, d_val_2, d_x_2, nnz, n, lo_i_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            main_kernel_2<<<1, 1>>>(d_col_2, d_val_2, d_x_2, d_state, nnz, n);
+            CUDAIFY_CHECK(cudaGetLastError());
+        }
+        CUDAIFY_CHECK(cudaMemcpy(col, d_col_2, (size_t)(nnz) * sizeof(int), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(val, d_val_2, (size_t)(nnz) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(x, d_x_2, (size_t)(3000) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_col_2));
+        CUDAIFY_CHECK(cudaFree(d_val_2));
+        CUDAIFY_CHECK(cudaFree(d_x_2));
+        CUDAIFY_CHECK(cudaFree(d_state));
+    }
+    spmv(n, row_ptr, col, val, x, y);
+    double total = 0.0;
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 41 -> 1 kernel(s), grids 1-D) */
+        double *d_y_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_y_2, (size_t)(3000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_y_2, y, (size_t)(3000) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_total = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_total, sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_total, &total, sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i_3 = 0;
+            const long long trips_i_3 = (2999) - lo_i_3 + 1;
+            if (trips_i_3 > 0) {
+                main_kernel_3<<<dim3(cudaify_blocks(trips_i_3, 256, 2147483647u)), dim3(256)>>>(d_y_2, d_total, n, lo_i_3, trips_i_3);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(&total, d_total, sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_y_2));
+        CUDAIFY_CHECK(cudaFree(d_total));
+    }
+    printf("total=%.9e y0=%.9e y_last=%.9e\n", total, y[0], y[n - 1]);
+    return 0;
+}

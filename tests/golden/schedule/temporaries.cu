@@ -1,0 +1,152 @@
+/* One scalar, two nests, each using it as its own temporary: each nest keeps its copy in
+   a register of each thread (row sums, then column sums). */
+#include <stdio.h>
+
+#define N 300
+#define M 200
+
+static double A[N][M], rows[N], cols[M];
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Region of sums() at line 13: scheduled by isl. */
+__global__ void sums_kernel(double (*A)[M], double *rows, double *cols, int n, int m, long long lo_i, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i; t_i += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i + t_i);
+        double t;
+        t = 0.0;
+        for (int j = 0; (j < m); j += 1) {
+            t += A[i][j];
+        }
+        rows[i] = t;
+    }
+}
+
+/* Region of sums() at line 13: scheduled by isl. */
+__global__ void sums_kernel_2(double (*A)[M], double *rows, double *cols, int n, int m, long long lo_j, long long trips_j)
+{
+    for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j; t_j += (long long)blockDim.x * gridDim.x) {
+        const int j = (int)(lo_j + t_j);
+        double t;
+        t = 0.0;
+        for (int i = 0; (i < n); i += 1) {
+            t += A[i][j] * A[i][j];
+        }
+        cols[j] = t;
+    }
+}
+
+static void sums(int n, int m, double A[N][M], double rows[N], double cols[M])
+{
+    double t;
+    {
+        /* cudaify: this region runs on the GPU (sums: region at line 13 -> 2 kernel(s), grids 1-D, 1-D) */
+        double *d_A = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(60000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(60000) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_rows = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_rows, (size_t)(300) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_rows, rows, (size_t)(300) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_cols = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_cols, (size_t)(200) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_cols, cols, (size_t)(200) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i = 0;
+            const long long trips_i = ((n - 1)) - lo_i + 1;
+            if (trips_i > 0) {
+                sums_kernel<<<dim3(cudaify_blocks(trips_i, 256, 2147483647u)), dim3(256)>>>((double (*)[M])(d_A), d_rows, d_cols, n, m, lo_i, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_j = 0;
+            const long long trips_j = ((m - 1)) - lo_j + 1;
+            if (trips_j > 0) {
+                sums_kernel_2<<<dim3(cudaify_blocks(trips_j, 256, 2147483647u)), dim3(256)>>>((double (*)[M])(d_A), d_rows, d_cols, n, m, lo_j, trips_j);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(rows, d_rows, (size_t)(300) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(cols, d_cols, (size_t)(200) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_A));
+        CUDAIFY_CHECK(cudaFree(d_rows));
+        CUDAIFY_CHECK(cudaFree(d_cols));
+    }
+}
+
+/* Region of main() at line 29: scheduled by isl. */
+__global__ void main_kernel(double (*A)[M], long long lo_j_2, long long trips_j_2, long long lo_i_2, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        for (long long t_j_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_2 < trips_j_2; t_j_2 += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j_2 + t_j_2);
+            A[i][j] = (double)((i * 31 + j * 17) % 101) / 101.0;
+        }
+    }
+}
+
+int main(void)
+{
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 29 -> 1 kernel(s), grids 2-D) */
+        double *d_A_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(60000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_A_2, A, (size_t)(60000) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_j_2 = 0;
+            const long long trips_j_2 = (199) - lo_j_2 + 1;
+            const long long lo_i_2 = 0;
+            const long long trips_i_2 = (299) - lo_i_2 + 1;
+            if (trips_j_2 > 0 && trips_i_2 > 0) {
+                main_kernel<<<dim3(cudaify_blocks(trips_j_2, 32, 2147483647u), cudaify_blocks(trips_i_2, 8, 65535u)), dim3(32, 8)>>>((double (*)[M])(d_A_2), lo_j_2, trips_j_2, lo_i_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(A, d_A_2, (size_t)(60000) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_A_2));
+    }
+    sums(N, M, A, rows, cols);
+    double r = 0.0, c = 0.0;
+    for (int i = 0; i < N; i++)
+        r += rows[i] * (i % 5);
+    for (int j = 0; j < M; j++)
+        c += cols[j] * (j % 3);
+    printf("r=%.10e c=%.10e\n", r, c);
+    return 0;
+}

@@ -1,0 +1,177 @@
+/* Forward substitution: each x[i] needs every earlier x[j], so i stays on the host; the
+   sum over j of one row runs in parallel, with atomic adds into x[i]. */
+#include <stdio.h>
+
+#define N 400
+
+static double L[N][N], b[N], x[N];
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* Region of trisolv() at line 11: scheduled by isl. */
+__global__ void trisolv_kernel(double *x, double *b, double (*L)[N], int n, long long lo_i, long long trips_i)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i; t_i += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i + t_i);
+        x[i] = b[i];
+    }
+}
+
+/* Region of trisolv() at line 11: scheduled by isl. */
+__global__ void trisolv_kernel_2(double *x, double *b, double (*L)[N], int n, long long h0)
+{
+    x[(h0)] = x[(h0)] / L[(h0)][(h0)];
+}
+
+/* Region of trisolv() at line 11: scheduled by isl. */
+__global__ void trisolv_kernel_3(double *x, double *b, double (*L)[N], int n, long long h0_2, long long lo_i_2, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        x[i] -= L[i][(h0_2)] * x[(h0_2)];
+    }
+}
+
+static void trisolv(int n, double L[N][N], double x[N], double b[N])
+{
+    {
+        /* cudaify: this region runs on the GPU (trisolv: region at line 11 -> 3 kernel(s), grids 1-D, serial, 1-D, 1 host loop level(s)) */
+        double *d_x = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(400) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(400) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_b = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)(400) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_b, b, (size_t)(400) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_L = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_L, (size_t)(160000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_L, L, (size_t)(160000) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i = 0;
+            const long long trips_i = ((n - 1)) - lo_i + 1;
+            if (trips_i > 0) {
+                trisolv_kernel<<<dim3(cudaify_blocks(trips_i, 256, 2147483647u)), dim3(256)>>>(d_x, d_b, (double (*)[N])(d_L), n, lo_i, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        for (long long c0 = 0; (c0 < n); c0 += 1) {
+            {
+                const long long h0 = c0;
+                trisolv_kernel_2<<<1, 1>>>(d_x, d_b, (double (*)[N])(d_L), n, h0);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            if ((n >= (c0 + 2))) {
+                {
+                    const long long h0_2 = c0;
+                    const long long lo_i_2 = (h0_2 + 1);
+                    const long long trips_i_2 = ((n - 1)) - lo_i_2 + 1;
+                    if (trips_i_2 > 0) {
+                        trisolv_kernel_3<<<dim3(cudaify_blocks(trips_i_2, 256, 2147483647u)), dim3(256)>>>(d_x, d_b, (double (*)[N])(d_L), n, h0_2, lo_i_2, trips_i_2);
+                        CUDAIFY_CHECK(cudaGetLastError());
+                    }
+                }
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(400) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_x));
+        CUDAIFY_CHECK(cudaFree(d_b));
+        CUDAIFY_CHECK(cudaFree(d_L));
+    }
+}
+
+/* Region of main() at line 21: scheduled by isl. */
+__global__ void main_kernel(double *b, double (*L)[N], long long lo_j, long long trips_j, long long lo_i_3, long long trips_i_3)
+{
+    for (long long t_i_3 = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i_3 + t_i_3);
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j; t_j += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j + t_j);
+            if ((i >= j)) {
+                L[i][j] = (i == j) ? 4.0 + (double)(i % 3) : (double)((i + j) % 5) / (20.0 * N);
+            }
+        }
+    }
+}
+
+/* Region of main() at line 21: scheduled by isl. */
+__global__ void main_kernel_2(double *b, double (*L)[N], long long lo_i_4, long long trips_i_4)
+{
+    for (long long t_i_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_4 + t_i_4);
+        b[i] = (double)(i % 11) - 5.0;
+    }
+}
+
+int main(void)
+{
+    {
+        /* cudaify: this region runs on the GPU (main: region at line 21 -> 2 kernel(s), grids 2-D, 1-D) */
+        double *d_b_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_b_2, (size_t)(400) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_b_2, b, (size_t)(400) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_L_2 = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_L_2, (size_t)(160000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_L_2, L, (size_t)(160000) * sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_j = 0;
+            const long long trips_j = (399) - lo_j + 1;
+            const long long lo_i_3 = 0;
+            const long long trips_i_3 = (399) - lo_i_3 + 1;
+            if (trips_j > 0 && trips_i_3 > 0) {
+                main_kernel<<<dim3(cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i_3, 8, 65535u)), dim3(32, 8)>>>(d_b_2, (double (*)[N])(d_L_2), lo_j, trips_j, lo_i_3, trips_i_3);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_i_4 = 0;
+            const long long trips_i_4 = (399) - lo_i_4 + 1;
+            if (trips_i_4 > 0) {
+                main_kernel_2<<<dim3(cudaify_blocks(trips_i_4, 256, 2147483647u)), dim3(256)>>>(d_b_2, (double (*)[N])(d_L_2), lo_i_4, trips_i_4);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(b, d_b_2, (size_t)(400) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(L, d_L_2, (size_t)(160000) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaFree(d_b_2));
+        CUDAIFY_CHECK(cudaFree(d_L_2));
+    }
+    trisolv(N, L, x, b);
+    double sum = 0.0;
+    for (int i = 0; i < N; i++)
+        sum += x[i] * (1 + i % 4);
+    printf("sum=%.10e x0=%.10e x_last=%.10e\n", sum, x[0], x[N - 1]);
+    return 0;
+}

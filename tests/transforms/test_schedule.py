@@ -1,0 +1,184 @@
+"""The schedule-based mapping: golden outputs (a missing golden fails; --update-golden
+writes them for review), nvcc compiles each, the serial emulator runs each with its
+threads forward and reversed and must print what gcc's build prints, and the lines that
+prove each mapping are checked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from emulation import SERIAL_HEADER, gcc_output, run_emulated
+from pattern_golden import nvcc_errors
+from transforms_support import GOLDEN, analysed
+
+from cudaify.backend.compare import compare
+from cudaify.core import Variant
+from cudaify.frontend.facts import Program
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.schedule import mapping_report
+
+FOLDER = GOLDEN / "schedule"
+CASES = sorted(p.stem for p in FOLDER.glob("*.c"))
+SCHEDULE = get("schedule")
+
+
+def mapped(program: Program) -> Variant:
+    outcome = SCHEDULE.apply_rule(Variant(program.source), Context(program))
+    assert outcome.variant is not None, outcome.reason
+    return outcome.variant
+
+
+@pytest.fixture(scope="module")
+def outputs() -> dict[str, str]:
+    return {case: mapped(analysed(FOLDER / f"{case}.c")).code for case in CASES}
+
+
+def test_there_are_golden_cases() -> None:
+    assert len(CASES) >= 6
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_output_is_stable_and_compiles(
+    case: str, outputs: dict[str, str], update_golden: bool, tmp_path: Path
+) -> None:
+    expected = FOLDER / f"{case}.cu"
+    if update_golden:
+        expected.write_text(outputs[case])
+    assert expected.exists(), f"{expected.name} is missing: run pytest --update-golden"
+    assert outputs[case] == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
+    assert nvcc_errors(outputs[case], tmp_path) == ""
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reversed"])
+def test_emulated_output_is_gccs(
+    case: str, reverse: bool, outputs: dict[str, str], tmp_path: Path
+) -> None:
+    expected = gcc_output(FOLDER / f"{case}.c", tmp_path)
+    done = run_emulated(outputs[case], tmp_path, header=SERIAL_HEADER, reverse=reverse)
+    assert done.ok, done.errors()
+    assert compare(expected, done.text()) is None
+
+
+def kernels(code: str) -> list[str]:
+    return re.findall(r"__global__ void (\w+)\(", code)
+
+
+def launches(code: str) -> list[str]:
+    return re.findall(r"(\w+)<<<", code)
+
+
+def body_of(code: str, kernel: str) -> str:
+    start = code.index(f"__global__ void {kernel}(")
+    return code[start : code.index("\n}\n", start)]
+
+
+def test_gemm_maps_i_and_j_to_the_grid_and_keeps_k_in_the_thread(
+    outputs: dict[str, str],
+) -> None:
+    code = outputs["gemm"]
+    gemm_kernels = [k for k in kernels(code) if k.startswith("gemm")]
+    assert len(gemm_kernels) == 1
+    body = body_of(code, gemm_kernels[0])
+    assert "threadIdx.x" in body and "threadIdx.y" in body
+    assert re.search(r"const int j = \(int\)\(lo_j\w* \+ t_j\w*\);", body)  # j on x
+    assert "for (int k = 0; (k < nk); k += 1)" in body
+    assert "C[i][j] += alpha * A[i][k] * B[k][j];" in body
+
+
+def test_a_time_loop_stays_on_the_host_with_the_data_on_the_device(
+    outputs: dict[str, str],
+) -> None:
+    code = outputs["jacobi_time"]
+    function = code[code.index("static void jacobi(") :]
+    function = function[: function.index("\nint main")]
+    host_loop = re.search(r"for \(long long (\w+) = 0; \(\1 < tsteps\); \1 \+= 1\) \{", function)
+    assert host_loop, function
+    inside = function[host_loop.end() :]
+    assert len(launches(inside)) == 2
+    # every array goes over once each way, outside the time loop
+    assert function.count("cudaMemcpyHostToDevice") == 2
+    assert function.count("cudaMemcpyDeviceToHost") == 2
+    assert function.index("cudaMemcpyHostToDevice") < host_loop.start()
+
+
+def test_work_in_main_gets_kernels_and_the_sum_adds_atomically(outputs: dict[str, str]) -> None:
+    code = outputs["main_sum"]
+    main_kernels = [k for k in kernels(code) if k.startswith("main_kernel")]
+    assert main_kernels
+    assert any("atomicAdd((double *)&((*d_sum))" in body_of(code, k) for k in main_kernels)
+    main = code[code.index("int main(void)") :]
+    assert main.index("double a = 2.5;") < main.index("cudaMalloc")
+    assert "CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost));" in main
+
+
+def test_csr_extents_come_from_an_inspector_over_the_rows(outputs: dict[str, str]) -> None:
+    code = outputs["spmv_csr"]
+    assert "for (int i = 0; i < n; i += 1) {" in code
+    assert "(long long)(row_ptr[i]) + 0, hi_reach = (long long)(row_ptr[i + 1]) + 0;" in code
+    assert "cudaMalloc((void **)&d_val, (size_t)(end_val - first_val) * sizeof(double))" in code
+    (kernel,) = [k for k in kernels(code) if k.startswith("spmv")]
+    assert "for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++)" in body_of(code, kernel)
+
+
+def test_reused_temporaries_live_in_each_threads_registers(outputs: dict[str, str]) -> None:
+    code = outputs["temporaries"]
+    own = [k for k in kernels(code) if k.startswith("sums")]
+    assert len(own) == 2
+    for kernel in own:
+        body = body_of(code, kernel)
+        assert re.search(r"\n\s+double t;\n", body), body
+        assert "d_t" not in body
+
+
+def test_a_forward_substitution_updates_the_remaining_rows_in_parallel(
+    outputs: dict[str, str],
+) -> None:
+    """isl turns the row-by-row solve around: for each column j on the host, x[j] is
+    final, then every later x[i] subtracts L[i][j] * x[j] at once."""
+    code = outputs["trisolv"]
+    bodies = [body_of(code, k) for k in kernels(code) if k.startswith("trisolv")]
+    assert any(re.search(r"x\[i\] -= L\[i\]\[\(h\w*\)\] \* x\[\(h\w*\)\];", b) for b in bodies)
+    function = code[code.index("static void trisolv(") : code.index("\nint main")]
+    loop = re.search(r"for \(long long (\w+) = 0; \(\1 < n\); \1 \+= 1\) \{", function)
+    assert loop and len(launches(function[loop.end() :])) == 2
+
+
+def test_refusals_say_where_and_why() -> None:
+    import os
+    import tempfile
+
+    from cudaify.frontend.analyze import analyze
+
+    code = """
+double dot(int n, const double *a, const double *b)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+        s = s * 0.5 + a[i] * b[i];
+    return s;
+}
+"""
+    with tempfile.NamedTemporaryFile("w", suffix=".c", delete=False) as handle:
+        handle.write(code)
+    try:
+        program = analyze(handle.name)
+    finally:
+        os.unlink(handle.name)
+    outcome = SCHEDULE.apply_rule(Variant(program.source), Context(program))
+    assert outcome.variant is None
+    assert f"{handle.name}:5:5: region in 'dot' not mapped" in outcome.reason
+    assert "every one carries a dependence" in outcome.reason
+    assert mapping_report(program) == [outcome.reason]
+
+
+def test_the_check_refuses_a_decoy_without_a_launched_kernel() -> None:
+    program = analysed(FOLDER / "gemm.c")
+    decoy = Variant(
+        program.source.replace("int main(void)", "__global__ void k() {}\nint main(void)")
+    )
+    problems = SCHEDULE.check(Variant(program.source), decoy, Context(program))
+    assert [p.message for p in problems] == ["no kernel the program defines is launched"]
