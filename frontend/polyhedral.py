@@ -381,6 +381,46 @@ def _private_depth(model: Model, name: str, users: list[ScopStatement], common: 
     return 0
 
 
+def surely_written(model: Model, array: str) -> isl.UnionSet:
+    """Elements of `array` that the region writes whatever the data: writes through affine
+    subscripts by statements that always run them (not inside an opaque statement)."""
+    header = model.space.header()
+    pieces = []
+    for statement in model.scop.statements:
+        if statement.kind == "opaque":
+            continue
+        names = [f"i{k}" for k in range(len(statement.loops))]
+        for access in statement.accesses:
+            if access.scalar or access.target != array or not access.is_write:
+                continue
+            if access.subscripts is None or len(access.subscripts) != model.dims[array]:
+                continue
+            text = _access_text(model, statement, access, names)
+            if text is not None:
+                pieces.append(text)
+    return _union_map(header, pieces).intersect_domain(model.domain).range()
+
+
+def covered_when(model: Model, array: str, extents: list[str]) -> isl.Set:
+    """The parameter values for which the region writes every element of `array`, whose
+    dimensions have the given extents (integers or parameter names): then its old
+    contents need not be copied to the device."""
+    header = model.space.header()
+    dims = [f"x{k}" for k in range(len(extents))]
+    bounds = []
+    for dim, extent in zip(dims, extents, strict=True):
+        limit = extent if extent.lstrip("-").isdigit() else model.space.param(extent)
+        bounds.append(f"0 <= {dim} < {limit}")
+    box = isl.UnionSet(
+        f"{header}{{ {model.array_ids[array]}[{', '.join(dims)}] : {' and '.join(bounds)} }}"
+    )
+    missing = box.subtract(surely_written(model, array))
+    if missing.is_empty():
+        return model.context
+    bad = missing.params()
+    return model.context.intersect(bad.complement())
+
+
 def violated(model: Model, schedule: isl.UnionMap) -> isl.UnionMap:
     """The dependences a new schedule (instance -> time) does not keep: pairs whose target
     does not come strictly after their source. Empty for a legal schedule."""
@@ -393,4 +433,13 @@ def loop_depth_of(model: Model, statement: str) -> int:
     return len(model.iterators[statement])
 
 
-__all__ = ["Model", "ModelError", "Web", "build", "loop_depth_of", "violated"]
+__all__ = [
+    "Model",
+    "ModelError",
+    "Web",
+    "build",
+    "covered_when",
+    "loop_depth_of",
+    "surely_written",
+    "violated",
+]

@@ -1022,6 +1022,25 @@ class _RegionEmitter:
         lines.append(indent + "}")
         return "\n".join(lines)
 
+    def _overwritten(self, data: ArrayData, names: codegen.Names) -> str | None:
+        """When an array the region only writes has every element written whatever the
+        data, the condition on the sizes under which that holds ("1": always); None
+        when the array must be copied in (it is read, or only partly written)."""
+        if data.access != "write" or data.first.strip() != "0" or data.name in self.inspected:
+            return None
+        extents = _extents(data)
+        if extents is None or len(extents) != self.model.dims.get(data.name):
+            return None
+        if any(not e.isdigit() and e not in self.scop.params for e in extents):
+            return None
+        covered = polyhedral.covered_when(self.model, data.name, extents)
+        if covered.is_empty():
+            return None
+        if covered.is_equal(self.model.context):
+            return "1"
+        build = isl.AstBuild.from_context(self.model.context)
+        return codegen.expression(build.expr_from_set(covered), names)
+
     def _sized(self, data: ArrayData) -> ArrayData:
         """An array whose extent only the host can know at run time (a CSR value array
         read between row_ptr[i] and row_ptr[i + 1]) gets it from an inspector run before
@@ -1086,15 +1105,19 @@ class _RegionEmitter:
 
     def _allocate(self) -> list[str]:
         lines = self._inspector()
+        names = codegen.Names({v: k for k, v in self.space.params.items()})
         for data in self.arrays:
             device = self.devices[data.name]
             lines.append(f"{_element(data)} *{device} = NULL;")
             lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
-            lines.append(
+            copy = (
                 f"CUDAIFY_CHECK(cudaMemcpy({device}, {_host_address(data, False)}, {_bytes(data)}, "
                 "cudaMemcpyHostToDevice));"
             )
-        names = codegen.Names({v: k for k, v in self.space.params.items()})
+            covered = self._overwritten(data, names)
+            if covered == "1":
+                continue  # the region writes every element before anything reads one
+            lines.append(copy if covered is None else f"if (!({covered})) {copy}")
         for expansion in self.expanded.values():
             lines += expansion.allocation(self.scalar_types[expansion.web.scalar], names)
         for index, device in self.shared.items():
@@ -1289,6 +1312,27 @@ def _exact_iterator(member: isl.Map) -> int | None:
         if member.is_equal(_identity_at(member, q)):
             return q
     return None
+
+
+def _extents(data: ArrayData) -> list[str] | None:
+    """The array's extent per dimension (integer literals or plain names), outermost
+    first, when its element count and inner dimensions say them plainly."""
+    count = data.count.strip() if data.count else ""
+    while count.startswith("(") and count.endswith(")"):
+        count = count[1:-1].strip()
+    inner = [d.strip() for d in data.dims]
+    if not re.fullmatch(r"\w+", count) or any(not re.fullmatch(r"\w+", d) for d in inner):
+        return None
+    if not inner:
+        return [count]
+    if not count.isdigit() or not all(d.isdigit() for d in inner):
+        return None
+    rows, rest = int(count), 1
+    for d in inner:
+        rest *= int(d)
+    if rest == 0 or rows % rest:
+        return None
+    return [str(rows // rest), *inner]
 
 
 def _array_param(data: ArrayData) -> str:

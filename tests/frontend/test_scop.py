@@ -249,3 +249,43 @@ void prefix(int n, double *a)
     model = polyhedral.build(region(program, "prefix"))
     new = isl.UnionMap(schedule).align_params(model.domain.get_space())
     assert polyhedral.violated(model, new).is_empty() == legal
+
+
+def test_an_array_written_everywhere_needs_no_copy_in_for_the_sizes_that_cover_it() -> None:
+    program = analysed(
+        """
+void fill(int n, int m, double A[100][100])
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++)
+            A[i][j] = i + j;
+}
+"""
+    )
+    model = polyhedral.build(region(program, "fill"))
+    covered = polyhedral.covered_when(model, "A", ["100", "100"])
+    header = model.space.header()
+    n, m = model.space.param("n"), model.space.param("m")
+
+    def holds(values: str) -> bool:
+        point = isl.Set(f"[{n}, {m}] -> {{ : {values} }}").align_params(covered.get_space())
+        return not point.intersect(covered).is_empty()
+
+    assert holds(f"{n} = 100 and {m} = 120")
+    assert not holds(f"{n} = 99 and {m} = 100")
+    assert header  # the parameters are the function's sizes
+
+
+def test_a_conditional_write_covers_nothing() -> None:
+    program = analysed(
+        """
+void some(int n, double *a, const double *b)
+{
+    for (int i = 0; i < n; i++)
+        if (b[i] > 0)
+            a[i] = b[i];
+}
+"""
+    )
+    model = polyhedral.build(region(program, "some"))
+    assert polyhedral.surely_written(model, "a").is_empty()

@@ -95,7 +95,6 @@ static void spmv(int n, const int *row_ptr, const int *col, const double *val,
         CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_y = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i = 0;
             const long long trips_i = ((n - 1)) - lo_i + 1;
@@ -160,13 +159,10 @@ int main(void)
         /* cudaify: this region runs on the GPU (main: region at line 32 -> 2 kernel(s), grids 1-D, serial) */
         int *d_col_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_col_2, (size_t)(nnz) * sizeof(int)));
-        CUDAIFY_CHECK(cudaMemcpy(d_col_2, col, (size_t)(nnz) * sizeof(int), cudaMemcpyHostToDevice));
         double *d_val_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_val_2, (size_t)(nnz) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_val_2, val, (size_t)(nnz) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_x_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(3000) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_x_2, x, (size_t)(3000) * sizeof(double), cudaMemcpyHostToDevice));
         unsigned int *d_state = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_state, sizeof(unsigned int)));
         CUDAIFY_CHECK(cudaMemcpy(d_state, &state, sizeof(unsigned int), cudaMemcpyHostToDevice));

@@ -81,10 +81,10 @@ static void sums(int n, int m, double A[N][M], double rows[N], double cols[M])
         CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(60000) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_rows = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_rows, (size_t)(300) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_rows, rows, (size_t)(300) * sizeof(double), cudaMemcpyHostToDevice));
+        if (!((n >= 300))) CUDAIFY_CHECK(cudaMemcpy(d_rows, rows, (size_t)(300) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_cols = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_cols, (size_t)(200) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_cols, cols, (size_t)(200) * sizeof(double), cudaMemcpyHostToDevice));
+        if (!((m >= 200))) CUDAIFY_CHECK(cudaMemcpy(d_cols, cols, (size_t)(200) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i = 0;
             const long long trips_i = ((n - 1)) - lo_i + 1;

@@ -141,7 +141,6 @@ int main(void)
         /* cudaify: this region runs on the GPU (main: region at line 21 -> 2 kernel(s), grids 2-D, 1-D) */
         double *d_b_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_b_2, (size_t)(400) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_b_2, b, (size_t)(400) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_L_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_L_2, (size_t)(160000) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_L_2, L, (size_t)(160000) * sizeof(double), cudaMemcpyHostToDevice));
