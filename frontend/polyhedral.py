@@ -303,7 +303,9 @@ def _scalar_flow(model: Model, name: str, users: list[ScopStatement]) -> isl.Uni
     """Which write each read of scalar `name` gets its value from (writes inside an
     opaque statement may not happen: they are may-sources)."""
     header = model.space.header()
-    must, may, reads = [], [], []
+    must: list[str] = []
+    may: list[str] = []
+    reads: list[str] = []
     for statement in users:
         names = [f"i{k}" for k in range(len(statement.loops))]
         source = f"{statement.name}[{', '.join(names)}]"

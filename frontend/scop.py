@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
-from cudaify.frontend.access import RawAccess, Ref
+from cudaify.frontend.access import LoopNode, RawAccess, Ref
 from cudaify.frontend.affine import symbol, to_poly
 from cudaify.frontend.callgraph import call_kind
 from cudaify.frontend.facts import (
@@ -59,7 +59,7 @@ class _Leaf:
     cursor: ci.Cursor
     start: int
     end: int
-    loops: tuple[object, ...]  # the region's LoopNodes around it, outermost first
+    loops: tuple[LoopNode, ...]  # the region's LoopNodes around it, outermost first
     position: tuple[int, ...]
     kind: str
     declares: list[tuple[str, str, int]] = field(default_factory=list)  # type, name, decl
@@ -284,7 +284,7 @@ class ScopBuilder:
     def _scop(self, run: list[ci.Cursor], region: RegionSpan) -> Scop:
         self._bounded, self._counted = [], {}
         leaves: list[_Leaf] = []
-        loops: list[object] = []
+        loops: list[LoopNode] = []
         for position, statement in enumerate(run):
             self._collect(statement, (), (position,), leaves, loops)
         loop_facts = tuple(self._loop(node, region) for node in loops)

@@ -18,6 +18,10 @@ from tree_sitter import Node, Tree
 from cudaify.frontend.dependence import ast_to_c
 from cudaify.transforms import csource as cs
 
+# islpy names these members for_ and if_ at run time; its stubs do not list them.
+_FOR = isl.ast_node_type.for_  # type: ignore[attr-defined]
+_IF = isl.ast_node_type.if_  # type: ignore[attr-defined]
+
 _STATEMENT_TYPES = frozenset(
     {
         "expression_statement",
@@ -218,9 +222,9 @@ def print_ast(node: isl.AstNode, names: Names, on_user: UserPrinter, indent: str
         for k in range(children.n_ast_node()):
             lines += print_ast(children.get_at(k), names, on_user, indent)
         return lines
-    if kind == T.for_:
+    if kind == _FOR:
         return _print_for(node, names, on_user, indent)
-    if kind == T.if_:
+    if kind == _IF:
         return _print_if(node, names, on_user, indent)
     if kind == T.user:
         expr = node.user_get_expr()
@@ -282,7 +286,7 @@ def iterator_uses(node: isl.AstNode) -> dict[str, list[tuple[str, int | None]]]:
         return collected
 
     def visit(current: isl.AstNode) -> bool:
-        if current.get_type() != isl.ast_node_type.for_:
+        if current.get_type() != _FOR:
             return True
         name = current.for_get_iterator().get_id().get_name()
         uses = []
@@ -309,7 +313,7 @@ def iterator_names(node: isl.AstNode) -> list[str]:
     found: list[str] = []
 
     def visit(current: isl.AstNode) -> bool:
-        if current.get_type() == isl.ast_node_type.for_:
+        if current.get_type() == _FOR:
             found.append(current.for_get_iterator().get_id().get_name())
         return True
 

@@ -528,7 +528,7 @@ def _identity_at(member: isl.Map, q: int) -> isl.Map:
     names = [f"i{k}" for k in range(n_in)]
     name = member.get_tuple_name(isl.dim_type.in_)
     params = [
-        space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))
+        str(space.get_dim_name(isl.dim_type.param, k)) for k in range(space.dim(isl.dim_type.param))
     ]
     text = f"[{', '.join(params)}] -> {{ {name}[{', '.join(names)}] -> [{names[q]}] }}"
     return isl.Map(text).intersect_domain(member.domain())
@@ -1161,17 +1161,16 @@ class _RegionEmitter:
     def _host_loops(self, indent: str) -> list[str]:
         """isl's AST of the launches: statement K<k>[h...] runs kernel k for host values h."""
         model = self.model
-        domains, schedules = [], []
+        domains: list[isl.UnionSet] = []
+        schedules: list[isl.UnionMap] = []
         width = max((len(k.path) for k in self.plan.kernels), default=0)
         for index, part in enumerate(self.plan.kernels):
             domains.append(_host_set(part, index, model))
             schedules.append(_host_schedule(part, index, width, model))
-        domain = domains[0]
-        for more in domains[1:]:
-            domain = domain.union(more)
-        schedule = schedules[0]
-        for more in schedules[1:]:
-            schedule = schedule.union(more)
+        domain, schedule = domains[0], schedules[0]
+        for more_domain, more_schedule in zip(domains[1:], schedules[1:], strict=True):
+            domain = isl.UnionSet.union(domain, more_domain)
+            schedule = isl.UnionMap.union(schedule, more_schedule)
         build = isl.AstBuild.from_context(model.context)
         ast = build.node_from_schedule_map(schedule.intersect_domain(domain))
         names = codegen.Names({v: k for k, v in self.space.params.items()})
