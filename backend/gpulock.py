@@ -1,8 +1,9 @@
-"""One GPU, shared by correctness runs and language models, exclusive for timings.
+"""One GPU, shared by correctness runs and language models, exclusive for timings, and
+handed out in the order it was asked for.
 
-`cudaify bench -j N` and `cudaify graph build --jobs N` verify programs in parallel
-processes. Compiles may overlap freely. Runs on a GPU take one of two kinds of hold on an
-`flock`ed file in the cache folder, one file per GPU:
+`make -j16`, `cudaify bench -j N` and `cudaify graph build --jobs N` verify programs in
+parallel processes. Compiles may overlap freely. Runs on a GPU take one of two kinds of
+hold, one queue per GPU in the cache folder:
 
 - shared (`with lock.shared():`): a search candidate's correctness run (whose one-run time
   only ranks candidates for the finalists) and a local model's generation. Any number of
@@ -11,27 +12,44 @@ processes. Compiles may overlap freely. Runs on a GPU take one of two kinds of h
 - exclusive (`with lock:`): every timing that gets reported (the reference's, a
   finalist's, the bandwidth probe, ncu replays). Nothing else runs on the GPU meanwhile.
 
-Exclusive holders have priority: a second file, the gate, is held by an exclusive holder
-from the moment it asks until it is done, and a shared holder passes through the gate
-before it takes its hold. So a stream of short shared holds cannot starve a timing; it
-waits only for the shared holds already running.
+Fairness: every hold takes a ticket, a file in the queue folder named by the time it
+asked (CLOCK_MONOTONIC, one clock for every process of the machine), and keeps it until it
+releases. An exclusive ticket is served when no earlier ticket is left; a shared one when
+no earlier *exclusive* ticket is left. So holds are served first come, first served: a
+process that releases and asks again queues behind everyone who asked meanwhile (flock
+alone let one process re-take the GPU for minutes under `make -j16`), a stream of shared
+holds cannot starve a timing, and a timing waits only for the holds asked before it.
 
-Each thread takes its own hold (a thread opens its own file descriptions, which flock
-treats like another process's), and a thread may nest holds: shared inside exclusive is a
+A ticket is `flock`ed by its owner while it lives (it is locked before it is put in the
+queue): a ticket nobody holds a lock on belongs to a process that died, and the next
+waiter removes it, so a killed cudaify never leaves a GPU locked.
+
+Each thread takes its own hold, and a thread may nest holds: shared inside exclusive is a
 no-op, exclusive inside shared is a bug (two such threads would wait on each other
-forever) and raises. The kernel releases a dead holder's locks, so a killed cudaify never
-leaves a GPU locked."""
+forever) and raises. A wait can have a limit (`acquire(timeout=...)`: TimeoutError), and
+one that lasts longer than WAIT_NOTICE seconds is said on the log, with the holds ahead."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import re
 import threading
-from collections.abc import Iterator
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+log = logging.getLogger("cudaify")
+
+POLL = 0.005  # seconds between looks at the queue
+LIVENESS_EVERY = 1.0  # seconds between checks for tickets of dead processes
+WAIT_NOTICE = 2.0  # a wait longer than this is said, at most every NOTICE_EVERY seconds
+NOTICE_EVERY = 30.0
 
 
 def gpu_index() -> str:
@@ -46,40 +64,54 @@ def lock_path(cache_root: Path, gpu: str | None = None) -> Path:
     return cache_root / "locks" / f"gpu-{name}.lock"
 
 
-def _locked(path: Path, operation: int) -> IO[bytes]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "ab")  # noqa: SIM115 - closing it releases the flock
-    try:
-        fcntl.flock(handle.fileno(), operation)  # waits for the other holders
-    except BaseException:
-        handle.close()
-        raise
-    return handle
+@dataclass(frozen=True)
+class Ticket:
+    """A place in the queue: when it was asked for, and for which use."""
+
+    name: str
+    asked: int  # monotonic nanoseconds
+    exclusive: bool
+    pid: int
+
+    @classmethod
+    def parse(cls, name: str) -> Ticket | None:
+        parts = name.split(".")
+        if len(parts) != 4 or parts[1] not in ("x", "s"):
+            return None  # a ticket being made (a dot file), or something else
+        try:
+            return cls(name, int(parts[0]), parts[1] == "x", int(parts[2]))
+        except ValueError:
+            return None
+
+    def ahead_of(self, other: Ticket) -> bool:
+        return (self.asked, self.name) < (other.asked, other.name)
 
 
 class GpuLock:
     """Shared or exclusive use of one GPU by this thread (see the module's docstring).
     `with lock:` is exclusive use; `with lock.shared():` is shared use."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, clock: Callable[[], int] = time.monotonic_ns):
         self.path = path
-        self.gate = path.with_name(path.name + ".gate")
-        self._held = threading.local()  # depth, exclusive, handles: this thread's hold
+        self.queue = path.with_name(path.name + ".queue")
+        self.clock = clock
+        self._held = threading.local()  # depth, exclusive, ticket, handle: this thread's hold
+        self._noticed = 0.0  # when a wait was last said
 
     def __enter__(self) -> GpuLock:
-        self._acquire(exclusive=True)
+        self.acquire(exclusive=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._release()
+        self.release()
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[GpuLock]:
-        self._acquire(exclusive=False)
+        self.acquire(exclusive=False)
         try:
             yield self
         finally:
-            self._release()
+            self.release()
 
     @property
     def held(self) -> str | None:
@@ -88,7 +120,9 @@ class GpuLock:
             return None
         return "exclusive" if self._held.exclusive else "shared"
 
-    def _acquire(self, exclusive: bool) -> None:
+    def acquire(self, exclusive: bool, timeout: float | None = None) -> None:
+        """Take a hold, waiting for the holds asked before it (at most `timeout` seconds:
+        then TimeoutError, and this thread's place in the queue is given up)."""
         held = self._held
         if getattr(held, "depth", 0):
             if exclusive and not held.exclusive:
@@ -98,27 +132,103 @@ class GpuLock:
                 )
             held.depth += 1
             return
-        gate = _locked(self.gate, fcntl.LOCK_EX)
+        ticket, handle = self._take_ticket(exclusive)
         try:
-            main = _locked(self.path, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            self._wait_for_turn(ticket, timeout)
         except BaseException:
-            gate.close()
+            self._drop(ticket, handle)
             raise
-        if exclusive:
-            held.handles = [main, gate]  # the gate stays closed to new shared holders
-        else:
-            gate.close()
-            held.handles = [main]
+        held.ticket, held.handle = ticket, handle
         held.exclusive = exclusive
         held.depth = 1
 
-    def _release(self) -> None:
+    def release(self) -> None:
         held = self._held
         held.depth -= 1
         if held.depth == 0:
-            for handle in held.handles:  # closing a file releases its flock
-                handle.close()
-            held.handles = []
+            self._drop(held.ticket, held.handle)
+            held.ticket = held.handle = None
+
+    # -- the queue ---------------------------------------------------------------------
+
+    def _take_ticket(self, exclusive: bool) -> tuple[Ticket, IO[bytes]]:
+        """A ticket, locked by this thread before anyone can see it."""
+        self.queue.mkdir(parents=True, exist_ok=True)
+        self.path.touch(exist_ok=True)  # where the lock is, for whoever looks
+        name = f"{self.clock():020d}.{'x' if exclusive else 's'}.{os.getpid()}.{uuid.uuid4().hex}"
+        staged = self.queue / f".{name}"
+        handle = open(staged, "wb")  # noqa: SIM115 - held for as long as the ticket lives
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        os.replace(staged, self.queue / name)
+        ticket = Ticket.parse(name)
+        assert ticket is not None
+        return ticket, handle
+
+    def _drop(self, ticket: Ticket, handle: IO[bytes]) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.queue / ticket.name).unlink()
+        handle.close()
+
+    def _ahead(self, ticket: Ticket) -> list[Ticket]:
+        """The tickets this one waits for: every earlier one for an exclusive hold, the
+        earlier exclusive ones for a shared hold."""
+        ahead = []
+        for name in os.listdir(self.queue):
+            other = Ticket.parse(name)
+            if other is None or other.name == ticket.name or not other.ahead_of(ticket):
+                continue
+            if ticket.exclusive or other.exclusive:
+                ahead.append(other)
+        return ahead
+
+    def _wait_for_turn(self, ticket: Ticket, timeout: float | None) -> None:
+        began = time.monotonic()
+        checked = began
+        while True:
+            ahead = self._ahead(ticket)
+            if not ahead:
+                return
+            now = time.monotonic()
+            if timeout is not None and now - began >= timeout:
+                raise TimeoutError(f"the GPU was not free within {timeout:.1f} s")
+            if now - checked >= LIVENESS_EVERY:
+                checked = now
+                self._remove_dead(ahead)
+            if now - began >= WAIT_NOTICE:
+                self._notice(ahead, now - began)
+            time.sleep(POLL)
+
+    def _remove_dead(self, tickets: list[Ticket]) -> None:
+        """Remove the tickets nobody holds a lock on: their owners died."""
+        for ticket in tickets:
+            path = self.queue / ticket.name
+            try:
+                probe = open(path, "rb")  # noqa: SIM115
+            except FileNotFoundError:
+                continue
+            with probe:
+                try:
+                    fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # alive
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+
+    def _notice(self, ahead: list[Ticket], waited: float) -> None:
+        now = time.monotonic()
+        if self._noticed and now - self._noticed < NOTICE_EVERY:
+            return
+        self._noticed = now
+        timings = sum(1 for t in ahead if t.exclusive)
+        processes = len({t.pid for t in ahead})
+        log.warning(
+            "waiting for the GPU (%.0f s so far): %d hold(s) ahead, %d of them timings, "
+            "from %d process(es)",
+            waited,
+            len(ahead),
+            timings,
+            processes,
+        )
 
 
 _SHARED: dict[Path, GpuLock] = {}
@@ -146,4 +256,4 @@ def gpu_lock(cache_root: Path, gpu: str | None = None) -> GpuLock:
         return _SHARED[path]
 
 
-__all__ = ["GpuLock", "gpu_index", "gpu_lock", "lock_path"]
+__all__ = ["GpuLock", "Ticket", "gpu_index", "gpu_lock", "lock_path"]

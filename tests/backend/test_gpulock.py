@@ -186,3 +186,79 @@ def _hold_shared(root: str, log: str, name: str) -> None:
         time.sleep(HOLD)
         with open(log, "a") as out:
             out.write(f"{name} end {time.time()!r}\n")
+
+
+def test_a_holder_that_asks_again_queues_behind_the_waiters(tmp_path: Path) -> None:
+    """First come, first served: the holder releases and at once asks again, while another
+    thread has been waiting; the waiter goes first (flock alone let the same process take
+    the GPU again and again under make -j16)."""
+    lock = gpu_lock(tmp_path, "0")
+    order: list[str] = []
+    asked = threading.Event()
+
+    def waiter() -> None:
+        asked.set()
+        with lock:
+            order.append("waiter")
+
+    with lock:
+        order.append("holder")
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        asked.wait(5)
+        time.sleep(0.2)  # the waiter's ticket is in the queue now
+    with lock:
+        order.append("holder again")
+    thread.join(5)
+    assert order == ["holder", "waiter", "holder again"]
+
+
+def test_a_wait_with_a_limit_gives_up_and_leaves_the_queue(tmp_path: Path) -> None:
+    lock = gpu_lock(tmp_path, "0")
+    failures: list[BaseException] = []
+
+    def impatient() -> None:
+        try:
+            lock.acquire(exclusive=False, timeout=0.2)
+        except TimeoutError as error:
+            failures.append(error)
+
+    with lock:
+        thread = threading.Thread(target=impatient)
+        thread.start()
+        thread.join(5)
+    assert len(failures) == 1 and "not free within 0.2 s" in str(failures[0])
+    assert [p for p in lock.queue.iterdir() if not p.name.startswith(".")] == []
+    with lock.shared():  # nothing of the impatient one is left in the way
+        assert lock.held == "shared"
+
+
+def test_a_dead_processes_ticket_is_removed(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A ticket nobody holds a lock on (its process was killed) does not block the GPU."""
+    import cudaify.backend.gpulock as gpulock
+
+    monkeypatch.setattr(gpulock, "LIVENESS_EVERY", 0.05)
+    lock = gpu_lock(tmp_path, "0")
+    lock.queue.mkdir(parents=True)
+    dead = lock.queue / f"{1:020d}.x.999999.{'0' * 32}"
+    dead.touch()  # earlier than any ticket this process takes, and unlocked
+    lock.acquire(exclusive=True, timeout=10)
+    lock.release()
+    assert not dead.exists()
+
+
+def test_a_long_wait_is_said_with_the_holds_ahead(tmp_path: Path, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    import cudaify.backend.gpulock as gpulock
+
+    monkeypatch.setattr(gpulock, "WAIT_NOTICE", 0.05)
+    lock = gpu_lock(tmp_path, "0")
+    release = threading.Event()
+    timeline = _Timeline(lock)
+    timeline.hold("timing", exclusive=True, release=release)
+    with caplog.at_level("WARNING", logger="cudaify"):
+        threading.Timer(0.3, release.set).start()
+        with lock.shared():
+            pass
+    timeline.join()
+    said = [r.getMessage() for r in caplog.records if "waiting for the GPU" in r.getMessage()]
+    assert said and "1 hold(s) ahead, 1 of them timings, from 1 process(es)" in said[0]
