@@ -1,0 +1,115 @@
+"""The time a command may take, and where it went.
+
+A `Deadline` is the whole command's time budget (`--time-budget`): every subprocess a
+verification starts (nvcc, the reference, a candidate's run) gets a time limit no later
+than the deadline, a wait for the GPU gives up at it, and the search starts no new
+candidate after it. So the budget is a hard limit, not a hint checked between candidates.
+
+A `Breakdown` adds up where the time went (reference, compile, run, wait, ...). A phase
+nested in another is counted once, in the inner phase: the wait for the GPU inside a
+reference timing is wait, not reference. Each thread keeps its own nesting."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+Clock = Callable[[], float]
+
+
+class OutOfTime(Exception):
+    """The deadline passed before (or while) a piece of work could be done."""
+
+
+class Deadline:
+    """`seconds` from now on `clock` (None or 0: no limit)."""
+
+    def __init__(self, seconds: float | None, clock: Clock = time.monotonic):
+        self.clock = clock
+        self.seconds = seconds if seconds and seconds > 0 else None
+        self.started = clock()
+
+    @property
+    def limited(self) -> bool:
+        return self.seconds is not None
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def remaining(self) -> float | None:
+        """Seconds left (never negative), None without a limit."""
+        if self.seconds is None:
+            return None
+        return max(0.0, self.seconds - self.elapsed())
+
+    @property
+    def expired(self) -> bool:
+        remaining = self.remaining()
+        return remaining is not None and remaining <= 0.0
+
+    def allows(self, seconds: float) -> bool:
+        """Whether work expected to take `seconds` still fits."""
+        remaining = self.remaining()
+        return remaining is None or seconds < remaining
+
+    def clamp(self, timeout: float) -> float:
+        """`timeout`, cut to the time left; raises OutOfTime when none is."""
+        remaining = self.remaining()
+        if remaining is None:
+            return timeout
+        if remaining <= 0.0:
+            raise OutOfTime(self.message())
+        return min(timeout, remaining)
+
+    def check(self) -> None:
+        if self.expired:
+            raise OutOfTime(self.message())
+
+    def message(self) -> str:
+        return f"the time budget of {self.seconds:g} s is spent"
+
+
+UNLIMITED = Deadline(None)
+
+
+class Breakdown:
+    """Seconds per kind of work, each counted once (see the module's docstring)."""
+
+    def __init__(self, clock: Clock = time.perf_counter):
+        self.clock = clock
+        self.seconds: dict[str, float] = {}
+        self._guard = threading.Lock()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def measure(self, kind: str) -> Iterator[None]:
+        stack: list[float] = self._stack()
+        began = self.clock()
+        stack.append(0.0)  # time of the phases nested in this one
+        try:
+            yield
+        finally:
+            nested = stack.pop()
+            elapsed = self.clock() - began
+            self.add(kind, elapsed - nested)
+            if stack:
+                stack[-1] += elapsed
+
+    def add(self, kind: str, seconds: float) -> None:
+        with self._guard:
+            self.seconds[kind] = self.seconds.get(kind, 0.0) + seconds
+
+    def get(self, kind: str) -> float:
+        with self._guard:
+            return self.seconds.get(kind, 0.0)
+
+    def _stack(self) -> list[float]:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+
+__all__ = ["Breakdown", "Deadline", "OutOfTime", "UNLIMITED"]

@@ -1,0 +1,73 @@
+"""The command's deadline and the breakdown of where its time went, on a fake clock."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from cudaify.backend.budget import Breakdown, Deadline, OutOfTime
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_deadline_cuts_time_limits_to_what_is_left_and_then_refuses() -> None:
+    clock = FakeClock()
+    deadline = Deadline(30.0, clock)
+    assert deadline.clamp(300.0) == 30.0
+    clock.now += 25.0
+    assert deadline.remaining() == 5.0 and deadline.clamp(2.0) == 2.0
+    assert deadline.allows(4.0) and not deadline.allows(6.0)
+    clock.now += 5.0
+    assert deadline.expired
+    with pytest.raises(OutOfTime, match="time budget of 30 s is spent"):
+        deadline.clamp(1.0)
+
+
+def test_no_budget_or_zero_means_no_limit() -> None:
+    for seconds in (None, 0.0):
+        deadline = Deadline(seconds, FakeClock())
+        assert not deadline.limited and deadline.remaining() is None
+        assert deadline.clamp(300.0) == 300.0 and not deadline.expired
+
+
+def test_nested_phases_are_counted_once_in_the_inner_one() -> None:
+    clock = FakeClock()
+    breakdown = Breakdown(clock)
+    with breakdown.measure("reference"):
+        clock.now += 1.0  # compiling the reference
+        with breakdown.measure("wait"):
+            clock.now += 3.0
+        with breakdown.measure("reference"):
+            clock.now += 2.0  # its runs
+    with breakdown.measure("run"):
+        clock.now += 0.5
+    assert breakdown.seconds == {"reference": 3.0, "wait": 3.0, "run": 0.5}
+
+
+def test_each_thread_nests_on_its_own() -> None:
+    clock = FakeClock()
+    breakdown = Breakdown(clock)
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def compile_in_background() -> None:
+        with breakdown.measure("compile"):
+            inside.set()
+            leave.wait(5)
+
+    thread = threading.Thread(target=compile_in_background)
+    with breakdown.measure("search"):
+        thread.start()
+        inside.wait(5)
+        clock.now += 2.0
+        leave.set()
+        thread.join(5)
+    # the other thread's compile does not make the search's own time smaller
+    assert breakdown.seconds == {"compile": 2.0, "search": 2.0}
