@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -98,6 +99,7 @@ def compile_reference(
     extra_units: Sequence[Unit] = (),
     depends: str = "",
     shared: bool = False,
+    timeout: float = COMPILE_TIMEOUT,
 ) -> Build:
     """gcc (C) or g++ (C++) -O3 with the user's preprocessor and -std flags, -lm.
     `source_dir` is searched for `#include "..."` as if the file were still there;
@@ -112,7 +114,7 @@ def compile_reference(
     argv += _source_dir_flags(source_dir, "-iquote")
     argv += [*SHARED_FLAGS, "-fPIC"] if shared else []
     argv += ["-o", "program", "-lm"]
-    return _compile(argv, name, source, cache, compiler, depends)
+    return _compile(argv, name, source, cache, compiler, depends, timeout)
 
 
 def compile_cuda(
@@ -127,10 +129,13 @@ def compile_cuda(
     depends: str = "",
     shared: bool = False,
     link_flags: Sequence[str] = (),
+    timeout: float = COMPILE_TIMEOUT,
+    cancel: threading.Event | None = None,
 ) -> Build:
     """nvcc -O3 for `arch`, C++17, with the user's -I/-D/-U flags but not a C -std=
     (nvcc compiles .cu as C++). CUB and Thrust come with the toolkit's include path.
-    `shared` builds a shared library (main renamed away) instead of a program."""
+    `shared` builds a shared library (main renamed away) instead of a program. A compile
+    cut short by `timeout` or `cancel` is a failed build, never cached."""
     cache = cache or Cache.default()
     # The .cu suffix makes it CUDA; nvcc's `-x cu` would also claim the linked objects.
     argv = ["nvcc", "-O3", f"-arch={arch}", "-std=c++17", name]
@@ -144,7 +149,7 @@ def compile_cuda(
     argv += _source_dir_flags(source_dir, "-I")
     argv += [*SHARED_FLAGS, "-Xcompiler", "-fPIC"] if shared else []
     argv += [*link_flags, "-o", "program", "-lm"]
-    return _compile(argv, name, code, cache, "nvcc", depends)
+    return _compile(argv, name, code, cache, "nvcc", depends, timeout, cancel)
 
 
 def compile_cubin(
@@ -227,6 +232,8 @@ def _compile(
     cache: Cache,
     tool: str,
     depends: str,
+    timeout: float = COMPILE_TIMEOUT,
+    cancel: threading.Event | None = None,
 ) -> Build:
     key = cache_key(argv, text, tool, depends)
     hit = _cached(cache, key, argv)
@@ -237,14 +244,14 @@ def _compile(
     with tempfile.TemporaryDirectory(prefix="cudaify-build-") as folder:
         work = Path(folder)
         (work / name).write_text(text)
-        done = toolchain.run(argv, cwd=work, timeout=COMPILE_TIMEOUT)
+        done = toolchain.run(argv, cwd=work, timeout=timeout, cancel=cancel)
         seconds = time.perf_counter() - started
         diagnostics = _first_lines(done.errors() + done.text())
         if done.timed_out:
             return Build(
                 False,
                 None,
-                f"{tool} did not finish in {COMPILE_TIMEOUT:g} s",
+                f"{tool} did not finish in {timeout:g} s",
                 seconds,
                 False,
                 tuple(argv),

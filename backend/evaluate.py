@@ -11,22 +11,38 @@ reference's). What follows depends on who asks:
   the profile when asked: 2 + runs program runs per verified candidate.
 - `screen` (a search candidate): the correctness run is also the timing sample: 1 run
   (`search_runs` > 1 adds runs). The search ranks on it.
-- `remeasure` (a search's finalists): a second correctness run, then `runs` timed runs;
-  `detail` adds the kernel-timing run and the profile to the one written out."""
+- `remeasure` (a search's finalists): a second correctness run, which is also the first of
+  the timed runs (`runs`, one for a program that runs a second or more); `detail` adds
+  the kernel-timing run and the profile to the one written out.
+
+The reference (the input built with gcc -O3) is run once per input: its output, exit code
+and time are cached on disk by the hash of its build (the input, its headers, the flags,
+the compiler), and so is its region timing, so a second cudaify of the same input runs it
+no more. That first run is of the timing build of every function with a loop, so it is
+also the first timed sample of the region most candidates time.
+
+Time: with a `Deadline`, every compile and run gets a time limit no later than it and a
+wait for the GPU gives up at it; work the deadline cut short raises `OutOfTime` inside and
+is an Evaluation with a `time_budget` problem outside, never a candidate's failure. With
+`prefetch`, candidates are compiled on other cores (`compile_jobs` at once) while this
+thread verifies others. A `Breakdown` gets the seconds this thread spent compiling,
+running, waiting for the GPU and on the reference."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudaify.backend import gpu
 from cudaify.backend.bandwidth import copy_bandwidth, roofline_percent
+from cudaify.backend.budget import UNLIMITED, Breakdown, Deadline, OutOfTime
 from cudaify.backend.cache import Cache
 from cudaify.backend.compare import (
     ROUNDING_RTOL,
@@ -35,7 +51,13 @@ from cudaify.backend.compare import (
     matched_tolerance,
     rounding_only,
 )
-from cudaify.backend.compile import Build, compile_cuda, compile_reference, tool_version
+from cudaify.backend.compile import (
+    COMPILE_TIMEOUT,
+    Build,
+    compile_cuda,
+    compile_reference,
+    tool_version,
+)
 from cudaify.backend.differential import differential_test
 from cudaify.backend.gpulock import GpuLock, gpu_lock
 from cudaify.backend.kernel_differential import kernel_differential_test
@@ -48,6 +70,7 @@ from cudaify.backend.timing import (
     find_definitions,
     instrument,
     measure,
+    runs_for,
     runtime_units,
     timed_run,
     with_kernel_times,
@@ -99,6 +122,8 @@ class Evaluator:
         run_on_gpu: bool | None = None,
         differential: bool = False,
         profile: bool = False,
+        deadline: Deadline | None = None,
+        breakdown: Breakdown | None = None,
     ):
         self.program = program
         self.config = config
@@ -118,31 +143,74 @@ class Evaluator:
         # reported timings, `with self.gpu.shared():` for correctness runs and for local
         # models generating (see gpulock).
         self.gpu: GpuLock = gpu_lock(self.cache.root)
+        self.deadline = deadline or UNLIMITED
+        self.breakdown = breakdown or Breakdown()
+        # the region most candidates time: every function with a loop nest but main
+        self.region = tuple(f.name for f in program.functions if f.loops and f.name != "main")
+        self._first_samples: dict[tuple[str, ...], Sample] = {}  # the reference run's
+        # candidates compiled ahead (prefetch): (code hash, timed) -> its build
+        self._pending: dict[tuple[str, bool], Future[Build]] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._cancel = threading.Event()  # set by close(): compiles under way stop
+
+    # -- time ----------------------------------------------------------------------
+
+    def _limit(self, seconds: float) -> float:
+        """A subprocess's time limit, cut to the deadline (OutOfTime when it has passed)."""
+        return self.deadline.clamp(seconds)
+
+    def _cut_short(self) -> None:
+        """After a failure: when the deadline has passed, it is why (OutOfTime)."""
+        self.deadline.check()
+
+    @contextlib.contextmanager
+    def _hold(self, exclusive: bool, kind: str = "run") -> Iterator[None]:
+        """Use of the GPU (exclusive for a reported timing, shared for a screening run),
+        the wait counted as `wait` and given up at the deadline, the hold as `kind`."""
+        self.deadline.check()
+        with self.breakdown.measure("wait"):
+            try:
+                self.gpu.acquire(exclusive, timeout=self.deadline.remaining())
+            except TimeoutError as error:
+                raise OutOfTime(self.deadline.message()) from error
+        try:
+            with self.breakdown.measure(kind):
+                yield
+        finally:
+            self.gpu.release()
 
     # -- the reference -------------------------------------------------------------
 
     def reference(self) -> ReferenceResult:
         """Compile and run the input once (cached on disk by content hash). Raises
-        SourceError when gcc rejects the input, InputError when it does not finish."""
+        SourceError when gcc rejects the input, InputError when it does not finish, and
+        OutOfTime when the deadline cut it short."""
         if self._reference is not None:  # no lock: a shared GPU holder may ask
             return self._reference
         with self._lock:
             if self._reference is None:
-                self._reference = self._load_or_run_reference()
+                with self.breakdown.measure("reference"):
+                    self._reference = self._load_or_run_reference()
             return self._reference
 
     def _load_or_run_reference(self) -> ReferenceResult:
-        build = self._compile_reference()
+        """The run is of the region's timing build where the input can be instrumented
+        (its output is the program's own): that run is also the region's first sample."""
+        build, names = self._reference_build(self.region)
         key = content_hash("reference-run", str(build.binary), self._depends())
         stored = self.cache.read_json("reference-runs", key)
         if stored is not None:
             return ReferenceResult(stored["stdout"], stored["exit_code"], stored["seconds"], True)
-        limit = self.config.run_timeout or REFERENCE_TIMEOUT
-        with self.gpu:
-            run = run_binary(build.binary, timeout=limit)  # type: ignore[arg-type]
+        limit = self._limit(self.config.run_timeout or REFERENCE_TIMEOUT)
+        with self._hold(exclusive=True, kind="reference"):
+            sample = timed_run(build.binary, timeout=limit, cuda=False)  # type: ignore[arg-type]
+        run = sample.run
         problem = run.problem(limit)
         if problem is not None or run.exit_code is None:
+            self._cut_short()
             raise InputError(f"{self.program.path}: the input program itself failed: {problem}")
+        if names:
+            self._first_samples[names] = sample
         result = ReferenceResult(run.stdout, run.exit_code, run.seconds)
         self.cache.write_json(
             "reference-runs",
@@ -150,6 +218,17 @@ class Evaluator:
             {"stdout": run.stdout, "exit_code": run.exit_code, "seconds": run.seconds},
         )
         return result
+
+    def _reference_build(self, offloaded: tuple[str, ...]) -> tuple[Build, tuple[str, ...]]:
+        """The reference's timing build of `offloaded` (and those names), or its plain
+        build (and no names) when they cannot be instrumented."""
+        if offloaded:
+            try:
+                code = instrument(self.program.source, self.program.language, offloaded).code
+                return self._compile_reference(code, timed=True), offloaded
+            except (InstrumentError, SourceError):
+                self._cut_short()  # a build the deadline stopped is no reason to give up
+        return self._compile_reference(), ()
 
     def _compile_reference(self, code: str | None = None, timed: bool = False) -> Build:
         build = compile_reference(
@@ -161,8 +240,10 @@ class Evaluator:
             source_dir=self.source_dir,
             extra_units=runtime_units(cuda=False) if timed else (),
             depends=self._depends(),
+            timeout=self._limit(COMPILE_TIMEOUT),
         )
         if not build.ok:
+            self._cut_short()
             raise SourceError(build.diagnostics.splitlines() or ["the input does not compile"])
         return build
 
@@ -183,54 +264,111 @@ class Evaluator:
         functions (wall only when they cannot be instrumented)."""
         with self._lock:
             if offloaded not in self._reference_timings:
-                self._reference_timings[offloaded] = self._time_reference(offloaded)
+                with self.breakdown.measure("reference"):
+                    self._reference_timings[offloaded] = self._time_reference(offloaded)
             return self._reference_timings[offloaded]
 
     def _time_reference(self, offloaded: tuple[str, ...]) -> Timing:
-        build = self._compile_reference()
-        if offloaded:
-            try:
-                code = instrument(self.program.source, self.program.language, offloaded).code
-                build = self._compile_reference(code, timed=True)
-            except (InstrumentError, SourceError):
-                pass  # time the whole program only
-        limit = time_limit(self.reference().seconds, self.config.run_timeout)
-        # Within one timing session (`cudaify bench`: every strategy of one program) the
-        # reference is timed once, so the strategies share one denominator.
-        session = self.config.timing_session
-        key = content_hash(
-            "reference-timing", str(session), str(build.binary), str(self.config.runs)
-        )
-        with self.gpu:
-            stored = self.cache.read_json("reference-timings", key) if session else None
-            if stored is not None:
-                return Timing(**stored)
-            timing, _ = measure(
+        """Timed once per input and region: cached on disk by the timing build's hash
+        (within a `timing_session`, per session: `cudaify bench` gives each run its own).
+        `runs` runs of a short program, one of a program that runs a second or more; the
+        reference run counts as the first when it was of this build."""
+        build, names = self._reference_build(offloaded)
+        reference = self.reference()
+        limit = time_limit(reference.seconds, self.config.run_timeout)
+        runs = runs_for(reference.seconds, self.config.runs)
+        session = self.config.timing_session or ""
+        key = content_hash("reference-timing", session, str(build.binary), str(runs))
+        stored = self.cache.read_json("reference-timings", key)
+        if stored is not None:
+            return Timing(**stored)
+        first = self._first_samples.get(names) if names else None
+        with self._hold(exclusive=True, kind="reference"):
+            timing, failed = measure(
                 build.binary,  # type: ignore[arg-type]
-                runs=self.config.runs,
-                timeout=limit,
+                runs=runs,
+                timeout=self._limit(limit),
                 cuda=False,
+                warm_up=first is None and runs > 1,
+                first=first,
             )
-            if session:
-                self.cache.write_json("reference-timings", key, dataclasses.asdict(timing))
+        if failed is not None:
+            self._cut_short()
+            return timing  # not cached: nothing was measured
+        self.cache.write_json("reference-timings", key, dataclasses.asdict(timing))
         return timing
 
     # -- candidates ---------------------------------------------------------------
 
     def compile(self, variant: Variant) -> tuple[Build, tuple[str, ...], float]:
         """(build, the functions its timing wraps (none: a plain build), compile seconds).
-        Offloaded functions the candidate no longer defines are left out of the region."""
+        Offloaded functions the candidate no longer defines are left out of the region.
+        A build `prefetch` started is waited for, not started again."""
+        with self.breakdown.measure("compile"):
+            return self._compile_variant(variant)
+
+    def _compile_variant(self, variant: Variant) -> tuple[Build, tuple[str, ...], float]:
         seconds = 0.0
-        names = self._timable(variant) if self.run_on_gpu else ()
+        code, names = self._first_source(variant)
         if names:
-            wrapped = names + self._sync_points(variant, names)
-            build = self._compile_candidate(instrument(variant.code, "cuda", wrapped).code, True)
+            build = self._build(code, timed=True)
             seconds += build.seconds
             if build.ok:
                 return build, names, seconds
         # The plain build: no timing, and the diagnostics a failing candidate deserves.
-        build = self._compile_candidate(variant.code, timed=False)
+        build = self._build(variant.code, timed=False)
+        if not build.ok:
+            self._cut_short()
         return build, (), seconds + build.seconds
+
+    def _first_source(self, variant: Variant) -> tuple[str, tuple[str, ...]]:
+        """What to compile first: the timing build (and the names it times) on a GPU
+        when the offloaded functions can be wrapped, else the plain source."""
+        names = self._timable(variant) if self.run_on_gpu else ()
+        if not names:
+            return variant.code, ()
+        wrapped = names + self._sync_points(variant, names)
+        return instrument(variant.code, "cuda", wrapped).code, names
+
+    def prefetch(self, variants: Sequence[Variant]) -> None:
+        """Start compiling `variants` on other cores (at most `compile_jobs` at once)
+        while this thread goes on; `compile` then waits for the build instead of
+        starting it. Sources are instrumented here (tree-sitter stays in this thread)."""
+        jobs = compile_jobs(self.config)
+        if jobs <= 1 or self._cancel.is_set():
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="nvcc")
+        for variant in variants:
+            code, names = self._first_source(variant)
+            key = (content_hash(code), bool(names))
+            with self._lock:
+                if key not in self._pending:
+                    self._pending[key] = self._pool.submit(
+                        self._compile_candidate, code, bool(names), self._cancel
+                    )
+
+    def _build(self, code: str, timed: bool) -> Build:
+        with self._lock:
+            pending = self._pending.pop((content_hash(code), timed), None)
+        if pending is not None and not pending.cancelled():
+            try:
+                return pending.result()
+            except OutOfTime:
+                raise
+            except Exception:  # noqa: BLE001 - compiled again below, where it can say why
+                pass
+        return self._compile_candidate(code, timed)
+
+    def close(self) -> None:
+        """Stop the compiles started ahead: the queued ones never start, the running
+        ones are killed (their builds are not cached). The evaluator compiles no more
+        ahead afterwards."""
+        self._cancel.set()
+        with self._lock:
+            self._pending.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
     @staticmethod
     def _timable(variant: Variant) -> tuple[str, ...]:
@@ -256,7 +394,9 @@ class Evaluator:
             return ()
         return extras
 
-    def _compile_candidate(self, code: str, timed: bool) -> Build:
+    def _compile_candidate(
+        self, code: str, timed: bool, cancel: threading.Event | None = None
+    ) -> Build:
         return compile_cuda(
             code,
             self.flags,
@@ -266,13 +406,15 @@ class Evaluator:
             extra_units=runtime_units(cuda=True) if timed else (),
             link_flags=CUDA_LINK_FLAGS if timed else (),
             depends=self._depends(),
+            timeout=self._limit(COMPILE_TIMEOUT),
+            cancel=cancel,
         )
 
     def evaluate(self, variant: Variant) -> Evaluation:
         """Verify and time in full: the correctness run, then `runs` timed runs, one
         kernel-timing run and (with `profile`) the hardware counters. What `cudaify check`
         reports and what a search's finalists get (see `remeasure`)."""
-        return self._evaluate(variant, screening=False)
+        return self._within_deadline(variant, screening=False)
 
     def screen(self, variant: Variant) -> Evaluation:
         """Verify a search candidate as cheaply as the checks allow: the same compile and
@@ -281,7 +423,13 @@ class Evaluator:
         no kernel timing, no profile. `remeasure` times a verified one in full later."""
         if self.config.search_runs >= self.config.runs:
             return self.evaluate(variant)
-        return self._evaluate(variant, screening=True)
+        return self._within_deadline(variant, screening=True)
+
+    def _within_deadline(self, variant: Variant, screening: bool) -> Evaluation:
+        try:
+            return self._evaluate(variant, screening)
+        except OutOfTime as spent:
+            return out_of_time(str(spent))
 
     def _evaluate(self, variant: Variant, screening: bool) -> Evaluation:
         build, timed, compile_seconds = self.compile(variant)
@@ -301,8 +449,7 @@ class Evaluator:
         # Ran before the hold: running the reference needs the GPU alone.
         reference = self.reference()
         # A candidate's screening run shares the GPU; a reported timing has it alone.
-        hold = self.gpu.shared() if screening else self.gpu
-        with hold:
+        with self._hold(exclusive=not screening):
             checked = self._check(variant, build, timed, compile_seconds, reference)
             if isinstance(checked, Evaluation):
                 return checked
@@ -312,13 +459,14 @@ class Evaluator:
             timing, flaky = measure(
                 checked.binary,
                 runs=max(1, runs),
-                timeout=checked.limit,
+                timeout=self._limit(checked.limit),
                 cuda=True,
                 expected_exit=checked.reference.exit_code,
                 warm_up=False,  # the correctness run warmed the GPU and the caches
                 first=first,
             )
         if flaky is not None:
+            self._cut_short()
             problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
             return replace(checked.ran, stage=Stage.RUN, problems=(problem,))
         verified = replace(
@@ -335,32 +483,46 @@ class Evaluator:
     ) -> Evaluation:
         """The full timing of a candidate `screen` verified: one more correctness run (the
         output must match again: a program whose output varies from run to run fails
-        here), then `runs` timed runs; with `detail`, the kernel-timing run and the profile
-        too. Anything else is returned unchanged."""
+        here), which is also the first of the timed runs (`runs`; one for a program that
+        runs a second or more); with `detail`, the kernel-timing run and the profile too.
+        Anything else, and a candidate the deadline leaves no time for, is returned
+        unchanged."""
         if not (self.run_on_gpu and evaluation.verified and evaluation.ran_on_gpu):
             return evaluation
+        runs = runs_for(evaluation.timing.wall, self.config.runs)
+        if not self.deadline.allows(runs * (evaluation.timing.wall or 0.0)):
+            return evaluation
+        try:
+            return self._remeasure(variant, evaluation, runs, detail)
+        except OutOfTime:
+            return evaluation
+
+    def _remeasure(
+        self, variant: Variant, evaluation: Evaluation, runs: int, detail: bool
+    ) -> Evaluation:
         build, timed, _seconds = self.compile(variant)  # a cache hit: the same binary
         if not build.ok:
             return evaluation
-        with self.gpu:
-            checked = self._check(
-                variant, build, timed, evaluation.compile_seconds, self.reference()
-            )
+        reference = self.reference()
+        with self._hold(exclusive=True):
+            checked = self._check(variant, build, timed, evaluation.compile_seconds, reference)
             if isinstance(checked, Evaluation):
                 flaky = Problem("flaky", f"passed once, then failed: {checked.why}")
                 return replace(checked, problems=(flaky, *checked.problems))
             timing, failed = measure(
                 checked.binary,
-                runs=self.config.runs,
-                timeout=checked.limit,
+                runs=runs,
+                timeout=self._limit(checked.limit),
                 cuda=True,
                 expected_exit=checked.reference.exit_code,
                 warm_up=False,
+                first=checked.sample,
             )
         if failed is not None:
+            self._cut_short()
             problem = Problem("flaky", f"passed twice, then a timed run failed: {failed}")
             return replace(evaluation, stage=Stage.RUN, problems=(problem,))
-        seconds = checked.ran.run_seconds + _timed_seconds(timing, False)
+        seconds = checked.ran.run_seconds + _timed_seconds(timing, True)
         remeasured = replace(
             evaluation,
             timing=timing,
@@ -374,7 +536,12 @@ class Evaluator:
         hardware counters (one more run each)."""
         if not (self.run_on_gpu and evaluation.verified and evaluation.ran_on_gpu):
             return evaluation
-        return self._detailed(variant, evaluation)
+        if not self.deadline.allows(evaluation.timing.wall or 0.0):
+            return evaluation
+        try:
+            return self._detailed(variant, evaluation)
+        except OutOfTime:
+            return evaluation
 
     def _detailed(self, variant: Variant, evaluation: Evaluation) -> Evaluation:
         build, timed, _seconds = self.compile(variant)
@@ -382,8 +549,8 @@ class Evaluator:
         if not build.ok or binary is None:
             return evaluation
         reference = self.reference()
-        limit = time_limit(reference.seconds, self.config.run_timeout)
-        with self.gpu:
+        limit = self._limit(time_limit(reference.seconds, self.config.run_timeout))
+        with self._hold(exclusive=True):
             timing = evaluation.timing
             if timed:
                 timing, failed = with_kernel_times(
@@ -394,6 +561,7 @@ class Evaluator:
                     expected_exit=reference.exit_code,
                 )
                 if failed is not None:
+                    self._cut_short()
                     problem = Problem("flaky", f"passed, then a timed run failed: {failed}")
                     return replace(evaluation, stage=Stage.RUN, problems=(problem,))
             hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
@@ -421,16 +589,19 @@ class Evaluator:
         limit = time_limit(reference.seconds, self.config.run_timeout)
         binary = build.binary
         assert binary is not None
+        cut = self._limit(limit)
         if timed:
-            sample = timed_run(binary, timeout=limit, cuda=True)
+            sample = timed_run(binary, timeout=cut, cuda=True)
         else:
-            sample = Sample(run_binary(binary, timeout=limit, cuda=True), None, 0, None)
+            sample = Sample(run_binary(binary, timeout=cut, cuda=True), None, 0, None)
         run = sample.run
         ran = Evaluation(
             Stage.COMPILE, ran_on_gpu=True, compile_seconds=compile_seconds, run_seconds=run.seconds
         )
         failed = run.problem(limit)
         if failed is not None:
+            if run.timed_out:
+                self._cut_short()  # killed at the deadline, not at the candidate's limit
             return replace(ran, problems=(failed,))
         exit_problem = compare_exit(reference.exit_code, run.exit_code or 0)
         output = compare(reference.stdout, run.stdout, self.config.rtol, self.config.atol)
@@ -500,6 +671,23 @@ def _timed_seconds(timing: Timing, first_counted: bool) -> float:
     return (timing.wall or 0.0) * max(0, runs)
 
 
+def compile_jobs(config: Config) -> int:
+    """Candidates compiled at once ahead of the search (`compile_jobs`; 0: up to 4, as
+    many as there are cores: under make -j, other cudaify processes want cores too)."""
+    if config.compile_jobs > 0:
+        return config.compile_jobs
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def out_of_time(why: str) -> Evaluation:
+    """A candidate the deadline stopped: not a failure of its own, but never one to
+    write out either (it is below every compiled candidate)."""
+    return Evaluation(stage=Stage.STRUCTURE, problems=(Problem(TIME_BUDGET, why),))
+
+
+TIME_BUDGET = "time_budget"  # the kind of problem of a candidate the deadline stopped
+
+
 def compile_problem(diagnostics: str) -> Problem:
     """The compiler's first lines, with the first error's line number when it has one."""
     match = _ERROR_LINE.search(diagnostics)
@@ -512,4 +700,13 @@ def _stderr_problem(run: RunResult) -> tuple[Problem, ...]:
     return (Problem("stderr", "\n".join(lines)),) if lines else ()
 
 
-__all__ = ["Evaluator", "ReferenceResult", "NOTHING_RAN", "compile_problem", "tool_version"]
+__all__ = [
+    "Evaluator",
+    "ReferenceResult",
+    "NOTHING_RAN",
+    "TIME_BUDGET",
+    "compile_jobs",
+    "compile_problem",
+    "out_of_time",
+    "tool_version",
+]

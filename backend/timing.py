@@ -325,6 +325,19 @@ def runtime_units(cuda: bool) -> list[Unit]:
     return units
 
 
+# A run this long is timed once: its run-to-run noise is a few percent, and more runs of a
+# long program are what made a search take minutes (Gram-Schmidt's reference: 9 s a run).
+LONG_RUN = 1.0
+
+
+def runs_for(seconds: float | None, runs: int) -> int:
+    """How many timed runs a program that runs `seconds` deserves: `runs` (the median's
+    worth) for a short one, one from LONG_RUN seconds up."""
+    if seconds is not None and seconds >= LONG_RUN:
+        return 1
+    return max(1, runs)
+
+
 @dataclass(frozen=True)
 class Sample:
     """One timed run."""

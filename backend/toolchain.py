@@ -107,9 +107,11 @@ def run(
     output_cap: int = OUTPUT_CAP,
     memory_bytes: int | None = None,
     file_bytes: int | None = None,
+    cancel: threading.Event | None = None,
 ) -> Completed:
     """Run a command to completion or until its time limit; never raises for the
-    command's own failure. The whole process group is killed on timeout or overflow."""
+    command's own failure. The whole process group is killed on timeout or overflow, and
+    when `cancel` is set (the result then reads as timed out: it did not finish)."""
     started = time.perf_counter()
     try:
         proc = subprocess.Popen(
@@ -141,7 +143,8 @@ def run(
     deadline = started + timeout
     try:
         while proc.poll() is None:
-            if overflow.is_set() or time.perf_counter() > deadline:
+            cancelled = cancel is not None and cancel.is_set()
+            if overflow.is_set() or cancelled or time.perf_counter() > deadline:
                 timed_out = not overflow.is_set()
                 _kill_group(proc)
                 break

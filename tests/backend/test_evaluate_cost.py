@@ -12,7 +12,8 @@ import pytest
 from cudaify.backend import evaluate as evaluate_mod
 from cudaify.backend import timing as timing_mod
 from cudaify.backend.cache import Cache
-from cudaify.backend.evaluate import Evaluator
+from cudaify.backend.budget import Deadline
+from cudaify.backend.evaluate import TIME_BUDGET, Evaluator
 from cudaify.config import Config
 from cudaify.core import Stage, Variant
 
@@ -95,8 +96,9 @@ def test_a_search_candidate_costs_one_compile_and_one_run(
     counts.reset()
     final = evaluator.remeasure(variant(), screened, detail=True)
     assert final.verified and final.timing.runs == RUNS
-    # a second correctness run, RUNS timed runs, the kernel-timing run; no compile
-    assert counts.runs == {"candidate": RUNS + 2} and counts.compiles == 0
+    # a second correctness run that is the first of RUNS timed runs, the kernel-timing
+    # run; no compile
+    assert counts.runs == {"candidate": RUNS + 1} and counts.compiles == 0
 
 
 def test_screening_keeps_every_correctness_check(
@@ -150,6 +152,96 @@ def test_bench_strategies_share_one_reference_timing(
     assert counts.runs["reference"] == 0 and second == first
     make(tmp_path, cache, timing_session="s2").reference_timing(("work",))
     assert counts.runs["reference"] == RUNS + 1  # another session measures again (warm-up)
+
+
+def test_the_reference_is_run_and_timed_once_per_input(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    """The reference's run is of the region's timing build, so it is the first of the
+    region's timed runs; a second cudaify of the same input (a new evaluator) runs it no
+    more: its output and its timing are both on disk."""
+    first = make(tmp_path, cache)
+    first.region = ("work",)
+    timing = first.reference_timing(("work",))
+    assert counts.runs["reference"] == RUNS and timing.runs == RUNS
+    assert timing.region is not None and 0.145 <= timing.region <= 0.35
     counts.reset()
-    make(tmp_path, cache).reference_timing(("work",))  # no session: always measured
-    assert counts.runs["reference"] == RUNS + 1
+    again = make(tmp_path, cache)
+    again.region = ("work",)
+    assert again.reference().cached and again.reference_timing(("work",)) == timing
+    assert counts.runs["reference"] == 0
+
+
+def test_a_reference_that_runs_a_second_or_more_is_run_once(
+    tmp_path: Path, cache: Cache, counts: Counts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(timing_mod, "LONG_RUN", 0.1)  # the program runs about 0.15 s
+    evaluator = make(tmp_path, cache)
+    evaluator.region = ("work",)
+    timing = evaluator.reference_timing(("work",))
+    assert counts.runs["reference"] == 1 and timing.runs == 1 and timing.region is not None
+
+
+def test_a_long_finalist_is_timed_by_its_second_correctness_run(
+    tmp_path: Path, cache: Cache, counts: Counts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(timing_mod, "LONG_RUN", 0.1)
+    evaluator = make(tmp_path, cache)
+    screened = evaluator.screen(variant())
+    counts.reset()
+    final = evaluator.remeasure(variant(), screened, detail=False)
+    assert final.verified and final.timing.runs == 1
+    assert counts.runs == {"candidate": 1}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_every_run_ends_by_the_deadline_and_after_it_nothing_starts(
+    tmp_path: Path, cache: Cache, counts: Counts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    limits: list[float] = []
+    real_run = evaluate_mod.run_binary
+
+    def run_binary(binary, **kwargs):
+        limits.append(kwargs["timeout"])
+        return real_run(binary, **kwargs)
+
+    monkeypatch.setattr(timing_mod, "run_binary", run_binary)
+    config = Config(runs=RUNS)
+    evaluator = Evaluator(
+        program(tmp_path), config, cache=cache, run_on_gpu=True, deadline=Deadline(30.0, clock)
+    )
+    clock.now = 26.0  # 4 s left: every run is cut to them (the limit would be 10 s)
+    screened = evaluator.screen(variant())
+    assert screened.verified and limits and max(limits) <= 4.0
+    clock.now = 30.0
+    counts.reset()
+    late = evaluator.screen(variant(CANDIDATE.replace("total %.6f", "sum %.6f")))
+    assert late.problems[0].kind == TIME_BUDGET and not late.verified
+    assert counts.runs == {} and counts.compiles == 0
+    assert evaluator.remeasure(variant(), screened) == screened  # no time: kept as screened
+
+
+def test_candidates_compiled_ahead_are_compiled_once(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    """prefetch starts the builds on other cores; verifying then waits for them instead
+    of compiling again."""
+    evaluator = make(tmp_path, cache, compile_jobs=2)
+    sources = [CANDIDATE, CANDIDATE.replace("total %.6f", "total  %.6f")]
+    variants = [variant(code) for code in sources]
+    evaluator.prefetch(variants)
+    assert len(evaluator._pending) == 2
+    results = [evaluator.screen(v) for v in variants]
+    assert [r.stage for r in results] == [Stage.CORRECT, Stage.CORRECT]
+    assert counts.compiles == 2 and evaluator._pending == {}
+    evaluator.close()
+    evaluator.prefetch([variant(CANDIDATE.replace("count %d", "n %d"))])
+    assert evaluator._pending == {}  # a closed evaluator compiles nothing ahead
