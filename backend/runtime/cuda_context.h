@@ -16,3 +16,7 @@ struct CudaifyContext {
 };
 CudaifyContext cudaify_context;
 }  // namespace
+
+/* Called as a region ends: work the region launched but did not wait for (kernels whose
+   results stay on the device) belongs to its time. */
+extern "C" void cudaify_device_sync(void) { cudaDeviceSynchronize(); }

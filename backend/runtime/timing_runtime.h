@@ -42,8 +42,12 @@ static void cudaify_add_transfers(void) {
     cudaify_transfer_bytes += bytes;
 }
 
+/* Defined by the CUDA unit of a timing build: waits for the device. */
+__attribute__((weak)) void cudaify_device_sync(void);
+
 void cudaify_timing_leave(void) {
     if (--cudaify_region_depth == 0) {
+        if (cudaify_device_sync) cudaify_device_sync();
         cudaify_region_total += cudaify_now() - cudaify_region_start;
         cudaify_region_calls++;
         if (cudaify_kernel_flush) {
