@@ -113,6 +113,8 @@ class ArrayData:
     first: str
     access: str  # "read" | "write" | "readwrite"
     dims: tuple[str, ...] = ()  # static inner dimensions for multi-dimensional arrays
+    # their values where the declaration says them (a macro's value for `[N]`)
+    dim_values: tuple[int | None, ...] = ()
     kind: str = "pointer"  # pointer | param_array | global_array | local_array | vector | field
     whole: bool = False
 

@@ -50,6 +50,7 @@ def array_data(use: ArrayUse) -> ArrayData:
         first=first,
         access=use.access,
         dims=use.inner_dims if multi else (),
+        dim_values=tuple(use.dim_sizes[1:]) if multi else (),
         kind=use.kind,
         whole=whole,
     )

@@ -1320,6 +1320,11 @@ def _extents(data: ArrayData) -> list[str] | None:
     while count.startswith("(") and count.endswith(")"):
         count = count[1:-1].strip()
     inner = [d.strip() for d in data.dims]
+    if len(data.dim_values) == len(inner):
+        # a macro's spelling gives way to the value the compiler saw
+        inner = [
+            str(v) if v is not None else d for d, v in zip(inner, data.dim_values, strict=True)
+        ]
     if not re.fullmatch(r"\w+", count) or any(not re.fullmatch(r"\w+", d) for d in inner):
         return None
     if not inner:
