@@ -41,7 +41,10 @@ could spend the whole time budget while a rule that applies was never tried.
 
 Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5.
 
-The time budget is checked before every new candidate, in playouts and rollouts alike. A
+With `prefetch`, a node's rule edges are all applied when the node is first expanded (they
+are its first moves anyway) and their children's builds start at once on other cores; an
+edge whose rule does not apply dies then. The time budget (`Budget.seconds`, or `stop`: the
+command's deadline) is checked before every new candidate, in playouts and rollouts alike. A
 playout never follows an edge into a node already on its own path (cycles are allowed in
 the graph, not in one playout), chooses again from the same node when the edge it took dies
 (a precondition not met, an unusable answer: no move was made), stops at the depth limit,
@@ -58,7 +61,7 @@ from dataclasses import dataclass, field
 
 from cudaify.core import Evaluation, Stage, Variant
 from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, UNRUN, reward
-from cudaify.mcgs.search import Candidate, Rescue, SearchResult, verify
+from cudaify.mcgs.search import Candidate, Prefetch, Rescue, SearchResult, Stop, verify
 from cudaify.regraph.graph import START, ReGraph
 
 C_PUCT = 1.5
@@ -90,6 +93,7 @@ class Edge:
     visits: int = 0
     child: str | None = None  # key of the child node
     dead: str = ""  # why this edge cannot be taken (does not apply, failed to produce code)
+    made: Variant | None = None  # the rule's child, made ahead and not verified yet
 
 
 @dataclass
@@ -144,8 +148,12 @@ class GraphSearch:
         seed: int = 0,
         progress: Callable[[SearchResult], None] | None = None,
         rescue: Rescue | None = None,
+        stop: Stop | None = None,
+        prefetch: Prefetch | None = None,
     ):
         self.graph = graph
+        self.stop = stop  # the command's deadline: no new candidate once it says so
+        self.prefetch = prefetch
         self.expand_fn = expand
         self.evaluate_fn = evaluate
         self.rescue = rescue
@@ -163,7 +171,11 @@ class GraphSearch:
         self._rescued: dict[str, str] = {}
 
     def _out_of_time(self) -> bool:
-        return self._deadline is not None and time.perf_counter() >= self._deadline
+        spent = self._deadline is not None and time.perf_counter() >= self._deadline
+        if spent or (self.stop is not None and self.stop()):
+            self.result.cut_short = True
+            return True
+        return False
 
     # -- building the graph of states ------------------------------------------------
 
@@ -221,6 +233,28 @@ class GraphSearch:
         for method in methods:
             for how in self.ways:
                 node.edges.append(Edge(method, how, prior[method] / len(self.ways)))
+        if self.prefetch is not None:
+            self._make_rule_children(node)
+
+    def _make_rule_children(self, node: Node) -> None:
+        """Apply every rule edge of a new node now, and start building the new children:
+        each is taken before the node's other edges (cost before score), so their builds
+        run on other cores while the first ones are verified. An edge whose rule does not
+        apply dies here, as it would when taken."""
+        made: list[Variant] = []
+        for edge in node.edges:
+            if edge.how != "rule" or self._out_of_time():
+                continue
+            child, reason = self.expand_fn(node.variant, edge.method, edge.how)
+            if child is None:
+                edge.dead = reason or "did not apply"
+                self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
+                continue
+            edge.made = child
+            if self._known(child.key) is None:
+                made.append(child)
+        if made and self.prefetch is not None:
+            self.prefetch(made)
 
     def _take(self, node: Node, edge: Edge) -> Node | None:
         """Create the child behind an edge (the expensive step: rule or SLM, then verify)."""
@@ -229,7 +263,12 @@ class GraphSearch:
                 edge.dead = "SLM call budget spent"
                 return None
             self.slm_calls += 1
-        child, reason = self.expand_fn(node.variant, edge.method, edge.how)
+        child: Variant | None = edge.made
+        reason = ""
+        if child is not None:
+            edge.made = None
+        else:
+            child, reason = self.expand_fn(node.variant, edge.method, edge.how)
         if child is None:
             edge.dead = reason or "did not apply"
             self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))

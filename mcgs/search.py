@@ -21,6 +21,17 @@ Progress = Callable[["SearchResult"], None]
 # a candidate whose only mismatch is rounding -> the variant that rounds like the CPU
 # (the pipeline applies fp_exact's rule), or None when that does not apply
 Rescue = Callable[[Variant], Variant | None]
+# whether the time is up: no new candidate is started once it says so
+Stop = Callable[[], bool]
+# variants about to be verified, one by one: their builds may start now, on other cores
+Prefetch = Callable[[Sequence[Variant]], None]
+
+
+def _stopped(stop: Stop | None, result: SearchResult) -> bool:
+    if stop is not None and stop():
+        result.cut_short = True
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class SearchResult:
     prefer_longer: bool = False
     # the explored graph of states: {key, methods, stage, reward, visits, value, edges}
     states: list[dict[str, object]] = field(default_factory=list)
+    cut_short: bool = False  # the time budget ended it with candidates left to try
 
     @property
     def best(self) -> Candidate | None:
@@ -96,6 +108,7 @@ def run_sequence(
     evaluate: Evaluate,
     progress: Progress | None = None,
     rescue: Rescue | None = None,
+    stop: Stop | None = None,
 ) -> SearchResult:
     """Apply the given methods in order; a method that does not apply is skipped with its
     reason. Every intermediate variant is evaluated (and rescued, see `verify`)."""
@@ -103,6 +116,8 @@ def run_sequence(
     began = time.perf_counter()
     current = start
     for method in methods:
+        if _stopped(stop, result):
+            break
         result.iterations += 1
         child, reason = expand(current, method)
         if child is None:
@@ -129,13 +144,18 @@ def _children(
     result: SearchResult,
     progress: Progress | None,
     rescue: Rescue | None = None,
+    stop: Stop | None = None,
+    prefetch: Prefetch | None = None,
 ) -> list[Candidate]:
     """Apply each of `methods` to `state` once; evaluate each child not seen before (the
     transposition table `seen` holds normalised-code hashes) and record it in `result`.
     A child whose only mismatch is rounding is rescued (see `verify`): the child state is
-    then the rescued variant when it got further."""
-    children: list[Candidate] = []
+    then the rescued variant when it got further. Every child is made first, so that
+    `prefetch` can start all their builds while the first one is verified."""
+    made: list[Variant] = []
     for method in methods:
+        if _stopped(stop, result):
+            break
         result.iterations += 1
         child, reason = expand(state, method)
         if child is None:
@@ -144,6 +164,13 @@ def _children(
         if child.key in seen:
             continue
         seen.add(child.key)
+        made.append(child)
+    if prefetch is not None and made:
+        prefetch(made)
+    children: list[Candidate] = []
+    for child in made:
+        if _stopped(stop, result):
+            break
         candidates = verify(child, evaluate, rescue, seen)
         seen.update(c.variant.key for c in candidates)
         result.candidates.extend(candidates)
@@ -166,6 +193,8 @@ def run_rules(
     progress: Progress | None = None,
     every_method: Sequence[str] | None = None,
     rescue: Rescue | None = None,
+    stop: Stop | None = None,
+    prefetch: Prefetch | None = None,
 ) -> SearchResult:
     """Breadth-first search with rules only: from `sequential`, follow every out-edge
     whose method applies, to `max_depth` steps. With `every_method` (the `exhaustive`
@@ -182,12 +211,14 @@ def run_rules(
         next_frontier: list[Variant] = []
         for state in frontier:
             methods = _out_edges(graph, state) if every_method is None else every_method
-            children = _children(state, methods, expand, evaluate, seen, result, progress, rescue)
+            children = _children(
+                state, methods, expand, evaluate, seen, result, progress, rescue, stop, prefetch
+            )
             for candidate in children:
                 if candidate.evaluation.stage >= Stage.COMPILE:
                     next_frontier.append(candidate.variant)
         frontier = next_frontier
-        if not frontier:
+        if not frontier or result.cut_short:
             break
     result.seconds = time.perf_counter() - began
     return result
@@ -201,6 +232,8 @@ def run_greedy(
     max_depth: int = 3,
     progress: Progress | None = None,
     rescue: Rescue | None = None,
+    stop: Stop | None = None,
+    prefetch: Prefetch | None = None,
 ) -> SearchResult:
     """At each step try every out-edge once and move to the best child, stopping when no
     child beats the current state."""
@@ -210,9 +243,11 @@ def run_greedy(
     seen = {start.key}
     for _depth in range(max_depth):
         methods = _out_edges(graph, current)
-        children = _children(current, methods, expand, evaluate, seen, result, progress, rescue)
+        children = _children(
+            current, methods, expand, evaluate, seen, result, progress, rescue, stop, prefetch
+        )
         best = max(children, key=lambda c: c.reward, default=None)
-        if best is None or best.reward <= current_reward:
+        if best is None or best.reward <= current_reward or result.cut_short:
             break
         current, current_reward = best.variant, best.reward
     result.seconds = time.perf_counter() - began

@@ -332,3 +332,33 @@ def test_a_rounding_only_child_is_rescued_and_its_rescue_is_the_node(rollout_dep
     assert [gs.nodes[e.child].variant.methods for e in root.edges if e.child] == [("a", "exact")]
     assert result.best_verified.variant.methods == ("a", "exact", "b")
     assert sum(1 for c in result.candidates if c.evaluation.rounding_only) == 1
+
+
+def test_with_prefetch_a_nodes_rule_children_are_made_at_once_and_the_result_is_the_same():
+    """prefetch gets every rule child of a node when the node is first expanded; each edge
+    is still applied once, and the search finds what it finds without prefetch."""
+    edges = [("sequential", "a"), ("sequential", "b"), ("sequential", "c"), ("a", "b"), ("b", "a")]
+    speed = {frozenset("a"): 2.0, frozenset("b"): 3.0, frozenset("ab"): 20.0}
+    plain = Landscape(speed)
+    expected = run(search(graph_of(*edges), plain))
+    ahead = Landscape(speed)
+    prefetched: list[list[str]] = []
+    result = run(
+        search(
+            graph_of(*edges),
+            ahead,
+            prefetch=lambda variants: prefetched.append([v.code for v in variants]),
+        )
+    )
+    assert prefetched[0] == ["a", "b", "c"]  # the root's three rule children, together
+    assert sorted(ahead.expanded) == sorted(set(ahead.expanded))  # each edge applied once
+    assert result.best_verified.variant.code == expected.best_verified.variant.code == "a+b"
+    assert sorted(ahead.evaluated) == sorted(plain.evaluated)
+
+
+def test_the_commands_deadline_stops_the_search():
+    """`stop` is the command's deadline: after it says so, no new candidate starts."""
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("a", "b"), ("b", "a"))
+    land = Landscape({})
+    result = run(search(graph, land, stop=lambda: len(land.evaluated) >= 2))
+    assert len(land.evaluated) == 2 and result.cut_short

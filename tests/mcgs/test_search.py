@@ -212,3 +212,48 @@ def test_a_wrong_output_is_not_rescued():
         Variant(code="seq"), ["a"], land.expand, lambda v: wrong, None, land.rescue
     )
     assert land.rescued == [] and len(result.candidates) == 1
+
+
+def test_rules_search_builds_a_states_children_ahead_and_stops_when_told():
+    """Every child of a state is made before the first is verified, so their builds can
+    start together (prefetch gets them in one call); once `stop` says the time is up, no
+    child is verified and the result says it was cut short."""
+    graph = chain_graph(("sequential", "a"), ("sequential", "b"), ("sequential", "c"), ("a", "d"))
+    prefetched: list[list[str]] = []
+    verified: list[str] = []
+
+    def expand(variant: Variant, method: str):
+        return variant.then(method, f"code-{method}", "rule"), ""
+
+    def evaluate(variant: Variant):
+        verified.append(variant.node)
+        return evaluation(Stage.CORRECT, speedup=2.0)
+
+    def prefetch(variants):
+        prefetched.append([v.node for v in variants])
+
+    result = run_rules(
+        Variant(code="seq"), graph, expand, evaluate, prefetch=prefetch, stop=lambda: False
+    )
+    assert prefetched == [["a", "b", "c"], ["d"]] and verified == ["a", "b", "c", "d"]
+    assert not result.cut_short
+    verified.clear()
+    cut = run_rules(Variant(code="seq"), graph, expand, evaluate, stop=lambda: len(verified) >= 2)
+    assert verified == ["a", "b"] and cut.cut_short
+    assert [c.variant.node for c in cut.candidates] == ["a", "b"]
+
+
+def test_a_sequence_stops_when_told():
+    done: list[str] = []
+
+    def expand(variant, method):
+        return variant.then(method, variant.code + method, "rule"), ""
+
+    def evaluate(variant):
+        done.append(variant.node)
+        return evaluation(Stage.COMPILE, ran=False)
+
+    result = run_sequence(
+        Variant(code="x"), ["a", "b", "c"], expand, evaluate, stop=lambda: len(done) >= 1
+    )
+    assert done == ["a"] and result.cut_short and result.iterations == 1
