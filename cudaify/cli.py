@@ -212,7 +212,13 @@ def main() -> None:
     help="Answer model requests only from a --record file (no model is loaded).",
 )
 @click.option("--iterations", type=int, help="Search iterations for mcgs (default 24).")
-@click.option("--time-budget", type=float, help="Stop searching after this many seconds.")
+@click.option(
+    "--time-budget",
+    type=float,
+    help="Seconds the whole command may take: reference, candidates, finalists (default 30; "
+    "0: no limit). When they are spent, the best variant verified so far (or the input as "
+    "host code) is written, and cudaify says so.",
+)
 @click.option("--seed", type=int, help="Seed for the search's tie-breaking (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc, such as sm_90 (default: the GPU's own).")
 @click.option(
@@ -535,7 +541,11 @@ def trace_explain(trace_file: str) -> None:
 @click.option("--runs", type=int, help="Timed runs of each program's final variant (default 5).")
 @click.option("--search-runs", type=int, help="Timed runs per search candidate (default 1).")
 @click.option("--iterations", type=int, help="Search iterations per program.")
-@click.option("--time-budget", type=float, help="Seconds of search per program.")
+@click.option(
+    "--time-budget",
+    type=float,
+    help="Seconds each program's whole compile may take (default 30; 0: no limit).",
+)
 @click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
 @click.option(
     "--rollout-depth",

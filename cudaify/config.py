@@ -25,7 +25,8 @@ class Config:
     methods: tuple[str, ...] = ()  # an explicit sequence (--methods)
     max_depth: int = 3
     iterations: int = 24
-    time_budget: float | None = None  # seconds of search
+    # seconds the whole command may take (reference, candidates, finalists); 0: no limit
+    time_budget: float | None = 30.0
     max_slm_calls: int | None = None
     rollout_depth: int = 2  # 0: no rollouts
     seed: int = 0

@@ -12,12 +12,13 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cudaify import __version__
+from cudaify.backend.budget import Breakdown, Deadline
 from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash
 from cudaify.errors import ConfigError, InputError
@@ -91,7 +92,13 @@ class Stages:
     """The callbacks the search is given: apply a method (by rule or by the SLM), verify a
     variant, and the SLM's method-choice prior. The SLM engine is opened on first use."""
 
-    def __init__(self, program: Program, config: Config):
+    def __init__(
+        self,
+        program: Program,
+        config: Config,
+        deadline: Deadline | None = None,
+        breakdown: Breakdown | None = None,
+    ):
         from cudaify.backend.evaluate import Evaluator
         from cudaify.transforms.base import Context
 
@@ -103,7 +110,10 @@ class Stages:
             config,
             differential=config.differential,
             profile=config.profile,
+            deadline=deadline,
+            breakdown=breakdown,
         )
+        self.deadline = self.evaluator.deadline
         self._engine: Any = None
         self.slm_calls = 0
         self._parents: dict[str, Variant] = {}  # a child's key -> the variant it came from
@@ -239,6 +249,14 @@ class Stages:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
         return self.evaluator.screen(variant)
 
+    def out_of_time(self) -> bool:
+        """The search's `stop`: the command's deadline has passed."""
+        return self.deadline.expired
+
+    def prefetch(self, variants: Sequence[Variant]) -> None:
+        """The search's `prefetch`: build these candidates on other cores meanwhile."""
+        self.evaluator.prefetch(variants)
+
     def rescue(self, variant: Variant) -> Variant | None:
         """A candidate whose output differed from the reference's by rounding only, with
         its kernels' arithmetic rounding like the CPU's: `fp_exact`'s rule. Every strategy
@@ -353,9 +371,10 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
     from cudaify.mcgs import search as search_mod
     from cudaify.mcgs.mcgs import Budget, GraphSearch
 
+    stop = stages.out_of_time
     if config.methods:
         return search_mod.run_sequence(
-            start, _methods(config), stages.expand, stages.evaluate, progress, stages.rescue
+            start, _methods(config), stages.expand, stages.evaluate, progress, stages.rescue, stop
         )
     if config.strategy not in STRATEGIES:
         raise ConfigError(
@@ -386,14 +405,24 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
             if config.strategy == "exhaustive"
             else None,
             rescue=stages.rescue,
+            stop=stop,
+            prefetch=stages.prefetch,
         )
     if config.strategy == "greedy":
         return search_mod.run_greedy(
-            start, graph, stages.expand, stages.evaluate, config.max_depth, progress, stages.rescue
+            start,
+            graph,
+            stages.expand,
+            stages.evaluate,
+            config.max_depth,
+            progress,
+            stages.rescue,
+            stop=stop,
+            prefetch=stages.prefetch,
         )
     budget = Budget(
         iterations=config.iterations,
-        seconds=config.time_budget,
+        seconds=None,  # the command's deadline (`stop`) bounds the search
         slm_calls=config.max_slm_calls,
         max_depth=config.max_depth,
         rollout_depth=config.rollout_depth,
@@ -411,6 +440,8 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         seed=config.seed,
         progress=progress,
         rescue=stages.rescue,
+        stop=stop,
+        prefetch=stages.prefetch,
     )
     return searcher.run(start, Evaluation(stage=Stage.CORRECT))
 
@@ -502,12 +533,13 @@ def compile_file(
     input with unchanged headers, settings, graph and GPU is served from the result cache."""
     from cudaify.frontend.parse import read_source
 
+    deadline = Deadline(config.time_budget)  # the whole command's, from here
     check_output_path(output_path)
     source = read_source(source_path)
     key = result_key(source_path, source, config)
     result = cached_result(key, config) if config.cache else None
     if result is None:
-        result = _compile(source_path, source, config)
+        result = _compile(source_path, source, config, deadline)
         if config.cache:
             store_result(key, result, config)
     result = dataclasses.replace(result, output_path=output_path)
@@ -517,20 +549,29 @@ def compile_file(
     return result
 
 
-def _compile(source_path: str, source: bytes, config: Config) -> Result:
+def _compile(
+    source_path: str, source: bytes, config: Config, deadline: Deadline | None = None
+) -> Result:
     from cudaify.mcgs.trace import build_trace
 
-    program = prepare(source_path, config)
+    deadline = deadline or Deadline(config.time_budget)
+    breakdown = Breakdown()
+    with breakdown.measure("analysis"):
+        program = prepare(source_path, config)
     input_hash = content_hash(source)
     start = Variant(code=program.source)
-    stages = Stages(program, config)
-    with progress_display(config) as show:
-        result = search(start, stages, config, show)
-    result.states = result.states or []
-    if config.learn:
-        learn(source_path, start, result.candidates, stages.evaluator.run_on_gpu)
+    stages = Stages(program, config, deadline, breakdown)
+    try:
+        with progress_display(config) as show:
+            result = search(start, stages, config, show)
+        result.states = result.states or []
+        if config.learn:  # a candidate the deadline stopped teaches nothing
+            finished = [c for c in result.candidates if not stopped_by_deadline(c)]
+            learn(source_path, start, finished, stages.evaluator.run_on_gpu)
+        chosen = finish(result, stages.evaluator, config) or result.best
+    finally:
+        stages.evaluator.close()  # compiles started ahead and not needed stop now
     warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
-    chosen = finish(result, stages.evaluator, config) or result.best
     if chosen is not None and chosen.evaluation.ran_on_gpu and not chosen.evaluation.verified:
         chosen = None  # on a GPU, only a verified variant may win
     slower = chosen.evaluation.region_speedup if chosen is not None else None
@@ -550,6 +591,11 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
         warnings.append(f"nothing could be offloaded{detail}; the output is the input as host code")
     elif chosen is not None and not chosen.evaluation.ran_on_gpu:
         warnings.append("no GPU found: the output was compiled with nvcc but not run or verified")
+    if result.cut_short or deadline.expired:
+        warnings.append(budget_warning(deadline, result, chosen))
+    times = time_breakdown(breakdown, deadline, result.cut_short)
+    log.info("%s", describe_times(times))
+    trace = build_trace(source_path, input_hash, result, chosen, evaluations, stages.slm_calls)
     return Result(
         input_path=source_path,
         output_path="",
@@ -559,10 +605,57 @@ def _compile(source_path: str, source: bytes, config: Config) -> Result:
         verified=bool(evaluation and evaluation.verified),
         ran_on_gpu=bool(evaluation and evaluation.ran_on_gpu),
         region_speedup=evaluation.region_speedup if evaluation else None,
-        trace=build_trace(source_path, input_hash, result, chosen, evaluations, stages.slm_calls),
+        trace={**trace, "time": times},
         warnings=tuple(warnings),
         dependencies=(str(Path(source_path).resolve()), *program.includes),
     )
+
+
+# -- time ----------------------------------------------------------------------------------
+
+_MEASURED = ("analysis", "reference", "compile", "run", "wait")
+
+
+def time_breakdown(breakdown: Breakdown, deadline: Deadline, cut_short: bool) -> dict[str, Any]:
+    """Where the command's time went, in seconds, adding up to `total`: the analysis, the
+    CPU reference (build, runs), waiting for candidates' builds, their runs, waits for
+    the GPU, and `search`: the rest (rules, checks, the model, the search itself)."""
+    total = deadline.elapsed()
+    measured = {kind: breakdown.get(kind) for kind in _MEASURED}
+    search = max(0.0, total - sum(measured.values()))
+    times = {"total": total, **measured, "search": search}
+    return {
+        **{kind: round(seconds, 3) for kind, seconds in times.items()},
+        "budget": deadline.seconds,
+        "cut_short": bool(cut_short or deadline.expired),
+    }
+
+
+def describe_times(times: dict[str, Any]) -> str:
+    parts = ", ".join(f"{kind} {times[kind]:.1f}" for kind in (*_MEASURED, "search"))
+    budget = times.get("budget")
+    limit = f" of a {budget:g} s budget" if budget else ""
+    spent = " (the budget ran out)" if times.get("cut_short") else ""
+    return f"time: {times['total']:.1f} s{limit}{spent}: {parts}"
+
+
+def stopped_by_deadline(candidate: Any) -> bool:
+    from cudaify.backend.evaluate import TIME_BUDGET
+
+    return any(p.kind == TIME_BUDGET for p in candidate.evaluation.problems)
+
+
+def budget_warning(deadline: Deadline, result: Any, chosen: Any) -> str:
+    """What a run the time budget ended wrote, and how to give it more."""
+    tried = sum(1 for c in result.candidates if not stopped_by_deadline(c))
+    budget = f" ({deadline.seconds:g} s)" if deadline.seconds else ""
+    spent = f"the time budget{budget} ran out after {tried} candidate(s)"
+    more = "--time-budget S gives it more time, 0 no limit"
+    if chosen is None:
+        return f"{spent}, none verified by then: the output is the input as host code ({more})"
+    if chosen.evaluation.verified:
+        return f"{spent}: wrote the best verified variant found by then ({more})"
+    return f"{spent}: wrote the best variant compiled by then ({more})"
 
 
 # -- the final choice --------------------------------------------------------------------

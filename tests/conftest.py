@@ -28,6 +28,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     # A model installed on this machine must not turn every compile in the suite into
     # minutes of CPU inference; tests that use the SLM say so (--slm on, --replay).
     os.environ["CUDAIFY_SLM"] = "off"
+    # Results must not depend on how loaded the machine is: no time budget (default 30 s)
+    # unless a test sets one (tests/cli/test_time_budget.py, tests/cudaify/test_budget.py).
+    os.environ["CUDAIFY_TIME_BUDGET"] = "0"
 
 
 def _gpu_present() -> bool:

@@ -126,12 +126,16 @@ def test_every_strategy_is_given_the_rescue(strategy: str, monkeypatch) -> None:
         expand=object(),
         evaluate=object(),
         rescue=object(),
+        out_of_time=object(),
+        prefetch=object(),
         slm_enabled=False,
     )
     settings = {"methods": ("offload",)} if strategy == "sequence" else {"strategy": strategy}
     pipeline.search(Variant(code="x"), stages, Config(**settings))  # type: ignore[arg-type]
     arguments = given.get("args", ())
     assert given.get("rescue") is stages.rescue or stages.rescue in arguments  # type: ignore[operator]
+    # and the command's deadline: --time-budget bounds every strategy
+    assert given.get("stop") is stages.out_of_time or stages.out_of_time in arguments  # type: ignore[operator]
     if strategy == "exhaustive":
         assert "fp_exact" not in given["every_method"]  # type: ignore[operator]
         assert "offload" in given["every_method"]  # type: ignore[operator]
