@@ -151,6 +151,7 @@ class Evaluator:
         # candidates compiled ahead (prefetch): (code hash, timed) -> its build
         self._pending: dict[tuple[str, bool], Future[Build]] = {}
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_size = 0
         self._cancel = threading.Event()  # set by close(): compiles under way stop
 
     # -- time ----------------------------------------------------------------------
@@ -337,8 +338,11 @@ class Evaluator:
         jobs = compile_jobs(self.config)
         if jobs <= 1 or self._cancel.is_set():
             return
-        if self._pool is None:
+        if self._pool is None or self._pool_size != jobs:
+            if self._pool is not None:  # the machine's load changed: as many as fit now
+                self._pool.shutdown(wait=False)  # its builds under way go on
             self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="nvcc")
+            self._pool_size = jobs
         for variant in variants:
             code, names = self._first_source(variant)
             key = (content_hash(code), bool(names))
@@ -671,12 +675,21 @@ def _timed_seconds(timing: Timing, first_counted: bool) -> float:
     return (timing.wall or 0.0) * max(0, runs)
 
 
+MAX_COMPILE_JOBS = 4
+
+
 def compile_jobs(config: Config) -> int:
-    """Candidates compiled at once ahead of the search (`compile_jobs`; 0: up to 4, as
-    many as there are cores: under make -j, other cudaify processes want cores too)."""
+    """Candidates compiled at once ahead of the search: `compile_jobs`, or (0) up to
+    MAX_COMPILE_JOBS, as many cores as the load average leaves idle. Under make -j16 on 16
+    cores the other cudaify processes keep the cores busy: then 1, no compiles ahead."""
     if config.compile_jobs > 0:
         return config.compile_jobs
-    return max(1, min(4, os.cpu_count() or 1))
+    cores = os.cpu_count() or 1
+    try:
+        idle = cores - os.getloadavg()[0]
+    except OSError:
+        idle = cores
+    return max(1, min(MAX_COMPILE_JOBS, int(idle)))
 
 
 def out_of_time(why: str) -> Evaluation:

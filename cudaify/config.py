@@ -50,7 +50,7 @@ class Config:
     differential: bool = False  # also test offloaded functions alone at other sizes (GPU)
     profile: bool = False  # read Nsight Compute counters of verified candidates (slow)
     run_timeout: float | None = None  # None: 10x the reference time, at least 10 s
-    compile_jobs: int = 0  # candidates compiled at once ahead of the search; 0: min(4, cores)
+    compile_jobs: int = 0  # candidates compiled ahead at once; 0: up to 4, by idle cores
     # behaviour
     strict: bool = False
     verbose: int = 0

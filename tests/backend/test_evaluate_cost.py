@@ -11,9 +11,9 @@ import pytest
 
 from cudaify.backend import evaluate as evaluate_mod
 from cudaify.backend import timing as timing_mod
-from cudaify.backend.cache import Cache
 from cudaify.backend.budget import Deadline
-from cudaify.backend.evaluate import TIME_BUDGET, Evaluator
+from cudaify.backend.cache import Cache
+from cudaify.backend.evaluate import TIME_BUDGET, Evaluator, compile_jobs
 from cudaify.config import Config
 from cudaify.core import Stage, Variant
 
@@ -245,3 +245,13 @@ def test_candidates_compiled_ahead_are_compiled_once(
     evaluator.close()
     evaluator.prefetch([variant(CANDIDATE.replace("count %d", "n %d"))])
     assert evaluator._pending == {}  # a closed evaluator compiles nothing ahead
+
+
+def test_compiles_ahead_fit_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Alone on 16 cores: 4 at once; under make -j16 (load 16): none ahead."""
+    monkeypatch.setattr(evaluate_mod.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(evaluate_mod.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert compile_jobs(Config()) == 4
+    monkeypatch.setattr(evaluate_mod.os, "getloadavg", lambda: (15.5, 9.0, 3.0))
+    assert compile_jobs(Config()) == 1
+    assert compile_jobs(Config(compile_jobs=3)) == 3
