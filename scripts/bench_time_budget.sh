@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Issue 17's must-show numbers, measured on this machine (meant for the H100 host):
+#
+#   alone    each program alone, default settings (the 30 s budget), a cold cache:
+#            wall time per program; median <= 15 s and max <= 45 s are the targets
+#   makej    the same programs under `make -j$JOBS` with --time-budget $BUDGET, a cold
+#            cache: each at most 60 s, none over the budget by more than 10% + 2 s
+#   rebuild  the make -j build again with its outputs deleted: every program is served
+#            from the result cache; each at most 1 s
+#   quality  each program alone with no budget (--time-budget 0): the region speedups the
+#            default finds must be >= 95% of these (geometric mean). Slow: minutes a program
+#   report   the tables, from what the phases above wrote (also printed after each phase)
+#
+# Usage: scripts/bench_time_budget.sh [alone|makej|rebuild|quality|report ...]
+#        (no phase: alone makej rebuild report; each phase fits in a few minutes for the
+#        default 16 programs, so they can be run as separate commands)
+# Settings (environment): PROGRAMS="benchmarks/.../a.c ..." (default: 16 programs over
+# every category), BUDGET=30, JOBS=16, OUT=build/bench-time-budget, CUDAIFY=.venv/bin/cudaify,
+# PYTHON=.venv/bin/python, EXTRA="..." (more cudaify flags for every run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=${OUT:-build/bench-time-budget}
+BUDGET=${BUDGET:-30}
+JOBS=${JOBS:-16}
+CUDAIFY=${CUDAIFY:-$PWD/.venv/bin/cudaify}
+PYTHON=${PYTHON:-$PWD/.venv/bin/python}
+EXTRA=${EXTRA:-}
+DEFAULT_PROGRAMS="
+benchmarks/elementwise/saxpy_math.c benchmarks/elementwise/black_scholes.c
+benchmarks/stencil/jacobi2d.c benchmarks/stencil/heat1d.c benchmarks/linalg/matmul.c
+benchmarks/linalg/matvec.c benchmarks/reduction/$(ls benchmarks/reduction | head -1)
+benchmarks/histogram/byte_hist.c benchmarks/dependence/gauss_seidel.c
+benchmarks/nbody/nbody_forces.c benchmarks/cpp/axpy_template.cpp
+benchmarks/polybench/pb_atax.c benchmarks/polybench/pb_jacobi_2d.c
+benchmarks/polybench/pb_gemm.c benchmarks/polybench/pb_gramschmidt.c
+benchmarks/polybench/pb_bicg.c"
+PROGRAMS=${PROGRAMS:-$DEFAULT_PROGRAMS}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+
+# one cudaify run: appends "phase program wall verified speedup cut_short total analysis
+# reference compile run wait search" to $OUT/$phase.tsv
+record() {
+  local phase=$1 program=$2 wall=$3 trace=$4
+  "$PYTHON" - "$phase" "$program" "$wall" "$trace" >>"$OUT/$phase.tsv" <<'EOF'
+import json, sys
+phase, program, wall, trace = sys.argv[1:]
+try:
+    t = json.load(open(trace))
+except (OSError, ValueError):
+    t = {}
+time = t.get("time", {})
+speedup = (t.get("timing") or {}).get("region_speedup")
+fields = [phase, program, f"{float(wall):.2f}", str(bool(t.get("verified"))),
+          f"{speedup:.3f}" if speedup else "-", str(bool(time.get("cut_short")))]
+fields += [f"{time.get(k, 0.0):.2f}" for k in
+           ("total", "analysis", "reference", "compile", "run", "wait", "search")]
+print("\t".join(fields))
+EOF
+}
+
+alone() {  # $1: phase name, $2...: extra flags
+  local phase=$1; shift
+  rm -f "$OUT/$phase.tsv"
+  export CUDAIFY_CACHE_DIR="$OUT/cache-$phase"
+  rm -rf "$CUDAIFY_CACHE_DIR"
+  for program in $PROGRAMS; do
+    local name; name=$(basename "${program%.*}")
+    local began; began=$(now)
+    "$CUDAIFY" "$program" -o "$OUT/$name.$phase.cu" -q --no-cache --slm off \
+      --trace "$OUT/$name.$phase.json" "$@" $EXTRA || echo "cudaify failed on $program" >&2
+    record "$phase" "$name" "$(since "$began")" "$OUT/$name.$phase.json"
+    tail -1 "$OUT/$phase.tsv"
+  done
+}
+
+make_build() {  # $1: phase name (makej: cold cache, rebuild: the same cache, outputs deleted)
+  local phase=$1 work="$OUT/make"
+  rm -f "$OUT/$phase.tsv"
+  export CUDAIFY_CACHE_DIR="$OUT/cache-makej"
+  if [ "$phase" = makej ]; then
+    rm -rf "$work" "$CUDAIFY_CACHE_DIR"
+    mkdir -p "$work"
+    for program in $PROGRAMS; do cp "$program" "$work/"; done
+  fi
+  rm -f "$work"/*.cu "$work"/*.json "$work"/*.wall
+  # timed.sh NAME COMMAND...: runs COMMAND, writes its wall seconds to NAME.wall
+  cat >"$work/timed.sh" <<'SH'
+#!/usr/bin/env bash
+began=$(date +%s.%N)
+"${@:2}"
+code=$?
+awk -v a="$began" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }' >"$1.wall"
+exit $code
+SH
+  chmod +x "$work/timed.sh"
+  {
+    echo "SOURCES := \$(wildcard *.c *.cpp)"
+    echo "all: \$(addsuffix .cu,\$(basename \$(SOURCES)))"
+    for suffix in c cpp; do
+      echo "%.cu: %.$suffix"
+      printf '\t./timed.sh $* %s $< -o $@ -q --slm off --time-budget %s --trace $*.json %s\n' \
+        "$CUDAIFY" "$BUDGET" "$EXTRA"
+    done
+  } >"$work/Makefile"
+  local began; began=$(now)
+  make -s -k -j"$JOBS" -C "$work" all || echo "make reported a failure" >&2
+  echo "make -j$JOBS: $(since "$began") s in all" | tee "$OUT/$phase.total"
+  for wall in "$work"/*.wall; do
+    local name; name=$(basename "$wall" .wall)
+    record "$phase" "$name" "$(cat "$wall")" "$work/$name.json"
+  done
+  cat "$OUT/$phase.tsv"
+}
+
+report() {
+  "$PYTHON" - "$OUT" "$BUDGET" <<'EOF'
+import math, statistics, sys
+from pathlib import Path
+out, budget = Path(sys.argv[1]), float(sys.argv[2])
+def rows(phase):
+    path = out / f"{phase}.tsv"
+    return [line.split("\t") for line in path.read_text().splitlines()] if path.exists() else []
+def speedups(phase):
+    return {r[1]: float(r[4]) if r[4] != "-" else 1.0 for r in rows(phase)}
+head = ("| program | wall s | verified | region speedup | cut short | analysis | reference "
+        "| compile | run | wait | search |")
+for phase, title in (("alone", "Each program alone, default settings"),
+                     ("makej", f"Under make -j, --time-budget {budget:g}"),
+                     ("rebuild", "Cached rebuild (make -j again, outputs deleted; the breakdown is the cached run's)"),
+                     ("quality", "Each program alone, no budget")):
+    found = rows(phase)
+    if not found:
+        continue
+    print(f"\n### {title}\n\n{head}\n|" + "---|" * 11)
+    for r in found:
+        print("| " + " | ".join([r[1], r[2], r[3], r[4], r[5], *r[7:13]]) + " |")
+    walls = [float(r[2]) for r in found]
+    print(f"\n{len(walls)} programs: median {statistics.median(walls):.1f} s, "
+          f"max {max(walls):.1f} s")
+    total = out / f"{phase}.total"
+    if total.exists():
+        print(total.read_text().strip())
+    if phase == "alone":
+        ok = statistics.median(walls) <= 15 and max(walls) <= 45
+        print(f"target (median <= 15 s, max <= 45 s): {'met' if ok else 'NOT met'}")
+    if phase == "makej":
+        over = [r[1] for r in found if float(r[2]) > budget * 1.1 + 2]
+        ok = max(walls) <= 60 and not over
+        print(f"target (each <= 60 s, none over {budget:g} s + 10% + 2 s): "
+              f"{'met' if ok else 'NOT met'}" + (f"; over: {', '.join(over)}" if over else ""))
+    if phase == "rebuild":
+        print(f"target (each <= 1 s): {'met' if max(walls) <= 1.0 else 'NOT met'}")
+bounded, unbounded = speedups("alone"), speedups("quality")
+common = sorted(set(bounded) & set(unbounded))
+if common:
+    def geomean(values):
+        return math.exp(sum(math.log(max(v, 1e-9)) for v in values) / len(values))
+    a = geomean([max(1.0, bounded[p]) for p in common])
+    b = geomean([max(1.0, unbounded[p]) for p in common])
+    print(f"\nquality: geomean region speedup {a:.2f}x with the default budget, {b:.2f}x "
+          f"without ({len(common)} programs; host code counts as 1x): {100 * a / b:.0f}% "
+          f"(target >= 95%: {'met' if a >= 0.95 * b else 'NOT met'})")
+EOF
+}
+
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] && phases=(alone makej rebuild report)
+for phase in "${phases[@]}"; do
+  case $phase in
+    alone) alone alone ;;
+    quality) alone quality --time-budget 0 ;;
+    makej) make_build makej ;;
+    rebuild) make_build rebuild ;;
+    report) report ;;
+    *) echo "unknown phase '$phase' (alone, makej, rebuild, quality, report)" >&2; exit 2 ;;
+  esac
+done
+[ "${phases[-1]}" = report ] || report
