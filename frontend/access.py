@@ -359,6 +359,11 @@ class Walker:
             break
         for index in indices:
             self.expression(index, "read")
+        pointee = self.whole_array_of(node)
+        if pointee is not None:
+            # `(*B)[r][s]` with `double (*B)[N][N]`: B[0][r][s]
+            self.add_access(cursor, pointee, [0, *indices], mode)
+            return
         if node.kind == CK.ARRAY_SUBSCRIPT_EXPR or node.kind == CK.CALL_EXPR:
             # `a[i][j]` through a pointer-to-pointer or a returned pointer: the row is
             # not a known array, so the access is unknown.
@@ -366,6 +371,21 @@ class Walker:
             self.expression(node, "read")
             return
         self.add_access(cursor, node, indices, mode)
+
+    def whole_array_of(self, node: ci.Cursor) -> ci.Cursor | None:
+        """The pointer `p` when `node` is `*p` and p points to a whole array (`double
+        (*p)[N][M]`, how PolyBench allocates): its elements are p[0][i][j]."""
+        if node.kind != CK.UNARY_OPERATOR:
+            return None
+        op = unary_operator(self.src, node)
+        children = kids(node)
+        if op is None or op[0] != "*" or not op[1] or len(children) != 1:
+            return None
+        root = unwrap(children[0])
+        t = root.type.get_canonical()
+        if root.kind != CK.DECL_REF_EXPR or t.kind != TK.POINTER:
+            return None
+        return root if t.get_pointee().get_canonical().kind in ARRAY_TYPES else None
 
     def add_access(self, cursor: ci.Cursor, base: ci.Cursor, indices: list, mode: str) -> None:
         info = array_info(self.src, base)

@@ -110,6 +110,37 @@ def _declarator_kind(node: Node) -> tuple[str, Node | None]:
     return kind, None
 
 
+def _pointer_to_array_declaration(statement: Node, source: bytes) -> list[Declared]:
+    """`double (*B)[N][N];` (PolyBench's way to declare a heap array) read by the C++
+    grammar as a cast expression: the pointer it declares, as the declaration would."""
+    node = statement.named_children[0] if statement.named_children else None
+    if node is not None and node.type == "assignment_expression":
+        node = node.child_by_field_name("left")
+    if node is None or node.type != "subscript_expression":
+        return []
+    while node is not None and node.type == "subscript_expression":
+        node = node.child_by_field_name("argument")
+    if node is None or node.type != "call_expression":
+        return []
+    function = node.child_by_field_name("function")
+    arguments = node.child_by_field_name("arguments")
+    if function is None or arguments is None:
+        return []
+    if function.type not in ("primitive_type", "sized_type_specifier", "type_identifier"):
+        return []
+    inner = arguments.named_children
+    if len(inner) != 1 or inner[0].type != "pointer_expression":
+        return []
+    name = inner[0].child_by_field_name("argument")
+    if name is None or name.type != "identifier":
+        return []
+    return [
+        Declared(
+            text(name, source), "pointer", text(function, source), statement.start_byte, "local"
+        )
+    ]
+
+
 def base_type(declaration: Node, source: bytes) -> str:
     """The declaration's specifiers and qualifiers, spelled as in the source."""
     parts: list[str] = []
@@ -145,12 +176,15 @@ def _scope_declarations(scope: Node, at: int, source: bytes) -> list[Declared]:
             for d in declared_names(child, source, "global")
         ]
     if scope.type == "compound_statement":
-        return [
-            d
-            for child in scope.children
-            if child.type == "declaration" and child.end_byte <= at
-            for d in declared_names(child, source, "local")
-        ]
+        found: list[Declared] = []
+        for child in scope.children:
+            if child.end_byte > at:
+                continue
+            if child.type == "declaration":
+                found += declared_names(child, source, "local")
+            elif child.type == "expression_statement":
+                found += _pointer_to_array_declaration(child, source)
+        return found
     if scope.type == "for_statement":
         init = scope.child_by_field_name("initializer")
         if init is not None and init.type == "declaration" and init.end_byte <= at:

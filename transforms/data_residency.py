@@ -267,27 +267,31 @@ static void cudaify_scope_end(void)
         cudaify_host_writes();
 }
 
-/* Host bytes [low, high) copied to a device buffer. */
-static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity)
+/* A device buffer for host bytes [low, high), filled from them when `copy` is set (a
+   launch that writes every byte of the range first needs no copy of the old values). */
+static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity, int copy)
 {
     /* the copy sits at the host address's offset in a 256-byte line, so that every
        pointer into it (a union of ranges included) is aligned as its host twin is */
     size_t skew = (size_t)low & 255u;
     char *base = cudaify_device_alloc((size_t)(high - low) + skew, capacity);
-    cudaify_copying(low, (size_t)(high - low));
-    CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    if (copy) {
+        cudaify_copying(low, (size_t)(high - low));
+        CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    }
     return base + skew;
 }
 
 /* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
-   the elements a kernel does not write keep their values when the range is copied back. */
+   the elements a kernel does not write keep their values when the range is copied back.
+   `reads` 0 says the launch writes every byte of the range before reading any: a range
+   not yet present then gets no copy. */
 static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writes)
 {
     const char *host = (const char *)host_ptr, *end = host + bytes;
     size_t capacity = 0;
-    (void)reads;
     if (cudaify_depth == 0)
-        return cudaify_copy_in(host, end, &capacity);
+        return cudaify_copy_in(host, end, &capacity, reads);
     for (int i = 0; i < cudaify_present.count; i++) {
         cudaify_entry *entry = &cudaify_present.items[i];
         if (entry->host <= host && end <= entry->host + entry->bytes) {
@@ -313,7 +317,8 @@ static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writ
         cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
     }
     cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
-    mapped.device = cudaify_copy_in(low, high, &mapped.capacity);
+    /* a union with earlier ranges holds their bytes: those are copied in whatever `reads` */
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity, reads || low != host || high != end);
     cudaify_push(&cudaify_present, mapped);
     return mapped.device + (host - low);
 }
@@ -361,6 +366,7 @@ class DataResidency(Method):
     category = "memory"
     follows = (
         "offload",
+        "schedule",
         "reduction",
         "atomic_privatize",
         "scan",
@@ -508,11 +514,12 @@ class _Transfer:
     args: tuple[str, ...]
     indent: str
     elem: str = ""
+    guard: str = ""  # a copy in under `if (guard)`: the launch needs the old values only then
 
 
 _STATEMENT = re.compile(
     r"^(?P<indent>[ \t]*)"
-    r"(?:CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
+    r"(?:(?:if \((?P<guard>.*)\) )?CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
     r"|(?P<elem>[A-Za-z_](?:[\w \t]*?\w)?)[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
     re.MULTILINE,
 )
@@ -548,13 +555,16 @@ def _transfers(code: str) -> list[_Transfer]:
             continue
         args = split_arguments(match.group("args"))
         call = match.group("call")
+        guard = match.group("guard") or ""
+        if guard and not (call == "cudaMemcpy" and args[-1:] == ("cudaMemcpyHostToDevice",)):
+            continue  # only a copy in may be conditional
         if call == "cudaMalloc" and len(args) == 2 and args[0].startswith("(void **)&"):
             device = args[0].removeprefix("(void **)&").strip()
             found.append(_Transfer("malloc", device, start, end, args, indent))
         elif call == "cudaFree" and len(args) == 1:
             found.append(_Transfer("free", args[0], start, end, args, indent))
         elif call == "cudaMemcpy" and len(args) == 4 and args[3] == "cudaMemcpyHostToDevice":
-            found.append(_Transfer("to_device", args[0], start, end, args, indent))
+            found.append(_Transfer("to_device", args[0], start, end, args, indent, guard=guard))
         elif call == "cudaMemcpy" and len(args) == 4 and args[3] == "cudaMemcpyDeviceToHost":
             found.append(_Transfer("to_host", args[1], start, end, args, indent))
     return found
@@ -600,45 +610,72 @@ def _to_bytes(code: str, edit: Edit) -> Edit:
 
 
 def _map_edits(device: str, transfers: list[_Transfer]) -> list[Edit]:
-    kinds = [t.kind for t in transfers]
-    if sorted(kinds) not in (
+    """A map and an unmap for one buffer's life. A buffer with no copy in (the launch
+    writes every element first) or one under a condition maps with `reads` 0 or that
+    condition: a range not yet on the device is then not copied."""
+    kinds = sorted(t.kind for t in transfers)
+    if kinds not in (
         sorted(["declare", "malloc", "to_device", "free"]),
         sorted(["declare", "malloc", "to_device", "to_host", "free"]),
+        sorted(["declare", "malloc", "to_host", "free"]),
     ):
         return []
     one = {t.kind: t for t in transfers}
     size = one["malloc"].args[1]
-    if one["to_device"].args[2] != size or ("to_host" in one and one["to_host"].args[2] != size):
+    copied = one.get("to_device")
+    if (copied is not None and copied.args[2] != size) or (
+        "to_host" in one and one["to_host"].args[2] != size
+    ):
         return []
-    order = [one[k].start for k in ("declare", "malloc", "to_device", "free")]
+    steps = ("declare", "malloc", "to_device", "free") if copied else ("declare", "malloc", "free")
+    order = [one[k].start for k in steps]
     if order != sorted(order) or len({t.indent for t in transfers}) != 1:
         return []
-    host_in = one["to_device"].args[1]
+    host_in = copied.args[1] if copied else one["to_host"].args[0]
     if re.fullmatch(r"&\s*[A-Za-z_]\w*", host_in.strip()):
         # a scalar's address (offload's `&changed` flag): a local whose address comes back
         # with each call, and whose value the host reads right after; it keeps its copies
         return []
     writes = 1 if "to_host" in one else 0
     host_out = one["to_host"].args[0] if writes else host_in
+    reads = "0" if copied is None else f"({copied.guard})" if copied.guard else "1"
     declare, free = one["declare"], one["free"]
     elem = declare.elem
     mapped = (
-        f"{declare.indent}{elem} *{device} = ({elem} *)cudaify_map({host_in}, {size}, 1, "
+        f"{declare.indent}{elem} *{device} = ({elem} *)cudaify_map({host_in}, {size}, {reads}, "
         f"{writes});\n"
     )
     unmapped = f"{free.indent}cudaify_unmap({host_out}, {device}, {size}, {writes});\n"
     edits = [
         Edit(declare.start, declare.end, mapped, f"map {device}"),
         Edit(one["malloc"].start, one["malloc"].end, "", f"{device} comes from the map"),
-        Edit(one["to_device"].start, one["to_device"].end, "", f"{device} comes from the map"),
         Edit(free.start, free.end, unmapped, f"unmap {device}"),
     ]
+    if copied is not None:
+        edits.append(Edit(copied.start, copied.end, "", f"{device} comes from the map"))
     if writes:
         edits.append(Edit(one["to_host"].start, one["to_host"].end, "", "the unmap copies back"))
     return edits
 
 
 # ---- where scopes and barriers go -------------------------------------------------------
+
+
+_EXITS = frozenset({"exit", "_Exit", "quick_exit", "abort", "longjmp"})
+
+
+def _enclosed(jump: Node, top: Node) -> bool:
+    """Whether a break or continue targets a loop (or, for break, a switch) inside `top`."""
+    node = jump.parent
+    while node is not None and node != top.parent:
+        if node.type in LOOPS or (
+            node.type == "switch_statement" and jump.type == "break_statement"
+        ):
+            return True
+        if node == top:
+            break
+        node = node.parent
+    return False
 
 
 def _statements(node: Node) -> list[Node]:
@@ -675,6 +712,8 @@ class _Scoper:
         start = self._private[-1] if self._private else node_start
         if declared.start < start or declared.kind not in ("scalar", "array"):
             return False
+        if declared.scope == "param" and declared.kind == "array":
+            return False  # `double a[N]` as a parameter is the caller's memory
         return "static" not in self._declaration_words(declared.start)
 
     def visible(self, name: str, at: int) -> cs.Declared | None:
@@ -729,6 +768,12 @@ class _Scoper:
         return list(found.values())
 
     def _scopes_in(self, name: str, node: Node) -> list[Edit]:
+        # a block of launches and their maps runs no host code between them: a run
+        # scope inside it would hold nothing
+        if node.type == "compound_statement" and not self.is_device_block(node):
+            run = self._run_scope(name, _statements(node))
+            if run is not None:
+                return run
         edits: list[Edit] = []
         for child in _statements(node):
             if not self.has_device_work(child):
@@ -752,6 +797,60 @@ class _Scoper:
             else:
                 edits.extend(self._scopes_in(name, child))
         return edits
+
+    def _run_scope(self, name: str, statements: list[Node]) -> list[Edit] | None:
+        """One scope around a block's statements from its first with device work to its
+        last, when at least two have some (`init(a); compute(a, b); print(b);` in main):
+        arrays one call leaves on the device stay there for the next. None when the block
+        has fewer such statements or the run cannot hold a scope (the loops in it may then
+        hold their own)."""
+        working = [k for k, statement in enumerate(statements) if self.has_device_work(statement)]
+        if len(working) < 2:
+            return None
+        run = statements[working[0] : working[-1] + 1]
+        try:
+            for statement in run:
+                self._require_scope_body(statement)
+                self._require_no_exit(statement)
+            self._private.append(run[0].start_byte)
+            try:
+                inside = self._sequence(run, run[0])
+            finally:
+                self._private.pop()
+        except _Refuse as refusal:
+            self.plan.reasons.append(
+                f"line {cs.line_of(run[0])}: no residency scope for the statements of "
+                f"'{name}' from line {cs.line_of(run[0])} to {cs.line_of(run[-1])}: {refusal}"
+            )
+            return None
+        indent = _indent_of(self.data, run[0].start_byte)
+        inside += [
+            Edit(
+                run[0].start_byte,
+                run[0].start_byte,
+                f"cudaify_scope_begin();\n{indent}",
+                "open scope",
+            ),
+            Edit(
+                run[-1].end_byte, run[-1].end_byte, f"\n{indent}cudaify_scope_end();", "close scope"
+            ),
+        ]
+        self.plan.scopes.append(
+            f"{name}: arrays stay on the device from line {cs.line_of(run[0])} to "
+            f"{cs.line_of(run[-1])} ({len(working)} statements launch work)"
+        )
+        return inside
+
+    def _require_no_exit(self, statement: Node) -> None:
+        """Nothing leaves a run of statements before its scope closes: no break or continue
+        of a loop around it, no exit()."""
+        for n in cs.walk(statement):
+            if n.type in ("break_statement", "continue_statement") and not _enclosed(n, statement):
+                raise _Refuse(
+                    f"line {cs.line_of(n)}: a {n.type.split('_')[0]} leaves the statements"
+                )
+            if n.type == "call_expression" and cs.call_name(n, self.data) in _EXITS:
+                raise _Refuse(f"line {cs.line_of(n)}: the program can exit inside the statements")
 
     def _scope_edits(self, loop: Node) -> list[Edit]:
         indent = _indent_of(self.data, loop.start_byte)
@@ -1684,7 +1783,22 @@ def _is_address(node: Node, scoper: _Scoper) -> bool:
         return _is_address(left, scoper) and not scoper._touches_memory(right)
     if node.type == "subscript_expression":
         return _is_row(node, scoper)
+    if node.type == "pointer_expression" and cs.text(node, scoper.data).startswith("*"):
+        return _points_to_array(node.child_by_field_name("argument"), scoper)
     return False
+
+
+def _points_to_array(node: Node | None, scoper: _Scoper) -> bool:
+    """`p` declared `T (*p)[N]...`: `*p` is a whole array, which decays to its address."""
+    if node is None or node.type != "identifier":
+        return False
+    name = cs.text(node, scoper.data)
+    declared = scoper.visible(name, node.start_byte)
+    if declared is None or declared.kind != "pointer":
+        return False
+    end = scoper.data.find(b";", declared.start)
+    text = scoper.data[declared.start : end].decode("utf-8", "surrogateescape")
+    return re.search(rf"\(\s*\*\s*{re.escape(name)}\s*\)\s*\[", text) is not None
 
 
 def _is_row(node: Node, scoper: _Scoper) -> bool:

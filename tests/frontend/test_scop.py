@@ -62,6 +62,40 @@ def test_a_nest_is_a_region_with_its_statements_loops_and_order() -> None:
     assert {a.name for a in scop.arrays} == {"A", "B", "C"}
 
 
+def test_an_array_behind_a_pointer_to_array_is_indexed_from_its_first_whole_array() -> None:
+    """PolyBench allocates `double (*B)[N][N]` and writes `(*B)[r][s]`: that is
+    B[0][r][s], an affine access, and the nest is a region."""
+    code = """
+#include <stdlib.h>
+#define N 64
+void square(int n, double A[N][N])
+{
+    int r, s, t;
+    double (*B)[N][N] = (double (*)[N][N])calloc(N * N, sizeof(double));
+    for (r = 0; r < n; ++r)
+        for (s = 0; s < n; ++s)
+            (*B)[r][s] = 0;
+    for (t = 0; t < n; ++t)
+        for (r = 0; r < n; ++r)
+            for (s = 0; s < n; ++s)
+                (*B)[r][s] += A[r][t] * A[s][t];
+    for (r = 0; r < n; ++r)
+        for (s = 0; s < n; ++s)
+            A[r][s] = (*B)[r][s];
+    free(B);
+}
+"""
+    scop = region(analysed(code), "square")
+    assert len(scop.statements) == 3
+    writes = [
+        (a.target, tuple(x.text for x in a.subscripts or ()))
+        for a in scop.statements[1].accesses
+        if a.is_write
+    ]
+    assert writes == [("B", ("0", "r", "s"))]
+    assert scop.statements[1].reduction == "+"
+
+
 def test_io_in_a_loop_keeps_it_out_with_the_reason_and_place() -> None:
     program = analysed(
         """

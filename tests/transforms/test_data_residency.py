@@ -99,6 +99,67 @@ def test_transfers_become_maps_only_when_the_whole_life_matches() -> None:
     assert map_transfers(mismatched) == (mismatched, 0)
 
 
+def test_a_copy_in_that_is_absent_or_conditional_maps_with_that_reads_flag() -> None:
+    """A launch that writes every element needs no copy in (schedule leaves it out, or
+    puts it under the sizes' condition): the map says so, so a range not yet on the
+    device is not copied."""
+    life = (
+        "        double *d_a = NULL;\n"
+        "        CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)(64) * sizeof(double)));\n"
+        "{copy}"
+        "        k<<<1, 1>>>(d_a);\n"
+        "        CUDAIFY_CHECK(cudaMemcpy(a, d_a, (size_t)(64) * sizeof(double), "
+        "cudaMemcpyDeviceToHost));\n"
+        "        CUDAIFY_CHECK(cudaFree(d_a));\n"
+    )
+    copy = (
+        "        if (!((n >= 64))) CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)(64) * sizeof(double), "
+        "cudaMemcpyHostToDevice));\n"
+    )
+    guarded, count = map_transfers(life.format(copy=copy))
+    assert count == 1
+    assert "cudaify_map(a, (size_t)(64) * sizeof(double), (!((n >= 64))), 1);" in guarded
+    assert "cudaMemcpy" not in guarded and "cudaMalloc" not in guarded
+    absent, count = map_transfers(life.format(copy=""))
+    assert count == 1
+    assert "cudaify_map(a, (size_t)(64) * sizeof(double), 0, 1);" in absent
+    # a guard on anything but a copy in is not the pattern
+    odd = life.format(copy="").replace(
+        "        CUDAIFY_CHECK(cudaFree(d_a));", "        if (n) CUDAIFY_CHECK(cudaFree(d_a));"
+    )
+    assert map_transfers(odd)[1] == 0
+    assert "if (copy) {" in RUNTIME and "cudaify_copy_in(host, end, &capacity, reads)" in RUNTIME
+
+
+def test_calls_in_a_row_share_one_scope_unless_the_program_can_exit_between(program_of) -> None:
+    source = """
+#include <stdio.h>
+#include <stdlib.h>
+#define N 4096
+static void fill(float *a, int n) { for (int i = 0; i < n; i++) a[i] = 0.5f * i; }
+static void scale(float *a, float *b, int n) { for (int i = 0; i < n; i++) b[i] = 2.0f * a[i]; }
+int main(int argc, char **argv)
+{
+    float *a = (float *)malloc(N * sizeof(float)), *b = (float *)malloc(N * sizeof(float));
+    fill(a, N);
+    CHECK_POINT
+    scale(a, b, N);
+    printf("%f\\n", b[N - 1]);
+    return 0;
+}
+"""
+    program = program_of(source.replace("CHECK_POINT", 'printf("filled\\n");'))
+    code = applied(program, "offload", "data_residency").code
+    main = code[code.index("int main(") :]
+    begin, end = main.index("cudaify_scope_begin();"), main.index("cudaify_scope_end();")
+    assert begin < main.index("fill(a, N);") < main.index("scale(a, b, N);") < end
+    assert end < main.index('printf("%f')
+    assert "cudaify_host_" not in main  # the printf between touches no memory
+    exiting = program_of(source.replace("CHECK_POINT", "if (argc > 5) exit(1);"))
+    reason = refusal(lambda _: exiting, "")
+    assert "the program can exit inside the statements" in reason, reason
+
+
 def test_refuses_a_program_that_was_not_offloaded(program_of) -> None:
     program = program_of("int main(void) { return 0; }\n")
     reason = RESIDENCY.applies(Variant(program.source), Context(program))

@@ -182,3 +182,47 @@ def test_the_check_refuses_a_decoy_without_a_launched_kernel() -> None:
     )
     problems = SCHEDULE.check(Variant(program.source), decoy, Context(program))
     assert [p.message for p in problems] == ["no kernel the program defines is launched"]
+
+
+RESIDENT = GOLDEN / "schedule_residency" / "init_compute_print.c"
+
+
+@pytest.fixture(scope="module")
+def resident() -> str:
+    program = analysed(RESIDENT)
+    outcome = get("data_residency").apply_rule(mapped(program), Context(program))
+    assert outcome.variant is not None, outcome.reason
+    return outcome.variant.code
+
+
+def test_residency_after_schedule_is_stable_compiles_and_prints_what_gcc_does(
+    resident: str, update_golden: bool, tmp_path: Path
+) -> None:
+    expected = RESIDENT.with_suffix(".cu")
+    if update_golden:
+        expected.write_text(resident)
+    assert expected.exists(), f"{expected.name} is missing: run pytest --update-golden"
+    assert resident == expected.read_text(), "rerun with --update-golden to accept it"
+    assert nvcc_errors(resident, tmp_path) == ""
+    reference = gcc_output(RESIDENT, tmp_path)
+    for reverse in (False, True):
+        done = run_emulated(resident, tmp_path, header=SERIAL_HEADER, reverse=reverse)
+        assert done.ok, done.errors()
+        assert compare(reference, done.text()) is None
+
+
+def test_arrays_an_initialisation_writes_stay_on_the_device_for_the_next_call(
+    resident: str,
+) -> None:
+    main = resident[resident.index("int main(void)") :]
+    begin, end = main.index("cudaify_scope_begin();"), main.index("cudaify_scope_end();")
+    assert begin < main.index("init_array(M, N, *A, *x);") < main.index("kernel_atax(") < end
+    assert end < main.index("free(A);")
+    init = resident[resident.index("void init_array(") : resident.index("void kernel_atax(")]
+    # every element of A and x is written first: copied in only if the sizes fell short
+    assert (
+        "cudaify_map(A, (size_t)(9900) * sizeof(double), (!(((n >= 110) && (m >= 90)))), 1)" in init
+    )
+    atax = resident[resident.index("void kernel_atax(") : resident.index("void print_array(")]
+    assert "cudaify_map(A, (size_t)(9900) * sizeof(double), 1, 0)" in atax
+    assert "cudaMemcpy" not in init + atax

@@ -265,27 +265,31 @@ static void cudaify_scope_end(void)
         cudaify_host_writes();
 }
 
-/* Host bytes [low, high) copied to a device buffer. */
-static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity)
+/* A device buffer for host bytes [low, high), filled from them when `copy` is set (a
+   launch that writes every byte of the range first needs no copy of the old values). */
+static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity, int copy)
 {
     /* the copy sits at the host address's offset in a 256-byte line, so that every
        pointer into it (a union of ranges included) is aligned as its host twin is */
     size_t skew = (size_t)low & 255u;
     char *base = cudaify_device_alloc((size_t)(high - low) + skew, capacity);
-    cudaify_copying(low, (size_t)(high - low));
-    CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    if (copy) {
+        cudaify_copying(low, (size_t)(high - low));
+        CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    }
     return base + skew;
 }
 
 /* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
-   the elements a kernel does not write keep their values when the range is copied back. */
+   the elements a kernel does not write keep their values when the range is copied back.
+   `reads` 0 says the launch writes every byte of the range before reading any: a range
+   not yet present then gets no copy. */
 static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writes)
 {
     const char *host = (const char *)host_ptr, *end = host + bytes;
     size_t capacity = 0;
-    (void)reads;
     if (cudaify_depth == 0)
-        return cudaify_copy_in(host, end, &capacity);
+        return cudaify_copy_in(host, end, &capacity, reads);
     for (int i = 0; i < cudaify_present.count; i++) {
         cudaify_entry *entry = &cudaify_present.items[i];
         if (entry->host <= host && end <= entry->host + entry->bytes) {
@@ -311,7 +315,8 @@ static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writ
         cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
     }
     cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
-    mapped.device = cudaify_copy_in(low, high, &mapped.capacity);
+    /* a union with earlier ranges holds their bytes: those are copied in whatever `reads` */
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity, reads || low != host || high != end);
     cudaify_push(&cudaify_present, mapped);
     return mapped.device + (host - low);
 }

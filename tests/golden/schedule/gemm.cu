@@ -144,13 +144,10 @@ int main(void)
         /* cudaify: this region runs on the GPU (main: region at line 26 -> 3 kernel(s), grids 2-D, 2-D, 2-D) */
         double *d_A_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(6912) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_A_2, A, (size_t)(6912) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_B_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_B_2, (size_t)(5760) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_B_2, B, (size_t)(5760) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_C_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_C_2, (size_t)(7680) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_C_2, C, (size_t)(7680) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_j_2 = 0;
             const long long trips_j_2 = (79) - lo_j_2 + 1;

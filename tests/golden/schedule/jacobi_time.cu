@@ -151,10 +151,8 @@ int main(void)
         /* cudaify: this region runs on the GPU (main: region at line 24 -> 2 kernel(s), grids 2-D, 2-D) */
         double *d_A_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(16900) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_A_2, A, (size_t)(16900) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_B_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_B_2, (size_t)(16900) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_B_2, B, (size_t)(16900) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_j_3 = 0;
             const long long trips_j_3 = (129) - lo_j_3 + 1;

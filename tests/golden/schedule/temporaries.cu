@@ -127,7 +127,6 @@ int main(void)
         /* cudaify: this region runs on the GPU (main: region at line 29 -> 1 kernel(s), grids 2-D) */
         double *d_A_2 = NULL;
         CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(60000) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_A_2, A, (size_t)(60000) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_j_2 = 0;
             const long long trips_j_2 = (199) - lo_j_2 + 1;

@@ -1,0 +1,498 @@
+/* Work split over functions as PolyBench splits it: main calls an initialisation, the
+   computation (y = A^T (A x), atax) and a printer. After `schedule`, `data_residency`
+   opens one scope in main around the two calls, so the arrays the initialisation writes
+   on the device stay there for the computation, and only the printer's barrier copies
+   anything back. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define M 90
+#define N 110
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify data residency ---- */
+/* A present table: inside a residency scope a host range mapped once stays on the device;
+   later maps of a range it contains copy nothing, and the scope's end (or a host statement
+   that touches memory) copies written ranges back. Outside a scope a map is a plain copy
+   in and its unmap a copy back. Device buffers go back to a pool, so repeated calls do not
+   allocate. All work is on the default stream, in order. */
+typedef struct {
+    const char *host;
+    size_t bytes;
+    char *device;
+    size_t capacity;
+    int dirty;
+} cudaify_entry;
+
+typedef struct {
+    cudaify_entry *items;
+    int count, room;
+} cudaify_list;
+
+static cudaify_list cudaify_present; /* mapped in the open scope */
+static cudaify_list cudaify_retired; /* replaced by a larger range; released at the scope's end */
+static cudaify_list cudaify_pool;    /* free device buffers */
+static int cudaify_depth = 0;
+
+#define CUDAIFY_POOLED 64
+
+/* Pinned host memory where it pays: inside a scope, a host range of at least
+   CUDAIFY_PIN_BYTES that is copied a second time (the host rewrote it, or reads it back
+   again) is page-locked, so that its later copies run at the link's full speed instead
+   of through a staging buffer. Registrations end when the host may free memory (a write
+   barrier for all of memory, the scope's end). */
+#define CUDAIFY_PIN_BYTES ((size_t)4 << 20)
+static cudaify_list cudaify_copied; /* large ranges copied once in this scope */
+static cudaify_list cudaify_pinned; /* registered ranges */
+
+static void cudaify_push(cudaify_list *list, cudaify_entry entry)
+{
+    if (list->count == list->room) {
+        int room = list->room ? 2 * list->room : 32;
+        cudaify_entry *items =
+            (cudaify_entry *)realloc(list->items, (size_t)room * sizeof(cudaify_entry));
+        if (items == NULL) {
+            fprintf(stderr, "cudaify: out of host memory for the present table\n");
+            exit(EXIT_FAILURE);
+        }
+        list->items = items;
+        list->room = room;
+    }
+    list->items[list->count++] = entry;
+}
+
+/* Whether an entry's host range and host bytes [low, high) share a byte. */
+static int cudaify_meets(const cudaify_entry *entry, const char *low, const char *high)
+{
+    return entry->host < high && low < entry->host + entry->bytes;
+}
+
+static int cudaify_overlaps(const cudaify_list *list, const char *host, size_t bytes)
+{
+    for (int i = 0; i < list->count; i++)
+        if (cudaify_meets(&list->items[i], host, host + bytes))
+            return 1;
+    return 0;
+}
+
+/* Host bytes [host, host + bytes) are about to be copied: the second copy of the same
+   large range in a scope page-locks it first. A range whose pages another registration
+   holds stays pageable. */
+static void cudaify_copying(const char *host, size_t bytes)
+{
+    if (cudaify_depth == 0 || bytes < CUDAIFY_PIN_BYTES)
+        return;
+    if (cudaify_overlaps(&cudaify_pinned, host, bytes))
+        return;
+    for (int i = 0; i < cudaify_copied.count; i++) {
+        if (cudaify_copied.items[i].host != host || cudaify_copied.items[i].bytes != bytes)
+            continue;
+        cudaify_copied.items[i] = cudaify_copied.items[--cudaify_copied.count];
+        if (cudaHostRegister((void *)host, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+            cudaify_entry pinned = {host, bytes, NULL, 0, 0};
+            cudaify_push(&cudaify_pinned, pinned);
+        } else {
+            (void)cudaGetLastError();
+        }
+        return;
+    }
+    cudaify_entry seen = {host, bytes, NULL, 0, 0};
+    cudaify_push(&cudaify_copied, seen);
+}
+
+static void cudaify_unpin_all(void)
+{
+    for (int i = 0; i < cudaify_pinned.count; i++)
+        CUDAIFY_CHECK(cudaHostUnregister((void *)cudaify_pinned.items[i].host));
+    cudaify_pinned.count = 0;
+    cudaify_copied.count = 0;
+}
+
+/* Device bytes back to host bytes [host, host + bytes). */
+static void cudaify_copy_back(const char *host, const char *device, size_t bytes)
+{
+    cudaify_copying(host, bytes);
+    CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+}
+
+static char *cudaify_device_alloc(size_t bytes, size_t *capacity)
+{
+    int best = -1;
+    for (int i = 0; i < cudaify_pool.count; i++) {
+        size_t have = cudaify_pool.items[i].capacity;
+        /* reuse a buffer at most twice the size asked for */
+        if (have >= bytes && have / 2 <= bytes &&
+            (best < 0 || have < cudaify_pool.items[best].capacity))
+            best = i;
+    }
+    if (best >= 0) {
+        cudaify_entry found = cudaify_pool.items[best];
+        cudaify_pool.items[best] = cudaify_pool.items[--cudaify_pool.count];
+        *capacity = found.capacity;
+        return found.device;
+    }
+    void *device = NULL;
+    size_t asked = bytes > 0 ? bytes : 1;
+    if (cudaMalloc(&device, asked) != cudaSuccess) {
+        (void)cudaGetLastError(); /* out of memory: give the pool back and try again */
+        while (cudaify_pool.count > 0)
+            CUDAIFY_CHECK(cudaFree(cudaify_pool.items[--cudaify_pool.count].device));
+        CUDAIFY_CHECK(cudaMalloc(&device, asked));
+    }
+    *capacity = asked;
+    return (char *)device;
+}
+
+static void cudaify_device_release(char *device, size_t capacity)
+{
+    if (cudaify_pool.count == CUDAIFY_POOLED) {
+        CUDAIFY_CHECK(cudaFree(device));
+        return;
+    }
+    cudaify_entry pooled = {NULL, 0, device, capacity, 0};
+    cudaify_push(&cudaify_pool, pooled);
+}
+
+static void cudaify_release_copy(const cudaify_entry *entry)
+{
+    cudaify_device_release(entry->device - ((size_t)entry->host & 255u), entry->capacity);
+}
+
+/* Host memory is about to be read: copy written ranges back; device copies stay valid. */
+static void cudaify_host_reads(void)
+{
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->dirty)
+            cudaify_copy_back(entry->host, entry->device, entry->bytes);
+        entry->dirty = 0;
+    }
+}
+
+/* The host is about to read bytes [ptr, ptr + bytes): copy back only the written bytes
+   there. A range read whole is clean afterwards; one read in part stays written. */
+static void cudaify_host_reads_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        const char *from = entry->host > low ? entry->host : low;
+        const char *to = entry->host + entry->bytes < high ? entry->host + entry->bytes : high;
+        if (!entry->dirty || from >= to)
+            continue;
+        cudaify_copy_back(from, entry->device + (from - entry->host), (size_t)(to - from));
+        if (from == entry->host && to == entry->host + entry->bytes)
+            entry->dirty = 0;
+    }
+}
+
+/* Bytes of `count` elements of `size` bytes; none when the count is not positive (a loop
+   that runs no iteration touches nothing). */
+static size_t cudaify_bytes(long long count, size_t size)
+{
+    return count > 0 ? (size_t)count * size : 0;
+}
+
+/* Host memory may be written or freed: copy written ranges back and forget every
+   mapping, so that the next map copies the host's values again. */
+static void cudaify_host_writes(void)
+{
+    cudaify_host_reads();
+    for (int i = 0; i < cudaify_present.count; i++)
+        cudaify_release_copy(&cudaify_present.items[i]);
+    for (int i = 0; i < cudaify_retired.count; i++)
+        cudaify_release_copy(&cudaify_retired.items[i]);
+    cudaify_present.count = 0;
+    cudaify_retired.count = 0;
+    cudaify_unpin_all();
+}
+
+/* The host is about to write bytes [ptr, ptr + bytes): copy back and forget only the
+   mappings that overlap them. */
+static void cudaify_host_writes_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    if (bytes == 0)
+        return;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!cudaify_meets(&entry, low, high)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            cudaify_copy_back(entry.host, entry.device, entry.bytes);
+        cudaify_release_copy(&entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
+static void cudaify_scope_begin(void) { cudaify_depth++; }
+
+static void cudaify_scope_end(void)
+{
+    if (--cudaify_depth == 0)
+        cudaify_host_writes();
+}
+
+/* A device buffer for host bytes [low, high), filled from them when `copy` is set (a
+   launch that writes every byte of the range first needs no copy of the old values). */
+static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity, int copy)
+{
+    /* the copy sits at the host address's offset in a 256-byte line, so that every
+       pointer into it (a union of ranges included) is aligned as its host twin is */
+    size_t skew = (size_t)low & 255u;
+    char *base = cudaify_device_alloc((size_t)(high - low) + skew, capacity);
+    if (copy) {
+        cudaify_copying(low, (size_t)(high - low));
+        CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    }
+    return base + skew;
+}
+
+/* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
+   the elements a kernel does not write keep their values when the range is copied back.
+   `reads` 0 says the launch writes every byte of the range before reading any: a range
+   not yet present then gets no copy. */
+static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writes)
+{
+    const char *host = (const char *)host_ptr, *end = host + bytes;
+    size_t capacity = 0;
+    if (cudaify_depth == 0)
+        return cudaify_copy_in(host, end, &capacity, reads);
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->host <= host && end <= entry->host + entry->bytes) {
+            entry->dirty |= writes;
+            return entry->device + (host - entry->host);
+        }
+    }
+    /* Mapped ranges that overlap this one lie in the same allocation: copy them back and
+       map their union. The replaced buffers live until the scope ends, since an argument
+       of the launch being prepared may point into one. */
+    const char *low = host, *high = end;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!cudaify_meets(&entry, host, end)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            cudaify_copy_back(entry.host, entry.device, entry.bytes);
+        if (entry.host < low) low = entry.host;
+        if (entry.host + entry.bytes > high) high = entry.host + entry.bytes;
+        cudaify_push(&cudaify_retired, entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+    cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
+    /* a union with earlier ranges holds their bytes: those are copied in whatever `reads` */
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity, reads || low != host || high != end);
+    cudaify_push(&cudaify_present, mapped);
+    return mapped.device + (host - low);
+}
+
+/* A launch is done with a mapped range: outside a scope, copy it back when the kernel
+   wrote it and give the buffer back; inside one, the scope's end does that. */
+static void cudaify_unmap(const void *host, void *device, size_t bytes, int writes)
+{
+    if (cudaify_depth > 0)
+        return;
+    if (writes)
+        CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+    cudaify_device_release((char *)device - ((size_t)host & 255u), bytes + ((size_t)host & 255u));
+}
+
+/* Region of init_array() at line 15: scheduled by isl. */
+__global__ void init_array_kernel(double *x, double (*A)[N], int n, int m, long long lo_j, long long trips_j, long long lo_i, long long trips_i)
+{
+    for (long long t_i = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i < trips_i; t_i += (long long)blockDim.y * gridDim.y) {
+        const int i = (int)(lo_i + t_i);
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j; t_j += (long long)blockDim.x * gridDim.x) {
+            const int j = (int)(lo_j + t_j);
+            A[i][j] = (double)((i + j) % n) / (5 * m);
+        }
+    }
+}
+
+/* Region of init_array() at line 15: scheduled by isl. */
+__global__ void init_array_kernel_2(double *x, double (*A)[N], int n, int m, long long lo_i_2, long long trips_i_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        x[i] = 1 + (i / (double)n);
+    }
+}
+
+static void init_array(int m, int n, double A[M][N], double x[N])
+{
+    int i, j;
+    {
+        /* cudaify: this region runs on the GPU (init_array: region at line 15 -> 2 kernel(s), grids 2-D, 1-D) */
+        double *d_x = (double *)cudaify_map(x, (size_t)(110) * sizeof(double), (!((n >= 110))), 1);
+        double *d_A = (double *)cudaify_map(A, (size_t)(9900) * sizeof(double), (!(((n >= 110) && (m >= 90)))), 1);
+        {
+            const long long lo_j = 0;
+            const long long trips_j = ((n - 1)) - lo_j + 1;
+            const long long lo_i = 0;
+            const long long trips_i = ((m - 1)) - lo_i + 1;
+            if (trips_j > 0 && trips_i > 0) {
+                init_array_kernel<<<dim3(cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 8, 65535u)), dim3(32, 8)>>>(d_x, (double (*)[N])(d_A), n, m, lo_j, trips_j, lo_i, trips_i);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_i_2 = 0;
+            const long long trips_i_2 = ((n - 1)) - lo_i_2 + 1;
+            if (trips_i_2 > 0) {
+                init_array_kernel_2<<<dim3(cudaify_blocks(trips_i_2, 256, 2147483647u)), dim3(256)>>>(d_x, (double (*)[N])(d_A), n, m, lo_i_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        cudaify_unmap(x, d_x, (size_t)(110) * sizeof(double), 1);
+        cudaify_unmap(A, d_A, (size_t)(9900) * sizeof(double), 1);
+    }
+}
+
+/* Region of kernel_atax() at line 25: scheduled by isl. */
+__global__ void kernel_atax_kernel(double *y, double *tmp, double (*A)[N], double *x, int n, int m, long long lo_i_3, long long trips_i_3)
+{
+    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_3 + t_i_3);
+        tmp[i] = 0.0;
+        for (int j = 0; (j < n); j += 1) {
+            tmp[i] = tmp[i] + A[i][j] * x[j];
+        }
+    }
+}
+
+/* Region of kernel_atax() at line 25: scheduled by isl. */
+__global__ void kernel_atax_kernel_2(double *y, double *tmp, double (*A)[N], double *x, int n, int m, long long lo_m0, long long trips_m0)
+{
+    for (long long t_m0 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_m0 < trips_m0; t_m0 += (long long)blockDim.x * gridDim.x) {
+        const long long m0 = (lo_m0 + t_m0);
+        y[(m0)] = 0;
+        for (int i = 0; (i < m); i += 1) {
+            y[(m0)] = y[(m0)] + A[i][(m0)] * tmp[i];
+        }
+    }
+}
+
+static void kernel_atax(int m, int n, double A[M][N], double x[N], double y[N], double tmp[M])
+{
+    int i, j;
+    {
+        /* cudaify: this region runs on the GPU (kernel_atax: region at line 25 -> 2 kernel(s), grids 1-D, 1-D) */
+        double *d_y = (double *)cudaify_map(y, (size_t)(110) * sizeof(double), 1, 1);
+        double *d_tmp = (double *)cudaify_map(tmp, (size_t)(90) * sizeof(double), 1, 1);
+        double *d_A_2 = (double *)cudaify_map(A, (size_t)(9900) * sizeof(double), 1, 0);
+        double *d_x_2 = (double *)cudaify_map(x, (size_t)(110) * sizeof(double), 1, 0);
+        {
+            const long long lo_i_3 = 0;
+            const long long trips_i_3 = ((m - 1)) - lo_i_3 + 1;
+            if (trips_i_3 > 0) {
+                kernel_atax_kernel<<<dim3(cudaify_blocks(trips_i_3, 256, 2147483647u)), dim3(256)>>>(d_y, d_tmp, (double (*)[N])(d_A_2), d_x_2, n, m, lo_i_3, trips_i_3);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_m0 = 0;
+            const long long trips_m0 = ((n - 1)) - lo_m0 + 1;
+            if (trips_m0 > 0) {
+                kernel_atax_kernel_2<<<dim3(cudaify_blocks(trips_m0, 256, 2147483647u)), dim3(256)>>>(d_y, d_tmp, (double (*)[N])(d_A_2), d_x_2, n, m, lo_m0, trips_m0);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        cudaify_unmap(y, d_y, (size_t)(110) * sizeof(double), 1);
+        cudaify_unmap(tmp, d_tmp, (size_t)(90) * sizeof(double), 1);
+        cudaify_unmap(A, d_A_2, (size_t)(9900) * sizeof(double), 0);
+        cudaify_unmap(x, d_x_2, (size_t)(110) * sizeof(double), 0);
+    }
+}
+
+/* Region of print_array() at line 39: scheduled by isl. */
+__global__ void print_array_kernel(double *y, double *d_sum, int n, long long lo_i_4, long long trips_i_4)
+{
+    for (long long t_i_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_4 + t_i_4);
+        atomicAdd((double *)&((*d_sum)), (double)((y[i])));
+    }
+}
+
+static void print_array(int n, double y[N])
+{
+    double sum = 0.0;
+    {
+        /* cudaify: this region runs on the GPU (print_array: region at line 39 -> 1 kernel(s), grids 1-D) */
+        double *d_y_2 = (double *)cudaify_map(y, (size_t)(110) * sizeof(double), 1, 0);
+        double *d_sum = NULL;
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_sum, sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_sum, &sum, sizeof(double), cudaMemcpyHostToDevice));
+        {
+            const long long lo_i_4 = 0;
+            const long long trips_i_4 = ((n - 1)) - lo_i_4 + 1;
+            if (trips_i_4 > 0) {
+                print_array_kernel<<<dim3(cudaify_blocks(trips_i_4, 256, 2147483647u)), dim3(256)>>>(d_y_2, d_sum, n, lo_i_4, trips_i_4);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost));
+        cudaify_unmap(y, d_y_2, (size_t)(110) * sizeof(double), 0);
+        CUDAIFY_CHECK(cudaFree(d_sum));
+    }
+    cudaify_host_reads_at(y, cudaify_bytes(1, sizeof(y[0])));
+    cudaify_host_reads_at(y + (n - 1), cudaify_bytes(1, sizeof(y[0])));
+    printf("sum=%.10e y0=%.10e y_last=%.10e\n", sum, y[0], y[n - 1]);
+}
+
+int main(void)
+{
+    double (*A)[M][N] = (double (*)[M][N])malloc(sizeof(double) * M * N);
+    double (*x)[N] = (double (*)[N])malloc(sizeof(double) * N);
+    double (*y)[N] = (double (*)[N])malloc(sizeof(double) * N);
+    double (*tmp)[M] = (double (*)[M])malloc(sizeof(double) * M);
+    cudaify_scope_begin();
+    init_array(M, N, *A, *x);
+    kernel_atax(M, N, *A, *x, *y, *tmp);
+    print_array(N, *y);
+    cudaify_scope_end();
+    free(A);
+    free(x);
+    free(y);
+    free(tmp);
+    return 0;
+}
