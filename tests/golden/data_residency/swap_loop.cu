@@ -316,7 +316,8 @@ static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writ
     }
     cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
     /* a union with earlier ranges holds their bytes: those are copied in whatever `reads` */
-    mapped.device = cudaify_copy_in(low, high, &mapped.capacity, reads || low != host || high != end);
+    int copy = reads || low != host || high != end;
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity, copy);
     cudaify_push(&cudaify_present, mapped);
     return mapped.device + (host - low);
 }
