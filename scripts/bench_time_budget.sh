@@ -15,16 +15,24 @@
 #        (no phase: alone makej rebuild report; each phase fits in a few minutes for the
 #        default 16 programs, so they can be run as separate commands)
 # Settings (environment): PROGRAMS="benchmarks/.../a.c ..." (default: 16 programs over
-# every category), BUDGET=30, JOBS=16, OUT=build/bench-time-budget, CUDAIFY=.venv/bin/cudaify,
-# PYTHON=.venv/bin/python, EXTRA="..." (more cudaify flags for every run).
+# every category), BUDGET=30, JOBS=16, OUT=build/bench-time-budget (results: *.tsv, the
+# traces, the outputs), CACHES=/tmp/bench-time-budget-caches (cudaify's caches, the make
+# folder), CUDAIFY and PYTHON (default: .venv's, else cudaify and python3 on PATH, as
+# scripts/device_setup.sh leaves them), EXTRA="..." (more cudaify flags for every run).
+# makej and rebuild must run on the same machine (rebuild uses makej's cache).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build/bench-time-budget}
 BUDGET=${BUDGET:-30}
 JOBS=${JOBS:-16}
-CUDAIFY=${CUDAIFY:-$PWD/.venv/bin/cudaify}
-PYTHON=${PYTHON:-$PWD/.venv/bin/python}
+# the project's .venv where there is one, else what is on PATH (scripts/device_setup.sh)
+if [ -x .venv/bin/cudaify ]; then default_cudaify=$PWD/.venv/bin/cudaify; default_python=$PWD/.venv/bin/python
+else default_cudaify=$(command -v cudaify || echo cudaify); default_python=python3; fi
+CUDAIFY=${CUDAIFY:-$default_cudaify}
+PYTHON=${PYTHON:-$default_python}
+# cudaify's caches (binaries) are kept out of OUT, which holds only the results
+CACHES=${CACHES:-/tmp/bench-time-budget-caches}
 EXTRA=${EXTRA:-}
 DEFAULT_PROGRAMS="
 benchmarks/elementwise/saxpy_math.c benchmarks/elementwise/black_scholes.c
@@ -36,7 +44,7 @@ benchmarks/polybench/pb_atax.c benchmarks/polybench/pb_jacobi_2d.c
 benchmarks/polybench/pb_gemm.c benchmarks/polybench/pb_gramschmidt.c
 benchmarks/polybench/pb_bicg.c"
 PROGRAMS=${PROGRAMS:-$DEFAULT_PROGRAMS}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$CACHES"
 OUT=$(cd "$OUT" && pwd)
 
 now() { date +%s.%N; }
@@ -66,7 +74,7 @@ EOF
 alone() {  # $1: phase name, $2...: extra flags
   local phase=$1; shift
   rm -f "$OUT/$phase.tsv"
-  export CUDAIFY_CACHE_DIR="$OUT/cache-$phase"
+  export CUDAIFY_CACHE_DIR="$CACHES/$phase"
   rm -rf "$CUDAIFY_CACHE_DIR"
   for program in $PROGRAMS; do
     local name; name=$(basename "${program%.*}")
@@ -79,9 +87,9 @@ alone() {  # $1: phase name, $2...: extra flags
 }
 
 make_build() {  # $1: phase name (makej: cold cache, rebuild: the same cache, outputs deleted)
-  local phase=$1 work="$OUT/make"
+  local phase=$1 work="$CACHES/make"
   rm -f "$OUT/$phase.tsv"
-  export CUDAIFY_CACHE_DIR="$OUT/cache-makej"
+  export CUDAIFY_CACHE_DIR="$CACHES/makej"
   if [ "$phase" = makej ]; then
     rm -rf "$work" "$CUDAIFY_CACHE_DIR"
     mkdir -p "$work"
