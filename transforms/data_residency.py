@@ -770,9 +770,9 @@ class _Scoper:
         return list(found.values())
 
     def _scopes_in(self, name: str, node: Node) -> list[Edit]:
-        # a block of launches and their maps runs no host code between them: a run
-        # scope inside it would hold nothing
-        if node.type == "compound_statement" and not self.is_device_block(node):
+        # a launch's own block (its maps, then the launches) runs no host code between
+        # them: a run scope inside it would hold nothing
+        if node.type == "compound_statement" and not self._maps_here(node):
             run = self._run_scope(name, _statements(node))
             if run is not None:
                 return run
@@ -799,6 +799,15 @@ class _Scoper:
             else:
                 edits.extend(self._scopes_in(name, child))
         return edits
+
+    def _maps_here(self, block: Node) -> bool:
+        """Whether one of the block's own statements maps a range (a launch's block)."""
+        return any(
+            n.type == "call_expression" and cs.call_name(n, self.data) == "cudaify_map"
+            for statement in _statements(block)
+            if statement.type == "declaration"
+            for n in cs.walk(statement)
+        )
 
     def _run_scope(self, name: str, statements: list[Node]) -> list[Edit] | None:
         """One scope around a block's statements from its first with device work to its
