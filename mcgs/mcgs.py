@@ -63,6 +63,7 @@ from cudaify.core import Evaluation, Stage, Variant
 from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, UNRUN, reward
 from cudaify.mcgs.search import Candidate, Prefetch, Rescue, SearchResult, Stop, verify
 from cudaify.regraph.graph import START, ReGraph
+from cudaify.transforms import METHODS
 
 C_PUCT = 1.5
 FPU = 0.25
@@ -121,11 +122,33 @@ class Node:
 def graph_prior(graph: ReGraph, source: str, methods: list[str]) -> dict[str, float]:
     weights = {}
     for method in methods:
-        stats = graph.stats(source, method)
-        success = (stats.successes + 1) / (stats.visits + 2)
-        weights[method] = success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
+        weights[method] = _edge_weight(graph, source, method)
+    for method in methods:
+        # an edge the graph has not seen yet, of a method that does the work of others
+        # (Method.supersedes), ranks just ahead of the best of theirs it has seen
+        if graph.stats(source, method).visits:
+            continue
+        seen = set(graph.successors(source))
+        known = [
+            _edge_weight(graph, source, other)
+            for other in _supersedes(method)
+            if other in seen and graph.stats(source, other).visits
+        ]
+        if known:
+            weights[method] = max(weights[method], 1.01 * max(known))
     total = sum(weights.values()) or 1.0
     return {method: weight / total for method, weight in weights.items()}
+
+
+def _edge_weight(graph: ReGraph, source: str, method: str) -> float:
+    stats = graph.stats(source, method)
+    success = (stats.successes + 1) / (stats.visits + 2)
+    return success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
+
+
+def _supersedes(method: str) -> tuple[str, ...]:
+    found = METHODS.get(method)
+    return found.supersedes if found is not None else ()
 
 
 def mixed_prior(graph_p: dict[str, float], slm_p: dict[str, float]) -> dict[str, float]:

@@ -36,6 +36,10 @@ class Method:
     # Out-edges the method declares itself, for a method no other names in `follows`: one
     # that changes no mapping (fp_exact) leads on to what a kernel-making method leads to.
     leads_to: tuple[str, ...] = ()
+    # Methods this one does the work of, and more (schedule maps what offload maps and
+    # also chooses the loop order): until the graph holds statistics of its own edge, the
+    # search ranks it by theirs, just ahead, so a short time budget tries it first.
+    supersedes: tuple[str, ...] = ()
 
     def applies(self, variant: Variant, ctx: Context) -> str | None:
         """None when the method can be applied, else the reason it cannot."""

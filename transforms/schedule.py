@@ -93,6 +93,7 @@ class ScheduleMapping(Method):
     )
     category = "mapping"
     follows = ("sequential",)
+    supersedes = ("offload",)
     instruction = (
         "Map the loop nests of the marked region onto the GPU as a polyhedral compiler "
         "would: find the loops that carry no dependence (after interchanging, fusing or "

@@ -158,6 +158,21 @@ def test_prior_mixes_slm_and_graph_statistics():
     assert mixed["b"] > p_graph["b"] and sum(mixed.values()) == pytest.approx(1.0)
 
 
+def test_an_unseen_method_that_supersedes_a_seen_one_ranks_just_ahead_of_it():
+    """schedule does offload's work and more (Method.supersedes): with no statistics of
+    its own it ranks by offload's, just ahead; once it has some, they decide."""
+    graph = graph_of(("sequential", "offload"), ("sequential", "schedule"), ("sequential", "scan"))
+    offload = graph.stats("sequential", "offload")
+    offload.visits, offload.successes, offload.mean_log_speedup = 33, 32, 0.7
+    prior = graph_prior(graph, "sequential", ["offload", "schedule", "scan"])
+    assert prior["schedule"] == pytest.approx(1.01 * prior["offload"])
+    assert prior["scan"] < prior["offload"]
+    seen = graph.stats("sequential", "schedule")
+    seen.visits, seen.successes, seen.mean_log_speedup = 10, 1, -1.0
+    prior = graph_prior(graph, "sequential", ["offload", "schedule", "scan"])
+    assert prior["schedule"] < prior["offload"]
+
+
 class Precondition(Landscape):
     """Only `applicable` methods apply: the others fail their rule's precondition."""
 
