@@ -226,3 +226,12 @@ def test_arrays_an_initialisation_writes_stay_on_the_device_for_the_next_call(
     atax = resident[resident.index("void kernel_atax(") : resident.index("void print_array(")]
     assert "cudaify_map(A, (size_t)(9900) * sizeof(double), 1, 0)" in atax
     assert "cudaMemcpy" not in init + atax
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [*CASES, "residency"])
+def test_golden_runs_on_the_gpu_and_prints_what_gcc_does(case: str, tmp_path: Path) -> None:
+    from pattern_golden import same_output_as_gcc
+
+    source = RESIDENT if case == "residency" else FOLDER / f"{case}.c"
+    same_output_as_gcc(source, source.with_suffix(".cu"), tmp_path)
