@@ -259,6 +259,21 @@ static void cudaify_host_writes_at(const void *ptr, size_t bytes)
     }
 }
 
+/* The host never reads the array at `host` again (it is only freed): its device copy is
+   dropped without the copy back. */
+static void cudaify_discard(const void *host)
+{
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (entry.host != (const char *)host) {
+            i++;
+            continue;
+        }
+        cudaify_release_copy(&entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
 static void cudaify_scope_begin(void) { cudaify_depth++; }
 
 static void cudaify_scope_end(void)
@@ -666,6 +681,17 @@ def _map_edits(device: str, transfers: list[_Transfer]) -> list[Edit]:
 _EXITS = frozenset({"exit", "_Exit", "quick_exit", "abort", "longjmp"})
 
 
+def _array_named(argument: Node, data: bytes) -> str | None:
+    """`v`, `*v` or `(T *)v` as a call's argument: the variable v."""
+    node = argument
+    while node.type in ("cast_expression", "parenthesized_expression"):
+        inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
+        node = inner if inner is not None else node.named_children[-1]
+    if node.type == "pointer_expression" and cs.text(node, data).startswith("*"):
+        node = node.child_by_field_name("argument") or node
+    return cs.text(node, data) if node.type == "identifier" else None
+
+
 def _enclosed(jump: Node, top: Node) -> bool:
     """Whether a break or continue targets a loop (or, for break, a switch) inside `top`."""
     node = jump.parent
@@ -835,6 +861,8 @@ class _Scoper:
             )
             return None
         indent = _indent_of(self.data, run[0].start_byte)
+        dead = self._dead_after(run, statements[working[-1] + 1 :])
+        discards = "".join(f"\n{indent}cudaify_discard({name});" for name in dead)
         inside += [
             Edit(
                 run[0].start_byte,
@@ -843,7 +871,10 @@ class _Scoper:
                 "open scope",
             ),
             Edit(
-                run[-1].end_byte, run[-1].end_byte, f"\n{indent}cudaify_scope_end();", "close scope"
+                run[-1].end_byte,
+                run[-1].end_byte,
+                f"{discards}\n{indent}cudaify_scope_end();",
+                "close scope",
             ),
         ]
         self.plan.scopes.append(
@@ -851,6 +882,73 @@ class _Scoper:
             f"{cs.line_of(run[-1])} ({len(working)} statements launch work)"
         )
         return inside
+
+    def _dead_after(self, run: list[Node], after: list[Node]) -> list[str]:
+        """Heap arrays of the function that the statements after the run only free: the
+        run's results in them need not come back. A variable qualifies when every mention
+        of it in the function is its declaration, an assignment to it, `free(v)` after
+        the run, an element access before it, or an argument of a call in the run that
+        launches work; and the run is the function body's own (no loop repeats it)."""
+        body = run[0].parent
+        function = body.parent if body is not None else None
+        if function is None or function.type != "function_definition" or not after:
+            return []
+        end = run[-1].end_byte
+        passed: dict[str, bool] = {}
+        for statement in run:
+            for call in (n for n in cs.walk(statement) if n.type == "call_expression"):
+                if not self.reaches_launch(cs.call_name(call, self.data)):
+                    continue
+                for argument in _arguments(call):
+                    name = _array_named(argument, self.data)
+                    if name is not None:
+                        passed[name] = True
+        dead = []
+        for name in passed:
+            declared = self.visible(name, end)
+            if declared is None or declared.scope != "local" or declared.kind != "pointer":
+                continue
+            if "static" in self._declaration_words(declared.start):
+                continue
+            declaration_end = self.data.find(b";", declared.start)
+            mentions = [
+                i
+                for i in cs.identifiers_in(function)
+                if cs.text(i, self.data) == name and i.start_byte > declaration_end
+            ]
+            if all(self._harmless(i, run, end) for i in mentions):
+                dead.append(name)
+        return dead
+
+    def _harmless(self, ident: Node, run: list[Node], end: int) -> bool:
+        """A mention of a variable that neither reads its elements after the run nor
+        copies its address anywhere (see _dead_after)."""
+        parent = ident.parent
+        if parent is None:
+            return False
+        if parent.type == "assignment_expression" and parent.child_by_field_name("left") == ident:
+            return True
+        if parent.type in ("init_declarator", "pointer_declarator", "parenthesized_declarator"):
+            return True
+        if parent.type == "pointer_expression" and parent.parent is not None:
+            parent = parent.parent  # `*A` (a pointer to a whole array) as an argument
+        node: Node | None = parent
+        while node is not None and node.type in ("cast_expression", "parenthesized_expression"):
+            node = node.parent
+        if node is not None and node.type == "argument_list":
+            call = node.parent
+            callee = cs.call_name(call, self.data) if call is not None else None
+            if callee == "free" and len(node.named_children) == 1:
+                return ident.start_byte > end
+            inside = any(r.start_byte <= ident.start_byte < r.end_byte for r in run)
+            return inside and self.reaches_launch(callee)
+        if ident.start_byte < run[0].start_byte:
+            # an element the host reads or writes before the run
+            up = ident.parent
+            while up is not None and up.type in ("parenthesized_expression", "pointer_expression"):
+                up = up.parent
+            return up is not None and up.type == "subscript_expression"
+        return False
 
     def _require_no_exit(self, statement: Node) -> None:
         """Nothing leaves a run of statements before its scope closes: no break or continue

@@ -155,6 +155,10 @@ int main(int argc, char **argv)
     assert begin < main.index("fill(a, N);") < main.index("scale(a, b, N);") < end
     assert end < main.index('printf("%f')
     assert "cudaify_host_" not in main  # the printf between touches no memory
+    # a is never read after the calls: its device copy is dropped, not copied back; the
+    # printf after the scope reads b, which comes back
+    assert main.index("cudaify_discard(a);") < end
+    assert "cudaify_discard(b)" not in main
     exiting = program_of(source.replace("CHECK_POINT", "if (argc > 5) exit(1);"))
     reason = refusal(lambda _: exiting, "")
     assert "the program can exit inside the statements" in reason, reason

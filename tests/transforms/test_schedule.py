@@ -218,6 +218,10 @@ def test_arrays_an_initialisation_writes_stay_on_the_device_for_the_next_call(
     begin, end = main.index("cudaify_scope_begin();"), main.index("cudaify_scope_end();")
     assert begin < main.index("init_array(M, N, *A, *x);") < main.index("kernel_atax(") < end
     assert end < main.index("free(A);")
+    # nothing reads the arrays after the calls: their copies back are dropped
+    discarded = main[begin:end]
+    for name in ("A", "x", "y", "tmp"):
+        assert f"cudaify_discard({name});" in discarded
     init = resident[resident.index("void init_array(") : resident.index("void kernel_atax(")]
     # every element of A and x is written first: copied in only if the sizes fell short
     assert (

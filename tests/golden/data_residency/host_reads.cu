@@ -257,6 +257,21 @@ static void cudaify_host_writes_at(const void *ptr, size_t bytes)
     }
 }
 
+/* The host never reads the array at `host` again (it is only freed): its device copy is
+   dropped without the copy back. */
+static void cudaify_discard(const void *host)
+{
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (entry.host != (const char *)host) {
+            i++;
+            continue;
+        }
+        cudaify_release_copy(&entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
 static void cudaify_scope_begin(void) { cudaify_depth++; }
 
 static void cudaify_scope_end(void)
