@@ -1902,12 +1902,19 @@ def _points_to_array(node: Node | None, scoper: _Scoper) -> bool:
     if node is None or node.type != "identifier":
         return False
     name = cs.text(node, scoper.data)
-    declared = scoper.visible(name, node.start_byte)
-    if declared is None or declared.kind != "pointer":
-        return False
+    text = _declaration_of(scoper, node, "pointer")
+    return (
+        text is not None and re.search(rf"\(\s*\*\s*{re.escape(name)}\s*\)\s*\[", text) is not None
+    )
+
+
+def _declaration_of(scoper: _Scoper, ident: Node, kind: str) -> str | None:
+    """The text of the declaration the identifier resolves to, when it declares a `kind`."""
+    declared = scoper.visible(cs.text(ident, scoper.data), ident.start_byte)
+    if declared is None or declared.kind != kind:
+        return None
     end = scoper.data.find(b";", declared.start)
-    text = scoper.data[declared.start : end].decode("utf-8", "surrogateescape")
-    return re.search(rf"\(\s*\*\s*{re.escape(name)}\s*\)\s*\[", text) is not None
+    return scoper.data[declared.start : end].decode("utf-8", "surrogateescape")
 
 
 def _is_row(node: Node, scoper: _Scoper) -> bool:
@@ -1924,11 +1931,9 @@ def _is_row(node: Node, scoper: _Scoper) -> bool:
     if node.type != "identifier":
         return False
     name = cs.text(node, scoper.data)
-    declared = scoper.visible(name, node.start_byte)
-    if declared is None or declared.kind != "array":
+    text = _declaration_of(scoper, node, "array")
+    if text is None:
         return False
-    end = scoper.data.find(b";", declared.start)
-    text = scoper.data[declared.start : end].decode("utf-8", "surrogateescape")
     shape = re.search(rf"\b{re.escape(name)}\s*((?:\[[^\]]*\]\s*)+)", text)
     return shape is not None and shape.group(1).count("[") > depth
 
