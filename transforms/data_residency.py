@@ -683,13 +683,18 @@ _EXITS = frozenset({"exit", "_Exit", "quick_exit", "abort", "longjmp"})
 
 def _array_named(argument: Node, data: bytes) -> str | None:
     """`v`, `*v` or `(T *)v` as a call's argument: the variable v."""
-    node = argument
-    while node.type in ("cast_expression", "parenthesized_expression"):
-        inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
-        node = inner if inner is not None else node.named_children[-1]
+    node = _uncast(argument)
     if node.type == "pointer_expression" and cs.text(node, data).startswith("*"):
         node = node.child_by_field_name("argument") or node
     return cs.text(node, data) if node.type == "identifier" else None
+
+
+def _uncast(node: Node) -> Node:
+    """The expression inside casts and parentheses."""
+    while node.type in ("cast_expression", "parenthesized_expression"):
+        inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
+        node = inner if inner is not None else node.named_children[-1]
+    return node
 
 
 def _enclosed(jump: Node, top: Node) -> bool:
@@ -862,7 +867,7 @@ class _Scoper:
             return None
         indent = _indent_of(self.data, run[0].start_byte)
         dead = self._dead_after(run, statements[working[-1] + 1 :])
-        discards = "".join(f"\n{indent}cudaify_discard({name});" for name in dead)
+        discards = "".join(f"\n{indent}cudaify_discard({array});" for array in dead)
         inside += [
             Edit(
                 run[0].start_byte,
@@ -1877,9 +1882,7 @@ def _compound_type(base: str) -> bool:
 
 def _is_address(node: Node, scoper: _Scoper) -> bool:
     """`p`, `p + k`, `p - k`, `(T *)p`, `NULL`: an address computed without touching memory."""
-    while node.type in ("parenthesized_expression", "cast_expression"):
-        inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
-        node = inner if inner is not None else node.named_children[-1]
+    node = _uncast(node)
     if node.type in ("identifier", "null", "nullptr"):
         return True
     if node.type == "number_literal" and cs.text(node, scoper.data) == "0":
