@@ -188,6 +188,12 @@ def main() -> None:
     "(default 2; 0: no rollouts).",
 )
 @click.option(
+    "--patience",
+    type=int,
+    help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
+    "row without a 5% gain (default 8; 0: search until --iterations or the budget end).",
+)
+@click.option(
     "--slm",
     type=click.Choice(["auto", "on", "off"]),
     help="Use the small language model: auto (default) when one is installed or named, "
@@ -289,6 +295,7 @@ def compile_command(
     strategy: str | None,
     max_depth: int | None,
     rollout_depth: int | None,
+    patience: int | None,
     slm: str | None,
     model: str | None,
     llm_url: str | None,
@@ -352,6 +359,7 @@ def compile_command(
             "learn": learn,
             "max_depth": max_depth,
             "rollout_depth": rollout_depth,
+            "patience": patience,
             "strict": strict,
             "verbose": verbose or None,
             "quiet": quiet,
@@ -553,6 +561,12 @@ def trace_explain(trace_file: str) -> None:
     help="mcgs: rule steps a rollout looks ahead from a variant faster than the CPU "
     "(default 2; 0: no rollouts).",
 )
+@click.option(
+    "--patience",
+    type=int,
+    help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
+    "row without a 5% gain (default 8; 0: search until --iterations or the budget end).",
+)
 @click.option("--seed", type=int, help="Seed for the searches (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
 @click.option(
@@ -598,6 +612,7 @@ def bench_command(
     time_budget: float | None,
     max_depth: int | None,
     rollout_depth: int | None,
+    patience: int | None,
     seed: int | None,
     arch: str | None,
     slm: str | None,
@@ -641,6 +656,7 @@ def bench_command(
         "time_budget": time_budget,
         "max_depth": max_depth,
         "rollout_depth": rollout_depth,
+        "patience": patience,
         "seed": seed,
         "arch": arch,
         "slm": slm,

@@ -29,6 +29,9 @@ class Config:
     time_budget: float | None = 30.0
     max_slm_calls: int | None = None
     rollout_depth: int = 2  # 0: no rollouts
+    # mcgs: end the search after this many candidates in a row without a 5% gain, once a
+    # verified variant beats the CPU; 0: never (search until iterations or budget end)
+    patience: int = 8
     seed: int = 0
     # the small language model
     slm: str = "auto"  # auto: use it when a model is at hand | on: install on first use | off

@@ -426,6 +426,7 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         slm_calls=config.max_slm_calls,
         max_depth=config.max_depth,
         rollout_depth=config.rollout_depth,
+        patience=config.patience,
     )
     with_slm = stages.slm_enabled
     if not with_slm:
@@ -593,7 +594,7 @@ def _compile(
         warnings.append("no GPU found: the output was compiled with nvcc but not run or verified")
     if result.cut_short or deadline.expired:
         warnings.append(budget_warning(deadline, result, chosen))
-    times = time_breakdown(breakdown, deadline, result.cut_short)
+    times = time_breakdown(breakdown, deadline, result.cut_short, result.converged)
     log.info("%s", describe_times(times))
     trace = build_trace(source_path, input_hash, result, chosen, evaluations, stages.slm_calls)
     return Result(
@@ -616,10 +617,13 @@ def _compile(
 _MEASURED = ("analysis", "reference", "compile", "run", "wait")
 
 
-def time_breakdown(breakdown: Breakdown, deadline: Deadline, cut_short: bool) -> dict[str, Any]:
+def time_breakdown(
+    breakdown: Breakdown, deadline: Deadline, cut_short: bool, converged: bool = False
+) -> dict[str, Any]:
     """Where the command's time went, in seconds, adding up to `total`: the analysis, the
     CPU reference (build, runs), waiting for candidates' builds, their runs, waits for
-    the GPU, and `search`: the rest (rules, checks, the model, the search itself)."""
+    the GPU, and `search`: the rest (rules, checks, the model, the search itself). And
+    why the search ended early, if it did: `cut_short` (the budget), `converged`."""
     total = deadline.elapsed()
     measured = {kind: breakdown.get(kind) for kind in _MEASURED}
     search = max(0.0, total - sum(measured.values()))
@@ -628,6 +632,7 @@ def time_breakdown(breakdown: Breakdown, deadline: Deadline, cut_short: bool) ->
         **{kind: round(seconds, 3) for kind, seconds in times.items()},
         "budget": deadline.seconds,
         "cut_short": bool(cut_short or deadline.expired),
+        "converged": converged,
     }
 
 
@@ -636,6 +641,8 @@ def describe_times(times: dict[str, Any]) -> str:
     budget = times.get("budget")
     limit = f" of a {budget:g} s budget" if budget else ""
     spent = " (the budget ran out)" if times.get("cut_short") else ""
+    if times.get("converged") and not spent:
+        spent = " (the search converged: no better variant in its last candidates)"
     return f"time: {times['total']:.1f} s{limit}{spent}: {parts}"
 
 
@@ -740,6 +747,7 @@ _RESULT_SETTINGS = (
     "time_budget",
     "max_slm_calls",
     "rollout_depth",
+    "patience",
     "seed",
     "flags",
     "language",

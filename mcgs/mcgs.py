@@ -41,6 +41,13 @@ could spend the whole time budget while a rule that applies was never tried.
 
 Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5.
 
+Convergence (`Budget.patience`): once a verified variant beats the CPU, the search ends
+after `patience` new candidates in a row none of which beat the best by MIN_GAIN (5%, about
+one screening run's noise). The reward of a faster variant is 0.5 + log(speedup), so that
+is a reward gain of log(1.05). Most of a program's time budget used to go to candidates
+tried after the search had found its best; the rest of the graph is left untried, which
+the trace says (`converged`).
+
 With `prefetch`, a node's rule edges are all applied when the node is first expanded (they
 are its first moves anyway) and their children's builds start at once on other cores; an
 edge whose rule does not apply dies then. The time budget (`Budget.seconds`, or `stop`: the
@@ -66,6 +73,8 @@ from cudaify.regraph.graph import START, ReGraph
 from cudaify.transforms import METHODS
 
 C_PUCT = 1.5
+# A gain smaller than this is within one screening run's noise: not an improvement
+MIN_GAIN = 0.05
 FPU = 0.25
 FPU_SLM = -0.25  # the wrong-output band: what a model's answer is until this search sees some
 LAMBDA = 0.5
@@ -84,6 +93,9 @@ class Budget:
     slm_calls: int | None = None
     max_depth: int = 4
     rollout_depth: int = 2  # 0 turns rollouts off
+    # Converged: once a verified variant beats the CPU, the search ends after this many new
+    # candidates in a row that did not beat the best by MIN_GAIN (None or 0: never)
+    patience: int | None = None
 
 
 @dataclass
@@ -192,13 +204,31 @@ class GraphSearch:
         self._slm_answers: list[float] = []  # the reward of each SLM answer (failed: -1)
         # a candidate whose only mismatch was rounding -> the rescued variant that is its state
         self._rescued: dict[str, str] = {}
+        self._best = -math.inf  # the best reward so far
+        self._stale = 0  # new candidates since the best last improved by MIN_GAIN
 
     def _out_of_time(self) -> bool:
+        """Whether to start no new candidate: the budget is spent, or the search converged."""
+        if self._converged():
+            self.result.converged = True
+            return True
         spent = self._deadline is not None and time.perf_counter() >= self._deadline
         if spent or (self.stop is not None and self.stop()):
             self.result.cut_short = True
             return True
         return False
+
+    def _converged(self) -> bool:
+        patience = self.budget.patience
+        return bool(patience) and self._best >= FASTER and self._stale >= patience
+
+    def _count(self, candidate: Candidate) -> None:
+        """Convergence bookkeeping for one new candidate (see Budget.patience)."""
+        if self._best < FASTER or candidate.reward > self._best + math.log1p(MIN_GAIN):
+            self._stale = 0
+        else:
+            self._stale += 1
+        self._best = max(self._best, candidate.reward)
 
     # -- building the graph of states ------------------------------------------------
 
@@ -210,6 +240,8 @@ class GraphSearch:
         search.verify): the candidate that becomes its node."""
         candidates = verify(variant, self.evaluate_fn, self.rescue, self.nodes)
         self.result.candidates.extend(candidates)
+        for candidate in candidates:
+            self._count(candidate)
         state = candidates[-1]
         if state.variant.key != variant.key:
             self._rescued[variant.key] = state.variant.key

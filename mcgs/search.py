@@ -58,6 +58,7 @@ class SearchResult:
     # the explored graph of states: {key, methods, stage, reward, visits, value, edges}
     states: list[dict[str, object]] = field(default_factory=list)
     cut_short: bool = False  # the time budget ended it with candidates left to try
+    converged: bool = False  # ended early: no better variant in `patience` candidates
 
     @property
     def best(self) -> Candidate | None:

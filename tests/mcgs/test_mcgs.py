@@ -377,3 +377,53 @@ def test_the_commands_deadline_stops_the_search():
     land = Landscape({})
     result = run(search(graph, land, stop=lambda: len(land.evaluated) >= 2))
     assert len(land.evaluated) == 2 and result.cut_short
+
+
+class InOrder(Landscape):
+    """The n-th candidate evaluated, whatever its methods, runs at speeds[n] (then 1.5x)."""
+
+    def __init__(self, speeds: list[float]):
+        super().__init__({})
+        self.speeds = speeds
+
+    def evaluate(self, variant: Variant) -> Evaluation:
+        n = len(self.evaluated)
+        self.evaluated.append(variant.code)
+        return correct(self.speeds[n] if n < len(self.speeds) else 1.5)
+
+
+def patient(patience: int | None) -> Budget:
+    return Budget(iterations=40, max_depth=1, rollout_depth=0, patience=patience)
+
+
+WIDE = graph_of(*[("sequential", m) for m in "abcdefghijkl"])
+
+
+def test_the_search_converges_after_patience_candidates_without_a_gain():
+    land = InOrder([1.5, 1.5, 1.52, 1.4])
+    result = run(search(WIDE, land, budget=patient(3)))
+    # the first faster variant, then three that do not beat it by 5% (1.52x is within it)
+    assert len(land.evaluated) == 4
+    assert result.converged and not result.cut_short
+    assert result.best_verified.evaluation.region_speedup == pytest.approx(1.52)
+
+
+def test_a_gain_of_five_percent_starts_the_count_again():
+    land = InOrder([1.5, 1.5, 1.6, 1.6, 1.7, 1.0, 1.0])
+    result = run(search(WIDE, land, budget=patient(2)))
+    # 1.6 beats 1.5 by 6.7%: counted afresh; 1.6 again: 1; 1.7 beats 1.6 by 6.25%: afresh
+    assert len(land.evaluated) == 7 and result.converged
+    assert result.best_verified.evaluation.region_speedup == pytest.approx(1.7)
+
+
+def test_the_count_starts_only_once_a_variant_beats_the_cpu():
+    land = InOrder([0.5] * 6 + [2.0] + [1.0] * 5)
+    result = run(search(WIDE, land, budget=patient(2)))
+    assert len(land.evaluated) == 9 and result.converged
+
+
+@pytest.mark.parametrize("patience", [None, 0])
+def test_without_patience_every_edge_is_tried(patience: int | None):
+    land = InOrder([])
+    result = run(search(WIDE, land, budget=patient(patience)))
+    assert len(land.evaluated) == 12 and not result.converged
