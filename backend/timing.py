@@ -325,17 +325,19 @@ def runtime_units(cuda: bool) -> list[Unit]:
     return units
 
 
-# A run this long is timed once: its run-to-run noise is a few percent, and more runs of a
-# long program are what made a search take minutes (Gram-Schmidt's reference: 9 s a run).
+# A measurement takes about this long: a run this long is timed once (its run-to-run noise
+# is a few percent, and more runs of a long program are what made a search take minutes:
+# Gram-Schmidt's reference took 9 s a run), a shorter one as often as fits, up to `runs`.
 LONG_RUN = 1.0
 
 
 def runs_for(seconds: float | None, runs: int) -> int:
     """How many timed runs a program that runs `seconds` deserves: `runs` (the median's
-    worth) for a short one, one from LONG_RUN seconds up."""
-    if seconds is not None and seconds >= LONG_RUN:
-        return 1
-    return max(1, runs)
+    worth) for a short one, as many as fit in LONG_RUN seconds for a longer one, and one
+    from LONG_RUN seconds up (0.4 s: 2 runs; 0.15 s: 5 of the default 5)."""
+    if seconds is None or seconds <= 0:
+        return max(1, runs)
+    return max(1, min(runs, int(LONG_RUN / seconds)))
 
 
 @dataclass(frozen=True)

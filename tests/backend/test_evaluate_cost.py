@@ -182,6 +182,25 @@ def test_a_reference_that_runs_a_second_or_more_is_run_once(
     assert counts.runs["reference"] == 1 and timing.runs == 1 and timing.region is not None
 
 
+def test_a_reference_of_a_fraction_of_a_second_gets_as_many_runs_as_fit(
+    tmp_path: Path, cache: Cache, counts: Counts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(timing_mod, "LONG_RUN", 0.4)  # about 0.15 s a run: 2 of them fit
+    evaluator = make(tmp_path, cache)
+    evaluator.region = ("work",)
+    timing = evaluator.reference_timing(("work",))
+    assert counts.runs["reference"] == 2 and timing.runs == 2
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [(None, 5), (0.0, 5), (0.01, 5), (0.3, 3), (0.5, 2), (0.9, 1), (7.0, 1)],
+)
+def test_runs_fill_about_a_second(seconds: float | None, expected: int) -> None:
+    assert timing_mod.runs_for(seconds, 5) == expected
+    assert timing_mod.runs_for(seconds, 1) == 1
+
+
 def test_a_long_finalist_is_timed_by_its_second_correctness_run(
     tmp_path: Path, cache: Cache, counts: Counts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
