@@ -1,13 +1,19 @@
 """GPU discovery without importing any CUDA library: `nvidia-smi` tells what is there,
-`nvcc --list-gpu-arch` tells what the compiler can target. Both are asked once per process."""
+`nvcc --list-gpu-arch` tells what the compiler can target. Both are asked once per process,
+and nvidia-smi's answer is kept for the rest of the machine's boot (a file named by the boot,
+the driver's version and the GPUs' bus addresses, in the temporary folder): it takes from a
+tenth of a second to seconds, which a cached rebuild under make cannot afford."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from cudaify.backend import toolchain
 from cudaify.errors import ConfigError, ToolchainError
@@ -75,13 +81,56 @@ def _detected() -> tuple[GpuInfo, ...]:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return ()
+    remembered = _remembered_answer(smi)
+    text = _read(remembered) if remembered is not None else None
+    if text is None:
+        try:
+            done = toolchain.run([smi, _QUERY, "--format=csv,noheader"], timeout=30)
+        except ToolchainError:
+            return ()
+        # nvidia-smi exists but fails (no driver loaded, no device in the container): no GPU.
+        if not done.ok:
+            return ()
+        text = done.text()
+        if remembered is not None and _parse_smi(text):
+            _remember(remembered, text)
+    return visible(_parse_smi(text), os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+_DRIVER = Path("/proc/driver/nvidia")
+
+
+def _remembered_answer(smi: str) -> Path | None:
+    """Where nvidia-smi's answer for this boot, driver and set of GPUs is kept; None where
+    the boot or the driver cannot be told (then nvidia-smi is asked every time)."""
+    boot = _read(_BOOT_ID)
+    version = _read(_DRIVER / "version")
+    if boot is None or version is None:
+        return None
     try:
-        done = toolchain.run([smi, _QUERY, "--format=csv,noheader"], timeout=30)
-    except ToolchainError:
-        return ()
-    # nvidia-smi exists but fails (no driver loaded, no device in the container): no GPU.
-    found = _parse_smi(done.text()) if done.ok else ()
-    return visible(found, os.environ.get("CUDA_VISIBLE_DEVICES"))
+        buses = sorted(os.listdir(_DRIVER / "gpus"))
+    except OSError:
+        return None
+    key = hashlib.sha256("\0".join([boot, version, smi, *buses]).encode()).hexdigest()[:32]
+    return Path(tempfile.gettempdir()) / f"cudaify-{os.getuid()}" / f"nvidia-smi-{key}.csv"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def _remember(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        staged = path.with_suffix(f".{os.getpid()}.tmp")
+        staged.write_text(text)
+        os.replace(staged, path)
+    except OSError:
+        pass  # not remembered: asked again next time
 
 
 def forget_detected() -> None:

@@ -91,3 +91,59 @@ def test_a_gpu_is_detected_with_its_capability() -> None:
     assert gpu.gpu_available() and found
     assert found[0].memory_mib > 1000
     assert found[0].arch in gpu.supported_archs()
+
+
+@pytest.fixture
+def fake_smi(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """An nvidia-smi on PATH that logs each call; a fake boot id and driver folder."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls"
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho called >> {log}\nprintf '%s' '{SMI}'\n")
+    smi.chmod(0o755)
+    boot = tmp_path / "boot_id"
+    boot.write_text("boot-1\n")
+    driver = tmp_path / "driver"
+    (driver / "gpus" / "0000:01:00.0").mkdir(parents=True)
+    (driver / "version").write_text("NVRM version: 580.1\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(gpu, "_BOOT_ID", boot)
+    monkeypatch.setattr(gpu, "_DRIVER", driver)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    gpu.forget_detected()
+    yield lambda: len(log.read_text().splitlines()) if log.exists() else 0
+    gpu.forget_detected()
+
+
+def test_nvidia_smi_is_asked_once_per_boot_and_set_of_gpus(fake_smi, tmp_path) -> None:
+    assert [g.name for g in gpu.detect_gpus()][0] == "NVIDIA H100 80GB HBM3"
+    assert fake_smi() == 1
+    gpu.forget_detected()  # a new process: the answer comes from the file
+    assert len(gpu.detect_gpus()) == 2 and fake_smi() == 1
+    (tmp_path / "boot_id").write_text("boot-2\n")  # after a reboot: asked again
+    gpu.forget_detected()
+    assert len(gpu.detect_gpus()) == 2 and fake_smi() == 2
+    (tmp_path / "driver" / "gpus" / "0000:02:00.0").mkdir()  # another GPU: asked again
+    gpu.forget_detected()
+    assert len(gpu.detect_gpus()) == 2 and fake_smi() == 3
+
+
+def test_without_a_boot_id_nvidia_smi_is_asked_every_time(
+    fake_smi, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gpu, "_BOOT_ID", tmp_path / "missing")
+    for calls in (1, 2):
+        gpu.forget_detected()
+        assert len(gpu.detect_gpus()) == 2 and fake_smi() == calls
+
+
+def test_cuda_visible_devices_applies_to_a_remembered_answer(
+    fake_smi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpu.detect_gpus()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    gpu.forget_detected()
+    assert [g.compute_capability for g in gpu.detect_gpus()] == ["8.0"] and fake_smi() == 1
