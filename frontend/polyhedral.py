@@ -7,8 +7,11 @@ access whose subscript is not affine maps an instance to every element (the stat
 may touch any). Scalars the region writes are zero-dimensional arrays, except those it
 sets before reading in every iteration of some outer loops and never hands on (private
 temporaries): they are expanded over those loops, so that the iterations stop depending
-on each other through them. The original order is the classic 2d+1 schedule. Dependences
-are memory-based (read after write, write after read, write after write)."""
+on each other through them. Temporary arrays get the same treatment where exact dataflow
+proves every value they are read for was written in the same iteration of those loops
+and the last iteration leaves the final contents (see PrivateArray). The original order
+is the classic 2d+1 schedule. Dependences are memory-based (read after write, write after
+read, write after write)."""
 
 from __future__ import annotations
 
@@ -28,7 +31,8 @@ class ModelError(Exception):
 @dataclass
 class Model:
     """isl objects for one region. Tuple names: statements `S<k>`, arrays `A<k>` (in
-    `array_ids`), live ranges of written scalars `V<k>` (`webs`)."""
+    `array_ids`), live ranges of written scalars `V<k>` (`webs`), expanded temporary
+    arrays `P<k>` (`privates`)."""
 
     scop: Scop
     space: Space  # isl parameter names <-> C symbols
@@ -47,6 +51,21 @@ class Model:
     tagged_writes: isl.UnionMap = field(default_factory=lambda: isl.UnionMap("{ }"))
     tags: dict[str, tuple[str, ScopAccess]] = field(default_factory=dict)
     dims: dict[str, int] = field(default_factory=dict)  # array -> dimensions modelled
+    privates: dict[str, PrivateArray] = field(default_factory=dict)  # array -> its expansion
+    # arrays through which iterations of the loops around them meet, not expanded: why
+    shared_arrays: dict[str, str] = field(default_factory=dict)
+
+    def array_notes(self) -> list[str]:
+        """What became of each array through which iterations of a loop meet:
+        "array 'sum' is private to loops r, q: expanded", or why it stays shared."""
+        notes = {name: private.note() for name, private in self.privates.items()}
+        notes.update(
+            {
+                name: f"array '{name}' stays shared: {why}"
+                for name, why in self.shared_arrays.items()
+            }
+        )
+        return [notes[a.name] for a in self.scop.arrays if a.name in notes]
 
     def web(self, statement: str, scalar: str) -> Web | None:
         """The live range of `scalar` that `statement` belongs to (None: not written)."""
@@ -97,12 +116,29 @@ def build(scop: Scop, sums: frozenset[str] = frozenset()) -> Model:
     model.original = _union_map(header, originals).intersect_domain(model.domain)
     model.context = _context(scop, space)
     model.webs = _webs(model, written)
+    model.privates, model.shared_arrays = _private_arrays(model)
+    _model_accesses(model, sums)
+    useless = _freeing_nothing(model)
+    if useless:
+        for name in useless:
+            private = model.privates.pop(name)
+            which = "loop" if len(private.loops) == 1 else "loops"
+            model.shared_arrays[name] = (
+                f"expanding it over {which} {', '.join(private.loops)} would free none of "
+                "them (other accesses cross them)"
+            )
+        _model_accesses(model, sums)
+    return model
+
+
+def _model_accesses(model: Model, sums: frozenset[str]) -> None:
+    """Fill in the model's accesses and dependences (private arrays expanded)."""
+    model.tags = {}
     model.tagged_reads, model.tagged_writes = _accesses(model)
     untag = _untag(model.tagged_reads.union(model.tagged_writes))
     model.reads = model.tagged_reads.apply_domain(untag).intersect_domain(model.domain)
     model.writes = model.tagged_writes.apply_domain(untag).intersect_domain(model.domain)
     model.dependences, model.relaxed = _dependences(model, sums)
-    return model
 
 
 # -- text of the sets and maps ---------------------------------------------------------
@@ -171,8 +207,12 @@ def _array_dims(scop: Scop) -> dict[str, int]:
     }
 
 
-def _access_text(model: Model, statement: ScopStatement, access: ScopAccess, names) -> str | None:
-    """`S[i..] -> A[..]` for one access; None for a scalar the region never writes."""
+def _access_text(
+    model: Model, statement: ScopStatement, access: ScopAccess, names, expand: bool = True
+) -> str | None:
+    """`S[i..] -> A[..]` for one access; None for a scalar the region never writes. An
+    access to a private array goes to its expansion, `P[i0..id-1, ..]` (unless `expand`
+    is False: the array itself)."""
     iterators = model.iterators[statement.name]
     dims = dict(zip(iterators, names, strict=True))
     source = f"{statement.name}[{', '.join(names)}]"
@@ -189,6 +229,10 @@ def _access_text(model: Model, statement: ScopStatement, access: ScopAccess, nam
         free = [f"x{k}" for k in range(rank)]
         return f"{source} -> {target}[{', '.join(free)}]"
     subscripts = [affine_text(sub, dims, model.space) for sub in access.subscripts]
+    private = model.privates.get(access.target) if expand else None
+    if private is not None and statement.name in private.statements:
+        target = private.isl_id
+        subscripts = names[: private.depth] + subscripts
     return f"{source} -> {target}[{', '.join(subscripts)}]"
 
 
@@ -364,23 +408,265 @@ def _private_depth(model: Model, name: str, users: list[ScopStatement], common: 
     each set the scalar before reading it."""
     if common == 0:
         return 0
-    header = model.space.header()
     flow = _scalar_flow(model, name, users)
     dependences = flow.get_may_dependence().union(flow.get_must_dependence())
+    return _same_iteration_depth(model, dependences, users, common)
+
+
+def _outer(model: Model, users: list[ScopStatement], depth: int) -> isl.UnionMap:
+    """S[i0..] -> [i0..i(depth-1)] for each statement: its iteration of the outer loops."""
+    return _union_map(
+        model.space.header(),
+        [
+            f"{st.name}[{', '.join(f'i{k}' for k in range(len(st.loops)))}] -> "
+            f"[{', '.join(f'i{k}' for k in range(depth))}]"
+            for st in users
+        ],
+    )
+
+
+def _same_iteration_depth(
+    model: Model, dependences: isl.UnionMap, users: list[ScopStatement], common: int
+) -> int:
+    """The most outer loops (of the `common` the statements share) that no dependence
+    crosses: both ends of each lie in the same iteration of them."""
     for depth in range(common, 0, -1):
-        outer = _union_map(
-            header,
-            [
-                f"{st.name}[{', '.join(f'i{k}' for k in range(len(st.loops)))}] -> "
-                f"[{', '.join(f'i{k}' for k in range(depth))}]"
-                for st in users
-            ],
-        )
+        outer = _outer(model, users, depth)
         deltas = dependences.apply_domain(outer).apply_range(outer).deltas()
         zero = isl.UnionSet(f"{{ [{', '.join(['0'] * depth)}] }}")
         if deltas.is_subset(zero.align_params(deltas.get_space())):
             return depth
     return 0
+
+
+# -- temporary arrays: privatisation by expansion ------------------------------------
+
+
+@dataclass(frozen=True)
+class PrivateArray:
+    """A temporary array expanded over the first `depth` loops around its statements: each
+    of their iterations gets its own copy, indexed by those loops' values, then the
+    array's own subscripts. Exact dataflow proves it: every value the region reads from it
+    was written earlier in the same iteration of those loops (none comes from before the
+    region or from another iteration), and every subscript is affine. Its final contents
+    are then the copy of the last iteration that writes it, which writes every element any
+    iteration writes (the rest keep their values): the write-back copies that one back."""
+
+    array: str
+    index: int
+    statements: frozenset[str]
+    depth: int
+    loops: tuple[str, ...]  # C loop variables it is private to, outermost first
+    steps: tuple[int, ...]  # their steps (a negative one runs its values downwards)
+
+    @property
+    def isl_id(self) -> str:
+        return f"P{self.index}"
+
+    def note(self) -> str:
+        which = "loop" if len(self.loops) == 1 else "loops"
+        return f"array '{self.array}' is private to {which} {', '.join(self.loops)}: expanded"
+
+
+class _Shared(Exception):
+    """Why an array is not privatised (it stays one array shared by every iteration)."""
+
+
+def _private_arrays(model: Model) -> tuple[dict[str, PrivateArray], dict[str, str]]:
+    """The arrays that can be expanded over outer loops, and why the others through which
+    iterations of the loops around them meet cannot."""
+    privates: dict[str, PrivateArray] = {}
+    shared: dict[str, str] = {}
+    for data in model.scop.arrays:
+        users = _array_users(model.scop, data.name)
+        if not users or not _carries_dependence(model, data.name, users):
+            continue  # nothing to gain: no loop's iterations meet through it
+        try:
+            depth = _private_array_depth(model, data.name, users)
+        except _Shared as why:
+            shared[data.name] = str(why)
+            continue
+        first = users[0]
+        private = PrivateArray(
+            array=data.name,
+            index=len(privates),
+            statements=frozenset(st.name for st in users),
+            depth=depth,
+            loops=model.iterators[first.name][:depth],
+            steps=tuple(model.scop.loops[k].step for k in first.loops[:depth]),
+        )
+        privates[data.name] = private
+    return privates, shared
+
+
+def _freeing_nothing(model: Model) -> list[str]:
+    """Private arrays whose expansion leaves every loop they are expanded over crossed by
+    some dependence (a time loop that other arrays carry): their copies would cost
+    memory and buy no parallelism."""
+    useless = []
+    for name, private in model.privates.items():
+        statement = model.statement(min(private.statements))
+        if not any(
+            _free_loop(model, statement.loops[level], level) for level in range(private.depth)
+        ):
+            useless.append(name)
+    return useless
+
+
+def _free_loop(model: Model, loop: int, level: int) -> bool:
+    """Whether no dependence (sums' dependences on themselves aside) joins two different
+    iterations of loop `loop` (Scop.loops index, at depth `level`) within one iteration
+    of the loops around it."""
+    inside = [st for st in model.scop.statements if loop in st.loops[level : level + 1]]
+    outer = _outer(model, inside, level + 1)
+    deltas = model.relaxed.apply_domain(outer).apply_range(outer).deltas()
+    zeros = ", ".join(["0"] * level)
+    crossing = isl.UnionSet(f"{{ [{zeros}{', ' if level else ''}x] : x != 0 }}")
+    return deltas.intersect(crossing.align_params(deltas.get_space())).is_empty()
+
+
+def _array_users(scop: Scop, name: str) -> list[ScopStatement]:
+    return [
+        st for st in scop.statements if any(not a.scalar and a.target == name for a in st.accesses)
+    ]
+
+
+def _array_accesses(model: Model, name: str, users: list[ScopStatement]):
+    """Reads and writes of array `name` (not expanded), statement instances to elements."""
+    header = model.space.header()
+    reads, writes = [], []
+    for statement in users:
+        names = [f"i{k}" for k in range(len(statement.loops))]
+        for access in statement.accesses:
+            if access.scalar or access.target != name:
+                continue
+            text = _access_text(model, statement, access, names, expand=False)
+            if text is None:
+                continue
+            if access.is_read:
+                reads.append(text)
+            if access.is_write:
+                writes.append(text)
+    return (
+        _union_map(header, reads).intersect_domain(model.domain),
+        _union_map(header, writes).intersect_domain(model.domain),
+    )
+
+
+def _carries_dependence(model: Model, name: str, users: list[ScopStatement]) -> bool:
+    """Whether two accesses to the array, one a write, meet in different iterations of
+    the loops around all of its accesses (those it could be expanded over)."""
+    common = _common_loops(users)
+    if common == 0:
+        return False
+    reads, writes = _array_accesses(model, name, users)
+    before = model.original.lex_lt_union_map(model.original)
+    meets = (
+        writes.apply_range(reads.reverse())
+        .union(reads.apply_range(writes.reverse()))
+        .union(writes.apply_range(writes.reverse()))
+        .intersect(before)
+    )
+    outer = _outer(model, users, common)
+    deltas = meets.apply_domain(outer).apply_range(outer).deltas()
+    zero = isl.UnionSet(f"{{ [{', '.join(['0'] * common)}] }}")
+    return not deltas.is_subset(zero.align_params(deltas.get_space()))
+
+
+def _private_array_depth(model: Model, name: str, users: list[ScopStatement]) -> int:
+    """How many of the loops around all of its accesses (there is one at least) the array
+    can be expanded over, or _Shared with the reason."""
+    for statement in users:
+        for access in statement.accesses:
+            if access.scalar or access.target != name:
+                continue
+            if access.subscripts is None or len(access.subscripts) != model.dims[name]:
+                raise _Shared(f"line {access.line} indexes it with a subscript that is not affine")
+            if access.is_write and statement.kind == "opaque":
+                raise _Shared(
+                    f"line {access.line} writes it inside a statement whose iterations the "
+                    "model does not see"
+                )
+    common = _common_loops(users)
+    reads, writes = _array_accesses(model, name, users)
+    info = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
+    flow = info.set_schedule_map(model.original).compute_flow()
+    outside = flow.get_may_no_source()
+    if not outside.is_empty():
+        line = _first_line(model, outside, isl.dim_type.in_)
+        raise _Shared(f"the read at line {line} may take a value from before the region")
+    dependences = flow.get_must_dependence().union(flow.get_may_dependence())
+    depth = _same_iteration_depth(model, dependences, users, common)
+    if depth == 0:
+        loop = model.iterators[users[0].name][0]
+        line = _crossing_read_line(model, dependences, users)
+        raise _Shared(
+            f"the read at line {line} takes a value written in an earlier iteration of loop {loop}"
+        )
+    for tried in range(depth, 0, -1):
+        if _last_iteration_writes_all(model, name, users, tried):
+            return tried
+    loops = ", ".join(model.iterators[users[0].name][:depth])
+    raise _Shared(
+        f"the last iteration of {loops} does not write every element the others write, "
+        "so no one copy holds its final contents"
+    )
+
+
+def _first_line(model: Model, union: isl.UnionMap, side: isl.dim_type) -> int:
+    """The first line of the statements on one side of `union`'s pairs."""
+    found: list[str] = []
+    union.foreach_map(lambda piece: found.append(piece.get_tuple_name(side)))
+    return min(model.statement(name).line for name in found)
+
+
+def _crossing_read_line(model: Model, dependences: isl.UnionMap, users) -> int:
+    """The line of a statement that reads a value written in another iteration of the
+    outermost loop around the array's accesses."""
+    outer = _outer(model, users, 1)
+    crossing = dependences.subtract(outer.apply_range(outer.reverse()))
+    if crossing.is_empty():
+        return users[0].line
+    return _first_line(model, crossing, isl.dim_type.out)
+
+
+def _outer_writes(model: Model, name: str, users: list[ScopStatement], depth: int) -> isl.Map:
+    """[l0..] -> A[..]: the elements each iteration of the outer `depth` loops writes."""
+    _, writes = _array_accesses(model, name, users)
+    written = writes.apply_domain(_outer(model, users, depth))
+    if written.is_empty():
+        dims = ", ".join(f"l{k}" for k in range(depth))
+        return isl.Map(f"{model.space.header()}{{ [{dims}] -> [] : 1 = 0 }}")
+    return isl.Map.from_union_map(written)
+
+
+def _last(iterations: isl.Set, steps: tuple[int, ...]) -> isl.Set:
+    """The iteration that runs last, per parameter value (a loop with a negative step
+    runs its values downwards)."""
+    dims = [f"l{k}" for k in range(len(steps))]
+    signed = [d if step > 0 else f"-{d}" for d, step in zip(dims, steps, strict=True)]
+    order = isl.Map(f"{{ [{', '.join(dims)}] -> [{', '.join(signed)}] }}")
+    order = order.align_params(iterations.get_space())
+    return iterations.apply(order).lexmax().apply(order.reverse())
+
+
+def _last_iteration_writes_all(
+    model: Model, name: str, users: list[ScopStatement], depth: int
+) -> bool:
+    written = _outer_writes(model, name, users, depth)
+    steps = tuple(model.scop.loops[k].step for k in users[0].loops[:depth])
+    last = _last(written.domain(), steps)
+    every = written.range().intersect_params(model.context)
+    return every.is_subset(written.intersect_domain(last).range())
+
+
+def last_iteration(model: Model, private: PrivateArray) -> isl.Set:
+    """The values of the loops a private array is expanded over in the last iteration that
+    writes it (per parameter value; empty where none does): its copy holds the array's
+    final contents."""
+    users = [model.statement(name) for name in sorted(private.statements)]
+    written = _outer_writes(model, private.array, users, private.depth)
+    return _last(written.domain(), private.steps)
 
 
 def surely_written(model: Model, array: str) -> isl.UnionSet:
@@ -438,9 +724,11 @@ def loop_depth_of(model: Model, statement: str) -> int:
 __all__ = [
     "Model",
     "ModelError",
+    "PrivateArray",
     "Web",
     "build",
     "covered_when",
+    "last_iteration",
     "loop_depth_of",
     "surely_written",
     "violated",

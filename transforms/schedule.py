@@ -22,7 +22,10 @@ source's own statements in place.
 
 Scalars the region writes are private to a thread when the analysis proves them
 temporaries of some outer loops that map to the thread; otherwise they live in device
-memory (one element), read and written through a pointer."""
+memory (one element), read and written through a pointer. Temporary arrays the analysis
+expands over outer loops (doitgen's `sum[p]`, one per (r, q)) get one copy per iteration
+of those loops in device memory; the last iteration's copy starts as the array's contents
+and goes back into it after the region, which leaves the array as the loops would."""
 
 from __future__ import annotations
 
@@ -178,11 +181,14 @@ def plan_program(variant: Variant, program: Program) -> tuple[list[RegionPlan], 
 
 
 def mapping_report(program: Program) -> list[str]:
-    """One line per region: how the rule would map it, or why it would not."""
+    """One line per region: how the rule would map it (and why arrays through which loop
+    iterations meet stay shared), or why it would not."""
     plans, reasons = plan_program(Variant(code=program.source), program)
-    lines = [
-        f"{program.path}:{plan.scop.line}:{plan.scop.column}: {plan.summary}" for plan in plans
-    ]
+    lines = []
+    for plan in plans:
+        shared = [f"array '{a}' stays shared: {why}" for a, why in plan.model.shared_arrays.items()]
+        summary = "; ".join([plan.summary, *shared])
+        lines.append(f"{program.path}:{plan.scop.line}:{plan.scop.column}: {summary}")
     return lines + [reason for reason in reasons if "region in" in reason]
 
 
@@ -193,18 +199,26 @@ def plan_region(program: Program, function: Function, scop: Scop) -> RegionPlan:
     _require_params(scop)
     model = polyhedral.build(scop, sums=_atomic_sums(scop))
     _require_enough_work(model)
+    try:
+        kernels = _plan_kernels(model)
+    except Refuse as refusal:
+        # an array left shared may be what keeps the loops sequential
+        raise Refuse("; ".join([str(refusal), *model.array_notes()])) from None
+    plan = RegionPlan(function, scop, model, kernels)
+    plan.summary = _describe(plan)
+    return plan
+
+
+def _plan_kernels(model: polyhedral.Model) -> list[KernelPart]:
     schedule = compute_schedule(model)
     broken = polyhedral.violated(model, schedule.get_map())
     if not broken.is_empty():
         raise Refuse(f"the schedule would break a dependence ({broken.coalesce()})")
     mapper = _Mapper(model)
     mapper.walk(schedule.get_root(), ())
-    kernels = mapper.kernels
-    if not any(kernel.mapped for kernel in kernels):
+    if not any(kernel.mapped for kernel in mapper.kernels):
         raise Refuse("no loop of the region can run in parallel (every one carries a dependence)")
-    plan = RegionPlan(function, scop, model, kernels)
-    plan.summary = _describe(plan)
-    return plan
+    return mapper.kernels
 
 
 # atomicAdd's operand types, and what a 64-bit signed integer is added as
@@ -542,7 +556,8 @@ def _describe(plan: RegionPlan) -> str:
     parts.append("grids " + ", ".join(f"{g}-D" if g else "serial" for g in grids))
     if host:
         parts.append(f"{host} host loop level(s)")
-    return f"{plan.function.name}: region at line {plan.scop.line} -> " + ", ".join(parts)
+    text = f"{plan.function.name}: region at line {plan.scop.line} -> " + ", ".join(parts)
+    return "; ".join([text, *(private.note() for private in plan.model.privates.values())])
 
 
 # -- emitting ----------------------------------------------------------------------------
@@ -622,34 +637,17 @@ class _Expansion:
 
     @classmethod
     def of(cls, web: polyhedral.Web, model: polyhedral.Model, names: _Names) -> _Expansion:
-        header = model.space.header()
-        pieces = []
-        for statement in sorted(web.statements):
-            n = len(model.iterators[statement])
-            dims = [f"i{k}" for k in range(n)]
-            pieces.append(f"{statement}[{', '.join(dims)}] -> [{', '.join(dims[: web.depth])}]")
-        projection = isl.UnionMap(f"{header}{{ {'; '.join(pieces)} }}")
-        image = isl.Set.from_union_set(projection.intersect_domain(model.domain).range())
-        bounds = []
-        for k in range(web.depth):
-            alone = image.project_out(isl.dim_type.set, k + 1, web.depth - k - 1)
-            alone = alone.project_out(isl.dim_type.set, 0, k)
-            bounds.append((alone.dim_min(0), alone.dim_max(0)))
         return cls(
             web=web,
             array=names.fresh(f"d_{web.scalar}_each"),
             lows=[names.fresh(f"lo_{web.scalar}") for _ in range(web.depth)],
             extents=[names.fresh(f"extent_{web.scalar}") for _ in range(web.depth)],
-            bounds=bounds,
+            bounds=_loop_box(model, web.statements, web.depth),
             context=model.context,
         )
 
     def allocation(self, type_: str, names: codegen.Names) -> list[str]:
-        lines = []
-        for lo, extent, (low, high) in zip(self.lows, self.extents, self.bounds, strict=True):
-            lines.append(f"const long long {lo} = {codegen.pw_aff(low, self.context, names)};")
-            high_text = codegen.pw_aff(high, self.context, names)
-            lines.append(f"const long long {extent} = ({high_text}) - {lo} + 1;")
+        lines = _box_lines(self.lows, self.extents, self.bounds, self.context, names)
         size = " * ".join(f"(size_t)({e} > 0 ? {e} : 1)" for e in self.extents)
         lines.append(f"{type_} *{self.array} = NULL;")
         lines.append(
@@ -665,11 +663,147 @@ class _Expansion:
 
     def element(self, iterators: list[str]) -> str:
         """The element for one instance, given its loop variables' values."""
-        index = ""
-        for k, lo in enumerate(self.lows):
-            offset = f"(({iterators[k]}) - {lo})"
-            index = offset if not index else f"({index}) * {self.extents[k]} + {offset}"
-        return f"{self.array}[{index}]"
+        return f"{self.array}[{_box_index(iterators, self.lows, self.extents)}]"
+
+
+def _loop_box(
+    model: polyhedral.Model, statements: frozenset[str], depth: int
+) -> list[tuple[isl.PwAff, isl.PwAff]]:
+    """The lowest and highest value of each of the `depth` outer loops around the
+    statements."""
+    header = model.space.header()
+    pieces = []
+    for statement in sorted(statements):
+        n = len(model.iterators[statement])
+        dims = [f"i{k}" for k in range(n)]
+        pieces.append(f"{statement}[{', '.join(dims)}] -> [{', '.join(dims[:depth])}]")
+    projection = isl.UnionMap(f"{header}{{ {'; '.join(pieces)} }}")
+    image = isl.Set.from_union_set(projection.intersect_domain(model.domain).range())
+    bounds = []
+    for k in range(depth):
+        alone = image.project_out(isl.dim_type.set, k + 1, depth - k - 1)
+        alone = alone.project_out(isl.dim_type.set, 0, k)
+        bounds.append((alone.dim_min(0), alone.dim_max(0)))
+    return bounds
+
+
+def _box_lines(lows, extents, bounds, context: isl.Set, names: codegen.Names) -> list[str]:
+    lines = []
+    for lo, extent, (low, high) in zip(lows, extents, bounds, strict=True):
+        lines.append(f"const long long {lo} = {codegen.pw_aff(low, context, names)};")
+        high_text = codegen.pw_aff(high, context, names)
+        lines.append(f"const long long {extent} = ({high_text}) - {lo} + 1;")
+    return lines
+
+
+def _box_index(iterators: list[str], lows: list[str], extents: list[str]) -> str:
+    """Row-major position of the loops' values in their bounding box."""
+    index = ""
+    for k, lo in enumerate(lows):
+        offset = f"(({iterators[k]}) - {lo})"
+        index = offset if not index else f"({index}) * {extents[k]} + {offset}"
+    return index
+
+
+@dataclass
+class _ArrayExpansion:
+    """A private temporary array in device memory: one copy of its elements (`size` of
+    them, laid out as the array is) per iteration of the loops it is private to, in the
+    bounding box of their values, row-major. The copy of the last iteration that writes
+    it (`last`, at offset `offset` when there is one, else -1) first receives the array's
+    contents and is copied back into it after the region: it writes every element any
+    iteration writes, and the others keep their values."""
+
+    private: polyhedral.PrivateArray
+    data: ArrayData
+    array: str
+    size: str
+    offset: str
+    lows: list[str]
+    extents: list[str]
+    bounds: list[tuple[isl.PwAff, isl.PwAff]]
+    last: isl.Set
+    context: isl.Set
+
+    @classmethod
+    def of(
+        cls,
+        private: polyhedral.PrivateArray,
+        data: ArrayData,
+        model: polyhedral.Model,
+        names: _Names,
+    ) -> _ArrayExpansion:
+        name = private.array
+        return cls(
+            private=private,
+            data=data,
+            array=names.fresh(f"d_{name}_each"),
+            size=names.fresh(f"elements_{name}"),
+            offset=names.fresh(f"last_{name}"),
+            lows=[names.fresh(f"lo_{name}_{loop}") for loop in private.loops],
+            extents=[names.fresh(f"extent_{name}_{loop}") for loop in private.loops],
+            bounds=_loop_box(model, private.statements, private.depth),
+            last=polyhedral.last_iteration(model, private),
+            context=model.context,
+        )
+
+    def allocation(self, device: str, names: codegen.Names) -> list[str]:
+        """Its storage, and the last iteration's copy filled with the array's contents."""
+        elem = _element(self.data)
+        lines = _box_lines(self.lows, self.extents, self.bounds, self.context, names)
+        lines.append(f"const long long {self.size} = (long long)({self.data.count});")
+        slices = " * ".join(f"(size_t)({e} > 0 ? {e} : 1)" for e in self.extents)
+        lines.append(f"{elem} *{self.array} = NULL;")
+        lines.append(
+            f"CUDAIFY_CHECK(cudaMalloc((void **)&{self.array}, {slices} * (size_t){self.size} "
+            f"* sizeof({elem})));"
+        )
+        lines.append(f"long long {self.offset} = -1;")
+        runs = self.last.params()
+        within = self.context.intersect(runs.align_params(self.context.get_space()))
+        values = [
+            codegen.pw_aff(self.last.dim_max(k), within, names) for k in range(len(self.lows))
+        ]
+        place = f"{self.offset} = ({_box_index(values, self.lows, self.extents)}) * {self.size};"
+        fill = f"CUDAIFY_CHECK(cudaMemcpy({self.array} + {self.offset}, {device}, {self._bytes()}, "
+        fill += "cudaMemcpyDeviceToDevice));"
+        if runs.intersect(self.context).is_equal(self.context):
+            return [*lines, place, fill]
+        build = isl.AstBuild.from_context(self.context)
+        condition = codegen.expression(build.expr_from_set(runs), names)
+        return [*lines, f"if ({condition}) {{", f"    {place}", f"    {fill}", "}"]
+
+    def write_back(self, device: str) -> list[str]:
+        return [
+            f"if ({self.offset} >= 0) CUDAIFY_CHECK(cudaMemcpy({device}, {self.array} + "
+            f"{self.offset}, {self._bytes()}, cudaMemcpyDeviceToDevice));"
+        ]
+
+    def _bytes(self) -> str:
+        return f"(size_t){self.size} * sizeof({_element(self.data)})"
+
+    def params(self) -> list[str]:
+        return [
+            f"{_element(self.data)} *{self.array}",
+            f"long long {self.size}",
+            *(f"long long {n}" for n in self.lows + self.extents),
+        ]
+
+    def arguments(self) -> list[str]:
+        first = self.data.first.strip()
+        # element `first` of the array is element 0 of each copy
+        base = self.array if first == "0" else f"{self.array} - ({first})"
+        return [base, self.size, *self.lows, *self.extents]
+
+    def copy_of(self, iterators: list[str]) -> str:
+        """The array's copy for one instance (its loop variables' values), as an
+        expression that subscripts as the array does."""
+        index = _box_index(iterators, self.lows, self.extents)
+        pointer = f"{self.array} + ({index}) * {self.size}"
+        if not self.data.dims:
+            return f"({pointer})"
+        shape = "".join(f"[{d}]" for d in self.data.dims)
+        return f"(({_element(self.data)} (*){shape})({pointer}))"
 
 
 @dataclass
@@ -711,6 +845,13 @@ class _RegionEmitter:
             types.setdefault(loop.var, set()).add(loop.var_type)
         self.var_types = {var: next(iter(t)) for var, t in types.items() if len(t) == 1}
         self.locals, self.expanded = self._private_storage()
+        self.private_arrays = {
+            data.name: _ArrayExpansion.of(
+                self.model.privates[data.name], data, self.model, self.names
+            )
+            for data in self.arrays
+            if data.name in self.model.privates
+        }
         self.sums = self._sum_casts()
         self.kernels: list[_KernelText] = []
         self.launches: dict[str, list[str]] = {}
@@ -766,6 +907,7 @@ class _RegionEmitter:
         storage = {w.index: f"(*{self.shared[w.index]})" for w in webs if not w.depth}
         storage.update(private)
         expanded = [self.expanded[w.index] for w in webs if w.index in self.expanded]
+        arrays = [e for e in self.private_arrays.values() if e.private.statements & statements_used]
 
         def on_user(statement: str, arguments: list[str]) -> list[str]:
             replace = {
@@ -776,6 +918,9 @@ class _RegionEmitter:
             for expansion in expanded:
                 if statement in expansion.web.statements:
                     replace[expansion.web.scalar] = expansion.element(arguments)
+            for copies in arrays:
+                if statement in copies.private.statements:
+                    replace[copies.private.array] = copies.copy_of(arguments)
             for var, value in zip(model.iterators[statement], arguments, strict=True):
                 if value != var:
                     replace[var] = f"({value})"
@@ -799,6 +944,8 @@ class _RegionEmitter:
             params += [f"long long {lo}", f"long long {trips}"]
         for expansion in expanded:
             params += expansion.params(self.scalar_types[expansion.web.scalar])
+        for copies in arrays:
+            params += copies.params()
         loops: list[str] = []
         for level, k in enumerate(reversed(range(depth))):  # z or y outermost, x innermost
             dim, c_name, (lo, trips) = DIMS[k], mapped_c[k], grid[k]
@@ -816,7 +963,7 @@ class _RegionEmitter:
         body = [*loops, *body_lines, *closing]
         self.kernels.append(_KernelText(kernel_name, params, body, grid, host_c))
         self.launches[f"K{index}"] = self._launch_lines(
-            index, part, kernel_name, host, threads, host_c, grid, shared, expanded
+            index, part, kernel_name, host, threads, host_c, grid, shared, [*expanded, *arrays]
         )
 
     def _name_iterators(self, ast: isl.AstNode, names: codegen.Names, used: set[str]) -> None:
@@ -1029,6 +1176,8 @@ class _RegionEmitter:
         when the array must be copied in (it is read, or only partly written)."""
         if data.access != "write" or data.first.strip() != "0" or data.name in self.inspected:
             return None
+        if data.name in self.private_arrays:
+            return None  # the copy that goes back starts as the array's contents
         extents = _extents(data)
         if extents is None or len(extents) != self.model.dims.get(data.name):
             return None
@@ -1121,6 +1270,8 @@ class _RegionEmitter:
             lines.append(copy if covered is None else f"if (!({covered})) {copy}")
         for expansion in self.expanded.values():
             lines += expansion.allocation(self.scalar_types[expansion.web.scalar], names)
+        for name, copies in self.private_arrays.items():
+            lines += copies.allocation(self.devices[name], names)
         for index, device in self.shared.items():
             name = self.model.webs[index].scalar
             type_ = self.scalar_types[name]
@@ -1136,6 +1287,8 @@ class _RegionEmitter:
 
     def _release(self) -> list[str]:
         lines = []
+        for name, copies in self.private_arrays.items():
+            lines += copies.write_back(self.devices[name])
         for data in self.arrays:
             if data.access in ("write", "readwrite"):
                 host, device = _host_address(data, True), self.devices[data.name]
@@ -1157,6 +1310,7 @@ class _RegionEmitter:
         lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.devices.values()]
         lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.shared.values()]
         lines += [f"CUDAIFY_CHECK(cudaFree({e.array}));" for e in self.expanded.values()]
+        lines += [f"CUDAIFY_CHECK(cudaFree({e.array}));" for e in self.private_arrays.values()]
         return lines
 
     def _host_loops(self, indent: str) -> list[str]:
