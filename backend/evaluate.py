@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import statistics
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -72,7 +73,10 @@ from cudaify.backend.timing import (
     measure,
     runs_for,
     runtime_units,
+    subset_time,
+    summarise,
     timed_run,
+    timed_runs,
     with_kernel_times,
 )
 from cudaify.config import Config
@@ -138,6 +142,7 @@ class Evaluator:
         self.source_dir = Path(program.path).resolve().parent if program.path else None
         self._reference: ReferenceResult | None = None
         self._reference_timings: dict[tuple[str, ...], Timing] = {}
+        self._reference_measured: dict[tuple[str, ...], _ReferenceSamples | None] = {}
         self._lock = threading.RLock()
         # This GPU's lock across threads and processes (bench -j N): `with self.gpu:` for
         # reported timings, `with self.gpu.shared():` for correctness runs and for local
@@ -226,7 +231,8 @@ class Evaluator:
         build (and no names) when they cannot be instrumented."""
         if offloaded:
             try:
-                code = instrument(self.program.source, self.program.language, offloaded).code
+                language = self.program.language
+                code = instrument(self.program.source, language, offloaded, per_function=True).code
                 return self._compile_reference(code, timed=True), offloaded
             except (InstrumentError, SourceError):
                 self._cut_short()  # a build the deadline stopped is no reason to give up
@@ -271,34 +277,51 @@ class Evaluator:
             return self._reference_timings[offloaded]
 
     def _time_reference(self, offloaded: tuple[str, ...]) -> Timing:
-        """Timed once per input and region: cached on disk by the timing build's hash
-        (within a `timing_session`, per session: `cudaify bench` gives each run its own).
-        `runs` runs of a short program, one of a program that runs a second or more; the
-        reference run counts as the first when it was of this build."""
+        """A subset of the region is timed by the region's own runs (its timing build
+        times each function apart: see timing.subset_time); anything else by its own
+        timing build."""
+        if offloaded != self.region and offloaded and set(offloaded) <= set(self.region):
+            region = self._reference_samples(self.region)
+            if region is not None and region.per_function:
+                return region.restricted([self.region.index(name) for name in offloaded])
+        measured = self._reference_samples(offloaded)
+        return measured.timing if measured is not None else Timing()
+
+    def _reference_samples(self, offloaded: tuple[str, ...]) -> _ReferenceSamples | None:
+        """The reference's timed runs of the timing build of `offloaded`, once per input:
+        cached on disk by the build's hash (within a `timing_session`, per session:
+        `cudaify bench` gives each run its own). `runs` runs of a short program, fewer of
+        a longer one, one from a second (see runs_for); the reference run counts as the
+        first when it was of this build. None when a run failed."""
+        if offloaded in self._reference_measured:
+            return self._reference_measured[offloaded]
         build, names = self._reference_build(offloaded)
         reference = self.reference()
         limit = time_limit(reference.seconds, self.config.run_timeout)
         runs = runs_for(reference.seconds, self.config.runs)
         session = self.config.timing_session or ""
-        key = content_hash("reference-timing", session, str(build.binary), str(runs))
+        key = content_hash("reference-samples", session, str(build.binary), str(runs))
         stored = self.cache.read_json("reference-timings", key)
         if stored is not None:
-            return Timing(**stored)
-        first = self._first_samples.get(names) if names else None
-        # the CPU reference needs no GPU (see _load_or_run_reference)
-        timing, failed = measure(
-            build.binary,  # type: ignore[arg-type]
-            runs=runs,
-            timeout=self._limit(limit),
-            cuda=False,
-            warm_up=first is None and runs > 1,
-            first=first,
-        )
-        if failed is not None:
-            self._cut_short()
-            return timing  # not cached: nothing was measured
-        self.cache.write_json("reference-timings", key, dataclasses.asdict(timing))
-        return timing
+            measured = _ReferenceSamples.from_json(stored)
+        else:
+            first = self._first_samples.get(names) if names else None
+            # the CPU reference needs no GPU (see _load_or_run_reference)
+            samples, failed = timed_runs(
+                build.binary,  # type: ignore[arg-type]
+                runs=runs,
+                timeout=self._limit(limit),
+                cuda=False,
+                warm_up=first is None and runs > 1,
+                first=first,
+            )
+            if failed is not None:
+                self._cut_short()
+                return None  # not cached: nothing was measured
+            measured = _ReferenceSamples.of(samples, per_function=bool(names))
+            self.cache.write_json("reference-timings", key, measured.to_json())
+        self._reference_measured[offloaded] = measured
+        return measured
 
     # -- candidates ---------------------------------------------------------------
 
@@ -657,6 +680,59 @@ class Evaluator:
                 if outcome.problem is not None:
                     return outcome.problem
         return None
+
+
+@dataclass(frozen=True)
+class _ReferenceSamples:
+    """The reference's timed runs of one timing build: their summary and, for a build that
+    times each function apart, each run's sets and entries (see timing.subset_time)."""
+
+    timing: Timing
+    walls: tuple[float, ...] = ()
+    sets: tuple[tuple[tuple[int, float], ...], ...] = ()
+    entries: tuple[tuple[tuple[int, int, int], ...], ...] = ()
+    per_function: bool = False
+
+    @classmethod
+    def of(cls, samples: Sequence[Sample], per_function: bool) -> _ReferenceSamples:
+        # every run that entered the region must have reported its sets (not too many)
+        reported = all(s.sets or not s.calls for s in samples)
+        return cls(
+            summarise(samples),
+            tuple(s.run.seconds for s in samples),
+            tuple(s.sets for s in samples),
+            tuple(s.entries for s in samples),
+            per_function and reported and bool(samples),
+        )
+
+    def restricted(self, positions: Sequence[int]) -> Timing:
+        """The timing of the functions at `positions` alone, from the same runs."""
+        regions: list[float | None] = []
+        for sets, entries in zip(self.sets, self.entries, strict=True):
+            seconds, calls = subset_time(sets, entries, positions)
+            regions.append(seconds if calls else None)
+        known = [r for r in regions if r is not None]
+        region = statistics.median(known) if known and len(known) == len(regions) else None
+        return replace(self.timing, region=region)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "timing": dataclasses.asdict(self.timing),
+            "walls": list(self.walls),
+            "sets": [[[mask, s] for mask, s in run] for run in self.sets],
+            "entries": [[list(e) for e in run] for run in self.entries],
+            "per_function": self.per_function,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> _ReferenceSamples:
+        return cls(
+            Timing(**data["timing"]),
+            tuple(data["walls"]),
+            tuple(tuple((int(m), float(s)) for m, s in run) for run in data["sets"]),
+            tuple(tuple((int(m), int(p), int(n)) for m, p, n in run) for run in data["entries"]),
+            bool(data["per_function"]),
+        )
 
 
 @dataclass(frozen=True)

@@ -32,15 +32,27 @@ from cudaify.core import Problem, Timing
 TIMING_FILE_VARIABLE = "CUDAIFY_TIMING_FILE"
 INNER_PREFIX = "cudaify_timed_"
 
-_PRELUDE_C = "void cudaify_timing_enter(void); void cudaify_timing_leave(void);\n"
+_PRELUDE_C = (
+    "void cudaify_timing_enter(void); void cudaify_timing_leave(void);\n"
+    "void cudaify_timing_enter_fn(int); void cudaify_timing_leave_fn(int);\n"
+)
 _PRELUDE_CXX = (
     'extern "C" void cudaify_timing_enter(void);\n'
     'extern "C" void cudaify_timing_leave(void);\n'
+    'extern "C" void cudaify_timing_enter_fn(int);\n'
+    'extern "C" void cudaify_timing_leave_fn(int);\n'
     "struct cudaify_timing_scope {\n"
-    "  cudaify_timing_scope() { cudaify_timing_enter(); }\n"
-    "  ~cudaify_timing_scope() { cudaify_timing_leave(); }\n"
+    "  int id;\n"
+    "  cudaify_timing_scope(int i = -1) : id(i) {\n"
+    "    if (id < 0) cudaify_timing_enter(); else cudaify_timing_enter_fn(id);\n"
+    "  }\n"
+    "  ~cudaify_timing_scope() {\n"
+    "    if (id < 0) cudaify_timing_leave(); else cudaify_timing_leave_fn(id);\n"
+    "  }\n"
     "};\n"
 )
+# Per-function accounting tells functions apart by a bit of a 64-bit set
+MAX_PER_FUNCTION = 64
 # Definitions can sit inside these; class bodies and function bodies are not searched.
 _CONTAINERS = {
     "translation_unit",
@@ -244,28 +256,34 @@ def _text(node: ts.Node, source: bytes) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", errors="surrogateescape")
 
 
-def instrument(source: str, language: str, names: Sequence[str]) -> Instrumented:
+def instrument(
+    source: str, language: str, names: Sequence[str], per_function: bool = False
+) -> Instrumented:
     """The timing build's source: every named definition renamed and wrapped. `language`
     is c, c++ or cuda. Raises InstrumentError when a name has no definition or cannot be
-    wrapped exactly."""
+    wrapped exactly. `per_function`: each wrapper also names its function (its position
+    in `names`), so one run times every subset of them (see `Sample.subset`)."""
+    if per_function and len(names) > MAX_PER_FUNCTION:
+        raise InstrumentError(f"more than {MAX_PER_FUNCTION} functions to time one by one")
     data = source.encode("utf-8", errors="surrogateescape")
     definitions = find_definitions(data, language, names)
     missing = sorted(set(names) - {d.name for d in definitions})
     if missing:
         raise InstrumentError("no definition of " + ", ".join(f"'{n}'" for n in missing))
+    ids = {name: index for index, name in enumerate(names)} if per_function else {}
     for definition in reversed(definitions):
-        data = _wrap(data, definition, language)
+        data = _wrap(data, definition, language, ids.get(definition.name))
     prelude = _PRELUDE_C if language == "c" else _PRELUDE_CXX
     code = prelude + "#line 1\n" + data.decode("utf-8", errors="surrogateescape")
     return Instrumented(code=code, wrapped=tuple(dict.fromkeys(d.name for d in definitions)))
 
 
-def _wrap(data: bytes, definition: Definition, language: str) -> bytes:
+def _wrap(data: bytes, definition: Definition, language: str, ident: int | None) -> bytes:
     header = data[definition.start : definition.body_start].decode(
         "utf-8", errors="surrogateescape"
     )
     inner = INNER_PREFIX + definition.name
-    body = _wrapper_body(inner, definition, language)
+    body = _wrapper_body(inner, definition, language, ident)
     # The wrapper follows the closing brace; `#line` puts the rest of the file back on
     # its own line numbers.
     last_line = data.count(b"\n", 0, definition.end) + 1
@@ -280,14 +298,17 @@ def _wrap(data: bytes, definition: Definition, language: str) -> bytes:
     return data[: definition.start] + renamed + wrapper + data[definition.end :]
 
 
-def _wrapper_body(inner: str, definition: Definition, language: str) -> str:
+def _wrapper_body(inner: str, definition: Definition, language: str, ident: int | None) -> str:
     if language == "c":
         call = f"{inner}({', '.join(definition.params)})"
+        enter, leave = "cudaify_timing_enter()", "cudaify_timing_leave()"
+        if ident is not None:
+            enter, leave = f"cudaify_timing_enter_fn({ident})", f"cudaify_timing_leave_fn({ident})"
         if definition.returns_void:
-            return f"{{ cudaify_timing_enter(); {call}; cudaify_timing_leave(); }}"
+            return f"{{ {enter}; {call}; {leave}; }}"
         return (
-            f"{{ cudaify_timing_enter(); __typeof__({call}) cudaify_result = {call}; "
-            "cudaify_timing_leave(); return cudaify_result; }"
+            f"{{ {enter}; __typeof__({call}) cudaify_result = {call}; "
+            f"{leave}; return cudaify_result; }}"
         )
     # C++: perfect forwarding (no copies inside the region); a scope object stops the
     # clock after the return value is built, and `return f();` is fine for void too.
@@ -295,7 +316,8 @@ def _wrapper_body(inner: str, definition: Definition, language: str) -> str:
     # A template calls the renamed template with its own arguments, so every instantiation
     # of the wrapper times the same instantiation of the original.
     called = inner + (definition.template_args or "")
-    return f"{{ cudaify_timing_scope cudaify_scope; return {called}({forwarded}); }}"
+    scope = "cudaify_scope" if ident is None else f"cudaify_scope({ident})"
+    return f"{{ cudaify_timing_scope {scope}; return {called}({forwarded}); }}"
 
 
 def _forward(param: str) -> str:
@@ -351,17 +373,56 @@ class Sample:
     kernel: float | None = None
     transfer: float | None = None
     transfer_bytes: float | None = None
+    # a per-function build's: seconds per set of functions active at once (a bit mask of
+    # their positions), and calls entered per (set active before, function position)
+    sets: tuple[tuple[int, float], ...] = ()
+    entries: tuple[tuple[int, int, int], ...] = ()
 
 
-def read_timing_file(path: Path) -> dict[str, float]:
+def subset_time(
+    sets: Sequence[tuple[int, float]],
+    entries: Sequence[tuple[int, int, int]],
+    positions: Sequence[int],
+) -> tuple[float, int]:
+    """From a per-function build's report: the region time and outermost calls of the
+    functions at `positions` alone. The time is that of every set of active functions that
+    meets them; a call is outermost when it enters one of them while none of them is active."""
+    bits = sum(1 << p for p in set(positions))
+    seconds = sum(s for mask, s in sets if mask & bits)
+    calls = sum(n for mask, p, n in entries if not mask & bits and bits >> p & 1)
+    return seconds, calls
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    fields: dict[str, float]
+    sets: tuple[tuple[int, float], ...] = ()
+    entries: tuple[tuple[int, int, int], ...] = ()
+
+
+def read_timing_file(path: Path) -> TimingReport:
     """region_seconds, calls, context_seconds and (kernel-timing runs) kernel_seconds,
-    transfer_seconds and transfer_bytes from the runtime's report; empty when the program
-    left none."""
+    transfer_seconds and transfer_bytes from the runtime's report, and a per-function
+    build's sets and entries; empty when the program left none."""
     try:
         lines = path.read_text().splitlines()
-        return {name: float(value) for name, value in (line.split() for line in lines)}
-    except (OSError, ValueError):
-        return {}
+    except OSError:
+        return TimingReport({})
+    fields: dict[str, float] = {}
+    sets: list[tuple[int, float]] = []
+    entries: list[tuple[int, int, int]] = []
+    try:
+        for line in lines:
+            words = line.split()
+            if words[0] == "set":
+                sets.append((int(words[1], 16), float(words[2])))
+            elif words[0] == "entry":
+                entries.append((int(words[1], 16), int(words[2]), int(words[3])))
+            else:
+                fields[words[0]] = float(words[1])
+    except (IndexError, ValueError):
+        return TimingReport({})
+    return TimingReport(fields, tuple(sets), tuple(entries))
 
 
 def timed_run(binary: Path, *, timeout: float, cuda: bool, kernels: bool = False) -> Sample:
@@ -374,7 +435,8 @@ def timed_run(binary: Path, *, timeout: float, cuda: bool, kernels: bool = False
         if kernels:
             env[KERNEL_TIMING_VARIABLE] = "1"
         run = run_binary(binary, timeout=timeout, cuda=cuda, env=env)
-        fields = read_timing_file(report)
+        found = read_timing_file(report)
+    fields = found.fields
     return Sample(
         run,
         fields.get("region_seconds"),
@@ -383,6 +445,8 @@ def timed_run(binary: Path, *, timeout: float, cuda: bool, kernels: bool = False
         fields.get("kernel_seconds"),
         fields.get("transfer_seconds"),
         fields.get("transfer_bytes"),
+        found.sets,
+        found.entries,
     )
 
 
@@ -401,20 +465,45 @@ def measure(
     that times the kernels and the copies. A run that fails (limit, signal, a different exit code)
     stops the measurement with a Problem. `first`: a sample already taken (the correctness
     run) that counts as the first of the `runs`; no warm-up is then run."""
-    samples = [first] if first is not None else []
-    warm_up = warm_up and first is None
-    for index in range(max(0, runs - len(samples)) + (1 if warm_up else 0)):
-        sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=False)
-        if problem is not None:
-            return Timing(), problem
-        if index > 0 or not warm_up:
-            samples.append(sample)
+    samples, problem = timed_runs(
+        binary,
+        runs=runs,
+        timeout=timeout,
+        cuda=cuda,
+        expected_exit=expected_exit,
+        warm_up=warm_up,
+        first=first,
+    )
+    if problem is not None:
+        return Timing(), problem
     timing = summarise(samples)
     if not kernels:
         return timing, None
     return with_kernel_times(
         timing, binary, timeout=timeout, cuda=cuda, expected_exit=expected_exit
     )
+
+
+def timed_runs(
+    binary: Path,
+    *,
+    runs: int,
+    timeout: float,
+    cuda: bool,
+    expected_exit: int | None = None,
+    warm_up: bool = True,
+    first: Sample | None = None,
+) -> tuple[list[Sample], Problem | None]:
+    """The samples `measure` summarises (see there)."""
+    samples = [first] if first is not None else []
+    warm_up = warm_up and first is None
+    for index in range(max(0, runs - len(samples)) + (1 if warm_up else 0)):
+        sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=False)
+        if problem is not None:
+            return [], problem
+        if index > 0 or not warm_up:
+            samples.append(sample)
+    return samples, None
 
 
 def with_kernel_times(

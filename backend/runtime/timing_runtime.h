@@ -59,6 +59,52 @@ void cudaify_timing_leave(void) {
     }
 }
 
+/* Per-function accounting (the reference's timing build): each wrapped function has an id
+ * below 64, and the time is added up per set of functions active at once, with the calls
+ * entered per (set active before, function). From these the time and the outermost calls
+ * of any subset of the functions follow, so one run times every region a candidate may
+ * offload: a subset's time is that of every set that meets it. */
+#define CUDAIFY_SETS 256
+static unsigned long long cudaify_active, cudaify_set_masks[CUDAIFY_SETS];
+static unsigned long long cudaify_entry_masks[CUDAIFY_SETS];
+static double cudaify_set_seconds[CUDAIFY_SETS], cudaify_since;
+static long cudaify_entry_calls[CUDAIFY_SETS];
+static int cudaify_entry_ids[CUDAIFY_SETS], cudaify_fn_depth[64];
+static int cudaify_set_count, cudaify_entry_count, cudaify_sets_overflow;
+
+static void cudaify_account(double now) {
+    int i;
+    if (cudaify_active) {
+        for (i = 0; i < cudaify_set_count && cudaify_set_masks[i] != cudaify_active; i++) {}
+        if (i == cudaify_set_count) {
+            if (i == CUDAIFY_SETS) { cudaify_sets_overflow = 1; cudaify_since = now; return; }
+            cudaify_set_masks[cudaify_set_count++] = cudaify_active;
+        }
+        cudaify_set_seconds[i] += now - cudaify_since;
+    }
+    cudaify_since = now;
+}
+
+void cudaify_timing_enter_fn(int id) {
+    int i;
+    cudaify_account(cudaify_now());
+    for (i = 0; i < cudaify_entry_count; i++)
+        if (cudaify_entry_masks[i] == cudaify_active && cudaify_entry_ids[i] == id) break;
+    if (i == cudaify_entry_count) {
+        if (i == CUDAIFY_SETS) cudaify_sets_overflow = 1;
+        else { cudaify_entry_masks[i] = cudaify_active; cudaify_entry_ids[i] = id; cudaify_entry_count++; }
+    }
+    if (i < CUDAIFY_SETS) cudaify_entry_calls[i]++;
+    if (cudaify_fn_depth[id & 63]++ == 0) cudaify_active |= 1ULL << (id & 63);
+    cudaify_timing_enter();
+}
+
+void cudaify_timing_leave_fn(int id) {
+    cudaify_timing_leave();
+    cudaify_account(cudaify_now());
+    if (--cudaify_fn_depth[id & 63] == 0) cudaify_active &= ~(1ULL << (id & 63));
+}
+
 int cudaify_timing_depth(void) { return cudaify_region_depth; }
 
 void cudaify_timing_context(double seconds) { cudaify_context_seconds = seconds; }
@@ -77,6 +123,14 @@ static void cudaify_timing_report(void) {
     if (cudaify_transfer_total >= 0.0)
         fprintf(out, "transfer_seconds %.9f\ntransfer_bytes %.0f\n", cudaify_transfer_total,
                 cudaify_transfer_bytes);
+    if (!cudaify_sets_overflow) {
+        int i;
+        for (i = 0; i < cudaify_set_count; i++)
+            fprintf(out, "set %llx %.9f\n", cudaify_set_masks[i], cudaify_set_seconds[i]);
+        for (i = 0; i < cudaify_entry_count; i++)
+            fprintf(out, "entry %llx %d %ld\n", cudaify_entry_masks[i], cudaify_entry_ids[i],
+                    cudaify_entry_calls[i]);
+    }
     fclose(out);
 }
 

@@ -172,6 +172,48 @@ def test_the_reference_is_run_and_timed_once_per_input(
     assert counts.runs["reference"] == 0
 
 
+TWO_FUNCTIONS = """#include <stdio.h>
+#include <time.h>
+static void nap(long ms) { struct timespec t = {0, ms * 1000000L}; nanosleep(&t, NULL); }
+double work(int n) { nap(50); return n * 0.5; }
+void prep(double *x) { nap(20); *x = 1.0; }
+int main(void) {
+    double x, total = 0;
+    prep(&x);
+    for (int r = 0; r < 3; r++) total += work(r);
+    printf("total %.1f %.1f\\n", total, x);
+    return 0;
+}
+"""
+
+
+def test_every_subset_of_the_region_is_timed_by_the_regions_runs(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    """The region's timing build times each function apart: a candidate that offloads
+    only some of them needs no reference build or run of its own, now or in a new process."""
+
+    def fresh() -> Evaluator:
+        config = Config(runs=RUNS)
+        made = Evaluator(program(tmp_path, TWO_FUNCTIONS), config, cache=cache, run_on_gpu=True)
+        made.region = ("work", "prep")
+        return made
+
+    first = fresh()
+    whole = first.reference_timing(("work", "prep"))
+    assert counts.runs["reference"] == RUNS and whole.runs == RUNS
+    work = first.reference_timing(("work",))
+    prep = first.reference_timing(("prep",))
+    assert counts.runs["reference"] == RUNS
+    assert work.region is not None and 0.15 <= work.region <= 0.25
+    assert prep.region is not None and 0.02 <= prep.region <= 0.07
+    assert whole.region == pytest.approx(work.region + prep.region, abs=0.01)
+    assert work.wall == whole.wall and work.runs == RUNS
+    counts.reset()
+    again = fresh()
+    assert again.reference_timing(("prep",)) == prep and counts.runs["reference"] == 0
+
+
 def test_a_reference_that_runs_a_second_or_more_is_run_once(
     tmp_path: Path, cache: Cache, counts: Counts, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,7 @@ from cudaify.backend.timing import (
     instrument,
     measure,
     runtime_units,
+    subset_time,
     timed_run,
 )
 
@@ -100,6 +101,63 @@ def test_nested_and_recursive_calls_are_counted_once(cache: Cache) -> None:
     sample = timed_run(binary, timeout=10, cuda=False)
     assert sample.run.stdout == "6765 55\n"
     assert sample.calls == 2  # the two calls from main, not the ~22000 recursive ones
+
+
+NESTED_C = """#include <stdio.h>
+#include <time.h>
+static void nap(long ms) { struct timespec t = {0, ms * 1000000L}; nanosleep(&t, NULL); }
+/* inner: 30 ms; outer: 20 ms of its own around one inner call; rec recurses 3 deep */
+void inner(void) { nap(30); }
+void outer(void) { nap(20); inner(); }
+int rec(int n) { nap(10); return n ? rec(n - 1) + 1 : 0; }
+int main(void) {
+    outer();           /* outer 50 ms, of which inner 30 */
+    inner();           /* inner alone 30 ms */
+    outer();
+    printf("%d\\n", rec(3)); /* rec 40 ms, entered once from outside */
+    return 0;
+}
+"""
+
+
+def _per_function(source: str, names: list[str], language: str, cache: Cache) -> Path:
+    code = instrument(source, language, names, per_function=True).code
+    build = compile_reference(code, language, cache=cache, extra_units=runtime_units(cuda=False))
+    assert build.ok, build.diagnostics
+    assert build.binary is not None
+    return build.binary
+
+
+@pytest.mark.parametrize("language", ["c", "c++"])
+def test_one_run_times_every_subset_of_the_functions(cache: Cache, language: str) -> None:
+    names = ["outer", "inner", "rec"]
+    sample = timed_run(_per_function(NESTED_C, names, language, cache), timeout=10, cuda=False)
+    assert sample.run.stdout == "3\n"
+
+    def subset(*chosen: str) -> tuple[float, int]:
+        return subset_time(sample.sets, sample.entries, [names.index(n) for n in chosen])
+
+    expected = {  # (milliseconds, outermost calls)
+        ("outer",): (100, 2),
+        ("inner",): (90, 3),  # twice inside outer, once alone
+        ("outer", "inner"): (130, 3),
+        ("rec",): (40, 1),  # the recursive calls are inside the first
+        ("outer", "inner", "rec"): (170, 4),
+    }
+    for chosen, (ms, calls) in expected.items():
+        seconds, counted = subset(*chosen)
+        assert counted == calls, chosen
+        assert ms / 1000 <= seconds <= ms / 1000 + 0.06, (chosen, seconds)
+    # the union of them all is the region the build's plain counter measured
+    assert subset(*names)[0] == pytest.approx(sample.region, abs=1e-3)
+    assert sample.calls == 4
+
+
+def test_a_plain_timing_build_reports_no_sets(cache: Cache) -> None:
+    sample = timed_run(
+        _timed_reference(NESTED_C, ["outer", "inner"], cache), timeout=10, cuda=False
+    )
+    assert sample.sets == () and sample.entries == () and sample.calls == 3
 
 
 def test_measure_reports_medians_over_the_requested_runs(cache: Cache) -> None:
