@@ -80,7 +80,7 @@ from cudaify.backend.timing import (
     with_kernel_times,
 )
 from cudaify.config import Config
-from cudaify.core import Evaluation, Problem, Stage, Timing, Variant, content_hash
+from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Timing, Variant, content_hash
 from cudaify.errors import InputError, SourceError
 from cudaify.frontend.facts import Program
 
@@ -478,7 +478,7 @@ class Evaluator:
         reference = self.reference()
         # A candidate's screening run shares the GPU; a reported timing has it alone.
         with self._hold(exclusive=not screening):
-            checked = self._check(variant, build, timed, compile_seconds, reference)
+            checked = self._check(variant, build, timed, compile_seconds, reference, screening)
             if isinstance(checked, Evaluation):
                 return checked
             runs = self.config.search_runs if screening else self.config.runs
@@ -610,14 +610,21 @@ class Evaluator:
         timed: tuple[str, ...],
         compile_seconds: float,
         reference: ReferenceResult,
+        screening: bool = False,
     ) -> _Checked | Evaluation:
         """The correctness run: the output and exit code against the reference's (and,
         with `differential`, the offloaded functions alone at other sizes). The run is a
-        timed one when the build is a timing build. An Evaluation when it failed."""
+        timed one when the build is a timing build. An Evaluation when it failed. A
+        search candidate's run (`screening`) stops once it can no longer beat the CPU
+        (see `hopeless_after`), without a configured --run-timeout."""
         limit = time_limit(reference.seconds, self.config.run_timeout)
         binary = build.binary
         assert binary is not None
         cut = self._limit(limit)
+        hopeless = hopeless_after(reference.seconds)
+        stops_hopeless = screening and not self.config.run_timeout and hopeless < cut
+        if stops_hopeless:
+            cut = hopeless
         if timed:
             sample = timed_run(binary, timeout=cut, cuda=True)
         else:
@@ -630,6 +637,13 @@ class Evaluator:
         if failed is not None:
             if run.timed_out:
                 self._cut_short()  # killed at the deadline, not at the candidate's limit
+            if run.timed_out and stops_hopeless:
+                slow = Problem(
+                    TOO_SLOW,
+                    f"stopped after {hopeless:.1f} s: the CPU program runs in "
+                    f"{reference.seconds:.2f} s, so this variant's region cannot beat the CPU's",
+                )
+                return replace(ran, problems=(slow,))
             return replace(ran, problems=(failed,))
         exit_problem = compare_exit(reference.exit_code, run.exit_code or 0)
         output = compare(reference.stdout, run.stdout, self.config.rtol, self.config.atol)
@@ -750,6 +764,20 @@ def _timed_seconds(timing: Timing, first_counted: bool) -> float:
     """Seconds the timed runs took, less the correctness run when it was one of them."""
     runs = timing.runs - (1 if first_counted else 0)
     return (timing.wall or 0.0) * max(0, runs)
+
+
+# A search candidate's run is stopped after HOPELESS_FACTOR times the CPU program's wall
+# time plus HOPELESS_SECONDS. Past that it cannot win: its host code is the input's (the
+# wall time outside the region is at most the CPU program's), so its region has taken at
+# least the CPU program's time plus HOPELESS_SECONDS less the CUDA context's creation,
+# which is more than the CPU region. Slow candidates ran to their 10x limit before and
+# took most of a search's time (PolyBench atax: 20 s of its 30 s budget).
+HOPELESS_FACTOR = 2.0
+HOPELESS_SECONDS = 1.0
+
+
+def hopeless_after(reference_seconds: float) -> float:
+    return HOPELESS_FACTOR * reference_seconds + HOPELESS_SECONDS
 
 
 MAX_COMPILE_JOBS = 4

@@ -24,6 +24,11 @@ class Stage(enum.IntEnum):
         return self.name.lower()
 
 
+# the kind of problem of a search candidate stopped once its run could no longer beat the
+# CPU's (see backend/evaluate.py): slower for certain, its output never seen
+TOO_SLOW = "too_slow"
+
+
 @dataclass(frozen=True)
 class Problem:
     """One reason a candidate is not acceptable (structural, compile, run or output)."""

@@ -219,8 +219,8 @@ class GraphSearch:
         return False
 
     def _converged(self) -> bool:
-        patience = self.budget.patience
-        return bool(patience) and self._best >= FASTER and self._stale >= patience
+        patience = self.budget.patience or 0
+        return patience > 0 and self._best >= FASTER and self._stale >= patience
 
     def _count(self, candidate: Candidate) -> None:
         """Convergence bookkeeping for one new candidate (see Budget.patience)."""

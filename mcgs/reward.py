@@ -5,6 +5,7 @@ is below the next:
     compile fail    -0.75
     run fail        -0.50   (crash, timeout, output cap)
     wrong output    -0.25
+    stopped: too slow to beat the CPU, output unseen  -0.10
     compiled, not run (no GPU)  0.00
     correct, slower than the CPU reference   0.25 * speedup           in [0, 0.25)
     correct, faster                          0.5 + log(speedup)       >= 0.5
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import math
 
-from cudaify.core import Evaluation, Stage
+from cudaify.core import TOO_SLOW, Evaluation, Stage
 
 STRUCTURE_FAIL = -1.0
 COMPILE_FAIL = -0.75
 RUN_FAIL = -0.5
 WRONG_OUTPUT = -0.25
+TOO_SLOW_UNSEEN = -0.1  # may be right, is slower: a step from its rescue, as a slow variant is
 UNRUN = 0.0
 FASTER = 0.5  # the lowest reward of a variant faster than the CPU
 
@@ -32,7 +34,11 @@ def reward(evaluation: Evaluation) -> float:
     if stage == Stage.STRUCTURE:
         return COMPILE_FAIL
     if stage == Stage.COMPILE:
-        return UNRUN if not evaluation.ran_on_gpu else RUN_FAIL
+        if not evaluation.ran_on_gpu:
+            return UNRUN
+        if evaluation.problems and all(p.kind == TOO_SLOW for p in evaluation.problems):
+            return TOO_SLOW_UNSEEN
+        return RUN_FAIL
     if stage == Stage.RUN:
         return WRONG_OUTPUT
     speedup = evaluation.region_speedup or evaluation.program_speedup

@@ -316,3 +316,34 @@ def test_compiles_ahead_fit_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(evaluate_mod.os, "getloadavg", lambda: (15.5, 9.0, 3.0))
     assert compile_jobs(Config()) == 1
     assert compile_jobs(Config(compile_jobs=3)) == 3
+
+
+SLOW = CANDIDATE.replace("{0, 50000000}", "{1, 0}")  # 1 s a call: 3 s against the CPU's 0.15
+
+
+def test_a_search_candidate_is_stopped_once_it_cannot_beat_the_cpu(
+    tmp_path: Path, cache: Cache
+) -> None:
+    import time
+
+    from cudaify.core import TOO_SLOW
+    from cudaify.mcgs.reward import TOO_SLOW_UNSEEN, WRONG_OUTPUT, reward
+
+    evaluator = make(tmp_path, cache)
+    reference = evaluator.reference().seconds
+    evaluator.compile(variant(SLOW))  # the screening below then only runs it
+    began = time.perf_counter()
+    screened = evaluator.screen(variant(SLOW))
+    took = time.perf_counter() - began
+    stop = evaluate_mod.hopeless_after(reference)
+    assert [p.kind for p in screened.problems] == [TOO_SLOW] and not screened.verified
+    assert stop <= took < stop + 1.0  # not the 10 s limit of a run
+    assert WRONG_OUTPUT < reward(screened) == TOO_SLOW_UNSEEN < 0
+    # what `cudaify check` reports runs to the end: verified, and slower
+    full = evaluator.evaluate(variant(SLOW))
+    assert full.verified and full.region_speedup is not None and full.region_speedup < 0.1
+
+
+def test_a_configured_run_timeout_is_the_only_limit(tmp_path: Path, cache: Cache) -> None:
+    evaluator = make(tmp_path, cache, run_timeout=20.0)
+    assert evaluator.screen(variant(SLOW)).verified
