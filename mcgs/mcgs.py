@@ -190,6 +190,9 @@ class GraphSearch:
         self.stop = stop  # the command's deadline: no new candidate once it says so
         self.prefetch = prefetch
         self.expand_fn = expand
+        # a rule's child of a variant (rules are deterministic): a rollout's path is made
+        # ahead, to build it at once, and made again when the rollout is taken
+        self._rule_children: dict[tuple[str, str], tuple[Variant | None, str]] = {}
         self.evaluate_fn = evaluate
         self.rescue = rescue
         self.ways = ways
@@ -260,9 +263,7 @@ class GraphSearch:
         node = Node(variant, evaluation, reward(evaluation))
         self.nodes[key] = node
         if self.budget.rollout_depth > 0 and variant.steps and self._promising(node):
-            # a rollout stays within the depth limit, as the playouts do
-            depth = min(self.budget.rollout_depth, self.budget.max_depth - len(variant.steps))
-            node.utility = max(node.utility, self._rollout(variant, depth))
+            node.utility = max(node.utility, self._rollout(variant))
             node.value = node.utility
         return node
 
@@ -300,7 +301,7 @@ class GraphSearch:
         for edge in node.edges:
             if edge.how != "rule" or self._out_of_time():
                 continue
-            child, reason = self.expand_fn(node.variant, edge.method, edge.how)
+            child, reason = self._expand(node.variant, edge.method, edge.how)
             if child is None:
                 edge.dead = reason or "did not apply"
                 self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
@@ -308,8 +309,12 @@ class GraphSearch:
             edge.made = child
             if self._known(child.key) is None:
                 made.append(child)
+        # then the rollouts each child would take if it is promising: the cores are idle
+        # (prefetch is only given while they are), and a rollout's builds otherwise wait
+        # for one another
+        ahead = [step for child in made for step in self._rollout_path(child)]
         if made and self.prefetch is not None:
-            self.prefetch(made)
+            self.prefetch(made + ahead)
 
     def _take(self, node: Node, edge: Edge) -> Node | None:
         """Create the child behind an edge (the expensive step: rule or SLM, then verify)."""
@@ -323,7 +328,7 @@ class GraphSearch:
         if child is not None:
             edge.made = None
         else:
-            child, reason = self.expand_fn(node.variant, edge.method, edge.how)
+            child, reason = self._expand(node.variant, edge.method, edge.how)
         if child is None:
             edge.dead = reason or "did not apply"
             self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
@@ -336,34 +341,69 @@ class GraphSearch:
             self._slm_answers.append(reward(made.evaluation))
         return made
 
-    def _rollout(self, variant: Variant, depth: int) -> float:
-        """Cheap look-ahead: rules only, along the highest-prior edges. Returns the best
-        reward reached; every variant it makes is a real, verified candidate."""
-        best = -math.inf
+    def _expand(self, variant: Variant, method: str, how: str) -> tuple[Variant | None, str]:
+        if how != "rule":
+            return self.expand_fn(variant, method, how)
+        key = (variant.key, method)
+        if key not in self._rule_children:
+            self._rule_children[key] = self.expand_fn(variant, method, how)
+        return self._rule_children[key]
+
+    def _rollout_depth(self, variant: Variant) -> int:
+        """A rollout stays within the depth limit, as the playouts do."""
+        return min(self.budget.rollout_depth, self.budget.max_depth - len(variant.steps))
+
+    def _rollout_path(self, variant: Variant, depth: int | None = None) -> list[Variant]:
+        """The variants a rollout from `variant` makes: rules only, along the
+        highest-prior edge that applies and leads somewhere new, step after step. Which
+        step comes next does not depend on how the previous one fares, so the whole path
+        is known, and can be built, before any of it is verified."""
+        path: list[Variant] = []
         current = variant
-        for _ in range(depth):
-            if self._out_of_time():
-                break
+        steps = self._rollout_depth(variant) if depth is None else depth
+        for _ in range(max(0, steps)):
             source = self._graph_node(current)
             methods = self.graph.successors(source)
             if not methods:
                 break
             prior = graph_prior(self.graph, source, methods)
             for method in sorted(methods, key=lambda m: -prior[m]):
-                child, _reason = self.expand_fn(current, method, "rule")
+                child, _reason = self._expand(current, method, "rule")
                 if child is None or self._known(child.key) is not None:
                     continue
-                state = self._verified(child)
-                node = Node(state.variant, state.evaluation, 0.0)
-                node.utility = node.value = reward(node.evaluation)
-                self.nodes[state.variant.key] = node
-                best = max(best, node.utility)
-                if node.terminal:
-                    return best
-                current = state.variant
+                if any(step.key == child.key for step in path):
+                    continue
+                path.append(child)
+                current = child
                 break
             else:
                 break
+        return path
+
+    def _rollout(self, variant: Variant) -> float:
+        """Cheap look-ahead: the rollout path (see `_rollout_path`), built at once and
+        verified step by step until one fails to compile. Returns the best reward
+        reached; every variant it makes is a real, verified candidate."""
+        best = -math.inf
+        depth = self._rollout_depth(variant)
+        path = self._rollout_path(variant, depth)
+        if len(path) > 1 and self.prefetch is not None and not self._out_of_time():
+            self.prefetch(path)
+        index = 0
+        while index < len(path):
+            child = path[index]
+            if self._out_of_time() or self._known(child.key) is not None:
+                break
+            state = self._verified(child)
+            node = Node(state.variant, state.evaluation, 0.0)
+            node.utility = node.value = reward(node.evaluation)
+            self.nodes[state.variant.key] = node
+            best = max(best, node.utility)
+            if node.terminal:
+                break
+            index += 1
+            if state.variant.key != child.key:  # rescued: the rest goes on from the rescue
+                path = path[:index] + self._rollout_path(state.variant, depth - index)
         return best
 
     # -- one playout --------------------------------------------------------------------

@@ -427,3 +427,28 @@ def test_without_patience_every_edge_is_tried(patience: int | None):
     land = InOrder([])
     result = run(search(WIDE, land, budget=patient(patience)))
     assert len(land.evaluated) == 12 and not result.converged
+
+
+def test_rollout_paths_are_built_with_their_nodes_children_and_change_nothing():
+    """The steps a rollout would take from each new child are known before any of them is
+    verified (the next step does not depend on the last one's result): prefetch gets them
+    right after the children, and the search evaluates what it evaluates without it."""
+    edges = [("sequential", "a"), ("sequential", "b"), ("a", "c"), ("c", "d")]
+    speed = {frozenset("a"): 2.0, frozenset("ac"): 3.0, frozenset("acd"): 9.0}
+    budget = Budget(iterations=10, max_depth=3, rollout_depth=2)
+    plain = Landscape(speed)
+    expected = run(search(graph_of(*edges), plain, budget=budget))
+    ahead = Landscape(speed)
+    prefetched: list[list[str]] = []
+    result = run(
+        search(
+            graph_of(*edges),
+            ahead,
+            budget=budget,
+            prefetch=lambda variants: prefetched.append([v.code for v in variants]),
+        )
+    )
+    assert prefetched[0] == ["a", "b", "a+c", "a+c+d"]  # b has nowhere to go
+    assert sorted(ahead.expanded) == sorted(set(ahead.expanded))  # each edge applied once
+    assert ahead.evaluated == plain.evaluated
+    assert result.best_verified.variant.code == expected.best_verified.variant.code == "a+c+d"
