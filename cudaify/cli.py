@@ -32,14 +32,29 @@ ALIASING_NOTE = (
 
 
 class DefaultGroup(click.Group):
-    """`cudaify input.c -o out.cu` is the `compile` command; other words are subcommands."""
+    """`cudaify input.c -o out.cu` is the `compile` command; other words are subcommands.
+    Subcommands in `lazy` are imported when used: the `graph` group needs networkx, which
+    a compile served from the cache (make's rebuild) should not pay for."""
 
     default_command = "compile"
+    lazy = {"graph": ("cudaify.regraph.cli", "graph")}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        known = (*self.commands, *self.lazy, "--help", "-h", "--version")
+        if args and args[0] not in known:
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            import importlib
+
+            module, attribute = self.lazy[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
 
 
 def _setup_logging(verbose: int, quiet: bool) -> None:
@@ -756,10 +771,6 @@ def _as_input_error(exc: OSError) -> CudaifyError:
 
     return InputError(f"{exc.filename}: {exc.strerror}")
 
-
-from cudaify.regraph.cli import graph  # noqa: E402 - the `graph` group lives with the graph
-
-main.add_command(graph)
 
 if __name__ == "__main__":
     main()

@@ -15,14 +15,16 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudaify import __version__
 from cudaify.backend.budget import Breakdown, Deadline
 from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash
 from cudaify.errors import ConfigError, InputError
-from cudaify.frontend.facts import Program
+
+if TYPE_CHECKING:  # the frontend loads the language model's library (see frontend/__init__)
+    from cudaify.frontend.facts import Program
 
 log = logging.getLogger("cudaify")
 
@@ -770,7 +772,7 @@ def result_key(source_path: str, source: bytes, config: Config) -> str:
     from cudaify.backend.gpu import detect_gpus
 
     settings = {name: getattr(config, name) for name in _RESULT_SETTINGS}
-    from cudaify.regraph.learn import user_graph_path
+    from cudaify.regraph import user_graph_path
 
     graph = resources.files("cudaify.regraph").joinpath("data/default.json").read_bytes()
     learned = user_graph_path()

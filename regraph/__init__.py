@@ -11,3 +11,13 @@ worked examples as edges.
     report.py      stats, show, render
     cli.py         `cudaify graph ...`
     corpus/        the programs the shipped graph (data/default.json) is built from"""
+
+from pathlib import Path
+
+
+def user_graph_path() -> Path:
+    """The user's reasoning graph (what --learn merged in). Here, not in learn.py, so that
+    a compile served from the cache can name it without importing the graph (networkx)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("cudaify")) / "graph.json"

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from cudaify.core import Evaluation, Variant
+from cudaify.regraph import user_graph_path
 from cudaify.regraph.build import VerifiedStep, how_verified, measured_speedup, merge, merge_steps
 from cudaify.regraph.graph import START, GraphFormatError, ReGraph, default_graph, load, save
 from cudaify.regraph.relabel import describe
@@ -31,10 +30,6 @@ class StatsUpdate:
     target: str
     success: bool
     speedup: float | None = None
-
-
-def user_graph_path() -> Path:
-    return Path(platformdirs.user_data_dir("cudaify")) / "graph.json"
 
 
 def _user_graph(path: Path) -> ReGraph:
