@@ -206,7 +206,7 @@ def main() -> None:
     "--patience",
     type=int,
     help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
-    "row without a 5% gain (default 4; 0: search until --iterations or the budget end).",
+    "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
 )
 @click.option(
     "--slm",
@@ -580,7 +580,7 @@ def trace_explain(trace_file: str) -> None:
     "--patience",
     type=int,
     help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
-    "row without a 5% gain (default 4; 0: search until --iterations or the budget end).",
+    "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
 )
 @click.option("--seed", type=int, help="Seed for the searches (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")

@@ -31,7 +31,7 @@ class Config:
     rollout_depth: int = 2  # 0: no rollouts
     # mcgs: end the search after this many candidates in a row without a 5% gain, once a
     # verified variant beats the CPU; 0: never (search until iterations or budget end)
-    patience: int = 4
+    patience: int = 3
     seed: int = 0
     # the small language model
     slm: str = "auto"  # auto: use it when a model is at hand | on: install on first use | off
