@@ -158,6 +158,8 @@ class Evaluator:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_size = 0
         self._cancel = threading.Event()  # set by close(): compiles under way stop
+        # the shortest whole-program run of a verified candidate so far (see hopeless_after)
+        self._fastest_wall = float("inf")
 
     # -- time ----------------------------------------------------------------------
 
@@ -504,6 +506,9 @@ class Evaluator:
             reference=self.reference_timing(timed),
             run_seconds=checked.ran.run_seconds + _timed_seconds(timing, first is not None),
         )
+        if timing.wall is not None:
+            with self._lock:
+                self._fastest_wall = min(self._fastest_wall, timing.wall)
         return verified if screening else self._detailed(variant, verified)
 
     def remeasure(
@@ -621,7 +626,9 @@ class Evaluator:
         binary = build.binary
         assert binary is not None
         cut = self._limit(limit)
-        hopeless = hopeless_after(reference.seconds)
+        fastest = self._fastest_wall
+        beaten = "the fastest verified variant so far" if fastest < reference.seconds else ""
+        hopeless = hopeless_after(min(reference.seconds, fastest))
         stops_hopeless = screening and not self.config.run_timeout and hopeless < cut
         if stops_hopeless:
             cut = hopeless
@@ -640,8 +647,9 @@ class Evaluator:
             if run.timed_out and stops_hopeless:
                 slow = Problem(
                     TOO_SLOW,
-                    f"stopped after {hopeless:.1f} s: the CPU program runs in "
-                    f"{reference.seconds:.2f} s, so this variant's region cannot beat the CPU's",
+                    f"stopped after {hopeless:.1f} s: {beaten or 'the CPU program'} runs in "
+                    f"{min(reference.seconds, fastest):.2f} s, so this variant's region cannot "
+                    f"beat {'its' if beaten else 'the CPU'}'s",
                 )
                 return replace(ran, problems=(slow,))
             return replace(ran, problems=(failed,))
@@ -767,11 +775,13 @@ def _timed_seconds(timing: Timing, first_counted: bool) -> float:
 
 
 # A search candidate's run is stopped after HOPELESS_FACTOR times the CPU program's wall
-# time plus HOPELESS_SECONDS. Past that it cannot win: its host code is the input's (the
-# wall time outside the region is at most the CPU program's), so its region has taken at
-# least the CPU program's time plus HOPELESS_SECONDS less the CUDA context's creation,
-# which is more than the CPU region. Slow candidates ran to their 10x limit before and
-# took most of a search's time (PolyBench atax: 20 s of its 30 s budget).
+# time (or the fastest verified candidate's, when shorter) plus HOPELESS_SECONDS. Past
+# that it cannot win: its code outside the region is the input's (the wall time outside
+# the region is at most the CPU program's, or the fastest candidate's), so its region has
+# taken at least that program's whole time plus HOPELESS_SECONDS less the CUDA context's
+# creation, which is more than that program's region. Slow candidates ran to their 10x
+# limit before and took most of a search's time (PolyBench atax: 20 s of its 30 s budget;
+# at 2x the CPU's, heat-1d still spent 20 s on five candidates stopped at 4 s each).
 HOPELESS_FACTOR = 2.0
 HOPELESS_SECONDS = 1.0
 

@@ -347,3 +347,29 @@ def test_a_search_candidate_is_stopped_once_it_cannot_beat_the_cpu(
 def test_a_configured_run_timeout_is_the_only_limit(tmp_path: Path, cache: Cache) -> None:
     evaluator = make(tmp_path, cache, run_timeout=20.0)
     assert evaluator.screen(variant(SLOW)).verified
+
+
+def test_once_a_faster_variant_is_verified_the_cutoff_follows_it(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """A candidate that has run twice the fastest verified candidate's time (plus a second)
+    cannot beat that one's region either: it is stopped there, not at the CPU's cutoff."""
+    import time
+
+    from cudaify.core import TOO_SLOW
+
+    evaluator = make(tmp_path, cache)
+    reference = evaluator.reference().seconds
+    assert evaluator.screen(variant()).verified
+    fastest = evaluator._fastest_wall
+    assert fastest < 1.0
+    evaluator._fastest_wall = fastest = fastest / 10  # as if a much faster variant had run
+    slower = CANDIDATE.replace("{0, 50000000}", "{0, 600000000}")  # 1.8 s against 0.15 s
+    evaluator.compile(variant(slower))
+    began = time.perf_counter()
+    screened = evaluator.screen(variant(slower))
+    took = time.perf_counter() - began
+    assert [p.kind for p in screened.problems] == [TOO_SLOW]
+    assert "fastest verified variant" in screened.problems[0].message
+    stop = evaluate_mod.hopeless_after(fastest)
+    assert stop <= took < evaluate_mod.hopeless_after(reference)  # not the CPU's cutoff
