@@ -7,8 +7,9 @@
 #            cache: each at most 60 s, none over the budget by more than 10% + 2 s
 #   rebuild  the make -j build again with its outputs deleted: every program is served
 #            from the result cache; each at most 1 s
-#   quality  each program alone with no budget (--time-budget 0): the region speedups the
-#            default finds must be >= 95% of these (geometric mean). Slow: minutes a program
+#   quality  each program alone with no budget and no early end (--time-budget 0
+#            --patience 0): the region speedups the default finds must be >= 95% of these
+#            (geometric mean). Slow: minutes a program
 #   report   the tables, from what the phases above wrote (also printed after each phase)
 #
 # Usage: scripts/bench_time_budget.sh [alone|makej|rebuild|quality|report ...]
@@ -140,7 +141,7 @@ head = ("| program | wall s | verified | region speedup | cut short | analysis |
 for phase, title in (("alone", "Each program alone, default settings"),
                      ("makej", f"Under make -j, --time-budget {budget:g}"),
                      ("rebuild", "Cached rebuild (make -j again, outputs deleted; the breakdown is the cached run's)"),
-                     ("quality", "Each program alone, no budget")):
+                     ("quality", "Each program alone, no budget, no --patience")):
     found = rows(phase)
     if not found:
         continue
@@ -181,7 +182,7 @@ phases=("$@")
 for phase in "${phases[@]}"; do
   case $phase in
     alone) alone alone ;;
-    quality) alone quality --time-budget 0 ;;
+    quality) alone quality --time-budget 0 --patience 0 ;;
     makej) make_build makej ;;
     rebuild) make_build rebuild ;;
     report) report ;;
