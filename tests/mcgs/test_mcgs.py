@@ -349,22 +349,25 @@ def test_a_rounding_only_child_is_rescued_and_its_rescue_is_the_node(rollout_dep
     assert sum(1 for c in result.candidates if c.evaluation.rounding_only) == 1
 
 
+def with_and_without_prefetch(edges, speed, budget: Budget | None = None):
+    """The same search twice, without and with a prefetch that records what it is given:
+    (landscape, result) without, (landscape, prefetched codes, result) with."""
+    kwargs = {"budget": budget} if budget is not None else {}
+    plain = Landscape(speed)
+    expected = run(search(graph_of(*edges), plain, **kwargs))
+    ahead = Landscape(speed)
+    prefetched: list[list[str]] = []
+    record = lambda variants: prefetched.append([v.code for v in variants])  # noqa: E731
+    result = run(search(graph_of(*edges), ahead, prefetch=record, **kwargs))
+    return plain, expected, ahead, prefetched, result
+
+
 def test_with_prefetch_a_nodes_rule_children_are_made_at_once_and_the_result_is_the_same():
     """prefetch gets every rule child of a node when the node is first expanded; each edge
     is still applied once, and the search finds what it finds without prefetch."""
     edges = [("sequential", "a"), ("sequential", "b"), ("sequential", "c"), ("a", "b"), ("b", "a")]
     speed = {frozenset("a"): 2.0, frozenset("b"): 3.0, frozenset("ab"): 20.0}
-    plain = Landscape(speed)
-    expected = run(search(graph_of(*edges), plain))
-    ahead = Landscape(speed)
-    prefetched: list[list[str]] = []
-    result = run(
-        search(
-            graph_of(*edges),
-            ahead,
-            prefetch=lambda variants: prefetched.append([v.code for v in variants]),
-        )
-    )
+    plain, expected, ahead, prefetched, result = with_and_without_prefetch(edges, speed)
     assert prefetched[0] == ["a", "b", "c"]  # the root's three rule children, together
     assert sorted(ahead.expanded) == sorted(set(ahead.expanded))  # each edge applied once
     assert result.best_verified.variant.code == expected.best_verified.variant.code == "a+b"
@@ -436,18 +439,7 @@ def test_rollout_paths_are_built_with_their_nodes_children_and_change_nothing():
     edges = [("sequential", "a"), ("sequential", "b"), ("a", "c"), ("c", "d")]
     speed = {frozenset("a"): 2.0, frozenset("ac"): 3.0, frozenset("acd"): 9.0}
     budget = Budget(iterations=10, max_depth=3, rollout_depth=2)
-    plain = Landscape(speed)
-    expected = run(search(graph_of(*edges), plain, budget=budget))
-    ahead = Landscape(speed)
-    prefetched: list[list[str]] = []
-    result = run(
-        search(
-            graph_of(*edges),
-            ahead,
-            budget=budget,
-            prefetch=lambda variants: prefetched.append([v.code for v in variants]),
-        )
-    )
+    plain, expected, ahead, prefetched, result = with_and_without_prefetch(edges, speed, budget)
     assert prefetched[0] == ["a", "b", "a+c", "a+c+d"]  # b has nowhere to go
     assert sorted(ahead.expanded) == sorted(set(ahead.expanded))  # each edge applied once
     assert ahead.evaluated == plain.evaluated
