@@ -9,7 +9,8 @@
 #            from the result cache; each at most 1 s
 #   quality  each program alone with no budget and no early end (--time-budget 0
 #            --patience 0): the region speedups the default finds must be >= 95% of these
-#            (geometric mean). Slow: minutes a program
+#            (geometric mean). Slow: minutes a program. After `alone`, it reuses its caches,
+#            so both divide by the same CPU reference timing
 #   report   the tables, from what the phases above wrote (also printed after each phase)
 #
 # Usage: scripts/bench_time_budget.sh [alone|makej|rebuild|quality|report ...]
@@ -76,7 +77,13 @@ alone() {  # $1: phase name, $2...: extra flags
   local phase=$1; shift
   rm -f "$OUT/$phase.tsv"
   export CUDAIFY_CACHE_DIR="$CACHES/$phase"
-  rm -rf "$CUDAIFY_CACHE_DIR"
+  if [ "$phase" = quality ] && [ -d "$CACHES/alone" ]; then
+    # the same CPU reference timings as the alone phase (cached by build): a reference run
+    # varies by up to a third between runs, which would swamp the comparison
+    export CUDAIFY_CACHE_DIR="$CACHES/alone"
+  else
+    rm -rf "$CUDAIFY_CACHE_DIR"
+  fi
   for program in $PROGRAMS; do
     local name; name=$(basename "${program%.*}")
     local began; began=$(now)
