@@ -17,7 +17,8 @@
 #        (no phase: alone makej rebuild report; each phase fits in a few minutes for the
 #        default 16 programs, so they can be run as separate commands)
 # Settings (environment): PROGRAMS="benchmarks/.../a.c ..." (default: 16 programs over
-# every category), BUDGET=30, JOBS=16, OUT=build/bench-time-budget (results: *.tsv, the
+# every category), BUDGET=30, JOBS=16, QUALITY_JOBS=1 (quality: programs side by side; their
+# screening runs then share the GPU, their reported timings still have it alone), OUT=build/bench-time-budget (results: *.tsv, the
 # traces, the outputs), CACHES=/tmp/bench-time-budget-caches (cudaify's caches, the make
 # folder), CUDAIFY and PYTHON (default: .venv's, else cudaify and python3 on PATH, as
 # scripts/device_setup.sh leaves them), EXTRA="..." (more cudaify flags for every run).
@@ -84,14 +85,29 @@ alone() {  # $1: phase name, $2...: extra flags
   else
     rm -rf "$CUDAIFY_CACHE_DIR"
   fi
+  local jobs=1
+  [ "$phase" = quality ] && jobs=${QUALITY_JOBS:-1}
+  local program running=0
   for program in $PROGRAMS; do
-    local name; name=$(basename "${program%.*}")
-    local began; began=$(now)
-    "$CUDAIFY" "$program" -o "$OUT/$name.$phase.cu" -q --no-cache --slm off \
-      --trace "$OUT/$name.$phase.json" "$@" $EXTRA || echo "cudaify failed on $program" >&2
-    record "$phase" "$name" "$(since "$began")" "$OUT/$name.$phase.json"
-    tail -1 "$OUT/$phase.tsv"
+    if [ "$jobs" -le 1 ]; then
+      one_alone "$phase" "$program" "$@"
+    else  # side by side: the reported timings still have the GPU alone (see gpulock)
+      one_alone "$phase" "$program" "$@" &
+      running=$((running + 1))
+      if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+    fi
   done
+  wait
+}
+
+one_alone() {  # $1: phase, $2: program, $3...: extra flags
+  local phase=$1 program=$2; shift 2
+  local name; name=$(basename "${program%.*}")
+  local began; began=$(now)
+  "$CUDAIFY" "$program" -o "$OUT/$name.$phase.cu" -q --no-cache --slm off \
+    --trace "$OUT/$name.$phase.json" "$@" $EXTRA || echo "cudaify failed on $program" >&2
+  record "$phase" "$name" "$(since "$began")" "$OUT/$name.$phase.json"
+  grep -P "^$phase\t$name\t" "$OUT/$phase.tsv" | tail -1
 }
 
 make_build() {  # $1: phase name (makej: cold cache, rebuild: the same cache, outputs deleted)
