@@ -709,6 +709,147 @@ def covered_when(model: Model, array: str, extents: list[str]) -> isl.Set:
     return model.context.intersect(bad.complement())
 
 
+# -- speculative parallel steps of an outer loop ----------------------------------------
+
+# A step whose reads across instances chain this many links deep is refused (see
+# speculation): a recurrence chains as deep as its loop is long.
+CHAIN_LINKS = 3
+
+
+class NotSpeculated(Exception):
+    """Why the steps of a region's outer loop cannot run speculatively in parallel.
+    `candidate` is False when the region is not even shaped for it (not one perfect nest
+    of 2 to 4 loops): that is not worth a note."""
+
+    def __init__(self, why: str, candidate: bool = True):
+        super().__init__(why)
+        self.candidate = candidate
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """The steps of the outer loop `loop` (Floyd-Warshall's k) run one after another; the
+    instances of one step, over the loops `inner`, run in parallel although some read
+    elements that other instances of the step write ("cross reads": Floyd-Warshall's
+    pivot row and column). It is exact under a run-time check. Before each step the
+    arrays it writes (`arrays`) are copied into snapshots; every read of them (other
+    than the write targets themselves) reads the snapshot, and every write instance in
+    `checked` (its element is read by another instance of the step) compares the value
+    it stored with the snapshot's, bit for bit. When none differs, every read saw the
+    value the sequential step would have shown it, whatever the order: the step is
+    done. Otherwise the snapshots go back into the arrays and the step reruns in order.
+
+    The precondition (see `speculation`): the statements sit in one perfect nest of
+    affine loops, write no scalar, each writes at most one array element per instance
+    and no two instances of one step write the same element (injective writes; then
+    every dependence inside a step is between a write and a read of another instance,
+    which the snapshot and the check take care of), and the chains of cross reads are
+    short (fewer than CHAIN_LINKS links): a value read across instances is not written
+    from values read across instances written in turn from such values. A recurrence
+    (`a[i][j]` from `a[i][j - 1]`) chains as deep as its loop is long; its values change
+    by design, so its check would fail at every step and it is refused."""
+
+    loop: str  # C variable of the outer loop
+    inner: tuple[str, ...]  # C variables of the loops of one step, outermost first
+    arrays: tuple[str, ...]  # arrays a step writes (snapshotted), in the scop's order
+    checked: isl.UnionSet  # write instances whose element another instance of the step reads
+
+
+def speculation(model: Model) -> Speculation:
+    """The speculative parallel form of the region's outer-loop steps, or NotSpeculated
+    with the reason."""
+    statements = list(model.scop.statements)
+    loops = _one_perfect_nest(model, statements)
+    _require_plain_accesses(model, statements)
+    if model.privates:
+        raise NotSpeculated("it expands a temporary array")
+    outer = _outer(model, statements, 1)
+    same_step = outer.apply_range(outer.reverse())
+    itself = model.domain.identity()
+    loop = model.scop.loops[loops[0]].var
+    if model.dependences.subtract(same_step).is_empty():
+        raise NotSpeculated(f"loop {loop} carries no dependence: nothing to speculate on")
+    writes = model.writes
+    clash = writes.apply_range(writes.reverse()).intersect(same_step).subtract(itself)
+    if not clash.is_empty():
+        line = _first_line(model, clash, isl.dim_type.in_)
+        array = _array_of(model, clash, writes)
+        raise NotSpeculated(
+            f"two instances of one step of loop {loop} write the same element of "
+            f"'{array}' (line {line})"
+        )
+    cross = writes.apply_range(model.reads.reverse()).intersect(same_step).subtract(itself)
+    if cross.is_empty():
+        raise NotSpeculated(f"no instance of a step of loop {loop} reads what another writes")
+    chain = cross
+    for _ in range(CHAIN_LINKS - 1):
+        chain = chain.apply_range(cross)
+    if not chain.is_empty():
+        line = _first_line(model, cross, isl.dim_type.out)
+        raise NotSpeculated(
+            f"the reads across instances of a step of loop {loop} chain {CHAIN_LINKS} deep "
+            f"or more (line {line}), as a recurrence's do: their values change by design, "
+            "so the run-time check would fail at every step"
+        )
+    written = {a.target for st in statements for a in st.accesses if a.is_write}
+    return Speculation(
+        loop=loop,
+        inner=tuple(model.scop.loops[k].var for k in loops[1:]),
+        arrays=tuple(a.name for a in model.scop.arrays if a.name in written),
+        checked=cross.domain(),
+    )
+
+
+def _one_perfect_nest(model: Model, statements: list[ScopStatement]) -> tuple[int, ...]:
+    """The loops of the nest every statement sits in, outermost first."""
+    if not statements or not statements[0].loops:
+        raise NotSpeculated("it has no outer loop", candidate=False)
+    loops = statements[0].loops
+    if any(st.loops != loops for st in statements):
+        raise NotSpeculated(
+            "its statements are not all in the body of one perfect loop nest", candidate=False
+        )
+    if not 1 <= len(loops) - 1 <= 3:
+        raise NotSpeculated(
+            f"a step of loop {model.scop.loops[loops[0]].var} has {len(loops) - 1} loops "
+            "(1 to 3 form a grid)",
+            candidate=False,
+        )
+    return loops
+
+
+def _require_plain_accesses(model: Model, statements: list[ScopStatement]) -> None:
+    for statement in statements:
+        if statement.kind == "opaque":
+            raise NotSpeculated(
+                f"line {statement.line} is a statement whose accesses the model does not see"
+            )
+        array_writes = 0
+        for access in statement.accesses:
+            if access.scalar:
+                if access.is_write:
+                    raise NotSpeculated(f"line {access.line} writes the scalar '{access.target}'")
+                continue
+            if access.subscripts is None or len(access.subscripts) != model.dims[access.target]:
+                raise NotSpeculated(
+                    f"line {access.line} indexes '{access.target}' with a subscript that is "
+                    "not affine"
+                )
+            array_writes += access.is_write
+        if array_writes > 1:
+            raise NotSpeculated(f"line {statement.line} writes more than one array element")
+
+
+def _array_of(model: Model, pairs: isl.UnionMap, writes: isl.UnionMap) -> str:
+    """The C name of an array that the sources of `pairs` write."""
+    found: list[str] = []
+    writes.intersect_domain(pairs.domain()).foreach_map(
+        lambda piece: found.append(piece.get_tuple_name(isl.dim_type.out))
+    )
+    names = {v: k for k, v in model.array_ids.items()}
+    return names.get(min(found), "?") if found else "?"
+
+
 def violated(model: Model, schedule: isl.UnionMap) -> isl.UnionMap:
     """The dependences a new schedule (instance -> time) does not keep: pairs whose target
     does not come strictly after their source. Empty for a legal schedule."""
@@ -724,12 +865,15 @@ def loop_depth_of(model: Model, statement: str) -> int:
 __all__ = [
     "Model",
     "ModelError",
+    "NotSpeculated",
     "PrivateArray",
+    "Speculation",
     "Web",
     "build",
     "covered_when",
     "last_iteration",
     "loop_depth_of",
+    "speculation",
     "surely_written",
     "violated",
 ]

@@ -71,6 +71,8 @@ class SourceStatement:
     # a sum `t += e`, `t = t + e`, `t = e + t`, `t -= e`, `t = t - e`, `t++`, `t--`: the
     # target's span, the added term's span (None for ++/--) and its sign
     sum_parts: tuple[tuple[int, int], tuple[int, int] | None, str] | None = None
+    # what it assigns or updates: (start, end, start of the identifier it is based on)
+    targets: tuple[tuple[int, int, int], ...] = ()
 
 
 def source_statement(tree: Tree, source: bytes, name: str, start: int) -> SourceStatement:
@@ -87,7 +89,34 @@ def source_statement(tree: Tree, source: bytes, name: str, start: int) -> Source
     assignments: tuple[tuple[str, tuple[int, int]], ...] = ()
     if node.type == "declaration":
         assignments = tuple(_initialized(node, source, base))
-    return SourceStatement(name, text, identifiers, assignments, _sum_parts(node, source, base))
+    return SourceStatement(
+        name, text, identifiers, assignments, _sum_parts(node, source, base), _targets(node, base)
+    )
+
+
+def _targets(statement: Node, base: int) -> tuple[tuple[int, int, int], ...]:
+    """The lvalues the statement assigns or updates, with the identifier each is based on
+    (`a` of `a[i][j]`)."""
+    found = []
+    for node in cs.walk(statement):
+        if node.type == "assignment_expression":
+            target = node.child_by_field_name("left")
+        elif node.type == "update_expression":
+            target = node.child_by_field_name("argument")
+        else:
+            continue
+        if target is None:
+            continue
+        root = _bare(target)
+        while root.type == "subscript_expression":
+            argument = root.child_by_field_name("argument")
+            if argument is None:
+                break
+            root = _bare(argument)
+        if root.type == "identifier":
+            start, end = _span(target, base)
+            found.append((start, end, root.start_byte - base))
+    return tuple(found)
 
 
 def _span(node: Node, base: int) -> tuple[int, int]:
@@ -170,15 +199,35 @@ def _initialized(declaration: Node, source: bytes, base: int):
         yield cs.text(declarator, source), (value.start_byte - base, value.end_byte - base)
 
 
-def substituted(statement: SourceStatement, replace: dict[str, str]) -> str:
-    """The statement's text with identifiers replaced (declarations as assignments)."""
+def substituted(
+    statement: SourceStatement, replace: dict[str, str], reads: dict[str, str] | None = None
+) -> str:
+    """The statement's text with identifiers replaced (declarations as assignments);
+    `reads` replaces names further wherever they are not what a target is based on (an
+    array read from a snapshot but written in place)."""
     if statement.assignments:
         parts = []
         for target, (start, end) in statement.assignments:
-            value = _replace_in(statement, start, end, replace)
+            value = _replace_in(statement, start, end, replace, reads)
             parts.append(f"{replace.get(target, target)} = {value};")
         return " ".join(parts)
-    return _replace_in(statement, 0, len(statement.text), replace)
+    return _replace_in(statement, 0, len(statement.text), replace, reads)
+
+
+def target_texts(
+    statement: SourceStatement, replace: dict[str, str], snapshots: dict[str, str]
+) -> list[tuple[str, str]]:
+    """For each target based on a name of `snapshots` (an array with a snapshot): the
+    lvalue's text, and the same element of the snapshot."""
+    found = []
+    for start, end, root in statement.targets:
+        name = next((n for s, _, n in statement.identifiers if s == root), None)
+        if name is None or name not in snapshots:
+            continue
+        live = _replace_in(statement, start, end, replace)
+        before = _replace_in(statement, start, end, {**replace, name: snapshots[name]})
+        found.append((live, before))
+    return found
 
 
 def atomic_sum(statement: SourceStatement, replace: dict[str, str], cast: str) -> str:
@@ -193,14 +242,27 @@ def atomic_sum(statement: SourceStatement, replace: dict[str, str], cast: str) -
     return f"atomicAdd(({cast} *)&({target}), ({cast})({value}));"
 
 
-def _replace_in(statement: SourceStatement, start: int, end: int, replace: dict[str, str]) -> str:
+def _replace_in(
+    statement: SourceStatement,
+    start: int,
+    end: int,
+    replace: dict[str, str],
+    reads: dict[str, str] | None = None,
+) -> str:
     text = statement.text
+    roots = {root for _, _, root in statement.targets}
     pieces, position = [], start
     for first, last, name in statement.identifiers:
-        if first < start or last > end or name not in replace:
+        if first < start or last > end:
+            continue
+        if reads and name in reads and first not in roots:
+            value = reads[name]
+        elif name in replace:
+            value = replace[name]
+        else:
             continue
         pieces.append(text[position:first])
-        pieces.append(replace[name])
+        pieces.append(value)
         position = last
     pieces.append(text[position:end])
     return "".join(pieces)

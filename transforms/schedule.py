@@ -74,6 +74,10 @@ class KernelPart:
     path: tuple[tuple[str, int], ...]
     host_depth: int
     atomic: bool = False  # its sum statements update their targets with atomic adds
+    # a speculative step (see polyhedral.Speculation): its launch is checked at run time
+    # and, when the check fails, the next kernel of the plan (`fallback`) reruns the step
+    speculative: bool = False
+    fallback: bool = False  # launched only by the speculative kernel before it
 
 
 @dataclass
@@ -83,6 +87,9 @@ class RegionPlan:
     model: polyhedral.Model
     kernels: list[KernelPart]
     summary: str = ""
+    speculation: polyhedral.Speculation | None = None
+    # why the outer loop's steps do not run speculatively (`cudaify analyze` says it)
+    speculation_note: str = ""
 
 
 # -- the method --------------------------------------------------------------------------
@@ -187,7 +194,8 @@ def mapping_report(program: Program) -> list[str]:
     lines = []
     for plan in plans:
         shared = [f"array '{a}' stays shared: {why}" for a, why in plan.model.shared_arrays.items()]
-        summary = "; ".join([plan.summary, *shared])
+        note = [plan.speculation_note] if plan.speculation_note else []
+        summary = "; ".join([plan.summary, *shared, *note])
         lines.append(f"{program.path}:{plan.scop.line}:{plan.scop.column}: {summary}")
     return lines + [reason for reason in reasons if "region in" in reason]
 
@@ -202,11 +210,81 @@ def plan_region(program: Program, function: Function, scop: Scop) -> RegionPlan:
     try:
         kernels = _plan_kernels(model)
     except Refuse as refusal:
-        # an array left shared may be what keeps the loops sequential
-        raise Refuse("; ".join([str(refusal), *model.array_notes()])) from None
-    plan = RegionPlan(function, scop, model, kernels)
+        speculative, note = _speculate(model, 0)
+        if speculative is None:
+            # an array left shared may be what keeps the loops sequential
+            notes = [*model.array_notes(), note] if note else model.array_notes()
+            raise Refuse("; ".join([str(refusal), *notes])) from None
+        kernels = []
+    else:
+        speculative, note = None, ""
+        if any(k.host_depth for k in kernels):
+            speculative, note = _speculate(model, max(len(k.mapped) for k in kernels))
+    plan = RegionPlan(function, scop, model, kernels, speculation_note=note)
+    if speculative is not None:
+        plan.speculation, plan.kernels = speculative
+        plan.speculation_note = ""
     plan.summary = _describe(plan)
     return plan
+
+
+def _speculate(
+    model: polyhedral.Model, rank: int
+) -> tuple[tuple[polyhedral.Speculation, list[KernelPart]] | None, str]:
+    """The speculative plan of the region (its outer loop on the host around a launch of
+    each step's instances, checked at run time) when it gives a larger grid than `rank`,
+    the rank the ordinary mapping reaches; else None and why not."""
+    try:
+        speculation = polyhedral.speculation(model)
+    except polyhedral.NotSpeculated as why:
+        return None, f"no speculative steps: {why}" if why.candidate else ""
+    if min(len(speculation.inner), 3) <= rank:
+        return None, ""  # the schedule maps as many loops without a check
+    return (speculation, _speculative_kernels(model)), ""
+
+
+def _speculative_kernels(model: polyhedral.Model) -> list[KernelPart]:
+    """The step's launch (its loops form the grid, x the most coalescing one) and the
+    single-thread kernel that reruns a step in order when its check fails."""
+    header = model.space.header()
+    domain = model.domain
+    prefix, order, members = [], [], []
+    statements = model.scop.statements
+    depth = len(statements[0].loops)
+    for statement in statements:
+        dims = [f"i{k}" for k in range(depth)]
+        steps = [model.scop.loops[k].step for k in statement.loops]
+        signed = [d if step > 0 else f"-{d}" for d, step in zip(dims, steps, strict=True)]
+        instance = f"{statement.name}[{', '.join(dims)}]"
+        prefix.append(f"{instance} -> [{signed[0]}]")
+        times = []
+        for level in range(1, depth):
+            times += [str(statement.position[level]), signed[level]]
+        order.append(f"{instance} -> [{', '.join([*times, str(statement.position[depth])])}]")
+        members.append([f"{instance} -> [{d}]" for d in dims[1:]])
+
+    def union(pieces: list[str]) -> isl.UnionMap:
+        return isl.UnionMap(f"{header}{{ {'; '.join(pieces)} }}").intersect_domain(domain)
+
+    mapped = [union([m[k] for m in members]) for k in range(depth - 1)]
+    scores = [_coalescing_score(member, model) for member in mapped]
+    best = max(range(len(mapped)), key=lambda k: (scores[k], k))
+    ranked = [best, *sorted((k for k in range(len(mapped)) if k != best), reverse=True)][:3]
+    rest = [mapped[k] for k in range(len(mapped)) if k not in ranked]
+    positions = union(
+        [f"{st.name}[{', '.join(f'i{k}' for k in range(depth))}] -> [{st.position[depth]}]"
+         for st in statements]
+    )
+    common = {"domain": domain, "prefix": union(prefix), "path": (("dim", 0),), "host_depth": 1}
+    return [
+        KernelPart(
+            mapped=tuple(mapped[k] for k in ranked),
+            inner=_product([*rest, positions], domain),
+            speculative=True,
+            **common,
+        ),
+        KernelPart(mapped=(), inner=union(order), fallback=True, **common),
+    ]
 
 
 def _plan_kernels(model: polyhedral.Model) -> list[KernelPart]:
@@ -556,6 +634,13 @@ def _describe(plan: RegionPlan) -> str:
     parts.append("grids " + ", ".join(f"{g}-D" if g else "serial" for g in grids))
     if host:
         parts.append(f"{host} host loop level(s)")
+    speculation = plan.speculation
+    if speculation is not None:
+        parts.append(
+            f"{speculation.loop}: host loop around a {max(grids)}-D launch, speculative "
+            "(reads across its instances checked at run time; a step that changes what "
+            "they read reruns in order)"
+        )
     text = f"{plan.function.name}: region at line {plan.scop.line} -> " + ", ".join(parts)
     return "; ".join([text, *(private.note() for private in plan.model.privates.values())])
 
@@ -853,11 +938,21 @@ class _RegionEmitter:
             if data.name in self.model.privates
         }
         self.sums = self._sum_casts()
+        # speculative steps: device snapshots of the arrays a step writes (host names and
+        # the kernel's names for them) and the flag a failed check sets
+        written = plan.speculation.arrays if plan.speculation else ()
+        self.snapshots = {a: names.fresh(f"d_{a}_before") for a in written}
+        self.snapshot_params = {a: names.fresh(f"{a}_before") for a in written}
+        self.flag = names.fresh("d_changed") if written else ""
+        self.flag_param = names.fresh("changed") if written else ""
         self.kernels: list[_KernelText] = []
         self.launches: dict[str, list[str]] = {}
         for k, part in enumerate(plan.kernels):
             kernel_name = names.fresh(f"{plan.function.name}_kernel")
             self._emit_kernel(k, part, kernel_name)
+        for k, part in enumerate(plan.kernels):
+            if part.speculative:
+                self.launches[f"K{k}"] = self._speculative_launch(k, k + 1)
 
     # -- helpers the statements call --------------------------------------------------
     def _helpers(self) -> list[str]:
@@ -927,6 +1022,8 @@ class _RegionEmitter:
             if part.atomic and statement in self.sums:
                 cast = self.sums[statement]
                 return [codegen.atomic_sum(self.statements[statement], replace, cast)]
+            if part.speculative:
+                return self._checked(statement, replace, arguments)
             return [codegen.substituted(self.statements[statement], replace)]
 
         depth = len(part.mapped)
@@ -946,6 +1043,10 @@ class _RegionEmitter:
             params += expansion.params(self.scalar_types[expansion.web.scalar])
         for copies in arrays:
             params += copies.params()
+        extra: list[str] = []
+        if part.speculative:
+            params += self._snapshot_params()
+            extra = self._snapshot_arguments()
         loops: list[str] = []
         for level, k in enumerate(reversed(range(depth))):  # z or y outermost, x innermost
             dim, c_name, (lo, trips) = DIMS[k], mapped_c[k], grid[k]
@@ -963,8 +1064,123 @@ class _RegionEmitter:
         body = [*loops, *body_lines, *closing]
         self.kernels.append(_KernelText(kernel_name, params, body, grid, host_c))
         self.launches[f"K{index}"] = self._launch_lines(
-            index, part, kernel_name, host, threads, host_c, grid, shared, [*expanded, *arrays]
+            index,
+            part,
+            kernel_name,
+            host,
+            threads,
+            host_c,
+            grid,
+            shared,
+            [*expanded, *arrays],
+            extra,
         )
+
+    # -- speculative steps (polyhedral.Speculation) --------------------------------------
+    def _checked(self, statement: str, replace: dict[str, str], arguments: list[str]) -> list[str]:
+        """One instance of a speculative step: it reads the arrays the step writes from
+        their snapshots and writes them in place; where another instance of the step
+        reads the element it writes, it compares the stored bits with the snapshot's and
+        sets the flag when they differ."""
+        source = self.statements[statement]
+        lines = [codegen.substituted(source, replace, self.snapshot_params)]
+        guard = self._check_guard(statement, arguments)
+        if guard is None:
+            return lines
+        now, then, byte = "cudaify_now", "cudaify_then", "cudaify_byte"
+        for live, before in codegen.target_texts(source, replace, self.snapshot_params):
+            lines += [
+                f"if ({guard}) {{",
+                f"    const unsigned char *{now} = (const unsigned char *)&({live});",
+                f"    const unsigned char *{then} = (const unsigned char *)&({before});",
+                f"    for (size_t {byte} = 0; {byte} < sizeof({live}); {byte}++)",
+                f"        if ({now}[{byte}] != {then}[{byte}]) {{",
+                f"            *{self.flag_param} = 1;",
+                "            break;",
+                "        }",
+                "}",
+            ]
+        return lines
+
+    def _check_guard(self, statement: str, arguments: list[str]) -> str | None:
+        """The C condition under which an instance's write must be checked (None: never)."""
+        assert self.plan.speculation is not None
+        (domain,) = [s for s in _sets(self.model.domain) if s.get_tuple_name() == statement]
+        checked = self.plan.speculation.checked.intersect(isl.UnionSet.from_set(domain))
+        if checked.is_empty():
+            return None
+        piece = _loosened(isl.Set.from_union_set(checked)).intersect(domain)
+        if domain.is_subset(piece):
+            return "1"
+        count, first = domain.dim(isl.dim_type.set), domain.dim(isl.dim_type.param)
+        dims = [f"spec_i{k}" for k in range(count)]
+
+        def as_params(instances: isl.Set) -> isl.Set:
+            moved = instances.move_dims(isl.dim_type.param, first, isl.dim_type.set, 0, count)
+            for k, name in enumerate(dims):
+                moved = moved.set_dim_name(isl.dim_type.param, first + k, name)
+            return moved.params()
+
+        names = codegen.Names({v: k for k, v in self.space.params.items()})
+        for name, value in zip(dims, arguments, strict=True):
+            names.add(name, f"({value})")
+        build = isl.AstBuild.from_context(as_params(domain))
+        return codegen.expression(build.expr_from_set(as_params(piece)), names)
+
+    def _snapshot_params(self) -> list[str]:
+        params = [
+            _array_param(replace(data, name=self.snapshot_params[data.name]))
+            for data in self.arrays
+            if data.name in self.snapshots
+        ]
+        return [*params, f"int *{self.flag_param}"]
+
+    def _snapshot_arguments(self) -> list[str]:
+        arguments = [
+            self._array_argument(data, self.snapshots[data.name])
+            for data in self.arrays
+            if data.name in self.snapshots
+        ]
+        return [*arguments, self.flag]
+
+    def _snapshot_copies(self, backwards: bool) -> list[str]:
+        lines = []
+        for data in self.arrays:
+            if data.name not in self.snapshots:
+                continue
+            live, before = self.devices[data.name], self.snapshots[data.name]
+            target, origin = (live, before) if backwards else (before, live)
+            lines.append(
+                f"CUDAIFY_CHECK(cudaMemcpy({target}, {origin}, {_bytes(data)}, "
+                "cudaMemcpyDeviceToDevice));"
+            )
+        return lines
+
+    def _speculative_launch(self, index: int, fallback: int) -> list[str]:
+        """A step: snapshot, the parallel launch, the flag back to the host; when a check
+        failed, the snapshots go back and the single-thread kernel reruns the step."""
+        changed = self.names.fresh("changed")
+        rerun = [
+            *self._snapshot_copies(backwards=True),
+            *(
+                f"const long long {again} = {first};"
+                for again, first in zip(
+                    self.kernels[fallback].host, self.kernels[index].host, strict=True
+                )
+            ),
+            *self.launches[f"K{fallback}"],
+        ]
+        return [
+            *self._snapshot_copies(backwards=False),
+            f"CUDAIFY_CHECK(cudaMemset({self.flag}, 0, sizeof(int)));",
+            *self.launches[f"K{index}"],
+            f"int {changed} = 0;",
+            f"CUDAIFY_CHECK(cudaMemcpy(&{changed}, {self.flag}, sizeof(int), "
+            "cudaMemcpyDeviceToHost));",
+            f"if ({changed}) {{",
+            *("    " + line for line in rerun),
+            "}",
+        ]
 
     def _name_iterators(self, ast: isl.AstNode, names: codegen.Names, used: set[str]) -> None:
         """C names for a thread's loops: the source's loop variable (with its type) when
@@ -1084,7 +1300,7 @@ class _RegionEmitter:
         return params
 
     def _launch_lines(
-        self, index, part, kernel_name, host, threads, host_c, grid, shared, expanded
+        self, index, part, kernel_name, host, threads, host_c, grid, shared, expanded, extra=()
     ) -> list[str]:
         """What the host runs for one instance of the kernel's launch statement K<index>
         (its host values are the statement's arguments, h0.. in the generated text)."""
@@ -1107,6 +1323,7 @@ class _RegionEmitter:
             arguments += [lo, trips]
         for expansion in expanded:
             arguments += expansion.arguments()
+        arguments += extra
         if grid:
             shape = THREADS[len(grid)]
             blocks = [
@@ -1124,8 +1341,8 @@ class _RegionEmitter:
             lines.append("CUDAIFY_CHECK(cudaGetLastError());")
         return lines
 
-    def _array_argument(self, data: ArrayData) -> str:
-        device = self.devices[data.name]
+    def _array_argument(self, data: ArrayData, device: str | None = None) -> str:
+        device = device or self.devices[data.name]
         pointer = device if data.first.strip() == "0" else f"{device} - ({data.first})"
         if not data.dims:
             return pointer
@@ -1272,6 +1489,14 @@ class _RegionEmitter:
             lines += expansion.allocation(self.scalar_types[expansion.web.scalar], names)
         for name, copies in self.private_arrays.items():
             lines += copies.allocation(self.devices[name], names)
+        for data in self.arrays:
+            if data.name in self.snapshots:
+                snapshot = self.snapshots[data.name]
+                lines.append(f"{_element(data)} *{snapshot} = NULL;")
+                lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{snapshot}, {_bytes(data)}));")
+        if self.flag:
+            lines.append(f"int *{self.flag} = NULL;")
+            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{self.flag}, sizeof(int)));")
         for index, device in self.shared.items():
             name = self.model.webs[index].scalar
             type_ = self.scalar_types[name]
@@ -1311,6 +1536,9 @@ class _RegionEmitter:
         lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.shared.values()]
         lines += [f"CUDAIFY_CHECK(cudaFree({e.array}));" for e in self.expanded.values()]
         lines += [f"CUDAIFY_CHECK(cudaFree({e.array}));" for e in self.private_arrays.values()]
+        lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.snapshots.values()]
+        if self.flag:
+            lines.append(f"CUDAIFY_CHECK(cudaFree({self.flag}));")
         return lines
 
     def _host_loops(self, indent: str) -> list[str]:
@@ -1320,6 +1548,8 @@ class _RegionEmitter:
         schedules: list[isl.UnionMap] = []
         width = max((len(k.path) for k in self.plan.kernels), default=0)
         for index, part in enumerate(self.plan.kernels):
+            if part.fallback:
+                continue  # the speculative launch before it runs it (see _speculative_launch)
             domains.append(_host_set(part, index, model))
             schedules.append(_host_schedule(part, index, width, model))
         domain, schedule = domains[0], schedules[0]
@@ -1441,6 +1671,22 @@ def _host_schedule(part: KernelPart, index: int, width: int, model) -> isl.Union
         times = ["0"]
     text = f"{model.space.header()}{{ K{index}[{', '.join(dims)}] -> [{', '.join(times)}] }}"
     return isl.UnionMap(text)
+
+
+def _loosened(instances: isl.Set) -> isl.Set:
+    """`instances` without the constraints of each piece that involve none of a step's
+    own loops (only the outer loop and the sizes): a superset that prints as a short
+    guard (checking a write more than needed costs a compare, never a wrong answer)."""
+    inner = instances.dim(isl.dim_type.set) - 1
+    loosened = isl.Set.empty(instances.get_space())
+
+    def add(piece: isl.BasicSet) -> None:
+        nonlocal loosened
+        kept = piece.drop_constraints_not_involving_dims(isl.dim_type.set, 1, inner)
+        loosened = loosened.union(isl.Set.from_basic_set(kept))
+
+    instances.foreach_basic_set(add)
+    return loosened.coalesce()
 
 
 def _fixed_per_thread(part: KernelPart, users: set[str], depth: int) -> bool:
