@@ -66,6 +66,7 @@ from cudaify.backend.profile import hardware_counters
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import (
     CUDA_LINK_FLAGS,
+    MAX_PER_FUNCTION,
     InstrumentError,
     Sample,
     find_definitions,
@@ -234,7 +235,8 @@ class Evaluator:
         if offloaded:
             try:
                 language = self.program.language
-                code = instrument(self.program.source, language, offloaded, per_function=True).code
+                apart = len(offloaded) <= MAX_PER_FUNCTION  # else only their union is timed
+                code = instrument(self.program.source, language, offloaded, apart).code
                 return self._compile_reference(code, timed=True), offloaded
             except (InstrumentError, SourceError):
                 self._cut_short()  # a build the deadline stopped is no reason to give up

@@ -279,3 +279,15 @@ int main(void) { bump(); bump(); printf("%d %.1f\\n", counter, apply(twice, 1.5)
     sample = timed_run(build.binary, timeout=10, cuda=False)  # type: ignore[arg-type]
     assert sample.run.stdout == "2 3.0\n"
     assert sample.calls == 3
+
+
+def test_more_functions_than_bits_are_timed_together_not_apart(cache: Cache) -> None:
+    names = [f"f{k}" for k in range(65)]
+    source = "".join(f"void {n}(int *x) {{ x[0] += 1; }}\n" for n in names)
+    source += "int main(void) { int x = 0; " + " ".join(f"{n}(&x);" for n in names)
+    source += " return x == 65 ? 0 : 1; }\n"
+    with pytest.raises(InstrumentError, match="one by one"):
+        instrument(source, "c", names, per_function=True)
+    binary = _timed_reference(source, names, cache)  # the union still works
+    sample = timed_run(binary, timeout=10, cuda=False)
+    assert sample.run.exit_code == 0 and sample.calls == 65 and sample.sets == ()
