@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
+from cudaify.frontend import stdlib_model
 from cudaify.frontend.loops import (
     CK,
     Header,
@@ -114,6 +115,14 @@ class Call:
     cursor: ci.Cursor
     is_method: bool = False
     callee_text: str = ""  # the callee as written (`f<R>` in a template), "" when implicit
+    # "pure": a modelled library operation (stdlib_model); "lambda": the call of a local
+    # lambda, whose body's unmodelled calls are `inner` and whose effects were folded in
+    # here, or `why` it cannot be when its body writes or reaches unknown memory
+    model: str = ""
+    inner: tuple[str, ...] = ()
+    why: str = ""
+    user: bool = False  # the callee is declared in the program, not in a system header
+    in_std: bool = False  # the callee is declared in namespace std
 
 
 @dataclass(eq=False)
@@ -177,6 +186,7 @@ class Walker:
         self.stack: list[LoopNode] = []
         self.breakables: list[object] = []
         self.decls: dict[int, tuple[str, int, bool, bool, str] | None] = {}
+        self.lambda_depth = 0  # inside a lambda's body, `return` leaves the lambda only
 
     # statements -------------------------------------------------------------------
     def statement(self, cursor: ci.Cursor) -> None:
@@ -187,6 +197,8 @@ class Walker:
             self.breakables.append(cursor.hash)
             self.children(cursor)
             self.breakables.pop()
+        elif self.lambda_depth and kind == CK.RETURN_STMT:
+            self.children(cursor)
         elif kind == CK.BREAK_STMT:
             target = self.breakables[-1] if self.breakables else None
             self.out.jumps.append(Jump("break", start_of(cursor), target))
@@ -290,6 +302,10 @@ class Walker:
             self.call(cursor, mode)
         elif kind == CK.COMPOUND_STMT:
             self.statement(cursor)
+        elif kind == CK.LAMBDA_EXPR:
+            self.lambda_depth += 1
+            self.children(cursor)
+            self.lambda_depth -= 1
         else:
             for child in kids(cursor):
                 if child.kind.is_expression():
@@ -528,25 +544,89 @@ class Walker:
         if name.startswith("operator") and children:
             args = [c for c in children if not _is_callee(c)]
         qualified = dependent or _qualified(cursor)
-        self.out.calls.append(
-            Call(
-                name=qualified,
-                start=start_of(cursor),
-                end=end_of(cursor),
-                line=cursor.location.line,
-                arguments=tuple(self.src.text(a) for a in args),
-                pointer_arguments=tuple(self.src.text(a) for a in args if _pointerish(a)),
-                stack=tuple(self.stack),
-                cursor=cursor,
-                is_method=is_method,
-                callee_text=self.src.text(children[0]) if dependent else "",
-            )
+        found = stdlib_model.model(cursor) if not dependent else None
+        record = Call(
+            name=qualified,
+            start=start_of(cursor),
+            end=end_of(cursor),
+            line=cursor.location.line,
+            arguments=tuple(self.src.text(a) for a in args),
+            pointer_arguments=tuple(self.src.text(a) for a in args if _pointerish(a)),
+            stack=tuple(self.stack),
+            cursor=cursor,
+            is_method=is_method,
+            callee_text=self.src.text(children[0]) if dependent else "",
+            user=cursor.referenced is not None and self.src.in_main(cursor.referenced),
+            in_std=cursor.referenced is not None
+            and stdlib_model.qualified_name(cursor.referenced).startswith("std::"),
         )
+        self.out.calls.append(record)
+        if found is not None:
+            self.modelled_call(record, found, callee if is_method else None, args)
+            return
         if is_method and callee is not None:
             for child in kids(callee):
                 self.expression(child, "read")
         for arg, arg_mode in zip(args, _argument_modes(cursor, len(args)), strict=True):
             self.expression(arg, arg_mode)
+
+    def modelled_call(
+        self,
+        record: Call,
+        found: stdlib_model.CallModel,
+        member: ci.Cursor | None,
+        args: list[ci.Cursor],
+    ) -> None:
+        """A call the standard-library model knows: its object is used as the model says
+        (`a += b`, `p = q`, `v.size()`), its arguments are read (or written through a
+        non-const reference parameter of a lambda)."""
+        cursor = record.cursor
+        objects: list[ci.Cursor] = []
+        if member is not None:
+            objects = list(kids(member))
+        elif cursor.referenced is not None and cursor.referenced.kind == CK.CXX_METHOD and args:
+            objects, args = [args[0]], args[1:]  # `a += b`: a is the object
+        for obj in objects:
+            self.expression(obj, found.object_mode or "read")
+        for arg, arg_mode in zip(args, _argument_modes(cursor, len(args)), strict=True):
+            self.expression(arg, arg_mode)
+        if found.kind == "pure":
+            record.model = "pure"
+            return
+        record.model = "lambda"
+        assert found.lambda_expr is not None
+        self.fold_lambda(record, found.lambda_expr, found.lambda_name)
+
+    def fold_lambda(self, record: Call, expression: ci.Cursor, name: str) -> None:
+        """The effects of a lambda's body, seen at the call: reads of captured arrays (any
+        element) and scalars; a write to anything but its own locals is refused."""
+        body = stdlib_model.lambda_body(expression)
+        if body is None:
+            record.why = f"the body of lambda '{name}' is not visible"
+            return
+        inner = Walker(self.src)
+        inner.lambda_depth = 1
+        inner.statement(body)
+        params = {p.hash: p for p in stdlib_model.lambda_parameters(expression)}
+        local = set(params) | {d.decl for d in inner.out.decls if not d.is_static}
+        record.why = _lambda_effects(inner.out, local, name)
+        if record.why:
+            return
+        calls = [c for c in inner.out.calls if c.model != "pure"]
+        record.why = next((c.why for c in calls if c.why), "")
+        record.inner = tuple(
+            n for c in calls for n in ((c.name,) if c.model != "lambda" else c.inner)
+        )
+        where = (record.start, record.end, tuple(self.stack))
+        for access in inner.out.accesses:
+            if access.root_decl not in local:
+                self.out.accesses.append(_moved_read(access, where))
+        for ref in inner.out.refs:
+            if ref.decl not in local:
+                self.out.refs.append(
+                    Ref(ref.name, ref.decl, where[0], "read", where[2], ref.is_pointer,
+                        ref.is_global, ref.type)
+                )  # fmt: skip
 
     # update statements ---------------------------------------------------------------
     def record_update(
@@ -668,6 +748,47 @@ class Walker:
                 target_is_array=unwrap(lhs).kind == CK.ARRAY_SUBSCRIPT_EXPR,
             )
         )
+
+
+def _lambda_effects(walk: Walk, local: set[int], name: str) -> str:
+    """Why the body of lambda `name` is not a function of its arguments and captures,
+    or "": it may read captured variables and arrays, and write only its own locals."""
+    for access in walk.accesses:
+        if access.kind == "unknown":
+            return f"lambda '{name}' reaches memory through '{access.text}'"
+        if access.root_decl in local and access.kind != "local_array":
+            return f"lambda '{name}' reaches memory through its pointer '{access.array}'"
+        if access.root_decl not in local and access.is_write:
+            return f"lambda '{name}' writes '{access.text}'"
+    for ref in walk.refs:
+        if "->" in ref.name:
+            return f"lambda '{name}' reaches memory through '{ref.name}'"
+        if ref.decl in local:
+            continue
+        if ref.mode != "read":
+            return f"lambda '{name}' writes the captured '{ref.name}'"
+        if ref.decl == 0 or (ref.is_global and not ref.type.startswith("const ")):
+            return f"lambda '{name}' reads the global '{ref.name}'"
+    return ""
+
+
+def _moved_read(access: RawAccess, where: tuple[int, int, tuple[LoopNode, ...]]) -> RawAccess:
+    """A lambda body's read of a captured array, as a read of any element at the call."""
+    start, end, stack = where
+    return RawAccess(
+        array=access.array,
+        root_decl=access.root_decl,
+        kind=access.kind,
+        elem_type=access.elem_type,
+        indices=tuple(None for _ in access.indices),
+        dim_sizes=access.dim_sizes,
+        dim_texts=access.dim_texts,
+        mode="read",
+        start=start,
+        end=end,
+        text=access.text,
+        stack=stack,
+    )
 
 
 def _element_of(cursor: ci.Cursor, base: ci.Cursor) -> str:

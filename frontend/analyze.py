@@ -22,7 +22,7 @@ from cudaify.frontend.affine import (
 )
 from cudaify.frontend.allocations import element_spelling, sized_from_callers
 from cudaify.frontend.benign import BenignRaces, NotBenign
-from cudaify.frontend.callgraph import call_kind, estimate_calls, pure_functions
+from cudaify.frontend.callgraph import estimate_calls, judged_calls, pure_functions
 from cudaify.frontend.dependence import (
     Bound,
     Instance,
@@ -771,11 +771,11 @@ class LoopFacts:
             if not self.node.in_body(call.start) or call.name == "operator[]":
                 continue
             names.append(call.name)
-            kind = call_kind(call.name, fa.pure)
-            if kind == "io":
-                self.io_calls.append(call.name)
-            elif kind == "impure":
-                self.impure_calls.append(call.name)
+            for name, kind in judged_calls(call, fa.pure):
+                if kind == "io":
+                    self.io_calls.append(name)
+                elif kind == "impure":
+                    self.impure_calls.append(name)
         self.call_names = tuple(dict.fromkeys(names))
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import clang.cindex as ci
 
-from cudaify.frontend.access import Walk
+from cudaify.frontend.access import Call, Walk
 from cudaify.frontend.facts import Function
 
 # Pure functions of their arguments: a loop calling them stays parallel.
@@ -170,6 +170,24 @@ def call_kind(name: str, pure_users: set[str]) -> str:
     return "impure"
 
 
+def judged_calls(call: Call, pure_users: set[str]) -> list[tuple[str, str]]:
+    """(what to name, pure | io | impure) for one call site: a modelled standard-library
+    operation is pure; a local lambda is what its body calls (or impure with the reason
+    its body is not a function of its captures); a function of the program is pure only
+    when its body is, whatever its name; anything else by the name lists below."""
+    if call.model == "pure":
+        return []
+    if call.why:
+        return [(f"{call.name} ({call.why})", "impure")]
+    if call.model == "lambda":
+        called = [(name, call_kind(name, pure_users)) for name in call.inner]
+        return [(f"{call.name} (its lambda calls {name})", kind) for name, kind in called]
+    unknown = call.user and call.name not in pure_users or call.in_std
+    if unknown and short_name(call.name) not in IO_CALLS:
+        return [(call.name, "impure")]  # a name like `max` or `size` proves nothing here
+    return [(call.name, call_kind(call.name, pure_users))]
+
+
 def pure_functions(definitions: list[ci.Cursor], walks: dict[int, Walk]) -> set[str]:
     """User functions that only compute from their arguments: no array or pointer
     access outside their own local arrays, no writes to globals or statics, no reads of
@@ -185,7 +203,7 @@ def pure_functions(definitions: list[ci.Cursor], walks: dict[int, Walk]) -> set[
             callees = {c.name for c in walk.calls}
             if name in callees:
                 continue
-            if all(short_name(c) in MATH_PURE or c in pure for c in callees):
+            if all(kind == "pure" for c in walk.calls for _, kind in judged_calls(c, pure)):
                 pure.add(name)
                 changed = True
     return pure
