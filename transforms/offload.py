@@ -26,6 +26,7 @@ from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
+from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
 
 # Functions with a device version in CUDA's math library (the float and double forms;
@@ -137,6 +138,11 @@ class NestPlan:
     # A condition the benign races need; when it fails the host runs `original`.
     precondition: str = ""
     original: str = ""
+    # Declarations of the local lambdas the nest calls, in device form: the kernel
+    # defines them again at the top of its body (a lambda defined in device code runs
+    # on the device), capturing the kernel's copies of what they capture.
+    lambdas: tuple[str, ...] = ()
+    uses_std: bool = False  # the kernel needs std_device.STD_PRELUDE
 
 
 class Offload(Method):
@@ -379,13 +385,23 @@ def _plan(
     outer_node = _for_node(tree, outer)
     template, template_args = _template_of(outer_definition, source)
     benign = set(root.benign)
-    scalars, privates = _scalars(nest, outer_node, levels, arrays, tree, source, benign)
+    lambdas = _lambdas(nest, outer_definition, source)
+    scalars, privates = _scalars(
+        nest, outer_node, levels, arrays, tree, source, benign, tuple(lambdas)
+    )
     flags = tuple((t, n) for t, n in privates if n in benign)
     privates = tuple((t, n) for t, n in privates if n not in benign)
     scalars = tuple((t, n) for t, n in scalars if n not in template_args)
-    helpers = _helpers(nest, tree, source, program)
+    helpers = _helpers(nest, tree, source, program, tuple(lambdas))
     _require_no_array_sizeof(nest, arrays, source)
     _require_no_vector_members(nest, levels, arrays, source)
+    for node in lambdas:
+        _require_no_vector_members(node, (), arrays, source)
+    lambda_texts = tuple(_device(cs.text(node, source), node) for node in lambdas)
+    body_text = _device(_statements(body, source), body)
+    types = [a.elem_type for a in arrays] + [t for t, _ in scalars + privates]
+    for type_ in types:
+        _device(type_, body)
     return NestPlan(
         function=function,
         root=root,
@@ -398,7 +414,7 @@ def _plan(
         device_names=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
         grid=_fresh("grid", taken),
         block=_fresh("block", taken),
-        body=_statements(body, source),
+        body=body_text,
         indent=_line_indent(source, root.span.start),
         body_indent=_line_indent(source, _first_statement(body).start_byte),
         end=nest.end_byte,
@@ -407,7 +423,75 @@ def _plan(
         flags=flags,
         precondition=root.precondition,
         original=cs.text(nest, source),
+        lambdas=lambda_texts,
+        uses_std=any(
+            std_device.uses_std(t)
+            for t in [*(cs.text(n, source) for n in lambdas), _statements(body, source), *types]
+        ),
     )
+
+
+def _device(code: str, where: Node) -> str:
+    try:
+        return std_device.device_text(code)
+    except std_device.NoDeviceVersion as error:
+        raise _Refuse(f"line {cs.line_of(where)}: the kernel cannot use '{error}'") from None
+
+
+def _lambdas(nest: Node, definition: Node, source: bytes) -> list[Node]:
+    """The declarations `auto f = [...](...) {...};` before the nest, in its function, of
+    the lambdas the nest calls (the analysis has checked that their bodies only read
+    what they capture). What they capture must keep its value from the definition on."""
+    calls = {name for name, _ in cs.calls_in(nest, source)}
+    found: dict[str, Node] = {}
+    for node in cs.walk(definition):
+        if node.start_byte >= nest.start_byte:
+            break
+        name = _lambda_declared(node, source)
+        if name is not None and name in calls:
+            found[name] = node  # the last definition before the nest
+    for name, node in found.items():
+        captured = {cs.text(i, source) for i in cs.identifiers_in(node)} - _lambda_locals(
+            node, source
+        )
+        for change in cs.walk(definition):
+            if not node.end_byte <= change.start_byte < nest.end_byte:
+                continue
+            changes = change.type in ("assignment_expression", "update_expression") or (
+                change.type == "pointer_expression" and cs.text(change, source).startswith("&")
+            )
+            if changes:
+                touched = {cs.text(i, source) for i in cs.identifiers_in(change)}
+                if captured & touched:
+                    what = sorted(captured & touched)[0]
+                    raise _Refuse(
+                        f"lambda '{name}' uses '{what}', which changes after the lambda "
+                        f"is defined (line {cs.line_of(change)})"
+                    )
+    return list(found.values())
+
+
+def _lambda_declared(node: Node, source: bytes) -> str | None:
+    """`f` when `node` is the declaration `auto f = [...](...) {...};`."""
+    if node.type != "declaration":
+        return None
+    declarators = [c for c in node.named_children if c.type == "init_declarator"]
+    if len(declarators) != 1:
+        return None
+    value = declarators[0].child_by_field_name("value")
+    name = declarators[0].child_by_field_name("declarator")
+    if value is None or name is None or value.type != "lambda_expression":
+        return None
+    return cs.text(name, source) if name.type == "identifier" else None
+
+
+def _lambda_locals(node: Node, source: bytes) -> set[str]:
+    """The lambda's own name, parameters and locals."""
+    names = cs.names_declared_in(node, source)
+    for n in cs.walk(node):
+        if n.type in ("parameter_declaration", "optional_parameter_declaration"):
+            names.update(cs.text(i, source) for i in cs.identifiers_in(n))
+    return names
 
 
 def _template_of(definition: Node, source: bytes) -> tuple[str, tuple[str, ...]]:
@@ -608,6 +692,7 @@ def _scalars(
     tree: Tree,
     source: bytes,
     benign: set[str] = frozenset(),  # type: ignore[assignment]
+    lambdas: tuple[Node, ...] = (),
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """Names the nest uses that are declared outside it: read-only ones travel by value,
     written ones (privatizable temporaries, inner loop counters) get one copy per thread."""
@@ -615,12 +700,19 @@ def _scalars(
     array_names = {a.name for a in arrays}
     inside = cs.names_declared_in(nest, source)
     written = cs.names_written(nest, source)
-    called = {_key(n.child_by_field_name("function")) for _, n in cs.calls_in(nest, source)}
+    scanned = [nest, *lambdas]
+    for node in lambdas:
+        inside |= _lambda_locals(node, source)
+    called = {
+        _key(n.child_by_field_name("function"))
+        for node in scanned
+        for _, n in cs.calls_in(node, source)
+    }
     # The host computes the trip counts: only the lower bounds are evaluated in the kernel.
     headers = {_key(n) for n in _host_only_parts(nest, len(levels))}
     scalars: dict[str, str] = {}
     privates: dict[str, str] = {}
-    for ident in cs.identifiers_in(nest):
+    for ident in [i for node in scanned for i in cs.identifiers_in(node)]:
         name = cs.text(ident, source)
         if name in mapped or name in array_names or name in inside or _key(ident) in called:
             continue
@@ -689,14 +781,24 @@ def _used_after(nest: Node, outer: Node, name: str, tree: Tree, source: bytes) -
     return False
 
 
-def _helpers(nest: Node, tree: Tree, source: bytes, program: Program) -> tuple[str, ...]:
+def _helpers(
+    nest: Node, tree: Tree, source: bytes, program: Program, lambdas: tuple[Node, ...] = ()
+) -> tuple[str, ...]:
     """The user functions the nest calls (transitively); each must be device-safe."""
     definitions = cs.function_nodes(tree, source)
     found: list[str] = []
-    pending = [name for name, _ in cs.calls_in(nest, source)]
+    local = {_lambda_declared(node, source) for node in lambdas} | cs.names_declared_in(
+        nest, source
+    )
+    pending = [
+        name
+        for node in (nest, *lambdas)
+        for name, call in cs.calls_in(node, source)
+        if not _in_std(call, source)  # modelled by the analysis; std_device's job
+    ]
     while pending:
         name = pending.pop(0)
-        if name in found or name in MATH_FUNCTIONS or name in _CASTS:
+        if name in found or name in MATH_FUNCTIONS or name in _CASTS or name in local:
             continue
         definition = definitions.get(name)
         if definition is None or name == "main":
@@ -705,6 +807,11 @@ def _helpers(nest: Node, tree: Tree, source: bytes, program: Program) -> tuple[s
         found.append(name)
         pending.extend(callee for callee, _ in cs.calls_in(definition, source))
     return tuple(found)
+
+
+def _in_std(call: Node, source: bytes) -> bool:
+    function = call.child_by_field_name("function")
+    return function is not None and re.match(r"(?:::)?std::", cs.text(function, source)) is not None
 
 
 # C++ casts parse as calls of a template (`static_cast<T>(x)`); they compile on the device.
@@ -794,7 +901,8 @@ def emit(program: Program, plans: list[NestPlan]) -> str:
         name = group[0].function.name
         kernels = "".join(kernel_text(plan) for plan in group)
         at = _kernel_position(tree, source, start)
-        text = (PRELUDE if position == 0 else "") + kernels
+        prelude = PRELUDE + (std_device.STD_PRELUDE if any(p.uses_std for p in plans) else "")
+        text = (prelude if position == 0 else "") + kernels
         edits.append(Edit(at, at, text, f"kernels of {name}"))
         for plan in group:
             start = plan.root.span.start
@@ -843,8 +951,8 @@ def _element_type(data: ArrayData) -> str:
 
 
 def kernel_text(plan: NestPlan) -> str:
-    params = [_array_param(a) for a in plan.arrays]
-    params += [f"{type_} {name}" for type_, name in plan.scalars]
+    params = [std_device.device_text(_array_param(a)) for a in plan.arrays]
+    params += [f"{std_device.device_text(type_)} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}" for level in plan.levels]
     params += [f"{type_} *{name}_flag, {type_} {name}_in" for type_, name in plan.flags]
     loops = ", ".join(level.loop.var for level in plan.levels)
@@ -860,7 +968,8 @@ def kernel_text(plan: NestPlan) -> str:
     for level in plan.levels:
         lines += _grid_stride_header(level, indent)
         indent += "    "
-    lines += [f"{indent}{type_} {name};" for type_, name in plan.privates]
+    lines += [f"{indent}{std_device.device_text(type_)} {name};" for type_, name in plan.privates]
+    lines += [indent + _reindent(text, plan.body_indent, indent) for text in plan.lambdas]
     lines.append(indent + _reindent(plan.body, plan.body_indent, indent))
     for _ in plan.levels:
         indent = indent[:-4]
@@ -992,8 +1101,8 @@ def _launch(plan: NestPlan) -> list[str]:
         f"cudaify_blocks({by_dim[d].trips}, {threads[i]}, {MOST_BLOCKS[d]}u)"
         for i, d in enumerate(dims)
     ]
-    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
-    arguments += [name for _, name in plan.scalars]
+    arguments = [_device_argument(a, _kernel_argument(a, devices[a.name])) for a in plan.arrays]
+    arguments += [_device_scalar(type_, name) for type_, name in plan.scalars]
     arguments += [level.trips for level in plan.levels]
     arguments += [f"d_{name}_flag, {name}" for _, name in plan.flags]
     return [
@@ -1002,6 +1111,26 @@ def _launch(plan: NestPlan) -> list[str]:
         f"{kernel_name(plan)}<<<{plan.grid}, {plan.block}>>>({', '.join(arguments)});",
         "CUDAIFY_CHECK(cudaGetLastError());",
     ]
+
+
+def _device_argument(data: ArrayData, argument: str) -> str:
+    """The host pointer as the kernel's parameter type (`std::complex<double> *` ->
+    `cuda::std::complex<double> *`: the same layout)."""
+    device = std_device.device_text(argument)
+    if device != argument:
+        return device  # a cast to the array shape, already in device types
+    elem = _element_type(data)
+    if std_device.device_text(elem) == elem:
+        return argument
+    return f"reinterpret_cast<{std_device.device_text(elem)} *>({argument})"
+
+
+def _device_scalar(type_: str, name: str) -> str:
+    device = std_device.device_text(type_)
+    if device == type_:
+        return name
+    plain = " ".join(_QUALIFIERS.sub("", device).split())
+    return f"*reinterpret_cast<const {plain} *>(&{name})"
 
 
 def kernel_name(plan: NestPlan) -> str:
