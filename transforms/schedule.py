@@ -15,6 +15,14 @@ allow. The schedule tree then decides the mapping:
 - what has no parallelism left runs in order in a single-thread kernel, so the data
   stays on the device.
 
+An outer loop whose steps would be parallel but for reads of elements that other
+instances of the step write (Floyd-Warshall's k: the pivot row and column) can run its
+steps speculatively instead (polyhedral.Speculation), when that puts more loops on the grid:
+a host loop around, per step, a snapshot of the arrays the step writes, one launch whose
+reads come from the snapshot and whose writes that others read are compared with it bit
+for bit, and, when one differs, the snapshot copied back and the step rerun in order by a
+single thread.
+
 The region's arrays are copied to the device once before it and back once after it;
 everything in between (host loops included) works on the device copies. isl's AST
 builder writes the host loops and each thread's loops; `isl_codegen` prints them with the
@@ -272,8 +280,10 @@ def _speculative_kernels(model: polyhedral.Model) -> list[KernelPart]:
     ranked = [best, *sorted((k for k in range(len(mapped)) if k != best), reverse=True)][:3]
     rest = [mapped[k] for k in range(len(mapped)) if k not in ranked]
     positions = union(
-        [f"{st.name}[{', '.join(f'i{k}' for k in range(depth))}] -> [{st.position[depth]}]"
-         for st in statements]
+        [
+            f"{st.name}[{', '.join(f'i{k}' for k in range(depth))}] -> [{st.position[depth]}]"
+            for st in statements
+        ]
     )
     common = {"domain": domain, "prefix": union(prefix), "path": (("dim", 0),), "host_depth": 1}
     return [
