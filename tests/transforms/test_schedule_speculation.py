@@ -103,6 +103,50 @@ def test_a_step_whose_pivots_change_reruns_in_order(
     assert compare(expected, unchecked.text()) is not None
 
 
+TWO_ARRAYS = """
+#include <stdio.h>
+
+#define N 64
+
+static double p[N][N], q[N][N];
+
+static void two(int n, double p[N][N], double q[N][N])
+{
+    for (int k = n - 1; k >= 0; k--)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                p[i][j] = p[i][j] < p[i][k] + p[k][j] ? p[i][j] : p[i][k] + p[k][j];
+                q[i][j] = q[i][j] > q[i][k] * q[k][j] ? q[i][j] : q[i][k] * q[k][j];
+            }
+}
+
+int main(void)
+{
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            p[i][j] = i == j ? 0 : (i * 7 + j * 13) % 23 + 1;
+            q[i][j] = i == j ? 1 : ((i * 5 + j * 3) % 17) / 17.0;
+        }
+    q[3][3] = 1.5; /* its step changes q's pivot row and column: that step reruns */
+    two(N, p, q);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j += 5)
+            printf("%.17g %.17g\\n", p[i][j], q[j][i]);
+    return 0;
+}
+"""
+
+
+def test_two_statements_and_a_downward_loop_share_a_step(program_of, tmp_path: Path) -> None:
+    program = program_of(TWO_ARRAYS)
+    plan = plan_of(program, "two")
+    assert plan.speculation is not None and plan.speculation.arrays == ("p", "q")
+    assert [len(part.mapped) for part in plan.kernels] == [2, 0]
+    code = emulated_like_gcc(program, tmp_path / "input.c", tmp_path)
+    unchecked = run_emulated(reruns_disabled(code), tmp_path, header=SERIAL_HEADER)
+    assert compare(gcc_output(tmp_path / "input.c", tmp_path), unchecked.text()) is not None
+
+
 def test_the_golden_floyd_case_checks_each_step_and_reruns_it() -> None:
     code = (GOLDEN / "schedule" / "floyd.cu").read_text()
     function = code[code.index("static void floyd(") : code.index("\nstatic void fill")]
