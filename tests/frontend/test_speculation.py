@@ -5,30 +5,11 @@ What it finds for Floyd-Warshall, and why each decoy is refused."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import islpy as isl
 import pytest
+from analysed_code import analysed, region
 
 from cudaify.frontend import polyhedral
-from cudaify.frontend.analyze import analyze
-from cudaify.frontend.facts import Program, Scop
-
-
-def analysed(code: str) -> Program:
-    with tempfile.NamedTemporaryFile("w", suffix=".c", delete=False) as handle:
-        handle.write(code)
-    try:
-        return analyze(handle.name)
-    finally:
-        os.unlink(handle.name)
-
-
-def region(program: Program, function: str) -> Scop:
-    fn = program.function(function)
-    assert fn is not None and fn.scops, fn and fn.scop_notes
-    return fn.scops[0]
 
 
 def nest(body: str, declarations: str = "") -> str:
