@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
+from cudaify.frontend import stdlib_model
 from cudaify.frontend.access import LoopNode, RawAccess, Ref
 from cudaify.frontend.affine import symbol, to_poly
-from cudaify.frontend.callgraph import call_kind
+from cudaify.frontend.callgraph import judged_calls
 from cudaify.frontend.facts import (
     Affine,
     ArrayData,
@@ -218,7 +219,9 @@ class ScopBuilder:
                 ci.TypeKind.INCOMPLETEARRAY,
             ):
                 raise NotModelled(f"declares the array '{decl.spelling}'", start_of(decl))
-            if canonical.kind in (ci.TypeKind.POINTER, ci.TypeKind.RECORD):
+            if canonical.kind == ci.TypeKind.POINTER or (
+                canonical.kind == ci.TypeKind.RECORD and not stdlib_model.value_record(decl.type)
+            ):
                 raise NotModelled(
                     f"declares '{decl.spelling}' of type {decl.type.spelling}", start_of(decl)
                 )
@@ -240,10 +243,14 @@ class ScopBuilder:
         for call in walk.calls:
             if not start <= call.start < end or call.name == "operator[]":
                 continue
-            kind = call_kind(call.name, self.fa.pure)
-            if kind != "pure" or call.is_method:
-                what = "does I/O" if kind == "io" else "may write memory or keep state"
-                raise NotModelled(f"calls '{call.name}', which {what}", call.start)
+            for name, kind in judged_calls(call, self.fa.pure):
+                if kind != "pure":
+                    what = "does I/O" if kind == "io" else "may write memory or keep state"
+                    raise NotModelled(f"calls '{name}', which {what}", call.start)
+            if call.is_method and not call.model:
+                raise NotModelled(
+                    f"calls '{call.name}', which may write memory or keep state", call.start
+                )
             if call.pointer_arguments:
                 raise NotModelled(f"passes a pointer to '{call.name}'", call.start)
         local = {d.decl for d in walk.decls if start <= d.start < end}
@@ -254,7 +261,7 @@ class ScopBuilder:
                 raise NotModelled(
                     f"an access the analysis cannot read: {access.text}", access.start
                 )
-            if access.kind in ("field", "vector"):
+            if access.kind == "field":
                 raise NotModelled(f"'{access.array}' is a {access.kind}", access.start)
             if access.mode == "addr":
                 raise NotModelled(f"takes the address of {access.text}", access.start)

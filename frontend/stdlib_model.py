@@ -143,6 +143,20 @@ def _trivial_special_member(decl: ci.Cursor, owner: ci.Cursor) -> bool:
     return decl.is_copy_assignment_operator_method() or decl.is_move_assignment_operator_method()
 
 
+def value_record(t: ci.Type) -> bool:
+    """A struct the device can hold as a value: a plain struct (a POD), or std::complex or
+    std::pair of plain values (their members are the modelled ones)."""
+    canonical = t.get_canonical()
+    if canonical.kind != TK.RECORD:
+        return False
+    if canonical.is_pod():
+        return True
+    decl = canonical.get_declaration()
+    if decl is None or qualified_name(decl) not in ("std::complex", "std::pair"):
+        return False
+    return _plain_arguments(decl)
+
+
 def _plain_arguments(owner: ci.Cursor) -> bool:
     """std::complex and std::pair of plain values only (a pair of strings copies through
     user-visible allocations)."""
