@@ -68,6 +68,9 @@ class SourceStatement:
     text: str  # the statement's source text
     identifiers: tuple[tuple[int, int, str], ...]  # (start, end, name) within `text`
     assignments: tuple[tuple[str, tuple[int, int]], ...] = ()  # declaration: name, value span
+    # per assignment, the type that constructs the value (`std::complex<double> acc(0.0,
+    # 0.0)` assigns `std::complex<double>(0.0, 0.0)`), "" for `T x = value`
+    constructors: tuple[str, ...] = ()
     # a sum `t += e`, `t = t + e`, `t = e + t`, `t -= e`, `t = t - e`, `t++`, `t--`: the
     # target's span, the added term's span (None for ++/--) and its sign
     sum_parts: tuple[tuple[int, int], tuple[int, int] | None, str] | None = None
@@ -86,11 +89,17 @@ def source_statement(tree: Tree, source: bytes, name: str, start: int) -> Source
         for n in cs.identifiers_in(node)
         if not _is_callee(n)
     )
-    assignments: tuple[tuple[str, tuple[int, int]], ...] = ()
+    initialized: list[tuple[str, tuple[int, int], str]] = []
     if node.type == "declaration":
-        assignments = tuple(_initialized(node, source, base))
+        initialized = list(_initialized(node, source, base))
     return SourceStatement(
-        name, text, identifiers, assignments, _sum_parts(node, source, base), _targets(node, base)
+        name,
+        text,
+        identifiers,
+        tuple((target, span) for target, span, _ in initialized),
+        tuple(constructor for _, _, constructor in initialized),
+        _sum_parts(node, source, base),
+        _targets(node, base),
     )
 
 
@@ -196,7 +205,15 @@ def _initialized(declaration: Node, source: bytes, base: int):
         value = child.child_by_field_name("value")
         if declarator is None or value is None:
             continue
-        yield cs.text(declarator, source), (value.start_byte - base, value.end_byte - base)
+        constructor = ""
+        if value.type in ("argument_list", "initializer_list"):
+            spelled = declaration.child_by_field_name("type")
+            constructor = cs.text(spelled, source) if spelled is not None else ""
+        yield (
+            cs.text(declarator, source),
+            (value.start_byte - base, value.end_byte - base),
+            constructor,
+        )
 
 
 def substituted(
@@ -207,8 +224,11 @@ def substituted(
     array read from a snapshot but written in place)."""
     if statement.assignments:
         parts = []
-        for target, (start, end) in statement.assignments:
-            value = _replace_in(statement, start, end, replace, reads)
+        constructors = statement.constructors or ("",) * len(statement.assignments)
+        for (target, (start, end)), constructor in zip(
+            statement.assignments, constructors, strict=True
+        ):
+            value = constructor + _replace_in(statement, start, end, replace, reads)
             parts.append(f"{replace.get(target, target)} = {value};")
         return " ".join(parts)
     return _replace_in(statement, 0, len(statement.text), replace, reads)

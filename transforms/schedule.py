@@ -49,6 +49,7 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Program, Scop
 from cudaify.transforms import csource as cs
 from cudaify.transforms import isl_codegen as codegen
+from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
 from cudaify.transforms.offload import MATH_FUNCTIONS, PRELUDE, definition_node
 
@@ -683,8 +684,10 @@ def emit(program: Program, plans: list[RegionPlan]) -> str:
     edits: list[Edit] = []
     kernels_by_function: dict[int, list[str]] = {}
     helpers: dict[str, None] = {}
+    uses_std = False
     for plan in plans:
         region = _RegionEmitter(program, plan, tree, source, names)
+        uses_std = uses_std or region.uses_std()
         host = region.host_code()
         kernels_by_function.setdefault(plan.function.span.start, []).append(region.kernel_code())
         edits.append(
@@ -693,7 +696,8 @@ def emit(program: Program, plans: list[RegionPlan]) -> str:
         helpers.update(dict.fromkeys(region.helpers))
     for position, start in enumerate(sorted(kernels_by_function)):
         at = _kernel_position(tree, source, start)
-        text = (PRELUDE if position == 0 else "") + "".join(kernels_by_function[start])
+        prelude = PRELUDE + (std_device.STD_PRELUDE if uses_std else "")
+        text = (prelude if position == 0 else "") + "".join(kernels_by_function[start])
         edits.append(Edit(at, at, text, "kernels"))
     for helper in helpers:
         edits.extend(_device_edits(helper, tree, source))
@@ -972,9 +976,11 @@ class _RegionEmitter:
             node = codegen.statement_node(self.tree, st.span.start)
             if node is None:
                 continue
-            for name, _ in cs.calls_in(node, self.source):
-                if name in MATH_FUNCTIONS or name in found:
+            for name, call in cs.calls_in(node, self.source):
+                if name in MATH_FUNCTIONS or name in found or name in _CASTS:
                     continue
+                if _in_std(call, self.source):
+                    continue  # modelled by the analysis; std_device's job
                 if name not in definitions:
                     raise Refuse(f"it calls '{name}', which has no device version")
                 found.append(name)
@@ -1327,7 +1333,7 @@ class _RegionEmitter:
             trips_names.append(trips)
         arguments = [self._array_argument(data) for data in self.arrays]
         arguments += list(shared.values())
-        arguments += [s.name for s in self.scop.scalars if not s.written]
+        arguments += [_scalar_argument(s.name, s.type) for s in self.scop.scalars if not s.written]
         arguments += host_c
         for lo, trips in grid:
             arguments += [lo, trips]
@@ -1357,10 +1363,20 @@ class _RegionEmitter:
         if not data.dims:
             return pointer
         shape = "".join(f"[{d}]" for d in data.dims)
-        return f"({_element(data)} (*){shape})({pointer})"
+        return f"({_device_element(data)} (*){shape})({pointer})"
 
     # -- the host side -------------------------------------------------------------------
     def kernel_code(self) -> str:
+        """The kernels, with the modelled standard-library names in their device form."""
+        try:
+            return std_device.device_text(self._kernel_texts())
+        except std_device.NoDeviceVersion as error:
+            raise Refuse(f"the kernel cannot use '{error}'") from None
+
+    def uses_std(self) -> bool:
+        return std_device.uses_std(self._kernel_texts())
+
+    def _kernel_texts(self) -> str:
         texts = []
         for kernel in self.kernels:
             header = (
@@ -1485,7 +1501,7 @@ class _RegionEmitter:
         names = codegen.Names({v: k for k, v in self.space.params.items()})
         for data in self.arrays:
             device = self.devices[data.name]
-            lines.append(f"{_element(data)} *{device} = NULL;")
+            lines.append(f"{_device_element(data)} *{device} = NULL;")
             lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
             copy = (
                 f"CUDAIFY_CHECK(cudaMemcpy({device}, {_host_address(data, False)}, {_bytes(data)}, "
@@ -1502,7 +1518,7 @@ class _RegionEmitter:
         for data in self.arrays:
             if data.name in self.snapshots:
                 snapshot = self.snapshots[data.name]
-                lines.append(f"{_element(data)} *{snapshot} = NULL;")
+                lines.append(f"{_device_element(data)} *{snapshot} = NULL;")
                 lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{snapshot}, {_bytes(data)}));")
         if self.flag:
             lines.append(f"int *{self.flag} = NULL;")
@@ -1510,7 +1526,7 @@ class _RegionEmitter:
         for index, device in self.shared.items():
             name = self.model.webs[index].scalar
             type_ = self.scalar_types[name]
-            lines.append(f"{type_} *{device} = NULL;")
+            lines.append(f"{std_device.device_text(type_)} *{device} = NULL;")
             lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, sizeof({type_})));")
             scalar = next(s for s in self.scop.scalars if s.name == name)
             if not scalar.declared_inside:
@@ -1768,7 +1784,32 @@ def _bytes(data: ArrayData) -> str:
     return f"(size_t)({data.count}) * sizeof({_element(data)})"
 
 
+def _device_element(data: ArrayData) -> str:
+    """The element type as the device code spells it (`cuda::std::complex<double>`): the
+    same layout as the host's, so the copies stay byte copies."""
+    return std_device.device_text(_element(data))
+
+
+def _scalar_argument(name: str, type_: str) -> str:
+    device = std_device.device_text(type_)
+    if device == type_:
+        return name
+    return f"*reinterpret_cast<const {device} *>(&{name})"
+
+
+def _in_std(call, source: bytes) -> bool:
+    function = call.child_by_field_name("function")
+    return function is not None and re.match(r"(?:::)?std::", cs.text(function, source)) is not None
+
+
+# C++ casts parse as calls of a template (`static_cast<T>(x)`); they compile on the device.
+_CASTS = frozenset({"static_cast", "const_cast", "reinterpret_cast"})
+
+
 def _host_address(data: ArrayData, writable: bool) -> str:
+    if data.kind == "vector":  # the elements, not the std::vector object
+        storage = f"{data.name}.data()"
+        return storage if data.first.strip() == "0" else f"{storage} + ({data.first})"
     if data.first.strip() == "0":
         return data.name
     elem = _element(data)
