@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
+import signal
 import sys
+import threading
 import traceback
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
 from cudaify import __version__
-from cudaify.errors import CudaifyError, InputError, SourceError
+from cudaify.errors import CudaifyError, InputError, Interrupted, SourceError
 
 EXIT_CODES = """\b
 Exit codes:
@@ -223,6 +227,26 @@ def main() -> None:
 @click.option("--gpu-layers", type=int, help="Model layers to offload to the GPU (llama.cpp).")
 @click.option("--max-slm-calls", type=int, help="At most this many SLM edits per run.")
 @click.option(
+    "--model-failures",
+    type=int,
+    metavar="N",
+    help="Switch the model off for the run after N failed requests in a row (default 5); "
+    "the search goes on with the rules.",
+)
+@click.option(
+    "--strict-model",
+    is_flag=True,
+    default=None,
+    help="Any model failure (unreachable, HTTP error, timeout, unusable answer) is an error "
+    "(exit 4, no output) instead of a dead edge.",
+)
+@click.option(
+    "--llm-timeout",
+    type=float,
+    metavar="SECONDS",
+    help="Seconds an endpoint may take for one answer (default 120).",
+)
+@click.option(
     "--record",
     type=click.Path(path_type=str),
     help="Append every model completion to this JSON-lines file.",
@@ -317,6 +341,9 @@ def compile_command(
     llm_model: str | None,
     gpu_layers: int | None,
     max_slm_calls: int | None,
+    model_failures: int | None,
+    strict_model: bool | None,
+    llm_timeout: float | None,
     record: str | None,
     replay: str | None,
     iterations: int | None,
@@ -345,10 +372,60 @@ def compile_command(
     byte. Without a GPU, every candidate is still parsed, checked and compiled, but nothing
     is run: the output is marked unverified.
     """
+    _setup_logging(verbose, bool(quiet))
+    with _interruptible(verbose):
+        _compile_command(**locals())
+
+
+def _compile_command(
+    source: str,
+    output: str | None,
+    include: tuple[str, ...],
+    isystem: tuple[str, ...],
+    define: tuple[str, ...],
+    undefine: tuple[str, ...],
+    std: str | None,
+    language: str | None,
+    compdb: str | None,
+    methods: str | None,
+    strategy: str | None,
+    max_depth: int | None,
+    rollout_depth: int | None,
+    patience: int | None,
+    slm: str | None,
+    model: str | None,
+    llm_url: str | None,
+    llm_model: str | None,
+    gpu_layers: int | None,
+    max_slm_calls: int | None,
+    model_failures: int | None,
+    strict_model: bool | None,
+    llm_timeout: float | None,
+    record: str | None,
+    replay: str | None,
+    iterations: int | None,
+    time_budget: float | None,
+    seed: int | None,
+    arch: str | None,
+    rtol: float | None,
+    atol: float | None,
+    runs: int | None,
+    search_runs: int | None,
+    learn: bool | None,
+    trace_path: str | None,
+    strict: bool | None,
+    differential: bool | None,
+    profile: bool | None,
+    explain: bool,
+    make_deps: bool,
+    depfile: str | None,
+    no_cache: bool,
+    verbose: int,
+    quiet: bool | None,
+) -> None:
     from cudaify import config as config_mod
     from cudaify import pipeline
 
-    _setup_logging(verbose, bool(quiet))
     try:
         flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
         settings = {
@@ -361,6 +438,9 @@ def compile_command(
             "llm_model": llm_model,
             "gpu_layers": gpu_layers,
             "max_slm_calls": max_slm_calls,
+            "model_failures": model_failures,
+            "strict_model": strict_model,
+            "llm_timeout": llm_timeout,
             "record": record,
             "replay": replay,
             "iterations": iterations,
@@ -404,6 +484,34 @@ def compile_command(
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence: exit 70, not a traceback
         _fail(exc, verbose)
+
+
+@contextlib.contextmanager
+def _interruptible(verbose: int) -> Iterator[None]:
+    """Ctrl-C (exit 130) or SIGTERM (exit 143, 128 + the signal as shells report it) ends a
+    compile with one line: the output and every cache entry are written by rename, so
+    nothing partial is left; the exception unwinding kills the child processes (nvcc,
+    candidates) and removes the temporary folders on its way."""
+
+    def terminate(number: int, _frame: object) -> None:
+        raise Interrupted(number)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may take signals
+        return
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        number = exc.signal_number if isinstance(exc, Interrupted) else signal.SIGINT
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the exit
+        if verbose:
+            traceback.print_exc()
+        name = signal.Signals(number).name
+        click.echo(f"cudaify: interrupted ({name})", err=True)
+        sys.exit(128 + number)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @main.command("analyze", epilog=ALIASING_NOTE)

@@ -43,6 +43,10 @@ class Config:
     record: str | None = None  # append every completion to this JSON-lines file
     replay: str | None = None  # answer only from such a file
     examples: int = 2  # worked examples per SLM prompt
+    # a model that fails this many requests in a row is switched off for the run
+    model_failures: int = 5
+    strict_model: bool = False  # any model failure ends the run (exit 4) instead
+    llm_timeout: float = 120.0  # seconds an endpoint may take for one answer
     slm_jobs: int = 2  # local models generating at once on this machine (bench -j N workers)
     # verification
     rtol: float = 1e-4

@@ -44,3 +44,23 @@ class ConfigError(CudaifyError):
 class ModelError(ToolchainError):
     """The language model cannot be installed, loaded, reached or replayed. A kind of
     toolchain failure: the model is a tool the run needs, outside the input."""
+
+
+class ModelFailure(ModelError):
+    """One request the model could not answer usably. Local to its edge: the search goes on
+    without it (see transforms.slm.guard). `kind` names why, for the edge's reason and the
+    run's summary: unreachable, http, timeout, format (not the JSON asked for), refusal,
+    truncated (cut at max_tokens), crash or oom (a local model)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised where the run is, as Ctrl-C raises KeyboardInterrupt: every cleanup
+    on the way out runs (child processes killed, temporary files removed)."""
+
+    def __init__(self, signal_number: int):
+        super().__init__(signal_number)
+        self.signal_number = signal_number

@@ -21,7 +21,7 @@ from cudaify import __version__
 from cudaify.backend.budget import Breakdown, Deadline
 from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash
-from cudaify.errors import ConfigError, InputError
+from cudaify.errors import ConfigError, InputError, ModelFailure
 
 if TYPE_CHECKING:  # the frontend loads the language model's library (see frontend/__init__)
     from cudaify.frontend.facts import Program
@@ -117,6 +117,9 @@ class Stages:
         )
         self.deadline = self.evaluator.deadline
         self._engine: Any = None
+        from cudaify.transforms.slm.guard import Guard
+
+        self.guard = Guard(config.model_failures, config.strict_model)
         self.slm_calls = 0
         self._parents: dict[str, Variant] = {}  # a child's key -> the variant it came from
         # host functions an SLM variant may have moved to the GPU: timed as the region
@@ -127,6 +130,10 @@ class Stages:
     @property
     def slm_enabled(self) -> bool:
         return slm_available(self.config)
+
+    def model_on(self) -> bool:
+        """Whether the model may still be asked: not switched off after its failures."""
+        return self.guard.on
 
     @property
     def local_model(self) -> bool:
@@ -192,8 +199,18 @@ class Stages:
         options = [(m, METHODS[m].summary if m in METHODS else "") for m in methods]
         prompt = choice_prompt(variant.code, options)
         sampling = Sampling(temperature=0.0, seed=self.config.seed)
-        with self.generating():
-            return self.engine.choose(prompt, methods, sampling)
+        try:
+            return self._model().choose(prompt, methods, sampling)
+        except ModelFailure as failure:  # the graph's prior alone, as without a model
+            log.info("no method-choice prior here: %s", failure)
+            return {}
+
+    def _model(self) -> Any:
+        """The engine as the search uses it: one generation slot per request, every
+        request through the guard (see transforms.slm.guard)."""
+        from cudaify.transforms.slm.guard import Guarded
+
+        return Guarded(_Generating(self.engine, self.generating), self.guard)
 
     # -- the callbacks -------------------------------------------------------------------
 
@@ -204,16 +221,21 @@ class Stages:
         if how == "slm":
             from cudaify.transforms.slm.apply import apply_with_slm
 
+            if not self.guard.on:
+                return None, f"the model is switched off ({self.guard.off_reason})"
             self.slm_calls += 1
             examples = self.examples(variant, method_name)
-            outcome = apply_with_slm(
-                _Generating(self.engine, self.generating),
-                method,
-                variant,
-                examples,
-                lambda code: self.validate(code, method, variant),
-                context=self.context,  # the rule's own targets decide what the model edits
-            )
+            try:
+                outcome = apply_with_slm(
+                    self._model(),
+                    method,
+                    variant,
+                    examples,
+                    lambda code: self.validate(code, method, variant),
+                    context=self.context,  # the rule's own targets decide what the model edits
+                )
+            except ModelFailure as failure:  # this edge dies; the search goes on
+                return None, f"the model failed ({failure.kind}): {failure}"
             child = outcome.variant
             if child is not None:
                 child = dataclasses.replace(child, offloaded=self.timed)
@@ -231,8 +253,12 @@ class Stages:
         from cudaify.transforms.slm.apply import whole_program
 
         self.slm_calls += 1
-        engine = _Generating(self.engine, self.generating)
-        outcome = whole_program(engine, style, start, lambda code: self.validate(code, None))
+        try:
+            outcome = whole_program(
+                self._model(), style, start, lambda code: self.validate(code, None)
+            )
+        except ModelFailure as failure:
+            return None, f"the model failed ({failure.kind}): {failure}"
         child = outcome.variant
         return (dataclasses.replace(child, offloaded=self.timed) if child else None), outcome.reason
 
@@ -301,7 +327,16 @@ def open_engine_once(config: Config) -> Any:
     from cudaify.transforms.slm.models import terminal_progress
 
     c = config
-    key = (c.model, c.llm_url, c.llm_model, c.gpu_layers, c.threads, c.record, c.replay)
+    key = (
+        c.model,
+        c.llm_url,
+        c.llm_model,
+        c.gpu_layers,
+        c.threads,
+        c.record,
+        c.replay,
+        c.llm_timeout,
+    )
     if key not in _ENGINES:
         with terminal_progress("installing the default model") as progress:
             if c.model is None and c.llm_url is None and c.replay is None:
@@ -316,6 +351,7 @@ def open_engine_once(config: Config) -> Any:
             threads=c.threads,
             record=c.record,
             replay=c.replay,
+            timeout=c.llm_timeout,
         )
     return _ENGINES[key]
 
@@ -439,6 +475,7 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         stages.evaluate,
         ways=("rule", "slm") if with_slm else ("rule",),
         method_prior=stages.method_prior if with_slm else None,
+        model_on=stages.model_on if with_slm else None,
         budget=budget,
         seed=config.seed,
         progress=progress,
@@ -543,7 +580,8 @@ def compile_file(
     result = cached_result(key, config) if config.cache else None
     if result is None:
         result = _compile(source_path, source, config, deadline)
-        if config.cache:
+        # a run whose model failed is not what this configuration gives: search again next time
+        if config.cache and not result.trace.get("model", {}).get("failures"):
             store_result(key, result, config)
     result = dataclasses.replace(result, output_path=output_path)
     write_atomically(output_path, result.text)
@@ -596,6 +634,8 @@ def _compile(
         warnings.append("no GPU found: the output was compiled with nvcc but not run or verified")
     if result.cut_short or deadline.expired:
         warnings.append(budget_warning(deadline, result, chosen))
+    if stages.guard.summary():
+        warnings.append(stages.guard.summary())
     times = time_breakdown(breakdown, deadline, result.cut_short, result.converged)
     log.info("%s", describe_times(times))
     trace = build_trace(source_path, input_hash, result, chosen, evaluations, stages.slm_calls)
@@ -608,7 +648,7 @@ def _compile(
         verified=bool(evaluation and evaluation.verified),
         ran_on_gpu=bool(evaluation and evaluation.ran_on_gpu),
         region_speedup=evaluation.region_speedup if evaluation else None,
-        trace={**trace, "time": times},
+        trace={**trace, "time": times, "model": stages.guard.to_json()},
         warnings=tuple(warnings),
         dependencies=(str(Path(source_path).resolve()), *program.includes),
     )

@@ -179,6 +179,7 @@ class GraphSearch:
         evaluate: Evaluate,
         ways: tuple[str, ...] = ("rule",),
         method_prior: MethodPrior | None = None,
+        model_on: Callable[[], bool] | None = None,
         budget: Budget = Budget(),
         seed: int = 0,
         progress: Callable[[SearchResult], None] | None = None,
@@ -197,6 +198,9 @@ class GraphSearch:
         self.rescue = rescue
         self.ways = ways
         self.method_prior = method_prior
+        # False once the model was switched off after its failures: from then on the search
+        # is the rules-only search, its SLM edges dead and new nodes without any
+        self.model_on = model_on
         self.budget = budget
         self.rng = random.Random(seed)
         self.progress = progress
@@ -286,11 +290,23 @@ class GraphSearch:
             return
         slm_p = self.method_prior(node.variant, methods) if self.method_prior else {}
         prior = mixed_prior(graph_prior(self.graph, source, methods), slm_p)
+        ways = self._ways()  # asked after the prior: its request may have switched the model off
         for method in methods:
-            for how in self.ways:
-                node.edges.append(Edge(method, how, prior[method] / len(self.ways)))
+            for how in ways:
+                node.edges.append(Edge(method, how, prior[method] / len(ways)))
         if self.prefetch is not None:
             self._make_rule_children(node)
+
+    def _ways(self) -> tuple[str, ...]:
+        if self.model_on is not None and not self.model_on():
+            return tuple(how for how in self.ways if how != "slm")
+        return self.ways
+
+    def _dead(self, edge: Edge) -> bool:
+        """Dead, or an SLM edge of a model switched off since the edge was made."""
+        if not edge.dead and edge.how == "slm" and "slm" not in self._ways():
+            edge.dead = "the model was switched off"
+        return bool(edge.dead)
 
     def _make_rule_children(self, node: Node) -> None:
         """Apply every rule edge of a new node now, and start building the new children:
@@ -427,7 +443,7 @@ class GraphSearch:
         live = [
             e
             for e in node.edges
-            if not e.dead
+            if not self._dead(e)
             and not (e.child and e.child in on_path)
             and not (e.child and not self._open(self.nodes[e.child], remaining - 1, set()))
         ]
@@ -447,7 +463,7 @@ class GraphSearch:
             return bool(self.graph.successors(self._graph_node(node.variant)))
         visiting = visiting | {key}
         for edge in node.edges:
-            if edge.dead:
+            if self._dead(edge):
                 continue
             if edge.child is None or self._open(self.nodes[edge.child], remaining - 1, visiting):
                 return True

@@ -21,6 +21,7 @@ on the option it chose.
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import os
@@ -32,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from cudaify.errors import ModelError
+from cudaify.errors import ModelError, ModelFailure
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 CHOICE_PREFIX = '{"method": "'
@@ -87,6 +88,10 @@ class Completion:
             seconds=float(data["seconds"]),
             cached=cached,
         )
+
+
+# the openings of a refusal, told apart from other prose that is not the JSON asked for
+_REFUSALS = ("i'm sorry", "i am sorry", "i can't", "i cannot", "sorry,", "as an ai")
 
 
 class PromptTooLong(ModelError):
@@ -192,6 +197,12 @@ class LocalEngine:
             )
         except ValueError as exc:  # the prompt does not fit the context
             raise PromptTooLong(f"{self.model_path.name}: {exc}") from exc
+        except MemoryError as exc:
+            raise ModelFailure("oom", f"{self.model_path.name}: out of memory") from exc
+        except RuntimeError as exc:  # llama_decode failed: a crash, often out of memory
+            kind = "oom" if "memory" in str(exc).lower() else "crash"
+            raise ModelFailure(kind, f"{self.model_path.name}: {exc}") from exc
+        _check_finish(response["choices"][0], self.model_path.name)  # type: ignore[index]
         usage = response["usage"]  # type: ignore[index]
         return Completion(
             text=response["choices"][0]["message"]["content"] or "",  # type: ignore[index]
@@ -302,6 +313,7 @@ class RemoteEngine:
         started = time.perf_counter()
         response = self._post(self._body(messages, sampling))
         text = _message_text(response, self.url)
+        _check_finish(response["choices"][0], self.url)
         usage = response.get("usage") or {}
         return Completion(
             text=text,
@@ -351,13 +363,23 @@ class RemoteEngine:
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
             hint = f" (is {self.api_key_env} set?)" if exc.code in (401, 403) else ""
-            raise ModelError(f"{self.url}: HTTP {exc.code} {exc.reason}{hint}: {detail}") from exc
+            message = f"{self.url}: HTTP {exc.code} {exc.reason}{hint}: {detail}"
+            raise ModelFailure("http", message) from exc
         except urllib.error.URLError as exc:
-            raise ModelError(f"{self.url}: cannot reach the model server: {exc.reason}") from exc
+            if isinstance(exc.reason, TimeoutError):
+                raise self._timed_out() from exc
+            message = f"{self.url}: cannot reach the model server: {exc.reason}"
+            raise ModelFailure("unreachable", message) from exc
         except TimeoutError as exc:
-            raise ModelError(f"{self.url}: no answer within {self.timeout:.0f} s") from exc
+            raise self._timed_out() from exc
         except json.JSONDecodeError as exc:
-            raise ModelError(f"{self.url}: the answer is not JSON: {exc}") from exc
+            raise ModelFailure("format", f"{self.url}: the answer is not JSON: {exc}") from exc
+        except (http.client.HTTPException, OSError) as exc:  # a connection cut mid-answer
+            message = f"{self.url}: the connection failed: {type(exc).__name__}: {exc}"
+            raise ModelFailure("http", message) from exc
+
+    def _timed_out(self) -> ModelFailure:
+        return ModelFailure("timeout", f"{self.url}: no answer within {self.timeout:g} s")
 
 
 def _endpoint(url: str) -> str:
@@ -374,7 +396,14 @@ def _message_text(response: Mapping[str, Any], url: str) -> str:
     try:
         return response["choices"][0]["message"]["content"] or ""
     except (KeyError, IndexError, TypeError) as exc:
-        raise ModelError(f"{url}: the answer has no choices[0].message.content") from exc
+        message = f"{url}: the answer has no choices[0].message.content"
+        raise ModelFailure("format", message) from exc
+
+
+def _check_finish(choice: Mapping[str, Any], where: str) -> None:
+    """An answer cut at max_tokens (an endless generation ends so) holds no whole program."""
+    if isinstance(choice, Mapping) and choice.get("finish_reason") == "length":
+        raise ModelFailure("truncated", f"{where}: the answer was cut at max_tokens")
 
 
 def _choice_schema(options: Sequence[str]) -> dict[str, Any]:
@@ -391,9 +420,12 @@ def _chosen_option(text: str, options: Sequence[str], url: str) -> str:
     try:
         chosen = json.loads(text)["method"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ModelError(f"{url}: the choice is not JSON with a 'method': {text[:200]!r}") from exc
+        refused = text.strip().lower().startswith(_REFUSALS)
+        message = f"{url}: the choice is not JSON with a 'method': {text[:200]!r}"
+        raise ModelFailure("refusal" if refused else "format", message) from exc
     if chosen not in options:
-        raise ModelError(f"{url}: the server chose '{chosen}', not one of {list(options)}")
+        message = f"{url}: the server chose {chosen!r}, not one of {list(options)}"
+        raise ModelFailure("format", message)
     return chosen
 
 

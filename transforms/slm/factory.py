@@ -42,6 +42,7 @@ def open_engine(
     replay: str | Path | None = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
+    timeout: float = 120.0,
 ) -> CachedEngine:
     """`--replay`: answers only from the file, no model is loaded. `--llm-url`: a remote
     endpoint (`--llm-model` required). Otherwise the local GGUF of `--model`, $CUDAIFY_MODEL
@@ -58,7 +59,7 @@ def open_engine(
         return CachedEngine(None, cache, recorder, Replay(replay), identity)
     engine: Engine
     if llm_url:
-        engine = RemoteEngine(llm_url, str(llm_model), api_key_env=api_key_env)
+        engine = RemoteEngine(llm_url, str(llm_model), api_key_env=api_key_env, timeout=timeout)
     else:
         engine = LocalEngine(
             models.resolve(model), n_ctx=n_ctx, n_threads=threads, n_gpu_layers=gpu_layers
