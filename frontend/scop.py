@@ -405,7 +405,7 @@ class ScopBuilder:
                 ScopAccess(access.array, subs, access.is_write, access.is_read, line, False)
             )
         for ref in walk.refs:
-            if not leaf.start <= ref.start < leaf.end or ref.decl in inside:
+            if not leaf.start <= ref.start < leaf.end or ref.decl in inside or _closure(ref):
                 continue
             if ref.decl in iterators:
                 if ref.mode in WRITE_MODES:
@@ -595,6 +595,8 @@ class ScopBuilder:
                 continue
             if ref.decl in iterators or ref.decl in opaque_locals or ref.decl in inside:
                 continue
+            if _closure(ref):
+                continue
             if any(leaf.start <= ref.start < leaf.end for leaf in prelude):
                 continue
             written = ref.mode in WRITE_MODES or ref.decl in top_written
@@ -670,6 +672,12 @@ def _prelude(statements: list[ScopStatement], leaves: list[_Leaf]) -> set[str]:
             chosen.add(statement.name)
         read_before.update(a.target for a in reads)
     return chosen
+
+
+def _closure(ref: Ref) -> bool:
+    """A local lambda named at its call: what the call reads of its captures is among the
+    statement's own references (the kernels define the lambda again)."""
+    return "(lambda at " in ref.type
 
 
 def leaf_line(src, leaf: _Leaf) -> int:

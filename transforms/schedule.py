@@ -929,6 +929,7 @@ class _RegionEmitter:
             st.name: codegen.source_statement(tree, source, st.name, st.span.start)
             for st in self.scop.statements
         }
+        self.lambdas = self._lambdas()
         self.helpers = self._helpers()
         self.inspected: dict[str, tuple[str, str]] = {}  # array -> (first, end) host names
         self.arrays = [self._sized(a) for a in self.scop.arrays]
@@ -969,15 +970,51 @@ class _RegionEmitter:
                 self.launches[f"K{k}"] = self._speculative_launch(k, k + 1)
 
     # -- helpers the statements call --------------------------------------------------
+    def _statement_nodes(self) -> list:
+        nodes = [codegen.statement_node(self.tree, st.span.start) for st in self.scop.statements]
+        return [node for node in nodes if node is not None]
+
+    def _lambdas(self) -> dict[str, list[str]]:
+        """The local lambdas the statements call: name -> its declaration's lines, in
+        device form, as the kernels that call it define it again."""
+        calls = {
+            name for node in self._statement_nodes() for name, _ in cs.calls_in(node, self.source)
+        }
+        definition = definition_node(self.tree, self.plan.function.span.start)
+        if definition is None:
+            return {}
+        span = self.scop.span
+        try:
+            found = std_device.lambdas_called(calls, definition, span.start, span.end, self.source)
+        except std_device.CaptureChanged as error:
+            raise Refuse(str(error)) from None
+        lambdas = {}
+        for node in found:
+            name = std_device.lambda_declared(node, self.source)
+            assert name is not None
+            indent = _line_indent(self.source, node.start_byte)
+            lines = cs.text(node, self.source).split("\n")
+            lambdas[name] = ["    " + lines[0]] + [
+                "    " + (line[len(indent) :] if line.startswith(indent) else line.lstrip())
+                for line in lines[1:]
+            ]
+        return lambdas
+
     def _helpers(self) -> list[str]:
         found: list[str] = []
         definitions = cs.function_nodes(self.tree, self.source)
-        for st in self.scop.statements:
-            node = codegen.statement_node(self.tree, st.span.start)
-            if node is None:
-                continue
+        lambda_nodes = [
+            node
+            for node in cs.walk(
+                definition_node(self.tree, self.plan.function.span.start) or self.tree.root_node
+            )
+            if std_device.lambda_declared(node, self.source) in self.lambdas
+        ]
+        for node in [*self._statement_nodes(), *lambda_nodes]:
             for name, call in cs.calls_in(node, self.source):
                 if name in MATH_FUNCTIONS or name in found or name in _CASTS:
+                    continue
+                if name in self.lambdas:
                     continue
                 if _in_std(call, self.source):
                     continue  # modelled by the analysis; std_device's job
@@ -1077,7 +1114,14 @@ class _RegionEmitter:
             cast = "" if type_ == "long long" else f"({type_})"
             loops.append(f"{ind}    const {type_} {c_name} = {cast}({lo} + {counter});")
         closing = ["    " * (level + 1) + "}" for level in reversed(range(depth))]
-        body = [*loops, *body_lines, *closing]
+        called = "\n".join(body_lines)
+        defined = [
+            line
+            for name, lines in self.lambdas.items()
+            if re.search(rf"\b{re.escape(name)}\s*\(", called)
+            for line in lines
+        ]
+        body = [*defined, *loops, *body_lines, *closing]
         self.kernels.append(_KernelText(kernel_name, params, body, grid, host_c))
         self.launches[f"K{index}"] = self._launch_lines(
             index,

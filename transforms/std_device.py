@@ -3,11 +3,16 @@
 (libcu++, shipped with nvcc), std::pair too, std::min/max become `cudaify_min/max` (same
 definition: `std::min` returns `b < a ? b : a`), and the <cmath> functions take their
 `cuda::std::` overloads. A `std::` name the kernel would keep and that has no device
-version is refused by name."""
+version is refused by name. Local lambdas the kernels call are defined again in them
+(`lambdas_called`)."""
 
 from __future__ import annotations
 
 import re
+
+from tree_sitter import Node
+
+from cudaify.transforms import csource as cs
 
 COMPLEX = frozenset("complex polar abs arg norm conj proj real imag".split())
 MATH = frozenset(
@@ -68,3 +73,64 @@ def device_text(code: str) -> str:
 def uses_std(code: str) -> bool:
     """Whether `device_text` changes `code` (the kernel needs STD_PRELUDE)."""
     return device_text(code) != code
+
+
+class CaptureChanged(Exception):
+    """A lambda the kernel would redefine uses a variable that changes after its definition."""
+
+
+def lambdas_called(
+    calls: set[str], definition: Node, start: int, end: int, source: bytes
+) -> list[Node]:
+    """The declarations `auto f = [...](...) {...};` before byte `start` of `definition` (the
+    function) of the lambdas named in `calls`, the last one of each name: the kernels of the
+    code at [start, end) define them again (a lambda defined in device code runs there; the
+    analysis has checked that their bodies only read what they capture). What they capture
+    must keep its value from the definition up to `end`, or the copy would see a newer one."""
+    found: dict[str, Node] = {}
+    for node in cs.walk(definition):
+        if node.start_byte >= start:
+            break
+        name = lambda_declared(node, source)
+        if name is not None and name in calls:
+            found[name] = node
+    for name, node in found.items():
+        captured = {cs.text(i, source) for i in cs.identifiers_in(node)} - lambda_locals(
+            node, source
+        )
+        for change in cs.walk(definition):
+            if not node.end_byte <= change.start_byte < end:
+                continue
+            changes = change.type in ("assignment_expression", "update_expression") or (
+                change.type == "pointer_expression" and cs.text(change, source).startswith("&")
+            )
+            touched = {cs.text(i, source) for i in cs.identifiers_in(change)} if changes else set()
+            if captured & touched:
+                raise CaptureChanged(
+                    f"lambda '{name}' uses '{sorted(captured & touched)[0]}', which changes "
+                    f"after the lambda is defined (line {cs.line_of(change)})"
+                )
+    return list(found.values())
+
+
+def lambda_declared(node: Node, source: bytes) -> str | None:
+    """`f` when `node` is the declaration `auto f = [...](...) {...};`."""
+    if node.type != "declaration":
+        return None
+    declarators = [c for c in node.named_children if c.type == "init_declarator"]
+    if len(declarators) != 1:
+        return None
+    value = declarators[0].child_by_field_name("value")
+    name = declarators[0].child_by_field_name("declarator")
+    if value is None or name is None or value.type != "lambda_expression":
+        return None
+    return cs.text(name, source) if name.type == "identifier" else None
+
+
+def lambda_locals(node: Node, source: bytes) -> set[str]:
+    """The lambda's own name, parameters and locals."""
+    names = cs.names_declared_in(node, source)
+    for n in cs.walk(node):
+        if n.type in ("parameter_declaration", "optional_parameter_declaration"):
+            names.update(cs.text(i, source) for i in cs.identifiers_in(n))
+    return names

@@ -21,7 +21,31 @@ from cudaify.transforms.base import Context
 SCHEDULE = get("schedule")
 CASES = {
     "dft_complex": ["acc = cuda::std::complex<double>(0.0, 0.0);", "cuda::std::polar("],
+    "closest_pair_lambda": ["    auto distance = [](", "cudaify_min(best, distance("],
 }
+CAPTURING = """#include <cmath>
+#include <cstdio>
+#include <vector>
+struct Sample { float value; float weight; };
+void map(const std::vector<Sample> &in, std::vector<Sample> &out, int n, float gain) {
+    auto transform = [gain](const Sample &s) {
+        Sample r = s;
+        r.value = gain * std::pow(s.value, 1.5f) + std::exp(-s.weight);
+        return r;
+    };
+    for (int i = 0; i < n; i++)
+        out[i] = transform(in[i]);
+}
+int main() {
+    std::vector<Sample> in(5000), out(5000);
+    for (int i = 0; i < 5000; i++) { in[i].value = 1.0f + 0.001f * i; in[i].weight = 0.5f; }
+    map(in, out, 5000, 0.75f);
+    double total = 0.0;
+    for (int i = 0; i < 5000; i++) total += out[i].value * out[i].weight;
+    std::printf("%.6e %.6e\\n", total, (double)out[4999].value);
+    return 0;
+}
+"""
 
 
 def scheduled(path: Path) -> str:
@@ -42,12 +66,43 @@ def reference_output(source: Path, tmp_path: Path) -> str:
 def test_the_hot_region_gets_a_kernel_that_prints_what_gcc_prints(
     case: str, tmp_path: Path
 ) -> None:
-    from emulation import SERIAL_HEADER, run_emulated
-
     source = BENCHMARKS / f"{case}.cpp"
     code = scheduled(source)
     for line in CASES[case]:
         assert line in code
+    assert_prints_what_gcc_prints(code, source, tmp_path)
+
+
+def test_a_capturing_lambda_is_defined_again_in_the_kernel(tmp_path: Path) -> None:
+    source = tmp_path / "capture.cpp"
+    source.write_text(CAPTURING)
+    code = scheduled(source)
+    kernel = code[code.index("__global__ void map_kernel") :]
+    assert "float gain" in kernel[: kernel.index(")")]
+    assert "auto transform = [gain](const Sample &s) {" in kernel
+    assert "cuda::std::pow(" in kernel
+    assert_prints_what_gcc_prints(code, source, tmp_path)
+
+
+def test_a_capture_that_changes_after_the_lambda_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "late.cpp"
+    source.write_text(
+        CAPTURING.replace(
+            "    for (int i = 0; i < n; i++)\n",
+            "    gain = 2.0f;\n    for (int i = 0; i < n; i++)\n",
+        )
+    )
+    program = small_program(source)
+    outcome = SCHEDULE.apply_rule(Variant(program.source), Context(program))
+    assert outcome.variant is None
+    assert "lambda 'transform' uses 'gain', which changes after the lambda is defined" in (
+        outcome.reason or ""
+    )
+
+
+def assert_prints_what_gcc_prints(code: str, source: Path, tmp_path: Path) -> None:
+    from emulation import SERIAL_HEADER, run_emulated
+
     for kernel in code.split("__global__ void ")[1:]:
         body = kernel[: kernel.index("\n}\n")]
         assert "std::" not in body.replace("cuda::std::", "").replace("std::size_t", "")
