@@ -17,6 +17,7 @@ class FakeServer:
         self.status = 200
         self.raw: bytes | None = None  # sent instead of JSON when set
         self.delay = 0.0
+        self.received = threading.Event()  # set by the first request
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,6 +30,7 @@ class FakeServer:
                         "body": json.loads(self.rfile.read(length)),
                     }
                 )
+                server.received.set()
                 time.sleep(server.delay)
                 payload = (
                     server.raw if server.raw is not None else json.dumps(server.reply).encode()
@@ -43,6 +45,7 @@ class FakeServer:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True  # a slow answer must not hold up shutdown
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

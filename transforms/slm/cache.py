@@ -79,8 +79,17 @@ class CompletionCache:
         with tempfile.NamedTemporaryFile(
             "w", dir=target.parent, suffix=".tmp", delete=False, encoding="utf-8"
         ) as handle:
-            handle.write(_canonical(entry))
-        os.replace(handle.name, target)
+            try:
+                handle.write(_canonical(entry))
+            except BaseException:  # Ctrl-C mid-write: no stray .tmp beside the entries
+                handle.close()
+                Path(handle.name).unlink(missing_ok=True)
+                raise
+        try:
+            os.replace(handle.name, target)
+        except BaseException:
+            Path(handle.name).unlink(missing_ok=True)
+            raise
 
 
 class Recorder:
