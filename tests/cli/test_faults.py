@@ -127,7 +127,8 @@ def test_strict_model_is_a_one_line_error_and_no_output(tmp_path, fault):
     assert not out.exists()
 
 
-def test_sigint_mid_search_leaves_no_output_and_a_usable_cache(tmp_path):
+@pytest.mark.parametrize(("number", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_mid_search_leaves_no_output_and_a_usable_cache(tmp_path, number, code):
     """The model's answer is held back, so the signal surely lands mid-search."""
     out_dir = tmp_path / "out"
     out_dir.mkdir()
@@ -142,12 +143,13 @@ def test_sigint_mid_search_leaves_no_output_and_a_usable_cache(tmp_path):
         )
         try:
             assert server.received.wait(120), "the compile never asked the model"
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(number)
             _stdout, stderr = proc.communicate(timeout=30)
         finally:
             proc.kill()
-    assert proc.returncode == 130, stderr
-    assert stderr.strip().splitlines()[-1] == "cudaify: interrupted (SIGINT)"
+    assert proc.returncode == code, stderr
+    name = signal.Signals(number).name
+    assert stderr.strip().splitlines()[-1] == f"cudaify: interrupted ({name})"
     assert "Traceback" not in stderr
     assert list(out_dir.iterdir()) == []  # no output, no .tmp
     again = subprocess.run(
