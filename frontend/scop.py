@@ -96,6 +96,8 @@ class ScopBuilder:
         run: list[ci.Cursor] = []
         for statement in statements:
             region_loop = self._has_loop(statement) and self._affine_loop(statement)
+            if self._has_loop(statement) and not region_loop:
+                self._note(self._not_affine(statement))
             if region_loop or not self._holds_loops(statement):
                 why = self._why_not(statement)
                 if why is None:
@@ -200,6 +202,17 @@ class ScopBuilder:
             return False
         bound = self.fa.bound(RegionSpan(node.start, node.end), node)
         return bound.lower is not None and bound.upper is not None
+
+    def _not_affine(self, statement: ci.Cursor) -> NotModelled:
+        node = self.by_cursor[statement.hash]
+        bound = self.fa.bound(RegionSpan(node.start, node.end), node)
+        header = node.header
+        cursor = header.lower if bound.lower is None else header.upper
+        return NotModelled(
+            f"loop '{header.var}' has a bound that is not affine in the function's "
+            f"variables: {self.src.text(cursor)}",
+            start_of(cursor),
+        )
 
     def _body_statements(self, loop: ci.Cursor) -> list[ci.Cursor]:
         node = self.by_cursor[loop.hash]

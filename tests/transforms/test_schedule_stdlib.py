@@ -176,3 +176,15 @@ def test_complex_arithmetic_is_modelled_as_reads_and_a_read_write(tmp_path: Path
     assert acc.is_read and acc.is_write and acc.scalar
     assert {a.target for a in update.accesses if a.is_read} == {"x", "acc"}
     assert update.reduction == ""  # a complex `+=` is not an atomicAdd
+
+
+def test_a_loop_bounded_by_a_size_call_is_named_as_the_reason(tmp_path: Path) -> None:
+    source = BENCHMARKS / "pair_envelope.cpp"
+    program = small_program(source)
+    widen = next(fn for fn in program.functions if fn.name == "widen")
+    assert widen.scops == ()
+    assert any(
+        "loop 'i' has a bound that is not affine in the function's variables: envelope.size()"
+        in note
+        for note in widen.scop_notes
+    )
