@@ -439,59 +439,12 @@ def _device(code: str, where: Node) -> str:
 
 
 def _lambdas(nest: Node, definition: Node, source: bytes) -> list[Node]:
-    """The declarations `auto f = [...](...) {...};` before the nest, in its function, of
-    the lambdas the nest calls (the analysis has checked that their bodies only read
-    what they capture). What they capture must keep its value from the definition on."""
+    """The declarations of the lambdas the nest calls (see std_device.lambdas_called)."""
     calls = {name for name, _ in cs.calls_in(nest, source)}
-    found: dict[str, Node] = {}
-    for node in cs.walk(definition):
-        if node.start_byte >= nest.start_byte:
-            break
-        name = _lambda_declared(node, source)
-        if name is not None and name in calls:
-            found[name] = node  # the last definition before the nest
-    for name, node in found.items():
-        captured = {cs.text(i, source) for i in cs.identifiers_in(node)} - _lambda_locals(
-            node, source
-        )
-        for change in cs.walk(definition):
-            if not node.end_byte <= change.start_byte < nest.end_byte:
-                continue
-            changes = change.type in ("assignment_expression", "update_expression") or (
-                change.type == "pointer_expression" and cs.text(change, source).startswith("&")
-            )
-            if changes:
-                touched = {cs.text(i, source) for i in cs.identifiers_in(change)}
-                if captured & touched:
-                    what = sorted(captured & touched)[0]
-                    raise _Refuse(
-                        f"lambda '{name}' uses '{what}', which changes after the lambda "
-                        f"is defined (line {cs.line_of(change)})"
-                    )
-    return list(found.values())
-
-
-def _lambda_declared(node: Node, source: bytes) -> str | None:
-    """`f` when `node` is the declaration `auto f = [...](...) {...};`."""
-    if node.type != "declaration":
-        return None
-    declarators = [c for c in node.named_children if c.type == "init_declarator"]
-    if len(declarators) != 1:
-        return None
-    value = declarators[0].child_by_field_name("value")
-    name = declarators[0].child_by_field_name("declarator")
-    if value is None or name is None or value.type != "lambda_expression":
-        return None
-    return cs.text(name, source) if name.type == "identifier" else None
-
-
-def _lambda_locals(node: Node, source: bytes) -> set[str]:
-    """The lambda's own name, parameters and locals."""
-    names = cs.names_declared_in(node, source)
-    for n in cs.walk(node):
-        if n.type in ("parameter_declaration", "optional_parameter_declaration"):
-            names.update(cs.text(i, source) for i in cs.identifiers_in(n))
-    return names
+    try:
+        return std_device.lambdas_called(calls, definition, nest.start_byte, nest.end_byte, source)
+    except std_device.CaptureChanged as changed:
+        raise _Refuse(str(changed)) from None
 
 
 def _template_of(definition: Node, source: bytes) -> tuple[str, tuple[str, ...]]:
@@ -702,7 +655,7 @@ def _scalars(
     written = cs.names_written(nest, source)
     scanned = [nest, *lambdas]
     for node in lambdas:
-        inside |= _lambda_locals(node, source)
+        inside |= std_device.lambda_locals(node, source)
     called = {
         _key(n.child_by_field_name("function"))
         for node in scanned
@@ -787,7 +740,7 @@ def _helpers(
     """The user functions the nest calls (transitively); each must be device-safe."""
     definitions = cs.function_nodes(tree, source)
     found: list[str] = []
-    local = {_lambda_declared(node, source) for node in lambdas} | cs.names_declared_in(
+    local = {std_device.lambda_declared(node, source) for node in lambdas} | cs.names_declared_in(
         nest, source
     )
     pending = [
