@@ -320,61 +320,16 @@ def main() -> None:
 )
 @click.option("-v", "--verbose", count=True, help="Say more (-vv: debug output and tracebacks).")
 @click.option("-q", "--quiet", is_flag=True, default=None, help="Print errors only.")
-def compile_command(
-    source: str,
-    output: str | None,
-    include: tuple[str, ...],
-    isystem: tuple[str, ...],
-    define: tuple[str, ...],
-    undefine: tuple[str, ...],
-    std: str | None,
-    language: str | None,
-    compdb: str | None,
-    methods: str | None,
-    strategy: str | None,
-    max_depth: int | None,
-    rollout_depth: int | None,
-    patience: int | None,
-    slm: str | None,
-    model: str | None,
-    llm_url: str | None,
-    llm_model: str | None,
-    gpu_layers: int | None,
-    max_slm_calls: int | None,
-    model_failures: int | None,
-    strict_model: bool | None,
-    llm_timeout: float | None,
-    record: str | None,
-    replay: str | None,
-    iterations: int | None,
-    time_budget: float | None,
-    seed: int | None,
-    arch: str | None,
-    rtol: float | None,
-    atol: float | None,
-    runs: int | None,
-    search_runs: int | None,
-    learn: bool | None,
-    trace_path: str | None,
-    strict: bool | None,
-    differential: bool | None,
-    profile: bool | None,
-    explain: bool,
-    make_deps: bool,
-    depfile: str | None,
-    no_cache: bool,
-    verbose: int,
-    quiet: bool | None,
-) -> None:
+def compile_command(**params: Any) -> None:
     """Compile INPUT (C or C++) into a CUDA program.
 
     The hot loop nests are offloaded to the GPU; everything else stays as it was, byte for
     byte. Without a GPU, every candidate is still parsed, checked and compiled, but nothing
     is run: the output is marked unverified.
     """
-    _setup_logging(verbose, bool(quiet))
-    with _interruptible(verbose):
-        _compile_command(**locals())
+    _setup_logging(params["verbose"], bool(params["quiet"]))
+    with _interruptible(params["verbose"]):
+        _compile_command(**params)
 
 
 def _compile_command(
