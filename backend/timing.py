@@ -262,7 +262,7 @@ def instrument(
     """The timing build's source: every named definition renamed and wrapped. `language`
     is c, c++ or cuda. Raises InstrumentError when a name has no definition or cannot be
     wrapped exactly. `per_function`: each wrapper also names its function (its position
-    in `names`), so one run times every subset of them (see `Sample.subset`)."""
+    in `names`), so one run times every subset of them (see `subset_time`)."""
     if per_function and len(names) > MAX_PER_FUNCTION:
         raise InstrumentError(f"more than {MAX_PER_FUNCTION} functions to time one by one")
     data = source.encode("utf-8", errors="surrogateescape")

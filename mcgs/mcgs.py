@@ -328,7 +328,9 @@ class GraphSearch:
         # then the rollouts each child would take if it is promising: the cores are idle
         # (prefetch is only given while they are), and a rollout's builds otherwise wait
         # for one another
-        ahead = [step for child in made for step in self._rollout_path(child)]
+        ahead = [
+            step for child in made for step in self._rollout_path(child, self._rollout_depth(child))
+        ]
         if made and self.prefetch is not None:
             self.prefetch(made + ahead)
 
@@ -369,15 +371,14 @@ class GraphSearch:
         """A rollout stays within the depth limit, as the playouts do."""
         return min(self.budget.rollout_depth, self.budget.max_depth - len(variant.steps))
 
-    def _rollout_path(self, variant: Variant, depth: int | None = None) -> list[Variant]:
+    def _rollout_path(self, variant: Variant, depth: int) -> list[Variant]:
         """The variants a rollout from `variant` makes: rules only, along the
         highest-prior edge that applies and leads somewhere new, step after step. Which
         step comes next does not depend on how the previous one fares, so the whole path
         is known, and can be built, before any of it is verified."""
         path: list[Variant] = []
         current = variant
-        steps = self._rollout_depth(variant) if depth is None else depth
-        for _ in range(max(0, steps)):
+        for _ in range(max(0, depth)):
             source = self._graph_node(current)
             methods = self.graph.successors(source)
             if not methods:
