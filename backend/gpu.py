@@ -7,7 +7,6 @@ tenth of a second to seconds, which a cached rebuild under make cannot afford.""
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 import shutil
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudaify.backend import toolchain
+from cudaify.core import content_hash
 from cudaify.errors import ConfigError, ToolchainError
 
 # Ampere is the oldest architecture still in wide use that every recent nvcc accepts; a
@@ -112,7 +112,7 @@ def _remembered_answer(smi: str) -> Path | None:
         buses = sorted(os.listdir(_DRIVER / "gpus"))
     except OSError:
         return None
-    key = hashlib.sha256("\0".join([boot, version, smi, *buses]).encode()).hexdigest()[:32]
+    key = content_hash(boot, version, smi, *buses)[:32]
     return Path(tempfile.gettempdir()) / f"cudaify-{os.getuid()}" / f"nvidia-smi-{key}.csv"
 
 
