@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from cudaify.cli import main
-from tests.slm.httpserver import FakeServer, completion_reply
+from .httpserver import FakeServer, completion_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 SAXPY = ROOT / "examples" / "saxpy.c"
