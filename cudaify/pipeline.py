@@ -701,7 +701,9 @@ def budget_warning(deadline: Deadline, result: Any, chosen: Any) -> str:
     spent = f"the time budget{budget} ran out after {tried} candidate(s)"
     more = "--time-budget S gives it more time, 0 no limit"
     if chosen is None:
-        return f"{spent}, none verified by then: the output is the input as host code ({more})"
+        verified = any(c.evaluation.verified for c in result.candidates)
+        none = "none faster than the CPU" if verified else "none verified"
+        return f"{spent}, {none} by then: the output is the input as host code ({more})"
     if chosen.evaluation.verified:
         return f"{spent}: wrote the best verified variant found by then ({more})"
     return f"{spent}: wrote the best variant compiled by then ({more})"

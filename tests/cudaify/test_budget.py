@@ -51,9 +51,9 @@ STEP = 10.0  # seconds of the fake clock each verification takes
 class World:
     """The fake clock, and what the evaluator was asked."""
 
-    def __init__(self, verified: bool) -> None:
+    def __init__(self, verified: bool | str) -> None:
         self.now = 0.0
-        self.verified = verified
+        self.verified = verified  # True, False, or "slower": verified, slower than the CPU
         self.screened: list[tuple[str, ...]] = []
         self.remeasured = 0
 
@@ -71,8 +71,8 @@ def world(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Wo
         if not made.verified:
             problem = Problem("output", "line 1: 3.1 differs from 3.0")
             return Evaluation(stage=Stage.RUN, ran_on_gpu=True, problems=(problem,))
-        # each step makes it faster: 2x, 3x, ...
-        speedup = 1.0 + len(variant.steps)
+        # each step makes it faster: 2x, 3x, ... (or all at half the CPU's speed)
+        speedup = 0.5 if made.verified == "slower" else 1.0 + len(variant.steps)
         return Evaluation(
             stage=Stage.CORRECT,
             ran_on_gpu=True,
@@ -131,6 +131,18 @@ def test_with_nothing_verified_in_time_the_input_is_written_as_host_code(
         "none verified by then: the output is the input as host code" in w for w in result.warnings
     )
     assert "Nothing was offloaded" in (tmp_path / "saxpy.cu").read_text()
+
+
+@pytest.mark.parametrize("world", ["slower"], indirect=True)
+def test_with_only_slower_variants_verified_in_time_the_warning_says_so(
+    tmp_path: Path, world: World
+) -> None:
+    result = compile_with(tmp_path, time_budget=15.0, strategy="mcgs")
+    assert len(world.screened) == 2 and not result.verified and result.methods == ()
+    assert any(
+        "none faster than the CPU by then: the output is the input" in w for w in result.warnings
+    )
+    assert not any("none verified" in w for w in result.warnings)
 
 
 def test_without_a_budget_the_search_runs_to_its_end_and_finalists_are_timed(
