@@ -7,7 +7,9 @@ candidate after it. So the budget is a hard limit, not a hint checked between ca
 
 A `Breakdown` adds up where the time went (reference, compile, run, wait, ...). A phase
 nested in another is counted once, in the inner phase: the wait for the GPU inside a
-reference timing is wait, not reference. Each thread keeps its own nesting."""
+reference timing is wait, not reference. Each thread keeps its own nesting. Work done
+ahead on other threads (`quiet`) is not counted: the command's thread counts its wait for
+that work when it takes the result."""
 
 from __future__ import annotations
 
@@ -84,7 +86,20 @@ class Breakdown:
         self._local = threading.local()
 
     @contextlib.contextmanager
+    def quiet(self) -> Iterator[None]:
+        """This thread's phases are not counted while it lasts."""
+        before = getattr(self._local, "quiet", False)
+        self._local.quiet = True
+        try:
+            yield
+        finally:
+            self._local.quiet = before
+
+    @contextlib.contextmanager
     def measure(self, kind: str) -> Iterator[None]:
+        if getattr(self._local, "quiet", False):
+            yield
+            return
         stack: list[float] = self._stack()
         began = self.clock()
         stack.append(0.0)  # time of the phases nested in this one

@@ -155,10 +155,13 @@ class Evaluator:
         self.region = tuple(f.name for f in program.functions if f.loops and f.name != "main")
         self._first_samples: dict[tuple[str, ...], Sample] = {}  # the reference run's
         # candidates compiled ahead (prefetch): (code hash, timed) -> its build
-        self._pending: dict[tuple[str, bool], Future[Build]] = {}
+        self._pending: dict[_PendingKey, Future[Build]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._pool_size = 0
         self._cancel = threading.Event()  # set by close(): compiles under way stop
+        # candidates screened ahead (see prefetch): variant key -> its screening
+        self._screened: dict[str, tuple[_PendingKey, Future[Evaluation | None]]] = {}
+        self._screen_pool: ThreadPoolExecutor | None = None
         # the shortest whole-program run of a verified candidate so far (see hopeless_after)
         self._fastest_wall = float("inf")
 
@@ -362,7 +365,8 @@ class Evaluator:
     def prefetch(self, variants: Sequence[Variant]) -> None:
         """Start compiling `variants` on other cores (at most `compile_jobs` at once)
         while this thread goes on; `compile` then waits for the build instead of
-        starting it. Sources are instrumented here (tree-sitter stays in this thread)."""
+        starting it. Sources are instrumented here (tree-sitter stays in this thread).
+        On a GPU, each build is then also screened ahead (see `_screen_ahead`)."""
         jobs = compile_jobs(self.config)
         if jobs <= 1 or self._cancel.is_set():
             return
@@ -375,10 +379,71 @@ class Evaluator:
             code, names = self._first_source(variant)
             key = (content_hash(code), bool(names))
             with self._lock:
-                if key not in self._pending:
-                    self._pending[key] = self._pool.submit(
+                build = self._pending.get(key)
+                if build is None:
+                    build = self._pending[key] = self._pool.submit(
                         self._compile_candidate, code, bool(names), self._cancel
                     )
+                if self._screens_ahead() and variant.key not in self._screened:
+                    if self._screen_pool is None:
+                        self._screen_pool = ThreadPoolExecutor(
+                            max_workers=SCREEN_AHEAD_JOBS, thread_name_prefix="screen"
+                        )
+                    screening = self._screen_pool.submit(self._screen_ahead, variant, build, names)
+                    self._screened[variant.key] = (key, screening)
+
+    def _screens_ahead(self) -> bool:
+        """Screening ahead needs a GPU, and the search's screening runs (not full
+        evaluations), without the differential test (its analysis is not thread-safe)."""
+        return (
+            self.run_on_gpu
+            and not self.differential
+            and self.config.search_runs < self.config.runs
+            and not self._cancel.is_set()
+        )
+
+    def _screen_ahead(
+        self, variant: Variant, build: Future[Build], names: tuple[str, ...]
+    ) -> Evaluation | None:
+        """A prefetched candidate's screening, on a thread of its own: its correctness
+        run shares the GPU with the search's (a program's run is mostly host time: CUDA's
+        start, its own host code), so the search finds it done when it gets there.
+        Unlike the search's own compile, a failed timing build is not followed by the
+        plain one: None, and the search evaluates it itself."""
+        if self._cancel.is_set():
+            return None
+        built = build.result()
+        if not built.ok or self._cancel.is_set():
+            return None
+        with self.breakdown.quiet():  # the search counts its wait for the result
+            return self._within_deadline(
+                variant, screening=True, built=(built, names, built.seconds), cancel=self._cancel
+            )
+
+    def _screened_ahead(self, variant: Variant) -> Evaluation | None:
+        """The screening `_screen_ahead` did of `variant`, waited for (its build counted
+        as compile, its run as run), when it can stand: a verified candidate, or one
+        stopped as too slow. Anything else (a failed run could come from sharing the GPU:
+        its memory, its time) is screened again by the caller."""
+        with self._lock:
+            key, future = self._screened.pop(variant.key, (None, None))
+            build = self._pending.get(key) if key is not None else None
+        if key is None or build is None or future is None or future.cancelled():
+            return None
+        with self.breakdown.measure("compile"), contextlib.suppress(Exception):
+            build.result()
+        with self.breakdown.measure("run"):
+            try:
+                evaluation = future.result()
+            except Exception:  # noqa: BLE001 - screened again by the caller, which says why
+                return None
+        if evaluation is None:
+            return None
+        if evaluation.verified or any(p.kind == TOO_SLOW for p in evaluation.problems):
+            with self._lock:
+                self._pending.pop(key, None)  # as `compile` would have
+            return evaluation
+        return None
 
     def _build(self, code: str, timed: bool) -> Build:
         with self._lock:
@@ -399,8 +464,10 @@ class Evaluator:
         self._cancel.set()
         with self._lock:
             self._pending.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._screened.clear()
+        for pool in (self._pool, self._screen_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
 
     @staticmethod
     def _timable(variant: Variant) -> tuple[str, ...]:
@@ -455,16 +522,32 @@ class Evaluator:
         no kernel timing, no profile. `remeasure` times a verified one in full later."""
         if self.config.search_runs >= self.config.runs:
             return self.evaluate(variant)
+        ahead = self._screened_ahead(variant)
+        if ahead is not None:
+            return ahead
         return self._within_deadline(variant, screening=True)
 
-    def _within_deadline(self, variant: Variant, screening: bool) -> Evaluation:
+    def _within_deadline(
+        self,
+        variant: Variant,
+        screening: bool,
+        built: _Built | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Evaluation:
         try:
-            return self._evaluate(variant, screening)
+            return self._evaluate(variant, screening, built, cancel)
         except OutOfTime as spent:
             return out_of_time(str(spent))
 
-    def _evaluate(self, variant: Variant, screening: bool) -> Evaluation:
-        build, timed, compile_seconds = self.compile(variant)
+    def _evaluate(
+        self,
+        variant: Variant,
+        screening: bool,
+        built: _Built | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Evaluation:
+        """`built`: the build `compile` would make, made already; `cancel` stops the run."""
+        build, timed, compile_seconds = built or self.compile(variant)
         if not build.ok:
             return Evaluation(
                 stage=Stage.STRUCTURE,
@@ -482,7 +565,9 @@ class Evaluator:
         reference = self.reference()
         # A candidate's screening run shares the GPU; a reported timing has it alone.
         with self._hold(exclusive=not screening):
-            checked = self._check(variant, build, timed, compile_seconds, reference, screening)
+            checked = self._check(
+                variant, build, timed, compile_seconds, reference, screening, cancel
+            )
             if isinstance(checked, Evaluation):
                 return checked
             runs = self.config.search_runs if screening else self.config.runs
@@ -618,6 +703,7 @@ class Evaluator:
         compile_seconds: float,
         reference: ReferenceResult,
         screening: bool = False,
+        cancel: threading.Event | None = None,
     ) -> _Checked | Evaluation:
         """The correctness run: the output and exit code against the reference's (and,
         with `differential`, the offloaded functions alone at other sizes). The run is a
@@ -637,9 +723,10 @@ class Evaluator:
         if stops_hopeless:
             cut = hopeless
         if timed:
-            sample = timed_run(binary, timeout=cut, cuda=True)
+            sample = timed_run(binary, timeout=cut, cuda=True, cancel=cancel)
         else:
-            sample = Sample(run_binary(binary, timeout=cut, cuda=True), None, 0, None)
+            run = run_binary(binary, timeout=cut, cuda=True, cancel=cancel)
+            sample = Sample(run, None, 0, None)
         run = sample.run
         ran = Evaluation(
             Stage.COMPILE, ran_on_gpu=True, compile_seconds=compile_seconds, run_seconds=run.seconds
@@ -756,6 +843,10 @@ class _ReferenceSamples:
         )
 
 
+_Built = tuple[Build, tuple[str, ...], float]  # a build, the names it times, its seconds
+_PendingKey = tuple[str, bool]  # a build started ahead: its source's hash, timed or not
+
+
 @dataclass(frozen=True)
 class _Checked:
     """A correctness run that passed: what timing it further needs."""
@@ -790,6 +881,10 @@ def hopeless_after(reference_seconds: float) -> float:
 
 
 MAX_COMPILE_JOBS = 4
+# Prefetched candidates screened at once beside the search's own run (see _screen_ahead):
+# a screening run is mostly host time, so a few share the GPU well; each holds a CUDA
+# context and the program's device memory.
+SCREEN_AHEAD_JOBS = 2
 
 
 def compile_jobs(config: Config) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal as signals
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,13 +82,15 @@ def run_binary(
     env: dict[str, str] | None = None,
     output_cap: int = OUTPUT_CAP,
     workdir: Path | None = None,
+    cancel: threading.Event | None = None,
 ) -> RunResult:
     """Run `binary` once. `env` adds variables to the clean environment. With `workdir`
-    the program runs there (the caller owns it); otherwise in a fresh folder, deleted."""
+    the program runs there (the caller owns it); otherwise in a fresh folder, deleted.
+    Setting `cancel` kills the run (it then reads as timed out)."""
     if workdir is not None:
-        return _run_in(binary, workdir, timeout, cuda, env, output_cap)
+        return _run_in(binary, workdir, timeout, cuda, env, output_cap, cancel)
     with tempfile.TemporaryDirectory(prefix="cudaify-run-") as folder:
-        return _run_in(binary, Path(folder), timeout, cuda, env, output_cap)
+        return _run_in(binary, Path(folder), timeout, cuda, env, output_cap, cancel)
 
 
 def _run_in(
@@ -97,6 +100,7 @@ def _run_in(
     cuda: bool,
     env: dict[str, str] | None,
     output_cap: int,
+    cancel: threading.Event | None = None,
 ) -> RunResult:
     # HOME and TMPDIR point into the run's own folder: nothing is left behind elsewhere.
     environment = toolchain.clean_environment({"HOME": str(folder), "TMPDIR": str(folder)})
@@ -109,6 +113,7 @@ def _run_in(
         output_cap=output_cap,
         memory_bytes=None if cuda else HOST_MEMORY_LIMIT,
         file_bytes=FILE_SIZE_LIMIT,
+        cancel=cancel,
     )
     killed = done.signal is not None
     return RunResult(

@@ -18,6 +18,7 @@ import functools
 import importlib
 import statistics
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -425,16 +426,23 @@ def read_timing_file(path: Path) -> TimingReport:
     return TimingReport(fields, tuple(sets), tuple(entries))
 
 
-def timed_run(binary: Path, *, timeout: float, cuda: bool, kernels: bool = False) -> Sample:
+def timed_run(
+    binary: Path,
+    *,
+    timeout: float,
+    cuda: bool,
+    kernels: bool = False,
+    cancel: threading.Event | None = None,
+) -> Sample:
     """One run of a timing build. `kernels` also times every kernel launched and every
     copy made inside the region (CUDA events; a few microseconds each, so not in the
-    measured runs)."""
+    measured runs). Setting `cancel` kills the run."""
     with tempfile.TemporaryDirectory(prefix="cudaify-timing-") as folder:
         report = Path(folder) / "timing"
         env = {TIMING_FILE_VARIABLE: str(report)}
         if kernels:
             env[KERNEL_TIMING_VARIABLE] = "1"
-        run = run_binary(binary, timeout=timeout, cuda=cuda, env=env)
+        run = run_binary(binary, timeout=timeout, cuda=cuda, env=env, cancel=cancel)
         found = read_timing_file(report)
     fields = found.fields
     return Sample(

@@ -609,6 +609,8 @@ def _compile(
         if config.learn:  # a candidate the deadline stopped teaches nothing
             finished = [c for c in result.candidates if not stopped_by_deadline(c)]
             learn(source_path, start, finished, stages.evaluator.run_on_gpu)
+        # what was started ahead for the search stops before the finalists take the GPU
+        stages.evaluator.close()
         chosen = finish(result, stages.evaluator, config) or result.best
     finally:
         stages.evaluator.close()  # compiles started ahead and not needed stop now

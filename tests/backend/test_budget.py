@@ -71,3 +71,22 @@ def test_each_thread_nests_on_its_own() -> None:
         thread.join(5)
     # the other thread's compile does not make the search's own time smaller
     assert breakdown.seconds == {"compile": 2.0, "search": 2.0}
+
+
+def test_work_done_quietly_ahead_is_not_counted() -> None:
+    clock = FakeClock()
+    breakdown = Breakdown(clock)
+    done = threading.Event()
+
+    def screen_ahead() -> None:
+        with breakdown.quiet(), breakdown.measure("wait"), breakdown.measure("run"):
+            clock.now += 4.0
+        with breakdown.measure("compile"):  # quiet no more
+            clock.now += 1.0
+        done.set()
+
+    thread = threading.Thread(target=screen_ahead)
+    thread.start()
+    done.wait(5)
+    thread.join(5)
+    assert breakdown.seconds == {"compile": 1.0}

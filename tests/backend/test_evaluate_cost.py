@@ -373,3 +373,62 @@ def test_once_a_faster_variant_is_verified_the_cutoff_follows_it(
     assert "fastest verified variant" in screened.problems[0].message
     stop = evaluate_mod.hopeless_after(fastest)
     assert stop <= took < evaluate_mod.hopeless_after(reference)  # not the CPU's cutoff
+
+
+def test_candidates_built_ahead_are_screened_ahead_once(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    """On a GPU, prefetch also screens each build on a thread of its own: the search then
+    takes the verified result without running the candidate again."""
+    evaluator = make(tmp_path, cache, compile_jobs=2)
+    evaluator.reference_timing(("work",))
+    counts.reset()
+    sources = [CANDIDATE, CANDIDATE.replace("total %.6f", "total  %.6f")]
+    variants = [variant(code) for code in sources]
+    evaluator.prefetch(variants)
+    assert set(evaluator._screened) == {v.key for v in variants}
+    results = [evaluator.screen(v) for v in variants]
+    assert [r.stage for r in results] == [Stage.CORRECT, Stage.CORRECT]
+    assert all(r.timing.runs == 1 and r.timing.region is not None for r in results)
+    assert counts.runs == {"candidate": 2} and counts.compiles == 2
+    assert evaluator._screened == {} and evaluator._pending == {}
+    # the search counts its wait for them; what ran ahead is not counted twice
+    assert evaluator.breakdown.get("run") < 1.0
+
+
+def test_a_candidate_that_failed_ahead_is_screened_again_by_the_search(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    """A failure ahead could come from sharing the GPU (its memory, its time): only a
+    verified or too-slow result is taken; anything else runs again, in the search."""
+    evaluator = make(tmp_path, cache, compile_jobs=2)
+    evaluator.reference_timing(("work",))
+    counts.reset()
+    wrong = variant(CANDIDATE.replace("s += 1.0 / i;", "s += 1.0 / (i + 1);"))
+    evaluator.prefetch([wrong])
+    screened = evaluator.screen(wrong)
+    assert screened.stage == Stage.RUN and screened.problems[0].kind == "output"
+    assert counts.runs == {"candidate": 2} and counts.compiles == 1
+
+
+def test_closing_the_evaluator_stops_a_screening_under_way(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    import time
+
+    evaluator = make(tmp_path, cache, compile_jobs=2, run_timeout=30.0)
+    evaluator.reference_timing(("work",))
+    counts.reset()
+    slow = variant(SLOW)  # 3 s a run
+    evaluator.prefetch([slow])
+    _key, future = evaluator._screened[slow.key]
+    began = time.perf_counter()
+    while counts.runs["candidate"] == 0 and time.perf_counter() - began < 60:
+        time.sleep(0.01)
+    assert counts.runs["candidate"] == 1  # under way
+    stopped = time.perf_counter()
+    evaluator.close()
+    result = future.result(timeout=10)
+    assert time.perf_counter() - stopped < 1.0
+    assert result is not None and not result.verified  # killed: never taken as a result
+    assert evaluator._screened == {}
