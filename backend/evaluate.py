@@ -155,7 +155,7 @@ class Evaluator:
         self.region = tuple(f.name for f in program.functions if f.loops and f.name != "main")
         self._first_samples: dict[tuple[str, ...], Sample] = {}  # the reference run's
         # candidates compiled ahead (prefetch): (code hash, timed) -> its build
-        self._pending: dict[_PendingKey, Future[Build]] = {}
+        self._pending: dict[_PendingKey, Future[Build | None]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._pool_size = 0
         self._cancel = threading.Event()  # set by close(): compiles under way stop
@@ -382,9 +382,9 @@ class Evaluator:
                 build = self._pending.get(key)
                 if build is None:
                     build = self._pending[key] = self._pool.submit(
-                        self._compile_candidate, code, bool(names), self._cancel
+                        self._compile_ahead, code, bool(names)
                     )
-                if self._screens_ahead() and variant.key not in self._screened:
+                if self._screens_ahead(reference=True) and variant.key not in self._screened:
                     if self._screen_pool is None:
                         self._screen_pool = ThreadPoolExecutor(
                             max_workers=SCREEN_AHEAD_JOBS, thread_name_prefix="screen"
@@ -392,18 +392,34 @@ class Evaluator:
                     screening = self._screen_pool.submit(self._screen_ahead, variant, build, names)
                     self._screened[variant.key] = (key, screening)
 
-    def _screens_ahead(self) -> bool:
+    def _compile_ahead(self, code: str, timed: bool) -> Build | None:
+        """A build ahead, when it starts: None (the search builds it itself when it gets
+        there) if the cores have filled up since it was asked for."""
+        if self._cancel.is_set() or (self.config.compile_jobs <= 0 and idle_cores() < 1):
+            return None
+        return self._compile_candidate(code, timed, self._cancel)
+
+    def _screens_ahead(self, reference: bool = False) -> bool:
         """Screening ahead needs a GPU, and the search's screening runs (not full
-        evaluations), without the differential test (its analysis is not thread-safe)."""
-        return (
+        evaluations), without the differential test (its analysis is not thread-safe).
+        With `reference`, the reference is run first, here (where it is counted): every
+        screening needs it. Its failures are left to the search to report."""
+        if not (
             self.run_on_gpu
             and not self.differential
             and self.config.search_runs < self.config.runs
             and not self._cancel.is_set()
-        )
+        ):
+            return False
+        if reference and self._reference is None:
+            try:
+                self.reference()
+            except Exception:  # noqa: BLE001 - the search runs it again and says why
+                return False
+        return True
 
     def _screen_ahead(
-        self, variant: Variant, build: Future[Build], names: tuple[str, ...]
+        self, variant: Variant, build: Future[Build | None], names: tuple[str, ...]
     ) -> Evaluation | None:
         """A prefetched candidate's screening, on a thread of its own: its correctness
         run shares the GPU with the search's (a program's run is mostly host time: CUDA's
@@ -413,7 +429,7 @@ class Evaluator:
         if self._cancel.is_set():
             return None
         built = build.result()
-        if not built.ok or self._cancel.is_set():
+        if built is None or not built.ok or self._cancel.is_set():
             return None
         with self.breakdown.quiet():  # the search counts its wait for the result
             return self._within_deadline(
@@ -450,11 +466,13 @@ class Evaluator:
             pending = self._pending.pop((content_hash(code), timed), None)
         if pending is not None and not pending.cancelled():
             try:
-                return pending.result()
+                ahead = pending.result()
             except OutOfTime:
                 raise
             except Exception:  # noqa: BLE001 - compiled again below, where it can say why
-                pass
+                ahead = None
+            if ahead is not None:
+                return ahead
         return self._compile_candidate(code, timed)
 
     def close(self) -> None:
@@ -889,16 +907,31 @@ SCREEN_AHEAD_JOBS = 2
 
 def compile_jobs(config: Config) -> int:
     """Candidates compiled at once ahead of the search: `compile_jobs`, or (0) up to
-    MAX_COMPILE_JOBS, as many cores as the load average leaves idle. Under make -j16 on 16
-    cores the other cudaify processes keep the cores busy: then 1, no compiles ahead."""
+    MAX_COMPILE_JOBS, as many cores as are idle now (see idle_cores). Under make -j16 on
+    16 cores the other cudaify processes keep the cores busy: then 1, no compiles ahead."""
     if config.compile_jobs > 0:
         return config.compile_jobs
-    cores = os.cpu_count() or 1
+    return max(1, min(MAX_COMPILE_JOBS, idle_cores()))
+
+
+def idle_cores() -> int:
+    """Cores with nothing to run at this moment: the cores less the tasks running or
+    waiting to run now (Linux: /proc/loadavg's fourth field, this process's own thread
+    not counted), else less the one-minute load average. The instant count matters:
+    the load average lags by a minute, so sixteen cudaify processes started together by
+    make -j16 would each find the machine idle and start builds ahead on every core."""
+    return max(0, (os.cpu_count() or 1) - _busy())
+
+
+def _busy() -> int:
     try:
-        idle = cores - os.getloadavg()[0]
-    except OSError:
-        idle = cores
-    return max(1, min(MAX_COMPILE_JOBS, int(idle)))
+        with open("/proc/loadavg") as status:
+            return int(status.read().split()[3].split("/")[0]) - 1
+    except (OSError, IndexError, ValueError):
+        try:
+            return int(os.getloadavg()[0])
+        except OSError:
+            return 0
 
 
 def out_of_time(why: str) -> Evaluation:
@@ -928,6 +961,7 @@ __all__ = [
     "NOTHING_RAN",
     "TIME_BUDGET",
     "compile_jobs",
+    "idle_cores",
     "compile_problem",
     "out_of_time",
     "tool_version",

@@ -172,8 +172,9 @@ for phase, title in (("alone", "Each program alone, default settings"),
     for r in found:
         print("| " + " | ".join([r[1], r[2], r[3], r[4], r[5], *r[7:13]]) + " |")
     walls = [float(r[2]) for r in found]
+    verified = sum(r[3] == "True" for r in found)
     print(f"\n{len(walls)} programs: median {statistics.median(walls):.1f} s, "
-          f"max {max(walls):.1f} s")
+          f"max {max(walls):.1f} s; {verified} verified")
     total = out / f"{phase}.total"
     if total.exists():
         print(total.read_text().strip())
