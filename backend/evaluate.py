@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import re
 import statistics
@@ -736,7 +737,9 @@ class Evaluator:
         beat, beat_name = reference.seconds, "the CPU program"
         if self._fastest_wall < beat:
             beat, beat_name = self._fastest_wall, "the fastest verified variant so far"
-        hopeless = hopeless_after(beat)
+        # a GPU shared n ways (make -j, bench -j) runs each program up to n times slower:
+        # the cutoff stretches with it, or every candidate would read as too slow
+        hopeless = hopeless_after(beat) * self.gpu.users() if screening else math.inf
         stops_hopeless = screening and not self.config.run_timeout and hopeless < cut
         if stops_hopeless:
             cut = hopeless

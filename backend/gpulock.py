@@ -149,6 +149,16 @@ class GpuLock:
             self._drop(held.ticket, held.handle)
             held.ticket = held.handle = None
 
+    def users(self) -> int:
+        """The processes with a hold on this GPU now, held or asked for, this one counted
+        once whatever its threads hold: how many programs share the GPU at this moment."""
+        try:
+            names = os.listdir(self.queue)
+        except FileNotFoundError:
+            return 1
+        tickets = (Ticket.parse(name) for name in names)
+        return len({os.getpid()} | {t.pid for t in tickets if t is not None})
+
     # -- the queue ---------------------------------------------------------------------
 
     def _take_ticket(self, exclusive: bool) -> tuple[Ticket, IO[bytes]]:

@@ -262,3 +262,37 @@ def test_a_long_wait_is_said_with_the_holds_ahead(tmp_path: Path, monkeypatch, c
     timeline.join()
     said = [r.getMessage() for r in caplog.records if "waiting for the GPU" in r.getMessage()]
     assert said and "1 hold(s) ahead, 1 of them timings, from 1 process(es)" in said[0]
+
+
+def test_users_counts_the_processes_sharing_the_gpu_not_this_ones_threads(
+    tmp_path: Path,
+) -> None:
+    lock = gpu_lock(tmp_path, "0")
+    assert lock.users() == 1  # nobody, and this process
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def hold_in_a_thread() -> None:
+        with lock.shared():
+            inside.set()
+            leave.wait(30)
+
+    thread = threading.Thread(target=hold_in_a_thread)
+    thread.start()
+    inside.wait(30)
+    with lock.shared():
+        assert lock.users() == 1  # two threads of one process: one program
+        log = tmp_path / "log"
+        log.touch()
+        context = multiprocessing.get_context("fork")
+        other = context.Process(target=_hold_shared, args=(str(tmp_path), str(log), "other"))
+        other.start()
+        deadline = time.time() + 30
+        while "other start" not in log.read_text():
+            assert time.time() < deadline and other.is_alive()
+            time.sleep(0.01)
+        assert lock.users() == 2
+        other.join(30)
+        assert lock.users() == 1
+    leave.set()
+    thread.join(30)
