@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tempfile
 import threading
 import time
@@ -256,6 +257,11 @@ def _compile(
                 False,
                 tuple(argv),
             )
+        crash = toolchain_crash(tool, done.signal, done.errors() + done.text())
+        if crash is not None:
+            # the compiler's fault (a crash, memory running out), not the source's: said,
+            # and not remembered, so the next run compiles it again
+            return Build(False, None, crash, seconds, False, tuple(argv))
         if done.returncode != 0 or not (work / "program").is_file():
             # A compile error is a fact about this source: remember it.
             cache.write_json("compile-errors", key, {"diagnostics": diagnostics})
@@ -263,6 +269,34 @@ def _compile(
         binary = cache.store_file("bin", key, work / "program", executable=True)
         cache.write_json("compile-notes", key, {"diagnostics": diagnostics})
     return Build(True, binary, diagnostics, seconds, False, tuple(argv))
+
+
+# How nvcc and gcc say that one of their own stages died rather than rejected the source:
+# each anchored at the start of the tool's own line, so a source line it quotes in an
+# error (`printf("out of memory")`) never reads as a crash.
+_CRASHED = re.compile(
+    r"^(nvcc (error|fatal)\s*: .*died due to signal \d+"
+    r"|\S*:( \d+:\d+:)? internal compiler error"
+    r"|terminate called after throwing an instance of 'std::bad_alloc'"
+    r"|virtual memory exhausted"
+    r"|(cc1\w*|cicc|ptxas|cudafe\+\+|nvlink|ld): (fatal error: )?out of memory)",
+    re.IGNORECASE,
+)
+_OUT_OF_MEMORY = re.compile(r"signal 9\b|bad_alloc|out of memory|memory exhausted", re.IGNORECASE)
+COMPILER_CRASH = "the compiler crashed"  # how such a build's diagnostics begin
+
+
+def toolchain_crash(tool: str, signal: int | None, output: str) -> str | None:
+    """The diagnostics of a build the compiler itself failed (killed by a signal, a stage
+    that died, memory that ran out), None for an ordinary result."""
+    crashed = [line.strip() for line in output.splitlines() if _CRASHED.match(line.strip())]
+    if signal is None and not crashed:
+        return None
+    first = crashed[0] if crashed else ""
+    memory = signal == 9 or any(_OUT_OF_MEMORY.search(line) for line in crashed)
+    why = f"{tool} was killed by signal {signal}" if signal is not None else first
+    cause = " (out of memory?)" if memory else ""
+    return f"{COMPILER_CRASH}: {why}{cause}; not a fault of the source, not cached"
 
 
 def cache_key(argv: Sequence[str], text: str, tool: str, depends: str) -> str:

@@ -55,6 +55,7 @@ from cudaify.backend.compare import (
 )
 from cudaify.backend.compile import (
     COMPILE_TIMEOUT,
+    COMPILER_CRASH,
     Build,
     compile_cuda,
     compile_reference,
@@ -950,7 +951,12 @@ def compile_problem(diagnostics: str) -> Problem:
     """The compiler's first lines, with the first error's line number when it has one."""
     match = _ERROR_LINE.search(diagnostics)
     line = int(match.group(1) or match.group(2)) if match else None
+    if diagnostics.startswith(COMPILER_CRASH):  # the compiler's fault: no source line
+        return Problem(COMPILER_CRASHED, diagnostics)
     return Problem("compile", diagnostics or "the compiler failed without a message", line)
+
+
+COMPILER_CRASHED = "compiler_crash"  # the kind of problem of a build the compiler crashed
 
 
 def _stderr_problem(run: RunResult) -> tuple[Problem, ...]:

@@ -109,3 +109,72 @@ def test_compile_many_returns_builds_in_order(cache: Cache) -> None:
     builds = compile_many(codes, ["-DVALUE=1"], "sm_80", cache=cache, workers=2)
     assert [b.ok for b in builds] == [True, False, True]
     assert run_binary(builds[2].binary, timeout=30).stdout.startswith("total 15")  # type: ignore[arg-type]
+
+
+# -- a compiler that fails itself: said on the candidate, never cached ------------------
+
+
+def _fake_nvcc(folder: Path, body: str) -> Path:
+    """An `nvcc` first on PATH that counts its calls in `calls` and then runs `body`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fake = folder / "nvcc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = --version ]; then echo "fake nvcc"; exit 0; fi\n'
+        f'echo x >> "{folder}/calls"\n'
+        f"{body}\n"
+    )
+    fake.chmod(0o755)
+    return folder
+
+
+def _calls(folder: Path) -> int:
+    calls = folder / "calls"
+    return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+
+CUDA_OK = "int main() { return 0; }\n"
+
+
+def test_a_compiler_killed_by_a_signal_is_said_and_not_cached(
+    cache: Cache, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from cudaify.backend.compile import COMPILER_CRASH
+    from cudaify.backend.evaluate import COMPILER_CRASHED, compile_problem
+
+    fake = _fake_nvcc(tmp_path / "bin", "kill -SEGV $$")
+    monkeypatch.setenv("PATH", f"{fake}:{__import__('os').environ['PATH']}")
+    first = compile_cuda(CUDA_OK, cache=cache, arch="sm_90")
+    assert not first.ok and first.diagnostics.startswith(COMPILER_CRASH)
+    assert "killed by signal 11" in first.diagnostics
+    assert "out of memory" not in first.diagnostics
+    second = compile_cuda(CUDA_OK, cache=cache, arch="sm_90")
+    assert not second.cached and _calls(fake) == 2  # compiled again, not remembered
+    problem = compile_problem(first.diagnostics)
+    assert problem.kind == COMPILER_CRASHED and problem.line is None
+
+
+def test_a_compiler_stage_that_runs_out_of_memory_is_said_as_such(
+    cache: Cache, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    fake = _fake_nvcc(
+        tmp_path / "bin",
+        "echo \"nvcc error   : 'cicc' died due to signal 9 (Kill signal)\" >&2; exit 1",
+    )
+    monkeypatch.setenv("PATH", f"{fake}:{__import__('os').environ['PATH']}")
+    build = compile_cuda(CUDA_OK, cache=cache, arch="sm_90")
+    assert not build.ok and "'cicc' died due to signal 9" in build.diagnostics
+    assert "(out of memory?)" in build.diagnostics
+    compile_cuda(CUDA_OK, cache=cache, arch="sm_90")
+    assert _calls(fake) == 2
+    # the real nvcc afterwards builds the same source: nothing of the crash was kept
+    monkeypatch.undo()
+    assert compile_cuda(CUDA_OK, cache=cache, arch="sm_90").ok
+
+
+def test_a_source_that_quotes_a_crash_message_is_an_ordinary_error(cache: Cache) -> None:
+    source = 'int main() { const char *m = "out of memory: Segmentation fault"; return m }\n'
+    first = compile_cuda(source, cache=cache, arch="sm_90")
+    assert not first.ok and "error" in first.diagnostics
+    assert not first.diagnostics.startswith("the compiler crashed")
+    assert compile_cuda(source, cache=cache, arch="sm_90").cached  # a fact about the source
