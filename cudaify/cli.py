@@ -213,6 +213,13 @@ def main() -> None:
     "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
 )
 @click.option(
+    "--objective",
+    type=click.Choice(["program", "region"]),
+    help="What a variant must beat gcc -O3 at to be written: the whole program as you run "
+    "it, CUDA's start and every copy included (program, default), or only the offloaded "
+    "code (region).",
+)
+@click.option(
     "--slm",
     type=click.Choice(["auto", "on", "off"]),
     help="Use the small language model: auto (default) when one is installed or named, "
@@ -347,6 +354,7 @@ def _compile_command(
     max_depth: int | None,
     rollout_depth: int | None,
     patience: int | None,
+    objective: str | None,
     slm: str | None,
     model: str | None,
     llm_url: str | None,
@@ -410,6 +418,7 @@ def _compile_command(
             "max_depth": max_depth,
             "rollout_depth": rollout_depth,
             "patience": patience,
+            "objective": objective,
             "strict": strict,
             "verbose": verbose or None,
             "quiet": quiet,
@@ -645,6 +654,13 @@ def trace_explain(trace_file: str) -> None:
     help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
     "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
 )
+@click.option(
+    "--objective",
+    type=click.Choice(["program", "region"]),
+    help="What a variant must beat gcc -O3 at to be written: the whole program as you run "
+    "it, CUDA's start and every copy included (program, default), or only the offloaded "
+    "code (region).",
+)
 @click.option("--seed", type=int, help="Seed for the searches (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
 @click.option(
@@ -691,6 +707,7 @@ def bench_command(
     max_depth: int | None,
     rollout_depth: int | None,
     patience: int | None,
+    objective: str | None,
     seed: int | None,
     arch: str | None,
     slm: str | None,
@@ -735,6 +752,7 @@ def bench_command(
         "max_depth": max_depth,
         "rollout_depth": rollout_depth,
         "patience": patience,
+        "objective": objective,
         "seed": seed,
         "arch": arch,
         "slm": slm,

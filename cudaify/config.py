@@ -57,6 +57,9 @@ class Config:
     differential: bool = False  # also test offloaded functions alone at other sizes (GPU)
     profile: bool = False  # read Nsight Compute counters of verified candidates (slow)
     run_timeout: float | None = None  # None: 10x the reference time, at least 10 s
+    # what a variant must beat gcc -O3 at to be written: the whole program as the user runs
+    # it (CUDA's start and every copy included), or only the offloaded region
+    objective: str = "program"  # program | region
     compile_jobs: int = 0  # candidates compiled ahead at once; 0: up to 4, by idle cores
     # behaviour
     strict: bool = False
@@ -73,10 +76,19 @@ class Config:
 _TOML_FILES = ("cudaify.toml", "pyproject.toml")
 
 
+CHOICES = {
+    "objective": ("program", "region"),
+    "strategy": ("mcgs", "greedy", "rules", "exhaustive", "oneshot", "cot"),
+    "slm": ("auto", "on", "off"),
+}
+
+
 def _coerce(name: str, value: Any) -> Any:
     kinds = {f.name: f.type for f in fields(Config)}
     if name not in kinds:
         raise ConfigError(f"unknown setting '{name}'")
+    if name in CHOICES and value is not None and str(value) not in CHOICES[name]:
+        raise ConfigError(f"setting '{name}': {value!r} is not one of {', '.join(CHOICES[name])}")
     kind = str(kinds[name])
     try:
         if kind.startswith("tuple"):

@@ -44,6 +44,7 @@ class Result:
     warnings: tuple[str, ...]
     dependencies: tuple[str, ...]  # the input and every header it read
     cached: bool = False
+    program_speedup: float | None = None  # the whole run's, CUDA's start included
 
     @property
     def offloaded(self) -> bool:
@@ -508,6 +509,19 @@ def progress_display(config: Config) -> Iterator[Callable[[Any], None] | None]:
         yield show
 
 
+def _measured(evaluation: Evaluation) -> str:
+    """Both speedups over gcc -O3, as the header and the summary line state them."""
+    parts = [
+        f"{label} {value:.2f}x"
+        for label, value in (
+            ("region speedup", evaluation.region_speedup),
+            ("whole-program speedup", evaluation.program_speedup),
+        )
+        if value
+    ]
+    return f", {', '.join(parts)} over gcc -O3" if parts else ""
+
+
 def header(
     program: Program,
     variant: Variant,
@@ -528,9 +542,9 @@ def header(
             lines.append(f"  {number}. {step.method} ({step.applied_by}) {step.detail}".rstrip())
     if evaluation is not None:
         if evaluation.verified:
-            speedup = evaluation.region_speedup
-            measured = f", region speedup {speedup:.2f}x over gcc -O3" if speedup else ""
-            lines.append(f"Verified on the GPU: output {_matched(evaluation)}{measured}.")
+            lines.append(
+                f"Verified on the GPU: output {_matched(evaluation)}{_measured(evaluation)}."
+            )
         elif not evaluation.ran_on_gpu:
             lines.append("UNVERIFIED: compiled with nvcc but not run (no GPU was found).")
     if rounding_rescue:
@@ -617,13 +631,10 @@ def _compile(
     warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
     if chosen is not None and chosen.evaluation.ran_on_gpu and not chosen.evaluation.verified:
         chosen = None  # on a GPU, only a verified variant may win
-    slower = chosen.evaluation.region_speedup if chosen is not None else None
+    slower = objective_speedup(chosen.evaluation, config.objective) if chosen else None
     if chosen is not None and chosen.evaluation.verified and slower is not None and slower < 1.0:
         # a verified variant slower than gcc -O3 is no improvement: keep the input
-        warnings.append(
-            f"the fastest verified GPU variant ({' -> '.join(chosen.variant.methods)}) ran at "
-            f"{slower:.2f}x of the CPU; the output keeps the input as host code"
-        )
+        warnings.append(slower_warning(chosen, config.objective))
         chosen = None
     evaluations = {c.variant.key: c for c in result.candidates}
     variant = chosen.variant if chosen else start
@@ -650,6 +661,7 @@ def _compile(
         verified=bool(evaluation and evaluation.verified),
         ran_on_gpu=bool(evaluation and evaluation.ran_on_gpu),
         region_speedup=evaluation.region_speedup if evaluation else None,
+        program_speedup=evaluation.program_speedup if evaluation else None,
         trace={**trace, "time": times, "model": stages.guard.to_json()},
         warnings=tuple(warnings),
         dependencies=(str(Path(source_path).resolve()), *program.includes),
@@ -718,22 +730,53 @@ FINALIST_MARGIN = 0.6  # ... those whose one-run speedup is within this factor o
 # (wide: a screening run shares the GPU with other programs' runs under bench -j N)
 
 
-def _speedup(candidate: Any) -> float:
-    evaluation = candidate.evaluation
-    return evaluation.region_speedup or evaluation.program_speedup or 0.0
+def objective_speedup(evaluation: Evaluation, objective: str = "program") -> float | None:
+    """The speedup a variant is judged by: the whole program's (`program`, what the user
+    runs: CUDA's start and every copy count), or the offloaded region's (`region`). Each
+    falls back to the other where only that one was measured."""
+    if objective == "region":
+        return evaluation.region_speedup or evaluation.program_speedup
+    return evaluation.program_speedup or evaluation.region_speedup
 
 
-def finalists(candidates: list[Any]) -> list[Any]:
+def slower_warning(chosen: Any, objective: str) -> str:
+    """Why a verified variant was not written: slower than gcc -O3 by the objective."""
+    evaluation = chosen.evaluation
+    methods = " -> ".join(chosen.variant.methods)
+    if objective == "region":
+        speed = f"{evaluation.region_speedup or evaluation.program_speedup:.2f}x of the CPU"
+        return (
+            f"the fastest verified GPU variant ({methods}) ran at {speed}; the output keeps "
+            "the input as host code"
+        )
+    whole = evaluation.program_speedup or evaluation.region_speedup
+    region = evaluation.region_speedup
+    inside = f" (its region at {region:.2f}x)" if region and evaluation.program_speedup else ""
+    return (
+        f"the fastest verified GPU variant ({methods}) ran the whole program at {whole:.2f}x "
+        f"of the CPU{inside}; the output keeps the input as host code (--objective region "
+        "judges the region alone)"
+    )
+
+
+def _speedup(candidate: Any, objective: str = "program") -> float:
+    return objective_speedup(candidate.evaluation, objective) or 0.0
+
+
+def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
     """The verified candidates worth timing in full: the best by the search's one-run
-    timing, and up to FINALISTS - 1 more whose speedup was close enough that one run's
-    noise could have ranked them wrong."""
+    timing, and up to FINALISTS - 1 more whose speedup (by the objective) was close
+    enough that one run's noise could have ranked them wrong."""
     verified = [c for c in candidates if c.evaluation.verified and c.evaluation.ran_on_gpu]
     ranked = sorted(verified, key=lambda c: c.reward, reverse=True)
     if not ranked:
         return []
-    best = _speedup(ranked[0])
-    close = [c for c in ranked[1:] if _speedup(c) >= FINALIST_MARGIN * best]
-    return [ranked[0], *close][:FINALISTS]
+    best = max(_speedup(c, objective) for c in ranked)
+    leader = max(ranked, key=lambda c: _speedup(c, objective))
+    close = [
+        c for c in ranked if c is not leader and _speedup(c, objective) >= FINALIST_MARGIN * best
+    ]
+    return [leader, *close][:FINALISTS]
 
 
 def finish(result: Any, evaluator: Any, config: Config) -> Any:
@@ -747,7 +790,7 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         return result.best_verified
     timed: set[str] = set()
     while True:
-        chosen = finalists(result.candidates)
+        chosen = finalists(result.candidates, config.objective)
         if not chosen:
             return None
         pending = [c for c in chosen if c.variant.key not in timed]
@@ -805,6 +848,7 @@ _RESULT_SETTINGS = (
     "atol",
     "runs",
     "run_timeout",
+    "objective",
 )
 
 
@@ -939,8 +983,14 @@ def report(result: Result, config: Config) -> None:
         print(f"cudaify: warning: {warning}", file=sys.stderr)
     methods = " -> ".join(result.methods) or "none"
     status = "verified" if result.verified else "unverified"
-    speedup = result.region_speedup
-    shown = f", region speedup {speedup:.2f}x" if speedup else ""
+    shown = "".join(
+        f", {label} {value:.2f}x"
+        for label, value in (
+            ("region speedup", result.region_speedup),
+            ("whole program", result.program_speedup),
+        )
+        if value
+    )
     reused = ", from the result cache" if result.cached else ""
     print(
         f"cudaify: wrote {result.output_path} ({methods}; {status}{shown}{reused})", file=sys.stderr
