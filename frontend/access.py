@@ -152,6 +152,10 @@ class Update:
     self_free: bool  # e does not mention the target
     target_is_array: bool
     cursor: ci.Cursor | None = None
+    # op "payload": a value kept with the min/max `key` (`if (v < m) { m = v; k = i; }`);
+    # `strict`: the comparison is < or > (the first of equal values wins, else the last)
+    key: str = ""
+    strict: bool = True
 
 
 @dataclass
@@ -711,33 +715,44 @@ class Walker:
         return kind, other
 
     def if_assign(self, cursor: ci.Cursor) -> None:
-        """`if (e > m) m = e;` is a max reduction (and the mirrored forms)."""
+        """`if (e > m) m = e;` is a max reduction (and the mirrored forms). With more
+        assignments in the braces, `if (e < m) { m = e; k = i; }` (argmin, argmax), each
+        other target is a payload of the key `m`: a plain scalar whose value depends on
+        the iteration alone (it mentions neither `m` nor another payload)."""
         children = kids(cursor)
         if len(children) != 2:
             return
         cond, then = unwrap(children[0]), children[1]
-        if then.kind == CK.COMPOUND_STMT:
-            inner = kids(then)
-            if len(inner) != 1:
-                return
-            then = inner[0]
-        then = unwrap(then)
-        if then.kind != CK.BINARY_OPERATOR or binary_operator(self.src, then) != "=":
+        statements = kids(then) if then.kind == CK.COMPOUND_STMT else [then]
+        assignments = [unwrap(c) for c in statements]
+        if not assignments or any(
+            a.kind != CK.BINARY_OPERATOR or binary_operator(self.src, a) != "=" for a in assignments
+        ):
             return
         if cond.kind != CK.BINARY_OPERATOR:
             return
         op = binary_operator(self.src, cond)
         if op not in ("<", "<=", ">", ">="):
             return
-        lhs, rhs = kids(then)
-        target, value = norm(self.src.text(lhs)), _strip(norm(self.src.text(rhs)))
         left, right = (_strip(norm(self.src.text(c))) for c in kids(cond))
-        if {left, right} != {target, value} or mentions(value, target):
+        sides = [(lhs, rhs) for lhs, rhs in (kids(a) for a in assignments)]
+        texts = [(norm(self.src.text(lhs)), _strip(norm(self.src.text(rhs)))) for lhs, rhs in sides]
+        keys = [
+            k
+            for k, (target, value) in enumerate(texts)
+            if {left, right} == {target, value} and not mentions(value, target)
+        ]
+        if len(keys) != 1:
             return
+        key = keys[0]
+        target, value = texts[key]
         # m = e when e > m (i.e. left is e for > / >=) keeps the maximum
         value_is_left = left == value
         greater = op in (">", ">=")
         kind = "max" if value_is_left == greater else "min"
+        payloads = [k for k in range(len(texts)) if k != key]
+        if payloads and not self._payloads_apart(texts, key, payloads, sides):
+            return
         self.out.updates.append(
             Update(
                 target=target,
@@ -745,9 +760,46 @@ class Walker:
                 start=start_of(cursor),
                 end=end_of(cursor),
                 self_free=True,
-                target_is_array=unwrap(lhs).kind == CK.ARRAY_SUBSCRIPT_EXPR,
+                target_is_array=unwrap(sides[key][0]).kind == CK.ARRAY_SUBSCRIPT_EXPR,
             )
         )
+        for k in payloads:
+            self.out.updates.append(
+                Update(
+                    target=texts[k][0],
+                    op="payload",
+                    start=start_of(assignments[k]),
+                    end=end_of(assignments[k]),
+                    self_free=True,
+                    target_is_array=False,
+                    key=target,
+                    strict=op in ("<", ">"),
+                )
+            )
+
+    def _payloads_apart(
+        self,
+        texts: list[tuple[str, str]],
+        key: int,
+        payloads: list[int],
+        sides: list[tuple[ci.Cursor, ci.Cursor]],
+    ) -> bool:
+        """Each payload a distinct plain name, its value free of the key and of every
+        payload (so it depends on the iteration alone), the key a plain name too."""
+        names = [texts[k][0] for k in payloads]
+        if len(set(names)) != len(names) or texts[key][0] in names:
+            return False
+        if not _PLAIN_NAME.fullmatch(texts[key][0]):
+            return False
+        for k in payloads:
+            if unwrap(sides[k][0]).kind != CK.DECL_REF_EXPR:
+                return False
+            if not _PLAIN_NAME.fullmatch(texts[k][0]):
+                return False
+            value = texts[k][1]
+            if any(mentions(value, other) for other in (texts[key][0], *names)):
+                return False
+        return True
 
 
 def _lambda_effects(walk: Walk, local: set[int], name: str) -> str:
@@ -795,6 +847,9 @@ def _element_of(cursor: ci.Cursor, base: ci.Cursor) -> str:
     if cursor.type.kind == TK.DEPENDENT:  # inside a template: read it off the array's type
         return dependent_element(base) or element_type(cursor)
     return element_type(cursor)
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def _strip(text: str) -> str:

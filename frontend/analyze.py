@@ -824,7 +824,7 @@ def judge(facts: LoopFacts) -> Verdict:
             f"otherwise no carried dependence",
         )
     if reductions:
-        listed = ", ".join(f"{r.var} ({r.op})" for r in reductions)
+        listed = ", ".join(r.label for r in reductions)
         return Verdict(
             False,
             "reduction",
@@ -883,6 +883,12 @@ class ScalarJudge:
             return
         covered, loose = self.covered(name, refs)
         ops = {u.op for u in covered}
+        if covered and not loose and ops == {"payload"}:
+            keys = {(u.key, u.strict) for u in covered}
+            if len(keys) == 1:  # one key, one comparison: an argmin or argmax payload
+                key, strict = keys.pop()
+                self.facts.reductions.append(Reduction(name, "payload", key, strict))
+                return
         if covered and not loose and len(ops) == 1 and ops <= REDUCTION_OPS:
             self.facts.reductions.append(Reduction(name, ops.pop()))
             return
@@ -924,7 +930,7 @@ class ScalarJudge:
                 for u in self.updates
                 if u.target == name
                 and u.start <= ref.start < u.end
-                and u.op in REDUCTION_OPS
+                and (u.op in REDUCTION_OPS or u.op == "payload")
                 and u.self_free
             ]
             if hit:

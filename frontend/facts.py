@@ -52,7 +52,16 @@ class Access:
 @dataclass(frozen=True)
 class Reduction:
     var: str  # scalar name, or `s.field` for a struct field
-    op: str  # + * min max & | ^ && ||
+    op: str  # + * min max & | ^ && ||, or "payload": a value kept with the min/max `key`
+    key: str = ""  # payload: the min/max variable whose chosen iteration it follows
+    strict: bool = True  # payload: < or > (the first of equal keys wins), else the last
+
+    @property
+    def label(self) -> str:
+        """`s (+)`, or for a payload `k (kept with the min of m)`."""
+        if self.op == "payload":
+            return f"{self.var} (kept with {self.key}: argmin/argmax)"
+        return f"{self.var} ({self.op})"
 
 
 @dataclass(frozen=True)

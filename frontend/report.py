@@ -82,7 +82,10 @@ def _loop_json(loop: Loop) -> dict[str, Any]:
         "upper_inclusive": loop.upper_inclusive,
         "parallel": loop.parallel,
         "pattern": loop.pattern,
-        "reductions": [{"var": r.var, "op": r.op} for r in loop.reductions],
+        "reductions": [
+            {"var": r.var, "op": r.op, **({"key": r.key, "strict": r.strict} if r.key else {})}
+            for r in loop.reductions
+        ],
         "reason": loop.reason,
         "early_exit": loop.early_exit,
         "perfectly_nested": loop.perfectly_nested,
@@ -185,9 +188,7 @@ def _loop_text(path: str, loop: Loop) -> list[str]:
         f"{indent}  why: {loop.reason}",
     ]
     if loop.reductions:
-        lines.append(
-            f"{indent}  reductions: " + ", ".join(f"{r.var} ({r.op})" for r in loop.reductions)
-        )
+        lines.append(f"{indent}  reductions: " + ", ".join(r.label for r in loop.reductions))
     if loop.scalars_written:
         lines.append(f"{indent}  scalars written: {', '.join(loop.scalars_written)}")
     if loop.calls:

@@ -9,7 +9,12 @@ order, into the variable's value before the loop (`s = s0 + p0 + p1 + ...`,
 `m = max(m0, ...)`). The second pass on the host works for every type and operator
 (no atomic exists for a float minimum or a 64-bit product) and costs a copy of at most
 MOST_BLOCKS values. The partials' device buffer is a function-local static allocated on the
-first call, so a reduction called in a time loop allocates and frees nothing per call."""
+first call, so a reduction called in a time loop allocates and frees nothing per call.
+
+argmin and argmax (`if (d < m) { m = d; k = i; }`): the analysis ties each payload `k` to
+its key `m`. Each thread also records the iteration of its choice; warps, blocks and the
+host then choose by (key, iteration): the best key, and among equal keys the first
+iteration for < and > or the last for <= and >=, as the sequential loop does."""
 
 from __future__ import annotations
 
@@ -62,6 +67,35 @@ class Reduced:
 
 
 @dataclass(frozen=True)
+class ArgGroup:
+    """argmin / argmax: the key (`m`) and the payloads kept with it (`k`, assigned with
+    it in `if (v < m) { m = v; k = i; }`), and the iteration that set them in each
+    thread (`at`, -1 for none) that breaks ties the way the loop does: the first of equal
+    keys for < and >, the last for <= and >=."""
+
+    key: Reduced
+    payloads: tuple[Reduced, ...]
+    strict: bool
+    at: str  # the kernel's per-thread iteration of the choice
+    at_partials: str
+    host_at_partials: str
+
+    @property
+    def beats(self) -> str:
+        """The key's comparison that makes a new value win (as the loop writes it)."""
+        return ("<" if self.key.op == "min" else ">") + ("" if self.strict else "=")
+
+    def better(self, value: str, at: str, current: str, current_at: str) -> str:
+        """C: (value, at) replaces (current, current_at) in the combination."""
+        strictly = "<" if self.key.op == "min" else ">"
+        later = ">" if not self.strict else "<"
+        return (
+            f"({at} >= 0 && ({current_at} < 0 || {value} {strictly} {current} || "
+            f"({value} == {current} && {at} {later} {current_at})))"
+        )
+
+
+@dataclass(frozen=True)
 class ReductionPlan:
     located: ps.Located
     level: Level
@@ -69,7 +103,8 @@ class ReductionPlan:
     scalars: tuple[tuple[str, str], ...]
     privates: tuple[tuple[str, str], ...]
     locals_: tuple[str, ...]  # kernel declarations of the per-thread copies
-    reduced: tuple[Reduced, ...]
+    reduced: tuple[Reduced, ...]  # combined with their operator (cudaify_block_reduce)
+    groups: tuple[ArgGroup, ...]  # argmin / argmax: combined with their payloads
     helpers: tuple[str, ...]
     kernel: str
     devices: tuple[tuple[str, str], ...]
@@ -92,7 +127,9 @@ class ReductionMethod(ps.LoopPatternMethod):
         "Combine the threads of a block with __shfl_down_sync inside each warp and shared "
         "memory across warps, and write one partial per block (or atomicAdd it). In the host "
         "function copy the partials back and combine them with the variable's value before "
-        "the loop (s = s0 + total, m = max(m0, ...)); keep struct fields as fields. Copy in "
+        "the loop (s = s0 + total, m = max(m0, ...)); keep struct fields as fields. For an "
+        "argmin or argmax (if (d < m) { m = d; k = i; }) keep the iteration with the value and "
+        "choose the first of equal values for < (the last for <=). Copy in "
         "the arrays the loop reads, copy back those it writes, check every CUDA call."
     )
 
@@ -118,7 +155,7 @@ class ReductionMethod(ps.LoopPatternMethod):
             and any(c.type == "kernel_call_syntax" for c in n.children)
         }
         problems = []
-        if "cudaify_block_reduce" not in after.code:
+        if "cudaify_block_reduce" not in after.code and "cudaify_shfl_down" not in after.code:
             problems.append(
                 Problem("reduction", "no block reduction (cudaify_block_reduce) is made")
             )
@@ -129,7 +166,13 @@ class ReductionMethod(ps.LoopPatternMethod):
 
 def _describe(plan: ReductionPlan) -> str:
     loop = plan.located.loop
-    what = ", ".join(f"{r.var} ({r.op})" for r in plan.reduced)
+    what = ", ".join(
+        [f"{r.var} ({r.op})" for r in plan.reduced]
+        + [
+            f"{g.key.var} (arg{g.key.op} of {', '.join(p.var for p in g.payloads)})"
+            for g in plan.groups
+        ]
+    )
     where = f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line}"
     return f"{where} -> {plan.kernel}: {what}"
 
@@ -163,6 +206,11 @@ def _plan(
     (level,) = _levels([located.loop], tree, source, taken)
     scalars, privates = ps.scalars_of(located, arrays, roots, {loop.var})
     locals_, reduced = _reduced(located, loop.reductions, taken)
+    reduced, groups = _arg_groups(loop.reductions, reduced, taken)
+    locals_ += tuple(f"long long {g.at} = -1;" for g in groups)
+    body_text = _statements(body, source)
+    if groups:
+        body_text = _marked(body, source, groups, level.index)
     return ReductionPlan(
         located=located,
         level=level,
@@ -171,12 +219,13 @@ def _plan(
         privates=privates,
         locals_=locals_,
         reduced=reduced,
+        groups=groups,
         helpers=_helpers(nest, tree, source, program),
         kernel=_fresh(f"{function.name}_reduce", taken),
         devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
         blocks=_fresh("blocks", taken),
         block_index=_fresh("b", taken),
-        body=_statements(body, source),
+        body=body_text,
         body_indent=_line_indent(source, _first_statement(body).start_byte),
         indent=_line_indent(source, located.loop.span.start),
     )
@@ -191,6 +240,20 @@ def _reduced(
     reduced: list[Reduced] = []
     declared_roots: set[str] = set()
     for reduction in reductions:
+        if reduction.op == "payload":
+            base = _root_type(located, reduction.var)
+            declarations.append(f"{base} {reduction.var}{{}};")  # set with its key
+            reduced.append(
+                Reduced(
+                    var=reduction.var,
+                    op="payload",
+                    functor="",
+                    device_type=base,
+                    partials=_fresh(f"d_partial_{reduction.var}", taken),
+                    host_partials=_fresh(f"partial_{reduction.var}", taken),
+                )
+            )
+            continue
         functor = ps.OPERATORS.get(reduction.op)
         if functor is None:
             raise ps.Refuse(f"no device combination for the operator '{reduction.op}'")
@@ -222,6 +285,68 @@ def _reduced(
             )
         )
     return tuple(declarations), tuple(reduced)
+
+
+def _arg_groups(
+    reductions: tuple[Reduction, ...], reduced: tuple[Reduced, ...], taken: set[str]
+) -> tuple[tuple[Reduced, ...], tuple[ArgGroup, ...]]:
+    """The plain reductions, and the argmin / argmax groups: each min or max variable
+    with the payloads the analysis tied to it."""
+    by_var = {r.var: r for r in reduced}
+    payloads: dict[str, list[Reduction]] = {}
+    for reduction in reductions:
+        if reduction.op == "payload":
+            payloads.setdefault(reduction.key, []).append(reduction)
+    groups = []
+    for key, kept in payloads.items():
+        found = by_var.get(key)
+        if found is None or found.op not in ("min", "max"):
+            raise ps.Refuse(f"'{kept[0].var}' is kept with '{key}', which is no min or max here")
+        if len({r.strict for r in kept}) != 1:
+            raise ps.Refuse(f"'{key}' is compared both strictly and not")
+        stem = key.replace(".", "_")
+        groups.append(
+            ArgGroup(
+                key=found,
+                payloads=tuple(by_var[r.var] for r in kept),
+                strict=kept[0].strict,
+                at=_fresh(f"cudaify_at_{stem}", taken),
+                at_partials=_fresh(f"d_partial_at_{stem}", taken),
+                host_at_partials=_fresh(f"partial_at_{stem}", taken),
+            )
+        )
+    grouped = {g.key.var for g in groups} | {p.var for g in groups for p in g.payloads}
+    return tuple(r for r in reduced if r.var not in grouped), tuple(groups)
+
+
+def _marked(body: Node, source: bytes, groups: tuple[ArgGroup, ...], index: str) -> str:
+    """The body's statements, each payload's assignment followed by the record of the
+    iteration it was made in (`cudaify_at_m = i_index;`)."""
+    at_of = {p.var: g.at for g in groups for p in g.payloads}
+    if body.type != "compound_statement" or len(body.children) < 2:
+        raise ps.Refuse("an argmin or argmax body without braces")
+    start = body.children[0].end_byte
+    raw = source[start : body.children[-1].start_byte]
+    marks: list[tuple[int, str]] = []
+    for node in cs.walk(body):
+        if node.type != "expression_statement" or not node.named_children:
+            continue
+        assignment = node.named_children[0]
+        left = assignment.child_by_field_name("left")
+        operator = assignment.child_by_field_name("operator")
+        if assignment.type != "assignment_expression" or left is None or operator is None:
+            continue
+        name = cs.text(left, source)
+        if cs.text(operator, source) == "=" and name in at_of:
+            marks.append((node.end_byte - start, f" {at_of[name]} = {index};"))
+    if not marks:
+        raise ps.Refuse("the payloads' assignments were not found")
+    pieces, last = [], 0
+    for offset, mark in sorted(marks):
+        pieces.append(raw[last:offset].decode("utf-8", errors="surrogateescape") + mark)
+        last = offset
+    pieces.append(raw[last:].decode("utf-8", errors="surrogateescape"))
+    return "".join(pieces).strip()
 
 
 def _root_type(located: ps.Located, root: str) -> str:
@@ -289,7 +414,12 @@ def _kernel_text(plan: ReductionPlan) -> str:
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params.append(f"long long {plan.level.trips}")
     params += [f"{r.device_type} *{r.partials}" for r in plan.reduced]
-    names = ", ".join(r.var for r in plan.reduced)
+    for g in plan.groups:
+        params += [f"{r.device_type} *{r.partials}" for r in (g.key, *g.payloads)]
+        params.append(f"long long *{g.at_partials}")
+    names = ", ".join(
+        [r.var for r in plan.reduced] + [r.var for g in plan.groups for r in (g.key, *g.payloads)]
+    )
     lines = [
         f"/* Reduction loop '{loop.var}' of {plan.located.function.name}() (line {loop.line}) "
         f"on {names}: per-thread copies, one partial per block. */",
@@ -304,12 +434,62 @@ def _kernel_text(plan: ReductionPlan) -> str:
     lines.append("    }")
     for r in plan.reduced:
         lines.append(f"    {r.var} = cudaify_block_reduce({r.var}, {r.functor}());")
+    for g in plan.groups:
+        lines += _arg_block_reduce(g)
     lines.append("    if (threadIdx.x == 0) {")
     for r in plan.reduced:
         lines.append(f"        {r.partials}[blockIdx.x] = {r.var};")
+    for g in plan.groups:
+        for r in (g.key, *g.payloads):
+            lines.append(f"        {r.partials}[blockIdx.x] = {r.var};")
+        lines.append(f"        {g.at_partials}[blockIdx.x] = {g.at};")
     lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n\n"
+
+
+def _arg_block_reduce(g: ArgGroup) -> list[str]:
+    """The block's choice of (key, iteration, payloads), valid in thread 0: warp shuffles,
+    then the warps' choices through shared memory, as cudaify_block_reduce does."""
+    values = [(g.key.var, g.key.device_type), (g.at, "long long")]
+    values += [(p.var, p.device_type) for p in g.payloads]
+    stem = g.at
+
+    def shuffle(indent: str) -> list[str]:
+        out = [f"{indent}for (int offset = 16; offset > 0; offset /= 2) {{"]
+        for name, type_ in values:
+            out.append(f"{indent}    {type_} {stem}_{name} = cudaify_shfl_down({name}, offset);")
+        better = g.better(f"{stem}_{g.key.var}", f"{stem}_{g.at}", g.key.var, g.at)
+        moves = " ".join(f"{name} = {stem}_{name};" for name, _ in values)
+        out.append(f"{indent}    if {better} {{ {moves} }}")
+        out.append(f"{indent}}}")
+        return out
+
+    lines = [
+        f"    {{ /* arg{g.key.op} of {g.key.var}: the {'first' if g.strict else 'last'} "
+        "iteration of the best value wins, its payloads with it */",
+        "        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;",
+    ]
+    lines += shuffle("        ")
+    for name, type_ in values:
+        lines.append(f"        __shared__ {type_} {stem}_warp_{name}[32];")
+    lines.append("        __syncthreads();")
+    lines.append("        if (lane == 0) {")
+    for name, _ in values:
+        lines.append(f"            {stem}_warp_{name}[warp] = {name};")
+    lines.append("        }")
+    lines.append("        __syncthreads();")
+    lines.append("        if (warp == 0) {")
+    lines.append("            if (lane < (int)(blockDim.x / 32)) {")
+    for name, _ in values:
+        lines.append(f"                {name} = {stem}_warp_{name}[lane];")
+    lines.append("            } else {")
+    lines.append(f"                {g.at} = -1;")
+    lines.append("            }")
+    lines += shuffle("            ")
+    lines.append("        }")
+    lines.append("    }")
+    return lines
 
 
 def _host_text(plan: ReductionPlan) -> str:
@@ -343,20 +523,58 @@ def _device_side(plan: ReductionPlan) -> list[str]:
         f"const unsigned int {plan.blocks} = cudaify_blocks({plan.level.trips}, {THREADS}, "
         f"{MOST_BLOCKS}u);"
     )
-    for r in plan.reduced:
+    for r in (*plan.reduced, *(r for g in plan.groups for r in (g.key, *g.payloads))):
         # one buffer of the most partials serves every call: a wrapper called in a time
         # loop allocates once, and no call waits on a cudaFree
         lines.append(f"static cudaify_value_t<decltype({r.var})> *{r.partials} = NULL;")
         size = f"{MOST_BLOCKS} * sizeof(*{r.partials})"
         lines.append(f"if ({r.partials} == NULL)")
         lines.append(f"    CUDAIFY_CHECK(cudaMalloc((void **)&{r.partials}, {size}));")
+    for g in plan.groups:
+        lines.append(f"static long long *{g.at_partials} = NULL;")
+        size = f"{MOST_BLOCKS} * sizeof(*{g.at_partials})"
+        lines.append(f"if ({g.at_partials} == NULL)")
+        lines.append(f"    CUDAIFY_CHECK(cudaMalloc((void **)&{g.at_partials}, {size}));")
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments.append(plan.level.trips)
     arguments += [r.partials for r in plan.reduced]
+    for g in plan.groups:
+        arguments += [r.partials for r in (g.key, *g.payloads)]
+        arguments.append(g.at_partials)
     lines.append(f"{plan.kernel}<<<{plan.blocks}, {THREADS}>>>({', '.join(arguments)});")
     lines.append("CUDAIFY_CHECK(cudaGetLastError());")
     lines += ps.copy_out(plan.arrays, devices)
+    return lines
+
+
+def _arg_combine(g: ArgGroup, blocks: str, b: str) -> list[str]:
+    """The blocks' choices, in block order, then the loop's own test against the values
+    before it: the key and its payloads change only where the loop would have changed
+    them (`m0 < best` keeps m0 and k0, as the sequential loop does)."""
+    key = g.key
+    best, at = f"{g.host_at_partials}_best", f"{g.host_at_partials}_at"
+    better = g.better(
+        f"{key.host_partials}[{b}]",
+        f"{g.host_at_partials}[{b}]",
+        f"{key.host_partials}[{best}]",
+        at,
+    )
+    lines = [
+        "{",
+        f"    unsigned int {best} = 0;",
+        f"    long long {at} = -1;",
+        f"    for (unsigned int {b} = 0; {b} < {blocks}; {b}++) {{",
+        f"        if {better} {{",
+        f"            {best} = {b};",
+        f"            {at} = {g.host_at_partials}[{b}];",
+        "        }",
+        "    }",
+        f"    if ({at} >= 0 && {key.host_partials}[{best}] {g.beats} {key.var}) {{",
+        f"        {key.var} = {key.host_partials}[{best}];",
+    ]
+    lines += [f"        {p.var} = {p.host_partials}[{best}];" for p in g.payloads]
+    lines += ["    }", "}"]
     return lines
 
 
@@ -364,15 +582,25 @@ def _combine(plan: ReductionPlan) -> list[str]:
     """Copy the partials back and fold them, in block order, into each variable."""
     b = plan.block_index
     lines = []
-    for r in plan.reduced:
+    copied = [*plan.reduced, *(r for g in plan.groups for r in (g.key, *g.payloads))]
+    for r in copied:
         lines.append(f"cudaify_value_t<decltype({r.var})> {r.host_partials}[{MOST_BLOCKS}];")
         lines.append(
             f"CUDAIFY_CHECK(cudaMemcpy({r.host_partials}, {r.partials}, "
             f"{plan.blocks} * sizeof(*{r.partials}), cudaMemcpyDeviceToHost));"
         )
-    lines.append(f"for (unsigned int {b} = 0; {b} < {plan.blocks}; {b}++) {{")
-    for r in plan.reduced:
-        lines.append(f"    {r.var} = {r.functor}()({r.var}, {r.host_partials}[{b}]);")
-    lines.append("}")
+    for g in plan.groups:
+        lines.append(f"long long {g.host_at_partials}[{MOST_BLOCKS}];")
+        lines.append(
+            f"CUDAIFY_CHECK(cudaMemcpy({g.host_at_partials}, {g.at_partials}, "
+            f"{plan.blocks} * sizeof(*{g.at_partials}), cudaMemcpyDeviceToHost));"
+        )
+    if plan.reduced:
+        lines.append(f"for (unsigned int {b} = 0; {b} < {plan.blocks}; {b}++) {{")
+        for r in plan.reduced:
+            lines.append(f"    {r.var} = {r.functor}()({r.var}, {r.host_partials}[{b}]);")
+        lines.append("}")
+    for g in plan.groups:
+        lines += _arg_combine(g, plan.blocks, b)
     lines += ps.frees([devices for _, devices in plan.devices])
     return lines

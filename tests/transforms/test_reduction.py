@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
@@ -13,6 +15,7 @@ CASES = {
     "sums": ("reduction",),
     "fields": ("reduction",),
     "after_offload": ("offload", "reduction"),
+    "argmin": ("reduction",),
 }
 REDUCTION = get("reduction")
 
@@ -158,3 +161,69 @@ def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
     same_output_as_gcc(
         GOLDEN / "reduction" / f"{case}.c", GOLDEN / "reduction" / f"{case}.cu", tmp_path
     )
+
+
+def test_argmin_and_argmax_keep_their_payloads_with_the_chosen_iteration() -> None:
+    program = analysed(GOLDEN / "reduction" / "argmin.c")
+    nearest = next(f for f in program.functions if f.name == "nearest").loops[0]
+    assert [r.label for r in nearest.reductions] == [
+        "d0 (min)",
+        "k (kept with d0: argmin/argmax)",
+        "bx (kept with d0: argmin/argmax)",
+    ]
+    last_max = next(f for f in program.functions if f.name == "last_max").loops[0]
+    assert [(r.var, r.op, r.key, r.strict) for r in last_max.reductions] == [
+        ("m", "max", "", True),
+        ("at", "payload", "m", False),  # >=: the last of equal values wins
+    ]
+    variant = applied(program, "reduction")
+    code = variant.code
+    # each payload's assignment records the iteration it was made in
+    assert "k = i; cudaify_at_d0 = t_i;" in code
+    # the first of equal keys for <, the last for >=
+    assert "cudaify_at_d0_d0 == d0 && cudaify_at_d0_cudaify_at_d0 < cudaify_at_d0" in code
+    assert "cudaify_at_m_m == m && cudaify_at_m_cudaify_at_m > cudaify_at_m" in code
+    # the host keeps the values from before the loop unless the loop's own test changes them
+    assert "if (partial_at_d0_at >= 0 && partial_d0[partial_at_d0_best] < d0) {" in code
+    assert "if (partial_at_m_at >= 0 && partial_m[partial_at_m_best] >= m) {" in code
+    assert "d0 (argmin of k, bx)" in variant.steps[-1].detail
+
+
+def test_argmin_emulated_on_the_cpu_prints_what_gcc_prints(tmp_path) -> None:
+    """Every thread of each block on a CPU thread, real warp shuffles: ties inside a warp,
+    across warps and across blocks, a floor no value reaches."""
+    import re
+
+    from emulation import gcc_output, run_emulated
+
+    source = GOLDEN / "reduction" / "argmin.c"
+    code = applied(analysed(source), "reduction").code
+    code = re.sub(r"#include <cuda/std/\w+>\n", "", code)
+    header = Path(__file__).resolve().parent / "warp_emulation.h"
+    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header)))
+    assert emulated.ok, emulated.errors()
+    assert emulated.text() == gcc_output(source, tmp_path)
+
+
+ARG_REFUSED = {
+    # the payload reads the key before the key changes: it depends on the thread's history
+    "payload_reads_the_key": "if (x[i] < m) { k = m; m = x[i]; }",
+    # an array element is no payload: another iteration may write it
+    "payload_is_an_element": "if (x[i] < m) { m = x[i]; y[0] = i; }",
+    # the payload is also written outside the if
+    "payload_written_outside": "if (x[i] < m) { m = x[i]; k = i; } k = k + 1;",
+}
+
+
+@pytest.mark.parametrize("case", sorted(ARG_REFUSED))
+def test_what_is_no_argmin_is_refused(case: str, program_of) -> None:
+    program = program_of(
+        "double f(int n, const double *x, double *y)\n{\n"
+        "    double m = 1e300;\n    double k = -1;\n"
+        f"    for (int i = 0; i < n; i++) {{\n        {ARG_REFUSED[case]}\n    }}\n"
+        "    return m + k;\n}\n"
+        "int main(void) { double x[3] = {3, 1, 2}, y[1]; return (int)f(3, x, y); }\n"
+    )
+    (loop,) = next(f for f in program.functions if f.name == "f").loops
+    assert "payload" not in {r.op for r in loop.reductions}
+    assert REDUCTION.apply_rule(Variant(program.source), Context(program)).variant is None

@@ -1,0 +1,555 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Reduction loop 'i' of nearest() (line 11) on d0, k, bx: per-thread copies, one partial per block. */
+__global__ void nearest_reduce(double *x, double *y, double qx, double qy, long long trips_i, double *d_partial_d0, int *d_partial_k, double *d_partial_bx, long long *d_partial_at_d0)
+{
+    double d0 = cudaify_minimum::identity<double>();
+    int k{};
+    double bx{};
+    long long cudaify_at_d0 = -1;
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        double dx = x[i] - qx, dy = y[i] - qy;
+        double d = dx * dx + dy * dy;
+        if (d < d0) {
+            d0 = d;
+            k = i; cudaify_at_d0 = t_i;
+            bx = x[i]; cudaify_at_d0 = t_i;
+        }
+    }
+    { /* argmin of d0: the first iteration of the best value wins, its payloads with it */
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            double cudaify_at_d0_d0 = cudaify_shfl_down(d0, offset);
+            long long cudaify_at_d0_cudaify_at_d0 = cudaify_shfl_down(cudaify_at_d0, offset);
+            int cudaify_at_d0_k = cudaify_shfl_down(k, offset);
+            double cudaify_at_d0_bx = cudaify_shfl_down(bx, offset);
+            if (cudaify_at_d0_cudaify_at_d0 >= 0 && (cudaify_at_d0 < 0 || cudaify_at_d0_d0 < d0 || (cudaify_at_d0_d0 == d0 && cudaify_at_d0_cudaify_at_d0 < cudaify_at_d0))) { d0 = cudaify_at_d0_d0; cudaify_at_d0 = cudaify_at_d0_cudaify_at_d0; k = cudaify_at_d0_k; bx = cudaify_at_d0_bx; }
+        }
+        __shared__ double cudaify_at_d0_warp_d0[32];
+        __shared__ long long cudaify_at_d0_warp_cudaify_at_d0[32];
+        __shared__ int cudaify_at_d0_warp_k[32];
+        __shared__ double cudaify_at_d0_warp_bx[32];
+        __syncthreads();
+        if (lane == 0) {
+            cudaify_at_d0_warp_d0[warp] = d0;
+            cudaify_at_d0_warp_cudaify_at_d0[warp] = cudaify_at_d0;
+            cudaify_at_d0_warp_k[warp] = k;
+            cudaify_at_d0_warp_bx[warp] = bx;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            if (lane < (int)(blockDim.x / 32)) {
+                d0 = cudaify_at_d0_warp_d0[lane];
+                cudaify_at_d0 = cudaify_at_d0_warp_cudaify_at_d0[lane];
+                k = cudaify_at_d0_warp_k[lane];
+                bx = cudaify_at_d0_warp_bx[lane];
+            } else {
+                cudaify_at_d0 = -1;
+            }
+            for (int offset = 16; offset > 0; offset /= 2) {
+                double cudaify_at_d0_d0 = cudaify_shfl_down(d0, offset);
+                long long cudaify_at_d0_cudaify_at_d0 = cudaify_shfl_down(cudaify_at_d0, offset);
+                int cudaify_at_d0_k = cudaify_shfl_down(k, offset);
+                double cudaify_at_d0_bx = cudaify_shfl_down(bx, offset);
+                if (cudaify_at_d0_cudaify_at_d0 >= 0 && (cudaify_at_d0 < 0 || cudaify_at_d0_d0 < d0 || (cudaify_at_d0_d0 == d0 && cudaify_at_d0_cudaify_at_d0 < cudaify_at_d0))) { d0 = cudaify_at_d0_d0; cudaify_at_d0 = cudaify_at_d0_cudaify_at_d0; k = cudaify_at_d0_k; bx = cudaify_at_d0_bx; }
+            }
+        }
+    }
+    if (threadIdx.x == 0) {
+        d_partial_d0[blockIdx.x] = d0;
+        d_partial_k[blockIdx.x] = k;
+        d_partial_bx[blockIdx.x] = bx;
+        d_partial_at_d0[blockIdx.x] = cudaify_at_d0;
+    }
+}
+
+/* The nearest point to a query: an argmin whose index and x coordinate go with it. */
+void nearest(int n, const double *x, const double *y, double qx, double qy,
+             double *best_d, int *best_i, double *best_x) {
+    double d0 = INFINITY;
+    int k = -1;
+    double bx = 0.0;
+    {
+        /* cudaify: this reduction runs on the GPU as nearest_reduce */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            double *d_x = NULL;
+            double *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
+            static cudaify_value_t<decltype(d0)> *d_partial_d0 = NULL;
+            if (d_partial_d0 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_d0, 1024 * sizeof(*d_partial_d0)));
+            static cudaify_value_t<decltype(k)> *d_partial_k = NULL;
+            if (d_partial_k == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_k, 1024 * sizeof(*d_partial_k)));
+            static cudaify_value_t<decltype(bx)> *d_partial_bx = NULL;
+            if (d_partial_bx == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_bx, 1024 * sizeof(*d_partial_bx)));
+            static long long *d_partial_at_d0 = NULL;
+            if (d_partial_at_d0 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_at_d0, 1024 * sizeof(*d_partial_at_d0)));
+            nearest_reduce<<<blocks, 256>>>(d_x, d_y, qx, qy, trips_i, d_partial_d0, d_partial_k, d_partial_bx, d_partial_at_d0);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(d0)> partial_d0[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_d0, d_partial_d0, blocks * sizeof(*d_partial_d0), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(k)> partial_k[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_k, d_partial_k, blocks * sizeof(*d_partial_k), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(bx)> partial_bx[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_bx, d_partial_bx, blocks * sizeof(*d_partial_bx), cudaMemcpyDeviceToHost));
+            long long partial_at_d0[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_at_d0, d_partial_at_d0, blocks * sizeof(*d_partial_at_d0), cudaMemcpyDeviceToHost));
+            {
+                unsigned int partial_at_d0_best = 0;
+                long long partial_at_d0_at = -1;
+                for (unsigned int b = 0; b < blocks; b++) {
+                    if (partial_at_d0[b] >= 0 && (partial_at_d0_at < 0 || partial_d0[b] < partial_d0[partial_at_d0_best] || (partial_d0[b] == partial_d0[partial_at_d0_best] && partial_at_d0[b] < partial_at_d0_at))) {
+                        partial_at_d0_best = b;
+                        partial_at_d0_at = partial_at_d0[b];
+                    }
+                }
+                if (partial_at_d0_at >= 0 && partial_d0[partial_at_d0_best] < d0) {
+                    d0 = partial_d0[partial_at_d0_best];
+                    k = partial_k[partial_at_d0_best];
+                    bx = partial_bx[partial_at_d0_best];
+                }
+            }
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+        }
+    }
+    *best_d = d0; *best_i = k; *best_x = bx;
+}
+
+/* Reduction loop 'i' of last_max() (line 27) on m, at: per-thread copies, one partial per block. */
+__global__ void last_max_reduce(int *v, long long trips_i_2, int *d_partial_m, int *d_partial_at, long long *d_partial_at_m)
+{
+    int m = cudaify_maximum::identity<int>();
+    int at{};
+    long long cudaify_at_m = -1;
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i_2;
+        if (v[i] >= m) {
+            m = v[i];
+            at = i; cudaify_at_m = t_i_2;
+        }
+    }
+    { /* argmax of m: the last iteration of the best value wins, its payloads with it */
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            int cudaify_at_m_m = cudaify_shfl_down(m, offset);
+            long long cudaify_at_m_cudaify_at_m = cudaify_shfl_down(cudaify_at_m, offset);
+            int cudaify_at_m_at = cudaify_shfl_down(at, offset);
+            if (cudaify_at_m_cudaify_at_m >= 0 && (cudaify_at_m < 0 || cudaify_at_m_m > m || (cudaify_at_m_m == m && cudaify_at_m_cudaify_at_m > cudaify_at_m))) { m = cudaify_at_m_m; cudaify_at_m = cudaify_at_m_cudaify_at_m; at = cudaify_at_m_at; }
+        }
+        __shared__ int cudaify_at_m_warp_m[32];
+        __shared__ long long cudaify_at_m_warp_cudaify_at_m[32];
+        __shared__ int cudaify_at_m_warp_at[32];
+        __syncthreads();
+        if (lane == 0) {
+            cudaify_at_m_warp_m[warp] = m;
+            cudaify_at_m_warp_cudaify_at_m[warp] = cudaify_at_m;
+            cudaify_at_m_warp_at[warp] = at;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            if (lane < (int)(blockDim.x / 32)) {
+                m = cudaify_at_m_warp_m[lane];
+                cudaify_at_m = cudaify_at_m_warp_cudaify_at_m[lane];
+                at = cudaify_at_m_warp_at[lane];
+            } else {
+                cudaify_at_m = -1;
+            }
+            for (int offset = 16; offset > 0; offset /= 2) {
+                int cudaify_at_m_m = cudaify_shfl_down(m, offset);
+                long long cudaify_at_m_cudaify_at_m = cudaify_shfl_down(cudaify_at_m, offset);
+                int cudaify_at_m_at = cudaify_shfl_down(at, offset);
+                if (cudaify_at_m_cudaify_at_m >= 0 && (cudaify_at_m < 0 || cudaify_at_m_m > m || (cudaify_at_m_m == m && cudaify_at_m_cudaify_at_m > cudaify_at_m))) { m = cudaify_at_m_m; cudaify_at_m = cudaify_at_m_cudaify_at_m; at = cudaify_at_m_at; }
+            }
+        }
+    }
+    if (threadIdx.x == 0) {
+        d_partial_m[blockIdx.x] = m;
+        d_partial_at[blockIdx.x] = at;
+        d_partial_at_m[blockIdx.x] = cudaify_at_m;
+    }
+}
+
+/* The last index of the largest value (>=: the last of equal values), above a floor. */
+int last_max(int n, const int *v, int floor_value) {
+    int m = floor_value;
+    int at = -7;
+    {
+        /* cudaify: this reduction runs on the GPU as last_max_reduce */
+        const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_2 > 0) {
+            int *d_v = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v, v, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 1024u);
+            static cudaify_value_t<decltype(m)> *d_partial_m = NULL;
+            if (d_partial_m == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_m, 1024 * sizeof(*d_partial_m)));
+            static cudaify_value_t<decltype(at)> *d_partial_at = NULL;
+            if (d_partial_at == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_at, 1024 * sizeof(*d_partial_at)));
+            static long long *d_partial_at_m = NULL;
+            if (d_partial_at_m == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_at_m, 1024 * sizeof(*d_partial_at_m)));
+            last_max_reduce<<<blocks_2, 256>>>(d_v, trips_i_2, d_partial_m, d_partial_at, d_partial_at_m);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(m)> partial_m[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_m, d_partial_m, blocks_2 * sizeof(*d_partial_m), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(at)> partial_at[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_at, d_partial_at, blocks_2 * sizeof(*d_partial_at), cudaMemcpyDeviceToHost));
+            long long partial_at_m[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_at_m, d_partial_at_m, blocks_2 * sizeof(*d_partial_at_m), cudaMemcpyDeviceToHost));
+            {
+                unsigned int partial_at_m_best = 0;
+                long long partial_at_m_at = -1;
+                for (unsigned int b_2 = 0; b_2 < blocks_2; b_2++) {
+                    if (partial_at_m[b_2] >= 0 && (partial_at_m_at < 0 || partial_m[b_2] > partial_m[partial_at_m_best] || (partial_m[b_2] == partial_m[partial_at_m_best] && partial_at_m[b_2] > partial_at_m_at))) {
+                        partial_at_m_best = b_2;
+                        partial_at_m_at = partial_at_m[b_2];
+                    }
+                }
+                if (partial_at_m_at >= 0 && partial_m[partial_at_m_best] >= m) {
+                    m = partial_m[partial_at_m_best];
+                    at = partial_at[partial_at_m_best];
+                }
+            }
+            CUDAIFY_CHECK(cudaFree(d_v));
+        }
+    }
+    return at * 1000 + m % 1000;
+}
+
+/* Reduction loop 'i' of first_min() (line 40) on m, at: per-thread copies, one partial per block. */
+__global__ void first_min_reduce(int *v, long long trips_i_3, int *d_partial_m_2, long *d_partial_at_2, long long *d_partial_at_m_2)
+{
+    int m = cudaify_minimum::identity<int>();
+    long at{};
+    long long cudaify_at_m_2 = -1;
+    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
+         t_i_3 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i_3;
+        if (v[i] % 250 < m) {
+            m = v[i] % 250;
+            at = i; cudaify_at_m_2 = t_i_3;
+        }
+    }
+    { /* argmin of m: the first iteration of the best value wins, its payloads with it */
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            int cudaify_at_m_2_m = cudaify_shfl_down(m, offset);
+            long long cudaify_at_m_2_cudaify_at_m_2 = cudaify_shfl_down(cudaify_at_m_2, offset);
+            long cudaify_at_m_2_at = cudaify_shfl_down(at, offset);
+            if (cudaify_at_m_2_cudaify_at_m_2 >= 0 && (cudaify_at_m_2 < 0 || cudaify_at_m_2_m < m || (cudaify_at_m_2_m == m && cudaify_at_m_2_cudaify_at_m_2 < cudaify_at_m_2))) { m = cudaify_at_m_2_m; cudaify_at_m_2 = cudaify_at_m_2_cudaify_at_m_2; at = cudaify_at_m_2_at; }
+        }
+        __shared__ int cudaify_at_m_2_warp_m[32];
+        __shared__ long long cudaify_at_m_2_warp_cudaify_at_m_2[32];
+        __shared__ long cudaify_at_m_2_warp_at[32];
+        __syncthreads();
+        if (lane == 0) {
+            cudaify_at_m_2_warp_m[warp] = m;
+            cudaify_at_m_2_warp_cudaify_at_m_2[warp] = cudaify_at_m_2;
+            cudaify_at_m_2_warp_at[warp] = at;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            if (lane < (int)(blockDim.x / 32)) {
+                m = cudaify_at_m_2_warp_m[lane];
+                cudaify_at_m_2 = cudaify_at_m_2_warp_cudaify_at_m_2[lane];
+                at = cudaify_at_m_2_warp_at[lane];
+            } else {
+                cudaify_at_m_2 = -1;
+            }
+            for (int offset = 16; offset > 0; offset /= 2) {
+                int cudaify_at_m_2_m = cudaify_shfl_down(m, offset);
+                long long cudaify_at_m_2_cudaify_at_m_2 = cudaify_shfl_down(cudaify_at_m_2, offset);
+                long cudaify_at_m_2_at = cudaify_shfl_down(at, offset);
+                if (cudaify_at_m_2_cudaify_at_m_2 >= 0 && (cudaify_at_m_2 < 0 || cudaify_at_m_2_m < m || (cudaify_at_m_2_m == m && cudaify_at_m_2_cudaify_at_m_2 < cudaify_at_m_2))) { m = cudaify_at_m_2_m; cudaify_at_m_2 = cudaify_at_m_2_cudaify_at_m_2; at = cudaify_at_m_2_at; }
+            }
+        }
+    }
+    if (threadIdx.x == 0) {
+        d_partial_m_2[blockIdx.x] = m;
+        d_partial_at_2[blockIdx.x] = at;
+        d_partial_at_m_2[blockIdx.x] = cudaify_at_m_2;
+    }
+}
+
+/* The first index of the smallest residue (<: the first of equal values). */
+long first_min(int n, const int *v) {
+    int m = 1000000;
+    long at = -1;
+    {
+        /* cudaify: this reduction runs on the GPU as first_min_reduce */
+        const long long trips_i_3 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_3 > 0) {
+            int *d_v_2 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_v_2, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v_2, v, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 1024u);
+            static cudaify_value_t<decltype(m)> *d_partial_m_2 = NULL;
+            if (d_partial_m_2 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_m_2, 1024 * sizeof(*d_partial_m_2)));
+            static cudaify_value_t<decltype(at)> *d_partial_at_2 = NULL;
+            if (d_partial_at_2 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_at_2, 1024 * sizeof(*d_partial_at_2)));
+            static long long *d_partial_at_m_2 = NULL;
+            if (d_partial_at_m_2 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_at_m_2, 1024 * sizeof(*d_partial_at_m_2)));
+            first_min_reduce<<<blocks_3, 256>>>(d_v_2, trips_i_3, d_partial_m_2, d_partial_at_2, d_partial_at_m_2);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(m)> partial_m_2[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_m_2, d_partial_m_2, blocks_3 * sizeof(*d_partial_m_2), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(at)> partial_at_2[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_at_2, d_partial_at_2, blocks_3 * sizeof(*d_partial_at_2), cudaMemcpyDeviceToHost));
+            long long partial_at_m_2[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_at_m_2, d_partial_at_m_2, blocks_3 * sizeof(*d_partial_at_m_2), cudaMemcpyDeviceToHost));
+            {
+                unsigned int partial_at_m_2_best = 0;
+                long long partial_at_m_2_at = -1;
+                for (unsigned int b_3 = 0; b_3 < blocks_3; b_3++) {
+                    if (partial_at_m_2[b_3] >= 0 && (partial_at_m_2_at < 0 || partial_m_2[b_3] < partial_m_2[partial_at_m_2_best] || (partial_m_2[b_3] == partial_m_2[partial_at_m_2_best] && partial_at_m_2[b_3] < partial_at_m_2_at))) {
+                        partial_at_m_2_best = b_3;
+                        partial_at_m_2_at = partial_at_m_2[b_3];
+                    }
+                }
+                if (partial_at_m_2_at >= 0 && partial_m_2[partial_at_m_2_best] < m) {
+                    m = partial_m_2[partial_at_m_2_best];
+                    at = partial_at_2[partial_at_m_2_best];
+                }
+            }
+            CUDAIFY_CHECK(cudaFree(d_v_2));
+        }
+    }
+    return at * 1000 + m;
+}
+
+int main(void) {
+    int n = 6000;
+    double *x = (double *)malloc(n * sizeof *x), *y = (double *)malloc(n * sizeof *y);
+    int *v = (int *)malloc(n * sizeof *v);
+    for (int i = 0; i < n; i++) {
+        x[i] = (double)((i * 7919) % 10007) / 10007.0;
+        y[i] = (double)((i * 104729) % 10009) / 10009.0;
+        v[i] = 3 + (i * 7) % 1000; /* every value six times: ties across blocks */
+    }
+    double bd, bx;
+    int bi;
+    for (int r = 0; r < 3; r++) {
+        nearest(n, x, y, 0.25 + 0.1 * r, 0.75 - 0.1 * r, &bd, &bi, &bx);
+        printf("nearest %d %.9f %.6f\n", bi, bd, bx);
+    }
+    printf("last max %d\n", last_max(n, v, 0));
+    printf("none above the floor %d\n", last_max(n, v, 100000));
+    printf("first min %ld\n", first_min(n, v));
+    free(x); free(y); free(v);
+    return 0;
+}
