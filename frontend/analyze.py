@@ -10,7 +10,15 @@ from dataclasses import dataclass, field, replace
 import clang.cindex as ci
 
 from cudaify.frontend import parse as parse_module
-from cudaify.frontend.access import LoopNode, RawAccess, Walk, member_name, norm, walk_function
+from cudaify.frontend.access import (
+    LoopNode,
+    RawAccess,
+    Walk,
+    member_name,
+    mentions,
+    norm,
+    walk_function,
+)
 from cudaify.frontend.affine import (
     Poly,
     const,
@@ -45,6 +53,7 @@ from cudaify.frontend.facts import (
 from cudaify.frontend.loops import (
     CK,
     Source,
+    binary_operator,
     end_of,
     forget_trees,
     identity,
@@ -732,6 +741,8 @@ class LoopFacts:
     accesses: list[RawAccess]
     early_exit: bool = False
     exit_reason: str = ""
+    # `for (...) { if (C) { x = e; ...; break; } }`: the scalars set at the first hit
+    find_first: tuple[str, ...] | None = None
     io_calls: list[str] = field(default_factory=list)
     impure_calls: list[str] = field(default_factory=list)
     call_names: tuple[str, ...] = ()
@@ -748,6 +759,8 @@ class LoopFacts:
     def gather(cls, nest: NestAnalysis, node) -> LoopFacts:
         facts = cls(node, [a for a in nest.accesses if node.in_body(a.start)])
         facts.exits(nest.fa.walk)
+        if facts.early_exit:
+            facts.find_first = find_first_payloads(nest.fa, node)
         facts.classify_calls(nest.fa)
         ScalarJudge(nest.fa, node, facts).run()
         ArrayJudge(nest, node, facts).run()
@@ -779,6 +792,42 @@ class LoopFacts:
         self.call_names = tuple(dict.fromkeys(names))
 
 
+def find_first_payloads(fa: FunctionAnalysis, node: LoopNode) -> tuple[str, ...] | None:
+    """The scalars a find-first loop sets where it stops: its body is one `if` (no
+    else) whose braces hold plain `x = e;` assignments and then the only jump of the body,
+    a `break` of this loop; each `e` mentions none of the `x`. None for any other loop."""
+    jumps = [j for j in fa.walk.jumps if node.in_body(j.start)]
+    if len(jumps) != 1 or jumps[0].kind != "break" or jumps[0].target != node.cursor.hash:
+        return None
+    body = kids(node.cursor)[-1]
+    statements = kids(body) if body.kind == CK.COMPOUND_STMT else [body]
+    if len(statements) != 1 or statements[0].kind != CK.IF_STMT:
+        return None
+    parts = kids(statements[0])
+    if len(parts) != 2:  # an else branch, or a declaration in the condition
+        return None
+    then = parts[1]
+    inner = kids(then) if then.kind == CK.COMPOUND_STMT else [then]
+    if not inner or inner[-1].kind != CK.BREAK_STMT:
+        return None
+    names: list[str] = []
+    values: list[str] = []
+    for statement in inner[:-1]:
+        assignment = unwrap(statement)
+        if assignment.kind != CK.BINARY_OPERATOR or binary_operator(fa.src, assignment) != "=":
+            return None
+        lhs, rhs = kids(assignment)
+        if unwrap(lhs).kind != CK.DECL_REF_EXPR:
+            return None
+        names.append(norm(fa.src.text(lhs)))
+        values.append(norm(fa.src.text(rhs)))
+    if len(set(names)) != len(names):
+        return None
+    if any(mentions(value, name) for value in values for name in names):
+        return None
+    return tuple(names)
+
+
 @dataclass(frozen=True)
 class Verdict:
     parallel: bool
@@ -798,6 +847,20 @@ def judge(facts: LoopFacts) -> Verdict:
             f"calls {facts.io_calls[0]} (I/O or hidden state): must stay in order",
         )
     if facts.early_exit:
+        first = facts.find_first
+        clean = not (
+            facts.impure_calls or facts.blockers or facts.scans or facts.atomics or reductions
+        )
+        if first is not None and clean:
+            kept = tuple(Reduction(name, "first") for name in first)
+            told = f", keeping {', '.join(first)}" if first else ""
+            return Verdict(
+                False,
+                "find_first",
+                kept,
+                f"finds the first {var} whose test holds (an early exit){told}; "
+                f"otherwise no carried dependence; {ALIAS_NOTE}",
+            )
         return Verdict(False, "sequential", reductions, facts.exit_reason)
     if facts.impure_calls:
         return Verdict(
@@ -875,7 +938,10 @@ class ScalarJudge:
             or (any(r.mode == "addr" for r in refs) and not refs[0].is_pointer)
         ]
         self.facts.scalars_written = tuple(written)
+        kept = set(self.facts.find_first or ())
         for name in written:
+            if name in kept and all(r.mode == "write" for r in groups[name]):
+                continue  # set where a find-first loop stops: its own pattern
             self.judge(name, groups[name])
 
     def judge(self, name: str, refs: list) -> None:

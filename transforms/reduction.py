@@ -73,7 +73,7 @@ class ArgGroup:
     thread (`at`, -1 for none) that breaks ties the way the loop does: the first of equal
     keys for < and >, the last for <= and >=."""
 
-    key: Reduced
+    key: Reduced | None  # None: find-first (the first iteration whose test holds)
     payloads: tuple[Reduced, ...]
     strict: bool
     at: str  # the kernel's per-thread iteration of the choice
@@ -83,10 +83,18 @@ class ArgGroup:
     @property
     def beats(self) -> str:
         """The key's comparison that makes a new value win (as the loop writes it)."""
+        assert self.key is not None
         return ("<" if self.key.op == "min" else ">") + ("" if self.strict else "=")
+
+    @property
+    def values(self) -> tuple[Reduced, ...]:
+        """What moves with the chosen iteration: the key (if any) and the payloads."""
+        return (self.key, *self.payloads) if self.key is not None else self.payloads
 
     def better(self, value: str, at: str, current: str, current_at: str) -> str:
         """C: (value, at) replaces (current, current_at) in the combination."""
+        if self.key is None:  # find-first: the earliest iteration
+            return f"({at} >= 0 && ({current_at} < 0 || {at} < {current_at}))"
         strictly = "<" if self.key.op == "min" else ">"
         later = ">" if not self.strict else "<"
         return (
@@ -164,14 +172,18 @@ class ReductionMethod(ps.LoopPatternMethod):
         return problems
 
 
+def _group_label(g: ArgGroup, var: str) -> str:
+    kept = ", ".join(p.var for p in g.payloads)
+    if g.key is None:
+        return f"the first '{var}' whose test holds" + (f" (keeping {kept})" if kept else "")
+    return f"{g.key.var} (arg{g.key.op} of {kept})"
+
+
 def _describe(plan: ReductionPlan) -> str:
     loop = plan.located.loop
     what = ", ".join(
         [f"{r.var} ({r.op})" for r in plan.reduced]
-        + [
-            f"{g.key.var} (arg{g.key.op} of {', '.join(p.var for p in g.payloads)})"
-            for g in plan.groups
-        ]
+        + [_group_label(g, loop.var) for g in plan.groups]
     )
     where = f"{plan.located.function.name}: loop '{loop.var}' at line {loop.line}"
     return f"{where} -> {plan.kernel}: {what}"
@@ -181,15 +193,17 @@ def _describe(plan: ReductionPlan) -> str:
 
 
 def _plans(variant: Variant, program: Program) -> tuple[list[ReductionPlan], list[str]]:
-    return ps.plan_loops(variant.code, program, ("reduction",), "reduction", _plan)
+    patterns = ("reduction", "find_first")
+    return ps.plan_loops(variant.code, program, patterns, "reduction", _plan)
 
 
 def _plan(
     code: str, program: Program, function: Function, outer: Loop, loop: Loop, taken: set[str]
 ) -> ReductionPlan:
-    if loop.early_exit:
+    finds = loop.pattern == "find_first"
+    if loop.early_exit and not finds:
         raise ps.Refuse("the loop can exit early (break, return or goto)")
-    if not loop.reductions:
+    if not loop.reductions and not finds:
         raise ps.Refuse("the analysis names no reduction variable")
     _require_enough_work([loop])
     located = ps.locate(code, program, function, outer, loop)
@@ -197,19 +211,27 @@ def _plan(
     body = nest.child_by_field_name("body")
     if body is None:
         raise ps.Refuse("the loop has no body")
-    _require_no_jumps(nest)
+    if not finds:  # a find-first loop's one jump is its break (see the analysis)
+        _require_no_jumps(nest)
     arrays = ps.unique_arrays(
         tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
     )
     _require_no_array_sizeof(nest, arrays, source)
     roots = {r.var.split(".")[0] for r in loop.reductions}
     (level,) = _levels([located.loop], tree, source, taken)
+    if finds and not loop.reductions and not level.declared_outside:
+        raise ps.Refuse("the search keeps nothing: no value set where it stops, no index after it")
     scalars, privates = ps.scalars_of(located, arrays, roots, {loop.var})
     locals_, reduced = _reduced(located, loop.reductions, taken)
     reduced, groups = _arg_groups(loop.reductions, reduced, taken)
+    if finds:
+        groups = (_first_group(reduced, taken),)
+        reduced = ()
     locals_ += tuple(f"long long {g.at} = -1;" for g in groups)
     body_text = _statements(body, source)
-    if groups:
+    if finds:
+        body_text = _break_marked(body, source, groups[0], level.index)
+    elif groups:
         body_text = _marked(body, source, groups, level.index)
     return ReductionPlan(
         located=located,
@@ -240,13 +262,13 @@ def _reduced(
     reduced: list[Reduced] = []
     declared_roots: set[str] = set()
     for reduction in reductions:
-        if reduction.op == "payload":
+        if reduction.op in ("payload", "first"):
             base = _root_type(located, reduction.var)
             declarations.append(f"{base} {reduction.var}{{}};")  # set with its key
             reduced.append(
                 Reduced(
                     var=reduction.var,
-                    op="payload",
+                    op=reduction.op,
                     functor="",
                     device_type=base,
                     partials=_fresh(f"d_partial_{reduction.var}", taken),
@@ -315,8 +337,40 @@ def _arg_groups(
                 host_at_partials=_fresh(f"partial_at_{stem}", taken),
             )
         )
-    grouped = {g.key.var for g in groups} | {p.var for g in groups for p in g.payloads}
+    grouped = {r.var for g in groups for r in g.values}
     return tuple(r for r in reduced if r.var not in grouped), tuple(groups)
+
+
+def _first_group(kept: tuple[Reduced, ...], taken: set[str]) -> ArgGroup:
+    """find-first as a choice with no key: the earliest iteration whose test held, and
+    the values the loop set there."""
+    return ArgGroup(
+        key=None,
+        payloads=kept,
+        strict=True,
+        at=_fresh("cudaify_found", taken),
+        at_partials=_fresh("d_partial_found", taken),
+        host_at_partials=_fresh("partial_found", taken),
+    )
+
+
+def _break_marked(body: Node, source: bytes, group: ArgGroup, index: str) -> str:
+    """The body's statements with its `break;` (the search's one jump) recording the
+    iteration first: a thread stops at its first hit, as the loop does."""
+    if body.type == "compound_statement" and len(body.children) >= 2:
+        start, end = body.children[0].end_byte, body.children[-1].start_byte
+    else:
+        start, end = body.start_byte, body.end_byte
+    breaks = [n for n in cs.walk(body) if n.type == "break_statement"]
+    if len(breaks) != 1:
+        raise ps.Refuse("the search's break was not found")
+    found = breaks[0]
+    text = (
+        source[start : found.start_byte]
+        + f"{{ {group.at} = {index}; break; }}".encode()
+        + source[found.end_byte : end]
+    )
+    return text.decode("utf-8", errors="surrogateescape").strip()
 
 
 def _marked(body: Node, source: bytes, groups: tuple[ArgGroup, ...], index: str) -> str:
@@ -415,10 +469,10 @@ def _kernel_text(plan: ReductionPlan) -> str:
     params.append(f"long long {plan.level.trips}")
     params += [f"{r.device_type} *{r.partials}" for r in plan.reduced]
     for g in plan.groups:
-        params += [f"{r.device_type} *{r.partials}" for r in (g.key, *g.payloads)]
+        params += [f"{r.device_type} *{r.partials}" for r in g.values]
         params.append(f"long long *{g.at_partials}")
     names = ", ".join(
-        [r.var for r in plan.reduced] + [r.var for g in plan.groups for r in (g.key, *g.payloads)]
+        [r.var for r in plan.reduced] + [r.var for g in plan.groups for r in g.values]
     )
     lines = [
         f"/* Reduction loop '{loop.var}' of {plan.located.function.name}() (line {loop.line}) "
@@ -440,7 +494,7 @@ def _kernel_text(plan: ReductionPlan) -> str:
     for r in plan.reduced:
         lines.append(f"        {r.partials}[blockIdx.x] = {r.var};")
     for g in plan.groups:
-        for r in (g.key, *g.payloads):
+        for r in g.values:
             lines.append(f"        {r.partials}[blockIdx.x] = {r.var};")
         lines.append(f"        {g.at_partials}[blockIdx.x] = {g.at};")
     lines.append("    }")
@@ -451,23 +505,29 @@ def _kernel_text(plan: ReductionPlan) -> str:
 def _arg_block_reduce(g: ArgGroup) -> list[str]:
     """The block's choice of (key, iteration, payloads), valid in thread 0: warp shuffles,
     then the warps' choices through shared memory, as cudaify_block_reduce does."""
-    values = [(g.key.var, g.key.device_type), (g.at, "long long")]
-    values += [(p.var, p.device_type) for p in g.payloads]
+    values = [(g.at, "long long")] + [(r.var, r.device_type) for r in g.values]
     stem = g.at
 
     def shuffle(indent: str) -> list[str]:
         out = [f"{indent}for (int offset = 16; offset > 0; offset /= 2) {{"]
         for name, type_ in values:
             out.append(f"{indent}    {type_} {stem}_{name} = cudaify_shfl_down({name}, offset);")
-        better = g.better(f"{stem}_{g.key.var}", f"{stem}_{g.at}", g.key.var, g.at)
+        key = g.key.var if g.key is not None else g.at
+        better = g.better(f"{stem}_{key}", f"{stem}_{g.at}", key, g.at)
         moves = " ".join(f"{name} = {stem}_{name};" for name, _ in values)
         out.append(f"{indent}    if {better} {{ {moves} }}")
         out.append(f"{indent}}}")
         return out
 
+    if g.key is None:
+        what = "find-first: the earliest iteration whose test held wins, with what it set"
+    else:
+        what = (
+            f"arg{g.key.op} of {g.key.var}: the {'first' if g.strict else 'last'} iteration "
+            "of the best value wins, its payloads with it"
+        )
     lines = [
-        f"    {{ /* arg{g.key.op} of {g.key.var}: the {'first' if g.strict else 'last'} "
-        "iteration of the best value wins, its payloads with it */",
+        f"    {{ /* {what} */",
         "        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;",
     ]
     lines += shuffle("        ")
@@ -497,21 +557,26 @@ def _host_text(plan: ReductionPlan) -> str:
     inner = ind + "    "
     loop, level = plan.located.loop, plan.level
     inclusive = 1 if loop.upper_inclusive else 0
+    first = next((g for g in plan.groups if g.key is None), None)
     lines = [
         "{",
         f"{ind}/* cudaify: this reduction runs on the GPU as {plan.kernel} */",
         f"{ind}const long long {level.trips} = cudaify_trips({loop.lower}, {loop.upper}, "
         f"{loop.step}, {inclusive});",
-        f"{ind}if ({level.trips} > 0) {{",
     ]
+    if first is not None:
+        lines.append(f"{ind}long long {found_name(first)} = -1; /* the first hit, if any */")
+    lines.append(f"{ind}if ({level.trips} > 0) {{")
     body = _device_side(plan) + _combine(plan)
     lines += [inner + line for line in body]
     lines.append(ind + "}")
     if level.declared_outside:
         step = f" * {loop.step}" if loop.step != 1 else ""
-        lines.append(
-            f"{ind}{loop.var} = ({level.var_type})({_paren(loop.lower)} + {level.trips}{step});"
-        )
+        ran = level.trips
+        if first is not None:  # the loop stopped at its first hit
+            found = found_name(first)
+            ran = f"({found} >= 0 ? {found} : {level.trips})"
+        lines.append(f"{ind}{loop.var} = ({level.var_type})({_paren(loop.lower)} + {ran}{step});")
     lines.append(plan.indent + "}")
     return "\n".join(lines)
 
@@ -523,7 +588,7 @@ def _device_side(plan: ReductionPlan) -> list[str]:
         f"const unsigned int {plan.blocks} = cudaify_blocks({plan.level.trips}, {THREADS}, "
         f"{MOST_BLOCKS}u);"
     )
-    for r in (*plan.reduced, *(r for g in plan.groups for r in (g.key, *g.payloads))):
+    for r in (*plan.reduced, *(r for g in plan.groups for r in g.values)):
         # one buffer of the most partials serves every call: a wrapper called in a time
         # loop allocates once, and no call waits on a cudaFree
         lines.append(f"static cudaify_value_t<decltype({r.var})> *{r.partials} = NULL;")
@@ -540,7 +605,7 @@ def _device_side(plan: ReductionPlan) -> list[str]:
     arguments.append(plan.level.trips)
     arguments += [r.partials for r in plan.reduced]
     for g in plan.groups:
-        arguments += [r.partials for r in (g.key, *g.payloads)]
+        arguments += [r.partials for r in g.values]
         arguments.append(g.at_partials)
     lines.append(f"{plan.kernel}<<<{plan.blocks}, {THREADS}>>>({', '.join(arguments)});")
     lines.append("CUDAIFY_CHECK(cudaGetLastError());")
@@ -553,36 +618,40 @@ def _arg_combine(g: ArgGroup, blocks: str, b: str) -> list[str]:
     before it: the key and its payloads change only where the loop would have changed
     them (`m0 < best` keeps m0 and k0, as the sequential loop does)."""
     key = g.key
-    best, at = f"{g.host_at_partials}_best", f"{g.host_at_partials}_at"
-    better = g.better(
-        f"{key.host_partials}[{b}]",
-        f"{g.host_at_partials}[{b}]",
-        f"{key.host_partials}[{best}]",
-        at,
-    )
-    lines = [
-        "{",
-        f"    unsigned int {best} = 0;",
-        f"    long long {at} = -1;",
+    best, at = f"{g.host_at_partials}_best", found_name(g)
+    partial = f"{key.host_partials}" if key is not None else g.host_at_partials
+    better = g.better(f"{partial}[{b}]", f"{g.host_at_partials}[{b}]", f"{partial}[{best}]", at)
+    lines = ["{", f"    unsigned int {best} = 0;"]
+    if key is not None:  # find-first declares it before the launch: the index needs it after
+        lines.append(f"    long long {at} = -1;")
+    lines += [
         f"    for (unsigned int {b} = 0; {b} < {blocks}; {b}++) {{",
         f"        if {better} {{",
         f"            {best} = {b};",
         f"            {at} = {g.host_at_partials}[{b}];",
         "        }",
         "    }",
-        f"    if ({at} >= 0 && {key.host_partials}[{best}] {g.beats} {key.var}) {{",
-        f"        {key.var} = {key.host_partials}[{best}];",
     ]
+    if key is not None:
+        lines.append(f"    if ({at} >= 0 && {key.host_partials}[{best}] {g.beats} {key.var}) {{")
+        lines.append(f"        {key.var} = {key.host_partials}[{best}];")
+    else:
+        lines.append(f"    if ({at} >= 0) {{")
     lines += [f"        {p.var} = {p.host_partials}[{best}];" for p in g.payloads]
     lines += ["    }", "}"]
     return lines
+
+
+def found_name(g: ArgGroup) -> str:
+    """The host's name for the chosen iteration (-1: none)."""
+    return f"{g.host_at_partials}_at"
 
 
 def _combine(plan: ReductionPlan) -> list[str]:
     """Copy the partials back and fold them, in block order, into each variable."""
     b = plan.block_index
     lines = []
-    copied = [*plan.reduced, *(r for g in plan.groups for r in (g.key, *g.payloads))]
+    copied = [*plan.reduced, *(r for g in plan.groups for r in g.values)]
     for r in copied:
         lines.append(f"cudaify_value_t<decltype({r.var})> {r.host_partials}[{MOST_BLOCKS}];")
         lines.append(

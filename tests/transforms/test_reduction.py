@@ -16,6 +16,7 @@ CASES = {
     "fields": ("reduction",),
     "after_offload": ("offload", "reduction"),
     "argmin": ("reduction",),
+    "find_first": ("reduction",),
 }
 REDUCTION = get("reduction")
 
@@ -189,14 +190,16 @@ def test_argmin_and_argmax_keep_their_payloads_with_the_chosen_iteration() -> No
     assert "d0 (argmin of k, bx)" in variant.steps[-1].detail
 
 
-def test_argmin_emulated_on_the_cpu_prints_what_gcc_prints(tmp_path) -> None:
-    """Every thread of each block on a CPU thread, real warp shuffles: ties inside a warp,
-    across warps and across blocks, a floor no value reaches."""
+@pytest.mark.parametrize("case", ["argmin", "find_first"])
+def test_choices_emulated_on_the_cpu_print_what_gcc_prints(case: str, tmp_path) -> None:
+    """Every thread of each block on a CPU thread, real warp shuffles. argmin: ties inside
+    a warp, across warps and across blocks, a floor no value reaches; find-first: hits in
+    the first block and a later one, no hit at all, the loop variable as the answer."""
     import re
 
     from emulation import gcc_output, run_emulated
 
-    source = GOLDEN / "reduction" / "argmin.c"
+    source = GOLDEN / "reduction" / f"{case}.c"
     code = applied(analysed(source), "reduction").code
     code = re.sub(r"#include <cuda/std/\w+>\n", "", code)
     header = Path(__file__).resolve().parent / "warp_emulation.h"
@@ -226,4 +229,49 @@ def test_what_is_no_argmin_is_refused(case: str, program_of) -> None:
     )
     (loop,) = next(f for f in program.functions if f.name == "f").loops
     assert "payload" not in {r.op for r in loop.reductions}
+    assert REDUCTION.apply_rule(Variant(program.source), Context(program)).variant is None
+
+
+def test_a_find_first_loop_stops_each_thread_at_its_first_hit() -> None:
+    program = analysed(GOLDEN / "reduction" / "find_first.c")
+    first_above = next(f for f in program.functions if f.name == "first_above").loops[0]
+    assert first_above.pattern == "find_first" and first_above.early_exit
+    assert [r.label for r in first_above.reductions] == ["idx (first)", "v (first)"]
+    assert "finds the first i whose test holds (an early exit), keeping idx, v" in (
+        first_above.reason
+    )
+    variant = applied(program, "reduction")
+    code = variant.code
+    # the break records the iteration and leaves the thread's own loop
+    assert "{ cudaify_found = t_i; break; }" in code
+    # the earliest hit wins; the values before the loop stay when nothing was found
+    assert "if (partial_found_at >= 0) {\n" in code
+    # a loop variable declared outside ends where the loop stopped
+    assert "i = (long)(0 + (partial_found_2_at >= 0 ? partial_found_2_at : trips_i_2));" in code
+    assert "the first 'i' whose test holds (keeping idx, v)" in variant.steps[-1].detail
+
+
+FIRST_REFUSED = {
+    # an else branch: more than a search
+    "else_branch": "if (x[i] > t) { k = i; break; } else { k = -2; }",
+    # a write before the break: the loop does more than stop
+    "writes_an_array": "if (x[i] > t) { y[0] = i; break; }",
+    # the kept value depends on another kept value
+    "chained_payloads": "if (x[i] > t) { k = i; j = k + 1; break; }",
+    # two ways out
+    "two_breaks": "if (x[i] > t) { k = i; break; } if (x[i] < -t) break;",
+}
+
+
+@pytest.mark.parametrize("case", sorted(FIRST_REFUSED))
+def test_what_is_no_find_first_stays_sequential(case: str, program_of) -> None:
+    program = program_of(
+        "double f(int n, const double *x, double *y, double t)\n{\n"
+        "    double k = -1, j = 0;\n"
+        f"    for (int i = 0; i < n; i++) {{\n        {FIRST_REFUSED[case]}\n    }}\n"
+        "    return k + j;\n}\n"
+        "int main(void) { double x[3] = {3, 1, 2}, y[1]; return (int)f(3, x, y, 1.5); }\n"
+    )
+    (loop,) = next(f for f in program.functions if f.name == "f").loops
+    assert loop.pattern == "sequential" and loop.early_exit
     assert REDUCTION.apply_rule(Variant(program.source), Context(program)).variant is None

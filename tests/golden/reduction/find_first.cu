@@ -1,0 +1,399 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Reduction loop 'i' of first_above() (line 8) on idx, v: per-thread copies, one partial per block. */
+__global__ void first_above_reduce(double *a, double t, long long trips_i, int *d_partial_idx, double *d_partial_v, long long *d_partial_found)
+{
+    int idx{};
+    double v{};
+    long long cudaify_found = -1;
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        if (a[i] > t && a[i] * a[i] < 2.0 * t * t) {
+            idx = i;
+            v = a[i] * 10.0;
+            { cudaify_found = t_i; break; }
+        }
+    }
+    { /* find-first: the earliest iteration whose test held wins, with what it set */
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            long long cudaify_found_cudaify_found = cudaify_shfl_down(cudaify_found, offset);
+            int cudaify_found_idx = cudaify_shfl_down(idx, offset);
+            double cudaify_found_v = cudaify_shfl_down(v, offset);
+            if (cudaify_found_cudaify_found >= 0 && (cudaify_found < 0 || cudaify_found_cudaify_found < cudaify_found)) { cudaify_found = cudaify_found_cudaify_found; idx = cudaify_found_idx; v = cudaify_found_v; }
+        }
+        __shared__ long long cudaify_found_warp_cudaify_found[32];
+        __shared__ int cudaify_found_warp_idx[32];
+        __shared__ double cudaify_found_warp_v[32];
+        __syncthreads();
+        if (lane == 0) {
+            cudaify_found_warp_cudaify_found[warp] = cudaify_found;
+            cudaify_found_warp_idx[warp] = idx;
+            cudaify_found_warp_v[warp] = v;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            if (lane < (int)(blockDim.x / 32)) {
+                cudaify_found = cudaify_found_warp_cudaify_found[lane];
+                idx = cudaify_found_warp_idx[lane];
+                v = cudaify_found_warp_v[lane];
+            } else {
+                cudaify_found = -1;
+            }
+            for (int offset = 16; offset > 0; offset /= 2) {
+                long long cudaify_found_cudaify_found = cudaify_shfl_down(cudaify_found, offset);
+                int cudaify_found_idx = cudaify_shfl_down(idx, offset);
+                double cudaify_found_v = cudaify_shfl_down(v, offset);
+                if (cudaify_found_cudaify_found >= 0 && (cudaify_found < 0 || cudaify_found_cudaify_found < cudaify_found)) { cudaify_found = cudaify_found_cudaify_found; idx = cudaify_found_idx; v = cudaify_found_v; }
+            }
+        }
+    }
+    if (threadIdx.x == 0) {
+        d_partial_idx[blockIdx.x] = idx;
+        d_partial_v[blockIdx.x] = v;
+        d_partial_found[blockIdx.x] = cudaify_found;
+    }
+}
+
+/* the first index whose value passes a threshold, and the value there */
+int first_above(int n, const double *a, double t, double *value) {
+    int idx = -1;
+    double v = 0.0;
+    {
+        /* cudaify: this reduction runs on the GPU as first_above_reduce */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        long long partial_found_at = -1; /* the first hit, if any */
+        if (trips_i > 0) {
+            double *d_a = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
+            static cudaify_value_t<decltype(idx)> *d_partial_idx = NULL;
+            if (d_partial_idx == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_idx, 1024 * sizeof(*d_partial_idx)));
+            static cudaify_value_t<decltype(v)> *d_partial_v = NULL;
+            if (d_partial_v == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_v, 1024 * sizeof(*d_partial_v)));
+            static long long *d_partial_found = NULL;
+            if (d_partial_found == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_found, 1024 * sizeof(*d_partial_found)));
+            first_above_reduce<<<blocks, 256>>>(d_a, t, trips_i, d_partial_idx, d_partial_v, d_partial_found);
+            CUDAIFY_CHECK(cudaGetLastError());
+            cudaify_value_t<decltype(idx)> partial_idx[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_idx, d_partial_idx, blocks * sizeof(*d_partial_idx), cudaMemcpyDeviceToHost));
+            cudaify_value_t<decltype(v)> partial_v[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_v, d_partial_v, blocks * sizeof(*d_partial_v), cudaMemcpyDeviceToHost));
+            long long partial_found[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_found, d_partial_found, blocks * sizeof(*d_partial_found), cudaMemcpyDeviceToHost));
+            {
+                unsigned int partial_found_best = 0;
+                for (unsigned int b = 0; b < blocks; b++) {
+                    if (partial_found[b] >= 0 && (partial_found_at < 0 || partial_found[b] < partial_found_at)) {
+                        partial_found_best = b;
+                        partial_found_at = partial_found[b];
+                    }
+                }
+                if (partial_found_at >= 0) {
+                    idx = partial_idx[partial_found_best];
+                    v = partial_v[partial_found_best];
+                }
+            }
+            CUDAIFY_CHECK(cudaFree(d_a));
+        }
+    }
+    *value = v;
+    return idx;
+}
+
+/* Reduction loop 'i' of position() (line 22) on : per-thread copies, one partial per block. */
+__global__ void position_reduce(int *keys, int key, long long trips_i_2, long long *d_partial_found_2)
+{
+    long long cudaify_found_2 = -1;
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        long i = (long)t_i_2;
+        if (keys[i] == key)
+            { cudaify_found_2 = t_i_2; break; }
+    }
+    { /* find-first: the earliest iteration whose test held wins, with what it set */
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            long long cudaify_found_2_cudaify_found_2 = cudaify_shfl_down(cudaify_found_2, offset);
+            if (cudaify_found_2_cudaify_found_2 >= 0 && (cudaify_found_2 < 0 || cudaify_found_2_cudaify_found_2 < cudaify_found_2)) { cudaify_found_2 = cudaify_found_2_cudaify_found_2; }
+        }
+        __shared__ long long cudaify_found_2_warp_cudaify_found_2[32];
+        __syncthreads();
+        if (lane == 0) {
+            cudaify_found_2_warp_cudaify_found_2[warp] = cudaify_found_2;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            if (lane < (int)(blockDim.x / 32)) {
+                cudaify_found_2 = cudaify_found_2_warp_cudaify_found_2[lane];
+            } else {
+                cudaify_found_2 = -1;
+            }
+            for (int offset = 16; offset > 0; offset /= 2) {
+                long long cudaify_found_2_cudaify_found_2 = cudaify_shfl_down(cudaify_found_2, offset);
+                if (cudaify_found_2_cudaify_found_2 >= 0 && (cudaify_found_2 < 0 || cudaify_found_2_cudaify_found_2 < cudaify_found_2)) { cudaify_found_2 = cudaify_found_2_cudaify_found_2; }
+            }
+        }
+    }
+    if (threadIdx.x == 0) {
+        d_partial_found_2[blockIdx.x] = cudaify_found_2;
+    }
+}
+
+/* the loop variable itself is the answer */
+long position(long n, const int *keys, int key) {
+    long i;
+    {
+        /* cudaify: this reduction runs on the GPU as position_reduce */
+        const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
+        long long partial_found_2_at = -1; /* the first hit, if any */
+        if (trips_i_2 > 0) {
+            int *d_keys = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_keys, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_keys, keys, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
+            const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 1024u);
+            static long long *d_partial_found_2 = NULL;
+            if (d_partial_found_2 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&d_partial_found_2, 1024 * sizeof(*d_partial_found_2)));
+            position_reduce<<<blocks_2, 256>>>(d_keys, key, trips_i_2, d_partial_found_2);
+            CUDAIFY_CHECK(cudaGetLastError());
+            long long partial_found_2[1024];
+            CUDAIFY_CHECK(cudaMemcpy(partial_found_2, d_partial_found_2, blocks_2 * sizeof(*d_partial_found_2), cudaMemcpyDeviceToHost));
+            {
+                unsigned int partial_found_2_best = 0;
+                for (unsigned int b_2 = 0; b_2 < blocks_2; b_2++) {
+                    if (partial_found_2[b_2] >= 0 && (partial_found_2_at < 0 || partial_found_2[b_2] < partial_found_2_at)) {
+                        partial_found_2_best = b_2;
+                        partial_found_2_at = partial_found_2[b_2];
+                    }
+                }
+                if (partial_found_2_at >= 0) {
+                }
+            }
+            CUDAIFY_CHECK(cudaFree(d_keys));
+        }
+        i = (long)(0 + (partial_found_2_at >= 0 ? partial_found_2_at : trips_i_2));
+    }
+    return i;
+}
+
+int main(void) {
+    int n = 6000;
+    double *a = (double *)malloc(n * sizeof *a);
+    int *keys = (int *)malloc(n * sizeof *keys);
+    for (int i = 0; i < n; i++) {
+        a[i] = (double)((i * 7919L) % 100003) / 1000.0;
+        keys[i] = (int)((i * 104729L) % 65536);
+    }
+    double v;
+    for (int r = 0; r < 4; r++) {
+        int at = first_above(n, a, 99.2 + 0.2 * r, &v);
+        printf("first above %d %.3f\n", at, v);
+    }
+    printf("never %d\n", first_above(n, a, 1e9, &v));
+    printf("position %ld %ld %ld\n", position(n, keys, keys[4321]), position(n, keys, keys[n - 1]), position(n, keys, -5));
+    free(a); free(keys);
+    return 0;
+}
