@@ -28,16 +28,19 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Reduction
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
+from cudaify.transforms import std_device
 from cudaify.transforms.base import Context
 from cudaify.transforms.offload import (
     Level,
     _array_param,
     _arrays,
+    _device,
     _first_statement,
     _fresh,
     _grid_stride_header,
     _helpers,
     _kernel_argument,
+    _lambdas,
     _levels,
     _line_indent,
     _narrowed,
@@ -47,6 +50,7 @@ from cudaify.transforms.offload import (
     _require_no_array_sizeof,
     _require_no_jumps,
     _statements,
+    definition_node,
 )
 
 THREADS = 256  # a multiple of 32: the block reduction works on whole warps
@@ -121,6 +125,7 @@ class ReductionPlan:
     body: str
     body_indent: str
     indent: str
+    lambdas: tuple[str, ...] = ()  # the local lambdas the loop calls, defined in the kernel
 
 
 class ReductionMethod(ps.LoopPatternMethod):
@@ -222,6 +227,11 @@ def _plan(
     if finds and not loop.reductions and not level.declared_outside:
         raise ps.Refuse("the search keeps nothing: no value set where it stops, no index after it")
     scalars, privates = ps.scalars_of(located, arrays, roots, {loop.var})
+    definition = definition_node(tree, located.function.span.start)
+    lambdas = _lambdas(nest, definition, source) if definition is not None else []
+    texts = [cs.text(node, source) for node in lambdas] + [_statements(body, source)]
+    if any(std_device.uses_std(text) for text in texts):
+        raise ps.Refuse("the loop uses the standard library, which the reduction kernel lacks")
     locals_, reduced = _reduced(located, loop.reductions, taken)
     reduced, groups = _arg_groups(loop.reductions, reduced, taken)
     if finds:
@@ -242,14 +252,20 @@ def _plan(
         locals_=locals_,
         reduced=reduced,
         groups=groups,
-        helpers=_helpers(nest, tree, source, program),
+        helpers=_helpers(nest, tree, source, program, tuple(lambdas)),
         kernel=_fresh(f"{function.name}_reduce", taken),
         devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
         blocks=_fresh("blocks", taken),
         block_index=_fresh("b", taken),
-        body=body_text,
+        body=_device(body_text, body),
         body_indent=_line_indent(source, _first_statement(body).start_byte),
         indent=_line_indent(source, located.loop.span.start),
+        lambdas=tuple(
+            _reindent(
+                _device(cs.text(node, source), node), _line_indent(source, node.start_byte), "    "
+            )
+            for node in lambdas
+        ),
     )
 
 
@@ -481,6 +497,7 @@ def _kernel_text(plan: ReductionPlan) -> str:
         "{",
     ]
     lines += [f"    {declaration}" for declaration in plan.locals_]
+    lines += ["    " + text for text in plan.lambdas]
     lines += _grid_stride_header(plan.level, "    ")
     inner = "        "
     lines += [f"{inner}{type_} {name};" for type_, name in plan.privates]

@@ -275,3 +275,30 @@ def test_what_is_no_find_first_stays_sequential(case: str, program_of) -> None:
     (loop,) = next(f for f in program.functions if f.name == "f").loops
     assert loop.pattern == "sequential" and loop.early_exit
     assert REDUCTION.apply_rule(Variant(program.source), Context(program)).variant is None
+
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "cpp"
+
+
+@pytest.mark.parametrize("name", ["nearest_argmin", "first_match"])
+def test_cpp_idioms_emulated_print_what_gpp_prints(name: str, tmp_path) -> None:
+    """The C++ benchmarks of the two idioms (a vector of structs, a lambda), small."""
+    import re
+
+    from emulation import run_emulated
+
+    from cudaify.backend import toolchain
+
+    source = BENCHMARKS / f"{name}.cpp"
+    variant = applied(analysed(source), "reduction")
+    assert variant.methods == ("reduction",)
+    code = re.sub(r"#include <cuda/std/\w+>\n", "", variant.code)
+    header = Path(__file__).resolve().parent / "warp_emulation.h"
+    flags = ("-include", str(header), "-DBENCH_SMALL")
+    emulated = run_emulated(code, tmp_path, timeout=600, flags=flags)
+    assert emulated.ok, emulated.errors()
+    binary = tmp_path / "reference"
+    gpp = toolchain.find_tool("g++")
+    built = toolchain.run([gpp, "-O2", "-DBENCH_SMALL", str(source), "-o", str(binary)])
+    assert built.ok, built.errors()
+    assert emulated.text() == toolchain.run([str(binary)], timeout=120).text()
