@@ -178,6 +178,16 @@ def main() -> None:
     """
 
 
+# the same option on compile and bench
+_OBJECTIVE = click.option(
+    "--objective",
+    type=click.Choice(["program", "region"]),
+    help="What a variant must beat gcc -O3 at to be written: the whole program as you run "
+    "it, CUDA's start and every copy included (program, default), or only the offloaded "
+    "code (region).",
+)
+
+
 @main.command("compile", epilog=EXIT_CODES)
 @click.argument("source", metavar="INPUT", type=click.Path(dir_okay=True, path_type=str))
 @click.option(
@@ -212,13 +222,7 @@ def main() -> None:
     help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
     "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
 )
-@click.option(
-    "--objective",
-    type=click.Choice(["program", "region"]),
-    help="What a variant must beat gcc -O3 at to be written: the whole program as you run "
-    "it, CUDA's start and every copy included (program, default), or only the offloaded "
-    "code (region).",
-)
+@_OBJECTIVE
 @click.option(
     "--slm",
     type=click.Choice(["auto", "on", "off"]),
@@ -654,13 +658,7 @@ def trace_explain(trace_file: str) -> None:
     help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
     "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
 )
-@click.option(
-    "--objective",
-    type=click.Choice(["program", "region"]),
-    help="What a variant must beat gcc -O3 at to be written: the whole program as you run "
-    "it, CUDA's start and every copy included (program, default), or only the offloaded "
-    "code (region).",
-)
+@_OBJECTIVE
 @click.option("--seed", type=int, help="Seed for the searches (repeatable runs).")
 @click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
 @click.option(
