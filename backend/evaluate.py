@@ -276,6 +276,19 @@ class Evaluator:
             stamps.append(f"{header}:{info.st_size}:{info.st_mtime_ns}")
         return "\n".join(stamps)
 
+    def cpu_profile(self, offloaded: tuple[str, ...]) -> Timing:
+        """Without a GPU: the CPU reference's time in the `offloaded` functions, and its
+        whole wall time, from its per-function timing runs (once per input, cached), so
+        that a search can prefer the candidate that moves the hottest code. Empty when the
+        input cannot be profiled (it fails, or the budget is spent): the GPU path reports
+        such failures, and a compile without a GPU never needed the reference."""
+        if not offloaded:
+            return Timing()
+        try:
+            return self.reference_timing(offloaded)
+        except (InputError, SourceError, OutOfTime):
+            return Timing()
+
     def reference_timing(self, offloaded: tuple[str, ...]) -> Timing:
         """Medians of the reference's wall and region time, region = the `offloaded`
         functions (wall only when they cannot be instrumented)."""
@@ -580,6 +593,7 @@ class Evaluator:
                 problems=(Problem("not_run", NOTHING_RAN),),
                 ran_on_gpu=False,
                 compile_seconds=compile_seconds,
+                reference=self.cpu_profile(variant.offloaded),
             )
         # Ran before the hold: running the reference needs the GPU alone.
         reference = self.reference()

@@ -67,7 +67,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudaify.core import Evaluation, Stage, Variant
-from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, UNRUN, reward
+from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, reward, unrun
 from cudaify.mcgs.search import Candidate, Prefetch, Rescue, SearchResult, Stop, verify
 from cudaify.regraph.graph import START, ReGraph
 from cudaify.transforms import METHODS
@@ -277,7 +277,7 @@ class GraphSearch:
         to tell). A variant known to be slower is left to the search, which tries all of
         its rule edges when it comes back (a rollout's few highest-prior steps rarely hold
         the one that rescues it: data_residency after a slow offload)."""
-        return node.utility >= FASTER or node.utility == UNRUN
+        return node.utility >= FASTER or unrun(node.evaluation)
 
     def _graph_node(self, variant: Variant) -> str:
         return variant.node if variant.steps else START

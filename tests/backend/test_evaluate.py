@@ -199,3 +199,51 @@ def test_offloaded_names_the_candidate_lacks_are_left_out_of_the_region(
     assert result.stage == Stage.CORRECT, result.problems
     assert result.timing.region is not None and 0.145 <= result.timing.region <= 0.35
     assert result.reference.region is not None and 0.145 <= result.reference.region <= 0.35
+
+
+TWO_FUNCTIONS = """#include <stdio.h>
+#include <time.h>
+static void pause_ms(long ms) {
+    struct timespec pause = {0, ms * 1000000L};
+    nanosleep(&pause, NULL);
+}
+double hot(int n) {
+    pause_ms(120);
+    double s = 0;
+    for (int i = 1; i <= n; i++) s += 1.0 / i;
+    return s;
+}
+double cold(int n) {
+    pause_ms(5);
+    double s = 0;
+    for (int i = 1; i <= n; i++) s += 2.0 / i;
+    return s;
+}
+int main(void) {
+    printf("%.6f %.6f\\n", hot(1000), cold(1000));
+    return 0;
+}
+"""
+
+
+def test_without_a_gpu_a_candidate_is_ranked_by_the_cpu_time_it_moves(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """The reference's per-function profile (one CPU run of its timing build) says how much
+    of the program each candidate takes to the GPU: the hot function's candidate ranks
+    above the cold one's, both below any verified variant."""
+    from cudaify.mcgs.reward import HOT_SHARE, reward
+
+    ev = Evaluator(program(tmp_path, TWO_FUNCTIONS), Config(), cache=cache, run_on_gpu=False)
+    code = TWO_FUNCTIONS.replace("#include <stdio.h>", "#include <cstdio>")
+    hot = ev.evaluate(candidate(code, offloaded=("hot",)))
+    cold = ev.evaluate(candidate(code, offloaded=("cold",)))
+    assert hot.stage == cold.stage == Stage.COMPILE and not hot.ran_on_gpu
+    assert hot.reference.region is not None and hot.reference.region >= 0.12
+    assert cold.reference.region is not None and cold.reference.region < 0.05
+    assert 0.0 < reward(cold) < reward(hot) <= HOT_SHARE < 0.25
+    # nothing to profile: no offloaded function, or an input that fails
+    assert ev.evaluate(candidate(code, offloaded=())).reference.region is None
+    broken = TWO_FUNCTIONS.replace("return 0;", "return *(volatile int *)0;")
+    failing = Evaluator(program(tmp_path, broken), Config(), cache=cache, run_on_gpu=False)
+    assert failing.evaluate(candidate(code, offloaded=("hot",))).reference.region is None
