@@ -743,15 +743,14 @@ def slower_warning(chosen: Any, objective: str) -> str:
     """Why a verified variant was not written: slower than gcc -O3 by the objective."""
     evaluation = chosen.evaluation
     methods = " -> ".join(chosen.variant.methods)
-    if objective == "region":
-        speed = f"{evaluation.region_speedup or evaluation.program_speedup:.2f}x of the CPU"
+    whole, region = evaluation.program_speedup, evaluation.region_speedup
+    if objective == "region" or whole is None:
+        speed = f"{region or whole:.2f}x of the CPU"
         return (
             f"the fastest verified GPU variant ({methods}) ran at {speed}; the output keeps "
             "the input as host code"
         )
-    whole = evaluation.program_speedup or evaluation.region_speedup
-    region = evaluation.region_speedup
-    inside = f" (its region at {region:.2f}x)" if region and evaluation.program_speedup else ""
+    inside = f" (its region at {region:.2f}x)" if region else ""
     return (
         f"the fastest verified GPU variant ({methods}) ran the whole program at {whole:.2f}x "
         f"of the CPU{inside}; the output keeps the input as host code (--objective region "
