@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from cudaify.cli import main
+
 from .httpserver import FakeServer, completion_reply
 
 ROOT = Path(__file__).resolve().parents[2]
