@@ -5,6 +5,7 @@ and the call graph with static call estimates."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 import clang.cindex as ci
@@ -828,6 +829,40 @@ def find_first_payloads(fa: FunctionAnalysis, node: LoopNode) -> tuple[str, ...]
     return tuple(names)
 
 
+# Container members that add or remove elements: where an element lands depends on every
+# iteration before, so such a loop is kept in order.
+_GROWING = {"push_back", "emplace_back", "push_front", "emplace_front", "insert", "emplace"}
+_SHRINKING = {"pop_back", "pop_front", "erase", "clear", "resize"}
+_SCATTER = re.compile(r"\[\s*([A-Za-z_]\w*)\s*\[")
+
+
+def io_reason(call: str) -> str:
+    """Why a loop calling `call` (I/O or hidden state) stays in order, naming the idiom
+    where there is one."""
+    member = call.split("::")[-1]
+    if member in _GROWING:
+        return (
+            f"calls {call}, which grows a container: where each element lands depends on "
+            "every iteration before (a push_back loop is not turned into indexed writes yet)"
+        )
+    if member in _SHRINKING:
+        return f"calls {call}, which changes a container's size: must stay in order"
+    return f"calls {call} (I/O or hidden state): must stay in order"
+
+
+def non_affine_reason(access: str, name: str) -> str:
+    """Why a write through a subscript isl cannot read blocks the loop; a scatter through
+    an index array is named as such."""
+    found = _SCATTER.search(access)
+    if found:
+        return (
+            f"{access} is a scatter through the index array {found.group(1)}: parallel only "
+            f"if {found.group(1)} never repeats a value (a permutation), which is not checked "
+            "at run time yet"
+        )
+    return f"{access} has a non-affine subscript and {name} is written in the loop"
+
+
 @dataclass(frozen=True)
 class Verdict:
     parallel: bool
@@ -844,7 +879,7 @@ def judge(facts: LoopFacts) -> Verdict:
             False,
             "sequential",
             reductions,
-            f"calls {facts.io_calls[0]} (I/O or hidden state): must stay in order",
+            io_reason(facts.io_calls[0]),
         )
     if facts.early_exit:
         first = facts.find_first
@@ -1192,9 +1227,7 @@ class ArrayJudge:
             if self.benign(name):
                 return
             bad = next(a for a, sub in zip(group, subs, strict=True) if None in sub)
-            self.facts.blockers.append(
-                f"{bad.text} has a non-affine subscript and {name} is written in the loop"
-            )
+            self.facts.blockers.append(non_affine_reason(bad.text, name))
             return
         if (
             len({len(sub) for sub in subs}) != 1

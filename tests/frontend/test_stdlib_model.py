@@ -78,7 +78,7 @@ int main() { return 0; }
 REFUSED = {
     "side": "calls bump, which may write memory",
     "named_max": "calls max, which may write memory",
-    "grow": "calls push_back (I/O or hidden state)",
+    "grow": "calls push_back, which grows a container: where each element lands depends",
     "show": "calls operator<< (I/O or hidden state)",
     "lam": "lambda 'add' writes the captured 'total'",
     "cmp": "calls std::max, which may write memory",
@@ -108,3 +108,20 @@ def test_a_lambda_reading_a_captured_array_reads_any_of_its_elements(tmp_path) -
         "}\nint main() { return 0; }\n"
     )
     assert not loops_of(path, "shift")[0].parallel
+
+
+def test_a_scatter_through_an_index_array_is_named_as_such(tmp_path) -> None:
+    path = tmp_path / "scatter.c"
+    path.write_text(
+        "void f(int n, const int *perm, const double *a, double *b) {\n"
+        "    for (int i = 0; i < n; i++) b[perm[i]] = a[i];\n}\n"
+        "void g(int n, const double *a, double *b) {\n"
+        "    for (int i = 0; i < n; i++) b[i * i] = a[i];\n}\n"
+        "int main(void) { return 0; }\n"
+    )
+    scatter = loops_of(path, "f")[0]
+    assert not scatter.parallel
+    assert "b[perm[i]] is a scatter through the index array perm" in scatter.reason
+    assert "a permutation" in scatter.reason
+    square = loops_of(path, "g")[0]
+    assert "b[i * i] has a non-affine subscript and b is written in the loop" in square.reason
