@@ -195,17 +195,23 @@ def test_choices_emulated_on_the_cpu_print_what_gcc_prints(case: str, tmp_path) 
     """Every thread of each block on a CPU thread, real warp shuffles. argmin: ties inside
     a warp, across warps and across blocks, a floor no value reaches; find-first: hits in
     the first block and a later one, no hit at all, the loop variable as the answer."""
-    import re
-
-    from emulation import gcc_output, run_emulated
+    from emulation import gcc_output
 
     source = GOLDEN / "reduction" / f"{case}.c"
-    code = applied(analysed(source), "reduction").code
-    code = re.sub(r"#include <cuda/std/\w+>\n", "", code)
-    header = Path(__file__).resolve().parent / "warp_emulation.h"
-    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header)))
+    emulated = _emulated(applied(analysed(source), "reduction").code, tmp_path)
     assert emulated.ok, emulated.errors()
     assert emulated.text() == gcc_output(source, tmp_path)
+
+
+def _emulated(code: str, tmp_path: Path, *flags: str):  # type: ignore[no-untyped-def]
+    """`code` run by the CPU emulator with real warp shuffles (warp_emulation.h)."""
+    import re
+
+    from emulation import run_emulated
+
+    code = re.sub(r"#include <cuda/std/\w+>\n", "", code)
+    header = Path(__file__).resolve().parent / "warp_emulation.h"
+    return run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header), *flags))
 
 
 ARG_REFUSED = {
@@ -283,19 +289,12 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "cpp"
 @pytest.mark.parametrize("name", ["nearest_argmin", "first_match"])
 def test_cpp_idioms_emulated_print_what_gpp_prints(name: str, tmp_path) -> None:
     """The C++ benchmarks of the two idioms (a vector of structs, a lambda), small."""
-    import re
-
-    from emulation import run_emulated
-
     from cudaify.backend import toolchain
 
     source = BENCHMARKS / f"{name}.cpp"
     variant = applied(analysed(source), "reduction")
     assert variant.methods == ("reduction",)
-    code = re.sub(r"#include <cuda/std/\w+>\n", "", variant.code)
-    header = Path(__file__).resolve().parent / "warp_emulation.h"
-    flags = ("-include", str(header), "-DBENCH_SMALL")
-    emulated = run_emulated(code, tmp_path, timeout=600, flags=flags)
+    emulated = _emulated(variant.code, tmp_path, "-DBENCH_SMALL")
     assert emulated.ok, emulated.errors()
     binary = tmp_path / "reference"
     gpp = toolchain.find_tool("g++")
