@@ -36,8 +36,9 @@ def test_golden_output_is_stable_and_compiles(case: str, update_golden: bool, tm
     before = applied(program, "offload")
     variant = applied(program, "offload", "data_residency")
     expected = GOLDEN / "data_residency" / f"{case}.cu"
-    if update_golden or not expected.exists():
+    if update_golden:
         expected.write_text(variant.code)
+    assert expected.exists(), f"{expected.name} is missing: rerun with --update-golden to write it"
     assert variant.code == expected.read_text(), f"rerun with --update-golden to accept {case}.cu"
     assert structural_problems(program, variant.code, RESIDENCY, before) == []
     assert nvcc_errors(variant.code, tmp_path) == ""
@@ -493,8 +494,9 @@ def test_function_templates_on_vectors_stay_resident(update_golden: bool, tmp_pa
     before = applied(program, "offload")
     variant = applied(program, "offload", "data_residency")
     expected = TEMPLATE_VECTORS.with_suffix(".cu")
-    if update_golden or not expected.exists():
+    if update_golden:
         expected.write_text(variant.code)
+    assert expected.exists(), f"{expected.name} is missing: rerun with --update-golden to write it"
     assert variant.code == expected.read_text(), "rerun with --update-golden to accept it"
     assert structural_problems(program, variant.code, RESIDENCY, before) == []
     assert nvcc_errors(variant.code, tmp_path) == ""

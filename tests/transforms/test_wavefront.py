@@ -21,8 +21,9 @@ def test_golden_output_is_stable_and_compiles(update_golden: bool, tmp_path) -> 
     program = analysed(GOLDEN / "wavefront" / "sweeps.c")
     variant = applied(program, "wavefront")
     expected = GOLDEN / "wavefront" / "sweeps.cu"
-    if update_golden or not expected.exists():
+    if update_golden:
         expected.write_text(variant.code)
+    assert expected.exists(), f"{expected.name} is missing: rerun with --update-golden to write it"
     assert variant.code == expected.read_text(), "rerun with --update-golden to accept sweeps.cu"
     assert structural_problems(program, variant.code, WAVEFRONT) == []
     assert nvcc_errors(variant.code, tmp_path) == ""
@@ -151,8 +152,9 @@ def test_distributed_golden_is_stable_and_compiles(update_golden: bool, tmp_path
     program = analysed(GOLDEN / "wavefront" / "dp_rows.c")
     variant = applied(program, "wavefront")
     expected = GOLDEN / "wavefront" / "dp_rows.cu"
-    if update_golden or not expected.exists():
+    if update_golden:
         expected.write_text(variant.code)
+    assert expected.exists(), f"{expected.name} is missing: rerun with --update-golden to write it"
     assert variant.code == expected.read_text(), "rerun with --update-golden to accept dp_rows.cu"
     assert structural_problems(program, variant.code, WAVEFRONT) == []
     assert nvcc_errors(variant.code, tmp_path) == ""
