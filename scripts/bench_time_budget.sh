@@ -4,7 +4,8 @@
 #   alone    each program alone, default settings (the 30 s budget), a cold cache:
 #            wall time per program; median <= 15 s and max <= 45 s are the targets
 #   makej    the same programs under `make -j$JOBS` with --time-budget $BUDGET, a cold
-#            cache: each at most 60 s, none over the budget by more than 10% + 2 s
+#            cache: each at most 60 s, none over the budget by more than 10% + 2 s (each
+#            program's trace is kept in OUT, as NAME.makej.json)
 #   rebuild  the make -j build again with its outputs deleted: every program is served
 #            from the result cache; each at most 1 s
 #   quality  each program alone with no budget and no early end (--time-budget 0
@@ -145,6 +146,8 @@ SH
   for wall in "$work"/*.wall; do
     local name; name=$(basename "$wall" .wall)
     record "$phase" "$name" "$(cat "$wall")" "$work/$name.json"
+    # the trace beside the alone phase's, to see why a program ended as it did
+    if [ -f "$work/$name.json" ]; then cp "$work/$name.json" "$OUT/$name.$phase.json"; fi
   done
   cat "$OUT/$phase.tsv"
 }
