@@ -605,18 +605,13 @@ def _device_side(plan: ReductionPlan) -> list[str]:
         f"const unsigned int {plan.blocks} = cudaify_blocks({plan.level.trips}, {THREADS}, "
         f"{MOST_BLOCKS}u);"
     )
-    for r in (*plan.reduced, *(r for g in plan.groups for r in g.values)):
-        # one buffer of the most partials serves every call: a wrapper called in a time
-        # loop allocates once, and no call waits on a cudaFree
-        lines.append(f"static cudaify_value_t<decltype({r.var})> *{r.partials} = NULL;")
-        size = f"{MOST_BLOCKS} * sizeof(*{r.partials})"
-        lines.append(f"if ({r.partials} == NULL)")
-        lines.append(f"    CUDAIFY_CHECK(cudaMalloc((void **)&{r.partials}, {size}));")
-    for g in plan.groups:
-        lines.append(f"static long long *{g.at_partials} = NULL;")
-        size = f"{MOST_BLOCKS} * sizeof(*{g.at_partials})"
-        lines.append(f"if ({g.at_partials} == NULL)")
-        lines.append(f"    CUDAIFY_CHECK(cudaMalloc((void **)&{g.at_partials}, {size}));")
+    # one buffer of the most partials serves every call: a wrapper called in a time loop
+    # allocates once, and no call waits on a cudaFree
+    for type_, device, _host in _partials(plan):
+        lines.append(f"static {type_} *{device} = NULL;")
+        lines.append(f"if ({device} == NULL)")
+        size = f"{MOST_BLOCKS} * sizeof(*{device})"
+        lines.append(f"    CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {size}));")
     arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments.append(plan.level.trips)
@@ -664,22 +659,26 @@ def found_name(g: ArgGroup) -> str:
     return f"{g.host_at_partials}_at"
 
 
+def _partials(plan: ReductionPlan) -> list[tuple[str, str, str]]:
+    """(host type, device buffer, host copy) of every partial the kernel writes: the
+    variables' first, then each choice's iteration."""
+    values = [*plan.reduced, *(r for g in plan.groups for r in g.values)]
+    partials = [
+        (f"cudaify_value_t<decltype({r.var})>", r.partials, r.host_partials) for r in values
+    ]
+    partials += [("long long", g.at_partials, g.host_at_partials) for g in plan.groups]
+    return partials
+
+
 def _combine(plan: ReductionPlan) -> list[str]:
     """Copy the partials back and fold them, in block order, into each variable."""
     b = plan.block_index
     lines = []
-    copied = [*plan.reduced, *(r for g in plan.groups for r in g.values)]
-    for r in copied:
-        lines.append(f"cudaify_value_t<decltype({r.var})> {r.host_partials}[{MOST_BLOCKS}];")
+    for type_, device, host in _partials(plan):
+        lines.append(f"{type_} {host}[{MOST_BLOCKS}];")
         lines.append(
-            f"CUDAIFY_CHECK(cudaMemcpy({r.host_partials}, {r.partials}, "
-            f"{plan.blocks} * sizeof(*{r.partials}), cudaMemcpyDeviceToHost));"
-        )
-    for g in plan.groups:
-        lines.append(f"long long {g.host_at_partials}[{MOST_BLOCKS}];")
-        lines.append(
-            f"CUDAIFY_CHECK(cudaMemcpy({g.host_at_partials}, {g.at_partials}, "
-            f"{plan.blocks} * sizeof(*{g.at_partials}), cudaMemcpyDeviceToHost));"
+            f"CUDAIFY_CHECK(cudaMemcpy({host}, {device}, "
+            f"{plan.blocks} * sizeof(*{device}), cudaMemcpyDeviceToHost));"
         )
     if plan.reduced:
         lines.append(f"for (unsigned int {b} = 0; {b} < {plan.blocks}; {b}++) {{")
