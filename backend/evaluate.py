@@ -963,10 +963,10 @@ TIME_BUDGET = "time_budget"  # the kind of problem of a candidate the deadline s
 
 def compile_problem(diagnostics: str) -> Problem:
     """The compiler's first lines, with the first error's line number when it has one."""
-    match = _ERROR_LINE.search(diagnostics)
-    line = int(match.group(1) or match.group(2)) if match else None
     if diagnostics.startswith(COMPILER_CRASH):  # the compiler's fault: no source line
         return Problem(COMPILER_CRASHED, diagnostics)
+    match = _ERROR_LINE.search(diagnostics)
+    line = int(match.group(1) or match.group(2)) if match else None
     return Problem("compile", diagnostics or "the compiler failed without a message", line)
 
 

@@ -770,8 +770,8 @@ def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
     ranked = sorted(verified, key=lambda c: c.reward, reverse=True)
     if not ranked:
         return []
-    best = max(_speedup(c, objective) for c in ranked)
     leader = max(ranked, key=lambda c: _speedup(c, objective))
+    best = _speedup(leader, objective)
     close = [
         c for c in ranked if c is not leader and _speedup(c, objective) >= FINALIST_MARGIN * best
     ]
