@@ -786,20 +786,25 @@ class Walker:
     ) -> bool:
         """Each payload a distinct plain name, its value free of the key and of every
         payload (so it depends on the iteration alone), the key a plain name too."""
-        names = [texts[k][0] for k in payloads]
-        if len(set(names)) != len(names) or texts[key][0] in names:
+        key_name = texts[key][0]
+        if not _PLAIN_NAME.fullmatch(key_name):
             return False
-        if not _PLAIN_NAME.fullmatch(texts[key][0]):
+        if any(
+            unwrap(sides[k][0]).kind != CK.DECL_REF_EXPR or not _PLAIN_NAME.fullmatch(texts[k][0])
+            for k in payloads
+        ):
             return False
-        for k in payloads:
-            if unwrap(sides[k][0]).kind != CK.DECL_REF_EXPR:
-                return False
-            if not _PLAIN_NAME.fullmatch(texts[k][0]):
-                return False
-            value = texts[k][1]
-            if any(mentions(value, other) for other in (texts[key][0], *names)):
-                return False
-        return True
+        return independent([texts[k] for k in payloads], also=(key_name,))
+
+
+def independent(assignments: list[tuple[str, str]], also: tuple[str, ...] = ()) -> bool:
+    """`x = e` pairs with distinct targets (none of them in `also`) whose values mention
+    none of the targets nor `also`: each value depends on the iteration alone, whatever
+    order they run in (argmin payloads, a find-first loop's kept values)."""
+    names = [name for name, _ in assignments]
+    if len(set(names)) != len(names) or set(names) & set(also):
+        return False
+    return not any(mentions(value, other) for _, value in assignments for other in (*names, *also))
 
 
 def _lambda_effects(walk: Walk, local: set[int], name: str) -> str:

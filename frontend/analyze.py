@@ -15,8 +15,8 @@ from cudaify.frontend.access import (
     LoopNode,
     RawAccess,
     Walk,
+    independent,
     member_name,
-    mentions,
     norm,
     walk_function,
 )
@@ -811,8 +811,7 @@ def find_first_payloads(fa: FunctionAnalysis, node: LoopNode) -> tuple[str, ...]
     inner = kids(then) if then.kind == CK.COMPOUND_STMT else [then]
     if not inner or inner[-1].kind != CK.BREAK_STMT:
         return None
-    names: list[str] = []
-    values: list[str] = []
+    kept: list[tuple[str, str]] = []
     for statement in inner[:-1]:
         assignment = unwrap(statement)
         if assignment.kind != CK.BINARY_OPERATOR or binary_operator(fa.src, assignment) != "=":
@@ -820,13 +819,8 @@ def find_first_payloads(fa: FunctionAnalysis, node: LoopNode) -> tuple[str, ...]
         lhs, rhs = kids(assignment)
         if unwrap(lhs).kind != CK.DECL_REF_EXPR:
             return None
-        names.append(norm(fa.src.text(lhs)))
-        values.append(norm(fa.src.text(rhs)))
-    if len(set(names)) != len(names):
-        return None
-    if any(mentions(value, name) for value in values for name in names):
-        return None
-    return tuple(names)
+        kept.append((norm(fa.src.text(lhs)), norm(fa.src.text(rhs))))
+    return tuple(name for name, _ in kept) if independent(kept) else None
 
 
 # Container members that add or remove elements: where an element lands depends on every

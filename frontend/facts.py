@@ -52,13 +52,15 @@ class Access:
 @dataclass(frozen=True)
 class Reduction:
     var: str  # scalar name, or `s.field` for a struct field
-    op: str  # + * min max & | ^ && ||, or "payload": a value kept with the min/max `key`
+    # + * min max & | ^ && ||; "payload": a value kept with the min/max `key`; "first":
+    # a value a find-first loop sets where it stops
+    op: str
     key: str = ""  # payload: the min/max variable whose chosen iteration it follows
     strict: bool = True  # payload: < or > (the first of equal keys wins), else the last
 
     @property
     def label(self) -> str:
-        """`s (+)`, or for a payload `k (kept with the min of m)`."""
+        """`s (+)`, or for a payload `k (kept with m: argmin/argmax)`."""
         if self.op == "payload":
             return f"{self.var} (kept with {self.key}: argmin/argmax)"
         return f"{self.var} ({self.op})"
