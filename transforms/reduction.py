@@ -229,7 +229,8 @@ def _plan(
     scalars, privates = ps.scalars_of(located, arrays, roots, {loop.var})
     definition = definition_node(tree, located.function.span.start)
     lambdas = _lambdas(nest, definition, source) if definition is not None else []
-    texts = [cs.text(node, source) for node in lambdas] + [_statements(body, source)]
+    body_text = _statements(body, source)
+    texts = [cs.text(node, source) for node in lambdas] + [body_text]
     if any(std_device.uses_std(text) for text in texts):
         raise ps.Refuse("the loop uses the standard library, which the reduction kernel lacks")
     locals_, reduced = _reduced(located, loop.reductions, taken)
@@ -238,7 +239,6 @@ def _plan(
         groups = (_first_group(reduced, taken),)
         reduced = ()
     locals_ += tuple(f"long long {g.at} = -1;" for g in groups)
-    body_text = _statements(body, source)
     if finds:
         body_text = _break_marked(body, source, groups[0], level.index)
     elif groups:
