@@ -86,12 +86,15 @@ from cudaify.config import Config
 from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Timing, Variant, content_hash
 from cudaify.errors import InputError, SourceError
 from cudaify.frontend.facts import Program
+from cudaify.transforms.fp_exact import compares_floats
 
 NOTHING_RAN = (
     "no NVIDIA GPU found: the candidate was compiled but nothing was run; its output is unverified"
 )
 # said of an output whose only mismatch is rounding (Evaluation.rounding_only)
 ROUNDING_NOTE = f"every number is within rtol {ROUNDING_RTOL:g}: rounding only"
+# said of one whose kernels compare floating values (Evaluation.rounding_may_decide)
+ROUNDING_BRANCH_NOTE = "the kernels compare float or double values: rounding may decide a branch"
 REFERENCE_TIMEOUT = 300.0
 # data_residency's runtime: where deferred transfers happen (see Evaluator._sync_points)
 RESIDENCY_SYNC = (
@@ -786,12 +789,25 @@ class Evaluator:
             and output is not None
             and rounding_only(reference.stdout, run.stdout, self.config.atol)
         )
-        if rounding and output is not None:
-            output = replace(output, message=f"{output.message}; {ROUNDING_NOTE}")
+        may_decide = (
+            exit_problem is None
+            and output is not None
+            and not rounding
+            and compares_floats(variant.code)
+        )
+        if output is not None and (rounding or may_decide):
+            note = ROUNDING_NOTE if rounding else ROUNDING_BRANCH_NOTE
+            output = replace(output, message=f"{output.message}; {note}")
         mismatch = tuple(p for p in (exit_problem, output) if p is not None)
         if mismatch:
             problems = mismatch + _stderr_problem(run)
-            return replace(ran, stage=Stage.RUN, problems=problems, rounding_only=rounding)
+            return replace(
+                ran,
+                stage=Stage.RUN,
+                problems=problems,
+                rounding_only=rounding,
+                rounding_may_decide=may_decide,
+            )
         disagreement = self._differential(variant) if self.differential else None
         if disagreement is not None:
             return replace(ran, stage=Stage.RUN, problems=(disagreement,))

@@ -167,12 +167,20 @@ class Evaluation:
     # The output differed from the reference's by rounding only: the same text and
     # integers, every number within compare.ROUNDING_RTOL (FMA, summation order).
     rounding_only: bool = False
+    # The output differed by more than rounding, but the kernels compare float or double
+    # values, so rounding (FMA) may have decided a branch: an argmin's index, a count.
+    rounding_may_decide: bool = False
     # (rtol, atol) the verified output matched the reference's at; (0, 0): every number equal
     tolerance: tuple[float, float] | None = None
 
     @property
     def verified(self) -> bool:
         return self.stage >= Stage.CORRECT
+
+    @property
+    def rounding_suspect(self) -> bool:
+        """Whether kernels that round like the CPU may give the reference's output."""
+        return self.rounding_only or self.rounding_may_decide
 
     @property
     def region_speedup(self) -> float | None:

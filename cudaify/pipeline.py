@@ -287,14 +287,15 @@ class Stages:
         self.evaluator.prefetch(variants)
 
     def rescue(self, variant: Variant) -> Variant | None:
-        """A candidate whose output differed from the reference's by rounding only, with
-        its kernels' arithmetic rounding like the CPU's: `fp_exact`'s rule. Every strategy
+        """A candidate whose output differed from the reference's by rounding only, or
+        whose kernels compare floating values, with its kernels' arithmetic rounding like
+        the CPU's: `fp_exact`'s rule. Every strategy
         calls this through mcgs.search.verify, once per such candidate."""
         from cudaify.transforms.fp_exact import FpExact
 
         child, reason = self.expand(variant, FpExact.name)
         if child is None:
-            log.info("a rounding-only mismatch is not rescued: %s", reason)
+            log.info("a mismatch rounding may explain is not rescued: %s", reason)
         return child
 
 
@@ -569,13 +570,13 @@ def _matched(evaluation: Evaluation) -> str:
 
 def rounding_rescue(variant: Variant, candidates: dict[str, Any]) -> bool:
     """Whether `variant` took fp_exact because a candidate on its way differed from the
-    reference by rounding only (`candidates`: variant key -> Candidate)."""
+    reference in a way rounding may explain (`candidates`: variant key -> Candidate)."""
     from cudaify.transforms.fp_exact import FpExact
 
     for step in variant.steps:
         before = candidates.get(step.before_hash)
         if step.method == FpExact.name and before is not None:
-            if before.evaluation.rounding_only:
+            if before.evaluation.rounding_suspect:
                 return True
     return False
 

@@ -533,6 +533,12 @@ class GraphSearch:
             "reward": round(node.utility, 4),
             "value": round(node.value, 4),
             "visits": node.visits,
+            # why the state is not a verified, faster variant (the first few reasons)
+            **(
+                {"problems": [str(p) for p in node.evaluation.problems[:3]]}
+                if node.variant.steps and node.evaluation.problems
+                else {}
+            ),
             "edges": [
                 {
                     "method": edge.method,

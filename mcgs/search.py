@@ -88,12 +88,13 @@ def verify(
     rescue: Rescue | None = None,
     known: Container[str] = (),
 ) -> list[Candidate]:
-    """Evaluate `variant`. When its only mismatch with the reference is rounding and a
-    `rescue` is given, the variant rescue makes of it is evaluated too, once (it is never
+    """Evaluate `variant`. When its only mismatch with the reference is rounding, or its
+    kernels compare floating values so that rounding may have decided a branch
+    (Evaluation.rounding_suspect), and a `rescue` is given, the variant rescue makes of it is evaluated too, once (it is never
     rescued in turn), unless its key is `known` already. Both are candidates; the last one
     is the search's state: the rescued one when it got further, else the original."""
     first = Candidate(variant, evaluate(variant))
-    if rescue is None or not first.evaluation.rounding_only:
+    if rescue is None or not first.evaluation.rounding_suspect:
         return [first]
     rescued = rescue(variant)
     if rescued is None or rescued.key in known:

@@ -190,7 +190,7 @@ def _scope_declarations(scope: Node, at: int, source: bytes) -> list[Declared]:
         if init is not None and init.type == "declaration" and init.end_byte <= at:
             return declared_names(init, source, "header")
         return []
-    if scope.type == "function_definition":
+    if scope.type in ("function_definition", "lambda_expression"):
         declarator = scope.child_by_field_name("declarator")
         params = find_child(declarator, "parameter_list")
         if params is None:

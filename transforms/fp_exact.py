@@ -13,13 +13,16 @@ double becomes `__fmul_rn`, `__fadd_rn`, `__fsub_rn` or `__dmul_rn`, `__dadd_rn`
 Types come from what the CUDA text declares: parameters, locals, file-scope globals,
 typedefs and `#define NAME double`, array and pointer element types (one subscript per
 level), casts, literals (`1.0` double, `1.0f` float), the rounding intrinsics themselves and
-the float-suffixed math functions. An operation whose operand type cannot be told (a struct
-field, a template parameter, `long double`, most calls) is left as written and the step's
+the float-suffixed math functions, the fields of the file's own structs (`p.x`, `q->x`,
+`pts[i].x`). An operation whose operand type cannot be told (a template parameter, `long
+double`, most calls) is left as written and the step's
 detail says so; integer arithmetic (indices) is never touched, and neither are `__host__
 __device__` helpers, which the host runs too.
 
 The search applies this method to a candidate whose only mismatch with the reference is
-rounding (backend/compare.py, mcgs/search.py `verify`). Its graph node has no in-edges, so
+rounding (backend/compare.py, mcgs/search.py `verify`), and to one with any other mismatch
+whose kernels compare floating values (`compares_floats`: an argmin's `d < best` decided
+otherwise by one unit in the last place changes an index, not a digit). Its graph node has no in-edges, so
 the search does not try it otherwise: without FMA a kernel is slower, and most outputs
 match without it."""
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node, Tree
 
@@ -82,11 +85,12 @@ _INTEGER_LITERAL = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlLzZ]*")
 
 @dataclass(frozen=True)
 class Typed:
-    """What an expression is: its scalar type (float, double, int; None when unknown) and
-    how many pointer or array levels lie above it (0: a value)."""
+    """What an expression is: its scalar type (float, double, int; None when unknown) or the
+    struct it is, and how many pointer or array levels lie above it (0: a value)."""
 
     scalar: str | None
     depth: int = 0
+    record: str | None = None  # a struct or class of the file (`Point`), when scalar is None
 
     @property
     def arithmetic(self) -> str | None:
@@ -246,6 +250,7 @@ class _Types:
         self.data = data
         self.aliases = _aliases(tree, data)
         self.returns = _return_types(tree, data)
+        self.records = _records(tree, data)
 
     def of(self, node: Node | None) -> Typed:
         handler = _HANDLERS.get(node.type) if node is not None else None
@@ -283,23 +288,44 @@ class _Types:
         depth = _declared_depth(self.tree, self.data, declared)
         if depth is None or declared.kind == "function":
             return UNKNOWN
-        return Typed(self.scalar(declared.base), depth)
+        scalar = self.scalar(declared.base)
+        if scalar is None:
+            return Typed(None, depth, self.record(declared.base))
+        return Typed(scalar, depth)
+
+    def record(self, spelled: str) -> str | None:
+        """`const struct point` or `Point` (a reference's `&` aside) -> the struct's name,
+        when the file defines it."""
+        words = [w for w in spelled.replace("&", " ").split() if w not in _QUALIFIERS]
+        if words and words[0] in ("struct", "class"):
+            words = words[1:]
+        return words[0] if len(words) == 1 and words[0] in self.records else None
 
     def _subscript(self, node: Node) -> Typed:
         array = self.of(node.child_by_field_name("argument"))
-        return Typed(array.scalar, array.depth - 1) if array.depth > 0 else UNKNOWN
+        return replace(array, depth=array.depth - 1) if array.depth > 0 else UNKNOWN
 
     def _pointer(self, node: Node) -> Typed:
         operand = self.of(node.child_by_field_name("argument"))
         if cs.text(node, self.data).lstrip().startswith("&"):
-            return Typed(operand.scalar, operand.depth + 1)
-        return Typed(operand.scalar, operand.depth - 1) if operand.depth > 0 else UNKNOWN
+            return replace(operand, depth=operand.depth + 1)
+        return replace(operand, depth=operand.depth - 1) if operand.depth > 0 else UNKNOWN
 
     def _member(self, node: Node) -> Typed:
+        """`threadIdx.x` is an integer; `p.x` and `q->x` the field's type, where p is a
+        struct of the file and q a pointer to one."""
         argument = node.child_by_field_name("argument")
         if argument is not None and cs.text(argument, self.data) in _BUILTIN_VECTORS:
             return Typed(INTEGER)
-        return UNKNOWN
+        owner = self.of(argument)
+        arrow = _text(node.child_by_field_name("operator"), self.data) == "->"
+        field_name = _text(node.child_by_field_name("field"), self.data)
+        fields = self.records.get(owner.record or "", {})
+        if owner.depth != int(arrow) or field_name not in fields:
+            return UNKNOWN
+        spelled, depth = fields[field_name]
+        scalar = self.scalar(spelled)
+        return Typed(scalar, depth) if scalar is not None else UNKNOWN
 
     def _parenthesized(self, node: Node) -> Typed:
         inner = node.named_children
@@ -405,6 +431,51 @@ def _aliases(tree: Tree, data: bytes) -> dict[str, str]:
             if name is not None and re.fullmatch(r"[\w.]+(?: [\w.]+)*", value):
                 found[cs.text(name, data)] = value
     return found
+
+
+def _records(tree: Tree, data: bytes) -> dict[str, dict[str, tuple[str, int]]]:
+    """Each struct or class the file defines, by name: its fields' spelled types and
+    pointer or array levels (`struct Point { double x, y; }` -> x and y: ("double", 0)).
+    Two definitions of one name (in different scopes) make it unknown."""
+    found: dict[str, dict[str, tuple[str, int]]] = {}
+    twice: set[str] = set()
+    for node in cs.walk(tree.root_node):
+        if node.type not in ("struct_specifier", "class_specifier"):
+            continue
+        name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
+        if name is None or body is None:
+            continue
+        fields: dict[str, tuple[str, int]] = {}
+        for member in body.named_children:
+            spelled = member.child_by_field_name("type")
+            if member.type != "field_declaration" or spelled is None:
+                continue
+            for index, child in enumerate(member.children):
+                if member.field_name_for_child(index) != "declarator":
+                    continue
+                identifier, depth = _field_declarator(child, data)
+                if identifier:
+                    fields[identifier] = (cs.text(spelled, data), depth)
+        key = cs.text(name, data)
+        if key in found:
+            twice.add(key)
+        found[key] = fields
+    return {name: fields for name, fields in found.items() if name not in twice}
+
+
+def _field_declarator(declarator: Node, data: bytes) -> tuple[str, int]:
+    """A field declarator's name and its pointer or array levels ("", 0: a bit-field or
+    a method, nothing to type)."""
+    depth = 0
+    current: Node | None = declarator
+    while current is not None:
+        if current.type == "field_identifier":
+            return cs.text(current, data), depth
+        if current.type not in ("pointer_declarator", "array_declarator"):
+            return "", 0
+        depth += 1
+        current = current.child_by_field_name("declarator")
+    return "", 0
 
 
 def _return_types(tree: Tree, data: bytes) -> dict[str, str]:
@@ -525,6 +596,29 @@ class _Plan:
             helpers = ", ".join(self.helpers)
             parts.append(f"__host__ __device__ helpers left as written: {helpers}")
         return "; ".join(parts)
+
+
+_ORDERING = ("<", ">", "<=", ">=", "==", "!=")
+
+
+def compares_floats(code: str) -> bool:
+    """Whether a `__global__` or `__device__` function of `code` compares float or double
+    values (`d < best`): there rounding can decide a branch, so an FMA that moves a value
+    by one unit in the last place can change an index, a count or a path, not only a
+    printed digit."""
+    data = kt.encode(code)
+    tree = cs.parse(data)
+    types = _Types(tree, data)
+    for _name, body in _device_bodies(tree, data):
+        for node in cs.walk(body):
+            if node.type != "binary_expression":
+                continue
+            if _text(node.child_by_field_name("operator"), data) not in _ORDERING:
+                continue
+            sides = (node.child_by_field_name("left"), node.child_by_field_name("right"))
+            if any(types.arithmetic(side) in FLOATING for side in sides):
+                return True
+    return False
 
 
 def _plan(code: str) -> _Plan:

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from cudaify.backend.cache import Cache
-from cudaify.backend.evaluate import NOTHING_RAN, ROUNDING_NOTE, Evaluator
+from cudaify.backend.evaluate import (
+    NOTHING_RAN,
+    ROUNDING_BRANCH_NOTE,
+    ROUNDING_NOTE,
+    Evaluator,
+)
 from cudaify.backend.gpu import gpu_available
 from cudaify.config import Config
 from cudaify.core import Stage, Variant
@@ -134,6 +139,31 @@ def test_a_mismatch_by_rounding_only_is_told_from_a_wrong_output(
         "return 0;\n}\n", "return 2;\n}\n"
     )
     assert not run.screen(candidate(exit_code)).rounding_only
+
+
+def test_a_mismatch_of_kernels_that_compare_floats_is_said_to_be_one_rounding_may_decide(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """An integer changed (an argmin's index) is no rounding; but where a kernel compares
+    doubles, an FMA may have decided it, so fp_exact's rescue is worth a try."""
+    run = evaluator(tmp_path, cache, run=True, runs=1)
+    wrong_count = CANDIDATE.replace("total, 3)", "total, 4)")
+    comparing = (
+        "__global__ void nearest(const double *d, int n, int *k)\n{\n    double best = 1e300;\n"
+        "    for (int i = 0; i < n; i++)\n        if (d[i] < best) { best = d[i]; *k = i; }\n}\n"
+    )
+    counting = comparing.replace("double best = 1e300;", "int best = 1 << 30;").replace(
+        "const double *d", "const int *d"
+    )
+    decided = run.screen(candidate(comparing + wrong_count))
+    assert decided.stage == Stage.RUN and decided.rounding_may_decide
+    assert not decided.rounding_only and decided.rounding_suspect
+    assert decided.problems[0].message.endswith(ROUNDING_BRANCH_NOTE)
+    integers = run.screen(candidate(counting + wrong_count))
+    assert integers.stage == Stage.RUN and not integers.rounding_suspect
+    # a host comparison of doubles is no kernel's: the work() loop compares ints only anyway
+    host = run.screen(candidate(wrong_count.replace("int main() {", "bool less(double a, double b) { return a < b; }\nint main() {")))
+    assert host.stage == Stage.RUN and not host.rounding_suspect
 
 
 def test_a_verified_output_records_the_tolerance_it_matched_at(

@@ -104,6 +104,10 @@ def test_failed_children_are_recorded_and_never_expanded():
     assert ("bad", "a") not in land.expanded
     assert any(c.evaluation.stage == Stage.STRUCTURE for c in result.candidates)
     assert result.best_verified.variant.methods == ("a",)
+    # the trace's graph says why a state failed; a verified one has nothing to say
+    states = {tuple(state["methods"]): state for state in result.states}
+    assert states[("bad",)]["problems"] == ["compile: error"]
+    assert "problems" not in states[("a",)] and "problems" not in states[()]
 
 
 def test_iteration_and_slm_budgets():

@@ -205,6 +205,24 @@ def test_a_rescue_that_still_mismatches_is_not_rescued_again():
     assert result.best_verified is None
 
 
+def test_a_wrong_output_of_kernels_that_compare_floats_is_rescued():
+    """An argmin's index that FMA changed is no rounding-only mismatch, but rounding may
+    have decided it: the rescue is tried, and the rescued variant is the state."""
+    land = Rounding()
+    decided = Evaluation(
+        stage=Stage.RUN,
+        ran_on_gpu=True,
+        problems=(Problem("output", "token 2 differs"),),
+        rounding_may_decide=True,
+    )
+    land.evaluate = lambda variant: (  # type: ignore[method-assign]
+        evaluation(Stage.CORRECT, speedup=3.0) if "exact" in variant.methods else decided
+    )
+    result = run_sequence(Variant(code="seq"), ["a"], land.expand, land.evaluate, None, land.rescue)
+    assert land.rescued == [("a",)]
+    assert result.best_verified.variant.methods == ("a", "exact")
+
+
 def test_a_wrong_output_is_not_rescued():
     land = Rounding()
     wrong = Evaluation(stage=Stage.RUN, ran_on_gpu=True, problems=(Problem("output", "x"),))

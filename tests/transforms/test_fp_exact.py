@@ -17,7 +17,7 @@ from cudaify.backend import toolchain
 from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
-from cudaify.transforms.fp_exact import literal_type
+from cudaify.transforms.fp_exact import compares_floats, literal_type
 from cudaify.transforms.structure import structural_problems
 
 FOLDER = GOLDEN / "fp_exact"
@@ -64,13 +64,12 @@ def test_floating_operations_become_intrinsics_and_integer_arithmetic_stays() ->
     # indices and integer results: unchanged
     assert "idx[k] = k * 3 + (k - 1) * 2;" in code
     assert "t_k += (long long)blockDim.x * gridDim.x" in code
-    # a struct field's type is not known here: left as written, and said so
-    assert "v[k] = s[k].w * v[k] + 1.0;" in code
+    # a field of the file's struct has the field's declared type
+    assert "v[k] = __dadd_rn(__dmul_rn(s[k].w, v[k]), 1.0);" in code
     assert after.steps[-1].detail == (
         "project_kernel: __dadd_rn x1, __dmul_rn x2, __dsub_rn x1; determinants_kernel: "
-        "__dmul_rn x2, __dsub_rn x1, __fadd_rn x1, __fmul_rn x2, __fsub_rn x1; 2 left as "
-        "written, an operand's type is unknown (first: weigh_kernel: 's[k].w * v[k] + 1.0', "
-        "line 153)"
+        "__dmul_rn x2, __dsub_rn x1, __fadd_rn x1, __fmul_rn x2, __fsub_rn x1; weigh_kernel: "
+        "__dadd_rn x1, __dmul_rn x1"
     )
 
 
@@ -133,6 +132,53 @@ def test_types_follow_c_conversions_and_unknown_ones_are_left(tmp_path: Path) ->
     assert detail.endswith("__host__ __device__ helpers left as written: helper")
     assert EXACT.check(variant, outcome.variant, Context(program=None)) == []  # type: ignore[arg-type]
     assert nvcc_errors(code, tmp_path) == ""
+
+
+STRUCTS = """struct Point { double x, y; float w; int n; double *p; };
+struct Other { int x; };
+__global__ void k(Point *pts, const Point q, double *o, float *f)
+{
+    int i = threadIdx.x;
+    Point a = pts[i];
+    auto near = [](const Point &u, const Point &v) { return u.x * v.x + u.y * v.y; };
+    o[i] = pts[i].x * pts[i].x + a.y * q.y + near(a, q);
+    o[i] += (&a)->x * 2.0 + pts->y;
+    f[i] = a.w * 3.0f + a.n * a.n;
+    o[i] -= a.p[0] * a.x;
+    o[i] = a.x.y * 2.0 + pts.x * 2.0;
+}
+"""
+
+
+def test_fields_of_the_files_structs_and_lambda_parameters_are_typed() -> None:
+    outcome = EXACT.apply_rule(Variant(code=STRUCTS), Context(program=None))  # type: ignore[arg-type]
+    assert outcome.variant is not None, outcome.reason
+    code = outcome.variant.code
+    # through a reference parameter of a lambda in the kernel
+    assert "return __dadd_rn(__dmul_rn(u.x, v.x), __dmul_rn(u.y, v.y));" in code
+    # an element's field, a by-value struct's, a pointer's (->), an address's
+    assert "__dadd_rn(__dmul_rn(pts[i].x, pts[i].x), __dmul_rn(a.y, q.y))" in code
+    assert "o[i] = __dadd_rn(o[i], __dadd_rn(__dmul_rn((&a)->x, 2.0), pts->y));" in code
+    # a float field stays float, an int field's product stays integer
+    assert "f[i] = __fadd_rn(__fmul_rn(a.w, 3.0f), a.n * a.n);" in code
+    # a pointer field's element
+    assert "o[i] = __dsub_rn(o[i], __dmul_rn(a.p[0], a.x));" in code
+    # a field of a double, `.` on a pointer: not a struct's field, left as written
+    assert "o[i] = a.x.y * 2.0 + pts.x * 2.0;" in code
+    # a lambda's result is not typed: the sum with it is left, the products in it are not
+    assert "o[i] = __dadd_rn(__dmul_rn(pts[i].x, pts[i].x), __dmul_rn(a.y, q.y)) + near(a, q);" in (
+        code
+    )
+    detail = outcome.variant.steps[-1].detail
+    assert "4 left as written, an operand's type is unknown (first: k: 'pts[i].x" in detail
+
+
+def test_kernels_that_compare_floating_values_are_told_apart() -> None:
+    assert compares_floats(STRUCTS.replace("o[i] -= ", "if (a.x < q.x) o[i] -= "))
+    assert compares_floats("__global__ void k(float *a) { if (a[0] >= 1.0f) a[0] = 1; }")
+    # integers compared, or doubles compared only on the host: rounding decides nothing
+    assert not compares_floats("__global__ void k(int *a, int n) { if (a[0] < n) a[0] = 1; }")
+    assert not compares_floats("bool less(double a, double b) { return a < b; }\n" + STRUCTS)
 
 
 @pytest.mark.parametrize(
@@ -237,8 +283,9 @@ def test_nvcc_fuses_the_plain_kernels_and_not_the_rounded_ones(tmp_path: Path) -
         assert "fma.rn" in _kernel_ptx(plain, kernel)  # what made the output differ
         assert "fma.rn" not in _kernel_ptx(rounded, kernel)
         assert "mul.rn.f64" in _kernel_ptx(rounded, kernel)
-    # the struct field's product was left as written: still fused
-    assert "fma.rn.f64" in _kernel_ptx(rounded, "weigh_kernel")
+    # the struct field's product is rounded too
+    assert "fma.rn" in _kernel_ptx(plain, "weigh_kernel")
+    assert "fma.rn" not in _kernel_ptx(rounded, "weigh_kernel")
 
 
 def test_the_emulated_kernels_print_what_gcc_prints(tmp_path: Path) -> None:

@@ -150,7 +150,7 @@ __global__ void weigh_kernel(double *v, struct weight *s, long long trips_k)
     for (long long t_k = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_k < trips_k;
          t_k += (long long)blockDim.x * gridDim.x) {
         int k = (int)t_k;
-        v[k] = s[k].w * v[k] + 1.0;
+        v[k] = __dadd_rn(__dmul_rn(s[k].w, v[k]), 1.0);
     }
 }
 
