@@ -484,8 +484,17 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         rescue=stages.rescue,
         stop=stop,
         prefetch=stages.prefetch,
+        predict=predicted_cost,
     )
     return searcher.run(start, Evaluation(stage=Stage.CORRECT))
+
+
+def predicted_cost(variant: Variant) -> float | None:
+    """The static cost model's cost of `variant` (backend.cost), None for host code."""
+    from cudaify.backend.cost import predict
+
+    estimate = predict(variant)
+    return estimate.cost if estimate is not None else None
 
 
 @contextlib.contextmanager

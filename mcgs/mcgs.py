@@ -66,9 +66,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cudaify.backend.cost import rank_agreement
 from cudaify.core import Evaluation, Stage, Variant
 from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, reward, unrun
-from cudaify.mcgs.search import Candidate, Prefetch, Rescue, SearchResult, Stop, verify
+from cudaify.mcgs.search import (
+    Candidate,
+    Predict,
+    Prefetch,
+    Rescue,
+    SearchResult,
+    Stop,
+    verify,
+)
 from cudaify.regraph.graph import START, ReGraph
 from cudaify.transforms import METHODS
 
@@ -78,6 +87,9 @@ MIN_GAIN = 0.05
 FPU = 0.25
 FPU_SLM = -0.25  # the wrong-output band: what a model's answer is until this search sees some
 LAMBDA = 0.5
+# a child the cost model predicts this many times dearer than its cheapest sibling is
+# built last: after every other rule child of its node, and not ahead of its turn
+DEFER = 8.0
 
 # (variant, method, how) -> (child, "") or (None, why not)
 ExpandHow = Callable[[Variant, str, str], tuple[Variant | None, str]]
@@ -107,6 +119,10 @@ class Edge:
     child: str | None = None  # key of the child node
     dead: str = ""  # why this edge cannot be taken (does not apply, failed to produce code)
     made: Variant | None = None  # the rule's child, made ahead and not verified yet
+    # the made child's predicted cost over its cheapest sibling's, as a power of two
+    # (0: the cheapest, or no prediction); `deferred`: over DEFER, built last
+    cost_rank: int = 0
+    deferred: bool = False
 
 
 @dataclass
@@ -186,8 +202,11 @@ class GraphSearch:
         rescue: Rescue | None = None,
         stop: Stop | None = None,
         prefetch: Prefetch | None = None,
+        predict: Predict | None = None,
     ):
         self.graph = graph
+        self.predict = predict  # the static cost model: which made children to build first
+        self._predicted: dict[str, float | None] = {}
         self.stop = stop  # the command's deadline: no new candidate once it says so
         self.prefetch = prefetch
         self.expand_fn = expand
@@ -323,8 +342,7 @@ class GraphSearch:
                 self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
                 continue
             edge.made = child
-            if self._known(child.key) is None:
-                made.append(child)
+        made = self._rank_by_cost(node)
         # then the rollouts each child would take if it is promising: the cores are idle
         # (prefetch is only given while they are), and a rollout's builds otherwise wait
         # for one another
@@ -333,6 +351,30 @@ class GraphSearch:
         ]
         if made and self.prefetch is not None:
             self.prefetch(made + ahead)
+
+    def _predicted_cost(self, variant: Variant) -> float | None:
+        if self.predict is None:
+            return None
+        if variant.key not in self._predicted:
+            self._predicted[variant.key] = self.predict(variant)
+        return self._predicted[variant.key]
+
+    def _rank_by_cost(self, node: Node) -> list[Variant]:
+        """Rank the made rule children of `node` by the cost model (Edge.cost_rank and
+        deferred); the new ones to build now, cheapest first (among equal ranks, the
+        higher prior first), the deferred ones left out."""
+        edges = [e for e in node.edges if e.made is not None]
+        costs = {id(e): self._predicted_cost(e.made) for e in edges if e.made is not None}
+        known = [c for c in costs.values() if c is not None and c > 0]
+        cheapest = min(known) if known else None
+        for edge in edges:
+            cost = costs[id(edge)]
+            if cheapest is None or cost is None or cost <= 0:
+                continue
+            edge.cost_rank = round(math.log2(cost / cheapest))
+            edge.deferred = cost > DEFER * cheapest
+        ahead = sorted((e for e in edges if not e.deferred), key=lambda e: (e.cost_rank, -e.prior))
+        return [e.made for e in ahead if e.made is not None and self._known(e.made.key) is None]
 
     def _take(self, node: Node, edge: Edge) -> Node | None:
         """Create the child behind an edge (the expensive step: rule or SLM, then verify)."""
@@ -452,7 +494,10 @@ class GraphSearch:
             return None
         untried_rules = [e for e in live if e.how == "rule" and e.child is None]
         if untried_rules:  # cost before score: see the module's docstring
-            return max(untried_rules, key=lambda e: (e.prior, self.rng.random()))
+            return max(
+                untried_rules,
+                key=lambda e: (not e.deferred, -e.cost_rank, e.prior, self.rng.random()),
+            )
         return max(live, key=lambda e: self._score(node, e))
 
     def _open(self, node: Node, remaining: int, visiting: set[str]) -> bool:
@@ -522,10 +567,31 @@ class GraphSearch:
             self.playout(root)
         self.result.seconds = time.perf_counter() - began
         self.result.states = [self._describe(node) for node in self.nodes.values()]
+        self.result.cost_model = self._cost_model_check()
         return self.result
 
-    @staticmethod
-    def _describe(node: Node) -> dict[str, object]:
+    def _cost_model_check(self) -> dict[str, object]:
+        """How well the predicted costs ranked the states the GPU measured: Spearman's
+        rank correlation of (predicted cost, measured region time), over the states with
+        both. Empty without a cost model."""
+        if self.predict is None:
+            return {}
+        pairs = [
+            (predicted, node.evaluation.timing.region)
+            for node in self.nodes.values()
+            if node.variant.steps
+            and node.evaluation.stage >= Stage.CORRECT
+            and node.evaluation.timing.region
+            and (predicted := self._predicted_cost(node.variant)) is not None
+        ]
+        agreement = rank_agreement(pairs)
+        return {
+            "pairs": len(pairs),
+            "rank_agreement": round(agreement, 3) if agreement is not None else None,
+        }
+
+    def _describe(self, node: Node) -> dict[str, object]:
+        predicted = self._predicted_cost(node.variant) if node.variant.steps else None
         return {
             "key": node.variant.key,
             "methods": list(node.variant.methods),
@@ -533,6 +599,13 @@ class GraphSearch:
             "reward": round(node.utility, 4),
             "value": round(node.value, 4),
             "visits": node.visits,
+            # the static cost model's prediction (relative units), beside what was measured
+            **({"predicted_cost": round(predicted, 2)} if predicted is not None else {}),
+            **(
+                {"region_seconds": node.evaluation.timing.region}
+                if node.variant.steps and node.evaluation.timing.region
+                else {}
+            ),
             # why the state is not a verified, faster variant (the first few reasons)
             **(
                 {"problems": [str(p) for p in node.evaluation.problems[:3]]}
@@ -547,6 +620,7 @@ class GraphSearch:
                     "visits": edge.visits,
                     "child": edge.child,
                     **({"dead": edge.dead} if edge.dead else {}),
+                    **({"deferred": True} if edge.deferred else {}),
                 }
                 for edge in node.edges
             ],

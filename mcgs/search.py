@@ -25,6 +25,8 @@ Rescue = Callable[[Variant], Variant | None]
 Stop = Callable[[], bool]
 # variants about to be verified, one by one: their builds may start now, on other cores
 Prefetch = Callable[[Sequence[Variant]], None]
+# a variant -> its predicted cost (a static model, relative units; None: it cannot tell)
+Predict = Callable[[Variant], float | None]
 
 
 def _stopped(stop: Stop | None, result: SearchResult) -> bool:
@@ -59,6 +61,8 @@ class SearchResult:
     states: list[dict[str, object]] = field(default_factory=list)
     cut_short: bool = False  # the time budget ended it with candidates left to try
     converged: bool = False  # ended early: no better variant in `patience` candidates
+    # the static cost model against the measurements: {"pairs", "rank_agreement"} (mcgs)
+    cost_model: dict[str, object] = field(default_factory=dict)
 
     @property
     def best(self) -> Candidate | None:
@@ -90,9 +94,10 @@ def verify(
 ) -> list[Candidate]:
     """Evaluate `variant`. When its only mismatch with the reference is rounding, or its
     kernels compare floating values so that rounding may have decided a branch
-    (Evaluation.rounding_suspect), and a `rescue` is given, the variant rescue makes of it is evaluated too, once (it is never
-    rescued in turn), unless its key is `known` already. Both are candidates; the last one
-    is the search's state: the rescued one when it got further, else the original."""
+    (Evaluation.rounding_suspect), and a `rescue` is given, the variant rescue makes of it
+    is evaluated too, once (it is never rescued in turn), unless its key is `known`
+    already. Both are candidates; the last one is the search's state: the rescued one when
+    it got further, else the original."""
     first = Candidate(variant, evaluate(variant))
     if rescue is None or not first.evaluation.rounding_suspect:
         return [first]

@@ -50,6 +50,8 @@ def build_trace(
             "seconds": round(result.seconds, 3),
             "slm_calls": slm_calls,
             "stages": result.stage_counts(),
+            # the static cost model checked against the measured states (mcgs)
+            **({"cost_model": result.cost_model} if result.cost_model else {}),
             "graph": result.states,
         },
     }

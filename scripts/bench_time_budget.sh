@@ -201,6 +201,26 @@ if common:
     print(f"\nquality: geomean region speedup {a:.2f}x with the default budget, {b:.2f}x "
           f"without ({len(common)} programs; host code counts as 1x): {100 * a / b:.0f}% "
           f"(target >= 95%: {'met' if a >= 0.95 * b else 'NOT met'})")
+# the static cost model against the GPU: Spearman's rank correlation of each state's
+# predicted cost and measured region time, per program (the search's trace, cost_model)
+import json
+for phase in ("quality", "alone"):
+    checks = {}
+    for trace in sorted(out.glob(f"*.{phase}.json")):
+        try:
+            model = json.loads(trace.read_text())["search"].get("cost_model") or {}
+        except (OSError, ValueError, KeyError):
+            continue
+        if model.get("rank_agreement") is not None:
+            checks[trace.name[: -len(f".{phase}.json")]] = (model["rank_agreement"], model["pairs"])
+    if checks:
+        print(f"\ncost model ({phase} traces): rank agreement of predicted cost and measured "
+              "region time per program (1: same order, 0: none, -1: reversed)")
+        print(", ".join(f"{name} {r:+.2f} ({n} states)" for name, (r, n) in checks.items()))
+        values = [r for r, _ in checks.values()]
+        print(f"mean {statistics.mean(values):+.2f} over {len(values)} programs; "
+              f"{sum(r > 0 for r in values)} positive")
+        break
 EOF
 }
 

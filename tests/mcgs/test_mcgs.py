@@ -3,6 +3,8 @@ The expand/evaluate callbacks model a small synthetic optimization landscape."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
@@ -376,6 +378,51 @@ def test_with_prefetch_a_nodes_rule_children_are_made_at_once_and_the_result_is_
     assert sorted(ahead.expanded) == sorted(set(ahead.expanded))  # each edge applied once
     assert result.best_verified.variant.code == expected.best_verified.variant.code == "a+b"
     assert sorted(ahead.evaluated) == sorted(plain.evaluated)
+
+
+def test_the_cost_model_orders_a_nodes_rule_children_and_builds_the_hopeless_last():
+    """Equal priors; the model predicts c cheapest, a twice as dear, b 100 times: c is
+    built and verified first, then a, and b (deferred: over DEFER times c) only after both,
+    and it is not prefetched. The trace records each prediction beside the measured region
+    time, and how well the two ranked together."""
+    edges = [("sequential", "a"), ("sequential", "b"), ("sequential", "c")]
+    speed = {frozenset("a"): 2.0, frozenset("b"): 1.2, frozenset("c"): 4.0}
+    land = Landscape(speed)
+    timed = land.evaluate
+    land.evaluate = lambda variant: replace(  # type: ignore[method-assign]
+        timed(variant), timing=Timing(region=1.0 / speed[frozenset(variant.methods)])
+    )
+    costs = {"a": 20.0, "b": 1000.0, "c": 10.0}
+    prefetched: list[list[str]] = []
+    result = run(
+        search(
+            graph_of(*edges),
+            land,
+            prefetch=lambda variants: prefetched.append([v.code for v in variants]),
+            predict=lambda variant: costs[variant.code],
+        )
+    )
+    assert land.evaluated[:3] == ["c", "a", "b"]
+    assert prefetched[0] == ["c", "a"]
+    root = next(state for state in result.states if not state["methods"])
+    ranks = {edge["method"]: edge.get("deferred", False) for edge in root["edges"]}
+    assert ranks == {"a": False, "b": True, "c": False}
+    predicted = {state["methods"][0]: state["predicted_cost"] for state in result.states[1:]}
+    assert predicted == costs
+    measured = {s["methods"][0]: s["region_seconds"] for s in result.states[1:]}
+    assert measured == {"a": 0.5, "b": 1 / 1.2, "c": 0.25}
+    # c fastest and cheapest, b slowest and dearest: the ranks agree
+    assert result.cost_model == {"pairs": 3, "rank_agreement": 1.0}
+
+
+def test_without_a_cost_model_the_order_is_the_priors():
+    edges = [("sequential", "a"), ("sequential", "b")]
+    graph = graph_of(*edges)
+    graph.stats("sequential", "b").visits = 4
+    graph.stats("sequential", "b").successes = 4
+    land = Landscape({})
+    result = run(search(graph, land, prefetch=lambda variants: None))
+    assert land.evaluated[:2] == ["b", "a"] and result.cost_model == {}
 
 
 def test_the_commands_deadline_stops_the_search():

@@ -1,0 +1,519 @@
+"""A static cost model: what a candidate will cost on the GPU, read from its CUDA text
+before it is built, so that the search builds the promising candidates first and leaves
+the hopeless ones for last (issue 17: rank candidates before building them).
+
+The model counts memory traffic in *units*: one unit is one array element per output of a
+launch (one thread of a one-output-per-thread grid), read or written with consecutive
+threads on consecutive addresses. A loop's trip count is exact where its start, bound and
+step are constants (`#define`, `const int`, literals); any other loop counts UNKNOWN_TRIPS
+iterations (divided by its step: a tile loop `k0 += 32` makes UNKNOWN_TRIPS / 32). What it
+weighs:
+
+- **coalescing**: a global access whose last subscript has unit stride in the variable on
+  threadIdx.x costs 1; one that does not depend on it (the warp reads one address) 1/4;
+  any other stride, or a subscript that is not a polynomial of the loop variables
+  (gathers), STRIDED;
+- **reuse through shared memory**: an access to a `__shared__` array costs SHARED;
+- **atomics**: each atomic update costs ATOMIC;
+- **work per output**: an access inside a loop of the kernel that is not a grid level
+  costs the loop's trip count times more; a grid level whose stride is several grids wide
+  (`+= blockDim.y * gridDim.y * 4`: four outputs per thread) divides what is inside it
+  by that width; an if costs its branch, or the mean of its two branches;
+- **transfers**: a cudaMemcpy moves an array over PCIe, TRANSFER units (device memory is
+  about 60x faster than PCIe); a copy the residency runtime makes (data_residency) counts
+  once, since it copies an array only when the other side's copy is stale;
+- **launches**: LAUNCH units each (a launch costs microseconds, a coalesced pass over a
+  large array about as much);
+- **repetition**: a launch or a copy inside host loops, or in a function called from inside
+  loops, counts once per iteration of the loops around it (a copy in a time-step loop is
+  what data_residency removes).
+
+The cost is relative: it ranks siblings, it does not predict seconds. The search records
+each state's predicted cost beside its measured region time in the trace, and the rank
+correlation of the two over the run (`rank_agreement`), so the model can be checked on
+every program and improved."""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node, Tree
+
+from cudaify.core import Variant
+from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_nest as kn
+from cudaify.transforms import kernel_text as kt
+
+UNKNOWN_TRIPS = 256.0  # a loop whose bound the text does not give
+STRIDED = 8.0
+UNIFORM = 0.25
+SHARED = 0.05
+ATOMIC = 4.0
+TRANSFER = 60.0
+LAUNCH = 2.0
+# deepest host call chain followed for repetition (recursion and deep chains stop here)
+_CALL_DEPTH = 6
+RUNTIME_PREFIX = "cudaify_"  # data_residency's runtime functions
+_COPIES = frozenset({"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyToSymbol"})
+_LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A candidate's predicted cost (units, see the module) and where it comes from."""
+
+    cost: float
+    kernel: float  # memory traffic of the kernels, repetitions included
+    transfer: float  # host<->device copies, repetitions included
+    launch: float  # launch overheads, repetitions included
+    coalesced: float  # the share of global accesses (by weight) that are coalesced
+
+    def to_json(self) -> dict[str, float]:
+        return {
+            "cost": round(self.cost, 2),
+            "kernel": round(self.kernel, 2),
+            "transfer": round(self.transfer, 2),
+            "launch": round(self.launch, 2),
+            "coalesced": round(self.coalesced, 3),
+        }
+
+
+def predict(variant: Variant) -> Estimate | None:
+    """The predicted cost of `variant`, or None when it launches no kernel (host code)."""
+    data = kt.encode(variant.code)
+    tree = cs.parse(data)
+    kernels = {k.name: k for k in kt.kernels(data)}
+    launches = [launch for launch in kt.launches(data) if launch.kernel in kernels]
+    if not launches:
+        return None
+    constants = _constants(tree, data)
+    repeats = _Repeats(tree, data, constants)
+    traffic: dict[str, tuple[float, float]] = {}  # kernel -> (units, coalesced units)
+    kernel = launch_cost = 0.0
+    for launch in launches:
+        if launch.kernel not in traffic:
+            read = _Kernel(kernels[launch.kernel], tree, data, constants)
+            traffic[launch.kernel] = (read.units, read.good)
+        times = repeats.at(launch.call)
+        kernel += times * traffic[launch.kernel][0]
+        launch_cost += times * LAUNCH
+    transfer = sum(
+        TRANSFER * repeats.copies(node)
+        for node in cs.walk(tree.root_node)
+        if node.type == "call_expression" and cs.call_name(node, data) in _COPIES
+    )
+    units = sum(units for units, _ in traffic.values())
+    coalesced = sum(good for _, good in traffic.values()) / units if units else 1.0
+    return Estimate(kernel + transfer + launch_cost, kernel, transfer, launch_cost, coalesced)
+
+
+def rank_agreement(pairs: Iterable[tuple[float, float]]) -> float | None:
+    """Spearman's rank correlation of (predicted, measured) pairs (ties get their mean
+    rank); None with fewer than three pairs or when either side is constant."""
+    pairs = list(pairs)
+    if len(pairs) < 3:
+        return None
+    predicted = _ranks([p for p, _ in pairs])
+    measured = _ranks([m for _, m in pairs])
+    mean = (len(pairs) + 1) / 2
+    covariance = sum((a - mean) * (b - mean) for a, b in zip(predicted, measured, strict=True))
+    spread = math.sqrt(
+        sum((a - mean) ** 2 for a in predicted) * sum((b - mean) ** 2 for b in measured)
+    )
+    return covariance / spread if spread else None
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            ranks[order[position]] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+# -- the kernels ------------------------------------------------------------------------
+
+
+class _Kernel:
+    """The traffic of one launch of a kernel, per thread of a one-output-per-thread grid."""
+
+    def __init__(self, kernel: kt.Kernel, tree: Tree, data: bytes, constants: dict[str, int]):
+        self.data = data
+        self.constants = constants
+        body = kernel.node.child_by_field_name("body")
+        self.tree = tree
+        self.shared = _shared_arrays(body, data) if body is not None else set()
+        self.seen: set[tuple[int, str]] = set()  # (enclosing loop, access) counted already
+        self.units = self.good = 0.0
+        if body is not None:
+            self._walk(body, 1.0)
+
+    def _walk(self, node: Node, weight: float) -> None:
+        """Add the traffic under `node`, each access counted `weight` times."""
+        kind = node.type
+        if kind in _LOOPS:
+            grid = _grid_stride(node, self.data)
+            if grid is not None:  # a grid level: each thread runs it once per output...
+                weight /= grid  # ...and covers `grid` outputs where it strides that far
+            else:
+                weight *= _trips(node, self.data, self.constants, self.tree)
+        elif kind == "if_statement":
+            self._branches(node, weight)
+            return
+        elif kind == "call_expression" and (cs.call_name(node, self.data) or "").startswith(
+            "atomic"
+        ):
+            self.units += ATOMIC * weight
+        elif kind == "subscript_expression" and not _is_inner_subscript(node):
+            self._access(node, weight)
+        for child in node.children:
+            self._walk(child, weight)
+
+    def _branches(self, node: Node, weight: float) -> None:
+        """An if costs its condition, its branch when it has one (a guard is mostly
+        taken), and the mean of its two branches when it has two (nothing says which the
+        threads take: a main path and its remainder tail, say)."""
+        condition = node.child_by_field_name("condition")
+        if condition is not None:
+            self._walk(condition, weight)
+        branches = [
+            branch
+            for branch in (node.child_by_field_name(n) for n in ("consequence", "alternative"))
+            if branch is not None
+        ]
+        for branch in branches:
+            part = copy.copy(self)
+            part.seen = set(self.seen)
+            part.units = part.good = 0.0
+            part._walk(branch, weight)
+            self.units += part.units / len(branches)
+            self.good += part.good / len(branches)
+
+    def _access(self, node: Node, weight: float) -> None:
+        array = _array_name(node, self.data)
+        if array is None:
+            return
+        # the same element read again in one iteration is a register's (the compiler keeps
+        # it): counted once per loop body
+        loop = node.parent
+        while loop is not None and loop.type not in _LOOPS:
+            loop = loop.parent
+        key = (loop.start_byte if loop is not None else -1, kn.compact(cs.text(node, self.data)))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        if array in self.shared:
+            self.units += SHARED * weight
+            return
+        cost = _access_weight(node, self.data, self.tree)
+        self.units += cost * weight
+        if cost <= 1.0:
+            self.good += cost * weight
+
+
+def _grid_stride(loop: Node, data: bytes) -> float | None:
+    """For a loop over the grid (its start reads blockIdx or threadIdx): how many outputs
+    apart a thread's iterations are, in units of the grid (the `4` of `+= blockDim.y *
+    gridDim.y * 4`; 1 for offload's levels). None for any other loop."""
+    init = loop.child_by_field_name("initializer")
+    if init is None or not re.search(r"\b(?:blockIdx|threadIdx)\.", cs.text(init, data)):
+        return None
+    update = cs.text(loop.child_by_field_name("update") or init, data)
+    factor = re.search(r"gridDim\.[xyz]\s*\*\s*(\d+)", update)
+    return float(factor.group(1)) if factor else 1.0
+
+
+def _trips(loop: Node, data: bytes, constants: dict[str, int], tree: Tree | None = None) -> float:
+    """A loop's trip count: exact for `for (v = a; v < b; v += c)` with constant a, b and
+    c (b may be a local clamped to a constant: `n = r < 16 ? r : 16`); UNKNOWN_TRIPS / c
+    with an unknown bound; UNKNOWN_TRIPS for any other loop."""
+    if loop.type != "for_statement":
+        return UNKNOWN_TRIPS
+    init = loop.child_by_field_name("initializer")
+    condition = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    step = 1
+    if update is not None:
+        text = kn.compact(cs.text(update, data))
+        match = re.fullmatch(r"\w+\+=(\w+)", text)
+        if match:
+            value = constants.get(match.group(1))
+            step = int(match.group(1)) if match.group(1).isdigit() else (value or 1)
+    first = _value_assigned(init, data, constants)
+    bound = None
+    if condition is not None and condition.type == "binary_expression":
+        operator = cs.text(condition.child_by_field_name("operator") or condition, data)
+        right = condition.child_by_field_name("right")
+        if operator in ("<", "<=") and right is not None:
+            bound = kn.evaluate(right, data, constants)
+            if bound is None and tree is not None:
+                bound = _clamped(right, tree, data, constants)
+            if bound is not None and operator == "<=":
+                bound += 1
+    if first is not None and bound is not None:
+        return max(1.0, (bound - first) / max(step, 1))
+    return max(1.0, UNKNOWN_TRIPS / max(step, 1))
+
+
+def _clamped(bound: Node, tree: Tree, data: bytes, constants: dict[str, int]) -> int | None:
+    """The constant a local bound is clamped to: the constant arm of the conditional
+    expression it is declared with (`count = rest < 16 ? rest : 16` -> 16)."""
+    if bound.type != "identifier":
+        return None
+    value = _Expansion(tree, data).initializer(cs.text(bound, data), bound)
+    while value is not None and value.type in ("parenthesized_expression", "cast_expression"):
+        inner = value.child_by_field_name("value") if value.type == "cast_expression" else None
+        value = inner or (value.named_children[0] if value.named_children else None)
+    if value is None or value.type != "conditional_expression":
+        return None
+    test = value.child_by_field_name("condition")
+    then, other = value.child_by_field_name("consequence"), value.child_by_field_name("alternative")
+    if test is None or test.type != "binary_expression" or then is None or other is None:
+        return None
+    operator = cs.text(test.child_by_field_name("operator") or test, data)
+    left, right = test.child_by_field_name("left"), test.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    spelled = [kn.compact(cs.text(n, data)) for n in (left, right, then, other)]
+    # the smaller of the two: `a < b ? a : b` or `a > b ? b : a`
+    smaller = (operator in ("<", "<=") and spelled[2:] == spelled[:2]) or (
+        operator in (">", ">=") and spelled[2:] == spelled[1::-1]
+    )
+    if not smaller:
+        return None
+    known = [kn.evaluate(side, data, constants) for side in (left, right)]
+    return min((k for k in known if k is not None), default=None)
+
+
+def _value_assigned(init: Node | None, data: bytes, constants: dict[str, int]) -> int | None:
+    if init is None:
+        return None
+    values = [
+        child.child_by_field_name("value")
+        for child in cs.walk(init)
+        if child.type == "init_declarator"
+    ] or [init.child_by_field_name("right")]
+    value = values[0] if values else None
+    return kn.evaluate(value, data, constants) if value is not None else None
+
+
+def _constants(tree: Tree, data: bytes) -> dict[str, int]:
+    """File-scope integer constants: `#define N 1024`, `const int N = 1024;`."""
+    found: dict[str, int] = {}
+    for node in tree.root_node.children:
+        if node.type == "preproc_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            text = cs.text(value, data).strip().strip("()") if value is not None else ""
+            number = re.fullmatch(r"\d+", text)
+            if name is not None and number:
+                found[cs.text(name, data)] = int(text)
+        elif node.type == "declaration" and "const" in cs.text(node, data).split("=")[0]:
+            for declarator in node.children:
+                if declarator.type != "init_declarator":
+                    continue
+                name = declarator.child_by_field_name("declarator")
+                value = declarator.child_by_field_name("value")
+                number = kn.evaluate(value, data, found) if value is not None else None
+                if name is not None and name.type == "identifier" and number is not None:
+                    found[cs.text(name, data)] = number
+    return found
+
+
+def _shared_arrays(body: Node, data: bytes) -> set[str]:
+    found = set()
+    for node in cs.walk(body):
+        if node.type == "declaration" and "__shared__" in cs.text(node, data).split("[")[0]:
+            found |= {d.name for d in cs.declared_names(node, data, "local")}
+    return found
+
+
+def _is_inner_subscript(node: Node) -> bool:
+    """`a[i]` inside `a[i][j]`: the outer subscript is the access."""
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "subscript_expression"
+        and parent.child_by_field_name("argument") == node
+    )
+
+
+def _array_name(node: Node, data: bytes) -> str | None:
+    current: Node | None = node
+    while current is not None and current.type == "subscript_expression":
+        current = current.child_by_field_name("argument")
+    if current is None:
+        return None
+    if current.type == "field_expression":
+        current = current.child_by_field_name("argument")
+    return cs.text(current, data) if current is not None and current.type == "identifier" else None
+
+
+THREAD_X = "threadIdx.x"
+_EXPANSION_DEPTH = 8  # local definitions followed from a subscript back to threadIdx.x
+
+
+def _access_weight(node: Node, data: bytes, tree: Tree) -> float:
+    """1 coalesced (unit stride in threadIdx.x), UNIFORM when the warp reads one address
+    (no dependence on threadIdx.x), STRIDED otherwise (another stride, a gather). The
+    subscript is followed through the kernel's local definitions (`int j = (int)t_j;`,
+    `t_j = blockIdx.x * blockDim.x + threadIdx.x`) to threadIdx.x."""
+    index = _last_index(node)
+    if index is None:
+        return UNIFORM
+    polynomial = _Expansion(tree, data).of(index, 0)
+    if polynomial is None:
+        # not a polynomial (a gather through another array, a division): coalesced only by
+        # luck, unless it does not involve the thread's index at all
+        return STRIDED if _mentions_thread_x(index, tree, data) else UNIFORM
+    stride = kn.derivative(polynomial, THREAD_X)
+    if stride is None:
+        return STRIDED
+    if not stride:
+        return UNIFORM
+    return 1.0 if stride in ({(): 1}, {(): -1}) else STRIDED
+
+
+class _Expansion:
+    """An index expression as a polynomial over the names it reads, each local variable
+    replaced by its initializer (threadIdx.x, blockIdx.x... are names of their own)."""
+
+    def __init__(self, tree: Tree, data: bytes):
+        self.tree = tree
+        self.data = data
+
+    def of(self, node: Node, depth: int) -> kn.Poly | None:
+        kind = node.type
+        if kind == "field_expression":
+            return {(kn.compact(cs.text(node, self.data)),): 1}
+        if kind == "identifier":
+            name = cs.text(node, self.data)
+            value = self.initializer(name, node) if depth < _EXPANSION_DEPTH else None
+            return self.of(value, depth + 1) if value is not None else {(name,): 1}
+        if kind in ("parenthesized_expression", "cast_expression"):
+            inner = node.child_by_field_name("value") if kind == "cast_expression" else None
+            inner = inner or (node.named_children[0] if node.named_children else None)
+            return self.of(inner, depth) if inner is not None else None
+        if kind == "binary_expression":
+            operator = cs.text(node.child_by_field_name("operator") or node, self.data)
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if operator not in ("+", "-", "*") or left is None or right is None:
+                return None
+            a, b = self.of(left, depth), self.of(right, depth)
+            if a is None or b is None:
+                return None
+            if operator == "*":
+                return kn.multiplied(a, b)
+            return kn.added(a, b if operator == "+" else kn.scaled(b, -1))
+        return kn.polynomial(node, self.data)
+
+    def initializer(self, name: str, use: Node) -> Node | None:
+        """The value `name` is declared with, where it is a local of the kernel."""
+        declared = cs.visible(self.tree, self.data, name, use.start_byte)
+        if declared is None or declared.scope not in ("local", "header"):
+            return None
+        node: Node | None = self.tree.root_node.descendant_for_byte_range(
+            declared.start, declared.start
+        )
+        while node is not None and not (
+            node.type == "declaration" and node.start_byte == declared.start
+        ):
+            node = node.parent
+        for child in cs.walk(node) if node is not None else ():
+            if child.type != "init_declarator":
+                continue
+            target = child.child_by_field_name("declarator")
+            if target is not None and cs.text(target, self.data) == name:
+                return child.child_by_field_name("value")
+        return None
+
+
+def _mentions_thread_x(index: Node, tree: Tree, data: bytes) -> bool:
+    expansion = _Expansion(tree, data)
+    for node in cs.walk(index):
+        if node.type == "identifier" or node.type == "field_expression":
+            polynomial = expansion.of(node, 0)
+            if polynomial is None or any(THREAD_X in monomial for monomial in polynomial):
+                return True
+    return False
+
+
+def _last_index(node: Node) -> Node | None:
+    """The subscript of the outermost `[...]`: the one that walks contiguous memory."""
+    index = node.child_by_field_name("index") or node.child_by_field_name("indices")
+    if index is not None and index.type == "subscript_argument_list":
+        children = index.named_children
+        return children[-1] if children else None
+    return index
+
+
+# -- the host: how often a launch or a copy runs ----------------------------------------
+
+
+class _Repeats:
+    """How often a host site runs: the trip counts of the loops around it, within its
+    function and around the calls that lead to it (the most repeated call chain, up to
+    _CALL_DEPTH functions)."""
+
+    def __init__(self, tree: Tree, data: bytes, constants: dict[str, int]):
+        self.data = data
+        self.tree = tree
+        self.constants = constants
+        self.functions = cs.function_nodes(tree, data)
+        self.calls: dict[str, list[Node]] = {}
+        for name, definition in self.functions.items():
+            for node in cs.walk(definition):
+                if node.type == "call_expression":
+                    callee = cs.call_name(node, data)
+                    if callee in self.functions and callee != name:
+                        self.calls.setdefault(callee, []).append(node)
+        self._function_repeats: dict[str, float] = {}
+
+    def copies(self, node: Node) -> float:
+        """How often a copy runs: once where the residency runtime (a `cudaify_` function)
+        makes it, since it copies an array only when the other side's copy is stale; else
+        as often as the code around it runs."""
+        function = cs.enclosing_function(node)
+        name = cs.function_name(function, self.data) if function is not None else None
+        return 1.0 if name and name.startswith(RUNTIME_PREFIX) else self.at(node)
+
+    def at(self, node: Node) -> float:
+        function = cs.enclosing_function(node)
+        name = cs.function_name(function, self.data) if function is not None else None
+        local = self._loops_around(node, function)
+        return local * (self._of(name, 0) if name else 1.0)
+
+    def _of(self, function: str, depth: int) -> float:
+        if function in self._function_repeats:
+            return self._function_repeats[function]
+        if depth >= _CALL_DEPTH:
+            return 1.0
+        self._function_repeats[function] = 1.0  # a call cycle counts once
+        repeats = 1.0
+        for call in self.calls.get(function, []):
+            caller = cs.enclosing_function(call)
+            caller_name = cs.function_name(caller, self.data) if caller is not None else None
+            around = self._loops_around(call, caller)
+            outer = self._of(caller_name, depth + 1) if caller_name else 1.0
+            repeats = max(repeats, around * outer)
+        self._function_repeats[function] = repeats
+        return repeats
+
+    def _loops_around(self, node: Node, function: Node | None) -> float:
+        """The product of the trip counts of the loops around `node` in its function."""
+        times = 1.0
+        current = node.parent
+        while current is not None and current != function:
+            if current.type in _LOOPS:
+                times *= _trips(current, self.data, self.constants, self.tree)
+            current = current.parent
+        return times

@@ -1,0 +1,161 @@
+"""The static cost model (backend/cost.py): each thing it weighs moves the prediction the
+way the GPU would, and the rank correlation it is checked with."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaify.backend.cost import (
+    LAUNCH,
+    STRIDED,
+    TRANSFER,
+    UNIFORM,
+    UNKNOWN_TRIPS,
+    predict,
+    rank_agreement,
+)
+from cudaify.core import Variant
+
+HOST = """
+void step(float *d_a, float *d_b, int n)
+{
+    const dim3 block(16, 16);
+    const dim3 grid(64, 64);
+    COPY_IN
+    scale<<<grid, block>>>(d_a, d_b, n, n, n);
+    COPY_OUT
+}
+int main(void)
+{
+    float *a = 0, *b = 0;
+    STEPS
+    return 0;
+}
+"""
+
+KERNEL = """
+__global__ void scale(float *a, float *b, int n, long long trips_i, long long trips_j)
+{
+    for (long long t_i = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i < trips_i;
+         t_i += (long long)blockDim.y * gridDim.y) {
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j;
+             t_j += (long long)blockDim.x * gridDim.x) {
+            int i = (int)t_i;
+            int j = (int)t_j;
+            BODY
+        }
+    }
+}
+"""
+
+
+def cost_of(
+    body: str,
+    copy_in: str = "",
+    kernel: str = KERNEL,
+    steps: str = "step(a, b, 100);",
+):
+    host = HOST.replace("COPY_IN", copy_in).replace("COPY_OUT", "").replace("STEPS", steps)
+    code = kernel.replace("BODY", body) + host
+    estimate = predict(Variant(code=code))
+    assert estimate is not None
+    return estimate
+
+
+def test_host_code_has_no_prediction() -> None:
+    assert predict(Variant(code="int main(void) { return 0; }\n")) is None
+
+
+def test_coalesced_uniform_and_strided_accesses_are_weighed_apart() -> None:
+    # a[i][j]-style with j on threadIdx.x: unit stride; a[j * n + i]: stride n
+    rows = cost_of("b[i * n + j] = a[i * n + j];")
+    columns = cost_of("b[j * n + i] = a[j * n + i];")
+    broadcast = cost_of("b[i * n + j] = a[i];")
+    assert rows.kernel == pytest.approx(2.0)
+    assert columns.kernel == pytest.approx(2 * STRIDED)
+    assert broadcast.kernel == pytest.approx(1.0 + UNIFORM)
+    assert rows.coalesced == 1.0 and columns.coalesced == 0.0
+    # a gather through an index array that depends on the thread: strided (plus the
+    # coalesced read of the index itself)
+    gather = cost_of("b[i * n + j] = a[(int)b[j] % n];")
+    assert gather.kernel == pytest.approx(2.0 + STRIDED)
+
+
+def test_work_per_output_follows_the_loops_in_the_kernel() -> None:
+    constant = cost_of("float s = 0; for (int k = 0; k < 8; k++) s += a[k * n + j]; b[j] = s;")
+    unknown = cost_of("float s = 0; for (int k = 0; k < n; k++) s += a[k * n + j]; b[j] = s;")
+    tiles = cost_of("float s = 0; for (int k = 0; k < n; k += 32) s += a[k * n + j]; b[j] = s;")
+    assert constant.kernel == pytest.approx(8 + 1)
+    assert unknown.kernel == pytest.approx(UNKNOWN_TRIPS + 1)
+    assert tiles.kernel == pytest.approx(UNKNOWN_TRIPS / 32 + 1)
+    # a local bound clamped to a constant counts that constant
+    clamped = cost_of(
+        "const int c = n - i < 4 ? n - i : 4; float s = 0;\n"
+        "for (int k = 0; k < c; k++) s += a[k * n + j]; b[j] = s;"
+    )
+    assert clamped.kernel == pytest.approx(4 + 1)
+    # the same element read twice in one iteration counts once (a register keeps it)
+    twice = cost_of("b[i * n + j] = a[i * n + j] * a[i * n + j];")
+    assert twice.kernel == pytest.approx(2.0)
+
+
+def test_shared_memory_and_outputs_per_thread_make_a_kernel_cheaper() -> None:
+    staged = cost_of(
+        "__shared__ float tile[16][17];\n"
+        "float s = 0; for (int k = 0; k < n; k++) s += tile[threadIdx.y][k % 16];\n"
+        "b[i * n + j] = s;"
+    )
+    direct = cost_of(
+        "float s = 0; for (int k = 0; k < n; k++) s += a[k * n + j]; b[i * n + j] = s;"
+    )
+    assert staged.kernel < direct.kernel / 10
+    wide = KERNEL.replace(
+        "t_i += (long long)blockDim.y * gridDim.y)", "t_i += (long long)blockDim.y * gridDim.y * 4)"
+    )
+    four = cost_of("b[i * n + j] = a[i * n + j];", kernel=wide)
+    assert four.kernel == pytest.approx(2.0 / 4)
+
+
+def test_copies_and_launches_count_as_often_as_the_code_around_them_runs() -> None:
+    copy = "cudaMemcpy(d_a, d_b, 4, cudaMemcpyHostToDevice);"
+    ten = "for (int t = 0; t < 10; t++) step(a, b, 100);"
+    once = cost_of("b[i * n + j] = a[i * n + j];", copy_in=copy)
+    assert (once.transfer, once.launch, once.kernel) == (TRANSFER, LAUNCH, 2.0)
+    # step() runs in main's loop of 10: its copy, launch and kernel 10 times each
+    repeated = cost_of("b[i * n + j] = a[i * n + j];", copy_in=copy, steps=ten)
+    assert repeated.transfer == pytest.approx(10 * TRANSFER)
+    assert repeated.launch == pytest.approx(10 * LAUNCH)
+    assert repeated.kernel == pytest.approx(10 * 2.0)
+    in_loop = cost_of(
+        "b[i * n + j] = a[i * n + j];", copy_in=f"for (int r = 0; r < 3; r++) {copy}", steps=ten
+    )
+    assert in_loop.transfer == pytest.approx(30 * TRANSFER)
+    # the residency runtime copies an array only when stale: once, wherever it is called
+    runtime = (
+        "static void cudaify_copy_in(float *d, float *h) { "
+        "cudaMemcpy(d, h, 4, cudaMemcpyHostToDevice); }\n"
+    )
+    resident = cost_of(
+        "b[i * n + j] = a[i * n + j];",
+        kernel=runtime + KERNEL,
+        copy_in="cudaify_copy_in(d_a, d_b);",
+        steps=ten,
+    )
+    assert resident.transfer == pytest.approx(TRANSFER)
+    assert resident.cost < repeated.cost
+
+
+@pytest.mark.parametrize(
+    "pairs, expected",
+    [
+        ([(1, 10), (2, 20), (3, 30), (4, 40)], 1.0),
+        ([(1, 40), (2, 30), (3, 20), (4, 10)], -1.0),
+        ([(1, 1), (2, 3), (3, 2)], 0.5),
+        ([(1, 5), (1, 5), (2, 9)], 1.0),  # ties get their mean rank
+        ([(1, 1), (2, 2)], None),  # too few
+        ([(1, 3), (2, 3), (3, 3)], None),  # nothing measured apart
+    ],
+)
+def test_rank_agreement_is_spearmans(pairs, expected) -> None:
+    got = rank_agreement(pairs)
+    assert got == (pytest.approx(expected) if expected is not None else None)
