@@ -162,7 +162,13 @@ def test_a_mismatch_of_kernels_that_compare_floats_is_said_to_be_one_rounding_ma
     integers = run.screen(candidate(counting + wrong_count))
     assert integers.stage == Stage.RUN and not integers.rounding_suspect
     # a host comparison of doubles is no kernel's: the work() loop compares ints only anyway
-    host = run.screen(candidate(wrong_count.replace("int main() {", "bool less(double a, double b) { return a < b; }\nint main() {")))
+    host = run.screen(
+        candidate(
+            wrong_count.replace(
+                "int main() {", "bool less(double a, double b) { return a < b; }\nint main() {"
+            )
+        )
+    )
     assert host.stage == Stage.RUN and not host.rounding_suspect
 
 
