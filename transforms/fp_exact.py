@@ -22,9 +22,9 @@ __device__` helpers, which the host runs too.
 The search applies this method to a candidate whose only mismatch with the reference is
 rounding (backend/compare.py, mcgs/search.py `verify`), and to one with any other mismatch
 whose kernels compare floating values (`compares_floats`: an argmin's `d < best` decided
-otherwise by one unit in the last place changes an index, not a digit). Its graph node has no in-edges, so
-the search does not try it otherwise: without FMA a kernel is slower, and most outputs
-match without it."""
+otherwise by one unit in the last place changes an index, not a digit). Its graph node has
+no in-edges, so the search does not try it otherwise: without FMA a kernel is slower, and
+most outputs match without it."""
 
 from __future__ import annotations
 
