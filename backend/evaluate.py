@@ -600,6 +600,8 @@ class Evaluator:
             )
         # Ran before the hold: running the reference needs the GPU alone.
         reference = self.reference()
+        # the processes sharing the GPU with a screening run (a reported timing has it alone)
+        users = self.gpu.users() if screening else 1
         # A candidate's screening run shares the GPU; a reported timing has it alone.
         with self._hold(exclusive=not screening):
             checked = self._check(
@@ -619,6 +621,9 @@ class Evaluator:
                 warm_up=False,  # the correctness run warmed the GPU and the caches
                 first=first,
             )
+            if screening:
+                users = max(users, self.gpu.users())
+        timing = self._sharing(timing, users)
         if flaky is not None:
             self._cut_short()
             problem = Problem("flaky", f"passed once, then a timed run failed: {flaky}")
@@ -634,6 +639,37 @@ class Evaluator:
             with self._lock:
                 self._fastest_wall = min(self._fastest_wall, timing.wall)
         return verified if screening else self._detailed(variant, verified)
+
+    def _sharing(self, timing: Timing, users: int) -> Timing:
+        """`timing` with the processes that shared the GPU while it was taken and CUDA's
+        start on this GPU alone (see Evaluation.program_speedup). A timing with the GPU
+        alone teaches the latter: the least such start is kept beside the GPU's lock."""
+        if users <= 1 and timing.context is not None:
+            self._remember_context(timing.context)
+        return replace(timing, shared_by=max(1, users), context_alone=self._context_alone())
+
+    def _context_file(self) -> Path:
+        return self.gpu.path.with_name(self.gpu.path.name + ".context")
+
+    def _context_alone(self) -> float | None:
+        try:
+            return float(self._context_file().read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _remember_context(self, seconds: float) -> None:
+        known = self._context_alone()
+        if seconds <= 0 or (known is not None and known <= seconds):
+            return
+        path = self._context_file()
+        staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            staged.write_text(f"{seconds:.6f}\n")
+            os.replace(staged, path)  # a reader sees the old value or the new, never half
+        except OSError:
+            with contextlib.suppress(OSError):
+                staged.unlink()
 
     def remeasure(
         self, variant: Variant, evaluation: Evaluation, detail: bool = True
@@ -682,7 +718,7 @@ class Evaluator:
         seconds = checked.ran.run_seconds + _timed_seconds(timing, True)
         remeasured = replace(
             evaluation,
-            timing=timing,
+            timing=self._sharing(timing, 1),
             reference=self.reference_timing(timed),
             run_seconds=evaluation.run_seconds + seconds,
         )

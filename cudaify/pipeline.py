@@ -520,7 +520,8 @@ def progress_display(config: Config) -> Iterator[Callable[[Any], None] | None]:
 
 
 def _measured(evaluation: Evaluation) -> str:
-    """Both speedups over gcc -O3, as the header and the summary line state them."""
+    """Both speedups over gcc -O3, as the header and the summary line state them (the
+    whole program's said to be estimated where the GPU was shared while it was timed)."""
     parts = [
         f"{label} {value:.2f}x"
         for label, value in (
@@ -529,7 +530,13 @@ def _measured(evaluation: Evaluation) -> str:
         )
         if value
     ]
-    return f", {', '.join(parts)} over gcc -O3" if parts else ""
+    shared = ""
+    if evaluation.program_speedup_estimated:
+        shared = (
+            f" (the whole program's estimated: {evaluation.timing.shared_by} processes "
+            "shared the GPU while it was timed)"
+        )
+    return f", {', '.join(parts)} over gcc -O3{shared}" if parts else ""
 
 
 def header(

@@ -606,6 +606,11 @@ class GraphSearch:
                 if node.variant.steps and node.evaluation.timing.region
                 else {}
             ),
+            **(
+                {"program_speedup": round(speedup, 3)}
+                if node.variant.steps and (speedup := node.evaluation.program_speedup)
+                else {}
+            ),
             # why the state is not a verified, faster variant (the first few reasons)
             **(
                 {"problems": [str(p) for p in node.evaluation.problems[:3]]}

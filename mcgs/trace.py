@@ -67,5 +67,7 @@ def _timing(chosen: Candidate | None) -> dict[str, Any] | None:
         "candidate": asdict(evaluation.timing),
         "region_speedup": evaluation.region_speedup,
         "program_speedup": evaluation.program_speedup,
+        # estimated from parts: other processes shared the GPU while it was timed
+        "program_speedup_estimated": evaluation.program_speedup_estimated,
         "roofline_percent": evaluation.timing.roofline_percent,
     }

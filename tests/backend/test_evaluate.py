@@ -5,6 +5,7 @@ to run them anyway (the real GPU path is in the gpu-marked tests)."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from cudaify.backend.evaluate import (
 )
 from cudaify.backend.gpu import gpu_available
 from cudaify.config import Config
-from cudaify.core import Stage, Variant
+from cudaify.core import Evaluation, Stage, Timing, Variant
 from cudaify.errors import SourceError
 from cudaify.frontend.facts import Program
 
@@ -283,3 +284,39 @@ def test_without_a_gpu_a_candidate_is_ranked_by_the_cpu_time_it_moves(
     broken = TWO_FUNCTIONS.replace("return 0;", "return *(volatile int *)0;")
     failing = Evaluator(program(tmp_path, broken), Config(), cache=cache, run_on_gpu=False)
     assert failing.evaluate(candidate(code, offloaded=("hot",))).reference.region is None
+
+
+def test_the_whole_program_timed_on_a_shared_gpu_is_estimated_from_parts() -> None:
+    """Under make -j16 a verified 2x variant's wall time read as slower than the CPU: the
+    other programs' GPU work was in it. Then the time outside the region is the
+    reference's, the region this variant's as measured, CUDA's start the GPU's alone."""
+    reference = Timing(wall=1.0, region=0.8)
+    shared = Timing(wall=2.5, region=0.3, context=1.1, shared_by=16, context_alone=0.2)
+    evaluation = Evaluation(
+        stage=Stage.CORRECT, ran_on_gpu=True, timing=shared, reference=reference
+    )
+    assert evaluation.program_speedup_estimated
+    assert evaluation.program_speedup == pytest.approx(1.0 / (0.2 + 0.3 + 0.2))
+    # without CUDA's start alone, the start as measured (shared: an overestimate)
+    unknown = replace(evaluation, timing=replace(shared, context_alone=None))
+    assert unknown.program_speedup == pytest.approx(1.0 / (0.2 + 0.3 + 1.1))
+    # never above what was measured
+    fast = replace(evaluation, timing=replace(shared, wall=0.5))
+    assert fast.program_speedup == pytest.approx(1.0 / 0.5)
+    # the GPU alone: measured, as always
+    alone = replace(evaluation, timing=replace(shared, shared_by=1))
+    assert not alone.program_speedup_estimated and alone.program_speedup == 1.0 / 2.5
+
+
+def test_cudas_start_alone_is_the_least_measured_with_the_gpu_alone(
+    tmp_path: Path, cache: Cache
+) -> None:
+    run = evaluator(tmp_path, cache, run=True)
+    assert run._sharing(Timing(context=0.3), users=1).context_alone == 0.3
+    assert run._sharing(Timing(context=0.5), users=1).context_alone == 0.3  # the least kept
+    shared = run._sharing(Timing(context=0.9), users=16)  # shared: learns nothing
+    assert (shared.shared_by, shared.context_alone) == (16, 0.3)
+    assert run._sharing(Timing(context=0.25), users=1).context_alone == 0.25
+    # beside the GPU's lock, for every process of this machine
+    again = evaluator(tmp_path, cache, run=True)
+    assert again._sharing(Timing(), users=4).context_alone == 0.25
