@@ -279,8 +279,15 @@ class Stages:
         return self.evaluator.screen(variant)
 
     def out_of_time(self) -> bool:
-        """The search's `stop`: the command's deadline has passed."""
-        return self.deadline.expired
+        """The search's `stop`: the command's deadline has passed or, on a GPU, is within
+        FINALIST_RESERVE of the budget, which is left for timing the finalists with the
+        GPU alone (a screening run's timing shares it: under make -j16 it held the other
+        programs' GPU work, see Evaluation.program_speedup)."""
+        remaining = self.deadline.remaining()
+        if remaining is None:
+            return False
+        reserve = FINALIST_RESERVE * (self.config.time_budget or 0.0)
+        return remaining <= (reserve if self.evaluator.run_on_gpu else 0.0)
 
     def prefetch(self, variants: Sequence[Variant]) -> None:
         """The search's `prefetch`: build these candidates on other cores meanwhile."""
@@ -743,6 +750,8 @@ def budget_warning(deadline: Deadline, result: Any, chosen: Any) -> str:
 # -- the final choice --------------------------------------------------------------------
 
 FINALISTS = 3  # verified candidates timed in full at the end of a search, at most
+# the share of --time-budget a search on a GPU leaves for timing its finalists alone
+FINALIST_RESERVE = 0.15
 FINALIST_MARGIN = 0.6  # ... those whose one-run speedup is within this factor of the best's
 # (wide: a screening run shares the GPU with other programs' runs under bench -j N)
 

@@ -123,6 +123,18 @@ def test_when_the_budget_is_spent_the_best_verified_variant_so_far_is_written(
     assert "Verified on the GPU" in text and result.methods[0] in text
 
 
+def test_on_a_gpu_the_search_leaves_part_of_the_budget_for_timing_the_finalists_alone(
+    tmp_path: Path, world: World
+) -> None:
+    """With 34 s, a fourth candidate would start at 30 s and end at 40 s, leaving nothing
+    for the finalists. The search stops within FINALIST_RESERVE (15%: 5.1 s) of the end,
+    and the leader is timed again, with the GPU alone."""
+    result = compile_with(tmp_path, time_budget=34.0, strategy="rules")
+    assert len(world.screened) == 3 and world.remeasured == 1
+    assert result.verified and result.trace["timing"]["candidate"]["runs"] == 5
+    assert result.trace["time"]["total"] == 40.0  # 3 screenings and the finalist's timing
+
+
 @pytest.mark.parametrize("world", [False], indirect=True)
 def test_with_nothing_verified_in_time_the_input_is_written_as_host_code(
     tmp_path: Path, world: World
