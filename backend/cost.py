@@ -2,12 +2,13 @@
 before it is built, so that the search builds the promising candidates first and leaves
 the hopeless ones for last (issue 17: rank candidates before building them).
 
-The model counts memory traffic in *units*: one unit is one array element per output of a
-launch (one thread of a one-output-per-thread grid), read or written with consecutive
-threads on consecutive addresses. A loop's trip count is exact where its start, bound and
-step are constants (`#define`, `const int`, literals); any other loop counts UNKNOWN_TRIPS
-iterations (divided by its step: a tile loop `k0 += 32` makes UNKNOWN_TRIPS / 32). What it
-weighs:
+The model counts memory traffic in *units*: one unit is one array element read or written
+by a kernel with consecutive threads on consecutive addresses. A kernel's traffic is what
+one output (one iteration of its grid levels) costs times its outputs (the grid levels'
+trip counts). A loop's trip count is exact where its start, bound and step are constants
+(`#define`, `const int`, literals); any other loop counts UNKNOWN_TRIPS iterations (divided
+by its step: a tile loop `k0 += 32` makes UNKNOWN_TRIPS / 32), and so does a name in a
+copy's size. What it weighs:
 
 - **coalescing**: a global access whose last subscript has unit stride in the variable on
   threadIdx.x costs 1; one that does not depend on it (the warp reads one address) 1/4;
@@ -19,11 +20,15 @@ weighs:
   costs the loop's trip count times more; a grid level whose stride is several grids wide
   (`+= blockDim.y * gridDim.y * 4`: four outputs per thread) divides what is inside it
   by that width; an if costs its branch, or the mean of its two branches;
-- **transfers**: a cudaMemcpy moves an array over PCIe, TRANSFER units (device memory is
-  about 60x faster than PCIe); a copy the residency runtime makes (data_residency) counts
-  once, since it copies an array only when the other side's copy is stale;
-- **launches**: LAUNCH units each (a launch costs microseconds, a coalesced pass over a
-  large array about as much);
+- **transfers**: a cudaMemcpy moves its elements over PCIe, TRANSFER units each (device
+  memory is about 60x faster than PCIe), its size read from its size argument; a copy the
+  residency runtime makes (data_residency) counts once, since it copies an array only when
+  the other side's copy is stale;
+- **parallelism**: a launch of fewer than MIN_PARALLEL outputs leaves the GPU mostly idle
+  and takes as long as MIN_PARALLEL would (one output per thread of a 1-D grid over 1000
+  rows, each running a whole inner nest, is slow however little it moves in all);
+- **launches**: LAUNCH units each (a launch's few microseconds: a coalesced pass over a
+  million elements);
 - **repetition**: a launch or a copy inside host loops, or in a function called from inside
   loops, counts once per iteration of the loops around it (a copy in a time-step loop is
   what data_residency removes).
@@ -48,13 +53,14 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms import kernel_text as kt
 
-UNKNOWN_TRIPS = 256.0  # a loop whose bound the text does not give
+UNKNOWN_TRIPS = 1024.0  # a loop whose bound (or a size) the text does not give
 STRIDED = 8.0
 UNIFORM = 0.25
 SHARED = 0.05
 ATOMIC = 4.0
-TRANSFER = 60.0
-LAUNCH = 2.0
+TRANSFER = 60.0  # per element copied
+LAUNCH = 1e6  # a launch's few microseconds, in element accesses
+MIN_PARALLEL = 8192.0  # outputs (threads) under which a launch leaves the GPU mostly idle
 # deepest host call chain followed for repetition (recursion and deep chains stop here)
 _CALL_DEPTH = 6
 RUNTIME_PREFIX = "cudaify_"  # data_residency's runtime functions
@@ -97,12 +103,13 @@ def predict(variant: Variant) -> Estimate | None:
     for launch in launches:
         if launch.kernel not in traffic:
             read = _Kernel(kernels[launch.kernel], tree, data, constants)
-            traffic[launch.kernel] = (read.units, read.good)
+            outputs = max(read.outputs, MIN_PARALLEL)
+            traffic[launch.kernel] = (read.units * outputs, read.good * outputs)
         times = repeats.at(launch.call)
         kernel += times * traffic[launch.kernel][0]
         launch_cost += times * LAUNCH
     transfer = sum(
-        TRANSFER * repeats.copies(node)
+        TRANSFER * _elements(node, data, constants) * repeats.copies(node)
         for node in cs.walk(tree.root_node)
         if node.type == "call_expression" and cs.call_name(node, data) in _COPIES
     )
@@ -155,6 +162,8 @@ class _Kernel:
         self.shared = _shared_arrays(body, data) if body is not None else set()
         self.seen: set[tuple[int, str]] = set()  # (enclosing loop, access) counted already
         self.units = self.good = 0.0
+        # the outputs of one launch: the trip counts of the grid levels, the deepest nest
+        self.outputs = _grid_outputs(body, data, constants, tree) if body is not None else 1.0
         if body is not None:
             self._walk(body, 1.0)
 
@@ -219,6 +228,66 @@ class _Kernel:
         self.units += cost * weight
         if cost <= 1.0:
             self.good += cost * weight
+
+
+def _grid_outputs(node: Node, data: bytes, constants: dict[str, int], tree: Tree) -> float:
+    """The iterations of the grid levels under `node` (their trip counts multiplied along
+    the deepest nest of them): how many outputs one launch computes."""
+    inner = max(
+        (_grid_outputs(child, data, constants, tree) for child in node.named_children),
+        default=1.0,
+    )
+    if node.type in _LOOPS and _grid_stride(node, data) is not None:
+        return _bound(node, data, constants, tree) * inner
+    return inner
+
+
+def _bound(loop: Node, data: bytes, constants: dict[str, int], tree: Tree) -> float:
+    """A grid level's trip count: the whole grid covers [0, bound), so its bound when the
+    text gives it, else UNKNOWN_TRIPS."""
+    condition = loop.child_by_field_name("condition")
+    right = condition.child_by_field_name("right") if condition is not None else None
+    if right is None:
+        return UNKNOWN_TRIPS
+    bound = kn.evaluate(right, data, constants)
+    if bound is None:
+        bound = _clamped(right, tree, data, constants)
+    return float(max(1, bound)) if bound is not None else UNKNOWN_TRIPS
+
+
+def _elements(copy: Node, data: bytes, constants: dict[str, int]) -> float:
+    """The elements a cudaMemcpy moves: its size argument with `sizeof` as 1, each name
+    whose value the text does not give as UNKNOWN_TRIPS (`n * n * sizeof(float)`: 1024^2)."""
+    arguments = copy.child_by_field_name("arguments")
+    values = arguments.named_children if arguments is not None else []
+    return _size(values[2], data, constants) if len(values) > 2 else UNKNOWN_TRIPS
+
+
+def _size(node: Node, data: bytes, constants: dict[str, int]) -> float:
+    kind = node.type
+    if kind == "sizeof_expression":
+        return 1.0
+    if kind == "number_literal":
+        value = kn.evaluate(node, data, constants)
+        return float(value) if value is not None else 1.0
+    if kind == "identifier":
+        return float(constants.get(cs.text(node, data), UNKNOWN_TRIPS))
+    if kind in ("parenthesized_expression", "cast_expression"):
+        inner = node.child_by_field_name("value") if kind == "cast_expression" else None
+        inner = inner or (node.named_children[-1] if node.named_children else None)
+        return _size(inner, data, constants) if inner is not None else UNKNOWN_TRIPS
+    if kind == "binary_expression":
+        operator = cs.text(node.child_by_field_name("operator") or node, data)
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            return UNKNOWN_TRIPS
+        a, b = _size(left, data, constants), _size(right, data, constants)
+        if operator == "*":
+            return a * b
+        if operator == "/":
+            return a / b if b else a
+        return max(a, b)  # a sum or a difference: the larger term
+    return UNKNOWN_TRIPS
 
 
 def _grid_stride(loop: Node, data: bytes) -> float | None:

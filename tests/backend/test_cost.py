@@ -7,6 +7,7 @@ import pytest
 
 from cudaify.backend.cost import (
     LAUNCH,
+    MIN_PARALLEL,
     STRIDED,
     TRANSFER,
     UNIFORM,
@@ -49,6 +50,9 @@ __global__ void scale(float *a, float *b, int n, long long trips_i, long long tr
 """
 
 
+OUTPUTS = UNKNOWN_TRIPS**2  # the kernel's two grid levels, bounds unknown
+
+
 def cost_of(
     body: str,
     copy_in: str = "",
@@ -71,32 +75,32 @@ def test_coalesced_uniform_and_strided_accesses_are_weighed_apart() -> None:
     rows = cost_of("b[i * n + j] = a[i * n + j];")
     columns = cost_of("b[j * n + i] = a[j * n + i];")
     broadcast = cost_of("b[i * n + j] = a[i];")
-    assert rows.kernel == pytest.approx(2.0)
-    assert columns.kernel == pytest.approx(2 * STRIDED)
-    assert broadcast.kernel == pytest.approx(1.0 + UNIFORM)
+    assert rows.kernel == pytest.approx(2.0 * OUTPUTS)
+    assert columns.kernel == pytest.approx(2 * STRIDED * OUTPUTS)
+    assert broadcast.kernel == pytest.approx((1.0 + UNIFORM) * OUTPUTS)
     assert rows.coalesced == 1.0 and columns.coalesced == 0.0
     # a gather through an index array that depends on the thread: strided (plus the
     # coalesced read of the index itself)
     gather = cost_of("b[i * n + j] = a[(int)b[j] % n];")
-    assert gather.kernel == pytest.approx(2.0 + STRIDED)
+    assert gather.kernel == pytest.approx((2.0 + STRIDED) * OUTPUTS)
 
 
 def test_work_per_output_follows_the_loops_in_the_kernel() -> None:
     constant = cost_of("float s = 0; for (int k = 0; k < 8; k++) s += a[k * n + j]; b[j] = s;")
     unknown = cost_of("float s = 0; for (int k = 0; k < n; k++) s += a[k * n + j]; b[j] = s;")
     tiles = cost_of("float s = 0; for (int k = 0; k < n; k += 32) s += a[k * n + j]; b[j] = s;")
-    assert constant.kernel == pytest.approx(8 + 1)
-    assert unknown.kernel == pytest.approx(UNKNOWN_TRIPS + 1)
-    assert tiles.kernel == pytest.approx(UNKNOWN_TRIPS / 32 + 1)
+    assert constant.kernel == pytest.approx((8 + 1) * OUTPUTS)
+    assert unknown.kernel == pytest.approx((UNKNOWN_TRIPS + 1) * OUTPUTS)
+    assert tiles.kernel == pytest.approx((UNKNOWN_TRIPS / 32 + 1) * OUTPUTS)
     # a local bound clamped to a constant counts that constant
     clamped = cost_of(
         "const int c = n - i < 4 ? n - i : 4; float s = 0;\n"
         "for (int k = 0; k < c; k++) s += a[k * n + j]; b[j] = s;"
     )
-    assert clamped.kernel == pytest.approx(4 + 1)
+    assert clamped.kernel == pytest.approx((4 + 1) * OUTPUTS)
     # the same element read twice in one iteration counts once (a register keeps it)
     twice = cost_of("b[i * n + j] = a[i * n + j] * a[i * n + j];")
-    assert twice.kernel == pytest.approx(2.0)
+    assert twice.kernel == pytest.approx(2.0 * OUTPUTS)
 
 
 def test_shared_memory_and_outputs_per_thread_make_a_kernel_cheaper() -> None:
@@ -113,36 +117,55 @@ def test_shared_memory_and_outputs_per_thread_make_a_kernel_cheaper() -> None:
         "t_i += (long long)blockDim.y * gridDim.y)", "t_i += (long long)blockDim.y * gridDim.y * 4)"
     )
     four = cost_of("b[i * n + j] = a[i * n + j];", kernel=wide)
-    assert four.kernel == pytest.approx(2.0 / 4)
+    assert four.kernel == pytest.approx(2.0 / 4 * OUTPUTS)
 
 
 def test_copies_and_launches_count_as_often_as_the_code_around_them_runs() -> None:
-    copy = "cudaMemcpy(d_a, d_b, 4, cudaMemcpyHostToDevice);"
+    copy = "cudaMemcpy(d_a, d_b, (size_t)(n * 4) * sizeof(float), cudaMemcpyHostToDevice);"
     ten = "for (int t = 0; t < 10; t++) step(a, b, 100);"
     once = cost_of("b[i * n + j] = a[i * n + j];", copy_in=copy)
-    assert (once.transfer, once.launch, once.kernel) == (TRANSFER, LAUNCH, 2.0)
+    # the size: n (unknown) times 4 elements, sizeof as 1
+    assert once.transfer == TRANSFER * UNKNOWN_TRIPS * 4
+    assert (once.launch, once.kernel) == (LAUNCH, 2.0 * OUTPUTS)
     # step() runs in main's loop of 10: its copy, launch and kernel 10 times each
     repeated = cost_of("b[i * n + j] = a[i * n + j];", copy_in=copy, steps=ten)
-    assert repeated.transfer == pytest.approx(10 * TRANSFER)
+    assert repeated.transfer == pytest.approx(10 * once.transfer)
     assert repeated.launch == pytest.approx(10 * LAUNCH)
-    assert repeated.kernel == pytest.approx(10 * 2.0)
+    assert repeated.kernel == pytest.approx(10 * once.kernel)
     in_loop = cost_of(
         "b[i * n + j] = a[i * n + j];", copy_in=f"for (int r = 0; r < 3; r++) {copy}", steps=ten
     )
-    assert in_loop.transfer == pytest.approx(30 * TRANSFER)
+    assert in_loop.transfer == pytest.approx(30 * once.transfer)
     # the residency runtime copies an array only when stale: once, wherever it is called
     runtime = (
-        "static void cudaify_copy_in(float *d, float *h) { "
-        "cudaMemcpy(d, h, 4, cudaMemcpyHostToDevice); }\n"
+        "static void cudaify_copy_in(float *d, float *h, size_t bytes) { "
+        "cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice); }\n"
     )
     resident = cost_of(
         "b[i * n + j] = a[i * n + j];",
         kernel=runtime + KERNEL,
-        copy_in="cudaify_copy_in(d_a, d_b);",
+        copy_in="cudaify_copy_in(d_a, d_b, 4);",
         steps=ten,
     )
-    assert resident.transfer == pytest.approx(TRANSFER)
+    assert resident.transfer == pytest.approx(TRANSFER * UNKNOWN_TRIPS)
     assert resident.cost < repeated.cost
+
+
+def test_a_launch_of_few_outputs_costs_as_much_as_one_that_fills_the_gpu() -> None:
+    """One thread per row of 1000, each running a whole row: the GPU mostly idles."""
+    rows = KERNEL.replace("t_i < trips_i", "t_i < 1000").replace("t_j < trips_j", "t_j < 1")
+    few = cost_of(
+        "float s = 0; for (int k = 0; k < n; k++) s += a[i * n + k]; b[i] = s;", kernel=rows
+    )
+    # x runs over one column: every access is the warp's one address
+    per_output = (UNKNOWN_TRIPS + 1) * UNIFORM
+    assert few.kernel == pytest.approx(per_output * MIN_PARALLEL)
+    # the same work over a grid of more outputs than MIN_PARALLEL costs by its outputs
+    wide = KERNEL.replace("t_i < trips_i", "t_i < 100000").replace("t_j < trips_j", "t_j < 1")
+    many = cost_of(
+        "float s = 0; for (int k = 0; k < n; k++) s += a[i * n + k]; b[i] = s;", kernel=wide
+    )
+    assert many.kernel == pytest.approx(per_output * 100000)
 
 
 @pytest.mark.parametrize(
