@@ -362,17 +362,25 @@ class GraphSearch:
     def _rank_by_cost(self, node: Node) -> list[Variant]:
         """Rank the made rule children of `node` by the cost model (Edge.cost_rank and
         deferred); the new ones to build now, cheapest first (among equal ranks, the
-        higher prior first), the deferred ones left out."""
+        higher prior first), the deferred ones left out. The model prices the GPU code a
+        variant moves, not the CPU time it leaves, so a child is ranked only against the
+        siblings that move the same functions (a cheap kernel for a small loop is no
+        better than a dear one for the hot loop)."""
         edges = [e for e in node.edges if e.made is not None]
         costs = {id(e): self._predicted_cost(e.made) for e in edges if e.made is not None}
-        known = [c for c in costs.values() if c is not None and c > 0]
-        cheapest = min(known) if known else None
+        cheapest: dict[frozenset[str], float] = {}
         for edge in edges:
             cost = costs[id(edge)]
-            if cheapest is None or cost is None or cost <= 0:
+            if edge.made is not None and cost is not None and cost > 0:
+                moved = frozenset(edge.made.offloaded)
+                cheapest[moved] = min(cost, cheapest.get(moved, cost))
+        for edge in edges:
+            cost = costs[id(edge)]
+            least = cheapest.get(frozenset(edge.made.offloaded)) if edge.made else None
+            if least is None or cost is None or cost <= 0:
                 continue
-            edge.cost_rank = round(math.log2(cost / cheapest))
-            edge.deferred = cost > DEFER * cheapest
+            edge.cost_rank = round(math.log2(cost / least))
+            edge.deferred = cost > DEFER * least
         ahead = sorted((e for e in edges if not e.deferred), key=lambda e: (e.cost_rank, -e.prior))
         return [e.made for e in ahead if e.made is not None and self._known(e.made.key) is None]
 
@@ -576,14 +584,18 @@ class GraphSearch:
         both. Empty without a cost model."""
         if self.predict is None:
             return {}
-        pairs = [
-            (predicted, node.evaluation.timing.region)
-            for node in self.nodes.values()
-            if node.variant.steps
-            and node.evaluation.stage >= Stage.CORRECT
-            and node.evaluation.timing.region
-            and (predicted := self._predicted_cost(node.variant)) is not None
-        ]
+        # the states that move the same functions are comparable (their regions are the
+        # same code's): the most frequent such set is the one checked
+        groups: dict[frozenset[str], list[tuple[float, float]]] = {}
+        for node in self.nodes.values():
+            region = node.evaluation.timing.region
+            if not node.variant.steps or node.evaluation.stage < Stage.CORRECT or not region:
+                continue
+            predicted = self._predicted_cost(node.variant)
+            if predicted is not None:
+                moved = frozenset(node.variant.offloaded)
+                groups.setdefault(moved, []).append((predicted, region))
+        pairs = max(groups.values(), key=len, default=[])
         agreement = rank_agreement(pairs)
         return {
             "pairs": len(pairs),

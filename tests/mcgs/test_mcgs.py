@@ -415,6 +415,36 @@ def test_the_cost_model_orders_a_nodes_rule_children_and_builds_the_hopeless_las
     assert result.cost_model == {"pairs": 3, "rank_agreement": 1.0}
 
 
+def test_children_that_move_other_functions_are_not_ranked_against_each_other():
+    """A cheap kernel for a small loop (b moves `tail`) is no reason to defer the dear one
+    for the hot loop (a moves `hot`); among the children that move `hot`, c is 100 times
+    a's predicted cost and is deferred."""
+    edges = [("sequential", "a"), ("sequential", "b"), ("sequential", "c")]
+    land = Landscape({})
+    moves = {"a": ("hot",), "b": ("tail",), "c": ("hot",)}
+
+    def expand(variant: Variant, method: str, how: str):
+        child, reason = land.expand(variant, method, how)
+        if child is None:
+            return child, reason
+        return replace(child, offloaded=moves[method]), reason
+
+    costs = {"a": 1000.0, "b": 1.0, "c": 100000.0}
+    gs = GraphSearch(
+        graph_of(*edges),
+        expand,
+        land.evaluate,
+        budget=Budget(iterations=40, max_depth=1, rollout_depth=0),
+        prefetch=lambda variants: None,
+        predict=lambda variant: costs[variant.code],
+    )
+    result = run(gs)
+    root = next(state for state in result.states if not state["methods"])
+    deferred = {edge["method"]: edge.get("deferred", False) for edge in root["edges"]}
+    assert deferred == {"a": False, "b": False, "c": True}
+    assert land.evaluated[-1] == "c"
+
+
 def test_without_a_cost_model_the_order_is_the_priors():
     edges = [("sequential", "a"), ("sequential", "b")]
     graph = graph_of(*edges)
