@@ -9,6 +9,7 @@ import pytest
 
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 from cudaify.mcgs.mcgs import Budget, GraphSearch, graph_prior, mixed_prior
+from cudaify.mcgs.search import SearchResult
 from cudaify.mcgs.reward import reward
 from cudaify.regraph.graph import ReGraph
 
@@ -490,6 +491,34 @@ def test_the_search_converges_after_patience_candidates_without_a_gain():
     assert len(land.evaluated) == 4
     assert result.converged and not result.cut_short
     assert result.best_verified.evaluation.region_speedup == pytest.approx(1.52)
+
+
+def test_patience_waits_for_a_made_child_the_cost_model_calls_much_cheaper():
+    """a is the best (1.5x) and nothing after it gains; with patience 2 the search stops
+    before b's children are tried. When the model predicts b -> y at under half of a's
+    cost, the search goes on until y is tried (and y, 20x, is the best)."""
+    edges = [("sequential", "a"), ("sequential", "b"), ("a", "x"), ("b", "y"), ("b", "z")]
+    speed = {frozenset("a"): 1.5, frozenset("b"): 1.4, frozenset("by"): 20.0}
+    plain = {"a": 100.0, "b": 100.0, "a+x": 100.0, "b+y": 100.0, "b+z": 100.0}
+
+    def searched(costs: dict[str, float]) -> tuple[Landscape, SearchResult]:
+        land = Landscape(speed)
+        budget = Budget(iterations=40, max_depth=2, rollout_depth=0, patience=2)
+        result = run(
+            search(
+                graph_of(*edges),
+                land,
+                budget=budget,
+                prefetch=lambda variants: None,
+                predict=lambda variant: costs[variant.code],
+            )
+        )
+        return land, result
+
+    land, result = searched(plain)
+    assert result.converged and "b+y" not in land.evaluated
+    land, result = searched(plain | {"b+y": 40.0})
+    assert "b+y" in land.evaluated and result.best_verified.variant.code == "b+y"
 
 
 def test_a_gain_of_five_percent_starts_the_count_again():
