@@ -9,8 +9,8 @@ import pytest
 
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 from cudaify.mcgs.mcgs import Budget, GraphSearch, graph_prior, mixed_prior
-from cudaify.mcgs.search import SearchResult
 from cudaify.mcgs.reward import reward
+from cudaify.mcgs.search import SearchResult
 from cudaify.regraph.graph import ReGraph
 
 
