@@ -47,8 +47,8 @@ one screening run's noise). The reward of a faster variant is 0.5 + log(speedup)
 is a reward gain of log(1.05). Most of a program's time budget used to go to candidates
 tried after the search had found its best; the rest of the graph is left untried, which
 the trace says (`converged`). Except what the cost model points at: while a made child
-(same functions moved) is predicted under half the best variant's cost, the search goes on
-until that child is tried (`PROMISING`).
+(moving at least the best variant's functions) is predicted under half the best variant's
+cost, the search goes on until that child is tried (`PROMISING`).
 
 With `prefetch`, a node's rule edges are all applied when the node is first expanded (they
 are its first moves anyway) and their children's builds start at once on other cores; an
@@ -262,7 +262,7 @@ class GraphSearch:
 
     def _promising_untried(self) -> bool:
         """Whether a child made and not verified yet is predicted to cost under 1/PROMISING
-        of the best variant's cost (the cost model; the same functions moved): patience
+        of the best variant's cost (the cost model; moving at least its functions): patience
         does not end the search before it is tried (matvec's offload -> data_residency,
         26.9x, was left behind a 4.1x best)."""
         best = self._best_variant
@@ -286,7 +286,7 @@ class GraphSearch:
                 if child is None or edge.child is not None or self._dead(edge) or edge.deferred:
                     continue
                 cost = self._predicted_cost(child)
-                if cost is not None and frozenset(child.offloaded) == moved:
+                if cost is not None and frozenset(child.offloaded) >= moved:
                     if cost * PROMISING < best_cost:
                         return True
         return False
@@ -405,28 +405,37 @@ class GraphSearch:
             self._predicted[variant.key] = self.predict(variant)
         return self._predicted[variant.key]
 
-    def _rank_by_cost(self, node: Node) -> list[Variant]:
-        """Rank the made rule children of `node` by the cost model (Edge.cost_rank and
-        deferred); the new ones to build now, cheapest first (among equal ranks, the
-        higher prior first), the deferred ones left out. The model prices the GPU code a
-        variant moves, not the CPU time it leaves, so a child is ranked only against the
-        siblings that move the same functions (a cheap kernel for a small loop is no
-        better than a dear one for the hot loop)."""
-        edges = [e for e in node.edges if e.made is not None]
-        costs = {id(e): self._predicted_cost(e.made) for e in edges if e.made is not None}
-        cheapest: dict[frozenset[str], float] = {}
-        for edge in edges:
-            cost = costs[id(edge)]
-            if edge.made is not None and cost is not None and cost > 0:
-                moved = frozenset(edge.made.offloaded)
-                cheapest[moved] = min(cost, cheapest.get(moved, cost))
-        for edge in edges:
-            cost = costs[id(edge)]
-            least = cheapest.get(frozenset(edge.made.offloaded)) if edge.made else None
-            if least is None or cost is None or cost <= 0:
+    def _cost_ranks(self, children: list[Variant]) -> list[tuple[int, bool]]:
+        """(cost rank, deferred) of each of a state's children by the cost model: the
+        power of two its predicted cost is above the cheapest sibling's, and whether it
+        is over DEFER times that. The model prices the GPU code a variant moves, not the
+        CPU time it leaves, so a child is measured only against the siblings that move at
+        least the functions it moves (a cheap kernel for a summary loop is no reason to
+        defer the dear one for the hot loop). (0, False) where nothing is predicted."""
+        costs = [self._predicted_cost(child) for child in children]
+        priced = [
+            (frozenset(child.offloaded), cost)
+            for child, cost in zip(children, costs, strict=True)
+            if cost is not None and cost > 0
+        ]
+        ranks: list[tuple[int, bool]] = []
+        for child, cost in zip(children, costs, strict=True):
+            if cost is None or cost <= 0:
+                ranks.append((0, False))
                 continue
-            edge.cost_rank = round(math.log2(cost / least))
-            edge.deferred = cost > DEFER * least
+            moved = frozenset(child.offloaded)
+            least = min(c for other, c in priced if other >= moved)
+            ranks.append((round(math.log2(cost / least)), cost > DEFER * least))
+        return ranks
+
+    def _rank_by_cost(self, node: Node) -> list[Variant]:
+        """Rank the made rule children of `node` (Edge.cost_rank and deferred, see
+        `_cost_ranks`); the new ones to build now, cheapest first (among equal ranks, the
+        higher prior first), the deferred ones left out."""
+        edges = [e for e in node.edges if e.made is not None]
+        made = [e.made for e in edges if e.made is not None]
+        for edge, (rank, deferred) in zip(edges, self._cost_ranks(made), strict=True):
+            edge.cost_rank, edge.deferred = rank, deferred
         ahead = sorted((e for e in edges if not e.deferred), key=lambda e: (e.cost_rank, -e.prior))
         return [e.made for e in ahead if e.made is not None and self._known(e.made.key) is None]
 
@@ -468,10 +477,11 @@ class GraphSearch:
         return min(self.budget.rollout_depth, self.budget.max_depth - len(variant.steps))
 
     def _rollout_path(self, variant: Variant, depth: int) -> list[Variant]:
-        """The variants a rollout from `variant` makes: rules only, along the
-        highest-prior edge that applies and leads somewhere new, step after step. Which
-        step comes next does not depend on how the previous one fares, so the whole path
-        is known, and can be built, before any of it is verified."""
+        """The variants a rollout from `variant` makes: rules only, along the edge that
+        applies and leads somewhere new, cheapest by the cost model first (its rank, see
+        `_cost_ranks`), then highest prior, step after step. Which step comes next does
+        not depend on how the previous one fares, so the whole path is known, and can be
+        built, before any of it is verified."""
         path: list[Variant] = []
         current = variant
         for _ in range(max(0, depth)):
@@ -480,17 +490,23 @@ class GraphSearch:
             if not methods:
                 break
             prior = graph_prior(self.graph, source, methods)
+            options: list[tuple[str, Variant]] = []
             for method in sorted(methods, key=lambda m: -prior[m]):
                 child, _reason = self._expand(current, method, "rule")
                 if child is None or self._known(child.key) is not None:
                     continue
                 if any(step.key == child.key for step in path):
                     continue
-                path.append(child)
-                current = child
+                options.append((method, child))
+            if not options:
                 break
-            else:
-                break
+            ranks = self._cost_ranks([child for _, child in options])
+            order = sorted(
+                range(len(options)),
+                key=lambda i: (ranks[i][1], ranks[i][0], -prior[options[i][0]]),
+            )
+            current = options[order[0]][1]
+            path.append(current)
         return path
 
     def _rollout(self, variant: Variant) -> float:

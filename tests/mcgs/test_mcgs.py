@@ -416,13 +416,13 @@ def test_the_cost_model_orders_a_nodes_rule_children_and_builds_the_hopeless_las
     assert result.cost_model == {"pairs": 3, "rank_agreement": 1.0}
 
 
-def test_children_that_move_other_functions_are_not_ranked_against_each_other():
-    """A cheap kernel for a small loop (b moves `tail`) is no reason to defer the dear one
-    for the hot loop (a moves `hot`); among the children that move `hot`, c is 100 times
-    a's predicted cost and is deferred."""
-    edges = [("sequential", "a"), ("sequential", "b"), ("sequential", "c")]
+def test_a_child_is_measured_only_against_siblings_that_move_at_least_its_functions():
+    """A cheap kernel for a small loop (b moves `tail`) is no reason to defer the dear ones
+    for the hot loop (a and c move `hot`); d moves both and costs half of a, so a ranks one
+    power of two above it; c, 200 times d, is deferred; b is measured against itself and d."""
+    edges = [("sequential", m) for m in "abcd"]
     land = Landscape({})
-    moves = {"a": ("hot",), "b": ("tail",), "c": ("hot",)}
+    moves = {"a": ("hot",), "b": ("tail",), "c": ("hot",), "d": ("hot", "tail")}
 
     def expand(variant: Variant, method: str, how: str):
         child, reason = land.expand(variant, method, how)
@@ -430,7 +430,7 @@ def test_children_that_move_other_functions_are_not_ranked_against_each_other():
             return child, reason
         return replace(child, offloaded=moves[method]), reason
 
-    costs = {"a": 1000.0, "b": 1.0, "c": 100000.0}
+    costs = {"a": 1000.0, "b": 1.0, "c": 100000.0, "d": 500.0}
     gs = GraphSearch(
         graph_of(*edges),
         expand,
@@ -442,8 +442,22 @@ def test_children_that_move_other_functions_are_not_ranked_against_each_other():
     result = run(gs)
     root = next(state for state in result.states if not state["methods"])
     deferred = {edge["method"]: edge.get("deferred", False) for edge in root["edges"]}
-    assert deferred == {"a": False, "b": False, "c": True}
-    assert land.evaluated[-1] == "c"
+    assert deferred == {"a": False, "b": False, "c": True, "d": False}
+    # b and d rank 0 (the prior breaks the tie: equal here, so the graph's order), a 1, c last
+    assert land.evaluated[2:] == ["a", "c"] and sorted(land.evaluated[:2]) == ["b", "d"]
+
+
+@pytest.mark.parametrize("model", [False, True])
+def test_a_rollout_takes_the_cheapest_step_the_model_predicts(model: bool):
+    """From a (faster than the CPU) a rollout of depth 1 takes one rule step: with equal
+    priors the graph's first, x, unless the model predicts y far cheaper."""
+    graph = graph_of(("sequential", "a"), ("a", "x"), ("a", "y"))
+    land = Landscape({frozenset("a"): 2.0})
+    costs = {"a": 10.0, "a+x": 10.0, "a+y": 1.0}
+    predict = (lambda variant: costs[variant.code]) if model else None
+    budget = Budget(iterations=1, max_depth=2, rollout_depth=1)
+    run(GraphSearch(graph, land.expand, land.evaluate, budget=budget, predict=predict))
+    assert land.evaluated == ["a", "a+y" if model else "a+x"]
 
 
 def test_without_a_cost_model_the_order_is_the_priors():
