@@ -10,10 +10,11 @@ trip counts). A loop's trip count is exact where its start, bound and step are c
 by its step: a tile loop `k0 += 32` makes UNKNOWN_TRIPS / 32), and so does a name in a
 copy's size. What it weighs:
 
-- **coalescing**: a global access whose last subscript has unit stride in the variable on
-  threadIdx.x costs 1; one that does not depend on it (the warp reads one address) 1/4;
-  any other stride, or a subscript that is not a polynomial of the loop variables
-  (gathers), STRIDED;
+- **coalescing**: a global access whose last subscript has unit stride in threadIdx.x
+  (followed through the kernel's local definitions: `j = (int)t_j`, `t_j = blockIdx.x *
+  blockDim.x + threadIdx.x`) costs 1; one that does not depend on it (the warp reads one
+  address) UNIFORM; any other stride, or a subscript that is not a polynomial (gathers),
+  STRIDED;
 - **reuse through shared memory**: an access to a `__shared__` array costs SHARED;
 - **atomics**: each atomic update costs ATOMIC;
 - **work per output**: an access inside a loop of the kernel that is not a grid level
@@ -260,6 +261,11 @@ def _elements(copy: Node, data: bytes, constants: dict[str, int]) -> float:
     whose value the text does not give as UNKNOWN_TRIPS (`n * n * sizeof(float)`: 1024^2)."""
     arguments = copy.child_by_field_name("arguments")
     values = arguments.named_children if arguments is not None else []
+    if cs.call_name(copy, data) == "cudaMemcpy2D":  # (dst, dpitch, src, spitch, width, rows)
+        if len(values) > 5:
+            return _size(values[4], data, constants) * _size(values[5], data, constants)
+        return UNKNOWN_TRIPS
+    # cudaMemcpy(dst, src, bytes, kind), cudaMemcpyAsync(...), cudaMemcpyToSymbol(s, src, bytes)
     return _size(values[2], data, constants) if len(values) > 2 else UNKNOWN_TRIPS
 
 

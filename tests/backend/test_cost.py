@@ -151,6 +151,19 @@ def test_copies_and_launches_count_as_often_as_the_code_around_them_runs() -> No
     assert resident.cost < repeated.cost
 
 
+@pytest.mark.parametrize(
+    "copy, elements",
+    [
+        ("cudaMemcpy(d_a, d_b, 100 * sizeof(float), cudaMemcpyHostToDevice);", 100),
+        ("cudaMemcpyAsync(d_a, d_b, (size_t)(n * n) * sizeof(float), kind, 0);", 1024**2),
+        ("cudaMemcpy2D(d_a, 64, d_b, 64, 16 * sizeof(float), 50, kind);", 16 * 50),
+        ("cudaMemcpyToSymbol(table, d_b, (n - 2) * 4);", 1024 * 4),
+    ],
+)
+def test_a_copy_moves_what_its_size_arguments_say(copy: str, elements: int) -> None:
+    assert cost_of("b[i * n + j] = a[i * n + j];", copy_in=copy).transfer == TRANSFER * elements
+
+
 def test_a_launch_of_few_outputs_costs_as_much_as_one_that_fills_the_gpu() -> None:
     """One thread per row of 1000, each running a whole row: the GPU mostly idles."""
     rows = KERNEL.replace("t_i < trips_i", "t_i < 1000").replace("t_j < trips_j", "t_j < 1")
