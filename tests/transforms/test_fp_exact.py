@@ -102,11 +102,18 @@ int main(void) { return (int)helper(2.0); }
 """
 
 
-def test_types_follow_c_conversions_and_unknown_ones_are_left(tmp_path: Path) -> None:
-    variant = Variant(code=KERNEL, steps=(), node="offload")
+def made_exact(code: str) -> Variant:
+    """fp_exact's rule applied to kernel text alone (no analysed program)."""
+    variant = Variant(code=code, steps=(), node="offload")
     outcome = EXACT.apply_rule(variant, Context(program=None))  # type: ignore[arg-type]
     assert outcome.variant is not None, outcome.reason
-    code = outcome.variant.code
+    return outcome.variant
+
+
+def test_types_follow_c_conversions_and_unknown_ones_are_left(tmp_path: Path) -> None:
+    variant = Variant(code=KERNEL, steps=(), node="offload")
+    after = made_exact(KERNEL)
+    code = after.code
     # real is a typedef of float; 1 converts to float
     assert "x[i] = __fadd_rn(__fmul_rn(x[i], f[i]), 1);" in code
     # SCALE is a macro for a double literal; grid's element is double
@@ -124,13 +131,13 @@ def test_types_follow_c_conversions_and_unknown_ones_are_left(tmp_path: Path) ->
     assert "x[i] = x[i] * 1.0L;" in code
     # the helper the host runs too is left alone, the __device__ one is rewritten
     assert "return v * v + 1.0;" in code and "return __dmul_rn(2.0, v);" in code
-    detail = outcome.variant.steps[-1].detail
+    detail = after.steps[-1].detail
     assert "1 left as written, its target has side effects (first: k: 'x[w[i]++] *= 3.0f'" in (
         detail
     )
     assert "1 left as written, an operand's type is unknown (first: k: 'x[i] * 1.0L'" in detail
     assert detail.endswith("__host__ __device__ helpers left as written: helper")
-    assert EXACT.check(variant, outcome.variant, Context(program=None)) == []  # type: ignore[arg-type]
+    assert EXACT.check(variant, after, Context(program=None)) == []  # type: ignore[arg-type]
     assert nvcc_errors(code, tmp_path) == ""
 
 
@@ -151,9 +158,8 @@ __global__ void k(Point *pts, const Point q, double *o, float *f)
 
 
 def test_fields_of_the_files_structs_and_lambda_parameters_are_typed() -> None:
-    outcome = EXACT.apply_rule(Variant(code=STRUCTS), Context(program=None))  # type: ignore[arg-type]
-    assert outcome.variant is not None, outcome.reason
-    code = outcome.variant.code
+    after = made_exact(STRUCTS)
+    code = after.code
     # through a reference parameter of a lambda in the kernel
     assert "return __dadd_rn(__dmul_rn(u.x, v.x), __dmul_rn(u.y, v.y));" in code
     # an element's field, a by-value struct's, a pointer's (->), an address's
@@ -169,7 +175,7 @@ def test_fields_of_the_files_structs_and_lambda_parameters_are_typed() -> None:
     assert "o[i] = __dadd_rn(__dmul_rn(pts[i].x, pts[i].x), __dmul_rn(a.y, q.y)) + near(a, q);" in (
         code
     )
-    detail = outcome.variant.steps[-1].detail
+    detail = after.steps[-1].detail
     assert "4 left as written, an operand's type is unknown (first: k: 'pts[i].x" in detail
 
 
