@@ -686,7 +686,8 @@ def _compile(
         ran_on_gpu=bool(evaluation and evaluation.ran_on_gpu),
         region_speedup=evaluation.region_speedup if evaluation else None,
         program_speedup=evaluation.program_speedup if evaluation else None,
-        trace={**trace, "time": times, "model": stages.guard.to_json()},
+        # the warnings too: why a verified variant was kept as host code, a spent budget
+        trace={**trace, "time": times, "model": stages.guard.to_json(), "warnings": warnings},
         warnings=tuple(warnings),
         dependencies=(str(Path(source_path).resolve()), *program.includes),
     )

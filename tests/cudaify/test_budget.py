@@ -157,6 +157,9 @@ def test_with_only_slower_variants_verified_in_time_the_warning_says_so(
         "none faster than the CPU by then: the output is the input" in w for w in result.warnings
     )
     assert not any("none verified" in w for w in result.warnings)
+    # the trace says so too (a bench reads why a verified variant was not written from it)
+    assert result.trace["warnings"] == list(result.warnings)
+    assert any("kept" in w or "host code" in w for w in result.trace["warnings"])
 
 
 def test_without_a_budget_the_search_runs_to_its_end_and_finalists_are_timed(
