@@ -373,12 +373,10 @@ def _clamped(bound: Node, tree: Tree, data: bytes, constants: dict[str, int]) ->
 def _value_assigned(init: Node | None, data: bytes, constants: dict[str, int]) -> int | None:
     if init is None:
         return None
-    values = [
-        child.child_by_field_name("value")
-        for child in cs.walk(init)
-        if child.type == "init_declarator"
-    ] or [init.child_by_field_name("right")]
-    value = values[0] if values else None
+    # `int k = 0` (a declaration) or `k = 0` (an assignment)
+    value = (
+        kn.initializer(init) if init.type == "declaration" else init.child_by_field_name("right")
+    )
     return kn.evaluate(value, data, constants) if value is not None else None
 
 
@@ -496,13 +494,7 @@ class _Expansion:
         declared = cs.visible(self.tree, self.data, name, use.start_byte)
         if declared is None or declared.scope not in ("local", "header"):
             return None
-        node: Node | None = self.tree.root_node.descendant_for_byte_range(
-            declared.start, declared.start
-        )
-        while node is not None and not (
-            node.type == "declaration" and node.start_byte == declared.start
-        ):
-            node = node.parent
+        node = cs.node_at(self.tree, declared.start, "declaration")
         for child in cs.walk(node) if node is not None else ():
             if child.type != "init_declarator":
                 continue

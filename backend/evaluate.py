@@ -653,23 +653,14 @@ class Evaluator:
 
     def _context_alone(self) -> float | None:
         try:
-            return float(self._context_file().read_text())
-        except (OSError, ValueError):
+            return float(gpu.read_remembered(self._context_file()) or "")
+        except ValueError:
             return None
 
     def _remember_context(self, seconds: float) -> None:
         known = self._context_alone()
-        if seconds <= 0 or (known is not None and known <= seconds):
-            return
-        path = self._context_file()
-        staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            staged.write_text(f"{seconds:.6f}\n")
-            os.replace(staged, path)  # a reader sees the old value or the new, never half
-        except OSError:
-            with contextlib.suppress(OSError):
-                staged.unlink()
+        if seconds > 0 and (known is None or seconds < known):
+            gpu.remember(self._context_file(), f"{seconds:.6f}\n")
 
     def remeasure(
         self, variant: Variant, evaluation: Evaluation, detail: bool = True

@@ -6,11 +6,13 @@ tenth of a second to seconds, which a cached rebuild under make cannot afford.""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +84,7 @@ def _detected() -> tuple[GpuInfo, ...]:
     if smi is None:
         return ()
     remembered = _remembered_answer(smi)
-    text = _read(remembered) if remembered is not None else None
+    text = read_remembered(remembered) if remembered is not None else None
     if text is None:
         try:
             done = toolchain.run([smi, _QUERY, "--format=csv,noheader"], timeout=30)
@@ -93,7 +95,7 @@ def _detected() -> tuple[GpuInfo, ...]:
             return ()
         text = done.text()
         if remembered is not None and _parse_smi(text):
-            _remember(remembered, text)
+            remember(remembered, text)
     return visible(_parse_smi(text), os.environ.get("CUDA_VISIBLE_DEVICES"))
 
 
@@ -104,8 +106,8 @@ _DRIVER = Path("/proc/driver/nvidia")
 def _remembered_answer(smi: str) -> Path | None:
     """Where nvidia-smi's answer for this boot, driver and set of GPUs is kept; None where
     the boot or the driver cannot be told (then nvidia-smi is asked every time)."""
-    boot = _read(_BOOT_ID)
-    version = _read(_DRIVER / "version")
+    boot = read_remembered(_BOOT_ID)
+    version = read_remembered(_DRIVER / "version")
     if boot is None or version is None:
         return None
     try:
@@ -116,21 +118,26 @@ def _remembered_answer(smi: str) -> Path | None:
     return Path(tempfile.gettempdir()) / f"cudaify-{os.getuid()}" / f"nvidia-smi-{key}.csv"
 
 
-def _read(path: Path) -> str | None:
+def read_remembered(path: Path) -> str | None:
+    """A file `remember` wrote (None when there is none, or it cannot be read)."""
     try:
         return path.read_text()
     except OSError:
         return None
 
 
-def _remember(path: Path, text: str) -> None:
+def remember(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all: a reader, in any process or thread,
+    sees the old text or the new, never half. A failure leaves nothing behind: whatever
+    it was is found out again next time."""
+    staged = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        staged = path.with_suffix(f".{os.getpid()}.tmp")
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         staged.write_text(text)
         os.replace(staged, path)
     except OSError:
-        pass  # not remembered: asked again next time
+        with contextlib.suppress(OSError):
+            staged.unlink()
 
 
 def forget_detected() -> None:

@@ -201,17 +201,13 @@ class Evaluation:
         an overestimate); CUDA's start the least this GPU took alone (else as measured).
         Never above what was measured."""
         timing, reference = self.timing, self.reference
-        if timing.shared_by <= 1 or None in (reference.wall, reference.region, timing.region):
+        if not self.program_speedup_estimated:
             return _ratio(reference.wall, timing.wall)
         assert reference.wall is not None and reference.region is not None
         assert timing.region is not None
-        context = 0.0
-        if timing.context_alone is not None:
-            context = timing.context_alone
-        elif timing.context is not None:
-            context = timing.context
+        context = timing.context_alone if timing.context_alone is not None else timing.context
         outside = max(0.0, reference.wall - reference.region)
-        estimate = outside + timing.region + context
+        estimate = outside + timing.region + (context or 0.0)
         if timing.wall is not None:
             estimate = min(estimate, timing.wall)
         return _ratio(reference.wall, estimate)

@@ -96,6 +96,13 @@ DEFER = 8.0
 # going after its patience is spent, until it is tried
 PROMISING = 2.0
 
+
+def build_order(deferred: bool, cost_rank: int, prior: float) -> tuple[bool, int, float]:
+    """Which rule child is built first, smallest first: not deferred by the cost model,
+    then the lower cost rank, then the higher prior."""
+    return (deferred, cost_rank, -prior)
+
+
 # (variant, method, how) -> (child, "") or (None, why not)
 ExpandHow = Callable[[Variant, str, str], tuple[Variant | None, str]]
 Evaluate = Callable[[Variant], Evaluation]
@@ -436,7 +443,10 @@ class GraphSearch:
         made = [e.made for e in edges if e.made is not None]
         for edge, (rank, deferred) in zip(edges, self._cost_ranks(made), strict=True):
             edge.cost_rank, edge.deferred = rank, deferred
-        ahead = sorted((e for e in edges if not e.deferred), key=lambda e: (e.cost_rank, -e.prior))
+        ahead = sorted(
+            (e for e in edges if not e.deferred),
+            key=lambda e: build_order(e.deferred, e.cost_rank, e.prior),
+        )
         return [e.made for e in ahead if e.made is not None and self._known(e.made.key) is None]
 
     def _take(self, node: Node, edge: Edge) -> Node | None:
@@ -501,11 +511,11 @@ class GraphSearch:
             if not options:
                 break
             ranks = self._cost_ranks([child for _, child in options])
-            order = sorted(
+            first = min(
                 range(len(options)),
-                key=lambda i: (ranks[i][1], ranks[i][0], -prior[options[i][0]]),
+                key=lambda i: build_order(ranks[i][1], ranks[i][0], prior[options[i][0]]),
             )
-            current = options[order[0]][1]
+            current = options[first][1]
             path.append(current)
         return path
 
@@ -564,9 +574,9 @@ class GraphSearch:
             return None
         untried_rules = [e for e in live if e.how == "rule" and e.child is None]
         if untried_rules:  # cost before score: see the module's docstring
-            return max(
+            return min(
                 untried_rules,
-                key=lambda e: (not e.deferred, -e.cost_rank, e.prior, self.rng.random()),
+                key=lambda e: (*build_order(e.deferred, e.cost_rank, e.prior), -self.rng.random()),
             )
         return max(live, key=lambda e: self._score(node, e))
 
