@@ -250,15 +250,21 @@ def target_texts(
     return found
 
 
-def atomic_sum(statement: SourceStatement, replace: dict[str, str], cast: str) -> str:
-    """The sum statement as one atomicAdd of its term to its target (`cast`: the type
-    atomicAdd takes for the target's type)."""
+def sum_parts(statement: SourceStatement, replace: dict[str, str]) -> tuple[str, str]:
+    """A sum statement's target and the term it adds (negated for `-=`), as C text with
+    identifiers replaced."""
     if statement.sum_parts is None:
         raise ValueError(f"{statement.name} is not a sum the rule can make atomic")
     (t0, t1), term, sign = statement.sum_parts
     target = _replace_in(statement, t0, t1, replace)
     value = "1" if term is None else _replace_in(statement, term[0], term[1], replace)
-    value = f"-({value})" if sign == "-" else f"({value})"
+    return target, f"-({value})" if sign == "-" else f"({value})"
+
+
+def atomic_sum(statement: SourceStatement, replace: dict[str, str], cast: str) -> str:
+    """The sum statement as one atomicAdd of its term to its target (`cast`: the type
+    atomicAdd takes for the target's type)."""
+    target, value = sum_parts(statement, replace)
     return f"atomicAdd(({cast} *)&({target}), ({cast})({value}));"
 
 

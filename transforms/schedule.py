@@ -58,6 +58,9 @@ MIN_INSTANCES = 1024
 THREADS = {1: (256,), 2: (32, 8), 3: (32, 4, 2)}  # block shape per mapped rank, x first
 MOST_BLOCKS = ("2147483647u", "65535u", "65535u")  # grid limit for x, y, z
 DIMS = ("x", "y", "z")
+# x blocks of a kernel that sums per warp: enough 256-thread blocks to fill a large GPU
+# (132 SMs x 8) while each thread adds several instances before the warp's one atomicAdd
+SUMMED_BLOCKS = "1024u"
 # isl's scheduler is an ILP: a region that needs more than this many operations is not
 # scheduled (the reason says so) rather than holding up the compile.
 MAX_ISL_OPERATIONS = 3_000_000
@@ -914,6 +917,45 @@ class _KernelText:
     host: list[str] = field(default_factory=list)  # C names of the host values it takes
 
 
+@dataclass(frozen=True)
+class _Partial:
+    """A thread's share of a sum whose target is the same for every thread of the launch
+    (`s += a[i]`, `sum[p] += ...` with p a host value): the thread sums its instances in a
+    register; where its whole warp is active, the warp adds its threads' shares with
+    shuffles and the first lane that ran an instance adds the total with one atomicAdd,
+    not one per instance; elsewhere (a partial warp) each thread adds its own share. The
+    order of the additions changes, as with atomics already."""
+
+    name: str  # the register
+    added: str  # whether this thread ran an instance (an untouched target is not read)
+    target: str
+    cast: str  # the type atomicAdd takes
+
+    def declaration(self) -> list[str]:
+        return [f"    {self.cast} {self.name} = ({self.cast})0;", f"    bool {self.added} = false;"]
+
+    def flush(self) -> list[str]:
+        active, adders = f"{self.name}_active", f"{self.name}_adders"
+        add = f"atomicAdd(({self.cast} *)&({self.target}), {self.name});"
+        lane = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u)"
+        return [
+            "    {",
+            f"        const unsigned {active} = __activemask();",
+            f"        if ({active} == 0xffffffffu) {{",
+            f"            const unsigned {adders} = __ballot_sync({active}, {self.added});",
+            f"            if ({adders} != 0u) {{",
+            "                for (int offset = 16; offset > 0; offset /= 2)",
+            f"                    {self.name} += __shfl_xor_sync({active}, {self.name}, offset);",
+            f"                if ({lane} == (unsigned)(__ffs((int){adders}) - 1))",
+            f"                    {add}",
+            "            }",
+            f"        }} else if ({self.added}) {{",
+            f"            {add}",
+            "        }",
+            "    }",
+        ]
+
+
 class _RegionEmitter:
     """The host code that replaces one region and the kernels it launches."""
 
@@ -1056,6 +1098,11 @@ class _RegionEmitter:
         storage.update(private)
         expanded = [self.expanded[w.index] for w in webs if w.index in self.expanded]
         arrays = [e for e in self.private_arrays.values() if e.private.statements & statements_used]
+        # names every thread of one launch sees alike: a sum into a target spelled only
+        # with them is summed in a register and added once per warp
+        uniform = {data.name for data in self.arrays} | set(shared.values()) | set(host_c)
+        uniform |= {s.name for s in self.scop.scalars if not s.written}
+        partials: dict[str, _Partial] = {}
 
         def on_user(statement: str, arguments: list[str]) -> list[str]:
             replace = {
@@ -1074,7 +1121,15 @@ class _RegionEmitter:
                     replace[var] = f"({value})"
             if part.atomic and statement in self.sums:
                 cast = self.sums[statement]
-                return [codegen.atomic_sum(self.statements[statement], replace, cast)]
+                target, term = codegen.sum_parts(self.statements[statement], replace)
+                if not set(re.findall(r"[A-Za-z_]\w*", target)) <= uniform:
+                    return [codegen.atomic_sum(self.statements[statement], replace, cast)]
+                if statement not in partials:
+                    partials[statement] = _Partial(
+                        self.names.fresh("partial"), self.names.fresh("added"), target, cast
+                    )
+                partial = partials[statement]
+                return [f"{partial.name} += ({cast})({term}); {partial.added} = true;"]
             if part.speculative:
                 return self._checked(statement, replace, arguments)
             return [codegen.substituted(self.statements[statement], replace)]
@@ -1121,7 +1176,9 @@ class _RegionEmitter:
             if re.search(rf"\b{re.escape(name)}\s*\(", called)
             for line in lines
         ]
-        body = [*defined, *loops, *body_lines, *closing]
+        starts = [line for p in partials.values() for line in p.declaration()]
+        ends = [line for p in partials.values() for line in p.flush()]
+        body = [*defined, *starts, *loops, *body_lines, *closing, *ends]
         self.kernels.append(_KernelText(kernel_name, params, body, grid, host_c))
         self.launches[f"K{index}"] = self._launch_lines(
             index,
@@ -1134,6 +1191,7 @@ class _RegionEmitter:
             shared,
             [*expanded, *arrays],
             extra,
+            summed=bool(partials),
         )
 
     # -- speculative steps (polyhedral.Speculation) --------------------------------------
@@ -1360,10 +1418,23 @@ class _RegionEmitter:
         return params
 
     def _launch_lines(
-        self, index, part, kernel_name, host, threads, host_c, grid, shared, expanded, extra=()
+        self,
+        index,
+        part,
+        kernel_name,
+        host,
+        threads,
+        host_c,
+        grid,
+        shared,
+        expanded,
+        extra=(),
+        summed: bool = False,
     ) -> list[str]:
         """What the host runs for one instance of the kernel's launch statement K<index>
-        (its host values are the statement's arguments, h0.. in the generated text)."""
+        (its host values are the statement's arguments, h0.. in the generated text).
+        `summed`: the kernel adds per-warp partial sums, so fewer blocks along x, each
+        thread summing several instances in its register, mean fewer atomic adds."""
         lines: list[str] = []
         names = codegen.Names({v: k for k, v in self.space.params.items()})
         for isl_name, c_name in zip(host, host_c, strict=True):
@@ -1386,8 +1457,9 @@ class _RegionEmitter:
         arguments += extra
         if grid:
             shape = THREADS[len(grid)]
+            most = [SUMMED_BLOCKS if summed and k == 0 else MOST_BLOCKS[k] for k in range(3)]
             blocks = [
-                f"cudaify_blocks({trips}, {shape[k]}, {MOST_BLOCKS[k]})"
+                f"cudaify_blocks({trips}, {shape[k]}, {most[k]})"
                 for k, (_, trips) in enumerate(grid)
             ]
             nonempty = " && ".join(f"{t} > 0" for t in trips_names)

@@ -27,6 +27,29 @@ template <class T> inline T __ldg(const T *p) { return *p; }
 inline void __syncthreads() { std::fprintf(stderr, "__syncthreads() in the serial emulator\n"); std::abort(); }
 [[noreturn]] inline void __trap() { std::fprintf(stderr, "__trap() called\n"); std::abort(); }
 
+/* Warp collectives as serial execution makes them: one thread runs at a time, so a
+   thread's active mask holds its own lane only, a vote sees only its own bit, and a
+   shuffle may name only its own lane (any other aborts the run: the emulator cannot
+   supply the value). */
+inline unsigned int cudaify_serial_lane()
+{
+    return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
+}
+inline unsigned int __activemask() { return 1u << cudaify_serial_lane(); }
+inline unsigned int __ballot_sync(unsigned int mask, bool predicate)
+{
+    return predicate ? mask & __activemask() : 0u;
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
+template <class T> inline T __shfl_xor_sync(unsigned int mask, T value, int offset)
+{
+    if (mask != __activemask() || offset % 32 != 0) {
+        std::fprintf(stderr, "a shuffle between lanes in the serial emulator\n");
+        std::abort();
+    }
+    return value;
+}
+
 typedef int cudaError_t;
 enum { cudaSuccess = 0 };
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };

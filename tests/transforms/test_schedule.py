@@ -232,6 +232,35 @@ def test_arrays_an_initialisation_writes_stay_on_the_device_for_the_next_call(
     assert "cudaMemcpy" not in init + atax
 
 
+def _sum_kernel(code: str) -> str:
+    (kernel,) = [k for k in kernels(code) if "partial +=" in body_of(code, k)]
+    return body_of(code, kernel)
+
+
+def test_a_sum_into_one_target_adds_once_per_warp(outputs: dict[str, str]) -> None:
+    body = _sum_kernel(outputs["main_sum"])
+    loop = body[body.index("for (long long t_i") : body.index("\n    }\n")]
+    assert "partial += (double)((y[i])); added = true;" in loop
+    assert "atomicAdd" not in loop  # the instances add into the thread's register
+    after = body[body.index("\n    }\n") :]
+    assert "__shfl_xor_sync(partial_active, partial, offset)" in after
+    assert after.count("atomicAdd((double *)&((*d_sum)), partial);") == 2  # warp, lone thread
+    launch = next(line for line in outputs["main_sum"].splitlines() if "main_kernel_3<<<" in line)
+    assert "cudaify_blocks(trips_i_2, 256, 1024u)" in launch
+
+
+def test_the_warp_sums_print_what_gcc_prints_with_real_shuffles(
+    outputs: dict[str, str], tmp_path: Path
+) -> None:
+    """The threaded emulator exchanges values between the lanes of a warp (the serial one
+    runs each thread alone, as a warp of one active lane, so it takes the other branch)."""
+    header = Path(__file__).resolve().parent / "warp_emulation.h"
+    code = outputs["main_sum"]
+    done = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header)))
+    assert done.ok, done.errors()
+    assert compare(gcc_output(FOLDER / "main_sum.c", tmp_path), done.text()) is None
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", [*CASES, "residency"])
 def test_golden_runs_on_the_gpu_and_prints_what_gcc_does(case: str, tmp_path: Path) -> None:

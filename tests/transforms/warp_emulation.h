@@ -54,3 +54,50 @@ template <class T> inline T __shfl_down_sync(unsigned int, T value, int offset)
     barrier.arrive_and_wait();
     return out;
 }
+
+/* The rest of the warp collectives the kernels use, exchanged the same way: every lane
+   of an emulated warp is active (each runs on its own thread up to the barriers). */
+inline unsigned int __activemask()
+{
+    const unsigned int threads = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned int lanes = std::min(32u, threads - t / 32 * 32);
+    return lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
+
+template <class T> inline T cudaify_emulated_exchange(T value, unsigned int from_lane, bool *valid)
+{
+    static_assert(sizeof(T) <= 8, "exchanged values are at most 8 bytes");
+    const unsigned int threads = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned int warp = t / 32;
+    std::barrier<> &barrier = cudaify_warp_barrier(warp, threads);
+    std::memcpy(&cudaify_emulated_lanes[t], &value, sizeof(T));
+    barrier.arrive_and_wait();
+    T out = value;
+    *valid = from_lane < 32 && warp * 32 + from_lane < threads;
+    if (*valid)
+        std::memcpy(&out, &cudaify_emulated_lanes[warp * 32 + from_lane], sizeof(T));
+    barrier.arrive_and_wait();
+    return out;
+}
+
+template <class T> inline T __shfl_xor_sync(unsigned int, T value, int offset)
+{
+    const unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    bool valid;
+    return cudaify_emulated_exchange(value, (t % 32) ^ (unsigned int)offset, &valid);
+}
+
+inline unsigned int __ballot_sync(unsigned int mask, bool predicate)
+{
+    unsigned int votes = 0;
+    for (unsigned int lane = 0; lane < 32; lane++) {
+        bool valid;
+        const bool vote = cudaify_emulated_exchange(predicate, lane, &valid);
+        if (valid && vote)
+            votes |= 1u << lane;
+    }
+    return votes & mask;
+}

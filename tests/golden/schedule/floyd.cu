@@ -156,10 +156,26 @@ static void fill(int negative)
 /* Region of print() at line 32: scheduled by isl. */
 __global__ void print_kernel(int (*path)[N], long *d_sum, long long lo_i_3, long long trips_i_3)
 {
+    unsigned long long partial = (unsigned long long)0;
+    bool added = false;
     for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.x * gridDim.x) {
         const int i = (int)(lo_i_3 + t_i_3);
         for (int j = 0; (j <= 119); j += 1) {
-            atomicAdd((unsigned long long *)&((*d_sum)), (unsigned long long)(((long)path[i][j] * (1 + (i + 2 * j) % 5))));
+            partial += (unsigned long long)(((long)path[i][j] * (1 + (i + 2 * j) % 5))); added = true;
+        }
+    }
+    {
+        const unsigned partial_active = __activemask();
+        if (partial_active == 0xffffffffu) {
+            const unsigned partial_adders = __ballot_sync(partial_active, added);
+            if (partial_adders != 0u) {
+                for (int offset = 16; offset > 0; offset /= 2)
+                    partial += __shfl_xor_sync(partial_active, partial, offset);
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                    atomicAdd((unsigned long long *)&((*d_sum)), partial);
+            }
+        } else if (added) {
+            atomicAdd((unsigned long long *)&((*d_sum)), partial);
         }
     }
 }
@@ -179,7 +195,7 @@ static void print(const char *what)
             const long long lo_i_3 = 0;
             const long long trips_i_3 = (119) - lo_i_3 + 1;
             if (trips_i_3 > 0) {
-                print_kernel<<<dim3(cudaify_blocks(trips_i_3, 256, 2147483647u)), dim3(256)>>>((int (*)[N])(d_path_3), d_sum, lo_i_3, trips_i_3);
+                print_kernel<<<dim3(cudaify_blocks(trips_i_3, 256, 1024u)), dim3(256)>>>((int (*)[N])(d_path_3), d_sum, lo_i_3, trips_i_3);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }

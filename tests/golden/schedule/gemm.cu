@@ -130,10 +130,26 @@ __global__ void main_kernel_3(double (*A)[NK], double (*B)[NJ], double (*C)[NJ],
 /* Region of main() at line 37: scheduled by isl. */
 __global__ void main_kernel_4(double (*C)[NJ], double *d_sum, long long lo_i_4, long long trips_i_4)
 {
+    double partial = (double)0;
+    bool added = false;
     for (long long t_i_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.x * gridDim.x) {
         const int i = (int)(lo_i_4 + t_i_4);
         for (int j = 0; (j <= 79); j += 1) {
-            atomicAdd((double *)&((*d_sum)), (double)((C[i][j])));
+            partial += (double)((C[i][j])); added = true;
+        }
+    }
+    {
+        const unsigned partial_active = __activemask();
+        if (partial_active == 0xffffffffu) {
+            const unsigned partial_adders = __ballot_sync(partial_active, added);
+            if (partial_adders != 0u) {
+                for (int offset = 16; offset > 0; offset /= 2)
+                    partial += __shfl_xor_sync(partial_active, partial, offset);
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                    atomicAdd((double *)&((*d_sum)), partial);
+            }
+        } else if (added) {
+            atomicAdd((double *)&((*d_sum)), partial);
         }
     }
 }
@@ -199,7 +215,7 @@ int main(void)
             const long long lo_i_4 = 0;
             const long long trips_i_4 = (95) - lo_i_4 + 1;
             if (trips_i_4 > 0) {
-                main_kernel_4<<<dim3(cudaify_blocks(trips_i_4, 256, 2147483647u)), dim3(256)>>>((double (*)[NJ])(d_C_3), d_sum, lo_i_4, trips_i_4);
+                main_kernel_4<<<dim3(cudaify_blocks(trips_i_4, 256, 1024u)), dim3(256)>>>((double (*)[NJ])(d_C_3), d_sum, lo_i_4, trips_i_4);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }

@@ -137,10 +137,26 @@ __global__ void main_kernel_2(double (*A)[N], double (*B)[N], long long lo_j_4, 
 /* Region of main() at line 31: scheduled by isl. */
 __global__ void main_kernel_3(double (*A)[N], double *d_sum, long long lo_i_5, long long trips_i_5)
 {
+    double partial = (double)0;
+    bool added = false;
     for (long long t_i_5 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_5 < trips_i_5; t_i_5 += (long long)blockDim.x * gridDim.x) {
         const int i = (int)(lo_i_5 + t_i_5);
         for (int j = 0; (j <= 129); j += 1) {
-            atomicAdd((double *)&((*d_sum)), (double)((A[i][j])));
+            partial += (double)((A[i][j])); added = true;
+        }
+    }
+    {
+        const unsigned partial_active = __activemask();
+        if (partial_active == 0xffffffffu) {
+            const unsigned partial_adders = __ballot_sync(partial_active, added);
+            if (partial_adders != 0u) {
+                for (int offset = 16; offset > 0; offset /= 2)
+                    partial += __shfl_xor_sync(partial_active, partial, offset);
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                    atomicAdd((double *)&((*d_sum)), partial);
+            }
+        } else if (added) {
+            atomicAdd((double *)&((*d_sum)), partial);
         }
     }
 }
@@ -192,7 +208,7 @@ int main(void)
             const long long lo_i_5 = 0;
             const long long trips_i_5 = (129) - lo_i_5 + 1;
             if (trips_i_5 > 0) {
-                main_kernel_3<<<dim3(cudaify_blocks(trips_i_5, 256, 2147483647u)), dim3(256)>>>((double (*)[N])(d_A_3), d_sum, lo_i_5, trips_i_5);
+                main_kernel_3<<<dim3(cudaify_blocks(trips_i_5, 256, 1024u)), dim3(256)>>>((double (*)[N])(d_A_3), d_sum, lo_i_5, trips_i_5);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }

@@ -59,9 +59,25 @@ __global__ void main_kernel_2(double *x, double *y, double *d_sum, int n, double
 /* Region of main() at line 11: scheduled by isl. */
 __global__ void main_kernel_3(double *x, double *y, double *d_sum, int n, double a, long long lo_i_2, long long trips_i_2)
 {
+    double partial = (double)0;
+    bool added = false;
     for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.x * gridDim.x) {
         const int i = (int)(lo_i_2 + t_i_2);
-        atomicAdd((double *)&((*d_sum)), (double)((y[i])));
+        partial += (double)((y[i])); added = true;
+    }
+    {
+        const unsigned partial_active = __activemask();
+        if (partial_active == 0xffffffffu) {
+            const unsigned partial_adders = __ballot_sync(partial_active, added);
+            if (partial_adders != 0u) {
+                for (int offset = 16; offset > 0; offset /= 2)
+                    partial += __shfl_xor_sync(partial_active, partial, offset);
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                    atomicAdd((double *)&((*d_sum)), partial);
+            }
+        } else if (added) {
+            atomicAdd((double *)&((*d_sum)), partial);
+        }
     }
 }
 
@@ -99,7 +115,7 @@ int main(void)
             const long long lo_i_2 = 0;
             const long long trips_i_2 = (49999) - lo_i_2 + 1;
             if (trips_i_2 > 0) {
-                main_kernel_3<<<dim3(cudaify_blocks(trips_i_2, 256, 2147483647u)), dim3(256)>>>(d_x, d_y, d_sum, n, a, lo_i_2, trips_i_2);
+                main_kernel_3<<<dim3(cudaify_blocks(trips_i_2, 256, 1024u)), dim3(256)>>>(d_x, d_y, d_sum, n, a, lo_i_2, trips_i_2);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }

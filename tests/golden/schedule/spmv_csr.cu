@@ -134,9 +134,25 @@ __global__ void main_kernel_2(int *col, double *val, double *x, unsigned int *d_
 /* Region of main() at line 41: scheduled by isl. */
 __global__ void main_kernel_3(double *y, double *d_total, int n, long long lo_i_3, long long trips_i_3)
 {
+    double partial = (double)0;
+    bool added = false;
     for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.x * gridDim.x) {
         const int i = (int)(lo_i_3 + t_i_3);
-        atomicAdd((double *)&((*d_total)), (double)((y[i])));
+        partial += (double)((y[i])); added = true;
+    }
+    {
+        const unsigned partial_active = __activemask();
+        if (partial_active == 0xffffffffu) {
+            const unsigned partial_adders = __ballot_sync(partial_active, added);
+            if (partial_adders != 0u) {
+                for (int offset = 16; offset > 0; offset /= 2)
+                    partial += __shfl_xor_sync(partial_active, partial, offset);
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                    atomicAdd((double *)&((*d_total)), partial);
+            }
+        } else if (added) {
+            atomicAdd((double *)&((*d_total)), partial);
+        }
     }
 }
 
@@ -200,7 +216,7 @@ int main(void)
             const long long lo_i_3 = 0;
             const long long trips_i_3 = (2999) - lo_i_3 + 1;
             if (trips_i_3 > 0) {
-                main_kernel_3<<<dim3(cudaify_blocks(trips_i_3, 256, 2147483647u)), dim3(256)>>>(d_y_2, d_total, n, lo_i_3, trips_i_3);
+                main_kernel_3<<<dim3(cudaify_blocks(trips_i_3, 256, 1024u)), dim3(256)>>>(d_y_2, d_total, n, lo_i_3, trips_i_3);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }

@@ -463,9 +463,25 @@ static void kernel_atax(int m, int n, double A[M][N], double x[N], double y[N], 
 /* Region of print_array() at line 39: scheduled by isl. */
 __global__ void print_array_kernel(double *y, double *d_sum, int n, long long lo_i_4, long long trips_i_4)
 {
+    double partial = (double)0;
+    bool added = false;
     for (long long t_i_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.x * gridDim.x) {
         const int i = (int)(lo_i_4 + t_i_4);
-        atomicAdd((double *)&((*d_sum)), (double)((y[i])));
+        partial += (double)((y[i])); added = true;
+    }
+    {
+        const unsigned partial_active = __activemask();
+        if (partial_active == 0xffffffffu) {
+            const unsigned partial_adders = __ballot_sync(partial_active, added);
+            if (partial_adders != 0u) {
+                for (int offset = 16; offset > 0; offset /= 2)
+                    partial += __shfl_xor_sync(partial_active, partial, offset);
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                    atomicAdd((double *)&((*d_sum)), partial);
+            }
+        } else if (added) {
+            atomicAdd((double *)&((*d_sum)), partial);
+        }
     }
 }
 
@@ -482,7 +498,7 @@ static void print_array(int n, double y[N])
             const long long lo_i_4 = 0;
             const long long trips_i_4 = ((n - 1)) - lo_i_4 + 1;
             if (trips_i_4 > 0) {
-                print_array_kernel<<<dim3(cudaify_blocks(trips_i_4, 256, 2147483647u)), dim3(256)>>>(d_y_2, d_sum, n, lo_i_4, trips_i_4);
+                print_array_kernel<<<dim3(cudaify_blocks(trips_i_4, 256, 1024u)), dim3(256)>>>(d_y_2, d_sum, n, lo_i_4, trips_i_4);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }
