@@ -50,6 +50,13 @@ the trace says (`converged`). Except what the cost model points at: while a made
 (moving at least the best variant's functions) is predicted under half the best variant's
 cost, the search goes on until that child is tried (`PROMISING`).
 
+Stepping stones: a new state whose cheapest rule child (moving at least its functions) the
+cost model prices STEPPING_STONE times below it is not run; that child is verified in its
+place, and when it is correct the state stays in the graph as too slow by prediction (its
+run unseen) with the child behind its edge. A rewrite that is only a step on the way (an
+offload that copies every array both ways on each call, before data_residency keeps them
+on the device) otherwise ran for seconds only to be stopped as too slow.
+
 With `prefetch`, a node's rule edges are all applied when the node is first expanded (they
 are its first moves anyway) and their children's builds start at once on other cores; an
 edge whose rule does not apply dies then. The time budget (`Budget.seconds`, or `stop`: the
@@ -69,8 +76,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudaify.backend.cost import rank_agreement
-from cudaify.core import Evaluation, Stage, Variant
-from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, reward, unrun
+from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Variant
+from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, TOO_SLOW_UNSEEN, reward, unrun
 from cudaify.mcgs.search import (
     Candidate,
     Predict,
@@ -95,6 +102,9 @@ DEFER = 8.0
 # a made child predicted this many times cheaper than the best variant keeps the search
 # going after its patience is spent, until it is tried
 PROMISING = 2.0
+# a new state one of whose rule children (moving at least its functions) is predicted this
+# many times cheaper is a stepping stone: that child is verified in its place
+STEPPING_STONE = 8.0
 
 
 def build_order(deferred: bool, cost_rank: int, prior: float) -> tuple[bool, int, float]:
@@ -468,11 +478,63 @@ class GraphSearch:
             if edge.how == "slm":
                 self._slm_answers.append(STRUCTURE_FAIL)
             return None
-        made = self._node_for(child)
+        made = self._stepping_stone(child) or self._node_for(child)
         edge.child = made.variant.key  # the rescued variant, when there was one
         if edge.how == "slm":
             self._slm_answers.append(reward(made.evaluation))
         return made
+
+    def _stepping_stone(self, variant: Variant) -> Node | None:
+        """A new state whose cheapest rule child (by the cost model, moving at least its
+        functions) is predicted STEPPING_STONE times cheaper or more is not run itself:
+        that child is verified first, and when it is correct the state becomes a node
+        that was never run (too slow by prediction: TOO_SLOW_UNSEEN) with the child behind
+        its edge. An offload whose copies go both ways on every call, one step from the
+        data_residency that keeps its arrays on the device, ran for seconds to be stopped
+        as too slow (jacobi2d: 3.7 s, twice, of a 19 s search). None when no child is that
+        cheap, or the child failed (the state is then verified as any other)."""
+        if self.predict is None or self._known(variant.key) is not None:
+            return None
+        if len(variant.steps) >= self.budget.max_depth:
+            return None
+        cost = self._predicted_cost(variant)
+        if cost is None or cost <= 0:
+            return None
+        moved = frozenset(variant.offloaded)
+        cheapest: tuple[float, str, Variant] | None = None
+        for method in self.graph.successors(self._graph_node(variant)):
+            child, _reason = self._expand(variant, method, "rule")
+            if child is None or self._known(child.key) is not None:
+                continue
+            child_cost = self._predicted_cost(child)
+            if not child_cost or not frozenset(child.offloaded) >= moved:
+                continue
+            if child_cost * STEPPING_STONE <= cost and (
+                cheapest is None or child_cost < cheapest[0]
+            ):
+                cheapest = (child_cost, method, child)
+        if cheapest is None or self._time_spent():
+            return None
+        child_cost, method, child = cheapest
+        ahead = self._node_for(child)
+        if not ahead.evaluation.verified:
+            return None
+        why = (
+            f"not run: the cost model prices it {cost / child_cost:.0f}x above its {method} "
+            "child, which was verified in its place"
+        )
+        stone = Node(
+            variant,
+            Evaluation(Stage.COMPILE, ran_on_gpu=True, problems=(Problem(TOO_SLOW, why),)),
+            TOO_SLOW_UNSEEN,
+        )
+        self.nodes[variant.key] = stone
+        self._make_edges(stone)
+        for edge in stone.edges:
+            if edge.method == method and edge.how == "rule":
+                edge.made, edge.child, edge.visits = None, ahead.variant.key, 1
+        self._recompute(stone)
+        return stone
 
     def _expand(self, variant: Variant, method: str, how: str) -> tuple[Variant | None, str]:
         if how != "rule":

@@ -453,11 +453,69 @@ def test_a_rollout_takes_the_cheapest_step_the_model_predicts(model: bool):
     priors the graph's first, x, unless the model predicts y far cheaper."""
     graph = graph_of(("sequential", "a"), ("a", "x"), ("a", "y"))
     land = Landscape({frozenset("a"): 2.0})
-    costs = {"a": 10.0, "a+x": 10.0, "a+y": 1.0}
+    costs = {"a": 10.0, "a+x": 10.0, "a+y": 2.5}  # not STEPPING_STONE times under a
     predict = (lambda variant: costs[variant.code]) if model else None
     budget = Budget(iterations=1, max_depth=2, rollout_depth=1)
     run(GraphSearch(graph, land.expand, land.evaluate, budget=budget, predict=predict))
     assert land.evaluated == ["a", "a+y" if model else "a+x"]
+
+
+STONE_EDGES = [("sequential", "slow"), ("slow", "resident"), ("slow", "tuned")]
+STONE_SPEED = {frozenset({"slow"}): 0.3, frozenset({"slow", "resident"}): 9.0}
+
+
+def stone_search(costs: dict[str, float], land: Landscape) -> SearchResult:
+    return run(
+        search(
+            graph_of(*STONE_EDGES),
+            land,
+            budget=Budget(iterations=40, max_depth=2, rollout_depth=0),
+            prefetch=lambda variants: None,
+            predict=lambda variant: costs[variant.code],
+        )
+    )
+
+
+def test_a_state_whose_child_is_predicted_far_cheaper_is_not_run_the_child_is():
+    """slow (copies both ways on every call) is priced 50x above its `resident` child:
+    the child is verified in its place, slow is never run, and the trace says why."""
+    land = Landscape(STONE_SPEED)
+    costs = {"slow": 1000.0, "resident+slow": 20.0, "slow+tuned": 1000.0}
+    result = stone_search(costs, land)
+    assert "slow" not in land.evaluated
+    assert land.evaluated[0] == "resident+slow"
+    assert result.best_verified.variant.code == "resident+slow"
+    states = {tuple(state["methods"]): state for state in result.states}
+    (why,) = states[("slow",)]["problems"]
+    assert why.startswith("too_slow: not run: the cost model prices it 50x above its resident")
+    edges = {edge["method"]: edge for edge in states[("slow",)]["edges"]}
+    assert edges["resident"]["visits"] >= 1
+
+
+@pytest.mark.parametrize("case", ["child_only_4x_cheaper", "child_wrong", "no_cost_model"])
+def test_the_state_is_run_itself_when_no_child_is_a_verified_far_cheaper_step(case: str):
+    land = Landscape(STONE_SPEED)
+    costs = {"slow": 1000.0, "resident+slow": 20.0, "slow+tuned": 1000.0}
+    if case == "child_only_4x_cheaper":
+        costs["resident+slow"] = 250.0
+    if case == "child_wrong":
+        land.fail = frozenset({"resident"})
+    if case == "no_cost_model":
+        result = run(
+            search(
+                graph_of(*STONE_EDGES),
+                land,
+                budget=Budget(iterations=40, max_depth=2, rollout_depth=0),
+                prefetch=lambda variants: None,
+            )
+        )
+    else:
+        result = stone_search(costs, land)
+    assert "slow" in land.evaluated
+    states = {tuple(state["methods"]): state for state in result.states}
+    assert "problems" not in states[("slow",)]  # run, and correct
+    if case != "child_wrong":
+        assert result.best_verified.variant.code == "resident+slow"
 
 
 def test_without_a_cost_model_the_order_is_the_priors():
