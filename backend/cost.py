@@ -6,9 +6,13 @@ The model counts memory traffic in *units*: one unit is one array element read o
 by a kernel with consecutive threads on consecutive addresses. A kernel's traffic is what
 one output (one iteration of its grid levels) costs times its outputs (the grid levels'
 trip counts). A loop's trip count is exact where its start, bound and step are constants
-(`#define`, `const int`, literals); any other loop counts UNKNOWN_TRIPS iterations (divided
-by its step: a tile loop `k0 += 32` makes UNKNOWN_TRIPS / 32), and so does a name in a
-copy's size. What it weighs:
+(`#define N (1 << 20)` in the `#ifdef`/`#else` branch the preprocessor takes, `const
+int`, literals) or host values the text fixes: a local by its initializer when nothing
+assigns it again, a parameter by the value every call passes (main's `int n = N;` reaches
+the function that copies and launches, and its launch arguments the kernel's trip
+counts); any other loop counts UNKNOWN_TRIPS iterations (divided by its step: a tile loop
+`k0 += 32` makes UNKNOWN_TRIPS / 32), and so does an unknown name in a copy's size. What
+it weighs:
 
 - **coalescing**: a global access whose last subscript has unit stride in threadIdx.x
   (followed through the kernel's local definitions: `j = (int)t_j`, `t_j = blockIdx.x *
@@ -99,24 +103,43 @@ def predict(variant: Variant) -> Estimate | None:
         return None
     constants = _constants(tree, data)
     repeats = _Repeats(tree, data, constants)
-    traffic: dict[str, tuple[float, float]] = {}  # kernel -> (units, coalesced units)
+    # (kernel, its parameters' values) -> (units, coalesced units)
+    traffic: dict[tuple, tuple[float, float]] = {}
     kernel = launch_cost = 0.0
     for launch in launches:
-        if launch.kernel not in traffic:
-            read = _Kernel(kernels[launch.kernel], tree, data, constants)
+        # the kernel's integer parameters whose values the launch's arguments fix
+        bound = _launch_values(kernels[launch.kernel], launch, data, repeats.values)
+        key = (launch.kernel, *sorted(bound.items()))
+        if key not in traffic:
+            read = _Kernel(kernels[launch.kernel], tree, data, {**constants, **bound})
             outputs = max(read.outputs, MIN_PARALLEL)
-            traffic[launch.kernel] = (read.units * outputs, read.good * outputs)
+            traffic[key] = (read.units * outputs, read.good * outputs)
         times = repeats.at(launch.call)
-        kernel += times * traffic[launch.kernel][0]
+        kernel += times * traffic[key][0]
         launch_cost += times * LAUNCH
     transfer = sum(
-        TRANSFER * _elements(node, data, constants) * repeats.copies(node)
+        TRANSFER * _elements(node, data, constants, repeats.values) * repeats.copies(node)
         for node in cs.walk(tree.root_node)
         if node.type == "call_expression" and cs.call_name(node, data) in _COPIES
     )
     units = sum(units for units, _ in traffic.values())
     coalesced = sum(good for _, good in traffic.values()) / units if units else 1.0
     return Estimate(kernel + transfer + launch_cost, kernel, transfer, launch_cost, coalesced)
+
+
+def _launch_values(
+    kernel: kt.Kernel, launch: kt.Launch, data: bytes, values: _Values
+) -> dict[str, int]:
+    """The kernel's parameters a launch passes known integers (trip counts, sizes)."""
+    arguments = launch.call.child_by_field_name("arguments")
+    given = arguments.named_children if arguments is not None else []
+    names = [_parameter_name(p, data) for p in cs.parameter_nodes(kernel.node)]
+    found = {}
+    for name, argument in zip(names, given, strict=False):
+        value = values.of(argument) if name else None
+        if name and value is not None:
+            found[name] = value
+    return found
 
 
 def rank_agreement(pairs: Iterable[tuple[float, float]]) -> float | None:
@@ -256,20 +279,26 @@ def _bound(loop: Node, data: bytes, constants: dict[str, int], tree: Tree) -> fl
     return float(max(1, bound)) if bound is not None else UNKNOWN_TRIPS
 
 
-def _elements(copy: Node, data: bytes, constants: dict[str, int]) -> float:
+def _elements(
+    copy: Node, data: bytes, constants: dict[str, int], values: _Values | None = None
+) -> float:
     """The elements a cudaMemcpy moves: its size argument with `sizeof` as 1, each name
     whose value the text does not give as UNKNOWN_TRIPS (`n * n * sizeof(float)`: 1024^2)."""
     arguments = copy.child_by_field_name("arguments")
-    values = arguments.named_children if arguments is not None else []
+    given = arguments.named_children if arguments is not None else []
     if cs.call_name(copy, data) == "cudaMemcpy2D":  # (dst, dpitch, src, spitch, width, rows)
-        if len(values) > 5:
-            return _size(values[4], data, constants) * _size(values[5], data, constants)
+        if len(given) > 5:
+            return _size(given[4], data, constants, values) * _size(
+                given[5], data, constants, values
+            )
         return UNKNOWN_TRIPS
     # cudaMemcpy(dst, src, bytes, kind), cudaMemcpyAsync(...), cudaMemcpyToSymbol(s, src, bytes)
-    return _size(values[2], data, constants) if len(values) > 2 else UNKNOWN_TRIPS
+    return _size(given[2], data, constants, values) if len(given) > 2 else UNKNOWN_TRIPS
 
 
-def _size(node: Node, data: bytes, constants: dict[str, int]) -> float:
+def _size(
+    node: Node, data: bytes, constants: dict[str, int], values: _Values | None = None
+) -> float:
     kind = node.type
     if kind == "sizeof_expression":
         return 1.0
@@ -277,17 +306,20 @@ def _size(node: Node, data: bytes, constants: dict[str, int]) -> float:
         value = kn.evaluate(node, data, constants)
         return float(value) if value is not None else 1.0
     if kind == "identifier":
-        return float(constants.get(cs.text(node, data), UNKNOWN_TRIPS))
+        known = constants.get(cs.text(node, data))
+        if known is None and values is not None:
+            known = values.of(node)
+        return float(known) if known is not None else UNKNOWN_TRIPS
     if kind in ("parenthesized_expression", "cast_expression"):
         inner = node.child_by_field_name("value") if kind == "cast_expression" else None
         inner = inner or (node.named_children[-1] if node.named_children else None)
-        return _size(inner, data, constants) if inner is not None else UNKNOWN_TRIPS
+        return _size(inner, data, constants, values) if inner is not None else UNKNOWN_TRIPS
     if kind == "binary_expression":
         operator = cs.text(node.child_by_field_name("operator") or node, data)
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         if left is None or right is None:
             return UNKNOWN_TRIPS
-        a, b = _size(left, data, constants), _size(right, data, constants)
+        a, b = _size(left, data, constants, values), _size(right, data, constants, values)
         if operator == "*":
             return a * b
         if operator == "/":
@@ -308,7 +340,13 @@ def _grid_stride(loop: Node, data: bytes) -> float | None:
     return float(factor.group(1)) if factor else 1.0
 
 
-def _trips(loop: Node, data: bytes, constants: dict[str, int], tree: Tree | None = None) -> float:
+def _trips(
+    loop: Node,
+    data: bytes,
+    constants: dict[str, int],
+    tree: Tree | None = None,
+    values: _Values | None = None,
+) -> float:
     """A loop's trip count: exact for `for (v = a; v < b; v += c)` with constant a, b and
     c (b may be a local clamped to a constant: `n = r < 16 ? r : 16`); UNKNOWN_TRIPS / c
     with an unknown bound; UNKNOWN_TRIPS for any other loop."""
@@ -331,6 +369,8 @@ def _trips(loop: Node, data: bytes, constants: dict[str, int], tree: Tree | None
         right = condition.child_by_field_name("right")
         if operator in ("<", "<=") and right is not None:
             bound = kn.evaluate(right, data, constants)
+            if bound is None and values is not None:
+                bound = values.of(right)
             if bound is None and tree is not None:
                 bound = _clamped(right, tree, data, constants)
             if bound is not None and operator == "<=":
@@ -381,16 +421,49 @@ def _value_assigned(init: Node | None, data: bytes, constants: dict[str, int]) -
 
 
 def _constants(tree: Tree, data: bytes) -> dict[str, int]:
-    """File-scope integer constants: `#define N 1024`, `const int N = 1024;`."""
+    """File-scope integer constants: `#define N 1024`, `#define N (1 << 20)`, `const int
+    N = 1024;`, in the branches of `#ifdef`/`#ifndef`/`#if` the preprocessor takes (with
+    no -D flags: sizes are usually chosen this way, `#ifdef SMALL ... #else ...`); an `#if`
+    whose condition the text does not decide takes its first branch."""
     found: dict[str, int] = {}
-    for node in tree.root_node.children:
-        if node.type == "preproc_def":
+    defined: set[str] = set()
+    _visit_file_scope(tree.root_node.children, data, found, defined)
+    return found
+
+
+_CONDITIONALS = ("preproc_ifdef", "preproc_if", "preproc_elif")
+_ALTERNATIVES = ("preproc_else", "preproc_elif", "preproc_elifdef")
+
+
+def _visit_file_scope(
+    nodes: Sequence[Node], data: bytes, found: dict[str, int], defined: set[str]
+) -> None:
+    for node in nodes:
+        kind = node.type
+        if kind in ("preproc_def", "preproc_function_def"):
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-            text = cs.text(value, data).strip().strip("()") if value is not None else ""
-            number = re.fullmatch(r"\d+", text)
-            if name is not None and number:
-                found[cs.text(name, data)] = int(text)
-        elif node.type == "declaration" and "const" in cs.text(node, data).split("=")[0]:
+            if name is None:
+                continue
+            defined.add(cs.text(name, data))
+            number = _macro_value(value, data, found) if kind == "preproc_def" else None
+            if number is not None:
+                found[cs.text(name, data)] = number
+        elif kind in _CONDITIONALS:
+            alternative = node.child_by_field_name("alternative")
+            guard = node.child_by_field_name("name" if kind == "preproc_ifdef" else "condition")
+            body = [
+                child
+                for child in node.named_children
+                if child not in (guard, alternative) and child.type not in _ALTERNATIVES
+            ]
+            if _branch_taken(node, guard, data, found, defined):
+                _visit_file_scope(body, data, found, defined)
+            elif alternative is not None:
+                branch = alternative.named_children
+                if alternative.type in _CONDITIONALS:
+                    branch = [alternative]
+                _visit_file_scope(branch, data, found, defined)
+        elif kind == "declaration" and "const" in cs.text(node, data).split("=")[0]:
             for declarator in node.children:
                 if declarator.type != "init_declarator":
                     continue
@@ -399,7 +472,101 @@ def _constants(tree: Tree, data: bytes) -> dict[str, int]:
                 number = kn.evaluate(value, data, found) if value is not None else None
                 if name is not None and name.type == "identifier" and number is not None:
                     found[cs.text(name, data)] = number
-    return found
+
+
+def _branch_taken(
+    node: Node, guard: Node | None, data: bytes, found: dict[str, int], defined: set[str]
+) -> bool:
+    if guard is None:
+        return True
+    if node.type == "preproc_ifdef":
+        negated = cs.text(node.children[0], data).replace(" ", "") == "#ifndef"
+        return (cs.text(guard, data) in defined) != negated
+    known = {**found, **{name: 0 for name in defined if name not in found}}
+
+    def lookup(identifier: Node) -> int | None:
+        if identifier.parent is not None and identifier.parent.type == "preproc_defined":
+            return int(cs.text(identifier, data) in defined)
+        return known.get(cs.text(identifier, data))
+
+    value = _evaluate(guard, data, lookup)
+    return value is None or value != 0
+
+
+def _macro_value(value: Node | None, data: bytes, found: dict[str, int]) -> int | None:
+    """The integer a macro's body spells (`1024`, `(1 << 20)`, `N / 2`), or None."""
+    if value is None:
+        return None
+    text = b"int cudaify_value = " + kt.encode(cs.text(value, data)) + b";"
+    parsed = cs.parse(text)
+    init = next((n for n in cs.walk(parsed.root_node) if n.type == "init_declarator"), None)
+    expression = init.child_by_field_name("value") if init is not None else None
+    if expression is None or parsed.root_node.has_error:
+        return None
+    return _evaluate(expression, text, lambda name: found.get(cs.text(name, text)))
+
+
+_OPERATORS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: int(a / b) if b else None,
+    "%": lambda a, b: int(math.fmod(a, b)) if b else None,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None,
+    ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
+    "&&": lambda a, b: int(bool(a and b)),
+    "||": lambda a, b: int(bool(a or b)),
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "<": lambda a, b: int(a < b),
+    "<=": lambda a, b: int(a <= b),
+    ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b),
+}
+
+
+def _evaluate(node: Node, data: bytes, lookup) -> int | None:  # type: ignore[no-untyped-def]
+    """The integer value of an integer expression, names read through `lookup`."""
+    kind = node.type
+    if kind == "number_literal":
+        try:
+            return int(re.sub(r"[uUlL]+$", "", cs.text(node, data)), 0)
+        except ValueError:
+            return None
+    if kind == "identifier":
+        return lookup(node)
+    if kind == "preproc_defined":
+        name = next((c for c in node.named_children if c.type == "identifier"), None)
+        return lookup(name) if name is not None else None
+    if kind in ("parenthesized_expression", "cast_expression"):
+        inner = node.child_by_field_name("value") if kind == "cast_expression" else None
+        inner = inner or (node.named_children[-1] if node.named_children else None)
+        return _evaluate(inner, data, lookup) if inner is not None else None
+    if kind == "unary_expression":
+        argument = node.child_by_field_name("argument")
+        operator = node.child_by_field_name("operator")
+        value = _evaluate(argument, data, lookup) if argument is not None else None
+        if value is None or operator is None:
+            return None
+        return {"-": -value, "+": value, "!": int(not value)}.get(cs.text(operator, data))
+    if kind == "call_expression" and cs.call_name(node, data) == "cudaify_trips":
+        arguments = node.child_by_field_name("arguments")
+        given = arguments.named_children if arguments is not None else []
+        known = [_evaluate(argument, data, lookup) for argument in given]
+        if len(known) != 4 or None in known:
+            return None
+        first, bound, step, inclusive = known  # offload's runtime helper, as it computes
+        span = (bound - first if step > 0 else first - bound) + (1 if inclusive else 0)  # type: ignore[operator]
+        stride = abs(step) or 1  # type: ignore[arg-type]
+        return (span + stride - 1) // stride if span > 0 else 0
+    if kind == "binary_expression":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        operator = cs.text(node.child_by_field_name("operator") or node, data)
+        if left is None or right is None or operator not in _OPERATORS:
+            return None
+        a, b = _evaluate(left, data, lookup), _evaluate(right, data, lookup)
+        return _OPERATORS[operator](a, b) if a is not None and b is not None else None
+    return None
 
 
 def _shared_arrays(body: Node, data: bytes) -> set[str]:
@@ -526,6 +693,77 @@ def _last_index(node: Node) -> Node | None:
 # -- the host: how often a launch or a copy runs ----------------------------------------
 
 
+class _Values:
+    """Integer values of host expressions where the text fixes them: file constants,
+    a local by its initializer (when nothing assigns it again), a parameter by the value
+    every call passes. A program's sizes usually reach the function that copies and
+    launches as a parameter, from main's `int n = N;`."""
+
+    def __init__(self, tree: Tree, data: bytes, constants: dict[str, int], calls):  # type: ignore[no-untyped-def]
+        self.tree, self.data, self.constants, self.calls = tree, data, constants, calls
+        self._parameters: dict[tuple[int, str], int | None] = {}
+        self._assignments: dict[int, set[str]] = {}  # function -> the names it assigns
+
+    def of(self, node: Node | None, depth: int = 0) -> int | None:
+        if node is None or depth > _CALL_DEPTH:
+            return None
+        return _evaluate(node, self.data, lambda name: self._name(name, depth))
+
+    def _name(self, identifier: Node, depth: int) -> int | None:
+        name = cs.text(identifier, self.data)
+        declared = cs.visible(self.tree, self.data, name, identifier.start_byte)
+        if declared is None or declared.scope == "global":
+            return self.constants.get(name)
+        function = cs.enclosing_function(identifier)
+        if function is None or name in self._assigned(function):
+            return None
+        if declared.scope == "param":
+            return self._parameter(function, name, depth)
+        value = _Expansion(self.tree, self.data).initializer(name, identifier)
+        return self.of(value, depth + 1)
+
+    def _assigned(self, function: Node) -> set[str]:
+        """The names `function` assigns besides their declarations (`n = ...`, `n++`)."""
+        if function.start_byte not in self._assignments:
+            names = set()
+            for node in cs.walk(function):
+                if node.type == "assignment_expression":
+                    target = node.child_by_field_name("left")
+                elif node.type == "update_expression":
+                    target = node.child_by_field_name("argument")
+                else:
+                    continue
+                if target is not None:
+                    names.add(cs.text(target, self.data))
+            self._assignments[function.start_byte] = names
+        return self._assignments[function.start_byte]
+
+    def _parameter(self, function: Node, name: str, depth: int) -> int | None:
+        key = (function.start_byte, name)
+        if key in self._parameters:
+            return self._parameters[key]
+        self._parameters[key] = None  # a call cycle: unknown
+        names = [_parameter_name(p, self.data) for p in cs.parameter_nodes(function)]
+        callee = cs.function_name(function, self.data)
+        values: set[int | None] = set()
+        if name in names and callee is not None:
+            position = names.index(name)
+            for call in self.calls.get(callee, []):
+                arguments = call.child_by_field_name("arguments")
+                given = arguments.named_children if arguments is not None else []
+                values.add(self.of(given[position], depth + 1) if position < len(given) else None)
+        value = values.pop() if len(values) == 1 else None
+        self._parameters[key] = value
+        return value
+
+
+def _parameter_name(parameter: Node, data: bytes) -> str | None:
+    declarator = parameter.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "identifier":
+        declarator = declarator.child_by_field_name("declarator")
+    return cs.text(declarator, data) if declarator is not None else None
+
+
 class _Repeats:
     """How often a host site runs: the trip counts of the loops around it, within its
     function and around the calls that lead to it (the most repeated call chain, up to
@@ -544,6 +782,7 @@ class _Repeats:
                     if callee in self.functions and callee != name:
                         self.calls.setdefault(callee, []).append(node)
         self._function_repeats: dict[str, float] = {}
+        self.values = _Values(tree, data, constants, self.calls)
 
     def copies(self, node: Node) -> float:
         """How often a copy runs: once where the residency runtime (a `cudaify_` function)
@@ -581,6 +820,6 @@ class _Repeats:
         current = node.parent
         while current is not None and current != function:
             if current.type in _LOOPS:
-                times *= _trips(current, self.data, self.constants, self.tree)
+                times *= _trips(current, self.data, self.constants, self.tree, self.values)
             current = current.parent
         return times

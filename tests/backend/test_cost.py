@@ -57,7 +57,7 @@ def cost_of(
     body: str,
     copy_in: str = "",
     kernel: str = KERNEL,
-    steps: str = "step(a, b, 100);",
+    steps: str = "step(a, b, size());",  # a size the text does not give
 ):
     host = HOST.replace("COPY_IN", copy_in).replace("COPY_OUT", "").replace("STEPS", steps)
     code = kernel.replace("BODY", body) + host
@@ -122,7 +122,7 @@ def test_shared_memory_and_outputs_per_thread_make_a_kernel_cheaper() -> None:
 
 def test_copies_and_launches_count_as_often_as_the_code_around_them_runs() -> None:
     copy = "cudaMemcpy(d_a, d_b, (size_t)(n * 4) * sizeof(float), cudaMemcpyHostToDevice);"
-    ten = "for (int t = 0; t < 10; t++) step(a, b, 100);"
+    ten = "for (int t = 0; t < 10; t++) step(a, b, size());"
     once = cost_of("b[i * n + j] = a[i * n + j];", copy_in=copy)
     # the size: n (unknown) times 4 elements, sizeof as 1
     assert once.transfer == TRANSFER * UNKNOWN_TRIPS * 4
@@ -147,7 +147,8 @@ def test_copies_and_launches_count_as_often_as_the_code_around_them_runs() -> No
         copy_in="cudaify_copy_in(d_a, d_b, 4);",
         steps=ten,
     )
-    assert resident.transfer == pytest.approx(TRANSFER * UNKNOWN_TRIPS)
+    # (its size parameter: the 4 its one call passes)
+    assert resident.transfer == pytest.approx(TRANSFER * 4)
     assert resident.cost < repeated.cost
 
 
@@ -179,6 +180,56 @@ def test_a_launch_of_few_outputs_costs_as_much_as_one_that_fills_the_gpu() -> No
         "float s = 0; for (int k = 0; k < n; k++) s += a[i * n + k]; b[i] = s;", kernel=wide
     )
     assert many.kernel == pytest.approx(per_output * 100000)
+
+
+SIZES = """
+#ifdef SMALL
+#define N 64
+#define STEPS 2
+#else
+#define N (1 << 10)
+#ifndef STEPS
+#define STEPS (N / 128)
+#endif
+#endif
+"""
+
+
+def test_sizes_come_from_the_preprocessor_branch_taken_and_reach_functions_as_arguments():
+    """N is 1024 (the #else branch: SMALL is not defined); main's `int n = N` reaches
+    step() as its parameter and the kernel as its trip counts; STEPS (8) repeats it all."""
+    copy = "cudaMemcpy(d_a, d_b, (size_t)(n * n) * sizeof(float), cudaMemcpyHostToDevice);"
+    steps = "int n = N; for (int t = 0; t < STEPS; t++) step(a, b, n);"
+    sized = cost_of(
+        "b[i * n + j] = a[i * n + j];", copy_in=copy, kernel=SIZES + KERNEL, steps=steps
+    )
+    assert sized.transfer == pytest.approx(8 * TRANSFER * 1024**2)
+    assert sized.launch == pytest.approx(8 * LAUNCH)
+    assert sized.kernel == pytest.approx(8 * 2.0 * 1024**2)
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        "int n = N; n = n / 2; step(a, b, n);",  # assigned again: its value is not the initializer
+        "step(a, b, N); step(a, b, 2 * N);",  # two calls disagree
+        "#define SMALL\nstep(a, b, N);",  # defined after the branch was chosen: still 1024...
+    ],
+)
+def test_a_value_the_text_does_not_fix_stays_unknown(steps: str) -> None:
+    copy = "cudaMemcpy(d_a, d_b, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice);"
+    got = cost_of("b[i * n + j] = a[i * n + j];", copy_in=copy, kernel=SIZES + KERNEL, steps=steps)
+    expected = 1024 if steps.startswith("#define") else UNKNOWN_TRIPS
+    assert got.transfer == pytest.approx(TRANSFER * expected)
+
+
+def test_the_small_branch_is_taken_when_its_macro_is_defined_first() -> None:
+    copy = "cudaMemcpy(d_a, d_b, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice);"
+    kernel = "#define SMALL 1\n" + SIZES + KERNEL
+    got = cost_of(
+        "b[i * n + j] = a[i * n + j];", copy_in=copy, kernel=kernel, steps="step(a, b, N);"
+    )
+    assert got.transfer == pytest.approx(TRANSFER * 64)
 
 
 @pytest.mark.parametrize(
