@@ -198,7 +198,7 @@ class _Kernel:
             grid = _grid_stride(node, self.data)
             if grid is not None:  # a grid level: each thread runs it once per output...
                 weight /= grid  # ...and covers `grid` outputs where it strides that far
-            else:
+            elif not _retry_loop(node, self.data):  # a compare-and-swap mostly succeeds at once
                 weight *= _trips(node, self.data, self.constants, self.tree)
         elif kind == "if_statement":
             self._branches(node, weight)
@@ -252,6 +252,11 @@ class _Kernel:
         self.units += cost * weight
         if cost <= 1.0:
             self.good += cost * weight
+
+
+def _retry_loop(loop: Node, data: bytes) -> bool:
+    """A `while` around an atomicCAS: an atomic min/max, retried only under contention."""
+    return loop.type == "while_statement" and "atomicCAS(" in cs.text(loop, data)
 
 
 def _grid_outputs(node: Node, data: bytes, constants: dict[str, int], tree: Tree) -> float:

@@ -60,7 +60,8 @@ def _scop_json(scop: Scop) -> dict[str, Any]:
                 "line": st.line,
                 "kind": st.kind,
                 "loops": [scop.loops[k].var for k in st.loops],
-                "sum": bool(st.reduction),
+                "sum": st.reduction == "+",
+                "reduction": st.reduction or None,  # "+", "max", "min"
             }
             for st in scop.statements
         ],
@@ -161,11 +162,13 @@ def _function_text(path: str, fn: Function) -> list[str]:
 def _scop_text(path: str, scop: Scop) -> list[str]:
     """A static-control region: what the schedule-based mapping may rearrange."""
     loops = ", ".join(dict.fromkeys(loop.var for loop in scop.loops))
-    sums = [st for st in scop.statements if st.reduction]
+    sums = [st for st in scop.statements if st.reduction == "+"]
+    extremes = [st for st in scop.statements if st.reduction in ("max", "min")]
     lines = [
         f"  {path}:{scop.line}:{scop.column}: static-control region: "
         f"{len(scop.statements)} statement(s) in loops over {loops or 'nothing'}"
         + (f", {len(sums)} sum(s)" if sums else "")
+        + (f", {len(extremes)} min/max reduction(s)" if extremes else "")
     ]
     if scop.params:
         lines.append(f"    sizes: {', '.join(scop.params)}")

@@ -450,21 +450,28 @@ class ScopBuilder:
         )
 
     def _reduction(self, leaf: _Leaf, accesses: list[ScopAccess]) -> str:
-        """ "+" when the statement is a sum into its one written location."""
-        if leaf.kind != "expression":
-            return ""
+        """ "+" when the statement is a sum into its one written location; "max" or "min"
+        when it keeps the extreme of its values in one scalar (`if (v > m) m = v;`,
+        `m = fmax(m, v)`): either way its instances may run in any order."""
         updates = [u for u in self.fa.walk.updates if u.start == leaf.start]
-        if len(updates) != 1 or updates[0].op != "+" or not updates[0].self_free:
+        if len(updates) != 1 or not updates[0].self_free:
+            return ""
+        op = updates[0].op
+        if op == "+" and leaf.kind != "expression":
+            return ""
+        if op not in ("+", "max", "min"):
             return ""
         written = [a for a in accesses if a.is_write]
         if len(written) != 1 or not written[0].is_read:
             return ""
         target = written[0]
+        if op != "+" and not target.scalar:
+            return ""
         same = [a for a in accesses if a.target == target.target and a.scalar == target.scalar]
         if len(same) != 1 or (not target.scalar and target.subscripts is None):
             return ""
         inside = [c for c in self.fa.walk.calls if leaf.start <= c.start < leaf.end]
-        return "" if inside and any(c.name in ("rand", "random") for c in inside) else "+"
+        return "" if inside and any(c.name in ("rand", "random") for c in inside) else op
 
     def _loop_bounded(self, access: RawAccess, leaf: _Leaf, loop_index) -> None:
         """Record `a[k + c]` for k a canonical loop inside the statement."""

@@ -76,6 +76,9 @@ class SourceStatement:
     sum_parts: tuple[tuple[int, int], tuple[int, int] | None, str] | None = None
     # what it assigns or updates: (start, end, start of the identifier it is based on)
     targets: tuple[tuple[int, int, int], ...] = ()
+    # a min/max update (`if (v > m) m = v;`, `m = fmax(m, v)`, `m = v > m ? v : m`):
+    # "max" or "min", the target's span and the compared value's span
+    extreme_parts: tuple[str, tuple[int, int], tuple[int, int]] | None = None
 
 
 def source_statement(tree: Tree, source: bytes, name: str, start: int) -> SourceStatement:
@@ -100,6 +103,7 @@ def source_statement(tree: Tree, source: bytes, name: str, start: int) -> Source
         tuple(constructor for _, _, constructor in initialized),
         _sum_parts(node, source, base),
         _targets(node, base),
+        _extreme_parts(node, source, base),
     )
 
 
@@ -175,6 +179,102 @@ def _sum_parts(statement: Node, source: bytes, base: int):
     if sign == "+" and _same_text(_bare(b), left, source):
         return _span(left, base), _span(a, base), "+"
     return None
+
+
+_EXTREME_CALLS = {
+    "fmax": "max", "fmaxf": "max", "fmaxl": "max", "max": "max",
+    "fmin": "min", "fminf": "min", "fminl": "min", "min": "min",
+}  # fmt: skip
+
+
+def _extreme_parts(statement: Node, source: bytes, base: int):
+    """("max" | "min", target span, value span) of a min/max update, or None."""
+    if statement.type == "if_statement":
+        if statement.child_by_field_name("alternative") is not None:
+            return None
+        condition = statement.child_by_field_name("condition")
+        then = statement.child_by_field_name("consequence")
+        if condition is None or then is None:
+            return None
+        if then.type == "compound_statement":
+            if len(then.named_children) != 1:
+                return None
+            then = then.named_children[0]
+        assignment = _plain_assignment(then, source)
+        test = _bare(condition.named_children[0]) if condition.named_children else None
+        if assignment is None or test is None or test.type != "binary_expression":
+            return None
+        target, value = assignment
+        kind = _extreme_kind(test, target, value, source, picks_value=True)
+        return (kind, _span(target, base), _span(value, base)) if kind else None
+    assignment = _plain_assignment(statement, source)
+    if assignment is None:
+        return None
+    target, right = assignment
+    right = _bare(right)
+    if right.type == "call_expression":
+        name = cs.text(right.child_by_field_name("function") or right, source).split("::")[-1]
+        arguments = right.child_by_field_name("arguments")
+        given = arguments.named_children if arguments is not None else []
+        if name not in _EXTREME_CALLS or len(given) != 2:
+            return None
+        for mine, other in ((given[0], given[1]), (given[1], given[0])):
+            if _same_text(_bare(mine), target, source) and not _mentions(other, target, source):
+                return _EXTREME_CALLS[name], _span(target, base), _span(other, base)
+        return None
+    if right.type == "conditional_expression":
+        test = right.child_by_field_name("condition")
+        yes, no = right.child_by_field_name("consequence"), right.child_by_field_name("alternative")
+        if test is None or yes is None or no is None:
+            return None
+        test = _bare(test)
+        for value, kept in ((yes, no), (no, yes)):
+            if _same_text(_bare(kept), target, source) and not _mentions(value, target, source):
+                if test.type != "binary_expression":
+                    return None
+                kind = _extreme_kind(test, target, value, source, picks_value=value == yes)
+                return (kind, _span(target, base), _span(value, base)) if kind else None
+    return None
+
+
+def _plain_assignment(statement: Node, source: bytes) -> tuple[Node, Node] | None:
+    """(left, right) of an expression statement `left = right;`."""
+    if statement.type != "expression_statement" or not statement.named_children:
+        return None
+    expression = _bare(statement.named_children[0])
+    if expression.type != "assignment_expression":
+        return None
+    operator = expression.child_by_field_name("operator")
+    left, right = expression.child_by_field_name("left"), expression.child_by_field_name("right")
+    if operator is None or cs.text(operator, source) != "=" or left is None or right is None:
+        return None
+    return left, right
+
+
+def _extreme_kind(
+    test: Node, target: Node, value: Node, source: bytes, picks_value: bool
+) -> str | None:
+    """Which extreme `test ? value : target` keeps (`picks_value`; else the reverse),
+    when `test` compares exactly the target and the value."""
+    operator = cs.text(test.child_by_field_name("operator") or test, source)
+    left, right = test.child_by_field_name("left"), test.child_by_field_name("right")
+    if operator not in ("<", "<=", ">", ">=") or left is None or right is None:
+        return None
+    left, right, value, target = _bare(left), _bare(right), _bare(value), _bare(target)
+    if _same_text(left, value, source) and _same_text(right, target, source):
+        value_on_left = True
+    elif _same_text(left, target, source) and _same_text(right, value, source):
+        value_on_left = False
+    else:
+        return None
+    # `value > target` (value on the left of a greater-than) picks the larger: max
+    larger = value_on_left == (operator in (">", ">="))
+    return "max" if larger == picks_value else "min"
+
+
+def _mentions(node: Node, target: Node, source: bytes) -> bool:
+    name = cs.text(_bare(target), source)
+    return any(cs.text(n, source) == name for n in cs.identifiers_in(node))
 
 
 def statement_node(tree: Tree, start: int) -> Node | None:
@@ -259,6 +359,15 @@ def sum_parts(statement: SourceStatement, replace: dict[str, str]) -> tuple[str,
     target = _replace_in(statement, t0, t1, replace)
     value = "1" if term is None else _replace_in(statement, term[0], term[1], replace)
     return target, f"-({value})" if sign == "-" else f"({value})"
+
+
+def extreme_parts(statement: SourceStatement, replace: dict[str, str]) -> tuple[str, str]:
+    """A min/max update's target and the value it compares, as C text with identifiers
+    replaced."""
+    if statement.extreme_parts is None:
+        raise ValueError(f"{statement.name} is not a min/max update")
+    _kind, (t0, t1), (v0, v1) = statement.extreme_parts
+    return _replace_in(statement, t0, t1, replace), _replace_in(statement, v0, v1, replace)
 
 
 def atomic_sum(statement: SourceStatement, replace: dict[str, str], cast: str) -> str:

@@ -217,7 +217,8 @@ def plan_region(program: Program, function: Function, scop: Scop) -> RegionPlan:
         raise Refuse(f"'{function.name}' is a function template")
     _require_arrays(scop)
     _require_params(scop)
-    model = polyhedral.build(scop, sums=_atomic_sums(scop))
+    source = program.source.encode("utf-8", errors="surrogateescape")
+    model = polyhedral.build(scop, sums=_atomic_sums(scop, cs.parse(source), source))
     _require_enough_work(model)
     try:
         kernels = _plan_kernels(model)
@@ -331,18 +332,45 @@ ATOMIC_ADD_TYPES = {
 }
 
 
-def _atomic_sums(scop: Scop) -> frozenset[str]:
-    """Sum statements whose target atomicAdd can update."""
+# the types a min/max update keeps atomically: the integers by atomicMax/atomicMin, float
+# and double by a compare-and-swap loop on their bits
+ATOMIC_EXTREME_TYPES = {
+    "int": "int",
+    "unsigned int": "unsigned int",
+    "unsigned": "unsigned int",
+    "long long": "long long",
+    "long long int": "long long",
+    "unsigned long long": "unsigned long long",
+    "unsigned long long int": "unsigned long long",
+    "float": "float",
+    "double": "double",
+}
+
+
+def _atomic_sums(scop: Scop, tree: Tree, source: bytes) -> frozenset[str]:
+    """Sum statements whose target atomicAdd can update, and min/max updates whose target
+    an atomic min/max can, in a form the code generator reads (`if (v > m) m = v;`, `m =
+    fmax(m, v)`, `m = v > m ? v : m`): their instances may run in any order."""
     types = {s.name: s.type for s in scop.scalars}
     types.update({a.name: _element(a) for a in scop.arrays})
+    kinds = {"+": ATOMIC_ADD_TYPES, "max": ATOMIC_EXTREME_TYPES, "min": ATOMIC_EXTREME_TYPES}
+
+    def readable(st) -> bool:  # type: ignore[no-untyped-def]
+        if st.reduction == "+":
+            return True
+        return (
+            codegen.source_statement(tree, source, st.name, st.span.start).extreme_parts is not None
+        )
+
     return frozenset(
         st.name
         for st in scop.statements
-        if st.reduction == "+"
+        if st.reduction in kinds
         and any(
-            a.is_write and " ".join(types.get(a.target, "").split()) in ATOMIC_ADD_TYPES
+            a.is_write and " ".join(types.get(a.target, "").split()) in kinds[st.reduction]
             for a in st.accesses
         )
+        and readable(st)
     )
 
 
@@ -919,38 +947,100 @@ class _KernelText:
 
 @dataclass(frozen=True)
 class _Partial:
-    """A thread's share of a sum whose target is the same for every thread of the launch
-    (`s += a[i]`, `sum[p] += ...` with p a host value): the thread sums its instances in a
-    register; where its whole warp is active, the warp adds its threads' shares with
-    shuffles and the first lane that ran an instance adds the total with one atomicAdd,
-    not one per instance; elsewhere (a partial warp) each thread adds its own share. The
-    order of the additions changes, as with atomics already."""
+    """A thread's share of a sum (`op` "+") or of a min/max update ("max", "min") whose
+    target is the same for every thread of the launch (`s += a[i]`, `if (a[i] > m) m =
+    a[i];`): the thread combines its instances in a register; where its whole warp is
+    active, the warp combines its threads' shares with shuffles and one lane updates the
+    target with one atomic operation, not one per instance; elsewhere (a partial warp)
+    each thread updates it with its own share. The order of the additions changes, as with
+    atomics already; a minimum or maximum is the same in any order (a NaN value is never
+    taken, as `v > m` never takes it)."""
 
     name: str  # the register
     added: str  # whether this thread ran an instance (an untouched target is not read)
     target: str
-    cast: str  # the type atomicAdd takes
+    cast: str  # the type the atomic operation takes
+    op: str = "+"
 
     def declaration(self) -> list[str]:
         return [f"    {self.cast} {self.name} = ({self.cast})0;", f"    bool {self.added} = false;"]
 
+    def update(self, term: str) -> list[str]:
+        """One instance: its term or value into the register."""
+        if self.op == "+":
+            return [f"{self.name} += ({self.cast})({term}); {self.added} = true;"]
+        value, better = f"{self.name}_value", "<" if self.op == "min" else ">"
+        return [
+            f"{{ const {self.cast} {value} = ({self.cast})({term});",
+            f"  if ({self.added} ? {value} {better} {self.name} : {value} == {value}) {{"
+            f" {self.name} = {value}; {self.added} = true; }} }}",
+        ]
+
+    def atomic(self, value: str) -> list[str]:
+        """`value` into the target atomically."""
+        address = f"({self.cast} *)&({self.target})"
+        if self.op == "+":
+            return [f"atomicAdd({address}, {value});"]
+        if self.cast not in ("float", "double"):
+            return [f"atomic{self.op.capitalize()}({address}, {value});"]
+        bits, to_bits, from_bits = {
+            "float": ("unsigned int", "__float_as_uint", "__uint_as_float"),
+            "double": ("unsigned long long", "(unsigned long long)__double_as_longlong",
+                       "__longlong_as_double"),
+        }[self.cast]  # fmt: skip
+        better = "<" if self.op == "min" else ">"
+        seen, old, wanted = f"{self.name}_seen", f"{self.name}_old", f"{self.name}_wanted"
+        cast_back = "(long long)" if self.cast == "double" else ""
+        return [
+            f"{{ {self.cast} *{self.name}_at = {address};",
+            f"  const {self.cast} {wanted} = {value};",
+            f"  {self.cast} {seen} = *{self.name}_at;",
+            f"  while ({wanted} {better} {seen}) {{",
+            f"    const {bits} {old} = atomicCAS(({bits} *){self.name}_at, {to_bits}({seen}), "
+            f"{to_bits}({wanted}));",
+            f"    if ({old} == {to_bits}({seen})) break;",
+            f"    {seen} = {from_bits}({cast_back}{old});",
+            "  } }",
+        ]
+
     def flush(self) -> list[str]:
         active, adders = f"{self.name}_active", f"{self.name}_adders"
-        add = f"atomicAdd(({self.cast} *)&({self.target}), {self.name});"
         lane = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u)"
+        if self.op == "+":
+            combine = [
+                "                for (int offset = 16; offset > 0; offset /= 2)",
+                f"                    {self.name} += "
+                f"__shfl_xor_sync({active}, {self.name}, offset);",
+            ]
+        else:
+            other, theirs = f"{self.name}_other", f"{self.name}_theirs"
+            better = "<" if self.op == "min" else ">"
+            combine = [
+                "                for (int offset = 16; offset > 0; offset /= 2) {",
+                f"                    const {self.cast} {other} = "
+                f"__shfl_xor_sync({active}, {self.name}, offset);",
+                f"                    const int {theirs} = "
+                f"__shfl_xor_sync({active}, (int){self.added}, offset);",
+                f"                    if ({theirs} && "
+                f"(!{self.added} || {other} {better} {self.name}))",
+                f"                        {self.name} = {other};",
+                f"                    {self.added} = {self.added} || {theirs};",
+                "                }",
+            ]
+        first = f"(unsigned)(__ffs((int){adders}) - 1)"
         return [
             "    {",
             f"        const unsigned {active} = __activemask();",
             f"        if ({active} == 0xffffffffu) {{",
             f"            const unsigned {adders} = __ballot_sync({active}, {self.added});",
             f"            if ({adders} != 0u) {{",
-            "                for (int offset = 16; offset > 0; offset /= 2)",
-            f"                    {self.name} += __shfl_xor_sync({active}, {self.name}, offset);",
-            f"                if ({lane} == (unsigned)(__ffs((int){adders}) - 1))",
-            f"                    {add}",
+            *combine,
+            f"                if ({lane} == {first}) {{",
+            *("                    " + line for line in self.atomic(self.name)),
+            "                }",
             "            }",
             f"        }} else if ({self.added}) {{",
-            f"            {add}",
+            *("            " + line for line in self.atomic(self.name)),
             "        }",
             "    }",
         ]
@@ -1121,15 +1211,23 @@ class _RegionEmitter:
                     replace[var] = f"({value})"
             if part.atomic and statement in self.sums:
                 cast = self.sums[statement]
-                target, term = codegen.sum_parts(self.statements[statement], replace)
-                if not set(re.findall(r"[A-Za-z_]\w*", target)) <= uniform:
-                    return [codegen.atomic_sum(self.statements[statement], replace, cast)]
+                source = self.statements[statement]
+                op = self.model.statement(statement).reduction
+                if op == "+":
+                    target, term = codegen.sum_parts(source, replace)
+                else:
+                    target, term = codegen.extreme_parts(source, replace)
                 if statement not in partials:
                     partials[statement] = _Partial(
-                        self.names.fresh("partial"), self.names.fresh("added"), target, cast
+                        self.names.fresh("partial"), self.names.fresh("added"), target, cast, op
                     )
                 partial = partials[statement]
-                return [f"{partial.name} += ({cast})({term}); {partial.added} = true;"]
+                if not set(re.findall(r"[A-Za-z_]\w*", target)) <= uniform:
+                    partials.pop(statement)  # a target per thread: one atomic per instance
+                    if op == "+":
+                        return [codegen.atomic_sum(source, replace, cast)]
+                    return partial.atomic(f"({cast})({term})")
+                return partial.update(term)
             if part.speculative:
                 return self._checked(statement, replace, arguments)
             return [codegen.substituted(self.statements[statement], replace)]
@@ -1359,10 +1457,11 @@ class _RegionEmitter:
         types = {s.name: s.type for s in self.scop.scalars}
         types.update({a.name: _element(a) for a in self.arrays})
         found = {}
-        for name in _atomic_sums(self.scop):
+        for name in _atomic_sums(self.scop, self.tree, self.source):
             statement = self.model.statement(name)
             target = next(a.target for a in statement.accesses if a.is_write)
-            found[name] = ATOMIC_ADD_TYPES[" ".join(types[target].split())]
+            kinds = ATOMIC_ADD_TYPES if statement.reduction == "+" else ATOMIC_EXTREME_TYPES
+            found[name] = kinds[" ".join(types[target].split())]
         return found
 
     def _private_storage(self) -> tuple[set[int], dict[int, _Expansion]]:

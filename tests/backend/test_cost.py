@@ -182,6 +182,18 @@ def test_a_launch_of_few_outputs_costs_as_much_as_one_that_fills_the_gpu() -> No
     assert many.kernel == pytest.approx(per_output * 100000)
 
 
+def test_a_compare_and_swap_retry_loop_counts_once() -> None:
+    """An atomic max on a float is a `while` around atomicCAS: it mostly succeeds at once,
+    so it costs one atomic, not UNKNOWN_TRIPS of them."""
+    cas = (
+        "float seen = b[0]; while (a[j] > seen) { unsigned int old = atomicCAS("
+        "(unsigned int *)b, __float_as_uint(seen), __float_as_uint(a[j])); "
+        "if (old == __float_as_uint(seen)) break; seen = __uint_as_float(old); }"
+    )
+    plain = "float seen = b[0]; if (a[j] > seen) atomicMax((int *)b, (int)a[j]);"
+    assert cost_of(cas).kernel == pytest.approx(cost_of(plain).kernel)
+
+
 SIZES = """
 #ifdef SMALL
 #define N 64

@@ -50,6 +50,22 @@ template <class T> inline T __shfl_xor_sync(unsigned int mask, T value, int offs
     return value;
 }
 
+/* The bit casts and atomics the min/max kernels use (compare-and-swap on a float's or a
+   double's bits; atomicMax and atomicMin on integers). */
+inline unsigned int __float_as_uint(float x) { unsigned int u; std::memcpy(&u, &x, 4); return u; }
+inline float __uint_as_float(unsigned int u) { float x; std::memcpy(&x, &u, 4); return x; }
+inline long long __double_as_longlong(double x) { long long u; std::memcpy(&u, &x, 8); return u; }
+inline double __longlong_as_double(long long u) { double x; std::memcpy(&x, &u, 8); return x; }
+template <class T> inline T atomicCAS(T *p, T compare, T value)
+{
+    const T old = *p;
+    if (old == compare)
+        *p = value;
+    return old;
+}
+template <class T> inline T atomicMax(T *p, T v) { const T old = *p; if (v > old) *p = v; return old; }
+template <class T> inline T atomicMin(T *p, T v) { const T old = *p; if (v < old) *p = v; return old; }
+
 typedef int cudaError_t;
 enum { cudaSuccess = 0 };
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };

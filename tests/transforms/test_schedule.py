@@ -261,6 +261,62 @@ def test_the_warp_sums_print_what_gcc_prints_with_real_shuffles(
     assert compare(gcc_output(FOLDER / "main_sum.c", tmp_path), done.text()) is None
 
 
+def test_min_and_max_updates_run_in_parallel_with_one_atomic_per_warp(
+    outputs: dict[str, str],
+) -> None:
+    """extremes.c keeps a sum, a float maximum (if form), a double minimum (fmin) and an
+    int maximum (conditional form): four grid kernels, none serial, each combining in a
+    register and updating its scalar once per warp (an integer by atomicMax, a float or a
+    double by compare-and-swap on its bits)."""
+    code = outputs["extremes"]
+    assert "<<<1, 1>>>" not in code
+    stats = [k for k in kernels(code) if k.startswith("stats")]
+    assert len(stats) == 4
+    bodies = {k: body_of(code, k) for k in stats}
+    peak = next(b for b in bodies.values() if "d_p" in b)
+    loop = peak[peak.index("for (long long") : peak.index("\n    }\n")]
+    assert "atomic" not in loop
+    assert "partial_3_value > partial_3 : partial_3_value == partial_3_value" in loop
+    assert "atomicCAS((unsigned int *)" in peak and "__float_as_uint" in peak
+    low = next(b for b in bodies.values() if "d_m" in b)
+    assert "partial_2_value < partial_2" in low and "__double_as_longlong" in low
+    widest = next(b for b in bodies.values() if "d_w" in b)
+    assert widest.count("atomicMax((int *)&((*d_w)), partial_4);") == 2
+
+
+def test_min_and_max_warps_print_what_gcc_prints_with_real_shuffles(
+    outputs: dict[str, str], tmp_path: Path
+) -> None:
+    header = Path(__file__).resolve().parent / "warp_emulation.h"
+    done = run_emulated(outputs["extremes"], tmp_path, timeout=600, flags=("-include", str(header)))
+    assert done.ok, done.errors()
+    assert compare(gcc_output(FOLDER / "extremes.c", tmp_path), done.text()) is None
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "if (x[i] > m) m = x[i] + 1.0;",  # keeps something else than the value compared
+        "if (x[i] > m) { m = x[i]; k = i; }",  # an argmax: the index goes with it
+        "if (x[i] > m) m = x[i]; else m = m - 1.0;",  # an else branch
+        "m = x[i] > m ? x[i] : m * 0.5;",  # the other arm is not the target
+    ],
+)
+def test_what_is_no_min_or_max_update_stays_in_one_thread(update: str, program_of) -> None:
+    """Each update below is not `m = extreme(m, v)` (or it is one the runtime could not
+    reproduce with an atomic): its loop stays sequential, in one thread."""
+    program = program_of(
+        "#include <stdio.h>\n#define N 4096\ndouble x[N];\n"
+        "int main(void) {\n"
+        "    for (int i = 0; i < N; i++) x[i] = (i * 37) % 101;\n"
+        "    double m = -1.0; int k = 0;\n"
+        f"    for (int i = 0; i < N; i++) {{ {update} }}\n"
+        '    printf("%f %d\\n", m, k);\n    return 0;\n}\n'
+    )
+    code = mapped(program).code
+    assert "partial" not in code and "atomic" not in code.split("cudaify runtime helpers")[-1]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", [*CASES, "residency"])
 def test_golden_runs_on_the_gpu_and_prints_what_gcc_does(case: str, tmp_path: Path) -> None:

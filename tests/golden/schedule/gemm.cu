@@ -145,8 +145,9 @@ __global__ void main_kernel_4(double (*C)[NJ], double *d_sum, long long lo_i_4, 
             if (partial_adders != 0u) {
                 for (int offset = 16; offset > 0; offset /= 2)
                     partial += __shfl_xor_sync(partial_active, partial, offset);
-                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1)) {
                     atomicAdd((double *)&((*d_sum)), partial);
+                }
             }
         } else if (added) {
             atomicAdd((double *)&((*d_sum)), partial);

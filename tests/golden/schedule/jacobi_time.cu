@@ -152,8 +152,9 @@ __global__ void main_kernel_3(double (*A)[N], double *d_sum, long long lo_i_5, l
             if (partial_adders != 0u) {
                 for (int offset = 16; offset > 0; offset /= 2)
                     partial += __shfl_xor_sync(partial_active, partial, offset);
-                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1))
+                if (((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u) == (unsigned)(__ffs((int)partial_adders) - 1)) {
                     atomicAdd((double *)&((*d_sum)), partial);
+                }
             }
         } else if (added) {
             atomicAdd((double *)&((*d_sum)), partial);
