@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define N 200000
+#define N 20000
 
 static void stats(const float *x, int n, double *total, float *peak, double *low, int *widest)
 {

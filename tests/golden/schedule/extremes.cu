@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define N 200000
+#define N 20000
 
 /* ---- cudaify runtime helpers ---- */
 #include <stdio.h>
@@ -279,16 +279,16 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 32 -> 1 kernel(s), grids 1-D) */
         float *d_x_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(200000) * sizeof(float)));
+        CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(20000) * sizeof(float)));
         {
             const long long lo_i_5 = 0;
-            const long long trips_i_5 = (199999) - lo_i_5 + 1;
+            const long long trips_i_5 = (19999) - lo_i_5 + 1;
             if (trips_i_5 > 0) {
                 main_kernel<<<dim3(cudaify_blocks(trips_i_5, 256, 2147483647u)), dim3(256)>>>(d_x_2, lo_i_5, trips_i_5);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }
-        CUDAIFY_CHECK(cudaMemcpy(x, d_x_2, (size_t)(200000) * sizeof(float), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(x, d_x_2, (size_t)(20000) * sizeof(float), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaFree(d_x_2));
     }
     double total, low;
