@@ -76,6 +76,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudaify.backend.cost import rank_agreement
+from cudaify.backend.evaluate import TIME_BUDGET
 from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Variant
 from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, TOO_SLOW_UNSEEN, reward, unrun
 from cudaify.mcgs.search import (
@@ -255,6 +256,7 @@ class GraphSearch:
         self._best = -math.inf  # the best reward so far
         self._best_variant: Variant | None = None  # the candidate that has it
         self._stale = 0  # new candidates since the best last improved by MIN_GAIN
+        self._stones: set[str] = set()  # states not run: a child was verified in their place
 
     def _out_of_time(self) -> bool:
         """Whether to start no new candidate: the budget is spent, or the search converged."""
@@ -529,6 +531,7 @@ class GraphSearch:
             TOO_SLOW_UNSEEN,
         )
         self.nodes[variant.key] = stone
+        self._stones.add(variant.key)
         self._make_edges(stone)
         for edge in stone.edges:
             if edge.method == method and edge.how == "rule":
@@ -736,12 +739,25 @@ class GraphSearch:
             "rank_agreement": round(agreement, 3) if agreement is not None else None,
         }
 
+    def _stage_label(self, node: Node) -> str:
+        """How far a state got, for the trace: `input`; `stepping_stone` (not run: a
+        child was verified in its place); `time_budget` (the deadline stopped it before
+        it was built or run); else its stage."""
+        if not node.variant.steps:
+            return "input"
+        if node.variant.key in self._stones:
+            return "stepping_stone"
+        problems = node.evaluation.problems
+        if problems and all(p.kind == TIME_BUDGET for p in problems):
+            return "time_budget"
+        return node.evaluation.stage.label
+
     def _describe(self, node: Node) -> dict[str, object]:
         predicted = self._predicted_cost(node.variant) if node.variant.steps else None
         return {
             "key": node.variant.key,
             "methods": list(node.variant.methods),
-            "stage": node.evaluation.stage.label if node.variant.steps else "input",
+            "stage": self._stage_label(node),
             "reward": round(node.utility, 4),
             "value": round(node.value, 4),
             "visits": node.visits,

@@ -486,6 +486,7 @@ def test_a_state_whose_child_is_predicted_far_cheaper_is_not_run_the_child_is():
     assert land.evaluated[0] == "resident+slow"
     assert result.best_verified.variant.code == "resident+slow"
     states = {tuple(state["methods"]): state for state in result.states}
+    assert states[("slow",)]["stage"] == "stepping_stone"
     (why,) = states[("slow",)]["problems"]
     assert why.startswith("too_slow: not run: the cost model prices it 50x above its resident")
     edges = {edge["method"]: edge for edge in states[("slow",)]["edges"]}
@@ -516,6 +517,19 @@ def test_the_state_is_run_itself_when_no_child_is_a_verified_far_cheaper_step(ca
     assert "problems" not in states[("slow",)]  # run, and correct
     if case != "child_wrong":
         assert result.best_verified.variant.code == "resident+slow"
+
+
+def test_a_state_the_deadline_stopped_reads_time_budget_in_the_trace():
+    from cudaify.backend.evaluate import out_of_time
+
+    land = Landscape({frozenset("a"): 2.0})
+    evaluate = land.evaluate
+    land.evaluate = lambda variant: (  # type: ignore[method-assign]
+        out_of_time("the time budget is spent") if variant.code == "b" else evaluate(variant)
+    )
+    result = run(search(graph_of(("sequential", "a"), ("sequential", "b")), land))
+    stages = {tuple(state["methods"]): state["stage"] for state in result.states}
+    assert stages == {(): "input", ("a",): "correct", ("b",): "time_budget"}
 
 
 def test_without_a_cost_model_the_order_is_the_priors():
