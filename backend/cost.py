@@ -728,19 +728,10 @@ class _Values:
         return self.of(value, depth + 1)
 
     def _assigned(self, function: Node) -> set[str]:
-        """The names `function` assigns besides their declarations (`n = ...`, `n++`)."""
+        """The names `function` assigns besides their declarations (`n = ...`, `n++`,
+        `&n` passed on)."""
         if function.start_byte not in self._assignments:
-            names = set()
-            for node in cs.walk(function):
-                if node.type == "assignment_expression":
-                    target = node.child_by_field_name("left")
-                elif node.type == "update_expression":
-                    target = node.child_by_field_name("argument")
-                else:
-                    continue
-                if target is not None:
-                    names.add(cs.text(target, self.data))
-            self._assignments[function.start_byte] = names
+            self._assignments[function.start_byte] = cs.names_written(function, self.data)
         return self._assignments[function.start_byte]
 
     def _parameter(self, function: Node, name: str, depth: int) -> int | None:

@@ -50,12 +50,8 @@ template <class T> inline T __shfl_xor_sync(unsigned int mask, T value, int offs
     return value;
 }
 
-/* The bit casts and atomics the min/max kernels use (compare-and-swap on a float's or a
-   double's bits; atomicMax and atomicMin on integers). */
-inline unsigned int __float_as_uint(float x) { unsigned int u; std::memcpy(&u, &x, 4); return u; }
-inline float __uint_as_float(unsigned int u) { float x; std::memcpy(&x, &u, 4); return x; }
-inline long long __double_as_longlong(double x) { long long u; std::memcpy(&u, &x, 8); return u; }
-inline double __longlong_as_double(long long u) { double x; std::memcpy(&x, &u, 8); return x; }
+#include "bits_emulation.h"
+/* atomicMax and atomicMin on integers, compare-and-swap for the min/max kernels. */
 template <class T> inline T atomicCAS(T *p, T compare, T value)
 {
     const T old = *p;
