@@ -511,67 +511,24 @@ def _macro_value(value: Node | None, data: bytes, found: dict[str, int]) -> int 
     return _evaluate(expression, text, lambda name: found.get(cs.text(name, text)))
 
 
-_OPERATORS = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: int(a / b) if b else None,
-    "%": lambda a, b: int(math.fmod(a, b)) if b else None,
-    "<<": lambda a, b: a << b if 0 <= b < 64 else None,
-    ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
-    "&&": lambda a, b: int(bool(a and b)),
-    "||": lambda a, b: int(bool(a or b)),
-    "==": lambda a, b: int(a == b),
-    "!=": lambda a, b: int(a != b),
-    "<": lambda a, b: int(a < b),
-    "<=": lambda a, b: int(a <= b),
-    ">": lambda a, b: int(a > b),
-    ">=": lambda a, b: int(a >= b),
-}
-
-
 def _evaluate(node: Node, data: bytes, lookup) -> int | None:  # type: ignore[no-untyped-def]
-    """The integer value of an integer expression, names read through `lookup`."""
-    kind = node.type
-    if kind == "number_literal":
-        try:
-            return int(re.sub(r"[uUlL]+$", "", cs.text(node, data)), 0)
-        except ValueError:
+    """The integer value of an integer expression, names read through `lookup`, offload's
+    `cudaify_trips(first, bound, step, inclusive)` computed as the runtime does."""
+
+    def trips(call: Node) -> int | None:
+        if cs.call_name(call, data) != "cudaify_trips":
             return None
-    if kind == "identifier":
-        return lookup(node)
-    if kind == "preproc_defined":
-        name = next((c for c in node.named_children if c.type == "identifier"), None)
-        return lookup(name) if name is not None else None
-    if kind in ("parenthesized_expression", "cast_expression"):
-        inner = node.child_by_field_name("value") if kind == "cast_expression" else None
-        inner = inner or (node.named_children[-1] if node.named_children else None)
-        return _evaluate(inner, data, lookup) if inner is not None else None
-    if kind == "unary_expression":
-        argument = node.child_by_field_name("argument")
-        operator = node.child_by_field_name("operator")
-        value = _evaluate(argument, data, lookup) if argument is not None else None
-        if value is None or operator is None:
-            return None
-        return {"-": -value, "+": value, "!": int(not value)}.get(cs.text(operator, data))
-    if kind == "call_expression" and cs.call_name(node, data) == "cudaify_trips":
-        arguments = node.child_by_field_name("arguments")
+        arguments = call.child_by_field_name("arguments")
         given = arguments.named_children if arguments is not None else []
         known = [_evaluate(argument, data, lookup) for argument in given]
-        if len(known) != 4 or None in known:
+        if len(known) != 4 or any(k is None for k in known):
             return None
-        first, bound, step, inclusive = known  # offload's runtime helper, as it computes
-        span = (bound - first if step > 0 else first - bound) + (1 if inclusive else 0)  # type: ignore[operator]
-        stride = abs(step) or 1  # type: ignore[arg-type]
+        first, bound, step, inclusive = (int(k or 0) for k in known)
+        span = (bound - first if step > 0 else first - bound) + (1 if inclusive else 0)
+        stride = abs(step) or 1
         return (span + stride - 1) // stride if span > 0 else 0
-    if kind == "binary_expression":
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        operator = cs.text(node.child_by_field_name("operator") or node, data)
-        if left is None or right is None or operator not in _OPERATORS:
-            return None
-        a, b = _evaluate(left, data, lookup), _evaluate(right, data, lookup)
-        return _OPERATORS[operator](a, b) if a is not None and b is not None else None
-    return None
+
+    return kn.evaluate_with(node, data, lookup, trips)
 
 
 def _shared_arrays(body: Node, data: bytes) -> set[str]:

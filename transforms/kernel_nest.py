@@ -18,6 +18,7 @@ body, like coalesce or readonly_cache, keep it recognisable) and refuse anything
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
@@ -392,6 +393,41 @@ def moved(node: Node, source: bytes, indent: str) -> str:
 def evaluate(node: Node, source: bytes, values: dict[str, int]) -> int | None:
     """The integer value of a simple arithmetic expression, or None when it is not one
     (used only to pick a tile's layout: a wrong guess costs speed, never correctness)."""
+    return evaluate_with(node, source, lambda name: values.get(cs.text(name, source)))
+
+
+_OPERATORS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: int(a / b) if b else None,  # C's: toward zero
+    "%": lambda a, b: a - b * int(a / b) if b else None,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None,
+    ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
+    "&&": lambda a, b: int(bool(a and b)),
+    "||": lambda a, b: int(bool(a or b)),
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "<": lambda a, b: int(a < b),
+    "<=": lambda a, b: int(a <= b),
+    ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b),
+}
+
+
+def evaluate_with(
+    node: Node,
+    source: bytes,
+    lookup: Callable[[Node], int | None],
+    call: Callable[[Node], int | None] | None = None,
+) -> int | None:
+    """The integer value of an integer expression: literals, C's arithmetic, shift,
+    comparison and logical operators, casts; each identifier (and `defined(X)`'s X) read
+    through `lookup`, each call through `call` (None: unknown)."""
+
+    def value(inner: Node | None) -> int | None:
+        return evaluate_with(inner, source, lookup, call) if inner is not None else None
+
     kind = node.type
     if kind == "number_literal":
         digits = re.sub(r"[uUlL]+$", "", cs.text(node, source))
@@ -400,30 +436,27 @@ def evaluate(node: Node, source: bytes, values: dict[str, int]) -> int | None:
         except ValueError:
             return None
     if kind == "identifier":
-        return values.get(cs.text(node, source))
-    if kind == "parenthesized_expression" and node.named_children:
-        return evaluate(node.named_children[0], source, values)
+        return lookup(node)
+    if kind == "preproc_defined":
+        return value(next((c for c in node.named_children if c.type == "identifier"), None))
+    if kind == "parenthesized_expression":
+        return value(node.named_children[-1] if node.named_children else None)
     if kind == "cast_expression":
-        value = node.child_by_field_name("value")
-        return evaluate(value, source, values) if value is not None else None
+        return value(node.child_by_field_name("value"))
+    if kind == "call_expression":
+        return call(node) if call is not None else None
     if kind == "unary_expression":
-        argument = node.child_by_field_name("argument")
+        inner = value(node.child_by_field_name("argument"))
         operator = node.child_by_field_name("operator")
-        inner = evaluate(argument, source, values) if argument is not None else None
         if inner is None or operator is None:
             return None
-        return {"-": -inner, "+": inner}.get(cs.text(operator, source))
+        return {"-": -inner, "+": inner, "!": int(not inner)}.get(cs.text(operator, source))
     if kind == "binary_expression":
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
-        operator = node.child_by_field_name("operator")
-        if left is None or right is None or operator is None:
+        operator = cs.text(node.child_by_field_name("operator") or node, source)
+        a, b = value(node.child_by_field_name("left")), value(node.child_by_field_name("right"))
+        if a is None or b is None or operator not in _OPERATORS:
             return None
-        a, b = evaluate(left, source, values), evaluate(right, source, values)
-        if a is None or b is None:
-            return None
-        op = cs.text(operator, source)
-        return {"+": a + b, "-": a - b, "*": a * b}.get(op)
+        return _OPERATORS[operator](a, b)
     return None
 
 
