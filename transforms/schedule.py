@@ -1217,17 +1217,20 @@ class _RegionEmitter:
                     target, term = codegen.sum_parts(source, replace)
                 else:
                     target, term = codegen.extreme_parts(source, replace)
+                shared_target = set(re.findall(r"[A-Za-z_]\w*", target)) <= uniform
+                known = partials.get(statement)
+                if not shared_target or (known is not None and known.target != target):
+                    # a target per thread (or another place of the statement's with another
+                    # target): one atomic operation per instance
+                    if op == "+":
+                        return [codegen.atomic_sum(source, replace, cast)]
+                    lone = _Partial(self.names.fresh("extreme"), "", target, cast, op)
+                    return lone.atomic(f"({cast})({term})")
                 if statement not in partials:
                     partials[statement] = _Partial(
                         self.names.fresh("partial"), self.names.fresh("added"), target, cast, op
                     )
-                partial = partials[statement]
-                if not set(re.findall(r"[A-Za-z_]\w*", target)) <= uniform:
-                    partials.pop(statement)  # a target per thread: one atomic per instance
-                    if op == "+":
-                        return [codegen.atomic_sum(source, replace, cast)]
-                    return partial.atomic(f"({cast})({term})")
-                return partial.update(term)
+                return partials[statement].update(term)
             if part.speculative:
                 return self._checked(statement, replace, arguments)
             return [codegen.substituted(self.statements[statement], replace)]
