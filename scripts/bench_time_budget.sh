@@ -10,8 +10,9 @@
 #            from the result cache; each at most 1 s
 #   quality  each program alone with no budget and no early end (--time-budget 0
 #            --patience 0): the region speedups the default finds must be >= 95% of these
-#            (geometric mean). Slow: minutes a program. After `alone`, it reuses its caches,
-#            so both divide by the same CPU reference timing
+#            (geometric mean); the whole-program speedups (what the default --objective
+#            program maximises) are compared too. Slow: minutes a program. After `alone`, it
+#            reuses its caches, so both divide by the same CPU reference timing
 #   report   the tables, from what the phases above wrote (also printed after each phase)
 #
 # Usage: scripts/bench_time_budget.sh [alone|makej|rebuild|quality|report ...]
