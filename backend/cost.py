@@ -711,10 +711,8 @@ class _Values:
 
 
 def _parameter_name(parameter: Node, data: bytes) -> str | None:
-    declarator = parameter.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "identifier":
-        declarator = declarator.child_by_field_name("declarator")
-    return cs.text(declarator, data) if declarator is not None else None
+    declared = cs.declared_names(parameter, data, "param")
+    return declared[0].name if declared else None
 
 
 class _Repeats:

@@ -347,13 +347,16 @@ ATOMIC_EXTREME_TYPES = {
 }
 
 
+# the types each reduction's atomic update takes, by its operator
+_ATOMIC_TYPES = {"+": ATOMIC_ADD_TYPES, "max": ATOMIC_EXTREME_TYPES, "min": ATOMIC_EXTREME_TYPES}
+
+
 def _atomic_sums(scop: Scop, tree: Tree, source: bytes) -> frozenset[str]:
     """Sum statements whose target atomicAdd can update, and min/max updates whose target
     an atomic min/max can, in a form the code generator reads (`if (v > m) m = v;`, `m =
     fmax(m, v)`, `m = v > m ? v : m`): their instances may run in any order."""
     types = {s.name: s.type for s in scop.scalars}
     types.update({a.name: _element(a) for a in scop.arrays})
-    kinds = {"+": ATOMIC_ADD_TYPES, "max": ATOMIC_EXTREME_TYPES, "min": ATOMIC_EXTREME_TYPES}
 
     def readable(st) -> bool:  # type: ignore[no-untyped-def]
         if st.reduction == "+":
@@ -365,9 +368,9 @@ def _atomic_sums(scop: Scop, tree: Tree, source: bytes) -> frozenset[str]:
     return frozenset(
         st.name
         for st in scop.statements
-        if st.reduction in kinds
+        if st.reduction in _ATOMIC_TYPES
         and any(
-            a.is_write and " ".join(types.get(a.target, "").split()) in kinds[st.reduction]
+            a.is_write and " ".join(types.get(a.target, "").split()) in _ATOMIC_TYPES[st.reduction]
             for a in st.accesses
         )
         and readable(st)
@@ -945,6 +948,39 @@ class _KernelText:
     host: list[str] = field(default_factory=list)  # C names of the host values it takes
 
 
+# how a min/max update compares a value with what it keeps
+_BETTER = {"max": ">", "min": "<"}
+
+
+def _atomic_update(op: str, cast: str, target: str, value: str, prefix: str) -> list[str]:
+    """`target op= value` as one atomic operation: atomicAdd for a sum, atomicMax or
+    atomicMin for an integer extreme, a compare-and-swap loop on the bits of a float or a
+    double (locals named from `prefix`)."""
+    address = f"({cast} *)&({target})"
+    if op == "+":
+        return [f"atomicAdd({address}, {value});"]
+    if cast not in ("float", "double"):
+        return [f"atomic{op.capitalize()}({address}, {value});"]
+    bits, to_bits, from_bits = {
+        "float": ("unsigned int", "__float_as_uint", "__uint_as_float"),
+        "double": ("unsigned long long", "(unsigned long long)__double_as_longlong",
+                   "__longlong_as_double"),
+    }[cast]  # fmt: skip
+    at, seen, old, wanted = (f"{prefix}_{part}" for part in ("at", "seen", "old", "wanted"))
+    cast_back = "(long long)" if cast == "double" else ""
+    return [
+        f"{{ {cast} *{at} = {address};",
+        f"  const {cast} {wanted} = {value};",
+        f"  {cast} {seen} = *{at};",
+        f"  while ({wanted} {_BETTER[op]} {seen}) {{",
+        f"    const {bits} {old} = atomicCAS(({bits} *){at}, {to_bits}({seen}), "
+        f"{to_bits}({wanted}));",
+        f"    if ({old} == {to_bits}({seen})) break;",
+        f"    {seen} = {from_bits}({cast_back}{old});",
+        "  } }",
+    ]
+
+
 @dataclass(frozen=True)
 class _Partial:
     """A thread's share of a sum (`op` "+") or of a min/max update ("max", "min") whose
@@ -969,39 +1005,16 @@ class _Partial:
         """One instance: its term or value into the register."""
         if self.op == "+":
             return [f"{self.name} += ({self.cast})({term}); {self.added} = true;"]
-        value, better = f"{self.name}_value", "<" if self.op == "min" else ">"
+        value = f"{self.name}_value"
         return [
             f"{{ const {self.cast} {value} = ({self.cast})({term});",
-            f"  if ({self.added} ? {value} {better} {self.name} : {value} == {value}) {{"
-            f" {self.name} = {value}; {self.added} = true; }} }}",
+            f"  if ({self.added} ? {value} {_BETTER[self.op]} {self.name} : {value} == {value})"
+            f" {{ {self.name} = {value}; {self.added} = true; }} }}",
         ]
 
     def atomic(self, value: str) -> list[str]:
         """`value` into the target atomically."""
-        address = f"({self.cast} *)&({self.target})"
-        if self.op == "+":
-            return [f"atomicAdd({address}, {value});"]
-        if self.cast not in ("float", "double"):
-            return [f"atomic{self.op.capitalize()}({address}, {value});"]
-        bits, to_bits, from_bits = {
-            "float": ("unsigned int", "__float_as_uint", "__uint_as_float"),
-            "double": ("unsigned long long", "(unsigned long long)__double_as_longlong",
-                       "__longlong_as_double"),
-        }[self.cast]  # fmt: skip
-        better = "<" if self.op == "min" else ">"
-        seen, old, wanted = f"{self.name}_seen", f"{self.name}_old", f"{self.name}_wanted"
-        cast_back = "(long long)" if self.cast == "double" else ""
-        return [
-            f"{{ {self.cast} *{self.name}_at = {address};",
-            f"  const {self.cast} {wanted} = {value};",
-            f"  {self.cast} {seen} = *{self.name}_at;",
-            f"  while ({wanted} {better} {seen}) {{",
-            f"    const {bits} {old} = atomicCAS(({bits} *){self.name}_at, {to_bits}({seen}), "
-            f"{to_bits}({wanted}));",
-            f"    if ({old} == {to_bits}({seen})) break;",
-            f"    {seen} = {from_bits}({cast_back}{old});",
-            "  } }",
-        ]
+        return _atomic_update(self.op, self.cast, self.target, value, self.name)
 
     def flush(self) -> list[str]:
         active, adders = f"{self.name}_active", f"{self.name}_adders"
@@ -1014,7 +1027,7 @@ class _Partial:
             ]
         else:
             other, theirs = f"{self.name}_other", f"{self.name}_theirs"
-            better = "<" if self.op == "min" else ">"
+            better = _BETTER[self.op]
             combine = [
                 "                for (int offset = 16; offset > 0; offset /= 2) {",
                 f"                    const {self.cast} {other} = "
@@ -1224,8 +1237,8 @@ class _RegionEmitter:
                     # target): one atomic operation per instance
                     if op == "+":
                         return [codegen.atomic_sum(source, replace, cast)]
-                    lone = _Partial(self.names.fresh("extreme"), "", target, cast, op)
-                    return lone.atomic(f"({cast})({term})")
+                    prefix = self.names.fresh("extreme")
+                    return _atomic_update(op, cast, target, f"({cast})({term})", prefix)
                 if statement not in partials:
                     partials[statement] = _Partial(
                         self.names.fresh("partial"), self.names.fresh("added"), target, cast, op
@@ -1463,8 +1476,7 @@ class _RegionEmitter:
         for name in _atomic_sums(self.scop, self.tree, self.source):
             statement = self.model.statement(name)
             target = next(a.target for a in statement.accesses if a.is_write)
-            kinds = ATOMIC_ADD_TYPES if statement.reduction == "+" else ATOMIC_EXTREME_TYPES
-            found[name] = kinds[" ".join(types[target].split())]
+            found[name] = _ATOMIC_TYPES[statement.reduction][" ".join(types[target].split())]
         return found
 
     def _private_storage(self) -> tuple[set[int], dict[int, _Expansion]]:
