@@ -396,12 +396,18 @@ def evaluate(node: Node, source: bytes, values: dict[str, int]) -> int | None:
     return evaluate_with(node, source, lambda name: values.get(cs.text(name, source)))
 
 
+def _quotient(a: int, b: int) -> int:
+    """C's integer division: toward zero, exact for any size (no float on the way)."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
 _OPERATORS = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
-    "/": lambda a, b: int(a / b) if b else None,  # C's: toward zero
-    "%": lambda a, b: a - b * int(a / b) if b else None,
+    "/": lambda a, b: _quotient(a, b) if b else None,
+    "%": lambda a, b: a - b * _quotient(a, b) if b else None,
     "<<": lambda a, b: a << b if 0 <= b < 64 else None,
     ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
     "&&": lambda a, b: int(bool(a and b)),
