@@ -127,6 +127,24 @@ def predict(variant: Variant) -> Estimate | None:
     return Estimate(kernel + transfer + launch_cost, kernel, transfer, launch_cost, coalesced)
 
 
+def parameter_values(code: str, function: str) -> dict[str, int]:
+    """The integer parameters of `function` that every call in `code` passes the same
+    known value (the program's sizes, usually), by name."""
+    data = kt.encode(code)
+    tree = cs.parse(data)
+    repeats = _Repeats(tree, data, _constants(tree, data))
+    definition = repeats.functions.get(function)
+    if definition is None:
+        return {}
+    found = {}
+    for parameter in cs.parameter_nodes(definition):
+        name = _parameter_name(parameter, data)
+        value = repeats.values.parameter(definition, name) if name else None
+        if name and value is not None:
+            found[name] = value
+    return found
+
+
 def _launch_values(
     kernel: kt.Kernel, launch: kt.Launch, data: bytes, values: _Values
 ) -> dict[str, int]:
@@ -690,6 +708,10 @@ class _Values:
         if function.start_byte not in self._assignments:
             self._assignments[function.start_byte] = cs.names_written(function, self.data)
         return self._assignments[function.start_byte]
+
+    def parameter(self, function: Node, name: str) -> int | None:
+        """The value every call of `function` passes its parameter `name`, if known."""
+        return self._parameter(function, name, 0)
 
     def _parameter(self, function: Node, name: str, depth: int) -> int | None:
         key = (function.start_byte, name)

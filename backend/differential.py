@@ -73,7 +73,7 @@ class Outcome:
         return Problem("differential", self.detail)
 
 
-def _ctype(type_text: str) -> str | None:
+def ctype_of(type_text: str) -> str | None:
     text = _QUALIFIERS.sub("", type_text).replace("*", " ")
     return CTYPES.get(" ".join(text.split()))
 
@@ -125,7 +125,7 @@ def _arrays(function: Function) -> dict[str, _Array]:
     found: dict[str, _Array] = {}
     for _, arrays in function.data:
         for data in arrays:
-            ctype = _ctype(data.elem_type)
+            ctype = ctype_of(data.elem_type)
             if data.count is None or ctype is None:
                 continue
             previous = found.get(data.name)
@@ -143,21 +143,31 @@ def _sizes_of(function: Function, arrays: dict[str, _Array]) -> list[str]:
     return [p.name for p in function.params if p.name in names and not p.is_pointer]
 
 
-def plan_cases(function: Function) -> tuple[list[dict[str, Any]], str]:
-    """The argument lists to test with, or ([], why the function is not testable)."""
+def _testable(function: Function) -> str:
+    """Why `function` cannot be called on synthetic inputs, or ""."""
     arrays = _arrays(function)
     sizes = _sizes_of(function, arrays)
     for param in function.params:
         if param.is_pointer and param.name not in arrays:
-            return [], f"the extent of '{param.name}' is unknown"
-        if not param.is_pointer and _ctype(param.type) is None:
-            return [], f"parameter '{param.name}' has type '{param.type}'"
+            return f"the extent of '{param.name}' is unknown"
+        if not param.is_pointer and ctype_of(param.type) is None:
+            return f"parameter '{param.name}' has type '{param.type}'"
         if (
             not param.is_pointer
             and param.name not in sizes
-            and "c_float" != _ctype(param.type) != "c_double"
+            and "c_float" != ctype_of(param.type) != "c_double"
         ):
-            return [], f"the meaning of integer parameter '{param.name}' is unknown"
+            return f"the meaning of integer parameter '{param.name}' is unknown"
+    return ""
+
+
+def plan_cases(function: Function) -> tuple[list[dict[str, Any]], str]:
+    """The argument lists to test with, or ([], why the function is not testable)."""
+    arrays = _arrays(function)
+    sizes = _sizes_of(function, arrays)
+    why = _testable(function)
+    if why:
+        return [], why
     cases = []
     for number, base in enumerate(SIZE_BASES):
         values = {name: base + 2 * index for index, name in enumerate(sizes)}
@@ -167,8 +177,28 @@ def plan_cases(function: Function) -> tuple[list[dict[str, Any]], str]:
     return cases, "" if cases else "no size keeps the arrays within the test's memory"
 
 
+def case_at(
+    function: Function, sizes: dict[str, int], seed: int, max_elements: int
+) -> tuple[dict[str, Any] | None, str]:
+    """The arguments of one call of `function` at the given sizes (every integer parameter
+    an extent depends on), or (None, why not)."""
+    why = _testable(function)
+    if why:
+        return None, why
+    arrays = _arrays(function)
+    missing = [name for name in _sizes_of(function, arrays) if name not in sizes]
+    if missing:
+        return None, f"the value of '{missing[0]}' is unknown"
+    case = _case(function, arrays, sizes, seed, max_elements)
+    return case, "" if case is not None else f"its arrays exceed {max_elements} elements"
+
+
 def _case(
-    function: Function, arrays: dict[str, _Array], sizes: dict[str, int], seed: int
+    function: Function,
+    arrays: dict[str, _Array],
+    sizes: dict[str, int],
+    seed: int,
+    max_elements: int = MAX_ELEMENTS,
 ) -> dict[str, Any] | None:
     lengths = {}
     for array in arrays.values():
@@ -177,7 +207,7 @@ def _case(
         if count is None or first is None:
             return None
         lengths[array.name] = max(0, first + count)
-    if sum(lengths.values()) > MAX_ELEMENTS:
+    if sum(lengths.values()) > max_elements:
         return None
     # Integer arrays may hold indices: keep them within every array's extent.
     index_range = [0, max(1, min(lengths.values(), default=1))]
@@ -198,10 +228,12 @@ def _case(
                 }
             )
         elif param.name in sizes:
-            args.append({"kind": "scalar", "ctype": _ctype(param.type), "value": sizes[param.name]})
+            args.append(
+                {"kind": "scalar", "ctype": ctype_of(param.type), "value": sizes[param.name]}
+            )
         else:
             args.append(
-                {"kind": "scalar", "ctype": _ctype(param.type), "value": 0.75 + 0.125 * index}
+                {"kind": "scalar", "ctype": ctype_of(param.type), "value": 0.75 + 0.125 * index}
             )
     return {"sizes": sizes, "seed": seed, "args": args, "returns": function.return_type != "void"}
 
@@ -214,7 +246,7 @@ def _extent(expression: str, sizes: dict[str, int]) -> int | None:
     return _eval_count(expression, sizes)
 
 
-def _exported(source: str, name: str, cxx: bool) -> str:
+def exported(source: str, name: str, cxx: bool) -> str:
     """The source with a pointer to `name` exported under a C name: static functions
     and C++ mangling stay out of the way. Appended, so no line number moves."""
     linkage = 'extern "C" ' if cxx else ""
@@ -242,7 +274,7 @@ def differential_test(
         return Outcome("skipped", f"'{function_name}' is not testable alone: {why}")
     source_dir = Path(program.path).resolve().parent if program.path else None
     reference = compile_reference(
-        _exported(program.source, function_name, program.language == "c++"),
+        exported(program.source, function_name, program.language == "c++"),
         program.language,
         program.flags,
         cache=cache,
@@ -250,7 +282,7 @@ def differential_test(
         shared=True,
     )
     candidate = compile_cuda(
-        _exported(candidate_code, function_name, True),
+        exported(candidate_code, function_name, True),
         program.flags,
         arch,
         cache=cache,
@@ -273,7 +305,7 @@ def _run_child(
     atol: float,
     timeout: float,
 ) -> Outcome:
-    restype = None if function.return_type == "void" else _ctype(function.return_type)
+    restype = None if function.return_type == "void" else ctype_of(function.return_type)
     spec = {
         "reference": str(reference.binary),
         "candidate": str(candidate.binary),

@@ -14,7 +14,7 @@ import sys
 SYMBOL = "cudaify_diff_fn"
 
 
-def _function(path: str, restype: str | None, argtypes: list[str]):  # type: ignore[no-untyped-def]
+def load_function(path: str, restype: str | None, argtypes: list[str]):  # type: ignore[no-untyped-def]
     library = ctypes.CDLL(path)
     address = ctypes.c_void_p.in_dll(library, SYMBOL).value
     if address is None:
@@ -85,8 +85,8 @@ def main(spec_path: str) -> int:
     with open(spec_path) as handle:
         spec = json.load(handle)
     argtypes = [a["ctype"] if a["kind"] != "array" else "pointer" for a in spec["cases"][0]["args"]]
-    reference = _function(spec["reference"], spec["restype"], argtypes)
-    candidate = _function(spec["candidate"], spec["restype"], argtypes)
+    reference = load_function(spec["reference"], spec["restype"], argtypes)
+    candidate = load_function(spec["candidate"], spec["restype"], argtypes)
     for number, case in enumerate(spec["cases"]):
         problem = _run_case(reference, candidate, case, spec["rtol"], spec["atol"])
         _say({"case": number, "sizes": case["sizes"], "problem": problem})

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import math
 import os
 import re
@@ -65,6 +66,7 @@ from cudaify.backend.differential import differential_test
 from cudaify.backend.gpulock import GpuLock, gpu_lock
 from cudaify.backend.kernel_differential import kernel_differential_test
 from cudaify.backend.profile import hardware_counters
+from cudaify.backend.region_timing import RegionTime, harness_library, time_region
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import (
     CUDA_LINK_FLAGS,
@@ -88,6 +90,11 @@ from cudaify.errors import InputError, SourceError
 from cudaify.frontend.facts import Program
 from cudaify.transforms.fp_exact import compares_floats
 
+log = logging.getLogger("cudaify")
+# the harness's reading of a region is used when within this factor of the program's
+REGION_AGREES = 2.0
+HARNESS_TIMEOUT = 30.0
+HARNESS_RUN = 1.0  # seconds: the harness's process (Python, pycuda, CUDA's start, calls)
 NOTHING_RAN = (
     "no NVIDIA GPU found: the candidate was compiled but nothing was run; its output is unverified"
 )
@@ -167,6 +174,8 @@ class Evaluator:
         # candidates screened ahead (see prefetch): variant key -> its screening
         self._screened: dict[str, tuple[_PendingKey, Future[Evaluation | None]]] = {}
         self._screen_pool: ThreadPoolExecutor | None = None
+        # finalists' harness libraries being built (see prefetch_harness): variant key ->
+        self._harness_builds: dict[str, Future[Build | str]] = {}
         # the shortest whole-program run of a verified candidate so far (see hopeless_after)
         self._fastest_wall = float("inf")
 
@@ -688,14 +697,18 @@ class Evaluator:
         if not build.ok:
             return evaluation
         reference = self.reference()
+        alone = self._harness_ready(variant, timed, evaluation, runs)
+        harness: RegionTime | None = None
         with self._hold(exclusive=True):
             checked = self._check(variant, build, timed, evaluation.compile_seconds, reference)
             if isinstance(checked, Evaluation):
                 flaky = Problem("flaky", f"passed once, then failed: {checked.why}")
                 return replace(checked, problems=(flaky, *checked.problems))
+            if alone is not None:
+                harness = self._time_alone(variant, alone, checked.sample)
             timing, failed = measure(
                 checked.binary,
-                runs=runs,
+                runs=1 if harness is not None else runs,
                 timeout=self._limit(checked.limit),
                 cuda=True,
                 expected_exit=checked.reference.exit_code,
@@ -707,6 +720,9 @@ class Evaluator:
             problem = Problem("flaky", f"passed twice, then a timed run failed: {failed}")
             return replace(evaluation, stage=Stage.RUN, problems=(problem,))
         seconds = checked.ran.run_seconds + _timed_seconds(timing, True)
+        if harness is not None:
+            calls = checked.sample.calls
+            timing = replace(timing, region=calls * harness.host, harness_calls=harness.calls)
         remeasured = replace(
             evaluation,
             timing=self._sharing(timing, 1),
@@ -714,6 +730,95 @@ class Evaluator:
             run_seconds=evaluation.run_seconds + seconds,
         )
         return self._detailed(variant, remeasured) if detail else remeasured
+
+    def _harness_ready(
+        self, variant: Variant, timed: tuple[str, ...], evaluation: Evaluation, runs: int
+    ) -> str | None:
+        """The function whose region the harness times alone (see region_timing), when the
+        timing build wraps that one function and nothing the residency runtime does
+        outside it, and its library is at hand: built by `prefetch_harness` by now, or
+        built here (outside the GPU's hold) when the whole-program runs the harness
+        replaces would take longer than the build and the harness. None: the program's
+        runs time the region."""
+        name = self._one_function(variant, timed)
+        if name is None:
+            return None
+        ahead = self._harness_builds.get(variant.key)
+        saving = (runs - 1) * (evaluation.timing.wall or 0.0)
+        library: Build | str
+        if ahead is not None and ahead.done() and ahead.exception() is None:
+            library = ahead.result()
+        elif saving > evaluation.compile_seconds + HARNESS_RUN:
+            with self.breakdown.measure("compile"):
+                library = harness_library(
+                    self.program, name, variant.code, arch=gpu.default_arch(), cache=self.cache
+                )
+        else:
+            return None
+        if isinstance(library, str):
+            log.debug("%s: region timed in the program's runs: %s", variant.key, library)
+            return None
+        return name
+
+    def _one_function(self, variant: Variant, timed: tuple[str, ...]) -> str | None:
+        """The one function a timing build wraps, when nothing outside it (the residency
+        runtime's scope ends, host barriers) belongs to the region too."""
+        if len(timed) != 1 or self._sync_points(variant, timed):
+            return None
+        return timed[0]
+
+    def prefetch_harness(self, variants: Sequence[Variant]) -> None:
+        """Build the harness libraries of finalists on other cores, while the first
+        finalist is re-timed."""
+        jobs = compile_jobs(self.config)
+        if jobs <= 1 or not self.run_on_gpu or self._cancel.is_set():
+            return
+        pool = ThreadPoolExecutor(max_workers=min(jobs, len(variants) or 1))
+        for variant in variants:
+            name = self._one_function(variant, self._timable(variant))
+            if name is not None and variant.key not in self._harness_builds:
+                self._harness_builds[variant.key] = pool.submit(
+                    harness_library,
+                    self.program,
+                    name,
+                    variant.code,
+                    arch=gpu.default_arch(),
+                    cache=self.cache,
+                )
+        pool.shutdown(wait=False)
+
+    def _time_alone(self, variant: Variant, name: str, sample: Sample) -> RegionTime | None:
+        """The harness's timing of `name`, when it agrees with what the program's run read:
+        its first call plus the rest at the steady rate within a factor of REGION_AGREES
+        (plus a millisecond) of the run's region. A function that reads state main set up
+        (globals, buffers kept across calls) may run differently on synthetic inputs."""
+        if sample.region is None or sample.calls < 1:
+            return None
+        timed = time_region(
+            self.program,
+            name,
+            variant.code,
+            arch=gpu.default_arch(),
+            cache=self.cache,
+            timeout=self._limit(HARNESS_TIMEOUT),
+        )
+        if isinstance(timed, str):
+            log.debug("%s: region timed in the program's runs: %s", variant.key, timed)
+            return None
+        expected = timed.first + (sample.calls - 1) * timed.host
+        slack = 1e-3
+        if not (
+            sample.region <= REGION_AGREES * expected + slack
+            and expected <= REGION_AGREES * sample.region + slack
+        ):
+            log.debug(
+                "%s: the harness read %.6f s, the program's run %.6f s: not used",
+                variant.key,
+                expected,
+                sample.region,
+            )
+            return None
+        return timed
 
     def detail(self, variant: Variant, evaluation: Evaluation) -> Evaluation:
         """A verified evaluation with its kernel and copy times and, with `profile`, the

@@ -11,7 +11,7 @@ import random
 import sys
 from typing import Any
 
-from differential_child import _call, _function, _say, _values  # same folder
+from differential_child import _call, _say, _values, load_function  # same folder
 
 
 def _dtype(np: Any, ctype: str) -> Any:
@@ -115,7 +115,7 @@ def _run_cases(np: Any, cuda: Any, spec: dict) -> int:  # type: ignore[type-arg]
         _say({"skip": f"the kernels cannot be loaded ({error})"})
         return 0
     argtypes = [a["ctype"] if a["kind"] != "array" else "pointer" for a in spec["cases"][0]["args"]]
-    reference = _function(spec["reference"], spec["restype"], argtypes)
+    reference = load_function(spec["reference"], spec["restype"], argtypes)
     for number, case in enumerate(spec["cases"]):
         problem = _run_case(np, cuda, reference, kernels, case, spec)
         _say({"case": number, "sizes": case["sizes"], "problem": problem})

@@ -36,9 +36,9 @@ from cudaify.backend.compile import Build, compile_cubin, compile_reference
 from cudaify.backend.differential import (
     Outcome,
     _arrays,
-    _ctype,
     _eval_count,
-    _exported,
+    ctype_of,
+    exported,
     plan_cases,
 )
 from cudaify.backend.timing import _parser
@@ -239,7 +239,7 @@ def _launch(
                 raise _Skip(f"{kernel.name}: pointer '{param.name}' is no array of the function")
             args.append({"kind": "array", "name": param.name})
             continue
-        ctype = _ctype(param.type)
+        ctype = ctype_of(param.type)
         if ctype is None:
             raise _Skip(f"{kernel.name}: parameter '{param.name}' has type '{param.type}'")
         if param.name in scalars:
@@ -332,7 +332,7 @@ def kernel_differential_test(
         return Outcome("skipped", "pycuda is not installed (pip install 'cudaify[gpu]')")
     source_dir = Path(program.path).resolve().parent if program.path else None
     reference = compile_reference(
-        _exported(program.source, function_name, program.language == "c++"),
+        exported(program.source, function_name, program.language == "c++"),
         program.language,
         program.flags,
         cache=cache,
@@ -366,7 +366,7 @@ def _run_child(
     spec = {
         "reference": str(reference.binary),
         "cubin": str(cubin.binary),
-        "restype": None if function.return_type == "void" else _ctype(function.return_type),
+        "restype": None if function.return_type == "void" else ctype_of(function.return_type),
         "cases": cases,
         "rtol": rtol,
         "atol": atol,

@@ -155,6 +155,9 @@ class Timing:
     shared_by: int = 1
     # CUDA's start on this GPU when it had it alone (the least measured so; None: unknown)
     context_alone: float | None = None
+    # the region timed alone by the harness (region_timing), in this many steady calls
+    # at the program's sizes; 0: timed in the program's own runs
+    harness_calls: int = 0
 
 
 @dataclass(frozen=True)

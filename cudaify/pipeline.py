@@ -543,7 +543,13 @@ def _measured(evaluation: Evaluation) -> str:
             f" (the whole program's estimated: {evaluation.timing.shared_by} processes "
             "shared the GPU while it was timed)"
         )
-    return f", {', '.join(parts)} over gcc -O3{shared}" if parts else ""
+    harness = ""
+    if evaluation.timing.harness_calls:
+        harness = (
+            f" (the region timed alone: {evaluation.timing.harness_calls} calls at the"
+            " program's sizes)"
+        )
+    return f", {', '.join(parts)} over gcc -O3{harness}{shared}" if parts else ""
 
 
 def header(
@@ -820,6 +826,7 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         if not chosen:
             return None
         pending = [c for c in chosen if c.variant.key not in timed]
+        evaluator.prefetch_harness([c.variant for c in pending])
         for candidate in pending:
             timed.add(candidate.variant.key)
             evaluation = evaluator.remeasure(candidate.variant, candidate.evaluation, detail=False)

@@ -29,6 +29,10 @@ class FakeEvaluator:
         self.flaky = flaky
         self.remeasured: list[str] = []
         self.detailed: list[str] = []
+        self.prefetched: list[str] = []
+
+    def prefetch_harness(self, variants: list[Variant]) -> None:
+        self.prefetched += [variant.node for variant in variants]
 
     def remeasure(self, variant: Variant, evaluation: Evaluation, detail: bool = True):
         self.remeasured.append(variant.node)
@@ -68,6 +72,7 @@ def test_finish_picks_by_the_full_timing_and_details_only_the_winner():
     chosen = finish(result, evaluator, Config())
     assert chosen.variant.node == "b" and chosen.evaluation.region_speedup == 8.0
     assert sorted(evaluator.remeasured) == ["a", "b"] and evaluator.detailed == ["b"]
+    assert sorted(evaluator.prefetched) == ["a", "b"]  # their harness libraries, ahead
     assert chosen.evaluation.timing.kernel == 0.5
     assert all(c.evaluation.timing.runs == 5 for c in result.candidates)  # trace shows these
 

@@ -1,0 +1,127 @@
+"""Region timing through the kernel-level harness, not the whole program.
+
+A finalist's whole-program runs time its region once per run, with everything else the
+program does around it. When the region is one offloaded function that can be called on
+its own (differential.py's conditions: every pointer's extent known) and the program
+passes it the same sizes at every call (cost.parameter_values), the candidate's function
+is built into a library and called in a child process (region_child.py) on random inputs
+at those sizes, as often as fits in HARNESS_SECONDS: a few milliseconds per call, timed
+with CUDA events (pycuda) and the host clock. The region is then the outermost calls the
+program made times the median steady call: one-time costs (loading the kernels' module,
+the first allocations) are the program's, as CUDA's context is, and count in its wall
+time, not in the region."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cudaify.backend import toolchain
+from cudaify.backend.cache import Cache
+from cudaify.backend.compile import Build, compile_cuda
+from cudaify.backend.cost import parameter_values
+from cudaify.backend.differential import case_at, ctype_of, exported
+from cudaify.frontend.facts import Program
+
+CHILD = Path(__file__).with_name("region_child.py")
+HARNESS_CALLS = 25
+HARNESS_SECONDS = 0.5
+MAX_ELEMENTS = 1 << 28  # what the child's arrays may hold in all (1-2 GiB of host memory)
+SEED = 2024
+
+
+@dataclass(frozen=True)
+class RegionTime:
+    """Seconds per call of the candidate's function at the program's sizes."""
+
+    host: float  # median steady call, host clock: what the region timer would read
+    device: float  # the same calls by CUDA events
+    first: float  # the first call (module loading, first allocations), host clock
+    calls: int  # steady calls timed
+
+
+def harness_library(
+    program: Program, function_name: str, candidate_code: str, *, arch: str, cache: Cache
+) -> Build | str:
+    """The candidate built as a library the harness calls `function_name` of (cached), or
+    why the function cannot be timed alone."""
+    planned = _plan(program, function_name, candidate_code)
+    if isinstance(planned, str):
+        return planned
+    source_dir = Path(program.path).resolve().parent if program.path else None
+    library = compile_cuda(
+        exported(candidate_code, function_name, True),
+        program.flags,
+        arch,
+        cache=cache,
+        source_dir=source_dir,
+        shared=True,
+    )
+    if not library.ok or library.binary is None:
+        first = (library.diagnostics.splitlines() or [""])[0]
+        return f"the candidate does not build as a library: {first}"
+    return library
+
+
+def _plan(program: Program, function_name: str, candidate_code: str) -> dict[str, Any] | str:
+    function = program.function(function_name)
+    if function is None:
+        return f"no facts about '{function_name}'"
+    if function_name == "main":
+        return "main is the whole program"
+    sizes = parameter_values(candidate_code, function_name)
+    case, why = case_at(function, sizes, SEED, MAX_ELEMENTS)
+    if case is None:
+        return f"'{function_name}' cannot be called alone: {why}"
+    restype = None if function.return_type == "void" else ctype_of(function.return_type)
+    return {"restype": restype, "case": case}
+
+
+def time_region(
+    program: Program,
+    function_name: str,
+    candidate_code: str,
+    *,
+    arch: str,
+    cache: Cache,
+    timeout: float = 60.0,
+) -> RegionTime | str:
+    """Time `function_name` of the candidate alone, or say why it cannot be."""
+    planned = _plan(program, function_name, candidate_code)
+    if isinstance(planned, str):
+        return planned
+    library = harness_library(program, function_name, candidate_code, arch=arch, cache=cache)
+    if isinstance(library, str):
+        return library
+    spec = {
+        **planned,
+        "candidate": str(library.binary),
+        "calls": HARNESS_CALLS,
+        "seconds": HARNESS_SECONDS,
+    }
+    with tempfile.TemporaryDirectory(prefix="cudaify-region-") as folder:
+        spec_path = Path(folder) / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        # our own helper, not a candidate: it needs this interpreter's import path (pycuda)
+        path = os.pathsep.join(entry for entry in sys.path if entry)
+        done = toolchain.run(
+            [sys.executable, str(CHILD), str(spec_path)],
+            cwd=folder,
+            timeout=timeout,
+            env=toolchain.clean_environment({"PYTHONPATH": path}),
+        )
+    lines = [json.loads(line) for line in done.text().splitlines() if line.startswith("{")]
+    skipped = next((line["skip"] for line in lines if "skip" in line), None)
+    if skipped is not None:
+        return skipped
+    timed = next((line for line in lines if "host" in line), None)
+    if timed is None or not done.ok:
+        how = "timed out" if done.timed_out else f"exit code {done.returncode}"
+        last = (done.errors().strip().splitlines() or [""])[-1][:200]
+        return f"the harness failed ({how}) {last}".rstrip()
+    return RegionTime(timed["host"], timed["device"], timed["first"], timed["calls"])
