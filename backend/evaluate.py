@@ -1067,7 +1067,7 @@ def hopeless_after(reference_seconds: float) -> float:
     return HOPELESS_FACTOR * reference_seconds + HOPELESS_SECONDS
 
 
-MAX_COMPILE_JOBS = 4
+MAX_COMPILE_JOBS = 8
 # Prefetched candidates screened at once beside the search's own run (see _screen_ahead):
 # a screening run is mostly host time, so a few share the GPU well; each holds a CUDA
 # context and the program's device memory.

@@ -60,7 +60,7 @@ class Config:
     # what a variant must beat gcc -O3 at to be written: the whole program as the user runs
     # it (CUDA's start and every copy included), or only the offloaded region
     objective: str = "program"  # program | region
-    compile_jobs: int = 0  # candidates compiled ahead at once; 0: up to 4, by idle cores
+    compile_jobs: int = 0  # candidates compiled ahead at once; 0: up to 8, by idle cores
     # behaviour
     strict: bool = False
     verbose: int = 0

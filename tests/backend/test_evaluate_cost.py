@@ -309,10 +309,13 @@ def test_candidates_compiled_ahead_are_compiled_once(
 
 
 def test_compiles_ahead_fit_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Alone on 16 cores: 4 at once; under make -j16 (16 tasks running): none ahead."""
+    """Alone on 16 cores: 8 at once; with 11 busy: 5; under make -j16 (16 tasks running):
+    none ahead."""
     monkeypatch.setattr(evaluate_mod.os, "cpu_count", lambda: 16)
     monkeypatch.setattr(evaluate_mod, "_busy", lambda: 1)
-    assert compile_jobs(Config()) == 4
+    assert compile_jobs(Config()) == 8
+    monkeypatch.setattr(evaluate_mod, "_busy", lambda: 11)
+    assert compile_jobs(Config()) == 5
     monkeypatch.setattr(evaluate_mod, "_busy", lambda: 16)
     assert compile_jobs(Config()) == 1
     assert compile_jobs(Config(compile_jobs=3)) == 3
