@@ -14,10 +14,7 @@ either such a size or a floating-point scalar. Anything else is skipped, with th
 from __future__ import annotations
 
 import ast
-import json
 import re
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -253,6 +250,21 @@ def exported(source: str, name: str, cxx: bool) -> str:
     return f"{source}\n{linkage}void *{SYMBOL} = (void *)&{name};\n"
 
 
+def candidate_library(
+    program: Program, function_name: str, candidate_code: str, arch: str, cache: Cache
+) -> Build:
+    """The candidate built as a shared library exporting `function_name` (see exported)."""
+    source_dir = Path(program.path).resolve().parent if program.path else None
+    return compile_cuda(
+        exported(candidate_code, function_name, True),
+        program.flags,
+        arch,
+        cache=cache,
+        source_dir=source_dir,
+        shared=True,
+    )
+
+
 def differential_test(
     program: Program,
     function_name: str,
@@ -281,14 +293,7 @@ def differential_test(
         source_dir=source_dir,
         shared=True,
     )
-    candidate = compile_cuda(
-        exported(candidate_code, function_name, True),
-        program.flags,
-        arch,
-        cache=cache,
-        source_dir=source_dir,
-        shared=True,
-    )
+    candidate = candidate_library(program, function_name, candidate_code, arch, cache)
     for build, who in ((reference, "reference"), (candidate, "candidate")):
         if not build.ok:
             first = (build.diagnostics.splitlines() or [""])[0]
@@ -314,13 +319,7 @@ def _run_child(
         "rtol": rtol,
         "atol": atol,
     }
-    with tempfile.TemporaryDirectory(prefix="cudaify-diff-") as folder:
-        spec_path = Path(folder) / "spec.json"
-        spec_path.write_text(json.dumps(spec))
-        done = toolchain.run(
-            [sys.executable, str(CHILD), str(spec_path)], cwd=folder, timeout=timeout
-        )
-    lines = [json.loads(line) for line in done.text().splitlines() if line.startswith("{")]
+    lines, done = toolchain.run_helper(CHILD, spec, timeout)
     results = [line for line in lines if "problem" in line]
     failed = next((line for line in results if line["problem"]), None)
     name = function.name

@@ -18,11 +18,7 @@ Anything else is skipped, with the reason."""
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import re
-import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -371,19 +367,7 @@ def _run_child(
         "rtol": rtol,
         "atol": atol,
     }
-    with tempfile.TemporaryDirectory(prefix="cudaify-kdiff-") as folder:
-        spec_path = Path(folder) / "spec.json"
-        spec_path.write_text(json.dumps(spec))
-        # our own helper process, not a candidate: it needs this interpreter's import path
-        # (pycuda, numpy), which the clean environment of candidate runs leaves out
-        path = os.pathsep.join(entry for entry in sys.path if entry)
-        done = toolchain.run(
-            [sys.executable, str(CHILD), str(spec_path)],
-            cwd=folder,
-            timeout=timeout,
-            env=toolchain.clean_environment({"PYTHONPATH": path}),
-        )
-    lines = [json.loads(line) for line in done.text().splitlines() if line.startswith("{")]
+    lines, done = toolchain.run_helper(CHILD, spec, timeout)
     return outcome_of(function.name, lines, cases, done, timeout)
 
 

@@ -13,19 +13,15 @@ time, not in the region."""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cudaify.backend import toolchain
 from cudaify.backend.cache import Cache
-from cudaify.backend.compile import Build, compile_cuda
+from cudaify.backend.compile import Build
 from cudaify.backend.cost import parameter_values
-from cudaify.backend.differential import case_at, ctype_of, exported
+from cudaify.backend.differential import candidate_library, case_at, ctype_of
 from cudaify.frontend.facts import Program
 
 CHILD = Path(__file__).with_name("region_child.py")
@@ -53,15 +49,7 @@ def harness_library(
     planned = _plan(program, function_name, candidate_code)
     if isinstance(planned, str):
         return planned
-    source_dir = Path(program.path).resolve().parent if program.path else None
-    library = compile_cuda(
-        exported(candidate_code, function_name, True),
-        program.flags,
-        arch,
-        cache=cache,
-        source_dir=source_dir,
-        shared=True,
-    )
+    library = candidate_library(program, function_name, candidate_code, arch, cache)
     if not library.ok or library.binary is None:
         first = (library.diagnostics.splitlines() or [""])[0]
         return f"the candidate does not build as a library: {first}"
@@ -104,18 +92,7 @@ def time_region(
         "calls": HARNESS_CALLS,
         "seconds": HARNESS_SECONDS,
     }
-    with tempfile.TemporaryDirectory(prefix="cudaify-region-") as folder:
-        spec_path = Path(folder) / "spec.json"
-        spec_path.write_text(json.dumps(spec))
-        # our own helper, not a candidate: it needs this interpreter's import path (pycuda)
-        path = os.pathsep.join(entry for entry in sys.path if entry)
-        done = toolchain.run(
-            [sys.executable, str(CHILD), str(spec_path)],
-            cwd=folder,
-            timeout=timeout,
-            env=toolchain.clean_environment({"PYTHONPATH": path}),
-        )
-    lines = [json.loads(line) for line in done.text().splitlines() if line.startswith("{")]
+    lines, done = toolchain.run_helper(CHILD, spec, timeout)
     skipped = next((line["skip"] for line in lines if "skip" in line), None)
     if skipped is not None:
         return skipped

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cudaify.errors import ToolchainError
 
@@ -165,6 +169,27 @@ def run(
         timed_out=timed_out,
         truncated=overflow.is_set(),
     )
+
+
+def run_helper(
+    script: Path, spec: dict[str, Any], timeout: float
+) -> tuple[list[dict[str, Any]], Completed]:
+    """Run one of cudaify's own Python helper scripts (a child that loads a candidate and
+    may crash with it) on `spec`, given as a JSON file: the JSON lines it printed, and how
+    it ended. Not a candidate: it gets this interpreter's import path (pycuda, numpy),
+    which the clean environment of candidate runs leaves out."""
+    with tempfile.TemporaryDirectory(prefix="cudaify-helper-") as folder:
+        spec_path = Path(folder) / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        path = os.pathsep.join(entry for entry in sys.path if entry)
+        done = run(
+            [sys.executable, str(script), str(spec_path)],
+            cwd=folder,
+            timeout=timeout,
+            env=clean_environment({"PYTHONPATH": path}),
+        )
+    lines = [json.loads(line) for line in done.text().splitlines() if line.startswith("{")]
+    return lines, done
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
