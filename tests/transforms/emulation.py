@@ -84,11 +84,10 @@ def run_emulated(
 
 
 def gcc_output(source: Path, directory: Path, timeout: int = 120) -> str:
-    """What the sequential program prints when gcc -O2 builds it: the emulated run's
-    expected output."""
+    """What the sequential program prints when gcc -O2 (g++ for C++) builds it: the
+    emulated run's expected output."""
     binary = directory / "reference"
-    built = toolchain.run(
-        [toolchain.find_tool("gcc"), "-O2", str(source), "-o", str(binary), "-lm"]
-    )
+    compiler = toolchain.find_tool("g++" if source.suffix == ".cpp" else "gcc")
+    built = toolchain.run([compiler, "-O2", str(source), "-o", str(binary), "-lm"])
     assert built.ok, built.errors()
     return toolchain.run([str(binary)], timeout=timeout).text()

@@ -208,3 +208,45 @@ def test_an_affine_recurrence_scans_composed_maps() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_golden_output_prints_what_gcc_prints(case: str, tmp_path) -> None:
     same_output_as_gcc(GOLDEN / "scan" / f"{case}.c", GOLDEN / "scan" / f"{case}.cu", tmp_path)
+
+
+def test_a_scan_over_std_vector_of_integers(update_golden: bool, tmp_path) -> None:
+    """operator[] of a std::vector<long> is a long: the long sums are exact, so the scan
+    applies (it was refused: "cannot prove that 'in[i]' is an integer"); emulated on the
+    CPU it prints what g++ prints, and nvcc compiles it."""
+    from emulation import gcc_output, run_emulated
+
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "scan" / "vector.cpp"
+    program = analysed(source)
+    variant = applied(program, "scan")
+    expected = GOLDEN / "scan" / "vector.cu"
+    if update_golden:
+        expected.write_text(variant.code)
+    assert expected.exists(), "vector.cu is missing: rerun with --update-golden to write it"
+    assert variant.code == expected.read_text(), "rerun with --update-golden to accept vector.cu"
+    assert "cub::DeviceScan::InclusiveSum" in variant.code
+    assert structural_problems(program, variant.code, SCAN) == []
+    assert nvcc_errors(variant.code, tmp_path) == ""
+    code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", variant.code)
+    header = Path(__file__).resolve().parent / "scan_emulation.h"
+    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header)))
+    assert emulated.ok, emulated.errors()
+    assert compare(gcc_output(source, tmp_path), emulated.text()) is None, emulated.text()
+
+
+def test_a_vector_of_doubles_summed_into_longs_is_refused(tmp_path) -> None:
+    source = (GOLDEN / "scan" / "vector.cpp").read_text()
+    decoy = source.replace("const std::vector<long> &in", "const std::vector<double> &in")
+    decoy = decoy.replace("std::vector<long> in(n)", "std::vector<double> in(n)")
+    path = tmp_path / "decoy.cpp"
+    path.write_text(
+        decoy.replace(
+            "std::vector<double> in(n), out(n);",
+            "std::vector<double> in(n);\n    std::vector<long> out(n);",
+        )
+    )
+    program = analysed(path)
+    reason = SCAN.applies(Variant(program.source), Context(program))
+    assert reason is not None and "cannot prove that 'in[i]' is an integer" in reason

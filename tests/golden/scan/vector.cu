@@ -1,0 +1,286 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */
+
+// An inclusive scan over std::vector<long>: operator[] of a vector of integers is an
+// integer, so the long sums are exact in any order.
+#include <cstdio>
+#include <vector>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Scan loop 'i' of running_totals() (line 8): the terms of the prefix sum, one per thread. */
+__global__ void running_totals_scan_terms(long *in, long long trips_i, long *terms)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        terms[t_i] = (long)(in[i]);
+    }
+}
+
+/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
+__global__ void running_totals_scan_store(const long *sums, long start, long long trips_i, long *out)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        out[t_i] = (long)(start + sums[t_i]);
+    }
+}
+
+void running_totals(const std::vector<long> &in, std::vector<long> &out, int n) {
+    long running = 0;
+    {
+        /* cudaify: this scan runs on the GPU: running_totals_scan_terms, cub::DeviceScan::InclusiveSum, running_totals_scan_store */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            long *d_in = NULL;
+            long *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(in.size()) * sizeof(long)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(out.size()) * sizeof(long)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in.data(), (size_t)(in.size()) * sizeof(long), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out.data(), (size_t)(out.size()) * sizeof(long), cudaMemcpyHostToDevice));
+            const long start = running;
+            static long *terms = NULL, *sums = NULL;
+            static long long capacity = 0;
+            if (trips_i > capacity) {
+                if (capacity > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms));
+                    CUDAIFY_CHECK(cudaFree(sums));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
+                capacity = trips_i;
+            }
+            const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
+            running_totals_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
+            size_t storage_bytes = 0;
+            static void *storage = NULL;
+            static size_t storage_capacity = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i));
+            if (storage_bytes > storage_capacity) {
+                if (storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage));
+                CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
+                storage_capacity = storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
+            running_totals_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
+            CUDAIFY_CHECK(cudaGetLastError());
+            long total;
+            CUDAIFY_CHECK(cudaMemcpy(&total, sums + (trips_i - 1), sizeof(long), cudaMemcpyDeviceToHost));
+            running = start + total;
+            CUDAIFY_CHECK(cudaMemcpy(out.data(), d_out, (size_t)(out.size()) * sizeof(long), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+int main() {
+    const int n = 5000;
+    std::vector<long> in(n), out(n);
+    unsigned state = 12345u;
+    for (int i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        in[i] = (long)(state >> 16 & 1023) - 300;
+    }
+    running_totals(in, out, n);
+    long check = 0;
+    for (int i = 0; i < n; i += 7) check += out[i] * (i % 5 + 1);
+    std::printf("last %ld check %ld\n", out[n - 1], check);
+    return 0;
+}
