@@ -126,6 +126,7 @@ class ReductionPlan:
     body_indent: str
     indent: str
     lambdas: tuple[str, ...] = ()  # the local lambdas the loop calls, defined in the kernel
+    uses_std: bool = False  # the kernel needs std_device.STD_PRELUDE (std::min, complex, ...)
 
 
 class ReductionMethod(ps.LoopPatternMethod):
@@ -231,8 +232,7 @@ def _plan(
     lambdas = _lambdas(nest, definition, source) if definition is not None else []
     body_text = _statements(body, source)
     texts = [cs.text(node, source) for node in lambdas] + [body_text]
-    if any(std_device.uses_std(text) for text in texts):
-        raise ps.Refuse("the loop uses the standard library, which the reduction kernel lacks")
+    uses_std = any(std_device.uses_std(text) for text in texts)
     locals_, reduced = _reduced(located, loop.reductions, taken)
     reduced, groups = _arg_groups(loop.reductions, reduced, taken)
     if finds:
@@ -266,6 +266,7 @@ def _plan(
             )
             for node in lambdas
         ),
+        uses_std=uses_std,
     )
 
 
@@ -466,6 +467,8 @@ def _emit(code: str, plans: list[ReductionPlan]) -> str:
         by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
     first = min(by_position)
     moves, helpers_text = ps.prelude_edits(source, first)
+    if any(plan.uses_std for plan in plans) and std_device.STD_MARKER.encode() not in source:
+        helpers_text += std_device.STD_PRELUDE
     edits += moves
     for at, group in sorted(by_position.items()):
         kernels = "".join(_kernel_text(plan) for plan in group)

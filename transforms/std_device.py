@@ -49,6 +49,8 @@ __host__ __device__ inline const T &cudaify_max(const T &a, const T &b)
 
 """
 
+STD_MARKER = STD_PRELUDE.splitlines()[0]
+
 
 class NoDeviceVersion(Exception):
     """A `std::` name in kernel code that has no device version here."""

@@ -287,9 +287,10 @@ def test_what_is_no_find_first_stays_sequential(case: str, program_of) -> None:
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "cpp"
 
 
-@pytest.mark.parametrize("name", ["nearest_argmin", "first_match"])
+@pytest.mark.parametrize("name", ["nearest_argmin", "first_match", "min_max_pair"])
 def test_cpp_idioms_emulated_print_what_gpp_prints(name: str, tmp_path) -> None:
-    """The C++ benchmarks of the two idioms (a vector of structs, a lambda), small."""
+    """The C++ benchmarks of the idioms (a vector of structs, a lambda, std::min and
+    std::max on the device), small."""
     from cudaify.backend import toolchain
 
     source = BENCHMARKS / f"{name}.cpp"
