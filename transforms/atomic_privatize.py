@@ -349,7 +349,7 @@ def _target(
     if not mine:
         raise ps.Refuse(f"no data region for '{name}'")
     data = mine[0]
-    if data.dims or data.kind in ("vector", "field"):
+    if data.dims or data.kind == "field":
         raise ps.Refuse(f"'{name}' is not a one-dimensional array")
     element = _element_type(data)
     if element not in ATOMIC_TYPES:
@@ -541,7 +541,7 @@ def _read_arrays(
             continue
         if cs.visible(tree, source, data.name, nest.start_byte) is None:
             continue  # declared inside the loop
-        if data.kind in ("vector", "field"):
+        if data.kind == "field":
             raise ps.Refuse(f"array '{data.name}' ({data.kind}) is not offloaded by the rule yet")
         counts = {d.count for d in all_data if d.name == data.name}
         if data.count is None or None in counts:

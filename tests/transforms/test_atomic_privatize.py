@@ -268,12 +268,37 @@ EMULATED = {
 def test_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None:
     """Every path of the kernels and host code: per-warp copies, one copy, global
     atomics, the zeroing on the device, saving and putting back, the host's run."""
-    import re
-
-    from emulation import gcc_output, run_emulated
+    from emulation import gcc_output
 
     source = GOLDEN / "atomic_privatize" / f"{case.split('_')[0]}.c"
-    code = applied(analysed(source), *EMULATED[case]).code
+    emulated = _emulated(applied(analysed(source), *EMULATED[case]).code, tmp_path)
+    assert emulated.ok, emulated.errors()
+    assert emulated.text() == gcc_output(source, tmp_path)
+
+
+def test_histograms_into_std_vectors_emulated_print_what_gpp_prints(tmp_path) -> None:
+    """std::vector<int> bins and std::vector<float>/<unsigned char> inputs: the elements
+    are copied through .data(), the extent is .size() (the benchmark, small)."""
+    from cudaify.backend import toolchain
+
+    source = Path(__file__).resolve().parents[2] / "benchmarks" / "cpp" / "histogram_vector.cpp"
+    variant = applied(analysed(source), "atomic_privatize")
+    assert "value_bins.data()" in variant.code and "pixel_bins.data()" in variant.code
+    emulated = _emulated(variant.code, tmp_path, "-DBENCH_SMALL")
+    assert emulated.ok, emulated.errors()
+    binary = tmp_path / "reference"
+    gpp = toolchain.find_tool("g++")
+    built = toolchain.run([gpp, "-O2", "-DBENCH_SMALL", str(source), "-o", str(binary)])
+    assert built.ok, built.errors()
+    assert emulated.text() == toolchain.run([str(binary)], timeout=120).text()
+
+
+def _emulated(code: str, tmp_path: Path, *flags: str):  # type: ignore[no-untyped-def]
+    """`code` run by the CPU emulator of atomics and dynamic shared memory."""
+    import re
+
+    from emulation import run_emulated
+
     code = re.sub(r"#include <cuda/std/\w+>\n", "", code)
     code = re.sub(
         r"extern __shared__ unsigned long long (\w+)\[\];",
@@ -281,6 +306,4 @@ def test_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None
         code,
     )
     header = Path(__file__).resolve().parent / "atomic_emulation.h"
-    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header)))
-    assert emulated.ok, emulated.errors()
-    assert emulated.text() == gcc_output(source, tmp_path)
+    return run_emulated(code, tmp_path, timeout=600, flags=("-include", str(header), *flags))
