@@ -20,6 +20,7 @@ from cudaify.core import Variant
 from cudaify.frontend.edits import Edit
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Span
 from cudaify.transforms import csource as cs
+from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
 from cudaify.transforms.offload import (
     PRELUDE,
@@ -474,19 +475,29 @@ def scalars_of(
     skip: set[str],
     mapped: set[str],
     header_depth: int = 1,
+    lambdas: tuple[Node, ...] = (),
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(type, name) of the scalars the loop reads (passed by value) and of those it
-    writes that need one copy per thread; `skip` holds names the method handles itself."""
+    writes that need one copy per thread; `skip` holds names the method handles itself.
+    `lambdas`: the local lambdas the loop calls, defined again in the kernel: what they
+    capture travels too."""
     nest, tree, source = located.node, located.tree, located.source
     outer_node = cs.node_at(tree, located.loop.span.start, "for_statement") or nest
     array_names = {a.name for a in arrays}
     inside = cs.names_declared_in(nest, source)
+    for node in lambdas:
+        inside |= std_device.lambda_locals(node, source)
     written = cs.names_written(nest, source)
-    called = {_key(n.child_by_field_name("function")) for _, n in cs.calls_in(nest, source)}
+    scanned = [nest, *lambdas]
+    called = {
+        _key(n.child_by_field_name("function"))
+        for node in scanned
+        for _, n in cs.calls_in(node, source)
+    }
     headers = {_key(n) for n in _host_only_parts(nest, header_depth)}
     scalars: dict[str, str] = {}
     privates: dict[str, str] = {}
-    for ident in cs.identifiers_in(nest):
+    for ident in [i for node in scanned for i in cs.identifiers_in(node)]:
         name = cs.text(ident, source)
         ignored = name in mapped or name in array_names or name in inside or name in skip
         if ignored or _key(ident) in called or _key(ident) in headers:

@@ -227,9 +227,9 @@ def _plan(
     (level,) = _levels([located.loop], tree, source, taken)
     if finds and not loop.reductions and not level.declared_outside:
         raise ps.Refuse("the search keeps nothing: no value set where it stops, no index after it")
-    scalars, privates = ps.scalars_of(located, arrays, roots, {loop.var})
     definition = definition_node(tree, located.function.span.start)
     lambdas = _lambdas(nest, definition, source) if definition is not None else []
+    scalars, privates = ps.scalars_of(located, arrays, roots, {loop.var}, lambdas=tuple(lambdas))
     body_text = _statements(body, source)
     texts = [cs.text(node, source) for node in lambdas] + [body_text]
     uses_std = any(std_device.uses_std(text) for text in texts)

@@ -287,10 +287,12 @@ def test_what_is_no_find_first_stays_sequential(case: str, program_of) -> None:
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "cpp"
 
 
-@pytest.mark.parametrize("name", ["nearest_argmin", "first_match", "min_max_pair"])
+@pytest.mark.parametrize(
+    "name", ["nearest_argmin", "first_match", "min_max_pair", "count_if_lambda"]
+)
 def test_cpp_idioms_emulated_print_what_gpp_prints(name: str, tmp_path) -> None:
-    """The C++ benchmarks of the idioms (a vector of structs, a lambda, std::min and
-    std::max on the device), small."""
+    """The C++ benchmarks of the idioms (a vector of structs, a lambda, one that captures
+    the function's parameters, std::min and std::max on the device), small."""
     from cudaify.backend import toolchain
 
     source = BENCHMARKS / f"{name}.cpp"
