@@ -796,9 +796,14 @@ class LoopFacts:
 def find_first_payloads(fa: FunctionAnalysis, node: LoopNode) -> tuple[str, ...] | None:
     """The scalars a find-first loop sets where it stops: its body is one `if` (no
     else) whose braces hold plain `x = e;` assignments and then the only jump of the body,
-    a `break` of this loop; each `e` mentions none of the `x`. None for any other loop."""
+    a `break` of this loop; each `e` mentions none of the `x`. Or the `if` holds only a
+    `return` (the function's answer at the first hit: nothing is set, the loop variable
+    and what the loop only reads give it). None for any other loop."""
     jumps = [j for j in fa.walk.jumps if node.in_body(j.start)]
-    if len(jumps) != 1 or jumps[0].kind != "break" or jumps[0].target != node.cursor.hash:
+    if len(jumps) != 1:
+        return None
+    returns = jumps[0].kind == "return"
+    if not returns and (jumps[0].kind != "break" or jumps[0].target != node.cursor.hash):
         return None
     body = kids(node.cursor)[-1]
     statements = kids(body) if body.kind == CK.COMPOUND_STMT else [body]
@@ -809,6 +814,8 @@ def find_first_payloads(fa: FunctionAnalysis, node: LoopNode) -> tuple[str, ...]
         return None
     then = parts[1]
     inner = kids(then) if then.kind == CK.COMPOUND_STMT else [then]
+    if returns:
+        return () if len(inner) == 1 and inner[0].kind == CK.RETURN_STMT else None
     if not inner or inner[-1].kind != CK.BREAK_STMT:
         return None
     kept: list[tuple[str, str]] = []

@@ -127,6 +127,7 @@ class ReductionPlan:
     indent: str
     lambdas: tuple[str, ...] = ()  # the local lambdas the loop calls, defined in the kernel
     uses_std: bool = False  # the kernel needs std_device.STD_PRELUDE (std::min, complex, ...)
+    returned: str | None = None  # find-first: the `return ...;` the host runs at the first hit
 
 
 class ReductionMethod(ps.LoopPatternMethod):
@@ -225,7 +226,10 @@ def _plan(
     _require_no_array_sizeof(nest, arrays, source)
     roots = {r.var.split(".")[0] for r in loop.reductions}
     (level,) = _levels([located.loop], tree, source, taken)
-    if finds and not loop.reductions and not level.declared_outside:
+    # `if (C) return E;`: the host returns E at the first hit (the analysis saw to it that
+    # the body is that `if` alone, so E reads the loop variable and what the loop reads)
+    answer = _returned(body) if finds else None
+    if finds and answer is None and not loop.reductions and not level.declared_outside:
         raise ps.Refuse("the search keeps nothing: no value set where it stops, no index after it")
     definition = definition_node(tree, located.function.span.start)
     lambdas = _lambdas(nest, definition, source) if definition is not None else []
@@ -267,7 +271,14 @@ def _plan(
             for node in lambdas
         ),
         uses_std=uses_std,
+        returned=cs.text(answer, source) if answer is not None else None,
     )
+
+
+def _returned(body: Node) -> Node | None:
+    """The search's `return` statement, when its exit is one (not a `break`)."""
+    found = [n for n in cs.walk(body) if n.type == "return_statement"]
+    return found[0] if len(found) == 1 else None
 
 
 def _reduced(
@@ -372,13 +383,13 @@ def _first_group(kept: tuple[Reduced, ...], taken: set[str]) -> ArgGroup:
 
 
 def _break_marked(body: Node, source: bytes, group: ArgGroup, index: str) -> str:
-    """The body's statements with its `break;` (the search's one jump) recording the
-    iteration first: a thread stops at its first hit, as the loop does."""
+    """The body's statements with its `break;` or `return ...;` (the search's one jump)
+    recording the iteration first: a thread stops at its first hit, as the loop does."""
     if body.type == "compound_statement" and len(body.children) >= 2:
         start, end = body.children[0].end_byte, body.children[-1].start_byte
     else:
         start, end = body.start_byte, body.end_byte
-    breaks = [n for n in cs.walk(body) if n.type == "break_statement"]
+    breaks = [n for n in cs.walk(body) if n.type in ("break_statement", "return_statement")]
     if len(breaks) != 1:
         raise ps.Refuse("the search's break was not found")
     found = breaks[0]
@@ -597,6 +608,15 @@ def _host_text(plan: ReductionPlan) -> str:
             found = found_name(first)
             ran = f"({found} >= 0 ? {found} : {level.trips})"
         lines.append(f"{ind}{loop.var} = ({level.var_type})({_paren(loop.lower)} + {ran}{step});")
+    if first is not None and plan.returned is not None:  # the loop's return, at its first hit
+        found = found_name(first)
+        lines.append(f"{ind}if ({found} >= 0) {{")
+        if not level.declared_outside:
+            step = f" * {loop.step}" if loop.step != 1 else ""
+            at = f"{_paren(loop.lower)} + {found}{step}"
+            lines.append(f"{inner}const {level.var_type} {loop.var} = ({level.var_type})({at});")
+        lines.append(f"{inner}{plan.returned}")
+        lines.append(ind + "}")
     lines.append(plan.indent + "}")
     return "\n".join(lines)
 

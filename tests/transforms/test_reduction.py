@@ -267,6 +267,12 @@ FIRST_REFUSED = {
     "chained_payloads": "if (x[i] > t) { k = i; j = k + 1; break; }",
     # two ways out
     "two_breaks": "if (x[i] > t) { k = i; break; } if (x[i] < -t) break;",
+    # a return after a write: the loop does more than stop
+    "write_then_return": "if (x[i] > t) { y[0] = i; return i; }",
+    # a return and a statement before the test: the host could not evaluate the answer alone
+    "computed_before_return": "k = x[i] * 2; if (k > t) return k;",
+    # a return in an else branch
+    "return_in_else": "if (x[i] > t) k = i; else return j;",
 }
 
 
@@ -288,11 +294,13 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "cpp"
 
 
 @pytest.mark.parametrize(
-    "name", ["nearest_argmin", "first_match", "min_max_pair", "count_if_lambda"]
+    "name",
+    ["nearest_argmin", "first_match", "min_max_pair", "count_if_lambda", "find_first_negative"],
 )
 def test_cpp_idioms_emulated_print_what_gpp_prints(name: str, tmp_path) -> None:
     """The C++ benchmarks of the idioms (a vector of structs, a lambda, one that captures
-    the function's parameters, std::min and std::max on the device), small."""
+    the function's parameters, std::min and std::max on the device, a `return i` at the
+    first hit and -1 after the loop), small."""
     from cudaify.backend import toolchain
 
     source = BENCHMARKS / f"{name}.cpp"
@@ -305,3 +313,19 @@ def test_cpp_idioms_emulated_print_what_gpp_prints(name: str, tmp_path) -> None:
     built = toolchain.run([gpp, "-O2", "-DBENCH_SMALL", str(source), "-o", str(binary)])
     assert built.ok, built.errors()
     assert emulated.text() == toolchain.run([str(binary)], timeout=120).text()
+
+
+def test_a_search_that_returns_at_its_first_hit() -> None:
+    """`if (C) return E;` is a find-first: each thread stops at its first hit, and the
+    host runs the return at the earliest one, with the loop variable set there."""
+    program = analysed(BENCHMARKS / "find_first_negative.cpp")
+    (loop,) = next(f for f in program.functions if f.name == "first_negative").loops
+    assert loop.pattern == "find_first" and loop.reductions == ()
+    code = applied(program, "reduction").code
+    assert "{ cudaify_found = t_i; break; }" in code
+    assert (
+        "if (partial_found_at >= 0) {\n"
+        "            const int i = (int)(0 + partial_found_at);\n"
+        "            return i;\n"
+        "        }\n"
+    ) in code
