@@ -211,10 +211,21 @@ int f(int n, const int *a, int *b) {
         [("i", False, S, {})],
     ),
     (
+        # the loop's only statement is `if (C) return E;`: a search for the first hit
         "return_in_loop",
         """
 int f(int n, const int *a) {
   for (int i = 0; i < n; i++) if (a[i] == 7) return i;
+  return -1;
+}""",
+        [("i", False, "find_first", {})],
+    ),
+    (
+        # a statement before the test: the answer is more than the first hit's index
+        "return_after_work",
+        """
+int f(int n, const int *a, int *b) {
+  for (int i = 0; i < n; i++) { b[i] = a[i]; if (a[i] == 7) return i; }
   return -1;
 }""",
         [("i", False, S, {})],

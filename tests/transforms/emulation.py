@@ -83,11 +83,13 @@ def run_emulated(
     return toolchain.run([str(binary)], timeout=timeout, env=environment)
 
 
-def gcc_output(source: Path, directory: Path, timeout: int = 120) -> str:
-    """What the sequential program prints when gcc -O2 (g++ for C++) builds it: the
-    emulated run's expected output."""
+def gcc_output(
+    source: Path, directory: Path, timeout: int = 120, flags: tuple[str, ...] = ()
+) -> str:
+    """What the sequential program prints when gcc -O2 (g++ for C++) builds it, with
+    `flags` (-DBENCH_SMALL): the emulated run's expected output."""
     binary = directory / "reference"
     compiler = toolchain.find_tool("g++" if source.suffix == ".cpp" else "gcc")
-    built = toolchain.run([compiler, "-O2", str(source), "-o", str(binary), "-lm"])
+    built = toolchain.run([compiler, "-O2", *flags, str(source), "-o", str(binary), "-lm"])
     assert built.ok, built.errors()
     return toolchain.run([str(binary)], timeout=timeout).text()

@@ -279,18 +279,14 @@ def test_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None
 def test_histograms_into_std_vectors_emulated_print_what_gpp_prints(tmp_path) -> None:
     """std::vector<int> bins and std::vector<float>/<unsigned char> inputs: the elements
     are copied through .data(), the extent is .size() (the benchmark, small)."""
-    from cudaify.backend import toolchain
+    from emulation import gcc_output
 
     source = Path(__file__).resolve().parents[2] / "benchmarks" / "cpp" / "histogram_vector.cpp"
     variant = applied(analysed(source), "atomic_privatize")
     assert "value_bins.data()" in variant.code and "pixel_bins.data()" in variant.code
     emulated = _emulated(variant.code, tmp_path, "-DBENCH_SMALL")
     assert emulated.ok, emulated.errors()
-    binary = tmp_path / "reference"
-    gpp = toolchain.find_tool("g++")
-    built = toolchain.run([gpp, "-O2", "-DBENCH_SMALL", str(source), "-o", str(binary)])
-    assert built.ok, built.errors()
-    assert emulated.text() == toolchain.run([str(binary)], timeout=120).text()
+    assert emulated.text() == gcc_output(source, tmp_path, flags=("-DBENCH_SMALL",))
 
 
 def _emulated(code: str, tmp_path: Path, *flags: str):  # type: ignore[no-untyped-def]

@@ -301,18 +301,14 @@ def test_cpp_idioms_emulated_print_what_gpp_prints(name: str, tmp_path) -> None:
     """The C++ benchmarks of the idioms (a vector of structs, a lambda, one that captures
     the function's parameters, std::min and std::max on the device, a `return i` at the
     first hit and -1 after the loop), small."""
-    from cudaify.backend import toolchain
+    from emulation import gcc_output
 
     source = BENCHMARKS / f"{name}.cpp"
     variant = applied(analysed(source), "reduction")
     assert variant.methods == ("reduction",)
     emulated = _emulated(variant.code, tmp_path, "-DBENCH_SMALL")
     assert emulated.ok, emulated.errors()
-    binary = tmp_path / "reference"
-    gpp = toolchain.find_tool("g++")
-    built = toolchain.run([gpp, "-O2", "-DBENCH_SMALL", str(source), "-o", str(binary)])
-    assert built.ok, built.errors()
-    assert emulated.text() == toolchain.run([str(binary)], timeout=120).text()
+    assert emulated.text() == gcc_output(source, tmp_path, flags=("-DBENCH_SMALL",))
 
 
 def test_a_search_that_returns_at_its_first_hit() -> None:
