@@ -277,8 +277,22 @@ def _plan(
 
 def _returned(body: Node) -> Node | None:
     """The search's `return` statement, when its exit is one (not a `break`)."""
-    found = [n for n in cs.walk(body) if n.type == "return_statement"]
+    found = _jumps(body, ("return_statement",))
     return found[0] if len(found) == 1 else None
+
+
+def _jumps(body: Node, kinds: tuple[str, ...]) -> list[Node]:
+    """The statements of `kinds` in `body` that leave the loop (not a lambda's own)."""
+
+    def in_lambda(node: Node) -> bool:
+        parent = node.parent
+        while parent is not None and parent != body:
+            if parent.type == "lambda_expression":
+                return True
+            parent = parent.parent
+        return False
+
+    return [n for n in cs.walk(body) if n.type in kinds and not in_lambda(n)]
 
 
 def _reduced(
@@ -389,7 +403,7 @@ def _break_marked(body: Node, source: bytes, group: ArgGroup, index: str) -> str
         start, end = body.children[0].end_byte, body.children[-1].start_byte
     else:
         start, end = body.start_byte, body.end_byte
-    breaks = [n for n in cs.walk(body) if n.type in ("break_statement", "return_statement")]
+    breaks = _jumps(body, ("break_statement", "return_statement"))
     if len(breaks) != 1:
         raise ps.Refuse("the search's break was not found")
     found = breaks[0]

@@ -325,3 +325,22 @@ def test_a_search_that_returns_at_its_first_hit() -> None:
         "            return i;\n"
         "        }\n"
     ) in code
+
+
+def test_a_lambda_s_own_return_is_not_the_search_s_exit(program_of) -> None:
+    """A test through a lambda that returns: the search's exit is still the one `return`
+    (or `break`) of the loop itself."""
+    program = program_of(
+        "int f(int n, const double *x, double t)\n{\n"
+        "    auto above = [t](double v) { return v > t; };\n"
+        "    for (int i = 0; i < n; i++)\n        if (above(x[i])) return i;\n"
+        "    return -1;\n}\n"
+        "int main(void) { double x[3] = {3, 1, 2}; return f(3, x, 1.5); }\n",
+        "input.cpp",
+    )
+    (loop,) = next(f for f in program.functions if f.name == "f").loops
+    assert loop.pattern == "find_first"
+    variant = REDUCTION.apply_rule(Variant(program.source), Context(program)).variant
+    assert variant is not None
+    assert "if (above(x[i])) { cudaify_found = t_i; break; }" in variant.code
+    assert "return v > t;" in variant.code  # the lambda, defined again in the kernel
