@@ -547,16 +547,21 @@ def _kernel_text(plan: ReductionPlan) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+SHIFT, LANE, WARP = "cudaify_shift", "cudaify_lane", "cudaify_warp"
+
+
 def _arg_block_reduce(g: ArgGroup) -> list[str]:
     """The block's choice of (key, iteration, payloads), valid in thread 0: warp shuffles,
     then the warps' choices through shared memory, as cudaify_block_reduce does."""
     values = [(g.at, "long long")] + [(r.var, r.device_type) for r in g.values]
     stem = g.at
 
+    # the block's own names carry the cudaify_ prefix: a key or payload of the loop may be
+    # called `offset`, `lane` or `warp`, and these lines sit in the kernel beside them
     def shuffle(indent: str) -> list[str]:
-        out = [f"{indent}for (int offset = 16; offset > 0; offset /= 2) {{"]
+        out = [f"{indent}for (int {SHIFT} = 16; {SHIFT} > 0; {SHIFT} /= 2) {{"]
         for name, type_ in values:
-            out.append(f"{indent}    {type_} {stem}_{name} = cudaify_shfl_down({name}, offset);")
+            out.append(f"{indent}    {type_} {stem}_{name} = cudaify_shfl_down({name}, {SHIFT});")
         key = g.key.var if g.key is not None else g.at
         better = g.better(f"{stem}_{key}", f"{stem}_{g.at}", key, g.at)
         moves = " ".join(f"{name} = {stem}_{name};" for name, _ in values)
@@ -573,21 +578,21 @@ def _arg_block_reduce(g: ArgGroup) -> list[str]:
         )
     lines = [
         f"    {{ /* {what} */",
-        "        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;",
+        f"        const int {LANE} = threadIdx.x % 32, {WARP} = threadIdx.x / 32;",
     ]
     lines += shuffle("        ")
     for name, type_ in values:
         lines.append(f"        __shared__ {type_} {stem}_warp_{name}[32];")
     lines.append("        __syncthreads();")
-    lines.append("        if (lane == 0) {")
+    lines.append(f"        if ({LANE} == 0) {{")
     for name, _ in values:
-        lines.append(f"            {stem}_warp_{name}[warp] = {name};")
+        lines.append(f"            {stem}_warp_{name}[{WARP}] = {name};")
     lines.append("        }")
     lines.append("        __syncthreads();")
-    lines.append("        if (warp == 0) {")
-    lines.append("            if (lane < (int)(blockDim.x / 32)) {")
+    lines.append(f"        if ({WARP} == 0) {{")
+    lines.append(f"            if ({LANE} < (int)(blockDim.x / 32)) {{")
     for name, _ in values:
-        lines.append(f"                {name} = {stem}_warp_{name}[lane];")
+        lines.append(f"                {name} = {stem}_warp_{name}[{LANE}];")
     lines.append("            } else {")
     lines.append(f"                {g.at} = -1;")
     lines.append("            }")

@@ -344,3 +344,26 @@ def test_a_lambda_s_own_return_is_not_the_search_s_exit(program_of) -> None:
     assert variant is not None
     assert "if (above(x[i])) { cudaify_found = t_i; break; }" in variant.code
     assert "return v > t;" in variant.code  # the lambda, defined again in the kernel
+
+
+def test_a_payload_named_like_the_block_s_counters_keeps_its_value(program_of, tmp_path) -> None:
+    """The block's choice sits in the kernel beside the loop's variables: an argmin whose
+    payload is called `offset` (and key `lane`) prints what gcc prints."""
+    from emulation import gcc_output
+
+    program = program_of(
+        "#include <stdio.h>\n"
+        "double f(int n, const double *x, long *where)\n{\n"
+        "    double lane = 1e300;\n    long offset = -1;\n"
+        "    for (int i = 0; i < n; i++) {\n"
+        "        if (x[i] < lane) { lane = x[i]; offset = i; }\n    }\n"
+        "    *where = offset;\n    return lane;\n}\n"
+        "int main(void)\n{\n    static double x[20000];\n"
+        "    for (int i = 0; i < 20000; i++) x[i] = (i * 7919) % 20011 + 0.5;\n"
+        "    long w;\n    double b = f(20000, x, &w);\n"
+        '    printf("%f %ld\\n", b, w);\n    return 0;\n}\n'
+    )
+    code = applied(program, "reduction").code
+    emulated = _emulated(code, tmp_path)
+    assert emulated.ok, emulated.errors()
+    assert emulated.text() == gcc_output(Path(program.path), tmp_path)

@@ -217,12 +217,12 @@ __global__ void nearest_reduce(double *x, double *y, double qx, double qy, long 
         }
     }
     { /* argmin of d0: the first iteration of the best value wins, its payloads with it */
-        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            long long cudaify_at_d0_cudaify_at_d0 = cudaify_shfl_down(cudaify_at_d0, offset);
-            double cudaify_at_d0_d0 = cudaify_shfl_down(d0, offset);
-            int cudaify_at_d0_k = cudaify_shfl_down(k, offset);
-            double cudaify_at_d0_bx = cudaify_shfl_down(bx, offset);
+        const int cudaify_lane = threadIdx.x % 32, cudaify_warp = threadIdx.x / 32;
+        for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+            long long cudaify_at_d0_cudaify_at_d0 = cudaify_shfl_down(cudaify_at_d0, cudaify_shift);
+            double cudaify_at_d0_d0 = cudaify_shfl_down(d0, cudaify_shift);
+            int cudaify_at_d0_k = cudaify_shfl_down(k, cudaify_shift);
+            double cudaify_at_d0_bx = cudaify_shfl_down(bx, cudaify_shift);
             if (cudaify_at_d0_cudaify_at_d0 >= 0 && (cudaify_at_d0 < 0 || cudaify_at_d0_d0 < d0 || (cudaify_at_d0_d0 == d0 && cudaify_at_d0_cudaify_at_d0 < cudaify_at_d0))) { cudaify_at_d0 = cudaify_at_d0_cudaify_at_d0; d0 = cudaify_at_d0_d0; k = cudaify_at_d0_k; bx = cudaify_at_d0_bx; }
         }
         __shared__ long long cudaify_at_d0_warp_cudaify_at_d0[32];
@@ -230,27 +230,27 @@ __global__ void nearest_reduce(double *x, double *y, double qx, double qy, long 
         __shared__ int cudaify_at_d0_warp_k[32];
         __shared__ double cudaify_at_d0_warp_bx[32];
         __syncthreads();
-        if (lane == 0) {
-            cudaify_at_d0_warp_cudaify_at_d0[warp] = cudaify_at_d0;
-            cudaify_at_d0_warp_d0[warp] = d0;
-            cudaify_at_d0_warp_k[warp] = k;
-            cudaify_at_d0_warp_bx[warp] = bx;
+        if (cudaify_lane == 0) {
+            cudaify_at_d0_warp_cudaify_at_d0[cudaify_warp] = cudaify_at_d0;
+            cudaify_at_d0_warp_d0[cudaify_warp] = d0;
+            cudaify_at_d0_warp_k[cudaify_warp] = k;
+            cudaify_at_d0_warp_bx[cudaify_warp] = bx;
         }
         __syncthreads();
-        if (warp == 0) {
-            if (lane < (int)(blockDim.x / 32)) {
-                cudaify_at_d0 = cudaify_at_d0_warp_cudaify_at_d0[lane];
-                d0 = cudaify_at_d0_warp_d0[lane];
-                k = cudaify_at_d0_warp_k[lane];
-                bx = cudaify_at_d0_warp_bx[lane];
+        if (cudaify_warp == 0) {
+            if (cudaify_lane < (int)(blockDim.x / 32)) {
+                cudaify_at_d0 = cudaify_at_d0_warp_cudaify_at_d0[cudaify_lane];
+                d0 = cudaify_at_d0_warp_d0[cudaify_lane];
+                k = cudaify_at_d0_warp_k[cudaify_lane];
+                bx = cudaify_at_d0_warp_bx[cudaify_lane];
             } else {
                 cudaify_at_d0 = -1;
             }
-            for (int offset = 16; offset > 0; offset /= 2) {
-                long long cudaify_at_d0_cudaify_at_d0 = cudaify_shfl_down(cudaify_at_d0, offset);
-                double cudaify_at_d0_d0 = cudaify_shfl_down(d0, offset);
-                int cudaify_at_d0_k = cudaify_shfl_down(k, offset);
-                double cudaify_at_d0_bx = cudaify_shfl_down(bx, offset);
+            for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+                long long cudaify_at_d0_cudaify_at_d0 = cudaify_shfl_down(cudaify_at_d0, cudaify_shift);
+                double cudaify_at_d0_d0 = cudaify_shfl_down(d0, cudaify_shift);
+                int cudaify_at_d0_k = cudaify_shfl_down(k, cudaify_shift);
+                double cudaify_at_d0_bx = cudaify_shfl_down(bx, cudaify_shift);
                 if (cudaify_at_d0_cudaify_at_d0 >= 0 && (cudaify_at_d0 < 0 || cudaify_at_d0_d0 < d0 || (cudaify_at_d0_d0 == d0 && cudaify_at_d0_cudaify_at_d0 < cudaify_at_d0))) { cudaify_at_d0 = cudaify_at_d0_cudaify_at_d0; d0 = cudaify_at_d0_d0; k = cudaify_at_d0_k; bx = cudaify_at_d0_bx; }
             }
         }
@@ -339,35 +339,35 @@ __global__ void last_max_reduce(int *v, long long trips_i_2, int *d_partial_m, i
         }
     }
     { /* argmax of m: the last iteration of the best value wins, its payloads with it */
-        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            long long cudaify_at_m_cudaify_at_m = cudaify_shfl_down(cudaify_at_m, offset);
-            int cudaify_at_m_m = cudaify_shfl_down(m, offset);
-            int cudaify_at_m_at = cudaify_shfl_down(at, offset);
+        const int cudaify_lane = threadIdx.x % 32, cudaify_warp = threadIdx.x / 32;
+        for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+            long long cudaify_at_m_cudaify_at_m = cudaify_shfl_down(cudaify_at_m, cudaify_shift);
+            int cudaify_at_m_m = cudaify_shfl_down(m, cudaify_shift);
+            int cudaify_at_m_at = cudaify_shfl_down(at, cudaify_shift);
             if (cudaify_at_m_cudaify_at_m >= 0 && (cudaify_at_m < 0 || cudaify_at_m_m > m || (cudaify_at_m_m == m && cudaify_at_m_cudaify_at_m > cudaify_at_m))) { cudaify_at_m = cudaify_at_m_cudaify_at_m; m = cudaify_at_m_m; at = cudaify_at_m_at; }
         }
         __shared__ long long cudaify_at_m_warp_cudaify_at_m[32];
         __shared__ int cudaify_at_m_warp_m[32];
         __shared__ int cudaify_at_m_warp_at[32];
         __syncthreads();
-        if (lane == 0) {
-            cudaify_at_m_warp_cudaify_at_m[warp] = cudaify_at_m;
-            cudaify_at_m_warp_m[warp] = m;
-            cudaify_at_m_warp_at[warp] = at;
+        if (cudaify_lane == 0) {
+            cudaify_at_m_warp_cudaify_at_m[cudaify_warp] = cudaify_at_m;
+            cudaify_at_m_warp_m[cudaify_warp] = m;
+            cudaify_at_m_warp_at[cudaify_warp] = at;
         }
         __syncthreads();
-        if (warp == 0) {
-            if (lane < (int)(blockDim.x / 32)) {
-                cudaify_at_m = cudaify_at_m_warp_cudaify_at_m[lane];
-                m = cudaify_at_m_warp_m[lane];
-                at = cudaify_at_m_warp_at[lane];
+        if (cudaify_warp == 0) {
+            if (cudaify_lane < (int)(blockDim.x / 32)) {
+                cudaify_at_m = cudaify_at_m_warp_cudaify_at_m[cudaify_lane];
+                m = cudaify_at_m_warp_m[cudaify_lane];
+                at = cudaify_at_m_warp_at[cudaify_lane];
             } else {
                 cudaify_at_m = -1;
             }
-            for (int offset = 16; offset > 0; offset /= 2) {
-                long long cudaify_at_m_cudaify_at_m = cudaify_shfl_down(cudaify_at_m, offset);
-                int cudaify_at_m_m = cudaify_shfl_down(m, offset);
-                int cudaify_at_m_at = cudaify_shfl_down(at, offset);
+            for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+                long long cudaify_at_m_cudaify_at_m = cudaify_shfl_down(cudaify_at_m, cudaify_shift);
+                int cudaify_at_m_m = cudaify_shfl_down(m, cudaify_shift);
+                int cudaify_at_m_at = cudaify_shfl_down(at, cudaify_shift);
                 if (cudaify_at_m_cudaify_at_m >= 0 && (cudaify_at_m < 0 || cudaify_at_m_m > m || (cudaify_at_m_m == m && cudaify_at_m_cudaify_at_m > cudaify_at_m))) { cudaify_at_m = cudaify_at_m_cudaify_at_m; m = cudaify_at_m_m; at = cudaify_at_m_at; }
             }
         }
@@ -443,35 +443,35 @@ __global__ void first_min_reduce(int *v, long long trips_i_3, int *d_partial_m_2
         }
     }
     { /* argmin of m: the first iteration of the best value wins, its payloads with it */
-        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            long long cudaify_at_m_2_cudaify_at_m_2 = cudaify_shfl_down(cudaify_at_m_2, offset);
-            int cudaify_at_m_2_m = cudaify_shfl_down(m, offset);
-            long cudaify_at_m_2_at = cudaify_shfl_down(at, offset);
+        const int cudaify_lane = threadIdx.x % 32, cudaify_warp = threadIdx.x / 32;
+        for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+            long long cudaify_at_m_2_cudaify_at_m_2 = cudaify_shfl_down(cudaify_at_m_2, cudaify_shift);
+            int cudaify_at_m_2_m = cudaify_shfl_down(m, cudaify_shift);
+            long cudaify_at_m_2_at = cudaify_shfl_down(at, cudaify_shift);
             if (cudaify_at_m_2_cudaify_at_m_2 >= 0 && (cudaify_at_m_2 < 0 || cudaify_at_m_2_m < m || (cudaify_at_m_2_m == m && cudaify_at_m_2_cudaify_at_m_2 < cudaify_at_m_2))) { cudaify_at_m_2 = cudaify_at_m_2_cudaify_at_m_2; m = cudaify_at_m_2_m; at = cudaify_at_m_2_at; }
         }
         __shared__ long long cudaify_at_m_2_warp_cudaify_at_m_2[32];
         __shared__ int cudaify_at_m_2_warp_m[32];
         __shared__ long cudaify_at_m_2_warp_at[32];
         __syncthreads();
-        if (lane == 0) {
-            cudaify_at_m_2_warp_cudaify_at_m_2[warp] = cudaify_at_m_2;
-            cudaify_at_m_2_warp_m[warp] = m;
-            cudaify_at_m_2_warp_at[warp] = at;
+        if (cudaify_lane == 0) {
+            cudaify_at_m_2_warp_cudaify_at_m_2[cudaify_warp] = cudaify_at_m_2;
+            cudaify_at_m_2_warp_m[cudaify_warp] = m;
+            cudaify_at_m_2_warp_at[cudaify_warp] = at;
         }
         __syncthreads();
-        if (warp == 0) {
-            if (lane < (int)(blockDim.x / 32)) {
-                cudaify_at_m_2 = cudaify_at_m_2_warp_cudaify_at_m_2[lane];
-                m = cudaify_at_m_2_warp_m[lane];
-                at = cudaify_at_m_2_warp_at[lane];
+        if (cudaify_warp == 0) {
+            if (cudaify_lane < (int)(blockDim.x / 32)) {
+                cudaify_at_m_2 = cudaify_at_m_2_warp_cudaify_at_m_2[cudaify_lane];
+                m = cudaify_at_m_2_warp_m[cudaify_lane];
+                at = cudaify_at_m_2_warp_at[cudaify_lane];
             } else {
                 cudaify_at_m_2 = -1;
             }
-            for (int offset = 16; offset > 0; offset /= 2) {
-                long long cudaify_at_m_2_cudaify_at_m_2 = cudaify_shfl_down(cudaify_at_m_2, offset);
-                int cudaify_at_m_2_m = cudaify_shfl_down(m, offset);
-                long cudaify_at_m_2_at = cudaify_shfl_down(at, offset);
+            for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+                long long cudaify_at_m_2_cudaify_at_m_2 = cudaify_shfl_down(cudaify_at_m_2, cudaify_shift);
+                int cudaify_at_m_2_m = cudaify_shfl_down(m, cudaify_shift);
+                long cudaify_at_m_2_at = cudaify_shfl_down(at, cudaify_shift);
                 if (cudaify_at_m_2_cudaify_at_m_2 >= 0 && (cudaify_at_m_2 < 0 || cudaify_at_m_2_m < m || (cudaify_at_m_2_m == m && cudaify_at_m_2_cudaify_at_m_2 < cudaify_at_m_2))) { cudaify_at_m_2 = cudaify_at_m_2_cudaify_at_m_2; m = cudaify_at_m_2_m; at = cudaify_at_m_2_at; }
             }
         }

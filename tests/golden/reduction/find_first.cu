@@ -213,35 +213,35 @@ __global__ void first_above_reduce(double *a, double t, long long trips_i, int *
         }
     }
     { /* find-first: the earliest iteration whose test held wins, with what it set */
-        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            long long cudaify_found_cudaify_found = cudaify_shfl_down(cudaify_found, offset);
-            int cudaify_found_idx = cudaify_shfl_down(idx, offset);
-            double cudaify_found_v = cudaify_shfl_down(v, offset);
+        const int cudaify_lane = threadIdx.x % 32, cudaify_warp = threadIdx.x / 32;
+        for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+            long long cudaify_found_cudaify_found = cudaify_shfl_down(cudaify_found, cudaify_shift);
+            int cudaify_found_idx = cudaify_shfl_down(idx, cudaify_shift);
+            double cudaify_found_v = cudaify_shfl_down(v, cudaify_shift);
             if (cudaify_found_cudaify_found >= 0 && (cudaify_found < 0 || cudaify_found_cudaify_found < cudaify_found)) { cudaify_found = cudaify_found_cudaify_found; idx = cudaify_found_idx; v = cudaify_found_v; }
         }
         __shared__ long long cudaify_found_warp_cudaify_found[32];
         __shared__ int cudaify_found_warp_idx[32];
         __shared__ double cudaify_found_warp_v[32];
         __syncthreads();
-        if (lane == 0) {
-            cudaify_found_warp_cudaify_found[warp] = cudaify_found;
-            cudaify_found_warp_idx[warp] = idx;
-            cudaify_found_warp_v[warp] = v;
+        if (cudaify_lane == 0) {
+            cudaify_found_warp_cudaify_found[cudaify_warp] = cudaify_found;
+            cudaify_found_warp_idx[cudaify_warp] = idx;
+            cudaify_found_warp_v[cudaify_warp] = v;
         }
         __syncthreads();
-        if (warp == 0) {
-            if (lane < (int)(blockDim.x / 32)) {
-                cudaify_found = cudaify_found_warp_cudaify_found[lane];
-                idx = cudaify_found_warp_idx[lane];
-                v = cudaify_found_warp_v[lane];
+        if (cudaify_warp == 0) {
+            if (cudaify_lane < (int)(blockDim.x / 32)) {
+                cudaify_found = cudaify_found_warp_cudaify_found[cudaify_lane];
+                idx = cudaify_found_warp_idx[cudaify_lane];
+                v = cudaify_found_warp_v[cudaify_lane];
             } else {
                 cudaify_found = -1;
             }
-            for (int offset = 16; offset > 0; offset /= 2) {
-                long long cudaify_found_cudaify_found = cudaify_shfl_down(cudaify_found, offset);
-                int cudaify_found_idx = cudaify_shfl_down(idx, offset);
-                double cudaify_found_v = cudaify_shfl_down(v, offset);
+            for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+                long long cudaify_found_cudaify_found = cudaify_shfl_down(cudaify_found, cudaify_shift);
+                int cudaify_found_idx = cudaify_shfl_down(idx, cudaify_shift);
+                double cudaify_found_v = cudaify_shfl_down(v, cudaify_shift);
                 if (cudaify_found_cudaify_found >= 0 && (cudaify_found < 0 || cudaify_found_cudaify_found < cudaify_found)) { cudaify_found = cudaify_found_cudaify_found; idx = cudaify_found_idx; v = cudaify_found_v; }
             }
         }
@@ -314,25 +314,25 @@ __global__ void position_reduce(int *keys, int key, long long trips_i_2, long lo
             { cudaify_found_2 = t_i_2; break; }
     }
     { /* find-first: the earliest iteration whose test held wins, with what it set */
-        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            long long cudaify_found_2_cudaify_found_2 = cudaify_shfl_down(cudaify_found_2, offset);
+        const int cudaify_lane = threadIdx.x % 32, cudaify_warp = threadIdx.x / 32;
+        for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+            long long cudaify_found_2_cudaify_found_2 = cudaify_shfl_down(cudaify_found_2, cudaify_shift);
             if (cudaify_found_2_cudaify_found_2 >= 0 && (cudaify_found_2 < 0 || cudaify_found_2_cudaify_found_2 < cudaify_found_2)) { cudaify_found_2 = cudaify_found_2_cudaify_found_2; }
         }
         __shared__ long long cudaify_found_2_warp_cudaify_found_2[32];
         __syncthreads();
-        if (lane == 0) {
-            cudaify_found_2_warp_cudaify_found_2[warp] = cudaify_found_2;
+        if (cudaify_lane == 0) {
+            cudaify_found_2_warp_cudaify_found_2[cudaify_warp] = cudaify_found_2;
         }
         __syncthreads();
-        if (warp == 0) {
-            if (lane < (int)(blockDim.x / 32)) {
-                cudaify_found_2 = cudaify_found_2_warp_cudaify_found_2[lane];
+        if (cudaify_warp == 0) {
+            if (cudaify_lane < (int)(blockDim.x / 32)) {
+                cudaify_found_2 = cudaify_found_2_warp_cudaify_found_2[cudaify_lane];
             } else {
                 cudaify_found_2 = -1;
             }
-            for (int offset = 16; offset > 0; offset /= 2) {
-                long long cudaify_found_2_cudaify_found_2 = cudaify_shfl_down(cudaify_found_2, offset);
+            for (int cudaify_shift = 16; cudaify_shift > 0; cudaify_shift /= 2) {
+                long long cudaify_found_2_cudaify_found_2 = cudaify_shfl_down(cudaify_found_2, cudaify_shift);
                 if (cudaify_found_2_cudaify_found_2 >= 0 && (cudaify_found_2 < 0 || cudaify_found_2_cudaify_found_2 < cudaify_found_2)) { cudaify_found_2 = cudaify_found_2_cudaify_found_2; }
             }
         }
