@@ -66,7 +66,7 @@ from cudaify.backend.differential import differential_test
 from cudaify.backend.gpulock import GpuLock, gpu_lock
 from cudaify.backend.kernel_differential import kernel_differential_test
 from cudaify.backend.profile import hardware_counters
-from cudaify.backend.region_timing import RegionTime, harness_library, time_region
+from cudaify.backend.region_timing import Harness, RegionTime, prepare, time_region
 from cudaify.backend.runner import RunResult, run_binary, time_limit
 from cudaify.backend.timing import (
     CUDA_LINK_FLAGS,
@@ -175,7 +175,7 @@ class Evaluator:
         self._screened: dict[str, tuple[_PendingKey, Future[Evaluation | None]]] = {}
         self._screen_pool: ThreadPoolExecutor | None = None
         # finalists' harness libraries being built (see prefetch_harness): variant key ->
-        self._harness_builds: dict[str, Future[Build | str]] = {}
+        self._harness_builds: dict[str, Future[Harness | str]] = {}
         # the shortest whole-program run of a verified candidate so far (see hopeless_after)
         self._fastest_wall = float("inf")
 
@@ -733,32 +733,31 @@ class Evaluator:
 
     def _harness_ready(
         self, variant: Variant, timed: tuple[str, ...], evaluation: Evaluation, runs: int
-    ) -> str | None:
-        """The function whose region the harness times alone (see region_timing), when the
-        timing build wraps that one function and nothing the residency runtime does
-        outside it, and its library is at hand: built by `prefetch_harness` by now, or
-        built here (outside the GPU's hold) when the whole-program runs the harness
-        replaces would take longer than the build and the harness. None: the program's
-        runs time the region."""
+    ) -> Harness | None:
+        """The harness that times the region alone (see region_timing), when the timing
+        build wraps one function and nothing the residency runtime does outside it, and
+        its library is at hand: built by `prefetch_harness` by now, or built here (outside
+        the GPU's hold) when the whole-program runs the harness replaces would take longer
+        than the build and the harness. None: the program's runs time the region."""
         name = self._one_function(variant, timed)
         if name is None:
             return None
         ahead = self._harness_builds.get(variant.key)
         saving = (runs - 1) * (evaluation.timing.wall or 0.0)
-        library: Build | str
+        prepared: Harness | str
         if ahead is not None and ahead.done() and ahead.exception() is None:
-            library = ahead.result()
+            prepared = ahead.result()
         elif saving > evaluation.compile_seconds + HARNESS_RUN:
             with self.breakdown.measure("compile"):
-                library = harness_library(
+                prepared = prepare(
                     self.program, name, variant.code, arch=gpu.default_arch(), cache=self.cache
                 )
         else:
             return None
-        if isinstance(library, str):
-            log.debug("%s: region timed in the program's runs: %s", variant.key, library)
+        if isinstance(prepared, str):
+            log.debug("%s: region timed in the program's runs: %s", variant.key, prepared)
             return None
-        return name
+        return prepared
 
     def _one_function(self, variant: Variant, timed: tuple[str, ...]) -> str | None:
         """The one function a timing build wraps, when nothing outside it (the residency
@@ -778,7 +777,7 @@ class Evaluator:
             name = self._one_function(variant, self._timable(variant))
             if name is not None and variant.key not in self._harness_builds:
                 self._harness_builds[variant.key] = pool.submit(
-                    harness_library,
+                    prepare,
                     self.program,
                     name,
                     variant.code,
@@ -787,21 +786,14 @@ class Evaluator:
                 )
         pool.shutdown(wait=False)
 
-    def _time_alone(self, variant: Variant, name: str, sample: Sample) -> RegionTime | None:
-        """The harness's timing of `name`, when it agrees with what the program's run read:
-        its first call plus the rest at the steady rate within a factor of REGION_AGREES
-        (plus a millisecond) of the run's region. A function that reads state main set up
+    def _time_alone(self, variant: Variant, harness: Harness, sample: Sample) -> RegionTime | None:
+        """The harness's timing, when it agrees with what the program's run read: its
+        first call plus the rest at the steady rate within a factor of REGION_AGREES (plus
+        a millisecond) of the run's region. A function that reads state main set up
         (globals, buffers kept across calls) may run differently on synthetic inputs."""
         if sample.region is None or sample.calls < 1:
             return None
-        timed = time_region(
-            self.program,
-            name,
-            variant.code,
-            arch=gpu.default_arch(),
-            cache=self.cache,
-            timeout=self._limit(HARNESS_TIMEOUT),
-        )
+        timed = time_region(harness, timeout=self._limit(HARNESS_TIMEOUT))
         if isinstance(timed, str):
             log.debug("%s: region timed in the program's runs: %s", variant.key, timed)
             return None

@@ -19,7 +19,6 @@ from typing import Any
 
 from cudaify.backend import toolchain
 from cudaify.backend.cache import Cache
-from cudaify.backend.compile import Build
 from cudaify.backend.cost import parameter_values
 from cudaify.backend.differential import candidate_library, case_at, ctype_of
 from cudaify.frontend.facts import Program
@@ -41,22 +40,22 @@ class RegionTime:
     calls: int  # steady calls timed
 
 
-def harness_library(
+@dataclass(frozen=True)
+class Harness:
+    """A candidate's function ready to be timed alone: its library (cached) and the
+    arguments of one call at the program's sizes."""
+
+    function: str
+    library: Path
+    restype: str | None
+    case: dict[str, Any]
+
+
+def prepare(
     program: Program, function_name: str, candidate_code: str, *, arch: str, cache: Cache
-) -> Build | str:
-    """The candidate built as a library the harness calls `function_name` of (cached), or
-    why the function cannot be timed alone."""
-    planned = _plan(program, function_name, candidate_code)
-    if isinstance(planned, str):
-        return planned
-    library = candidate_library(program, function_name, candidate_code, arch, cache)
-    if not library.ok or library.binary is None:
-        first = (library.diagnostics.splitlines() or [""])[0]
-        return f"the candidate does not build as a library: {first}"
-    return library
-
-
-def _plan(program: Program, function_name: str, candidate_code: str) -> dict[str, Any] | str:
+) -> Harness | str:
+    """The harness of `function_name`, its library built, or why the function cannot be
+    timed alone."""
     function = program.function(function_name)
     if function is None:
         return f"no facts about '{function_name}'"
@@ -66,29 +65,20 @@ def _plan(program: Program, function_name: str, candidate_code: str) -> dict[str
     case, why = case_at(function, sizes, SEED, MAX_ELEMENTS)
     if case is None:
         return f"'{function_name}' cannot be called alone: {why}"
+    library = candidate_library(program, function_name, candidate_code, arch, cache)
+    if not library.ok or library.binary is None:
+        first = (library.diagnostics.splitlines() or [""])[0]
+        return f"the candidate does not build as a library: {first}"
     restype = None if function.return_type == "void" else ctype_of(function.return_type)
-    return {"restype": restype, "case": case}
+    return Harness(function_name, library.binary, restype, case)
 
 
-def time_region(
-    program: Program,
-    function_name: str,
-    candidate_code: str,
-    *,
-    arch: str,
-    cache: Cache,
-    timeout: float = 60.0,
-) -> RegionTime | str:
-    """Time `function_name` of the candidate alone, or say why it cannot be."""
-    planned = _plan(program, function_name, candidate_code)
-    if isinstance(planned, str):
-        return planned
-    library = harness_library(program, function_name, candidate_code, arch=arch, cache=cache)
-    if isinstance(library, str):
-        return library
+def time_region(harness: Harness, timeout: float = 60.0) -> RegionTime | str:
+    """Time the harness's function alone, or say why it could not be."""
     spec = {
-        **planned,
-        "candidate": str(library.binary),
+        "candidate": str(harness.library),
+        "restype": harness.restype,
+        "case": harness.case,
         "calls": HARNESS_CALLS,
         "seconds": HARNESS_SECONDS,
     }

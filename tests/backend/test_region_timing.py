@@ -13,7 +13,6 @@ from cudaify.backend import evaluate as evaluate_mod
 from cudaify.backend import kernel_differential as kd
 from cudaify.backend import region_timing as rt
 from cudaify.backend.cache import Cache
-from cudaify.backend.compile import Build
 from cudaify.backend.cost import parameter_values
 from cudaify.backend.differential import case_at
 from cudaify.backend.evaluate import Evaluator
@@ -84,14 +83,19 @@ def test_one_call_at_the_program_sizes(offloaded) -> None:  # type: ignore[no-un
 
 def test_the_library_is_built_only_where_the_harness_can_call_it(offloaded, cache: Cache) -> None:  # type: ignore[no-untyped-def]
     program, code = offloaded
-    library = rt.harness_library(program, "saxpy", code, arch="sm_80", cache=cache)
-    assert not isinstance(library, str), library
-    assert library.ok and library.binary is not None and library.binary.is_file()
-    why = rt.harness_library(program, "scale", code, arch="sm_80", cache=cache)
+    harness = rt.prepare(program, "saxpy", code, arch="sm_80", cache=cache)
+    assert not isinstance(harness, str), harness
+    assert harness.function == "saxpy" and harness.library.is_file()
+    assert harness.restype is None  # void
+    assert [a["length"] for a in harness.case["args"] if a["kind"] == "array"] == [1 << 20] * 2
+    why = rt.prepare(program, "scale", code, arch="sm_80", cache=cache)
     assert why == "'scale' cannot be called alone: the value of 'n' is unknown"
-    assert rt.harness_library(program, "main", code, arch="sm_80", cache=cache) == (
+    assert rt.prepare(program, "main", code, arch="sm_80", cache=cache) == (
         "main is the whole program"
     )
+
+
+HARNESS = rt.Harness("saxpy", Path("lib.so"), None, {"args": []})
 
 
 def _sample(region: float, calls: int) -> Sample:
@@ -115,7 +119,7 @@ def test_the_harness_is_trusted_where_it_agrees_with_the_program(  # type: ignor
     monkeypatch.setattr(evaluate_mod, "time_region", lambda *a, **k: timed)
     evaluator = Evaluator(program, Config(), cache=cache, run_on_gpu=True)
     variant = Variant(code=code, offloaded=("saxpy",))
-    found = evaluator._time_alone(variant, "saxpy", _sample(measured, 10))
+    found = evaluator._time_alone(variant, HARNESS, _sample(measured, 10))
     assert (found == timed) is used
 
 
@@ -126,8 +130,8 @@ def test_a_harness_that_cannot_time_leaves_the_program_runs(  # type: ignore[no-
     monkeypatch.setattr(evaluate_mod, "time_region", lambda *a, **k: "no GPU for pycuda")
     evaluator = Evaluator(program, Config(), cache=cache, run_on_gpu=True)
     variant = Variant(code=code, offloaded=("saxpy",))
-    assert evaluator._time_alone(variant, "saxpy", _sample(0.01, 4)) is None
-    assert evaluator._time_alone(variant, "saxpy", _sample(0.01, 0)) is None
+    assert evaluator._time_alone(variant, HARNESS, _sample(0.01, 4)) is None
+    assert evaluator._time_alone(variant, HARNESS, _sample(0.01, 0)) is None
 
 
 def test_only_a_one_function_region_is_timed_alone(offloaded, cache: Cache) -> None:  # type: ignore[no-untyped-def]
@@ -158,7 +162,9 @@ def test_the_harness_times_the_function_alone(offloaded, gpu_cache: Cache) -> No
     from cudaify.backend.gpu import default_arch
 
     program, code = offloaded
-    timed = rt.time_region(program, "saxpy", code, arch=default_arch(), cache=gpu_cache)
+    harness = rt.prepare(program, "saxpy", code, arch=default_arch(), cache=gpu_cache)
+    assert isinstance(harness, rt.Harness), harness
+    timed = rt.time_region(harness)
     assert isinstance(timed, rt.RegionTime), timed
     assert timed.calls >= 3
     # 8 MiB in, 4 MiB out over PCIe: above 0.1 ms, under 100 ms per call
@@ -209,11 +215,11 @@ def test_the_library_is_built_for_a_finalist_only_where_it_saves_time(  # type: 
     program, code = offloaded
     built: list[str] = []
 
-    def library(program, name, code, **_):  # type: ignore[no-untyped-def]
+    def prepare(program, name, code, **_):  # type: ignore[no-untyped-def]
         built.append(name)
-        return Build(True, Path("lib.so"), "", 1.0, cached=False)
+        return HARNESS
 
-    monkeypatch.setattr(evaluate_mod, "harness_library", library)
+    monkeypatch.setattr(evaluate_mod, "prepare", prepare)
     monkeypatch.setattr(evaluate_mod, "compile_jobs", lambda config: 2)  # whatever the load
     evaluator = Evaluator(program, Config(), cache=cache, run_on_gpu=True)
     variant = Variant(code=code, offloaded=("saxpy",))
@@ -221,10 +227,10 @@ def test_the_library_is_built_for_a_finalist_only_where_it_saves_time(  # type: 
     assert evaluator._harness_ready(variant, ("saxpy",), _verified(0.3, 2.0), runs=5) is None
     assert built == []
     # 4 more runs of 2 s: worth it
-    assert evaluator._harness_ready(variant, ("saxpy",), _verified(2.0, 2.0), runs=5) == "saxpy"
+    assert evaluator._harness_ready(variant, ("saxpy",), _verified(2.0, 2.0), runs=5) == HARNESS
     assert built == ["saxpy"]
     # built ahead for the finalists: used whatever it saves
     evaluator.prefetch_harness([variant])
     evaluator._harness_builds[variant.key].result()
-    assert evaluator._harness_ready(variant, ("saxpy",), _verified(0.3, 2.0), runs=1) == "saxpy"
+    assert evaluator._harness_ready(variant, ("saxpy",), _verified(0.3, 2.0), runs=1) == HARNESS
     assert evaluator._harness_ready(variant, ("saxpy", "scale"), _verified(9, 0), runs=5) is None
