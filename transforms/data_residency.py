@@ -537,7 +537,9 @@ _STATEMENT = re.compile(
     r"^(?P<indent>[ \t]*)"
     r"(?:(?:if \((?P<guard>.*)\) )?"
     r"CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
-    r"|(?P<elem>[A-Za-z_](?:[\w \t]*?\w)?)[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
+    # the element type may be a template's: std::pair<double, double>
+    r"|(?P<elem>[A-Za-z_](?:[\w \t:<>,]*?[\w>])?)"
+    r"[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
     re.MULTILINE,
 )
 

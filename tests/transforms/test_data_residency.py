@@ -100,6 +100,27 @@ def test_transfers_become_maps_only_when_the_whole_life_matches() -> None:
     assert map_transfers(mismatched) == (mismatched, 0)
 
 
+def test_a_buffer_of_a_template_type_maps_like_any_other() -> None:
+    """A std::vector<std::pair<double, double>>'s storage: the declaration's element type
+    has '::', '<', ',' and '>' in it; it kept its copies on every call before."""
+    size = "(size_t)(n) * sizeof(std::pair<double, double>)"
+    block = (
+        "        std::pair<double, double> *d_e = NULL;\n"
+        f"        CUDAIFY_CHECK(cudaMalloc((void **)&d_e, {size}));\n"
+        f"        CUDAIFY_CHECK(cudaMemcpy(d_e, e.data(), {size}, cudaMemcpyHostToDevice));\n"
+        "        k<<<1, 1>>>(d_e);\n"
+        f"        CUDAIFY_CHECK(cudaMemcpy(e.data(), d_e, {size}, cudaMemcpyDeviceToHost));\n"
+        "        CUDAIFY_CHECK(cudaFree(d_e));\n"
+    )
+    code, count = map_transfers(block)
+    assert count == 1
+    assert code.splitlines()[0] == (
+        "        std::pair<double, double> *d_e = "
+        f"(std::pair<double, double> *)cudaify_map(e.data(), {size}, 1, 1);"
+    )
+    assert "cudaMemcpy" not in code and "cudaFree" not in code
+
+
 def test_a_copy_in_that_is_absent_or_conditional_maps_with_that_reads_flag() -> None:
     """A launch that writes every element needs no copy in (schedule leaves it out, or
     puts it under the sizes' condition): the map says so, so a range not yet on the
