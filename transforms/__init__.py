@@ -2,7 +2,7 @@
 
 `METHODS` lists every method once; the graph, the CLI and the search read it. The first
 steps from the sequential program are the mappings (schedule, offload) and the pattern
-methods (reduction, scan, wavefront, atomic_privatize); the others refine kernels."""
+methods (reduction, scan, sort, compact, wavefront, atomic_privatize); the others refine kernels."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from cudaify.errors import ConfigError
 from cudaify.transforms.atomic_privatize import AtomicPrivatize
 from cudaify.transforms.base import Method
 from cudaify.transforms.coalesce import Coalesce
+from cudaify.transforms.compact import Compact
 from cudaify.transforms.data_residency import DataResidency
 from cudaify.transforms.fast_math import FastMath
 from cudaify.transforms.fp_exact import FpExact
@@ -21,6 +22,7 @@ from cudaify.transforms.register_tiling import RegisterTiling
 from cudaify.transforms.scan import Scan
 from cudaify.transforms.schedule import ScheduleMapping
 from cudaify.transforms.shared_tiling import SharedTiling
+from cudaify.transforms.sort import Sort
 from cudaify.transforms.unroll import Unroll
 from cudaify.transforms.wavefront import Wavefront
 
@@ -33,6 +35,8 @@ METHODS: dict[str, Method] = {
         AtomicPrivatize(),
         DataResidency(),
         Scan(),
+        Sort(),
+        Compact(),
         Wavefront(),
         SharedTiling(),
         RegisterTiling(),

@@ -498,24 +498,9 @@ def _integral(node: Node, located: ps.Located) -> bool:
         if array is None or array.type != "identifier":
             return False
         declared = cs.visible(located.tree, source, cs.text(array, source), node.start_byte)
-        element = _indexed_element(declared) if declared is not None else None
+        element = ps.indexed_element(declared) if declared is not None else None
         return element is not None and _integral_type(element)
     return False
-
-
-_CONTAINER = re.compile(r"(?:const\s+)?(?:std::)?(?:vector|array)\s*<\s*([^,<>]+?)\s*(?:,[^<>]*)?>")
-
-
-def _indexed_element(declared: cs.Declared) -> str | None:
-    """The type `name[i]` has: a pointer's or an array's base, or the element type of a
-    std::vector or std::array (by value or by reference), whose operator[] is the
-    element's reference."""
-    if declared.kind in ("pointer", "array"):
-        return declared.base
-    if declared.kind in ("scalar", "reference"):
-        found = _CONTAINER.fullmatch(declared.base.strip())
-        return found.group(1) if found else None
-    return None
 
 
 def _integral_type(spelled: str) -> bool:

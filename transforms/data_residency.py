@@ -386,6 +386,8 @@ class DataResidency(Method):
         "reduction",
         "atomic_privatize",
         "scan",
+        "sort",
+        "compact",
         "wavefront",
         "coalesce",
         "readonly_cache",

@@ -521,6 +521,43 @@ def scalars_of(
     )
 
 
+CONTAINER = re.compile(r"(?:const\s+)?(?:std::)?(?:vector|array)\s*<\s*([^,<>]+?)\s*(?:,[^<>]*)?>")
+
+
+def indexed_element(declared: cs.Declared) -> str | None:
+    """The type `name[i]` has: a pointer's or an array's base, or the element type of a
+    std::vector or std::array (by value or by reference), whose operator[] is the
+    element's reference."""
+    if declared.kind in ("pointer", "array"):
+        return declared.base
+    if declared.kind in ("scalar", "reference"):
+        found = CONTAINER.fullmatch(declared.base.strip())
+        return found.group(1) if found else None
+    return None
+
+
+_ARITHMETIC_WORDS = {
+    "char",
+    "short",
+    "int",
+    "long",
+    "signed",
+    "unsigned",
+    "float",
+    "double",
+    "const",
+}
+_ARITHMETIC_TYPES = re.compile(r"(?:std::)?(?:u?int(?:8|16|32|64)_t|size_t|ssize_t|ptrdiff_t)")
+
+
+def arithmetic(spelled: str) -> bool:
+    """Whether `spelled` names one of C's arithmetic types (not bool), const or not."""
+    words = spelled.replace("const", " ").split()
+    if len(words) == 1 and _ARITHMETIC_TYPES.fullmatch(words[0]):
+        return True
+    return bool(words) and all(w in _ARITHMETIC_WORDS for w in words) and "bool" not in words
+
+
 def unique_arrays(arrays: tuple[ArrayData, ...]) -> tuple[ArrayData, ...]:
     """One entry per array name (the analysis may list an array once per access region)."""
     by_name: dict[str, ArrayData] = {}

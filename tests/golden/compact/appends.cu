@@ -1,0 +1,442 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cub/device/device_select.cuh> /* cudaify: CUB's stream compaction */
+
+/* Loops the compact method runs on the GPU: a filter appending in order, appends of every
+   iteration (indexed writes) after what the vector already holds, an emplace_back from a
+   later start; and ones it leaves alone (the vector read in the loop, an else, two appends). */
+#include <cstdio>
+#include <vector>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* Loop 'i' of keep_large() (line 11), appending to out: whether each iteration appends (a flag) and what (a value). */
+__global__ void keep_large_append(float *in, float limit, long long trips_i, float *values_out, unsigned char *flags_out)
+{
+    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
+         t_i += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i;
+        const float x = in[i];
+        const float twice = 2.0f * x;
+        const bool cudaify_keep = (x > limit && twice < 1900.0f);
+        flags_out[t_i] = cudaify_keep ? 1 : 0;
+        if (cudaify_keep)
+            values_out[t_i] = (float)(twice - limit);
+    }
+}
+
+void keep_large(const std::vector<float> &in, float limit, std::vector<float> &out)
+{
+    out.clear();
+    const int n = (int)in.size();
+    {
+        /* cudaify: these push_backs run on the GPU: keep_large_append, CUB's DeviceSelect::Flagged; the values are appended to out in order */
+        const long long trips_i = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0) {
+            float *d_in = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(in.size()) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in, in.data(), (size_t)(in.size()) * sizeof(float), cudaMemcpyHostToDevice));
+            static float *values_out = NULL;
+            static unsigned char *flags_out = NULL;
+            static float *selected_out = NULL;
+            static long long capacity_out = 0;
+            if (trips_i > capacity_out) {
+                if (capacity_out > 0) {
+                    CUDAIFY_CHECK(cudaFree(values_out));
+                    CUDAIFY_CHECK(cudaFree(flags_out));
+                    CUDAIFY_CHECK(cudaFree(selected_out));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&values_out, (size_t)trips_i * sizeof(float)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&flags_out, (size_t)trips_i * sizeof(unsigned char)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&selected_out, (size_t)trips_i * sizeof(float)));
+                capacity_out = trips_i;
+            }
+            const unsigned int blocks_out = cudaify_blocks(trips_i, 256, 2147483647u);
+            keep_large_append<<<blocks_out, 256>>>(d_in, limit, trips_i, values_out, flags_out);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB keeps the flagged values in order and counts them */
+            static long long *count_out = NULL;
+            if (count_out == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&count_out, sizeof(long long)));
+            size_t storage_bytes_out = 0;
+            static void *storage_out = NULL;
+            static size_t storage_capacity_out = 0;
+            CUDAIFY_CHECK(cub::DeviceSelect::Flagged(nullptr, storage_bytes_out, values_out, flags_out, selected_out, count_out, trips_i));
+            if (storage_bytes_out > storage_capacity_out) {
+                if (storage_out != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage_out));
+                CUDAIFY_CHECK(cudaMalloc(&storage_out, storage_bytes_out));
+                storage_capacity_out = storage_bytes_out;
+            }
+            CUDAIFY_CHECK(cub::DeviceSelect::Flagged(storage_out, storage_bytes_out, values_out, flags_out, selected_out, count_out, trips_i));
+            long long kept_out = 0;
+            CUDAIFY_CHECK(cudaMemcpy(&kept_out, count_out, sizeof(long long), cudaMemcpyDeviceToHost));
+            const size_t size_out = out.size();
+            out.resize(size_out + (size_t)kept_out);
+            if (kept_out > 0)
+                CUDAIFY_CHECK(cudaMemcpy(out.data() + size_out, selected_out, (size_t)kept_out * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in));
+        }
+    }
+}
+
+/* Loop 'i' of squares() (line 21), appending to out: the value every iteration appends, at its own position. */
+__global__ void squares_append(double *a, long long trips_i_2, double *values_out_2)
+{
+    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
+         t_i_2 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i_2;
+        values_out_2[t_i_2] = (double)(a[i] * a[i] + 0.5);
+    }
+}
+
+void squares(const double *a, int n, std::vector<double> &out)
+{
+    {
+        /* cudaify: these push_backs run on the GPU: squares_append, indexed writes; the values are appended to out in order */
+        const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_2 > 0) {
+            double *d_a = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
+            static double *values_out_2 = NULL;
+            static long long capacity_out_2 = 0;
+            if (trips_i_2 > capacity_out_2) {
+                if (capacity_out_2 > 0) {
+                    CUDAIFY_CHECK(cudaFree(values_out_2));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&values_out_2, (size_t)trips_i_2 * sizeof(double)));
+                capacity_out_2 = trips_i_2;
+            }
+            const unsigned int blocks_out_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
+            squares_append<<<blocks_out_2, 256>>>(d_a, trips_i_2, values_out_2);
+            CUDAIFY_CHECK(cudaGetLastError());
+            const long long kept_out_2 = trips_i_2;
+            const size_t size_out_2 = out.size();
+            out.resize(size_out_2 + (size_t)kept_out_2);
+            if (kept_out_2 > 0)
+                CUDAIFY_CHECK(cudaMemcpy(out.data() + size_out_2, values_out_2, (size_t)kept_out_2 * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_a));
+        }
+    }
+}
+
+/* Loop 'i' of odd_positions() (line 27), appending to out: whether each iteration appends (a flag) and what (a value). */
+__global__ void odd_positions_append(int *v, long long trips_i_3, long *values_out_3, unsigned char *flags_out_3)
+{
+    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
+         t_i_3 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(3 + t_i_3);
+        const bool cudaify_keep = (v[i] % 2 != 0);
+        flags_out_3[t_i_3] = cudaify_keep ? 1 : 0;
+        if (cudaify_keep)
+            values_out_3[t_i_3] = (long)((long)v[i] * i);
+    }
+}
+
+void odd_positions(const std::vector<int> &v, std::vector<long> &out)
+{
+    {
+        /* cudaify: these push_backs run on the GPU: odd_positions_append, CUB's DeviceSelect::Flagged; the values are appended to out in order */
+        const long long trips_i_3 = cudaify_trips(3, (int)v.size(), 1, 0);
+        if (trips_i_3 > 0) {
+            int *d_v = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(v.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v, v.data(), (size_t)(v.size()) * sizeof(int), cudaMemcpyHostToDevice));
+            static long *values_out_3 = NULL;
+            static unsigned char *flags_out_3 = NULL;
+            static long *selected_out_3 = NULL;
+            static long long capacity_out_3 = 0;
+            if (trips_i_3 > capacity_out_3) {
+                if (capacity_out_3 > 0) {
+                    CUDAIFY_CHECK(cudaFree(values_out_3));
+                    CUDAIFY_CHECK(cudaFree(flags_out_3));
+                    CUDAIFY_CHECK(cudaFree(selected_out_3));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&values_out_3, (size_t)trips_i_3 * sizeof(long)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&flags_out_3, (size_t)trips_i_3 * sizeof(unsigned char)));
+                CUDAIFY_CHECK(cudaMalloc((void **)&selected_out_3, (size_t)trips_i_3 * sizeof(long)));
+                capacity_out_3 = trips_i_3;
+            }
+            const unsigned int blocks_out_3 = cudaify_blocks(trips_i_3, 256, 2147483647u);
+            odd_positions_append<<<blocks_out_3, 256>>>(d_v, trips_i_3, values_out_3, flags_out_3);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB keeps the flagged values in order and counts them */
+            static long long *count_out_3 = NULL;
+            if (count_out_3 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&count_out_3, sizeof(long long)));
+            size_t storage_bytes_out_3 = 0;
+            static void *storage_out_3 = NULL;
+            static size_t storage_capacity_out_3 = 0;
+            CUDAIFY_CHECK(cub::DeviceSelect::Flagged(nullptr, storage_bytes_out_3, values_out_3, flags_out_3, selected_out_3, count_out_3, trips_i_3));
+            if (storage_bytes_out_3 > storage_capacity_out_3) {
+                if (storage_out_3 != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage_out_3));
+                CUDAIFY_CHECK(cudaMalloc(&storage_out_3, storage_bytes_out_3));
+                storage_capacity_out_3 = storage_bytes_out_3;
+            }
+            CUDAIFY_CHECK(cub::DeviceSelect::Flagged(storage_out_3, storage_bytes_out_3, values_out_3, flags_out_3, selected_out_3, count_out_3, trips_i_3));
+            long long kept_out_3 = 0;
+            CUDAIFY_CHECK(cudaMemcpy(&kept_out_3, count_out_3, sizeof(long long), cudaMemcpyDeviceToHost));
+            const size_t size_out_3 = out.size();
+            out.resize(size_out_3 + (size_t)kept_out_3);
+            if (kept_out_3 > 0)
+                CUDAIFY_CHECK(cudaMemcpy(out.data() + size_out_3, selected_out_3, (size_t)kept_out_3 * sizeof(long), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_v));
+        }
+    }
+}
+
+void running(const std::vector<int> &v, std::vector<int> &out)
+{
+    for (int i = 0; i < (int)v.size(); i++)
+        if (out.empty() || v[i] > out.back())
+            out.push_back(v[i]);
+}
+
+void split(const std::vector<int> &v, std::vector<int> &out)
+{
+    for (int i = 0; i < (int)v.size(); i++)
+        if (v[i] > 0)
+            out.push_back(v[i]);
+        else
+            out.push_back(-v[i]);
+}
+
+void twice(const std::vector<int> &v, std::vector<int> &out)
+{
+    for (int i = 0; i < (int)v.size(); i++) {
+        out.push_back(v[i]);
+        out.push_back(v[i] + 1);
+    }
+}
+
+int main(void)
+{
+    const int n = 6000;
+    unsigned int state = 4242u;
+    std::vector<float> in(n);
+    std::vector<double> a(n);
+    std::vector<int> v(n);
+    for (int i = 0; i < n; i++) {
+        state = state * 1664525u + 1013904223u;
+        in[i] = (float)(state >> 20);
+        a[i] = (double)(state >> 16 & 255) / 4.0;
+        v[i] = (int)(state >> 9 & 4095) - 2048;
+    }
+    std::vector<float> large;
+    std::vector<double> sq(5, 1.0);
+    std::vector<long> odd;
+    std::vector<int> up, folded, pairs;
+    for (int round = 0; round < 3; round++) {
+        keep_large(in, 300.0f * round, large);
+        squares(a.data(), n - round, sq);
+        odd_positions(v, odd);
+        running(v, up);
+        split(v, folded);
+        twice(v, pairs);
+        double s = 0.0;
+        for (size_t i = 0; i < large.size(); i++)
+            s += large[i] * (double)(i % 13);
+        double t = 0.0;
+        for (size_t i = 0; i < sq.size(); i++)
+            t += sq[i] * (double)(i % 7);
+        long o = 0;
+        for (size_t i = 0; i < odd.size(); i++)
+            o += odd[i] * (long)(i % 3 + 1);
+        printf("round %d: %zu large (%.2f), %zu squares (%.3f), %zu odd (%ld), %zu %zu %zu\n", round,
+               large.size(), s, sq.size(), t, odd.size(), o, up.size(), folded.size(), pairs.size());
+    }
+    return 0;
+}

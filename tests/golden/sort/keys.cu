@@ -1,0 +1,509 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cub/device/device_radix_sort.cuh> /* cudaify: CUB's radix sort */
+
+/* Sorts the sort method runs on the GPU: a whole vector, part of one, a pointer range, a
+   descending functor, a descending lambda, a stable sort of doubles; and one it leaves alone
+   (keys compared by their magnitude). */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+static unsigned int state = 12345u;
+
+static unsigned int draw(void)
+{
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+}
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* ---- cudaify sort helpers ---- */
+/* Sorted keys that CUB left in its spare buffer, copied back into the keys' own. */
+template <class CudaifyT>
+__global__ void cudaify_copy_keys(CudaifyT *to, const CudaifyT *from, long long count)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)gridDim.x * blockDim.x)
+        to[i] = from[i];
+}
+
+long long whole(std::vector<int> &keys)
+{
+    {
+        /* cudaify: std::sort(keys.begin(), keys.end()) runs on the GPU as CUB's radix sort (ascending; stable, keys ordered as '<' orders them) */
+        const long long cudaify_sort_count = (long long)(keys.size());
+        if (cudaify_sort_count > 1) {
+            int *d_cudaify_keys = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys.data(), (size_t)(cudaify_sort_count) * sizeof(int), cudaMemcpyHostToDevice));
+            /* CUB's spare buffer and temporary storage: static, they only grow */
+            static int *cudaify_spare = NULL;
+            static long long cudaify_spare_count = 0;
+            if (cudaify_sort_count > cudaify_spare_count) {
+                if (cudaify_spare != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_spare));
+                CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(int)));
+                cudaify_spare_count = cudaify_sort_count;
+            }
+            static void *cudaify_storage = NULL;
+            static size_t cudaify_storage_capacity = 0;
+            size_t cudaify_storage_bytes = 0;
+            cub::DoubleBuffer<int> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_storage_bytes > cudaify_storage_capacity) {
+                if (cudaify_storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_storage));
+                CUDAIFY_CHECK(cudaMalloc(&cudaify_storage, cudaify_storage_bytes));
+                cudaify_storage_capacity = cudaify_storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(cudaify_storage, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_buffers.Current() != d_cudaify_keys) {
+                cudaify_copy_keys<<<cudaify_blocks(cudaify_sort_count, 256, 2147483647u), 256>>>(d_cudaify_keys, cudaify_buffers.Current(), cudaify_sort_count);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(keys.data(), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+        }
+    }
+    long long sum = 0;
+    for (size_t i = 0; i < keys.size(); i++)
+        sum += keys[i] * (long long)(i % 5);
+    return sum;
+}
+
+void middle(std::vector<unsigned> &keys, int from, int to)
+{
+    {
+        /* cudaify: std::sort(keys.begin() + from, keys.begin() + to) runs on the GPU as CUB's radix sort (ascending; stable, keys ordered as '<' orders them) */
+        const long long cudaify_sort_count = (long long)(to) - (from);
+        if (cudaify_sort_count > 1) {
+            unsigned *d_cudaify_keys = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(unsigned)));
+            CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys.data() + (from), (size_t)(cudaify_sort_count) * sizeof(unsigned), cudaMemcpyHostToDevice));
+            /* CUB's spare buffer and temporary storage: static, they only grow */
+            static unsigned *cudaify_spare = NULL;
+            static long long cudaify_spare_count = 0;
+            if (cudaify_sort_count > cudaify_spare_count) {
+                if (cudaify_spare != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_spare));
+                CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(unsigned)));
+                cudaify_spare_count = cudaify_sort_count;
+            }
+            static void *cudaify_storage = NULL;
+            static size_t cudaify_storage_capacity = 0;
+            size_t cudaify_storage_bytes = 0;
+            cub::DoubleBuffer<unsigned> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_storage_bytes > cudaify_storage_capacity) {
+                if (cudaify_storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_storage));
+                CUDAIFY_CHECK(cudaMalloc(&cudaify_storage, cudaify_storage_bytes));
+                cudaify_storage_capacity = cudaify_storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(cudaify_storage, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_buffers.Current() != d_cudaify_keys) {
+                cudaify_copy_keys<<<cudaify_blocks(cudaify_sort_count, 256, 2147483647u), 256>>>(d_cudaify_keys, cudaify_buffers.Current(), cudaify_sort_count);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(keys.data() + (from), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(unsigned), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+        }
+    }
+}
+
+void pointer_range(float *values, int n)
+{
+    {
+        /* cudaify: std::sort(values, values + n, std::less<float>()) runs on the GPU as CUB's radix sort (ascending; stable, keys ordered as '<' orders them) */
+        const long long cudaify_sort_count = (long long)(n);
+        if (cudaify_sort_count > 1) {
+            float *d_cudaify_keys = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, values, (size_t)(cudaify_sort_count) * sizeof(float), cudaMemcpyHostToDevice));
+            /* CUB's spare buffer and temporary storage: static, they only grow */
+            static float *cudaify_spare = NULL;
+            static long long cudaify_spare_count = 0;
+            if (cudaify_sort_count > cudaify_spare_count) {
+                if (cudaify_spare != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_spare));
+                CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(float)));
+                cudaify_spare_count = cudaify_sort_count;
+            }
+            static void *cudaify_storage = NULL;
+            static size_t cudaify_storage_capacity = 0;
+            size_t cudaify_storage_bytes = 0;
+            cub::DoubleBuffer<float> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_storage_bytes > cudaify_storage_capacity) {
+                if (cudaify_storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_storage));
+                CUDAIFY_CHECK(cudaMalloc(&cudaify_storage, cudaify_storage_bytes));
+                cudaify_storage_capacity = cudaify_storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(cudaify_storage, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_buffers.Current() != d_cudaify_keys) {
+                cudaify_copy_keys<<<cudaify_blocks(cudaify_sort_count, 256, 2147483647u), 256>>>(d_cudaify_keys, cudaify_buffers.Current(), cudaify_sort_count);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(values, d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+        }
+    }
+}
+
+void descending(std::vector<long> &keys)
+{
+    {
+        /* cudaify: std::sort(keys.begin(), keys.end(), std::greater<long>()) runs on the GPU as CUB's radix sort (descending; stable, keys ordered as '<' orders them) */
+        const long long cudaify_sort_count = (long long)(keys.size());
+        if (cudaify_sort_count > 1) {
+            long *d_cudaify_keys = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(long)));
+            CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys.data(), (size_t)(cudaify_sort_count) * sizeof(long), cudaMemcpyHostToDevice));
+            /* CUB's spare buffer and temporary storage: static, they only grow */
+            static long *cudaify_spare = NULL;
+            static long long cudaify_spare_count = 0;
+            if (cudaify_sort_count > cudaify_spare_count) {
+                if (cudaify_spare != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_spare));
+                CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(long)));
+                cudaify_spare_count = cudaify_sort_count;
+            }
+            static void *cudaify_storage = NULL;
+            static size_t cudaify_storage_capacity = 0;
+            size_t cudaify_storage_bytes = 0;
+            cub::DoubleBuffer<long> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeysDescending(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_storage_bytes > cudaify_storage_capacity) {
+                if (cudaify_storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_storage));
+                CUDAIFY_CHECK(cudaMalloc(&cudaify_storage, cudaify_storage_bytes));
+                cudaify_storage_capacity = cudaify_storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeysDescending(cudaify_storage, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_buffers.Current() != d_cudaify_keys) {
+                cudaify_copy_keys<<<cudaify_blocks(cudaify_sort_count, 256, 2147483647u), 256>>>(d_cudaify_keys, cudaify_buffers.Current(), cudaify_sort_count);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(keys.data(), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(long), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+        }
+    }
+}
+
+void by_lambda(short *keys, int n)
+{
+    {
+        /* cudaify: std::sort(keys, keys + n, [](short a, short b) { return b < a; }) runs on the GPU as CUB's radix sort (descending; stable, keys ordered as '<' orders them) */
+        const long long cudaify_sort_count = (long long)(n);
+        if (cudaify_sort_count > 1) {
+            short *d_cudaify_keys = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(short)));
+            CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys, (size_t)(cudaify_sort_count) * sizeof(short), cudaMemcpyHostToDevice));
+            /* CUB's spare buffer and temporary storage: static, they only grow */
+            static short *cudaify_spare = NULL;
+            static long long cudaify_spare_count = 0;
+            if (cudaify_sort_count > cudaify_spare_count) {
+                if (cudaify_spare != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_spare));
+                CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(short)));
+                cudaify_spare_count = cudaify_sort_count;
+            }
+            static void *cudaify_storage = NULL;
+            static size_t cudaify_storage_capacity = 0;
+            size_t cudaify_storage_bytes = 0;
+            cub::DoubleBuffer<short> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeysDescending(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_storage_bytes > cudaify_storage_capacity) {
+                if (cudaify_storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_storage));
+                CUDAIFY_CHECK(cudaMalloc(&cudaify_storage, cudaify_storage_bytes));
+                cudaify_storage_capacity = cudaify_storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeysDescending(cudaify_storage, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_buffers.Current() != d_cudaify_keys) {
+                cudaify_copy_keys<<<cudaify_blocks(cudaify_sort_count, 256, 2147483647u), 256>>>(d_cudaify_keys, cudaify_buffers.Current(), cudaify_sort_count);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(keys, d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(short), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+        }
+    }
+}
+
+void stable(std::vector<double> &values)
+{
+    {
+        /* cudaify: std::stable_sort(values.begin(), values.end()) runs on the GPU as CUB's radix sort (ascending; stable, keys ordered as '<' orders them) */
+        const long long cudaify_sort_count = (long long)(values.size());
+        if (cudaify_sort_count > 1) {
+            double *d_cudaify_keys = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, values.data(), (size_t)(cudaify_sort_count) * sizeof(double), cudaMemcpyHostToDevice));
+            /* CUB's spare buffer and temporary storage: static, they only grow */
+            static double *cudaify_spare = NULL;
+            static long long cudaify_spare_count = 0;
+            if (cudaify_sort_count > cudaify_spare_count) {
+                if (cudaify_spare != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_spare));
+                CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(double)));
+                cudaify_spare_count = cudaify_sort_count;
+            }
+            static void *cudaify_storage = NULL;
+            static size_t cudaify_storage_capacity = 0;
+            size_t cudaify_storage_bytes = 0;
+            cub::DoubleBuffer<double> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_storage_bytes > cudaify_storage_capacity) {
+                if (cudaify_storage != NULL)
+                    CUDAIFY_CHECK(cudaFree(cudaify_storage));
+                CUDAIFY_CHECK(cudaMalloc(&cudaify_storage, cudaify_storage_bytes));
+                cudaify_storage_capacity = cudaify_storage_bytes;
+            }
+            CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(cudaify_storage, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
+            if (cudaify_buffers.Current() != d_cudaify_keys) {
+                cudaify_copy_keys<<<cudaify_blocks(cudaify_sort_count, 256, 2147483647u), 256>>>(d_cudaify_keys, cudaify_buffers.Current(), cudaify_sort_count);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+            CUDAIFY_CHECK(cudaMemcpy(values.data(), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+        }
+    }
+}
+
+void by_magnitude(std::vector<double> &values)
+{
+    std::sort(values.begin(), values.end(), [](double a, double b) { return std::fabs(a) < std::fabs(b); });
+}
+
+int main(void)
+{
+    const int n = 5000;
+    std::vector<int> a(n);
+    std::vector<unsigned> b(n);
+    std::vector<float> c(n);
+    std::vector<long> d(n);
+    std::vector<short> e(n);
+    std::vector<double> f(n), g(n);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < n; i++) {
+            a[i] = (int)(draw() % 2001) - 1000;
+            b[i] = draw();
+            c[i] = (float)((int)(draw() % 4001) - 2000) / 8.0f;
+            d[i] = (long)draw() * (long)(draw() % 7) - 50000000L;
+            e[i] = (short)((int)(draw() % 60001) - 30000);
+            f[i] = (double)((int)(draw() % 100001) - 50000) / 64.0;
+            g[i] = f[i];
+        }
+        long long checksum = whole(a);
+        middle(b, 100 * round, n - 37);
+        pointer_range(c.data(), n - round);
+        descending(d);
+        by_lambda(e.data(), n);
+        stable(f);
+        by_magnitude(g);
+        double weighted = 0.0;
+        for (int i = 0; i < n; i += 7)
+            weighted += (double)b[i] * 1e-9 + c[i] + (double)d[i] * 1e-6 + e[i] + f[i] + std::fabs(g[i]);
+        printf("round %d: checksum %lld, first %d last %d, weighted %.6f\n", round, checksum, a[0], a[n - 1],
+               weighted);
+        printf("round %d: b %u %u, c %.3f, d %ld %ld, e %d %d, f %.4f\n", round, b[100 * round], b[n - 38],
+               c[0], d[0], d[n - 1], e[0], e[n - 1], f[n / 2]);
+    }
+    return 0;
+}
