@@ -36,6 +36,7 @@ enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDe
 inline const char *cudaGetErrorString(cudaError_t) { return "emulated error"; }
 inline cudaError_t cudaMalloc(void **p, size_t n) { *p = std::malloc(n ? n : 1); return 0; }
 inline cudaError_t cudaFree(void *p) { std::free(p); return 0; }
+inline cudaError_t cudaGetDeviceCount(int *count) { *count = 1; return 0; }
 inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
 enum { cudaHostRegisterDefault = 0 };
 inline cudaError_t cudaHostRegister(void *, size_t, unsigned int) { return 0; }

@@ -69,6 +69,7 @@ inline const char *cudaGetErrorString(cudaError_t) { return "emulated error"; }
 template <class T, class U> inline T atomicAdd(T *p, U v) { T old = *p; *p += (T)v; return old; }
 inline cudaError_t cudaMalloc(void **p, size_t n) { *p = std::malloc(n ? n : 1); return 0; }
 inline cudaError_t cudaFree(void *p) { std::free(p); return 0; }
+inline cudaError_t cudaGetDeviceCount(int *count) { *count = 1; return 0; }
 inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
 inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, void * = nullptr) { std::memcpy(d, s, n); return 0; }
 enum { cudaHostRegisterDefault = 0 };
