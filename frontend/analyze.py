@@ -844,7 +844,8 @@ def io_reason(call: str) -> str:
     if member in _GROWING:
         return (
             f"calls {call}, which grows a container: where each element lands depends on "
-            "every iteration before (a push_back loop is not turned into indexed writes yet)"
+            "every iteration before (the compact method runs such a loop as indexed writes "
+            "or a stream compaction)"
         )
     if member in _SHRINKING:
         return f"calls {call}, which changes a container's size: must stay in order"
@@ -858,8 +859,8 @@ def non_affine_reason(access: str, name: str) -> str:
     if found:
         return (
             f"{access} is a scatter through the index array {found.group(1)}: parallel only "
-            f"if {found.group(1)} never repeats a value (a permutation), which is not checked "
-            "at run time yet"
+            f"if {found.group(1)} never repeats a value (a permutation): the scatter method "
+            "checks that on the device"
         )
     return f"{access} has a non-affine subscript and {name} is written in the loop"
 

@@ -2,7 +2,8 @@
 
 `METHODS` lists every method once; the graph, the CLI and the search read it. The first
 steps from the sequential program are the mappings (schedule, offload) and the pattern
-methods (reduction, scan, sort, compact, wavefront, atomic_privatize); the others refine kernels."""
+methods (reduction, scan, sort, compact, scatter, wavefront, atomic_privatize); the others
+refine kernels."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from cudaify.transforms.readonly_cache import ReadonlyCache
 from cudaify.transforms.reduction import ReductionMethod
 from cudaify.transforms.register_tiling import RegisterTiling
 from cudaify.transforms.scan import Scan
+from cudaify.transforms.scatter import Scatter
 from cudaify.transforms.schedule import ScheduleMapping
 from cudaify.transforms.shared_tiling import SharedTiling
 from cudaify.transforms.sort import Sort
@@ -37,6 +39,7 @@ METHODS: dict[str, Method] = {
         Scan(),
         Sort(),
         Compact(),
+        Scatter(),
         Wavefront(),
         SharedTiling(),
         RegisterTiling(),

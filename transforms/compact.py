@@ -27,7 +27,6 @@ from typing import Any
 from tree_sitter import Node
 
 from cudaify.core import Problem, Variant
-from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
@@ -252,25 +251,10 @@ def _require_pure(part: Node, located: ps.Located, output: str) -> None:
 
 
 def _emit(code: str, plans: list[CompactPlan]) -> str:
-    source = code.encode("utf-8", errors="surrogateescape")
-    tree = cs.parse(source)
-    edits: list[Edit] = []
-    by_position: dict[int, list[CompactPlan]] = {}
-    for plan in plans:
-        by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
-    first = min(by_position)
     includes = (CUB_INCLUDE,) if any(p.condition is not None for p in plans) else ()
-    moves, helpers_text = ps.prelude_edits(source, first, includes)
-    edits += moves
-    for at, group in sorted(by_position.items()):
-        kernels = "".join(_kernel(plan) for plan in group)
-        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
-    for plan in plans:
-        start, end = plan.located.loop.span.start, plan.located.node.end_byte
-        edits.append(Edit(start, end, _host_text(plan), "the appends run on the GPU"))
-    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
-    edits += ps.device_edits(helpers, tree, source)
-    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+    return ps.rewrite_loops(
+        code, plans, _kernel, _host_text, "the appends run on the GPU", includes
+    )
 
 
 def _kernel(plan: CompactPlan) -> str:

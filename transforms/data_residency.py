@@ -388,6 +388,7 @@ class DataResidency(Method):
         "scan",
         "sort",
         "compact",
+        "scatter",
         "wavefront",
         "coalesce",
         "readonly_cache",

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from tree_sitter import Node, Tree
 
 from cudaify.core import Variant
-from cudaify.frontend.edits import Edit
+from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Span
 from cudaify.transforms import csource as cs
 from cudaify.transforms import std_device
@@ -436,6 +436,38 @@ def _includes_text(source: bytes, includes: tuple[str, ...]) -> str:
         if line.encode() not in source:
             text += line + "\n"
     return text + "\n" if text else ""
+
+
+def rewrite_loops(
+    code: str,
+    plans: list[Any],
+    kernel_text: Callable[[Any], str],
+    host_text: Callable[[Any], str],
+    reason: str,
+    includes: tuple[str, ...] = (),
+    more_helpers: str = "",
+) -> str:
+    """`code` with each plan's loop (`plan.located`) replaced by `host_text(plan)`, its
+    kernels (`kernel_text(plan)`) placed before the loop's function, the runtime and pattern
+    helpers (and `more_helpers`) before the first kernels, `includes` at the top of the file,
+    and `__host__ __device__` on the user functions the kernels call (`plan.helpers`)."""
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    by_position: dict[int, list[Any]] = {}
+    for plan in plans:
+        by_position.setdefault(kernel_position(plan.located), []).append(plan)
+    first = min(by_position)
+    edits, helpers_text = prelude_edits(source, first, includes)
+    helpers_text += more_helpers
+    for at, group in sorted(by_position.items()):
+        kernels = "".join(kernel_text(plan) for plan in group)
+        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
+    for plan in plans:
+        start, end = plan.located.loop.span.start, plan.located.node.end_byte
+        edits.append(Edit(start, end, host_text(plan), reason))
+    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
+    edits += device_edits(helpers, tree, source)
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
 def kernel_position(located: Located) -> int:

@@ -24,7 +24,6 @@ from typing import Any
 from tree_sitter import Node
 
 from cudaify.core import Problem, Variant
-from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Reduction
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
@@ -484,26 +483,15 @@ def _require_only_reduced_fields(
 
 
 def _emit(code: str, plans: list[ReductionPlan]) -> str:
-    source = code.encode("utf-8", errors="surrogateescape")
-    tree = cs.parse(source)
-    edits: list[Edit] = []
-    by_position: dict[int, list[ReductionPlan]] = {}
-    for plan in plans:
-        by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
-    first = min(by_position)
-    moves, helpers_text = ps.prelude_edits(source, first)
-    if any(plan.uses_std for plan in plans) and std_device.STD_MARKER.encode() not in source:
-        helpers_text += std_device.STD_PRELUDE
-    edits += moves
-    for at, group in sorted(by_position.items()):
-        kernels = "".join(_kernel_text(plan) for plan in group)
-        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
-    for plan in plans:
-        start, end = plan.located.loop.span.start, plan.located.node.end_byte
-        edits.append(Edit(start, end, _host_text(plan), "the reduction runs on the GPU"))
-    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
-    edits += ps.device_edits(helpers, tree, source)
-    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+    needs_std = any(plan.uses_std for plan in plans) and std_device.STD_MARKER not in code
+    return ps.rewrite_loops(
+        code,
+        plans,
+        _kernel_text,
+        _host_text,
+        "the reduction runs on the GPU",
+        more_helpers=std_device.STD_PRELUDE if needs_std else "",
+    )
 
 
 def _kernel_text(plan: ReductionPlan) -> str:

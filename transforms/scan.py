@@ -28,7 +28,6 @@ from typing import Any
 from tree_sitter import Node
 
 from cudaify.core import Problem, Variant
-from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
@@ -353,25 +352,8 @@ def _value_type(located: ps.Located, form: ScanForm, output_type: str) -> str:
 
 
 def _emit(code: str, plans: list[ScanPlan]) -> str:
-    source = code.encode("utf-8", errors="surrogateescape")
-    tree = cs.parse(source)
-    edits: list[Edit] = []
-    by_position: dict[int, list[ScanPlan]] = {}
-    for plan in plans:
-        by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
-    first = min(by_position)
     includes = (CUB_INCLUDE,) + ((AFFINE_HELPERS,) if any(p.multiplier for p in plans) else ())
-    moves, helpers_text = ps.prelude_edits(source, first, includes)
-    edits += moves
-    for at, group in sorted(by_position.items()):
-        kernels = "".join(_kernels(plan) for plan in group)
-        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
-    for plan in plans:
-        start, end = plan.located.loop.span.start, plan.located.node.end_byte
-        edits.append(Edit(start, end, _host_text(plan), "the scan runs on the GPU"))
-    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
-    edits += ps.device_edits(helpers, tree, source)
-    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+    return ps.rewrite_loops(code, plans, _kernels, _host_text, "the scan runs on the GPU", includes)
 
 
 def _kernels(plan: ScanPlan) -> str:

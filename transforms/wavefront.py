@@ -33,7 +33,6 @@ from cudaify.frontend.affine import (
     symbol,
     to_affine,
 )
-from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import Access, Affine, ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
@@ -247,24 +246,9 @@ def _distances(loop: Loop, inner: Loop) -> tuple[tuple[int, int], ...]:
 
 
 def _emit(code: str, plans: list[WavePlan]) -> str:
-    source = code.encode("utf-8", errors="surrogateescape")
-    tree = cs.parse(source)
-    edits: list[Edit] = []
-    by_position: dict[int, list[WavePlan]] = {}
-    for plan in plans:
-        by_position.setdefault(ps.kernel_position(plan.located), []).append(plan)
-    first = min(by_position)
-    moves, helpers_text = ps.prelude_edits(source, first)
-    edits += moves
-    for at, group in sorted(by_position.items()):
-        kernels = "".join(_kernel_text(plan) for plan in group)
-        edits.append(Edit(at, at, (helpers_text if at == first else "") + kernels, "kernels"))
-    for plan in plans:
-        start, end = plan.located.loop.span.start, plan.located.node.end_byte
-        edits.append(Edit(start, end, _host_text(plan), "the nest runs by anti-diagonals"))
-    helpers = tuple(dict.fromkeys(h for plan in plans for h in plan.helpers))
-    edits += ps.device_edits(helpers, tree, source)
-    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+    return ps.rewrite_loops(
+        code, plans, _kernel_text, _host_text, "the nest runs by anti-diagonals"
+    )
 
 
 def _kernel_text(plan: WavePlan) -> str:
