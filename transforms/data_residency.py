@@ -356,7 +356,8 @@ static void cudaify_unmap(const void *host, void *device, size_t bytes, int writ
 # Library functions that read their arguments and write no memory the program owns.
 READ_ONLY_LIBRARY = MATH_FUNCTIONS | frozenset(
     """printf fprintf puts fputs putchar fputc putc fflush fwrite strlen strcmp strncmp memcmp
-    abs labs llabs atoi atol atof strtod strtof strtol clock time rand""".split()
+    abs labs llabs atoi atol atof strtod strtof strtol clock time rand
+    static_cast const_cast reinterpret_cast dynamic_cast""".split()
 )
 # Types whose values hold no pointer: naming such a variable touches no mapped memory.
 ARITHMETIC_WORDS = frozenset(

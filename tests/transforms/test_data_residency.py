@@ -684,3 +684,24 @@ def test_ranged_barriers_run_on_the_cpu_as_gcc_prints(tmp_path) -> None:
     emulated = run_emulated(variant.code, tmp_path)
     assert emulated.ok, emulated.errors()
     assert emulated.text() == gcc_output(source, tmp_path)
+
+
+def test_a_host_loop_that_only_reads_through_casts_copies_back_and_keeps_the_maps(tmp_path) -> None:
+    """C++ casts write nothing: a host loop summing `static_cast<double>(...)` of mapped
+    vectors gets the read barrier (copy back, keep the maps), not the write barrier that
+    forgets every mapping and re-sends the inputs on the next call."""
+    path = tmp_path / "casts.cpp"
+    path.write_text(
+        "#include <cstdio>\n#include <vector>\n"
+        "void scale(const std::vector<double> &in, std::vector<double> &out, int n, double s)\n{\n"
+        "    for (int i = 0; i < n; i++)\n        out[i] = in[i] * s;\n}\n"
+        "int main()\n{\n    const int n = 100000;\n"
+        "    std::vector<double> in(n, 1.5), out(n);\n    double total = 0.0;\n"
+        "    for (int p = 0; p < 10; p++) {\n        scale(in, out, n, 1.0 + p);\n"
+        "        for (int i = 0; i < n; i++)\n"
+        "            total += out[i] * static_cast<double>(i % 3 + 1);\n    }\n"
+        '    printf("%.3f\\n", total);\n    return 0;\n}\n'
+    )
+    code = applied(analysed(path), "offload", "data_residency").code
+    main = code[code.index("int main()") :]
+    assert "cudaify_host_reads();" in main and "cudaify_host_writes" not in main
