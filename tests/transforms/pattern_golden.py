@@ -49,3 +49,57 @@ def same_output_as_gcc(c_source: Path, cu_source: Path, directory: Path) -> None
     actual = toolchain.run([str(directory / "gpu")], timeout=120)
     assert actual.returncode == expected.returncode, actual.errors()
     assert compare(expected.text(), actual.text()) is None
+
+
+def matches_golden(source: Path, method: str, update: bool, directory: Path) -> Variant:
+    """`method`'s rule on `source` against the golden `.cu` beside it (written with
+    --update-golden; a missing one fails), structurally sound and compiled by nvcc."""
+    from transforms_support import analysed
+
+    from cudaify.transforms.structure import structural_problems
+
+    program = analysed(source)
+    variant = applied(program, method)
+    expected = source.with_suffix(".cu")
+    if update:
+        expected.write_text(variant.code)
+    assert expected.exists(), f"{expected.name} is missing: rerun with --update-golden to write it"
+    assert variant.code == expected.read_text(), (
+        f"rerun with --update-golden to accept {expected.name}"
+    )
+    assert structural_problems(program, variant.code, get(method)) == []
+    assert nvcc_errors(variant.code, directory) == ""
+    return variant
+
+
+def emulated_output_problem(code: str, source: Path, directory: Path, header: Path) -> str | None:
+    """Run `code` on the CPU emulator with `header` (the CUB or atomics stand-ins; CUDA's
+    own headers dropped) and compare its output with g++'s build of `source`: None when
+    they agree, else the difference."""
+    import re
+
+    from emulation import gcc_output, run_emulated
+
+    from cudaify.backend.compare import compare
+
+    code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", code)
+    emulated = run_emulated(code, directory, timeout=600, flags=("-include", str(header)))
+    assert emulated.ok, emulated.errors()
+    return compare(gcc_output(source, directory), emulated.text())
+
+
+def gpu_output_problem(code: str, source: Path, directory: Path) -> str | None:
+    """Build `code` with nvcc, run it on the GPU and compare with g++'s build of `source`."""
+    from emulation import gcc_output
+
+    from cudaify.backend.compare import compare
+
+    built_source = directory / "candidate.cu"
+    built_source.write_text(code)
+    nvcc = toolchain.find_tool("nvcc")
+    binary = directory / "gpu"
+    built = toolchain.run([nvcc, "-O2", str(built_source), "-o", str(binary)], timeout=300)
+    assert built.ok, built.errors()
+    ran = toolchain.run([str(binary)], timeout=120)
+    assert ran.ok, ran.errors()
+    return compare(gcc_output(source, directory), ran.text())

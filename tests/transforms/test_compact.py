@@ -1,17 +1,15 @@
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from pattern_golden import applied, nvcc_errors
+from pattern_golden import applied, emulated_output_problem, gpu_output_problem, matches_golden
 from transforms_support import GOLDEN, analysed
 
 from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.compact import compact_problems
-from cudaify.transforms.structure import structural_problems
 
 COMPACT = get("compact")
 APPENDS = GOLDEN / "compact" / "appends.cpp"
@@ -19,15 +17,7 @@ HEADER = Path(__file__).resolve().parent / "select_emulation.h"
 
 
 def test_golden_output_is_stable_and_compiles(update_golden: bool, tmp_path) -> None:
-    program = analysed(APPENDS)
-    variant = applied(program, "compact")
-    expected = GOLDEN / "compact" / "appends.cu"
-    if update_golden:
-        expected.write_text(variant.code)
-    assert expected.exists(), "appends.cu is missing: rerun with --update-golden to write it"
-    assert variant.code == expected.read_text(), "rerun with --update-golden to accept appends.cu"
-    assert structural_problems(program, variant.code, COMPACT) == []
-    assert nvcc_errors(variant.code, tmp_path) == ""
+    matches_golden(APPENDS, "compact", update_golden, tmp_path)
 
 
 def test_filters_compact_and_plain_appends_write_by_index() -> None:
@@ -63,15 +53,8 @@ def test_filters_compact_and_plain_appends_write_by_index() -> None:
 def test_emulated_on_the_cpu_prints_what_gpp_prints(tmp_path) -> None:
     """Separate "device" buffers: a value appended out of order, twice or not at all, or
     the vector's old elements lost, changes the counts and the weighted sums."""
-    from emulation import gcc_output, run_emulated
-
-    from cudaify.backend.compare import compare
-
     code = applied(analysed(APPENDS), "compact").code
-    code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", code)
-    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(HEADER)))
-    assert emulated.ok, emulated.errors()
-    assert compare(gcc_output(APPENDS, tmp_path), emulated.text()) is None, emulated.text()
+    assert emulated_output_problem(code, APPENDS, tmp_path, HEADER) is None
 
 
 REFUSED = {
@@ -139,16 +122,5 @@ def test_the_postcondition_refuses_decoys() -> None:
 
 @pytest.mark.gpu
 def test_appended_on_the_gpu_prints_what_gpp_prints(tmp_path) -> None:
-    from emulation import gcc_output
-
-    from cudaify.backend import toolchain
-    from cudaify.backend.compare import compare
-
-    source = tmp_path / "appends.cu"
-    source.write_text(applied(analysed(APPENDS), "compact").code)
-    nvcc = toolchain.find_tool("nvcc")
-    built = toolchain.run([nvcc, "-O2", str(source), "-o", str(tmp_path / "gpu")], timeout=300)
-    assert built.ok, built.errors()
-    ran = toolchain.run([str(tmp_path / "gpu")], timeout=120)
-    assert ran.ok, ran.errors()
-    assert compare(gcc_output(APPENDS, tmp_path), ran.text()) is None, ran.text()
+    code = applied(analysed(APPENDS), "compact").code
+    assert gpu_output_problem(code, APPENDS, tmp_path) is None

@@ -4,13 +4,12 @@ import re
 from pathlib import Path
 
 import pytest
-from pattern_golden import applied, nvcc_errors
+from pattern_golden import applied, emulated_output_problem, gpu_output_problem, matches_golden
 from transforms_support import GOLDEN, analysed
 
 from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.scatter import scatter_problems
-from cudaify.transforms.structure import structural_problems
 
 SCATTER = get("scatter")
 PERMUTE = GOLDEN / "scatter" / "permute.cpp"
@@ -18,15 +17,7 @@ HEADER = Path(__file__).resolve().parent / "atomic_emulation.h"
 
 
 def test_golden_output_is_stable_and_compiles(update_golden: bool, tmp_path) -> None:
-    program = analysed(PERMUTE)
-    variant = applied(program, "scatter")
-    expected = GOLDEN / "scatter" / "permute.cu"
-    if update_golden:
-        expected.write_text(variant.code)
-    assert expected.exists(), "permute.cu is missing: rerun with --update-golden to write it"
-    assert variant.code == expected.read_text(), "rerun with --update-golden to accept permute.cu"
-    assert structural_problems(program, variant.code, SCATTER) == []
-    assert nvcc_errors(variant.code, tmp_path) == ""
+    matches_golden(PERMUTE, "scatter", update_golden, tmp_path)
 
 
 def test_stores_through_index_arrays_are_found_and_the_others_say_why() -> None:
@@ -57,30 +48,16 @@ def test_stores_through_index_arrays_are_found_and_the_others_say_why() -> None:
 def test_emulated_on_the_cpu_prints_what_gpp_prints(tmp_path) -> None:
     """Separate "device" buffers: last_wins' keys repeat, so only the fallback (the saved
     copy put back, the host's loop) gives g++'s table; the permutations run on the device."""
-    from emulation import gcc_output, run_emulated
-
-    from cudaify.backend.compare import compare
-
     code = applied(analysed(PERMUTE), "scatter").code
-    code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", code)
-    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(HEADER)))
-    assert emulated.ok, emulated.errors()
-    assert compare(gcc_output(PERMUTE, tmp_path), emulated.text()) is None, emulated.text()
+    assert emulated_output_problem(code, PERMUTE, tmp_path, HEADER) is None
 
 
 def test_without_the_check_a_repeated_index_gives_another_table(tmp_path) -> None:
     """The check is what keeps last_wins right: the same program with the flag never raised
     prints a different table, so the emulated test above can fail."""
-    from emulation import gcc_output, run_emulated
-
-    from cudaify.backend.compare import compare
-
     code = applied(analysed(PERMUTE), "scatter").code
     unchecked = code.replace("*cudaify_repeated = 1;", "(void)cudaify_repeated;")
-    unchecked = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", unchecked)
-    emulated = run_emulated(unchecked, tmp_path, timeout=600, flags=("-include", str(HEADER)))
-    assert emulated.ok, emulated.errors()
-    assert compare(gcc_output(PERMUTE, tmp_path), emulated.text()) is not None
+    assert emulated_output_problem(unchecked, PERMUTE, tmp_path, HEADER) is not None
 
 
 def test_the_postcondition_refuses_decoys() -> None:
@@ -104,16 +81,5 @@ def test_the_postcondition_refuses_decoys() -> None:
 
 @pytest.mark.gpu
 def test_scattered_on_the_gpu_prints_what_gpp_prints(tmp_path) -> None:
-    from emulation import gcc_output
-
-    from cudaify.backend import toolchain
-    from cudaify.backend.compare import compare
-
-    source = tmp_path / "permute.cu"
-    source.write_text(applied(analysed(PERMUTE), "scatter").code)
-    nvcc = toolchain.find_tool("nvcc")
-    built = toolchain.run([nvcc, "-O2", str(source), "-o", str(tmp_path / "gpu")], timeout=300)
-    assert built.ok, built.errors()
-    ran = toolchain.run([str(tmp_path / "gpu")], timeout=120)
-    assert ran.ok, ran.errors()
-    assert compare(gcc_output(PERMUTE, tmp_path), ran.text()) is None, ran.text()
+    code = applied(analysed(PERMUTE), "scatter").code
+    assert gpu_output_problem(code, PERMUTE, tmp_path) is None

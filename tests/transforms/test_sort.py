@@ -4,14 +4,13 @@ import re
 from pathlib import Path
 
 import pytest
-from pattern_golden import applied, nvcc_errors
+from pattern_golden import applied, emulated_output_problem, gpu_output_problem, matches_golden
 from transforms_support import GOLDEN, analysed
 
 from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.sort import plan_sorts, sort_problems
-from cudaify.transforms.structure import structural_problems
 
 SORT = get("sort")
 KEYS = GOLDEN / "sort" / "keys.cpp"
@@ -19,15 +18,7 @@ HEADER = Path(__file__).resolve().parent / "sort_emulation.h"
 
 
 def test_golden_output_is_stable_and_compiles(update_golden: bool, tmp_path) -> None:
-    program = analysed(KEYS)
-    variant = applied(program, "sort")
-    expected = GOLDEN / "sort" / "keys.cu"
-    if update_golden:
-        expected.write_text(variant.code)
-    assert expected.exists(), "keys.cu is missing: rerun with --update-golden to write it"
-    assert variant.code == expected.read_text(), "rerun with --update-golden to accept keys.cu"
-    assert structural_problems(program, variant.code, SORT) == []
-    assert nvcc_errors(variant.code, tmp_path) == ""
+    matches_golden(KEYS, "sort", update_golden, tmp_path)
 
 
 def test_each_range_and_order_is_read_from_the_call() -> None:
@@ -52,17 +43,10 @@ def test_each_range_and_order_is_read_from_the_call() -> None:
 def test_emulated_on_the_cpu_prints_what_gpp_prints(methods: tuple[str, ...], tmp_path) -> None:
     """The emulated CUB leaves the sorted keys in the spare buffer: without the copy back,
     or with a range copied wrong, the output differs."""
-    from emulation import gcc_output, run_emulated
-
-    from cudaify.backend.compare import compare
-
     code = applied(analysed(KEYS), *methods).code
     if "data_residency" in methods:
         assert code.count("cudaify_map(") >= 6 and "cudaify_scope_begin();" in code
-    code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", code)
-    emulated = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(HEADER)))
-    assert emulated.ok, emulated.errors()
-    assert compare(gcc_output(KEYS, tmp_path), emulated.text()) is None, emulated.text()
+    assert emulated_output_problem(code, KEYS, tmp_path, HEADER) is None
 
 
 REFUSED = {
@@ -160,18 +144,7 @@ def test_the_postcondition_refuses_decoys() -> None:
 
 
 @pytest.mark.gpu
-def test_sorted_on_the_gpu_prints_what_gpp_prints(tmp_path) -> None:
-    from emulation import gcc_output
-
-    from cudaify.backend import toolchain
-    from cudaify.backend.compare import compare
-
-    for methods in (("sort",), ("sort", "data_residency")):
-        source = tmp_path / "sorted.cu"
-        source.write_text(applied(analysed(KEYS), *methods).code)
-        nvcc = toolchain.find_tool("nvcc")
-        built = toolchain.run([nvcc, "-O2", str(source), "-o", str(tmp_path / "gpu")], timeout=300)
-        assert built.ok, built.errors()
-        ran = toolchain.run([str(tmp_path / "gpu")], timeout=120)
-        assert ran.ok, ran.errors()
-        assert compare(gcc_output(KEYS, tmp_path), ran.text()) is None, ran.text()
+@pytest.mark.parametrize("methods", [("sort",), ("sort", "data_residency")])
+def test_sorted_on_the_gpu_prints_what_gpp_prints(methods: tuple[str, ...], tmp_path) -> None:
+    code = applied(analysed(KEYS), *methods).code
+    assert gpu_output_problem(code, KEYS, tmp_path) is None
