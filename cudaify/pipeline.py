@@ -880,6 +880,7 @@ _RESULT_SETTINGS = (
     "rtol",
     "atol",
     "runs",
+    "search_runs",
     "run_timeout",
     "objective",
 )
@@ -893,6 +894,10 @@ def result_key(source_path: str, source: bytes, config: Config) -> str:
     from cudaify.backend.gpu import detect_gpus
 
     settings = {name: getattr(config, name) for name in _RESULT_SETTINGS}
+    # `--slm auto` uses a model only when one is at hand: installing the default model (or
+    # naming another through $CUDAIFY_MODEL) changes the search, so it changes the key
+    settings["model in use"] = slm_available(config)
+    settings["model named"] = config.model or os.environ.get("CUDAIFY_MODEL", "")
     from cudaify.regraph import user_graph_path
 
     graph = resources.files("cudaify.regraph").joinpath("data/default.json").read_bytes()

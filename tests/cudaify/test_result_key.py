@@ -40,3 +40,20 @@ def test_changed_settings_change_the_key(tmp_path):
     one = pipeline.result_key(str(source), data, Config())
     other = pipeline.result_key(str(source), data, Config().with_(strategy="greedy"))
     assert one != other
+
+
+def test_timed_runs_per_candidate_and_a_model_at_hand_change_the_key(tmp_path, monkeypatch):
+    """Both change what the search finds: `--search-runs` how candidates are ranked, and an
+    installed default model whether `--slm auto` asks one (an install between two runs must
+    not answer the second from the first's rules-only result)."""
+    source = tmp_path / "p.c"
+    source.write_text("int main(void) { return 0; }\n")
+    data = source.read_bytes()
+    monkeypatch.setattr(pipeline, "slm_available", lambda config: False)
+    plain = pipeline.result_key(str(source), data, Config())
+    assert pipeline.result_key(str(source), data, Config().with_(search_runs=3)) != plain
+    monkeypatch.setattr(pipeline, "slm_available", lambda config: True)
+    assert pipeline.result_key(str(source), data, Config()) != plain
+    monkeypatch.setattr(pipeline, "slm_available", lambda config: False)
+    monkeypatch.setenv("CUDAIFY_MODEL", "qwen2.5-coder-0.5b")
+    assert pipeline.result_key(str(source), data, Config()) != plain
