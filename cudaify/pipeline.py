@@ -897,7 +897,9 @@ def result_key(source_path: str, source: bytes, config: Config) -> str:
     # `--slm auto` uses a model only when one is at hand: installing the default model (or
     # naming another through $CUDAIFY_MODEL) changes the search, so it changes the key
     settings["model in use"] = slm_available(config)
-    settings["model named"] = config.model or os.environ.get("CUDAIFY_MODEL", "")
+    from cudaify.transforms.slm.models import MODEL_ENV
+
+    settings["model named"] = config.model or os.environ.get(MODEL_ENV, "")
     from cudaify.regraph import user_graph_path
 
     graph = resources.files("cudaify.regraph").joinpath("data/default.json").read_bytes()
