@@ -27,7 +27,6 @@ sequential one."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,7 +50,6 @@ from cudaify.transforms.offload import (
     _levels,
     _line_indent,
     _narrowed,
-    _paren,
     _reindent,
     _require_enough_work,
     _require_no_array_sizeof,
@@ -93,8 +91,6 @@ ATOMIC_TYPES = frozenset(
         "uint64_t",
     ]
 )
-_INTEGRAL_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "size_t", "ssize_t"}
-_INTEGRAL_TYPES = re.compile(r"^(u?int(8|16|32|64)_t|size_t|ssize_t|ptrdiff_t|bool|_Bool)$")
 
 
 @dataclass(frozen=True)
@@ -474,7 +470,7 @@ def _integral(node: Node, located: ps.Located) -> bool:
         return all(_integral(child, located) for child in node.named_children)
     if kind == "cast_expression":
         type_node = node.child_by_field_name("type")
-        return type_node is not None and _integral_type(cs.text(type_node, source))
+        return type_node is not None and ps.integral_type(cs.text(type_node, source))
     if kind == "binary_expression":
         operator = node.child_by_field_name("operator")
         if operator is not None and cs.text(operator, source) == "/":
@@ -491,7 +487,7 @@ def _integral(node: Node, located: ps.Located) -> bool:
         return (
             declared is not None
             and declared.kind in ("scalar", "reference")
-            and _integral_type(declared.base)
+            and ps.integral_type(declared.base)
         )
     if kind == "subscript_expression":
         array = node.child_by_field_name("argument")
@@ -499,17 +495,8 @@ def _integral(node: Node, located: ps.Located) -> bool:
             return False
         declared = cs.visible(located.tree, source, cs.text(array, source), node.start_byte)
         element = ps.indexed_element(declared) if declared is not None else None
-        return element is not None and _integral_type(element)
+        return element is not None and ps.integral_type(element)
     return False
-
-
-def _integral_type(spelled: str) -> bool:
-    words = [w for w in ps._QUALIFIERS.sub("", spelled).replace("*", " ").split() if w]
-    if not words:
-        return False
-    if len(words) == 1 and _INTEGRAL_TYPES.match(words[0]):
-        return True
-    return all(w in _INTEGRAL_WORDS for w in words)
 
 
 def _read_arrays(
@@ -634,7 +621,7 @@ def _counting_variable(loop: Node, source: bytes) -> str | None:
     )
     if name is None or name.type != "identifier" or value is None or not _zero(value, source):
         return None
-    if not _integral_type(cs.text(type_node, source)):
+    if not ps.integral_type(cs.text(type_node, source)):
         return None
     var = cs.text(name, source)
     spelled = _spelled(cs.text(update, source))
@@ -1000,18 +987,8 @@ def _launch(plan: AtomicPlan, devices: dict[str, str]) -> list[str]:
 def _fallback(plan: AtomicPlan, ind: str) -> list[str]:
     """No work for the device, or an index outside the copied range: the host runs the
     original loops (the zeroing one too when it moved to the device)."""
-    loop, level = plan.located.loop, plan.level
-    body = ind + "    "
-    lines = [
-        f"{ind}if ({plan.names['outside']}) {{",
-        f"{body}{ps.FALLBACK_COMMENT}: no work for the GPU, or an index fell outside "
-        "the copied range */",
-    ]
-    if plan.zeroing is not None:
-        lines.append(body + _reindent(plan.zeroing.text, plan.indent, body))
-    lines += [body + _reindent(plan.original, plan.indent, body), f"{ind}}}"]
-    if level.declared_outside:
-        step = f" * {loop.step}" if loop.step != 1 else ""
-        value = f"({level.var_type})({_paren(loop.lower)} + {level.trips}{step})"
-        lines.append(f"{ind}else {loop.var} = {value};")
-    return lines
+    zeroing = (plan.zeroing.text,) if plan.zeroing is not None else ()
+    why = "no work for the GPU, or an index fell outside the copied range"
+    return ps.host_fallback(
+        plan.names["outside"], why, (*zeroing, plan.original), plan.indent, ind, plan.level
+    )

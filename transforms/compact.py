@@ -369,12 +369,7 @@ def _scratch(plan: CompactPlan) -> list[str]:
 def _select(plan: CompactPlan) -> list[str]:
     names, trips = plan.names, plan.level.trips
     values, flags, selected = names["values"], names["flags"], names["selected"]
-    count, kept = names["count"], names["kept"]
-    storage, storage_bytes, storage_capacity = (
-        names["storage"],
-        names["storage_bytes"],
-        names["storage_capacity"],
-    )
+    count, kept, storage_bytes = names["count"], names["kept"], names["storage_bytes"]
 
     def flagged(memory: str) -> str:
         return (
@@ -387,17 +382,7 @@ def _select(plan: CompactPlan) -> list[str]:
         f"static long long *{count} = NULL;",
         f"if ({count} == NULL)",
         f"    CUDAIFY_CHECK(cudaMalloc((void **)&{count}, sizeof(long long)));",
-        f"size_t {storage_bytes} = 0;",
-        f"static void *{storage} = NULL;",
-        f"static size_t {storage_capacity} = 0;",
-        f"CUDAIFY_CHECK({flagged('nullptr')});",
-        f"if ({storage_bytes} > {storage_capacity}) {{",
-        f"    if ({storage} != NULL)",
-        f"        CUDAIFY_CHECK(cudaFree({storage}));",
-        f"    CUDAIFY_CHECK(cudaMalloc(&{storage}, {storage_bytes}));",
-        f"    {storage_capacity} = {storage_bytes};",
-        "}",
-        f"CUDAIFY_CHECK({flagged(storage)});",
+        *ps.cub_with_storage(flagged, names["storage"], storage_bytes, names["storage_capacity"]),
         f"long long {kept} = 0;",
         f"CUDAIFY_CHECK(cudaMemcpy(&{kept}, {count}, sizeof(long long), cudaMemcpyDeviceToHost));",
     ]

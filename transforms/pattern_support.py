@@ -24,13 +24,16 @@ from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
 from cudaify.transforms.offload import (
     PRELUDE,
+    Level,
     _bytes,
     _element_type,
     _host_address,
     _host_only_parts,
     _kernel_position,
     _key,
+    _paren,
     _Refuse,
+    _reindent,
     _used_after,
 )
 
@@ -470,6 +473,45 @@ def rewrite_loops(
     return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
+def cub_with_storage(
+    call: Callable[[str], str], storage: str, storage_bytes: str, capacity: str
+) -> list[str]:
+    """A CUB device-wide call, `call(memory)` (the text of the call given its temporary
+    storage), made twice: with no storage, which sets `storage_bytes` to what it needs, then
+    with a function-local static buffer that only grows, so a call repeated in a loop
+    allocates it once."""
+    return [
+        f"size_t {storage_bytes} = 0;",
+        f"static void *{storage} = NULL;",
+        f"static size_t {capacity} = 0;",
+        f"CUDAIFY_CHECK({call('nullptr')});",
+        f"if ({storage_bytes} > {capacity}) {{",
+        f"    if ({storage} != NULL)",
+        f"        CUDAIFY_CHECK(cudaFree({storage}));",
+        f"    CUDAIFY_CHECK(cudaMalloc(&{storage}, {storage_bytes}));",
+        f"    {capacity} = {storage_bytes};",
+        "}",
+        f"CUDAIFY_CHECK({call(storage)});",
+    ]
+
+
+def host_fallback(
+    flag: str, why: str, originals: tuple[str, ...], indent: str, ind: str, level: Level
+) -> list[str]:
+    """Lines at `ind`: when `flag` is set, the host runs the original loops (`originals`,
+    written at `indent`), a comment saying `why`; otherwise a loop variable declared before
+    the loop ends where the loop would have left it."""
+    loop, body = level.loop, ind + "    "
+    lines = [f"{ind}if ({flag}) {{", f"{body}{FALLBACK_COMMENT}: {why} */"]
+    lines += [body + _reindent(text, indent, body) for text in originals]
+    lines.append(f"{ind}}}")
+    if level.declared_outside:
+        step = f" * {loop.step}" if loop.step != 1 else ""
+        value = f"({level.var_type})({_paren(loop.lower)} + {level.trips}{step})"
+        lines.append(f"{ind}else {loop.var} = {value};")
+    return lines
+
+
 def kernel_position(located: Located) -> int:
     definition = cs.node_at(located.tree, _function_start(located), "function_definition")
     start = definition.start_byte if definition is not None else located.node.start_byte
@@ -566,6 +608,22 @@ def indexed_element(declared: cs.Declared) -> str | None:
         found = CONTAINER.fullmatch(declared.base.strip())
         return found.group(1) if found else None
     return None
+
+
+_INTEGRAL_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "size_t", "ssize_t"}
+_INTEGRAL_TYPES = re.compile(
+    r"(?:std::)?(?:u?int(?:8|16|32|64)_t|size_t|ssize_t|ptrdiff_t|bool|_Bool)"
+)
+
+
+def integral_type(spelled: str) -> bool:
+    """Whether `spelled` names an integer type (bool included), qualifiers aside."""
+    words = [w for w in _QUALIFIERS.sub("", spelled).replace("*", " ").split() if w]
+    if not words:
+        return False
+    if len(words) == 1 and _INTEGRAL_TYPES.fullmatch(words[0]):
+        return True
+    return all(w in _INTEGRAL_WORDS for w in words)
 
 
 _ARITHMETIC_WORDS = {

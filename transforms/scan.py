@@ -31,7 +31,7 @@ from cudaify.core import Problem, Variant
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
-from cudaify.transforms.atomic_privatize import _integral, _integral_type
+from cudaify.transforms.atomic_privatize import _integral
 from cudaify.transforms.base import Context
 from cudaify.transforms.offload import (
     Level,
@@ -176,7 +176,7 @@ def _plan(
     value_type = _value_type(located, form, output_type)
     if form.multiplier is not None and value_type not in ("float", "double"):
         raise ps.Refuse(f"the affine recurrence is on {value_type}, not float or double")
-    if _integral_type(value_type) and not _integral(form.term, located):
+    if ps.integral_type(value_type) and not _integral(form.term, located):
         raise ps.Refuse(
             f"cannot prove that '{cs.text(form.term, source)}' is an integer, as the sums are "
             f"{value_type}"
@@ -517,23 +517,13 @@ def _scratch(plan: ScanPlan) -> list[str]:
 def _cub_scan(plan: ScanPlan) -> list[str]:
     """CUB's scan of the terms into the sums, with its temporary storage kept (it only grows)."""
     names = plan.names
-    terms, sums = names["terms"], names["sums"]
-    storage, storage_bytes, storage_capacity = (
-        names["storage"],
-        names["storage_bytes"],
-        names["storage_capacity"],
-    )
+    terms, sums, storage_bytes = names["terms"], names["sums"], names["storage_bytes"]
     return [
         "/* CUB tells the temporary storage it needs (asked with no storage), then scans */",
-        f"size_t {storage_bytes} = 0;",
-        f"static void *{storage} = NULL;",
-        f"static size_t {storage_capacity} = 0;",
-        f"CUDAIFY_CHECK({_cub_call(plan, 'nullptr', storage_bytes, terms, sums)});",
-        f"if ({storage_bytes} > {storage_capacity}) {{",
-        f"    if ({storage} != NULL)",
-        f"        CUDAIFY_CHECK(cudaFree({storage}));",
-        f"    CUDAIFY_CHECK(cudaMalloc(&{storage}, {storage_bytes}));",
-        f"    {storage_capacity} = {storage_bytes};",
-        "}",
-        f"CUDAIFY_CHECK({_cub_call(plan, storage, storage_bytes, terms, sums)});",
+        *ps.cub_with_storage(
+            lambda memory: _cub_call(plan, memory, storage_bytes, terms, sums),
+            names["storage"],
+            storage_bytes,
+            names["storage_capacity"],
+        ),
     ]

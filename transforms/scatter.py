@@ -42,8 +42,6 @@ from cudaify.transforms.offload import (
     _levels,
     _line_indent,
     _narrowed,
-    _paren,
-    _reindent,
     _require_enough_work,
     _require_no_array_sizeof,
     _require_no_jumps,
@@ -138,7 +136,7 @@ def _plan(
         raise ps.Refuse(f"the index array '{index}' is written in the loop or unknown")
     declared = cs.visible(tree, source, index, nest.start_byte)
     element = ps.indexed_element(declared) if declared is not None else None
-    if element is None or not _integral(element):
+    if element is None or not ps.integral_type(element):
         raise ps.Refuse(f"the index array '{index}' does not hold integers")
     written = [a.name for a in every if a.name != output and a.access != "read"]
     if written:
@@ -222,18 +220,6 @@ def _require_pure(value: Node, located: ps.Located, output: str) -> None:
             raise ps.Refuse(f"line {cs.line_of(node)}: the stored value reads '{output}'")
 
 
-_INTEGRAL_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "const"}
-
-
-def _integral(spelled: str) -> bool:
-    words = spelled.split()
-    if len(words) == 1 and re.fullmatch(
-        r"(?:std::)?(?:u?int(?:8|16|32|64)_t|size_t|ptrdiff_t)", words[0]
-    ):
-        return True
-    return bool(words) and all(w in _INTEGRAL_WORDS for w in words)
-
-
 # ---- emitting ----------------------------------------------------------------------------
 
 
@@ -284,18 +270,8 @@ def _host_text(plan: ScatterPlan) -> str:
     ]
     lines += [inner + line for line in _device_side(plan)]
     lines.append(ind + "}")
-    body = ind + "    "
-    lines += [
-        f"{ind}if ({repeated}) {{",
-        f"{body}{ps.FALLBACK_COMMENT}: no work for the GPU, or {plan.index} repeats an index or "
-        "leaves the array */",
-        body + _reindent(plan.original, plan.indent, body),
-        f"{ind}}}",
-    ]
-    if level.declared_outside:
-        lines.append(
-            f"{ind}else {loop.var} = ({level.var_type})({_paren(loop.lower)} + {level.trips});"
-        )
+    why = f"no work for the GPU, or {plan.index} repeats an index or leaves the array"
+    lines += ps.host_fallback(repeated, why, (plan.original,), plan.indent, ind, level)
     lines.append(plan.indent + "}")
     return "\n".join(lines)
 

@@ -137,7 +137,7 @@ def plan_sorts(code: str, program: Program) -> tuple[list[SortPlan], list[str]]:
     plans: list[SortPlan] = []
     reasons: list[str] = []
     for function, call in sort_calls(tree, source):
-        where = _where(program, cs.text(call, source), call)
+        where = _where(program, function, cs.text(call, source), call)
         try:
             plans.append(_plan(tree, source, function, call, where))
         except ps.Refuse as refusal:
@@ -147,15 +147,21 @@ def plan_sorts(code: str, program: Program) -> tuple[list[SortPlan], list[str]]:
     return plans, reasons
 
 
-def _where(program: Program, call_text: str, call: Node) -> str:
+def _where(program: Program, function: str, call_text: str, call: Node) -> str:
     """The call's place in the analysed program (the variant's lines differ once other
-    steps have rewritten it); the variant's place when its text is not found there."""
-    found = program.source.find(call_text)
+    steps have rewritten it), looked for in its own function first (another function may
+    sort the same range); the variant's place when its text is not found there."""
+    source = program.source.encode("utf-8", errors="surrogateescape")
+    needle = call_text.encode("utf-8", errors="surrogateescape")
+    spans = [f.span for f in program.functions if f.name == function]
+    found = source.find(needle, spans[0].start, spans[0].end) if spans else -1
+    if found < 0:
+        found = source.find(needle)
     if found < 0:
         return f"{program.path}:{call.start_point[0] + 1}:{call.start_point[1] + 1}"
-    before = program.source[:found]
-    line = before.count("\n") + 1
-    return f"{program.path}:{line}:{found - (before.rfind(chr(10)) + 1) + 1}"
+    line = source.count(b"\n", 0, found) + 1
+    column = found - (source.rfind(b"\n", 0, found) + 1) + 1
+    return f"{program.path}:{line}:{column}"
 
 
 def _plan(tree: Tree, source: bytes, function: str, call: Node, where: str) -> SortPlan:
@@ -362,18 +368,13 @@ def _block(plan: SortPlan) -> str:
         f"    CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, {size}));",
         f"    cudaify_spare_count = {count};",
         "}",
-        "static void *cudaify_storage = NULL;",
-        "static size_t cudaify_storage_capacity = 0;",
-        "size_t cudaify_storage_bytes = 0;",
         f"cub::DoubleBuffer<{key}> cudaify_buffers(d_cudaify_keys, cudaify_spare);",
-        f"CUDAIFY_CHECK({cub}(nullptr, cudaify_storage_bytes, cudaify_buffers, {count}));",
-        "if (cudaify_storage_bytes > cudaify_storage_capacity) {",
-        "    if (cudaify_storage != NULL)",
-        "        CUDAIFY_CHECK(cudaFree(cudaify_storage));",
-        "    CUDAIFY_CHECK(cudaMalloc(&cudaify_storage, cudaify_storage_bytes));",
-        "    cudaify_storage_capacity = cudaify_storage_bytes;",
-        "}",
-        f"CUDAIFY_CHECK({cub}(cudaify_storage, cudaify_storage_bytes, cudaify_buffers, {count}));",
+        *ps.cub_with_storage(
+            lambda memory: f"{cub}({memory}, cudaify_storage_bytes, cudaify_buffers, {count})",
+            "cudaify_storage",
+            "cudaify_storage_bytes",
+            "cudaify_storage_capacity",
+        ),
         "if (cudaify_buffers.Current() != d_cudaify_keys) {",
         f"    cudaify_copy_keys<<<cudaify_blocks({count}, {THREADS}, 2147483647u), {THREADS}>>>("
         f"d_cudaify_keys, cudaify_buffers.Current(), {count});",

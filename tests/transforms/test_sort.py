@@ -148,3 +148,19 @@ def test_the_postcondition_refuses_decoys() -> None:
 def test_sorted_on_the_gpu_prints_what_gpp_prints(methods: tuple[str, ...], tmp_path) -> None:
     code = applied(analysed(KEYS), *methods).code
     assert gpu_output_problem(code, KEYS, tmp_path) is None
+
+
+def test_the_same_call_in_two_functions_is_placed_in_each(tmp_path) -> None:
+    """A call's place is looked for in its own function: two functions sorting the same
+    range with the same comparator each get their own line."""
+    path = tmp_path / "twice.cpp"
+    path.write_text(
+        "#include <algorithm>\n#include <vector>\n"
+        "struct By { bool operator()(int a, int b) const { return a % 10 < b % 10; } };\n"
+        "void f(std::vector<int> &v) { std::sort(v.begin(), v.end(), By()); }\n"
+        "void g(std::vector<int> &v) { std::sort(v.begin(), v.end(), By()); }\n"
+        "int main() { return 0; }\n"
+    )
+    program = analysed(path)
+    _, reasons = plan_sorts(program.source, program)
+    assert sorted(r.split(": sort: ")[0] for r in reasons) == [f"{path}:4:31", f"{path}:5:31"]

@@ -269,10 +269,10 @@ long long whole(std::vector<int> &keys)
                 CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(int)));
                 cudaify_spare_count = cudaify_sort_count;
             }
+            cub::DoubleBuffer<int> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            size_t cudaify_storage_bytes = 0;
             static void *cudaify_storage = NULL;
             static size_t cudaify_storage_capacity = 0;
-            size_t cudaify_storage_bytes = 0;
-            cub::DoubleBuffer<int> cudaify_buffers(d_cudaify_keys, cudaify_spare);
             CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
             if (cudaify_storage_bytes > cudaify_storage_capacity) {
                 if (cudaify_storage != NULL)
@@ -313,10 +313,10 @@ void middle(std::vector<unsigned> &keys, int from, int to)
                 CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(unsigned)));
                 cudaify_spare_count = cudaify_sort_count;
             }
+            cub::DoubleBuffer<unsigned> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            size_t cudaify_storage_bytes = 0;
             static void *cudaify_storage = NULL;
             static size_t cudaify_storage_capacity = 0;
-            size_t cudaify_storage_bytes = 0;
-            cub::DoubleBuffer<unsigned> cudaify_buffers(d_cudaify_keys, cudaify_spare);
             CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
             if (cudaify_storage_bytes > cudaify_storage_capacity) {
                 if (cudaify_storage != NULL)
@@ -353,10 +353,10 @@ void pointer_range(float *values, int n)
                 CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(float)));
                 cudaify_spare_count = cudaify_sort_count;
             }
+            cub::DoubleBuffer<float> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            size_t cudaify_storage_bytes = 0;
             static void *cudaify_storage = NULL;
             static size_t cudaify_storage_capacity = 0;
-            size_t cudaify_storage_bytes = 0;
-            cub::DoubleBuffer<float> cudaify_buffers(d_cudaify_keys, cudaify_spare);
             CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
             if (cudaify_storage_bytes > cudaify_storage_capacity) {
                 if (cudaify_storage != NULL)
@@ -393,10 +393,10 @@ void descending(std::vector<long> &keys)
                 CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(long)));
                 cudaify_spare_count = cudaify_sort_count;
             }
+            cub::DoubleBuffer<long> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            size_t cudaify_storage_bytes = 0;
             static void *cudaify_storage = NULL;
             static size_t cudaify_storage_capacity = 0;
-            size_t cudaify_storage_bytes = 0;
-            cub::DoubleBuffer<long> cudaify_buffers(d_cudaify_keys, cudaify_spare);
             CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeysDescending(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
             if (cudaify_storage_bytes > cudaify_storage_capacity) {
                 if (cudaify_storage != NULL)
@@ -433,10 +433,10 @@ void by_lambda(short *keys, int n)
                 CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(short)));
                 cudaify_spare_count = cudaify_sort_count;
             }
+            cub::DoubleBuffer<short> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            size_t cudaify_storage_bytes = 0;
             static void *cudaify_storage = NULL;
             static size_t cudaify_storage_capacity = 0;
-            size_t cudaify_storage_bytes = 0;
-            cub::DoubleBuffer<short> cudaify_buffers(d_cudaify_keys, cudaify_spare);
             CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeysDescending(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
             if (cudaify_storage_bytes > cudaify_storage_capacity) {
                 if (cudaify_storage != NULL)
@@ -473,10 +473,10 @@ void stable(std::vector<double> &values)
                 CUDAIFY_CHECK(cudaMalloc((void **)&cudaify_spare, (size_t)(cudaify_sort_count) * sizeof(double)));
                 cudaify_spare_count = cudaify_sort_count;
             }
+            cub::DoubleBuffer<double> cudaify_buffers(d_cudaify_keys, cudaify_spare);
+            size_t cudaify_storage_bytes = 0;
             static void *cudaify_storage = NULL;
             static size_t cudaify_storage_capacity = 0;
-            size_t cudaify_storage_bytes = 0;
-            cub::DoubleBuffer<double> cudaify_buffers(d_cudaify_keys, cudaify_spare);
             CUDAIFY_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cudaify_storage_bytes, cudaify_buffers, cudaify_sort_count));
             if (cudaify_storage_bytes > cudaify_storage_capacity) {
                 if (cudaify_storage != NULL)
