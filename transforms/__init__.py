@@ -23,6 +23,7 @@ from cudaify.transforms.register_tiling import RegisterTiling
 from cudaify.transforms.scan import Scan
 from cudaify.transforms.scatter import Scatter
 from cudaify.transforms.schedule import ScheduleMapping
+from cudaify.transforms.segmented import Segmented
 from cudaify.transforms.shared_tiling import SharedTiling
 from cudaify.transforms.sort import Sort
 from cudaify.transforms.unroll import Unroll
@@ -33,6 +34,7 @@ METHODS: dict[str, Method] = {
     for method in (
         ScheduleMapping(),
         Offload(),
+        Segmented(),
         ReductionMethod(),
         AtomicPrivatize(),
         DataResidency(),

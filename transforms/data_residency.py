@@ -383,6 +383,7 @@ class DataResidency(Method):
     category = "memory"
     follows = (
         "offload",
+        "segmented",
         "schedule",
         "reduction",
         "atomic_privatize",

@@ -245,7 +245,7 @@ def _plan(
     if finds:
         body_text = _break_marked(body, source, groups[0], level.index)
     elif groups:
-        body_text = _marked(body, source, groups, level.index)
+        body_text = marked_body(body, source, groups, level.index)
     return ReductionPlan(
         located=located,
         level=level,
@@ -414,7 +414,7 @@ def _break_marked(body: Node, source: bytes, group: ArgGroup, index: str) -> str
     return text.decode("utf-8", errors="surrogateescape").strip()
 
 
-def _marked(body: Node, source: bytes, groups: tuple[ArgGroup, ...], index: str) -> str:
+def marked_body(body: Node, source: bytes, groups: tuple[ArgGroup, ...], index: str) -> str:
     """The body's statements, each payload's assignment followed by the record of the
     iteration it was made in (`cudaify_at_m = i_index;`)."""
     at_of = {p.var: g.at for g in groups for p in g.payloads}

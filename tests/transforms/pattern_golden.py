@@ -51,15 +51,19 @@ def same_output_as_gcc(c_source: Path, cu_source: Path, directory: Path) -> None
     assert compare(expected.text(), actual.text()) is None
 
 
-def matches_golden(source: Path, method: str, update: bool, directory: Path) -> Variant:
-    """`method`'s rule on `source` against the golden `.cu` beside it (written with
-    --update-golden; a missing one fails), structurally sound and compiled by nvcc."""
+def matches_golden(
+    source: Path, method: str, update: bool, directory: Path, after: tuple[str, ...] = ()
+) -> Variant:
+    """`method`'s rule on `source` (after the methods `after`, in order) against the golden
+    `.cu` beside it (written with --update-golden; a missing one fails), structurally sound
+    and compiled by nvcc."""
     from transforms_support import analysed
 
     from cudaify.transforms.structure import structural_problems
 
     program = analysed(source)
-    variant = applied(program, method)
+    before = applied(program, *after) if after else Variant(program.source)
+    variant = applied(program, *after, method)
     expected = source.with_suffix(".cu")
     if update:
         expected.write_text(variant.code)
@@ -67,7 +71,7 @@ def matches_golden(source: Path, method: str, update: bool, directory: Path) -> 
     assert variant.code == expected.read_text(), (
         f"rerun with --update-golden to accept {expected.name}"
     )
-    assert structural_problems(program, variant.code, get(method)) == []
+    assert structural_problems(program, variant.code, get(method), before) == []
     assert nvcc_errors(variant.code, directory) == ""
     return variant
 

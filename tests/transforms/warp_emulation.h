@@ -90,6 +90,21 @@ template <class T> inline T __shfl_xor_sync(unsigned int, T value, int offset)
     return cudaify_emulated_exchange(value, (t % 32) ^ (unsigned int)offset, &valid);
 }
 
+template <class T> inline T __shfl_sync(unsigned int, T value, int lane)
+{
+    bool valid;
+    return cudaify_emulated_exchange(value, (unsigned int)lane, &valid);
+}
+
+/* Every lane of the warp waits for the others, as __syncwarp does (memory written before
+   it is seen after it: the emulated lanes are threads of one process). */
+inline void __syncwarp(unsigned int = 0xffffffffu)
+{
+    const unsigned int threads = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    cudaify_warp_barrier(t / 32, threads).arrive_and_wait();
+}
+
 inline unsigned int __ballot_sync(unsigned int mask, bool predicate)
 {
     unsigned int votes = 0;

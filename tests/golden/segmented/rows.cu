@@ -1,0 +1,709 @@
+/* ---- cudaify pattern includes ---- */
+#include <string.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+/* Loops for the segmented method: segment sums over CSR offsets (empty segments too), a
+   row maximum then a division, argmax (the first of equal values) and argmin with <= over
+   an inclusive bound (the last of equal values), a bitwise or with a step of 2, and loops
+   it must leave as they are. */
+#include <cstdio>
+#include <vector>
+
+/* ---- cudaify runtime helpers ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+#define CUDAIFY_CHECK(call)                                                              \
+    do {                                                                                 \
+        cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ != cudaSuccess) {                                            \
+            fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
+                    cudaGetErrorString(cudaify_status_));                                \
+            exit(EXIT_FAILURE);                                                          \
+        }                                                                                \
+    } while (0)
+
+/* The CUDA context takes 0.2-0.4 s to create: a thread of its own creates it from the
+   program's start, while main's host code runs, and the first CUDA call waits for it. The
+   runtime is asked its device count first, on the main thread, so that its own exit handler
+   is registered before the one that joins the thread: an exit while the context is being
+   made waits for it instead of tearing the runtime down under it. */
+#include <pthread.h>
+static pthread_t cudaify_context_thread;
+static int cudaify_context_started = 0;
+static void *cudaify_make_context(void *unused)
+{
+    (void)unused;
+    cudaFree(0); /* an error here (no device) surfaces at the program's first CUDA call */
+    return NULL;
+}
+static void cudaify_join_context(void)
+{
+    if (cudaify_context_started)
+        pthread_join(cudaify_context_thread, NULL);
+}
+__attribute__((constructor)) static void cudaify_start_context(void)
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
+        return; /* no device: the program's first CUDA call says so */
+    if (atexit(cudaify_join_context) == 0 &&
+        pthread_create(&cudaify_context_thread, NULL, cudaify_make_context, NULL) == 0)
+        cudaify_context_started = 1;
+}
+
+/* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
+   step counts down with `>` / `>=`). */
+static inline long long cudaify_trips(long long first, long long bound, long long step,
+                                      int inclusive)
+{
+    long long span = step > 0 ? bound - first : first - bound;
+    long long stride = step > 0 ? step : -step;
+    if (inclusive) span += 1;
+    return span > 0 ? (span + stride - 1) / stride : 0;
+}
+
+/* Blocks that give every iteration its own thread, capped at what the grid dimension
+   holds (the kernels' grid-stride loops cover the rest). */
+static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
+                                          unsigned int most)
+{
+    long long blocks = (trips + threads - 1) / threads;
+    return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
+}
+
+/* ---- cudaify pattern helpers ---- */
+
+/* The type a name holds, without reference or const (host side of the reductions). */
+template <class CudaifyT>
+using cudaify_value_t =
+    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+template <class CudaifyT>
+__host__ __device__ CudaifyT &cudaify_declval();
+
+/* Reduction operators: the combination and its identity. */
+struct cudaify_plus {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a + b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_times {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a * b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_minimum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b < a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+};
+struct cudaify_maximum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return b > a ? b : a; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity()
+    {
+        typedef cuda::std::numeric_limits<CudaifyT> limits;
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+};
+struct cudaify_bit_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a & b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return (CudaifyT)~(CudaifyT)0; }
+};
+struct cudaify_bit_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a | b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_bit_xor {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a ^ b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+struct cudaify_logical_and {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a && b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(1); }
+};
+struct cudaify_logical_or {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(CudaifyT a, CudaifyT b) const { return a || b; }
+    template <class CudaifyT>
+    __host__ __device__ static CudaifyT identity() { return CudaifyT(0); }
+};
+
+/* __shfl_down_sync of any value of at most 8 bytes, through an integer of its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_down(CudaifyT value, int offset)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: reduction values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_down_sync(0xffffffffu, bits, offset);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The block's combination of every thread's value, valid in thread 0. Every thread of
+   the block calls it (blockDim.x is a multiple of 32). */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
+{
+    __shared__ CudaifyT warp_values[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = op(value, cudaify_shfl_down(value, offset));
+    __syncthreads(); /* an earlier call may still read warp_values */
+    if (lane == 0)
+        warp_values[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = (int)(blockDim.x / 32);
+        value = lane < warps ? warp_values[lane] : CudaifyOp::template identity<CudaifyT>();
+        for (int offset = 16; offset > 0; offset /= 2)
+            value = op(value, cudaify_shfl_down(value, offset));
+    }
+    return value;
+}
+
+/* atomicAdd for every 4- and 8-byte arithmetic type: integers through the unsigned
+   type of their size (two's complement sums are the same bits). */
+template <class CudaifyT>
+__device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
+{
+    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+        atomicAdd((unsigned long long *)address, (unsigned long long)value);
+    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+        atomicAdd((unsigned int *)address, (unsigned int)value);
+    else
+        atomicAdd(address, value);
+}
+
+/* Bytes of a block-private copy, rounded up so that the next one stays aligned. */
+__host__ __device__ static inline size_t cudaify_aligned(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* One irregular update `global[index] += value`: into the block's private copy when
+   the index is below the privatized extent, else marked as outside the device copy
+   (the host then runs the loop itself). */
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_add_at(CudaifyT *global, CudaifyT *local, long long extent,
+                               long long index, CudaifyV value, int *outside)
+{
+    if (index < 0 || index >= extent) {
+        *outside = 1;
+        return;
+    }
+    cudaify_atomic_add(local != NULL ? &local[index] : &global[index], (CudaifyT)value);
+}
+template <class CudaifyT, class CudaifyV>
+__device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long extent,
+                                    long long index, CudaifyV value, int *outside)
+{
+    const CudaifyT negated = (CudaifyT)((CudaifyT)0 - (CudaifyT)value);
+    cudaify_add_at(global, local, extent, index, negated, outside);
+}
+
+/* ---- cudaify warp helpers ---- */
+/* __shfl_xor_sync and __shfl_sync of any value of at most 8 bytes, through an integer of
+   its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_xor(CudaifyT value, int mask)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_from(CudaifyT value, int lane)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_sync(0xffffffffu, bits, lane);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_sync(0xffffffffu, bits, lane);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The warp's combination of its lanes' values, the same in every lane (lane 0's: an
+   operator that is not commutative on some values, a minimum meeting a NaN, still
+   leaves one value). Every lane of the warp calls it. */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_warp_allreduce(CudaifyT value, CudaifyOp op)
+{
+    for (int mask = 16; mask > 0; mask /= 2)
+        value = op(value, cudaify_shfl_xor(value, mask));
+    return cudaify_shfl_from(value, 0);
+}
+
+/* Loop nest 's' of segment_sums() (line 11): one warp per iteration, its lanes sharing the inner loops. */
+__global__ void segment_sums_kernel(int *offsets, double *values, double *sums, long long trips_s)
+{
+    const int cudaify_lane = threadIdx.x % 32;
+    for (long long t_s = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_s < trips_s;
+         t_s += (long long)blockDim.x * gridDim.x / 32) {
+        int s = (int)t_s;
+        double acc = 0.5;
+        { /* the warp's lanes share loop 'j' (line 13); they combine acc (+) */
+            const long long cudaify_first_j = (long long)(offsets[s]);
+            double cudaify_lanes_acc;
+            {
+                double acc = cudaify_plus::identity<double>();
+                for (long long cudaify_t_j = cudaify_lane;; cudaify_t_j += 32) {
+                    int j = (int)(cudaify_first_j + cudaify_t_j);
+                    if (!(j < offsets[s + 1]))
+                        break;
+                    acc += values[j];
+                }
+                cudaify_lanes_acc = cudaify_warp_allreduce(acc, cudaify_plus());
+            }
+            acc = cudaify_plus()(acc, cudaify_lanes_acc);
+        }
+        __syncwarp();
+        if (cudaify_lane == 0)
+            sums[s] = acc;
+        __syncwarp();
+    }
+}
+
+void segment_sums(const std::vector<double> &values, const std::vector<int> &offsets,
+                  std::vector<double> &sums, int segments)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as segment_sums_kernel */
+        const long long trips_s = cudaify_trips(0, segments, 1, 0);
+        if (trips_s > 0) {
+            int *d_offsets = NULL;
+            double *d_values = NULL;
+            double *d_sums = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_offsets, (size_t)(offsets.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_values, (size_t)(values.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_sums, (size_t)(sums.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_offsets, offsets.data(), (size_t)(offsets.size()) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_values, values.data(), (size_t)(values.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_sums, sums.data(), (size_t)(sums.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_s, 8, 2147483647u));
+            segment_sums_kernel<<<grid, block>>>(d_offsets, d_values, d_sums, trips_s);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(sums.data(), d_sums, (size_t)(sums.size()) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_offsets));
+            CUDAIFY_CHECK(cudaFree(d_values));
+            CUDAIFY_CHECK(cudaFree(d_sums));
+        }
+    }
+}
+
+/* Loop nest 'r' of normalise_rows() (line 21): one warp per iteration, its lanes sharing the inner loops. */
+__global__ void normalise_rows_kernel(float *x, float *y, int cols, long long trips_r)
+{
+    const int cudaify_lane_2 = threadIdx.x % 32;
+    for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x / 32) {
+        int r = (int)t_r;
+        float top = x[r * cols];
+        { /* the warp's lanes share loop 'c' (line 23); they combine top (max) */
+            const long long cudaify_first_c = (long long)(1);
+            float cudaify_lanes_top;
+            {
+                float top = cudaify_maximum::identity<float>();
+                for (long long cudaify_t_c = cudaify_lane_2;; cudaify_t_c += 32) {
+                    int c = (int)(cudaify_first_c + cudaify_t_c);
+                    if (!(c < cols))
+                        break;
+                    if (x[r * cols + c] > top)
+                        top = x[r * cols + c];
+                }
+                cudaify_lanes_top = cudaify_warp_allreduce(top, cudaify_maximum());
+            }
+            top = cudaify_maximum()(top, cudaify_lanes_top);
+        }
+        __syncwarp();
+        const float inverse = 1.0f / top;
+        { /* the warp's lanes share loop 'c' (line 27) */
+            const long long cudaify_first_c = (long long)(0);
+            for (long long cudaify_t_c = cudaify_lane_2;; cudaify_t_c += 32) {
+                int c = (int)(cudaify_first_c + cudaify_t_c);
+                if (!(c < cols))
+                    break;
+                y[r * cols + c] = x[r * cols + c] * inverse;
+            }
+        }
+        __syncwarp();
+    }
+}
+
+void normalise_rows(const std::vector<float> &x, std::vector<float> &y, int rows, int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as normalise_rows_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            float *d_x = NULL;
+            float *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));
+            normalise_rows_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+        }
+    }
+}
+
+/* Loop nest 'r' of choices() (line 35): one warp per iteration, its lanes sharing the inner loops. */
+__global__ void choices_kernel(int *scores, int *first_max, int *last_min, int cols, long long trips_r)
+{
+    const int cudaify_lane_3 = threadIdx.x % 32;
+    for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x / 32) {
+        int r = (int)t_r;
+        int best = scores[r * cols], at = 0;
+        { /* the warp's lanes share loop 'c' (line 37); they combine best (argmax) */
+            const long long cudaify_first_c = (long long)(1);
+            int cudaify_lanes_best;
+            int cudaify_lanes_at;
+            long long cudaify_lanes_at_best;
+            {
+                int best = cudaify_maximum::identity<int>();
+                int at{};
+                long long cudaify_at_best = -1;
+                for (long long cudaify_t_c = cudaify_lane_3;; cudaify_t_c += 32) {
+                    int c = (int)(cudaify_first_c + cudaify_t_c);
+                    if (!(c < cols))
+                        break;
+                    if (scores[r * cols + c] > best) {
+                        best = scores[r * cols + c];
+                        at = c; cudaify_at_best = cudaify_t_c;
+                    }
+                }
+                for (int cudaify_at_best_mask = 16; cudaify_at_best_mask > 0; cudaify_at_best_mask /= 2) {
+                    const long long cudaify_at_best_other0 = cudaify_shfl_xor(cudaify_at_best, cudaify_at_best_mask);
+                    const int cudaify_at_best_other1 = cudaify_shfl_xor(best, cudaify_at_best_mask);
+                    const int cudaify_at_best_other2 = cudaify_shfl_xor(at, cudaify_at_best_mask);
+                    if (cudaify_at_best_other0 >= 0 && (cudaify_at_best < 0 || cudaify_at_best_other1 > best || (cudaify_at_best_other1 == best && cudaify_at_best_other0 < cudaify_at_best))) { cudaify_at_best = cudaify_at_best_other0; best = cudaify_at_best_other1; at = cudaify_at_best_other2; }
+                }
+                cudaify_at_best = cudaify_shfl_from(cudaify_at_best, 0);
+                best = cudaify_shfl_from(best, 0);
+                at = cudaify_shfl_from(at, 0);
+                cudaify_lanes_at_best = cudaify_at_best;
+                cudaify_lanes_best = best;
+                cudaify_lanes_at = at;
+            }
+            if (cudaify_lanes_at_best >= 0 && cudaify_lanes_best > best) {
+                best = cudaify_lanes_best;
+                at = cudaify_lanes_at;
+            }
+        }
+        __syncwarp();
+        int low = 5, where = -1;
+        { /* the warp's lanes share loop 'c' (line 44); they combine low (argmin) */
+            const long long cudaify_first_c = (long long)(0);
+            int cudaify_lanes_low;
+            int cudaify_lanes_where;
+            long long cudaify_lanes_at_low;
+            {
+                int low = cudaify_minimum::identity<int>();
+                int where{};
+                long long cudaify_at_low = -1;
+                for (long long cudaify_t_c = cudaify_lane_3;; cudaify_t_c += 32) {
+                    int c = (int)(cudaify_first_c + cudaify_t_c);
+                    if (!(c <= cols - 1))
+                        break;
+                    if (scores[r * cols + c] <= low) {
+                        low = scores[r * cols + c];
+                        where = c; cudaify_at_low = cudaify_t_c;
+                    }
+                }
+                for (int cudaify_at_low_mask = 16; cudaify_at_low_mask > 0; cudaify_at_low_mask /= 2) {
+                    const long long cudaify_at_low_other0 = cudaify_shfl_xor(cudaify_at_low, cudaify_at_low_mask);
+                    const int cudaify_at_low_other1 = cudaify_shfl_xor(low, cudaify_at_low_mask);
+                    const int cudaify_at_low_other2 = cudaify_shfl_xor(where, cudaify_at_low_mask);
+                    if (cudaify_at_low_other0 >= 0 && (cudaify_at_low < 0 || cudaify_at_low_other1 < low || (cudaify_at_low_other1 == low && cudaify_at_low_other0 > cudaify_at_low))) { cudaify_at_low = cudaify_at_low_other0; low = cudaify_at_low_other1; where = cudaify_at_low_other2; }
+                }
+                cudaify_at_low = cudaify_shfl_from(cudaify_at_low, 0);
+                low = cudaify_shfl_from(low, 0);
+                where = cudaify_shfl_from(where, 0);
+                cudaify_lanes_at_low = cudaify_at_low;
+                cudaify_lanes_low = low;
+                cudaify_lanes_where = where;
+            }
+            if (cudaify_lanes_at_low >= 0 && cudaify_lanes_low <= low) {
+                low = cudaify_lanes_low;
+                where = cudaify_lanes_where;
+            }
+        }
+        __syncwarp();
+        if (cudaify_lane_3 == 0)
+            first_max[r] = at * 100 + best;
+        __syncwarp();
+        if (cudaify_lane_3 == 0)
+            last_min[r] = where * 100 + low;
+        __syncwarp();
+    }
+}
+
+void choices(const std::vector<int> &scores, int rows, int cols, std::vector<int> &first_max,
+             std::vector<int> &last_min)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as choices_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            int *d_scores = NULL;
+            int *d_first_max = NULL;
+            int *d_last_min = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_scores, (size_t)(scores.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_first_max, (size_t)(first_max.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_last_min, (size_t)(last_min.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_scores, scores.data(), (size_t)(scores.size()) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_first_max, first_max.data(), (size_t)(first_max.size()) * sizeof(int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_last_min, last_min.data(), (size_t)(last_min.size()) * sizeof(int), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));
+            choices_kernel<<<grid, block>>>(d_scores, d_first_max, d_last_min, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(first_max.data(), d_first_max, (size_t)(first_max.size()) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(last_min.data(), d_last_min, (size_t)(last_min.size()) * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_scores));
+            CUDAIFY_CHECK(cudaFree(d_first_max));
+            CUDAIFY_CHECK(cudaFree(d_last_min));
+        }
+    }
+}
+
+/* Loop nest 'r' of even_bits() (line 57): one warp per iteration, its lanes sharing the inner loops. */
+__global__ void even_bits_kernel(unsigned int *words, unsigned int *out, int cols, long long trips_r)
+{
+    const int cudaify_lane_4 = threadIdx.x % 32;
+    for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x / 32) {
+        int r = (int)t_r;
+        unsigned mask = 0u;
+        { /* the warp's lanes share loop 'c' (line 59); they combine mask (|) */
+            const long long cudaify_first_c = (long long)(0);
+            unsigned cudaify_lanes_mask;
+            {
+                unsigned mask = cudaify_bit_or::identity<unsigned>();
+                for (long long cudaify_t_c = cudaify_lane_4;; cudaify_t_c += 32) {
+                    int c = (int)(cudaify_first_c + cudaify_t_c * 2);
+                    if (!(c < cols))
+                        break;
+                    mask |= words[r * cols + c];
+                }
+                cudaify_lanes_mask = cudaify_warp_allreduce(mask, cudaify_bit_or());
+            }
+            mask = cudaify_bit_or()(mask, cudaify_lanes_mask);
+        }
+        __syncwarp();
+        if (cudaify_lane_4 == 0)
+            out[r] = mask;
+        __syncwarp();
+    }
+}
+
+void even_bits(const unsigned *words, unsigned *out, int rows, int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as even_bits_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            unsigned int *d_words = NULL;
+            unsigned int *d_out = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_words, (size_t)((((long long)rows - 1)) * (long long)cols + ((((long long)cols % 2) + (long long)cols) - 2) + 1) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(rows) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_words, words, (size_t)((((long long)rows - 1)) * (long long)cols + ((((long long)cols % 2) + (long long)cols) - 2) + 1) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(rows) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));
+            even_bits_kernel<<<grid, block>>>(d_words, d_out, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(rows) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_words));
+            CUDAIFY_CHECK(cudaFree(d_out));
+        }
+    }
+}
+
+/* Loop nest 'r' of decay() (line 68): one thread per iteration. */
+__global__ void decay_kernel(double *x, double *y, int cols, long long trips_r)
+{
+    for (long long t_r = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x) {
+        int r = (int)t_r;
+        double run = 0.0;
+        for (int c = 0; c < cols; c++)
+            run = run * 0.5 + x[r * cols + c];
+        y[r] = run;
+    }
+}
+
+/* left alone: the inner loop carries a value that is no reduction */
+void decay(const double *x, double *y, int rows, int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as decay_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            double *d_x = NULL;
+            double *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)((long long)cols*(long long)rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)((long long)cols*(long long)rows) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(rows) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 256, 2147483647u));
+            decay_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(rows) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+        }
+    }
+}
+
+__host__ __device__ double weight(int r) { return 1.0 + 0.125 * (r % 4); }
+
+/* Loop nest 'r' of weighted() (line 81): one thread per iteration. */
+__global__ void weighted_kernel(double *x, double *y, int cols, long long trips_r)
+{
+    for (long long t_r = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x) {
+        int r = (int)t_r;
+        const double w = weight(r);
+        double sum = 0.0;
+        for (int c = 0; c < cols; c++)
+            sum += x[r * cols + c];
+        y[r] = w * sum;
+    }
+}
+
+/* left alone: every lane would call a function of the program */
+void weighted(const double *x, double *y, int rows, int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as weighted_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            double *d_x = NULL;
+            double *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)((long long)cols*(long long)rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)((long long)cols*(long long)rows) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(rows) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 256, 2147483647u));
+            weighted_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(rows) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+        }
+    }
+}
+
+int main()
+{
+    int rows = 75, cols = 45;
+    unsigned state = 12345u;
+    std::vector<int> offsets(rows + 1);
+    offsets[0] = 0;
+    for (int s = 0; s < rows; s++) {
+        state = state * 1664525u + 1013904223u;
+        offsets[s + 1] = offsets[s] + (int)(state >> 16 & 63); /* 0 .. 63: some empty */
+    }
+    std::vector<double> values(offsets[rows]);
+    for (size_t i = 0; i < values.size(); i++) {
+        state = state * 1664525u + 1013904223u;
+        values[i] = (double)(state >> 8 & 0xffff) / 4096.0 - 3.0;
+    }
+    std::vector<double> sums(rows);
+    segment_sums(values, offsets, sums, rows);
+
+    std::vector<float> x(rows * cols), y(rows * cols);
+    std::vector<int> scores(rows * cols);
+    std::vector<unsigned> words(rows * cols);
+    std::vector<double> dx(rows * cols);
+    for (int i = 0; i < rows * cols; i++) {
+        state = state * 1664525u + 1013904223u;
+        x[i] = 0.5f + (float)(state >> 20) / 256.0f;
+        scores[i] = (int)(state >> 13 & 7); /* 0 .. 7: many ties */
+        words[i] = 1u << (state >> 27);
+        dx[i] = (double)(state >> 9 & 1023) / 64.0;
+    }
+    normalise_rows(x, y, rows, cols);
+    std::vector<int> first_max(rows), last_min(rows);
+    choices(scores, rows, cols, first_max, last_min);
+    std::vector<unsigned> bits(rows);
+    even_bits(words.data(), bits.data(), rows, cols);
+    std::vector<double> decayed(rows), weights(rows);
+    decay(dx.data(), decayed.data(), rows, cols);
+    weighted(dx.data(), weights.data(), rows, cols);
+
+    double total = 0.0, normalised = 0.0, tail = 0.0;
+    long long picks = 0;
+    unsigned all_bits = 0u;
+    for (int r = 0; r < rows; r++) {
+        total += sums[r] * (r % 7 + 1);
+        picks += (long long)first_max[r] * (r + 1) + (long long)last_min[r] * (r + 3);
+        all_bits ^= bits[r] * (unsigned)(r + 1);
+        tail += decayed[r] + weights[r];
+    }
+    for (int i = 0; i < rows * cols; i++)
+        normalised += y[i] * (i % 11);
+    std::printf("sums %.9e\n", total);
+    std::printf("normalised %.6e\n", normalised);
+    std::printf("picks %lld bits %u\n", picks, all_bits);
+    std::printf("tail %.9e\n", tail);
+    return 0;
+}

@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pattern_golden import applied, gpu_output_problem, matches_golden
+from transforms_support import GOLDEN, analysed
+
+from cudaify.backend.compare import compare
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+from cudaify.transforms.segmented import plan_kernels, segmented_problems
+
+SEGMENTED = get("segmented")
+ROWS = GOLDEN / "segmented" / "rows.cpp"
+WARPS = Path(__file__).resolve().parent / "warp_emulation.h"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _emulated_problem(
+    code: str, tmp_path: Path, source: Path = ROWS, flags: tuple[str, ...] = ()
+) -> str | None:
+    """`code` on the CPU emulator with real warp shuffles and __syncwarp, against g++."""
+    from emulation import gcc_output, run_emulated
+
+    code = re.sub(r"#include <cuda/std/\w+>\n", "", code)
+    ran = run_emulated(code, tmp_path, timeout=600, flags=("-include", str(WARPS), *flags))
+    assert ran.ok, ran.errors()
+    return compare(gcc_output(source, tmp_path, flags=flags), ran.text())
+
+
+def test_golden_output_is_stable_and_compiles(update_golden: bool, tmp_path) -> None:
+    matches_golden(ROWS, "segmented", update_golden, tmp_path, after=("offload",))
+
+
+def test_each_kernel_with_inner_reductions_gets_a_warp_per_iteration() -> None:
+    program = analysed(ROWS)
+    offloaded = applied(program, "offload")
+    outcome = SEGMENTED.apply_rule(offloaded, Context(program))
+    assert outcome.variant is not None
+    assert outcome.variant.steps[-1].detail.split("; ") == [
+        "segment_sums_kernel: one warp per 's' of segment_sums() (line 11), its lanes sharing "
+        "loop 'j' (line 13) combining acc (+)",
+        "normalise_rows_kernel: one warp per 'r' of normalise_rows() (line 21), its lanes "
+        "sharing loop 'c' (line 23) combining top (max), 'c' (line 27)",
+        "choices_kernel: one warp per 'r' of choices() (line 35), its lanes sharing loop 'c' "
+        "(line 37) combining best (argmax), 'c' (line 44) combining low (argmin)",
+        "even_bits_kernel: one warp per 'r' of even_bits() (line 57), its lanes sharing loop "
+        "'c' (line 59) combining mask (|)",
+    ]
+    code = outcome.variant.code
+    # the grid counts warps: 8 iterations per block of 256 threads
+    assert code.count("const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));") == 3
+    assert "t_s += (long long)blockDim.x * gridDim.x / 32) {" in code
+    # each lane starts its copy at the identity; the value before the loop joins after
+    assert "double acc = cudaify_plus::identity<double>();" in code
+    assert "acc = cudaify_plus()(acc, cudaify_lanes_acc);" in code
+    # the step of 2 and the inclusive bound are kept
+    assert "unsigned int c = " not in code
+    assert "int c = (int)(cudaify_first_c + cudaify_t_c * 2);" in code
+    assert "if (!(c <= cols - 1))" in code
+    # argmin with <=: the later of equal values wins against the value before the loop
+    assert "if (cudaify_lanes_at_low >= 0 && cudaify_lanes_low <= low) {" in code
+    # memory is written by lane 0, then the warp meets
+    assert "if (cudaify_lane == 0)\n            sums[s] = acc;\n        __syncwarp();" in code
+
+
+def test_refusals_name_the_source_loop_and_the_reason() -> None:
+    program = analysed(ROWS)
+    _, reasons = plan_kernels(applied(program, "offload").code, program)
+    assert reasons == [
+        f"{ROWS}:68: segmented: kernel 'decay_kernel': loop 'c' (line 70) is sequential: "
+        "scalar run is written in one iteration of c and used in another (not a recognised "
+        "reduction)",
+        f"{ROWS}:81: segmented: kernel 'weighted_kernel': every lane would run "
+        "`const double w = weight(r);`, and 'weight' may have effects",
+    ]
+
+
+def test_on_the_host_program_it_says_what_it_needs() -> None:
+    program = analysed(ROWS)
+    from cudaify.core import Variant
+
+    assert SEGMENTED.applies(Variant(program.source), Context(program)) == (
+        "no 1-D kernel of offload's shape"
+    )
+
+
+def test_emulated_on_the_cpu_prints_what_gpp_prints(tmp_path) -> None:
+    """Every thread of a block on a CPU thread, shuffles and __syncwarp real: empty and long
+    segments, ties for argmax and argmin, the step of 2."""
+    code = applied(analysed(ROWS), "offload", "segmented").code
+    assert _emulated_problem(code, tmp_path) is None
+
+
+def test_without_the_lanes_combination_the_output_differs(tmp_path) -> None:
+    """The combination is what makes it right: lanes that keep their own sums print
+    another total, so the emulated test above can fail."""
+    code = applied(analysed(ROWS), "offload", "segmented").code
+    broken = code.replace(
+        "cudaify_lanes_acc = cudaify_warp_allreduce(acc, cudaify_plus());",
+        "cudaify_lanes_acc = acc;",
+    )
+    assert broken != code
+    assert _emulated_problem(broken, tmp_path) is not None
+
+
+def test_data_residency_follows_and_the_output_is_the_same(tmp_path) -> None:
+    """A time loop calls the segmented kernel: data_residency maps its arrays once."""
+    source = BENCHMARKS / "cpp" / "segment_sums.cpp"
+    program = analysed(source)
+    segmented = applied(program, "offload", "segmented")
+    resident = get("data_residency").apply_rule(segmented, Context(program)).variant
+    assert resident is not None
+    assert "segment_sums_kernel<<<grid, block>>>(d_offsets, d_values" in resident.code
+    assert "(double *)cudaify_map(values.data()" in resident.code
+    assert segmented_problems(resident.code) == []
+    small = ("-DBENCH_SMALL",)
+    assert _emulated_problem(resident.code, tmp_path, source, small) is None
+
+
+def test_the_postcondition_refuses_decoys() -> None:
+    program = analysed(ROWS)
+    offloaded = applied(program, "offload").code
+    after = applied(program, "offload", "segmented").code
+    assert segmented_problems(after) == []
+    message = (
+        "no launched kernel whose grid-stride loop gives each iteration a warp and whose inner "
+        "loops its lanes share"
+    )
+    # offload's kernels: one thread per iteration
+    assert [p.message for p in segmented_problems(offloaded)] == [message]
+    # the input plus comments that name the pieces
+    commented = offloaded + "\n/* t += (long long)blockDim.x * gridDim.x / 32; j += 32 */\n"
+    assert [p.message for p in segmented_problems(commented)] == [message]
+    # the kernels defined but never launched
+    unlaunched = re.sub(r"\w+_kernel<<<[^\n]*\n", "", after)
+    assert [p.message for p in segmented_problems(unlaunched)] == [message]
+    # a warp per iteration, but the lanes never share an inner loop
+    unshared = re.sub(r"cudaify_t_(\w) \+= 32", r"cudaify_t_\1 += 1", after)
+    assert [p.message for p in segmented_problems(unshared)] == [message]
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_it_prints_what_gpp_prints(tmp_path) -> None:
+    code = applied(analysed(ROWS), "offload", "segmented").code
+    assert gpu_output_problem(code, ROWS, tmp_path) is None

@@ -1,0 +1,708 @@
+"""`segmented`: one warp per iteration of a kernel's loop, its lanes sharing the inner loops.
+
+offload gives each iteration of a parallel loop its own thread, and the thread runs the
+inner loops alone: a sum over each row or segment, a row's maximum, an argmax per query.
+With one row per thread, the threads of a warp read 32 different rows, and a short grid
+leaves most of the GPU idle. Hand-written CUDA runs such segmented reductions with one
+warp per row; so does this rule. It rewrites offload's 1-D kernels:
+
+- the grid-stride loop counts warps, not threads: iteration `t` runs on warp `t` (every
+  lane of it), and the launch gives each block of 256 threads 8 iterations;
+- each inner loop that the analysis calls a reduction (sum, product, min, max, argmin,
+  argmax, bitwise) or parallel is shared by the warp's lanes, lane `l` taking iterations
+  `l, l + 32, ...`: each lane runs the body unchanged on its own copy of every reduction
+  variable, started at the operator's identity (declared in a block of its own, so the
+  body needs no renaming); warp shuffles then combine the copies in every lane, lane 0's
+  result is given to all, and the variable's value before the loop is combined with it,
+  as the reduction method does for a whole loop (argmin and argmax keep the iteration of
+  their choice and pick by (value, iteration), the loop's tie rule);
+- statements between the inner loops run in every lane when they write only the thread's
+  own variables (every lane computes the same values: all of them hold the same
+  combined results); a statement that writes memory runs in lane 0;
+- `__syncwarp()` after each shared loop and each lane-0 statement makes their writes
+  visible to the other lanes before anything reads them.
+
+Preconditions: a 1-D kernel of offload's shape whose comment names its source loop (the
+analysis facts of its inner loops are matched to the kernel's `for` statements in
+order); every statement of the body is one of the kinds above; each shared loop counts
+up by a constant step from a declared variable and cannot exit early. Float sums combine
+in another order (within the comparison tolerance, as the reduction method's)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node, Tree
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.frontend.facts import Function, Loop, Program, Reduction
+from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_nest as kn
+from cudaify.transforms import pattern_support as ps
+from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.offload import MATH_FUNCTIONS, MOST_BLOCKS
+from cudaify.transforms.reduction import ArgGroup, Reduced, marked_body
+
+WARP = 32
+THREADS = 256  # threads per block: THREADS / WARP iterations of the kernel's loop each
+
+WARP_MARKER = "/* ---- cudaify warp helpers ---- */"
+WARP_HELPERS = (
+    WARP_MARKER
+    + """
+/* __shfl_xor_sync and __shfl_sync of any value of at most 8 bytes, through an integer of
+   its size. */
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_xor(CudaifyT value, int mask)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+template <class CudaifyT>
+__device__ CudaifyT cudaify_shfl_from(CudaifyT value, int lane)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
+    CudaifyT out;
+    if constexpr (sizeof(CudaifyT) <= 4) {
+        int bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_sync(0xffffffffu, bits, lane);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    } else {
+        long long bits = 0;
+        memcpy(&bits, &value, sizeof(CudaifyT));
+        bits = __shfl_sync(0xffffffffu, bits, lane);
+        memcpy(&out, &bits, sizeof(CudaifyT));
+    }
+    return out;
+}
+
+/* The warp's combination of its lanes' values, the same in every lane (lane 0's: an
+   operator that is not commutative on some values, a minimum meeting a NaN, still
+   leaves one value). Every lane of the warp calls it. */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_warp_allreduce(CudaifyT value, CudaifyOp op)
+{
+    for (int mask = 16; mask > 0; mask /= 2)
+        value = op(value, cudaify_shfl_xor(value, mask));
+    return cudaify_shfl_from(value, 0);
+}
+
+"""
+)
+
+_COMMENT = re.compile(
+    r"/\* Loop nest '(\w+)' of (\w+)\(\) \(line (\d+)\): one thread per iteration\."
+)
+_CASTS = frozenset({"static_cast", "const_cast", "reinterpret_cast"})
+_PURE_CALLS = MATH_FUNCTIONS | _CASTS
+
+
+@dataclass(frozen=True)
+class Shared:
+    """An inner loop the warp's lanes share: its `for` node, facts, and what it combines."""
+
+    node: Node
+    loop: Loop
+    var_type: str
+    first: str  # the lower bound's text
+    bound: str  # the condition's right side
+    inclusive: bool
+    reduced: tuple[Reduced, ...]
+    groups: tuple[ArgGroup, ...]
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    kernel: kn.Kernel
+    function: str
+    line: int
+    lane: str
+    shared: tuple[Shared, ...]
+    lane_zero: tuple[Node, ...]  # statements that write memory: lane 0 runs them
+    taken: frozenset[str]
+
+
+class Segmented(Method):
+    name = "segmented"
+    summary = "one warp per iteration of a kernel's loop: the lanes share its inner reductions"
+    category = "mapping"
+    follows = ("offload",)
+    instruction = (
+        "In the 1-D kernel, give each iteration of the grid-stride loop a whole warp: the "
+        "loop counts warps ((blockIdx.x * blockDim.x + threadIdx.x) / 32, stepping by "
+        "blockDim.x * gridDim.x / 32) and the launch has 8 iterations per 256-thread block. "
+        "Each inner loop that reduces (sum, min, max, argmax) or is parallel is shared by the "
+        "lanes: lane l runs iterations l, l + 32, ... on its own copy of each reduction "
+        "variable started at the operator's identity, then __shfl_xor_sync combines the "
+        "copies in every lane and the value before the loop is combined with the result "
+        "(for argmax keep the iteration, first of equal values for >). Statements that write "
+        "memory outside the inner loops run in lane 0; put __syncwarp() after them and after "
+        "each shared loop."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = plan_kernels(variant.code, ctx.program)
+        return None if plans else _first(reasons)
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = plan_kernels(variant.code, ctx.program)
+        if not plans:
+            return Outcome(None, _first(reasons))
+        code = _emit(variant.code, plans)
+        detail = "; ".join(_describe(plan) for plan in plans)
+        functions = tuple(dict.fromkeys(plan.function for plan in plans))
+        return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        return segmented_problems(after.code)
+
+
+def _first(reasons: list[str]) -> str:
+    return reasons[0] if reasons else "no 1-D kernel of offload's shape"
+
+
+def _describe(plan: KernelPlan) -> str:
+    parts = []
+    for shared in plan.shared:
+        combined = [f"{r.var} ({r.op})" for r in shared.reduced]
+        combined += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
+        what = f" combining {', '.join(combined)}" if combined else ""
+        parts.append(f"'{shared.loop.var}' (line {shared.loop.line}){what}")
+    return (
+        f"{plan.kernel.name}: one warp per '{plan.kernel.cols.var}' of {plan.function}() "
+        f"(line {plan.line}), its lanes sharing loop {', '.join(parts)}"
+    )
+
+
+# ---- the postcondition ----------------------------------------------------------------
+
+
+def segmented_problems(code: str) -> list[Problem]:
+    """A launched kernel whose grid-stride loop counts warps and, inside it, a loop whose
+    lanes combine their values with the warp helpers (or share the iterations)."""
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    warped = set()
+    for definition in kn.kernels(tree, source):
+        name = cs.function_name(definition, source)
+        if name is not None and _warp_stride_loop(definition, source) is not None:
+            warped.add(name)
+    launched = {
+        cs.call_name(n.parent, source)
+        for n in cs.walk(tree.root_node)
+        if n.type == "kernel_call_syntax" and n.parent is not None
+    }
+    if not warped & launched:
+        return [
+            Problem(
+                "segmented",
+                "no launched kernel whose grid-stride loop gives each iteration a warp and "
+                "whose inner loops its lanes share",
+            )
+        ]
+    return []
+
+
+def _warp_stride_loop(definition: Node, source: bytes) -> Node | None:
+    """The kernel's outer loop when it counts warps (`.../ 32`, stepping by a 32nd of the
+    grid) and holds a loop that strides by 32 lanes, else None."""
+    body = definition.child_by_field_name("body")
+    if body is None:
+        return None
+    for loop in kn.statements_of(body):
+        if loop.type != "for_statement":
+            continue
+        init, update = loop.child_by_field_name("initializer"), loop.child_by_field_name("update")
+        if init is None or update is None:
+            continue
+        head = kn.compact(cs.text(init, source))
+        step = kn.compact(cs.text(update, source))
+        if not (
+            re.search(r"\(blockIdx\.x\*\(longlong\)blockDim\.x\+threadIdx\.x\)/32", head)
+            and re.search(r"\+=\(longlong\)blockDim\.x\*gridDim\.x/32$", step)
+        ):
+            continue
+        for inner in cs.walk(loop):
+            if inner is loop or inner.type != "for_statement":
+                continue
+            inner_update = inner.child_by_field_name("update")
+            if inner_update is not None and re.fullmatch(
+                r"\w+\+=32", kn.compact(cs.text(inner_update, source))
+            ):
+                return loop
+    return None
+
+
+# ---- planning ---------------------------------------------------------------------------
+
+
+def plan_kernels(code: str, program: Program) -> tuple[list[KernelPlan], list[str]]:
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    taken = kn.taken_names(tree, source)
+    plans: list[KernelPlan] = []
+    reasons: list[str] = []
+    for definition in kn.kernels(tree, source):
+        name = cs.function_name(definition, source) or "?"
+        try:
+            plans.append(_plan(definition, tree, source, program, taken))
+        except (kn.Refuse, ps.Refuse) as refusal:
+            comment = definition.prev_named_sibling
+            found = _COMMENT.match(cs.text(comment, source)) if comment is not None else None
+            where = f"{program.path}:{found.group(3)}: " if found is not None else ""
+            reasons.append(f"{where}segmented: kernel '{name}': {refusal}")
+    return plans, reasons
+
+
+def _plan(
+    definition: Node, tree: Tree, source: bytes, program: Program, taken: set[str]
+) -> KernelPlan:
+    kernel = kn.read_kernel(definition, tree, source)
+    if kernel.rows is not None:
+        raise kn.Refuse("it maps two loops (a warp per iteration needs a 1-D kernel)")
+    function, root = _source_loop(definition, source, program, kernel)
+    fors = _loops_in(kernel.cols.statements)
+    facts = list(root.walk()[1:])
+    if [_loop_var(n, source) for n in fors] != [loop.var for loop in facts]:
+        raise kn.Refuse(
+            f"its inner loops are not those of the loop at line {root.line} of {function.name}()"
+        )
+    fact_of = {n.start_byte: loop for n, loop in zip(fors, facts, strict=True)}
+    shared: list[Shared] = []
+    lane_zero: list[Node] = []
+    for statement in kernel.cols.statements:
+        if statement.type == "for_statement":
+            shared.append(_shared(statement, fact_of[statement.start_byte], kernel, taken))
+        elif _writes_memory(statement, source):
+            _require_lane_zero(statement, source)
+            lane_zero.append(statement)
+        else:
+            _require_uniform(statement, source)
+    if not shared:
+        raise kn.Refuse("its loop body has no inner loop for the lanes to share")
+    return KernelPlan(
+        kernel=kernel,
+        function=function.name,
+        line=root.line,
+        lane=kn.fresh("cudaify_lane", taken),
+        shared=tuple(shared),
+        lane_zero=tuple(lane_zero),
+        taken=frozenset(taken),
+    )
+
+
+def _source_loop(
+    definition: Node, source: bytes, program: Program, kernel: kn.Kernel
+) -> tuple[Function, Loop]:
+    """The analysed loop the kernel runs, named by offload's comment above it."""
+    comment = definition.prev_named_sibling
+    found = _COMMENT.match(cs.text(comment, source)) if comment is not None else None
+    if comment is None or comment.type != "comment" or found is None:
+        raise kn.Refuse("no comment names the loop nest it runs (offload's kernels have one)")
+    var, name, line = found.group(1), found.group(2), int(found.group(3))
+    function = next((f for f in program.functions if f.name == name), None)
+    loops = [loop for outer in function.loops for loop in outer.walk()] if function else []
+    root = next((loop for loop in loops if loop.line == line and loop.var == var), None)
+    if function is None or root is None or var != kernel.cols.var:
+        raise kn.Refuse(f"the loop '{var}' at line {line} of {name}() is not in the analysis")
+    return function, root
+
+
+def _loops_in(statements: tuple[Node, ...]) -> list[Node]:
+    """The `for` statements under `statements`, in source order (not a lambda's own)."""
+    found = []
+    for statement in statements:
+        for node in cs.walk(statement):
+            if node.type == "for_statement" and not _in_lambda(node, statement):
+                found.append(node)
+    return found
+
+
+def _in_lambda(node: Node, top: Node) -> bool:
+    parent = node.parent
+    while parent is not None and parent != top.parent:
+        if parent.type == "lambda_expression":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _loop_var(node: Node, source: bytes) -> str:
+    init = node.child_by_field_name("initializer")
+    if init is not None and init.type == "declaration":
+        declared = kn.declared_variable(init, source)
+        if declared is not None:
+            return declared
+    return "?"
+
+
+def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Shared:
+    source = kernel.source
+    where = f"loop '{loop.var}' (line {loop.line})"
+    if loop.early_exit:
+        raise kn.Refuse(f"{where} can exit early")
+    if not loop.var_declared_in_header:
+        raise kn.Refuse(f"{where}: its variable is declared before it")
+    if loop.step <= 0:
+        raise kn.Refuse(f"{where} does not count up by a constant step")
+    if loop.pattern != "reduction" and not loop.parallel:
+        raise kn.Refuse(f"{where} is {loop.pattern}: {loop.reason or 'not a reduction'}")
+    init = node.child_by_field_name("initializer")
+    condition = node.child_by_field_name("condition")
+    first = kn.initializer(init) if init is not None else None
+    if init is None or condition is None or first is None:
+        raise kn.Refuse(f"{where} has no `T {loop.var} = first; {loop.var} < bound` header")
+    operator = condition.child_by_field_name("operator")
+    left, right = condition.child_by_field_name("left"), condition.child_by_field_name("right")
+    if (
+        condition.type != "binary_expression"
+        or operator is None
+        or cs.text(operator, source) not in ("<", "<=")
+        or left is None
+        or right is None
+        or cs.text(left, source) != loop.var
+    ):
+        raise kn.Refuse(f"{where}: its test is not `{loop.var} < bound` or `<=`")
+    var_type = cs.base_type(init, source)
+    reduced, groups = _combined(loop.reductions, node, kernel, taken)
+    return Shared(
+        node=node,
+        loop=loop,
+        var_type=var_type,
+        first=cs.text(first, source),
+        bound=cs.text(right, source),
+        inclusive=cs.text(operator, source) == "<=",
+        reduced=reduced,
+        groups=groups,
+    )
+
+
+def _combined(
+    reductions: tuple[Reduction, ...], node: Node, kernel: kn.Kernel, taken: set[str]
+) -> tuple[tuple[Reduced, ...], tuple[ArgGroup, ...]]:
+    """The loop's reduction variables (plain) and its argmin / argmax groups."""
+    by_var: dict[str, Reduced] = {}
+    for reduction in reductions:
+        if reduction.op not in ps.OPERATORS and reduction.op != "payload":
+            raise kn.Refuse(f"no warp combination for the operator '{reduction.op}'")
+        if not ps._IDENT.fullmatch(reduction.var):
+            raise kn.Refuse(f"reduction variable '{reduction.var}' is not a plain name")
+        by_var[reduction.var] = Reduced(
+            var=reduction.var,
+            op=reduction.op,
+            functor=ps.OPERATORS.get(reduction.op, ""),
+            device_type=_declared_type(reduction.var, node, kernel),
+            partials=kn.fresh(f"cudaify_lanes_{reduction.var}", taken),
+            host_partials="",
+        )
+    groups: list[ArgGroup] = []
+    for reduction in reductions:
+        if reduction.op != "payload":
+            continue
+        key = by_var.get(reduction.key)
+        if key is None or key.op not in ("min", "max"):
+            raise kn.Refuse(f"'{reduction.var}' is kept with '{reduction.key}', no min or max")
+        existing = next((g for g in groups if g.key is key), None)
+        if existing is not None:
+            if existing.strict != reduction.strict:
+                raise kn.Refuse(f"'{key.var}' is compared both strictly and not")
+            groups[groups.index(existing)] = ArgGroup(
+                key=key,
+                payloads=(*existing.payloads, by_var[reduction.var]),
+                strict=existing.strict,
+                at=existing.at,
+                at_partials=existing.at_partials,
+                host_at_partials="",
+            )
+            continue
+        groups.append(
+            ArgGroup(
+                key=key,
+                payloads=(by_var[reduction.var],),
+                strict=reduction.strict,
+                at=kn.fresh(f"cudaify_at_{key.var}", taken),
+                at_partials=kn.fresh(f"cudaify_lanes_at_{key.var}", taken),
+                host_at_partials="",
+            )
+        )
+    grouped = {r.var for g in groups for r in g.values}
+    return tuple(r for r in by_var.values() if r.var not in grouped), tuple(groups)
+
+
+def _declared_type(name: str, node: Node, kernel: kn.Kernel) -> str:
+    declared = cs.visible(kernel.tree, kernel.source, name, node.start_byte)
+    if declared is None or declared.kind != "scalar":
+        raise kn.Refuse(f"'{name}' is not a scalar declared in the kernel")
+    base = " ".join(ps._QUALIFIERS.sub("", declared.base).split())
+    if "auto" in base.split() or "static" in base.split():
+        raise kn.Refuse(f"'{name}' has type '{base}', which the warp combination does not take")
+    return base
+
+
+# ---- which statements write memory ------------------------------------------------------
+
+
+def _targets(node: Node) -> list[Node]:
+    """What the assignments and increments under `node` write (parentheses removed)."""
+    found = []
+    for n in cs.walk(node):
+        target = None
+        if n.type == "assignment_expression":
+            target = n.child_by_field_name("left")
+        elif n.type == "update_expression":
+            target = n.child_by_field_name("argument")
+        while target is not None and target.type == "parenthesized_expression":
+            target = target.named_children[0] if target.named_children else None
+        if target is not None:
+            found.append(target)
+    return found
+
+
+def _is_local(target: Node, source: bytes) -> bool:
+    """A plain name or a field of one (`s`, `p.x`): the thread's own variable."""
+    while target.type == "field_expression" and cs.text(target, source).find("->") < 0:
+        argument = target.child_by_field_name("argument")
+        if argument is None:
+            return False
+        target = argument
+    return target.type == "identifier"
+
+
+def _writes_memory(statement: Node, source: bytes) -> bool:
+    return any(not _is_local(t, source) for t in _targets(statement))
+
+
+def _quoted(statement: Node, source: bytes) -> str:
+    """A statement's text on one line, shortened: the kernel's line numbers are not the
+    source's, its text is."""
+    text = " ".join(cs.text(statement, source).split())
+    return f"`{text if len(text) <= 60 else text[:57] + '...'}`"
+
+
+def _require_lane_zero(statement: Node, source: bytes) -> None:
+    """A statement lane 0 runs alone writes memory only: the other lanes never need a
+    variable it sets."""
+    quoted = _quoted(statement, source)
+    if statement.type != "expression_statement":
+        raise kn.Refuse(f"{quoted} writes memory outside the inner loops")
+    if any(_is_local(t, source) for t in _targets(statement)):
+        raise kn.Refuse(f"{quoted} writes both memory and a variable")
+
+
+def _require_uniform(statement: Node, source: bytes) -> None:
+    """A statement every lane runs: its calls are pure (math, casts), its `for` loops (none
+    here: those are shared) and lambdas write nothing outside themselves."""
+    quoted = _quoted(statement, source)
+    for node in cs.walk(statement):
+        if node.type == "for_statement":
+            raise kn.Refuse(f"{quoted} holds a loop that is not one of the body's own")
+        if node.type == "call_expression":
+            name = cs.call_name(node, source)
+            if name not in _PURE_CALLS:
+                raise kn.Refuse(
+                    f"every lane would run {quoted}, and '{name or cs.text(node, source)}' "
+                    "may have effects"
+                )
+        if node.type in ("new_expression", "delete_expression", "gnu_asm_expression"):
+            raise kn.Refuse(f"every lane would run {quoted}, a {node.type}")
+
+
+# ---- emitting -----------------------------------------------------------------------------
+
+
+def _emit(code: str, plans: list[KernelPlan]) -> str:
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    first = min(plan.kernel.definition.start_byte for plan in plans)
+    comment = plans[0].kernel.definition.prev_named_sibling
+    at = min(first, comment.start_byte) if comment is not None else first
+    edits, helpers = ps.prelude_edits(source, at)
+    if WARP_MARKER.encode() not in source:
+        helpers += WARP_HELPERS
+    if helpers:
+        edits.append(Edit(at, at, helpers, "the warp helpers"))
+    for plan in plans:
+        edits += _kernel_edits(plan)
+        edits += _launch_edits(plan, tree, source)
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _kernel_edits(plan: KernelPlan) -> list[Edit]:
+    kernel, source = plan.kernel, plan.kernel.source
+    cols = kernel.cols
+    edits = []
+    comment = kernel.definition.prev_named_sibling
+    if comment is not None:
+        text = cs.text(comment, source).replace(
+            "one thread per iteration.",
+            "one warp per iteration, its lanes sharing the inner loops.",
+        )
+        edits.append(Edit(comment.start_byte, comment.end_byte, text, "the kernel's mapping"))
+    indent = kn.line_indent(source, cols.node.start_byte)
+    init = cols.node.child_by_field_name("initializer")
+    update = cols.node.child_by_field_name("update")
+    assert init is not None and update is not None
+    t = cols.counter
+    edits.append(
+        Edit(
+            init.start_byte,
+            init.end_byte,
+            f"long long {t} = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / {WARP};",
+            "one warp per iteration",
+        )
+    )
+    edits.append(
+        Edit(
+            update.start_byte,
+            update.end_byte,
+            f"{t} += (long long)blockDim.x * gridDim.x / {WARP}",
+            "the grid's warps",
+        )
+    )
+    lane = f"const int {plan.lane} = threadIdx.x % {WARP};\n{indent}"
+    edits.append(Edit(cols.node.start_byte, cols.node.start_byte, lane, "the thread's lane"))
+    for statement in plan.lane_zero:
+        inner = kn.line_indent(source, statement.start_byte)
+        moved = kn.moved(statement, source, inner + "    ")
+        text = f"if ({plan.lane} == 0)\n{inner}    {moved}\n{inner}__syncwarp();"
+        edits.append(Edit(statement.start_byte, statement.end_byte, text, "lane 0 writes"))
+    for shared in plan.shared:
+        text = _shared_text(plan, shared, set(plan.taken))
+        edits.append(Edit(shared.node.start_byte, shared.node.end_byte, text, "the lanes share"))
+    return edits
+
+
+def _body_text(node: Node, source: bytes) -> tuple[str, str]:
+    """The statements of a loop body (without braces) and their indentation."""
+    body = node.child_by_field_name("body")
+    assert body is not None
+    statements = kn.statements_of(body)
+    if body.type == "compound_statement" and len(body.children) >= 2:
+        start, end = body.children[0].end_byte, body.children[-1].start_byte
+        text = source[start:end].decode("utf-8", errors="surrogateescape").strip()
+    else:
+        text = cs.text(body, source)
+    first = statements[0] if statements else body
+    return text, kn.line_indent(source, first.start_byte)
+
+
+def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
+    source = plan.kernel.source
+    loop = shared.loop
+    indent = kn.line_indent(source, shared.node.start_byte)
+    i1, i2 = indent + "    ", indent + "    " * 2
+    counter = kn.fresh(f"cudaify_t_{loop.var}", taken)
+    first = kn.fresh(f"cudaify_first_{loop.var}", taken)
+    if shared.groups:
+        body_node = shared.node.child_by_field_name("body")
+        assert body_node is not None
+        try:
+            body = marked_body(body_node, source, shared.groups, counter)
+        except ps.Refuse as refusal:
+            raise kn.Refuse(str(refusal)) from None
+        _, body_indent = _body_text(shared.node, source)
+    else:
+        body, body_indent = _body_text(shared.node, source)
+    values = [*shared.reduced, *(r for g in shared.groups for r in g.values)]
+    combined = [f"{r.var} ({r.op})" for r in shared.reduced]
+    combined += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
+    what = f"; they combine {', '.join(combined)}" if combined else ""
+    step = f" * {loop.step}" if loop.step != 1 else ""
+    test = "<=" if shared.inclusive else "<"
+    lines = [
+        f"{{ /* the warp's lanes share loop '{loop.var}' (line {loop.line}){what} */",
+        f"{i1}const long long {first} = (long long)({shared.first});",
+    ]
+    lines += [f"{i1}{r.device_type} {r.partials};" for r in values]
+    lines += [f"{i1}long long {g.at_partials};" for g in shared.groups]
+    inner = i1
+    if values:
+        lines.append(f"{i1}{{")
+        inner = i2
+        for r in shared.reduced:
+            lines.append(f"{i2}{r.device_type} {r.var} = {r.functor}::identity<{r.device_type}>();")
+        for g in shared.groups:
+            assert g.key is not None
+            key = g.key
+            lines.append(
+                f"{i2}{key.device_type} {key.var} = {key.functor}::identity<{key.device_type}>();"
+            )
+            lines += [f"{i2}{p.device_type} {p.var}{{}};" for p in g.payloads]
+            lines.append(f"{i2}long long {g.at} = -1;")
+    body_at = inner + "    "
+    lines += [
+        f"{inner}for (long long {counter} = {plan.lane};; {counter} += {WARP}) {{",
+        f"{body_at}{shared.var_type} {loop.var} = ({shared.var_type})({first} + {counter}{step});",
+        f"{body_at}if (!({loop.var} {test} {shared.bound}))",
+        f"{body_at}    break;",
+        body_at + kn.reindent(body, body_indent, body_at),
+        f"{inner}}}",
+    ]
+    for r in shared.reduced:
+        lines.append(f"{i2}{r.partials} = cudaify_warp_allreduce({r.var}, {r.functor}());")
+    for g in shared.groups:
+        lines += _group_allreduce(g, i2)
+    if values:
+        lines.append(f"{i1}}}")
+    for r in shared.reduced:
+        lines.append(f"{i1}{r.var} = {r.functor}()({r.var}, {r.partials});")
+    for g in shared.groups:
+        assert g.key is not None
+        lines.append(f"{i1}if ({g.at_partials} >= 0 && {g.key.partials} {g.beats} {g.key.var}) {{")
+        lines += [f"{i2}{r.var} = {r.partials};" for r in g.values]
+        lines.append(f"{i1}}}")
+    lines.append(f"{indent}}}")
+    lines.append(f"{indent}__syncwarp();")
+    return "\n".join(lines)
+
+
+def _group_allreduce(g: ArgGroup, indent: str) -> list[str]:
+    """The warp's choice of (key, iteration, payloads) in every lane: xor shuffles that
+    keep the better of each pair (a total order: the iterations differ), then lane 0's."""
+    values = [(g.at, "long long")] + [(r.var, r.device_type) for r in g.values]
+    assert g.key is not None
+    mask = f"{g.at}_mask"
+    # the other lane's values: numbered, since a payload may have any name
+    other = {name: f"{g.at}_other{k}" for k, (name, _) in enumerate(values)}
+    lines = [f"{indent}for (int {mask} = 16; {mask} > 0; {mask} /= 2) {{"]
+    for name, type_ in values:
+        lines.append(f"{indent}    const {type_} {other[name]} = cudaify_shfl_xor({name}, {mask});")
+    better = g.better(other[g.key.var], other[g.at], g.key.var, g.at)
+    moves = " ".join(f"{name} = {other[name]};" for name, _ in values)
+    lines.append(f"{indent}    if {better} {{ {moves} }}")
+    lines.append(f"{indent}}}")
+    for name, _ in values:
+        lines.append(f"{indent}{name} = cudaify_shfl_from({name}, 0);")
+    lines.append(f"{indent}{g.at_partials} = {g.at};")
+    lines += [f"{indent}{r.partials} = {r.var};" for r in g.values]
+    return lines
+
+
+def _launch_edits(plan: KernelPlan, tree: Tree, source: bytes) -> list[Edit]:
+    kernel = plan.kernel
+    edits = []
+    found = kn.launches(tree, source, kernel.name)
+    if not found:
+        raise kn.Refuse(f"kernel '{kernel.name}' is never launched")
+    for launch in found:
+        trips = kn.launch_argument(launch, kernel, kernel.cols.trips, source)
+        grid = f"cudaify_blocks({cs.text(trips, source)}, {THREADS // WARP}, {MOST_BLOCKS['x']}u)"
+        edits += kn.resize_launch(
+            launch, tree, source, (grid, str(THREADS)), (trips,), "a warp per iteration"
+        )
+    return edits
