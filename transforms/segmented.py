@@ -16,6 +16,12 @@ warp per row; so does this rule. It rewrites offload's 1-D kernels:
   result is given to all, and the variable's value before the loop is combined with it,
   as the reduction method does for a whole loop (argmin and argmax keep the iteration of
   their choice and pick by (value, iteration), the loop's tie rule);
+- an inner scan in the accumulator form (`acc += term; out[k] = f(acc);`, or the store
+  first for an exclusive scan; +, *, &, |, ^; pure local declarations before) runs 32
+  iterations at a time: each lane evaluates its term (the identity past the bound), a warp
+  scan gives every lane its inclusive prefix, the lane stores what its iteration would have
+  stored (the running value before the tile combined with its prefix, or with the previous
+  lane's for the exclusive form), and the tile's total carries on to the next tile;
 - statements between the inner loops run in every lane when they write only the thread's
   own variables (every lane computes the same values: all of them hold the same
   combined results); a statement that writes memory runs in lane 0;
@@ -102,6 +108,20 @@ __device__ CudaifyT cudaify_warp_allreduce(CudaifyT value, CudaifyOp op)
     return cudaify_shfl_from(value, 0);
 }
 
+/* Each lane's inclusive prefix of its lanes' values, in lane order (Hillis-Steele). Every
+   lane of the warp calls it. */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_warp_inclusive_scan(CudaifyT value, CudaifyOp op)
+{
+    const int lane = threadIdx.x % 32;
+    for (int distance = 1; distance < 32; distance *= 2) {
+        const CudaifyT before = cudaify_shfl_from(value, lane >= distance ? lane - distance : lane);
+        if (lane >= distance)
+            value = op(before, value);
+    }
+    return value;
+}
+
 """
 )
 
@@ -124,6 +144,23 @@ class Shared:
     inclusive: bool
     reduced: tuple[Reduced, ...]
     groups: tuple[ArgGroup, ...]
+    scan: ScanForm | None = None
+
+
+@dataclass(frozen=True)
+class ScanForm:
+    """A scan loop's body: pure local declarations, then `acc OP= term;` and a store of a
+    value of `acc`, `target = f(acc);` (inclusive: the update first; exclusive: the store
+    first)."""
+
+    acc: str
+    acc_type: str
+    functor: str
+    op: str
+    declarations: tuple[Node, ...]
+    term: Node
+    store: Node  # the store's expression statement
+    inclusive: bool
 
 
 @dataclass(frozen=True)
@@ -139,7 +176,9 @@ class KernelPlan:
 
 class Segmented(Method):
     name = "segmented"
-    summary = "one warp per iteration of a kernel's loop: the lanes share its inner reductions"
+    summary = (
+        "one warp per iteration of a kernel's loop: its lanes share inner reductions and scans"
+    )
     category = "mapping"
     follows = ("offload",)
     instruction = (
@@ -182,6 +221,9 @@ def _describe(plan: KernelPlan) -> str:
         combined = [f"{r.var} ({r.op})" for r in shared.reduced]
         combined += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
         what = f" combining {', '.join(combined)}" if combined else ""
+        if shared.scan is not None:
+            form = "inclusive" if shared.scan.inclusive else "exclusive"
+            what = f" scanning {shared.scan.acc} ({shared.scan.op}, {form})"
         parts.append(f"'{shared.loop.var}' (line {shared.loop.line}){what}")
     return (
         f"{plan.kernel.name}: one warp per '{plan.kernel.cols.var}' of {plan.function}() "
@@ -260,7 +302,8 @@ def plan_kernels(code: str, program: Program) -> tuple[list[KernelPlan], list[st
     for definition in kn.kernels(tree, source):
         name = cs.function_name(definition, source) or "?"
         try:
-            plans.append(_plan(definition, tree, source, program, taken))
+            # kernel-local names: each kernel may use the same ones
+            plans.append(_plan(definition, tree, source, program, set(taken)))
         except (kn.Refuse, ps.Refuse) as refusal:
             comment = definition.prev_named_sibling
             found = _COMMENT.match(cs.text(comment, source)) if comment is not None else None
@@ -360,7 +403,7 @@ def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Share
         raise kn.Refuse(f"{where}: its variable is declared before it")
     if loop.step <= 0:
         raise kn.Refuse(f"{where} does not count up by a constant step")
-    if loop.pattern != "reduction" and not loop.parallel:
+    if loop.pattern not in ("reduction", "scan") and not loop.parallel:
         raise kn.Refuse(f"{where} is {loop.pattern}: {loop.reason or 'not a reduction'}")
     init = node.child_by_field_name("initializer")
     condition = node.child_by_field_name("condition")
@@ -380,6 +423,7 @@ def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Share
         raise kn.Refuse(f"{where}: its test is not `{loop.var} < bound` or `<=`")
     var_type = cs.base_type(init, source)
     reduced, groups = _combined(loop.reductions, node, kernel, taken)
+    scan = _scan_form(node, loop, kernel) if loop.pattern == "scan" else None
     return Shared(
         node=node,
         loop=loop,
@@ -389,6 +433,72 @@ def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Share
         inclusive=cs.text(operator, source) == "<=",
         reduced=reduced,
         groups=groups,
+        scan=scan,
+    )
+
+
+_SCAN_OPERATORS = {"+=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}
+
+
+def _scan_form(node: Node, loop: Loop, kernel: kn.Kernel) -> ScanForm:
+    """The accumulator form of a scan loop's body, or Refuse saying what differs."""
+    source = kernel.source
+    where = f"scan loop '{loop.var}' (line {loop.line})"
+    body = node.child_by_field_name("body")
+    statements = kn.statements_of(body) if body is not None else []
+    declarations = [n for n in statements if n.type == "declaration"]
+    rest = statements[len(declarations) :]
+    if len(rest) != 2 or any(n.type != "expression_statement" for n in rest):
+        raise kn.Refuse(
+            f"{where}: its body is not local declarations, then `acc += term;` and "
+            "`out[...] = f(acc);` in either order"
+        )
+    parts = [_assignment_parts(n, source) for n in rest]
+    update_at = next((k for k, (_, op, _) in enumerate(parts) if op in _SCAN_OPERATORS), None)
+    if update_at is None:
+        raise kn.Refuse(f"{where}: no `acc += term;` (or *=, &=, |=, ^=) updates the running value")
+    acc_node, op, term = parts[update_at]
+    target, store_op, stored = parts[1 - update_at]
+    if acc_node is None or acc_node.type != "identifier" or term is None:
+        raise kn.Refuse(f"{where}: the running value is not a plain variable")
+    acc = cs.text(acc_node, source)
+    if store_op != "=" or target is None or stored is None or _is_local(target, source):
+        raise kn.Refuse(f"{where}: the other statement is not a store to memory")
+    if not any(cs.text(n, source) == acc for n in cs.identifiers_in(stored)):
+        raise kn.Refuse(f"{where}: the store does not read '{acc}'")
+    _require_uniform(stored, source)
+    if _writes_memory(stored, source) or _writes_memory(term, source):
+        raise kn.Refuse(f"{where}: the term or the stored value writes memory")
+    for piece in [*declarations, term, target]:
+        _require_uniform(piece, source)
+        if _writes_memory(piece, source) or any(
+            cs.text(n, source) == acc for n in cs.identifiers_in(piece)
+        ):
+            raise kn.Refuse(f"{where}: {_quoted(piece, source)} reads '{acc}' or writes memory")
+    acc_type = _declared_type(acc, node, kernel)
+    operator = _SCAN_OPERATORS[op]
+    return ScanForm(
+        acc=acc,
+        acc_type=acc_type,
+        functor=ps.OPERATORS[operator],
+        op=operator,
+        declarations=tuple(declarations),
+        term=term,
+        store=rest[1 - update_at],
+        inclusive=update_at == 0,
+    )
+
+
+def _assignment_parts(statement: Node, source: bytes) -> tuple[Node | None, str, Node | None]:
+    """(left, operator, right) of an expression statement that is an assignment."""
+    expression = statement.named_children[0] if statement.named_children else None
+    if expression is None or expression.type != "assignment_expression":
+        return None, "", None
+    operator = expression.child_by_field_name("operator")
+    return (
+        expression.child_by_field_name("left"),
+        cs.text(operator, source) if operator is not None else "",
+        expression.child_by_field_name("right"),
     )
 
 
@@ -602,6 +712,8 @@ def _body_text(node: Node, source: bytes) -> tuple[str, str]:
 
 
 def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
+    if shared.scan is not None:
+        return _scan_text(plan, shared, shared.scan, taken)
     source = plan.kernel.source
     loop = shared.loop
     indent = kn.line_indent(source, shared.node.start_byte)
@@ -668,6 +780,69 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
         lines.append(f"{i1}}}")
     lines.append(f"{indent}}}")
     lines.append(f"{indent}__syncwarp();")
+    return "\n".join(lines)
+
+
+def _scan_text(plan: KernelPlan, shared: Shared, scan: ScanForm, taken: set[str]) -> str:
+    """The loop 32 iterations at a time: each lane evaluates its term (the identity past the
+    bound), a warp scan gives each lane its prefix, the lane stores the running value its
+    iteration would have stored, and the tile's total carries to the next tile."""
+    source = plan.kernel.source
+    loop, lane = shared.loop, plan.lane
+    indent = kn.line_indent(source, shared.node.start_byte)
+    i1, i2, i3 = (indent + "    " * k for k in (1, 2, 3))
+    first = kn.fresh(f"cudaify_first_{loop.var}", taken)
+    tile = kn.fresh(f"cudaify_tile_{loop.var}", taken)
+    inside = kn.fresh(f"cudaify_in_{loop.var}", taken)
+    term = kn.fresh(f"cudaify_term_{scan.acc}", taken)
+    prefix = kn.fresh(f"cudaify_prefix_{scan.acc}", taken)
+    value = kn.fresh(f"cudaify_value_{scan.acc}", taken)
+    type_, functor = scan.acc_type, scan.functor
+    step = f" * {loop.step}" if loop.step != 1 else ""
+    test = "<=" if shared.inclusive else "<"
+
+    def declarations(at: str) -> list[str]:
+        return [at + kn.moved(d, source, at) for d in scan.declarations]
+
+    form = "inclusive" if scan.inclusive else "exclusive"
+    lines = [
+        f"{{ /* the warp's lanes share scan loop '{loop.var}' (line {loop.line}), 32 iterations "
+        f"at a time: an {form} scan of {scan.acc} ({scan.op}) */",
+        f"{i1}const long long {first} = (long long)({shared.first});",
+        f"{i1}for (long long {tile} = 0;; {tile} += {WARP}) {{",
+        f"{i2}{shared.var_type} {loop.var} = "
+        f"({shared.var_type})({first} + ({tile} + {lane}){step});",
+        f"{i2}const bool {inside} = {loop.var} {test} {shared.bound};",
+        f"{i2}if (__ballot_sync(0xffffffffu, {inside}) == 0u)",
+        f"{i2}    break;",
+        f"{i2}{type_} {term} = {functor}::identity<{type_}>();",
+        f"{i2}if ({inside}) {{",
+        *declarations(i3),
+        f"{i3}{term} = {cs.text(scan.term, source)};",
+        f"{i2}}}",
+        f"{i2}const {type_} {prefix} = cudaify_warp_inclusive_scan({term}, {functor}());",
+    ]
+    if scan.inclusive:
+        lines.append(f"{i2}const {type_} {value} = {functor}()({scan.acc}, {prefix});")
+    else:  # the lane before's prefix (every lane shuffles); lane 0 stores the running value
+        before = kn.fresh(f"cudaify_before_{scan.acc}", taken)
+        lines += [
+            f"{i2}const {type_} {before} = cudaify_shfl_from({prefix}, ({lane} + {WARP - 1}) % "
+            f"{WARP});",
+            f"{i2}const {type_} {value} = {lane} == 0 ? {scan.acc} : {functor}()({scan.acc}, "
+            f"{before});",
+        ]
+    lines += [
+        f"{i2}if ({inside}) {{",
+        f"{i3}const {type_} {scan.acc} = {value};",
+        *declarations(i3),
+        i3 + kn.moved(scan.store, source, i3),
+        f"{i2}}}",
+        f"{i2}{scan.acc} = {functor}()({scan.acc}, cudaify_shfl_from({prefix}, {WARP - 1}));",
+        f"{i1}}}",
+        f"{indent}}}",
+        f"{indent}__syncwarp();",
+    ]
     return "\n".join(lines)
 
 

@@ -48,10 +48,16 @@ def test_each_kernel_with_inner_reductions_gets_a_warp_per_iteration() -> None:
         "(line 37) combining best (argmax), 'c' (line 44) combining low (argmin)",
         "even_bits_kernel: one warp per 'r' of even_bits() (line 57), its lanes sharing loop "
         "'c' (line 59) combining mask (|)",
+        "row_prefix_kernel: one warp per 'r' of row_prefix() (line 94), its lanes sharing loop "
+        "'c' (line 96) scanning run (+, inclusive)",
+        "row_xor_before_kernel: one warp per 'r' of row_xor_before() (line 107), its lanes "
+        "sharing loop 'c' (line 109) scanning seen (^, exclusive)",
+        "row_doubled_kernel: one warp per 'r' of row_doubled() (line 118), its lanes sharing "
+        "loop 'c' (line 120) scanning run (+, inclusive)",
     ]
     code = outcome.variant.code
     # the grid counts warps: 8 iterations per block of 256 threads
-    assert code.count("const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));") == 3
+    assert code.count("const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));") == 6
     assert "t_s += (long long)blockDim.x * gridDim.x / 32) {" in code
     # each lane starts its copy at the identity; the value before the loop joins after
     assert "double acc = cudaify_plus::identity<double>();" in code
@@ -62,6 +68,20 @@ def test_each_kernel_with_inner_reductions_gets_a_warp_per_iteration() -> None:
     assert "if (!(c <= cols - 1))" in code
     # argmin with <=: the later of equal values wins against the value before the loop
     assert "if (cudaify_lanes_at_low >= 0 && cudaify_lanes_low <= low) {" in code
+    # a scan: the term in range (the identity past the bound), each lane's prefix, the
+    # running value its iteration stores, the tile's total carried on
+    assert "double cudaify_term_run = cudaify_plus::identity<double>();" in code
+    assert "cudaify_value_run = cudaify_plus()(run, cudaify_prefix_run);" in code
+    assert "run = cudaify_plus()(run, cudaify_shfl_from(cudaify_prefix_run, 31));" in code
+    # exclusive: lane 0 stores the value before the tile, lane l the prefix of lane l - 1;
+    # every lane takes part in the shuffle (a lane left out would hang the warp)
+    assert (
+        "cudaify_before_seen = cudaify_shfl_from(cudaify_prefix_seen, (cudaify_lane + 31) % 32);"
+    ) in code
+    assert (
+        "cudaify_value_seen = cudaify_lane == 0 ? seen : cudaify_bit_xor()(seen, "
+        "cudaify_before_seen);"
+    ) in code
     # memory is written by lane 0, then the warp meets
     assert "if (cudaify_lane == 0)\n            sums[s] = acc;\n        __syncwarp();" in code
 
@@ -75,6 +95,8 @@ def test_refusals_name_the_source_loop_and_the_reason() -> None:
         "reduction)",
         f"{ROWS}:81: segmented: kernel 'weighted_kernel': every lane would run "
         "`const double w = weight(r);`, and 'weight' may have effects",
+        f"{ROWS}:130: segmented: kernel 'row_twice_kernel': scan loop 'c' (line 132): its body "
+        "is not local declarations, then `acc += term;` and `out[...] = f(acc);` in either order",
     ]
 
 
@@ -89,7 +111,8 @@ def test_on_the_host_program_it_says_what_it_needs() -> None:
 
 def test_emulated_on_the_cpu_prints_what_gpp_prints(tmp_path) -> None:
     """Every thread of a block on a CPU thread, shuffles and __syncwarp real: empty and long
-    segments, ties for argmax and argmin, the step of 2."""
+    segments, ties for argmax and argmin, the step of 2, rows of 45 values scanned 32 at a
+    time (inclusive, exclusive)."""
     code = applied(analysed(ROWS), "offload", "segmented").code
     assert _emulated_problem(code, tmp_path) is None
 
@@ -101,6 +124,17 @@ def test_without_the_lanes_combination_the_output_differs(tmp_path) -> None:
     broken = code.replace(
         "cudaify_lanes_acc = cudaify_warp_allreduce(acc, cudaify_plus());",
         "cudaify_lanes_acc = acc;",
+    )
+    assert broken != code
+    assert _emulated_problem(broken, tmp_path) is not None
+
+
+def test_without_the_scan_s_carry_the_output_differs(tmp_path) -> None:
+    """Each tile starts from the total of the tiles before it: without that carry the rows
+    longer than 32 values print other prefixes."""
+    code = applied(analysed(ROWS), "offload", "segmented").code
+    broken = code.replace(
+        "run = cudaify_plus()(run, cudaify_shfl_from(cudaify_prefix_run, 31));", ""
     )
     assert broken != code
     assert _emulated_problem(broken, tmp_path) is not None
@@ -138,7 +172,7 @@ def test_the_postcondition_refuses_decoys() -> None:
     unlaunched = re.sub(r"\w+_kernel<<<[^\n]*\n", "", after)
     assert [p.message for p in segmented_problems(unlaunched)] == [message]
     # a warp per iteration, but the lanes never share an inner loop
-    unshared = re.sub(r"cudaify_t_(\w) \+= 32", r"cudaify_t_\1 += 1", after)
+    unshared = re.sub(r"(cudaify_(?:t|tile)_\w+) \+= 32", r"\1 += 1", after)
     assert [p.message for p in segmented_problems(unshared)] == [message]
 
 

@@ -87,6 +87,56 @@ void weighted(const double *x, double *y, int rows, int cols)
     }
 }
 
+/* scans per row: inclusive with a local term; exclusive xor; a store of a value of the sum;
+   and one that stores twice (left alone) */
+void row_prefix(const std::vector<double> &x, std::vector<double> &y, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        double run = 0.25 * r;
+        for (int c = 0; c < cols; c++) {
+            const double half = x[r * cols + c] * 0.5;
+            run += half;
+            y[r * cols + c] = run;
+        }
+    }
+}
+
+void row_xor_before(const std::vector<unsigned> &words, std::vector<unsigned> &out, int rows,
+                    int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        unsigned seen = 7u;
+        for (int c = 0; c < cols; c++) {
+            out[r * cols + c] = seen;
+            seen ^= words[r * cols + c] + (unsigned)c;
+        }
+    }
+}
+
+void row_doubled(const std::vector<double> &x, std::vector<double> &y, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        double run = 0.0;
+        for (int c = 0; c < cols; c++) {
+            run += x[r * cols + c];
+            y[r * cols + c] = 2.0 * run;
+        }
+    }
+}
+
+void row_twice(const std::vector<double> &x, std::vector<double> &y, std::vector<double> &z,
+               int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        double run = 0.0;
+        for (int c = 0; c < cols; c++) {
+            run += x[r * cols + c];
+            y[r * cols + c] = run;
+            z[r * cols + c] = -run;
+        }
+    }
+}
+
 int main()
 {
     int rows = 75, cols = 45;
@@ -124,6 +174,13 @@ int main()
     std::vector<double> decayed(rows), weights(rows);
     decay(dx.data(), decayed.data(), rows, cols);
     weighted(dx.data(), weights.data(), rows, cols);
+    std::vector<double> prefix(rows * cols), doubled(rows * cols), once(rows * cols),
+        twice(rows * cols);
+    std::vector<unsigned> before(rows * cols);
+    row_prefix(dx, prefix, rows, cols);
+    row_xor_before(words, before, rows, cols);
+    row_doubled(dx, doubled, rows, cols);
+    row_twice(dx, once, twice, rows, cols);
 
     double total = 0.0, normalised = 0.0, tail = 0.0;
     long long picks = 0;
@@ -134,11 +191,15 @@ int main()
         all_bits ^= bits[r] * (unsigned)(r + 1);
         tail += decayed[r] + weights[r];
     }
-    for (int i = 0; i < rows * cols; i++)
+    unsigned scanned_bits = 0u;
+    for (int i = 0; i < rows * cols; i++) {
         normalised += y[i] * (i % 11);
+        tail += (prefix[i] + doubled[i] + once[i] - twice[i]) * (i % 3 + 1);
+        scanned_bits += before[i] * (unsigned)(i % 13 + 1);
+    }
     std::printf("sums %.9e\n", total);
     std::printf("normalised %.6e\n", normalised);
     std::printf("picks %lld bits %u\n", picks, all_bits);
-    std::printf("tail %.9e\n", tail);
+    std::printf("tail %.9e scanned bits %u\n", tail, scanned_bits);
     return 0;
 }

@@ -281,6 +281,20 @@ __device__ CudaifyT cudaify_warp_allreduce(CudaifyT value, CudaifyOp op)
     return cudaify_shfl_from(value, 0);
 }
 
+/* Each lane's inclusive prefix of its lanes' values, in lane order (Hillis-Steele). Every
+   lane of the warp calls it. */
+template <class CudaifyT, class CudaifyOp>
+__device__ CudaifyT cudaify_warp_inclusive_scan(CudaifyT value, CudaifyOp op)
+{
+    const int lane = threadIdx.x % 32;
+    for (int distance = 1; distance < 32; distance *= 2) {
+        const CudaifyT before = cudaify_shfl_from(value, lane >= distance ? lane - distance : lane);
+        if (lane >= distance)
+            value = op(before, value);
+    }
+    return value;
+}
+
 /* Loop nest 's' of segment_sums() (line 11): one warp per iteration, its lanes sharing the inner loops. */
 __global__ void segment_sums_kernel(int *offsets, double *values, double *sums, long long trips_s)
 {
@@ -342,7 +356,7 @@ void segment_sums(const std::vector<double> &values, const std::vector<int> &off
 /* Loop nest 'r' of normalise_rows() (line 21): one warp per iteration, its lanes sharing the inner loops. */
 __global__ void normalise_rows_kernel(float *x, float *y, int cols, long long trips_r)
 {
-    const int cudaify_lane_2 = threadIdx.x % 32;
+    const int cudaify_lane = threadIdx.x % 32;
     for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
          t_r += (long long)blockDim.x * gridDim.x / 32) {
         int r = (int)t_r;
@@ -352,7 +366,7 @@ __global__ void normalise_rows_kernel(float *x, float *y, int cols, long long tr
             float cudaify_lanes_top;
             {
                 float top = cudaify_maximum::identity<float>();
-                for (long long cudaify_t_c = cudaify_lane_2;; cudaify_t_c += 32) {
+                for (long long cudaify_t_c = cudaify_lane;; cudaify_t_c += 32) {
                     int c = (int)(cudaify_first_c + cudaify_t_c);
                     if (!(c < cols))
                         break;
@@ -367,7 +381,7 @@ __global__ void normalise_rows_kernel(float *x, float *y, int cols, long long tr
         const float inverse = 1.0f / top;
         { /* the warp's lanes share loop 'c' (line 27) */
             const long long cudaify_first_c = (long long)(0);
-            for (long long cudaify_t_c = cudaify_lane_2;; cudaify_t_c += 32) {
+            for (long long cudaify_t_c = cudaify_lane;; cudaify_t_c += 32) {
                 int c = (int)(cudaify_first_c + cudaify_t_c);
                 if (!(c < cols))
                     break;
@@ -404,7 +418,7 @@ void normalise_rows(const std::vector<float> &x, std::vector<float> &y, int rows
 /* Loop nest 'r' of choices() (line 35): one warp per iteration, its lanes sharing the inner loops. */
 __global__ void choices_kernel(int *scores, int *first_max, int *last_min, int cols, long long trips_r)
 {
-    const int cudaify_lane_3 = threadIdx.x % 32;
+    const int cudaify_lane = threadIdx.x % 32;
     for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
          t_r += (long long)blockDim.x * gridDim.x / 32) {
         int r = (int)t_r;
@@ -418,7 +432,7 @@ __global__ void choices_kernel(int *scores, int *first_max, int *last_min, int c
                 int best = cudaify_maximum::identity<int>();
                 int at{};
                 long long cudaify_at_best = -1;
-                for (long long cudaify_t_c = cudaify_lane_3;; cudaify_t_c += 32) {
+                for (long long cudaify_t_c = cudaify_lane;; cudaify_t_c += 32) {
                     int c = (int)(cudaify_first_c + cudaify_t_c);
                     if (!(c < cols))
                         break;
@@ -456,7 +470,7 @@ __global__ void choices_kernel(int *scores, int *first_max, int *last_min, int c
                 int low = cudaify_minimum::identity<int>();
                 int where{};
                 long long cudaify_at_low = -1;
-                for (long long cudaify_t_c = cudaify_lane_3;; cudaify_t_c += 32) {
+                for (long long cudaify_t_c = cudaify_lane;; cudaify_t_c += 32) {
                     int c = (int)(cudaify_first_c + cudaify_t_c);
                     if (!(c <= cols - 1))
                         break;
@@ -484,10 +498,10 @@ __global__ void choices_kernel(int *scores, int *first_max, int *last_min, int c
             }
         }
         __syncwarp();
-        if (cudaify_lane_3 == 0)
+        if (cudaify_lane == 0)
             first_max[r] = at * 100 + best;
         __syncwarp();
-        if (cudaify_lane_3 == 0)
+        if (cudaify_lane == 0)
             last_min[r] = where * 100 + low;
         __syncwarp();
     }
@@ -525,7 +539,7 @@ void choices(const std::vector<int> &scores, int rows, int cols, std::vector<int
 /* Loop nest 'r' of even_bits() (line 57): one warp per iteration, its lanes sharing the inner loops. */
 __global__ void even_bits_kernel(unsigned int *words, unsigned int *out, int cols, long long trips_r)
 {
-    const int cudaify_lane_4 = threadIdx.x % 32;
+    const int cudaify_lane = threadIdx.x % 32;
     for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
          t_r += (long long)blockDim.x * gridDim.x / 32) {
         int r = (int)t_r;
@@ -535,7 +549,7 @@ __global__ void even_bits_kernel(unsigned int *words, unsigned int *out, int col
             unsigned cudaify_lanes_mask;
             {
                 unsigned mask = cudaify_bit_or::identity<unsigned>();
-                for (long long cudaify_t_c = cudaify_lane_4;; cudaify_t_c += 32) {
+                for (long long cudaify_t_c = cudaify_lane;; cudaify_t_c += 32) {
                     int c = (int)(cudaify_first_c + cudaify_t_c * 2);
                     if (!(c < cols))
                         break;
@@ -546,7 +560,7 @@ __global__ void even_bits_kernel(unsigned int *words, unsigned int *out, int col
             mask = cudaify_bit_or()(mask, cudaify_lanes_mask);
         }
         __syncwarp();
-        if (cudaify_lane_4 == 0)
+        if (cudaify_lane == 0)
             out[r] = mask;
         __syncwarp();
     }
@@ -652,6 +666,221 @@ void weighted(const double *x, double *y, int rows, int cols)
     }
 }
 
+/* Loop nest 'r' of row_prefix() (line 94): one warp per iteration, its lanes sharing the inner loops. */
+__global__ void row_prefix_kernel(double *x, double *y, int cols, long long trips_r)
+{
+    const int cudaify_lane = threadIdx.x % 32;
+    for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x / 32) {
+        int r = (int)t_r;
+        double run = 0.25 * r;
+        { /* the warp's lanes share scan loop 'c' (line 96), 32 iterations at a time: an inclusive scan of run (+) */
+            const long long cudaify_first_c = (long long)(0);
+            for (long long cudaify_tile_c = 0;; cudaify_tile_c += 32) {
+                int c = (int)(cudaify_first_c + (cudaify_tile_c + cudaify_lane));
+                const bool cudaify_in_c = c < cols;
+                if (__ballot_sync(0xffffffffu, cudaify_in_c) == 0u)
+                    break;
+                double cudaify_term_run = cudaify_plus::identity<double>();
+                if (cudaify_in_c) {
+                    const double half = x[r * cols + c] * 0.5;
+                    cudaify_term_run = half;
+                }
+                const double cudaify_prefix_run = cudaify_warp_inclusive_scan(cudaify_term_run, cudaify_plus());
+                const double cudaify_value_run = cudaify_plus()(run, cudaify_prefix_run);
+                if (cudaify_in_c) {
+                    const double run = cudaify_value_run;
+                    const double half = x[r * cols + c] * 0.5;
+                    y[r * cols + c] = run;
+                }
+                run = cudaify_plus()(run, cudaify_shfl_from(cudaify_prefix_run, 31));
+            }
+        }
+        __syncwarp();
+    }
+}
+
+/* scans per row: inclusive with a local term; exclusive xor; a store of a value of the sum;
+   and one that stores twice (left alone) */
+void row_prefix(const std::vector<double> &x, std::vector<double> &y, int rows, int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as row_prefix_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            double *d_x = NULL;
+            double *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));
+            row_prefix_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+        }
+    }
+}
+
+/* Loop nest 'r' of row_xor_before() (line 107): one warp per iteration, its lanes sharing the inner loops. */
+__global__ void row_xor_before_kernel(unsigned int *out, unsigned int *words, int cols, long long trips_r)
+{
+    const int cudaify_lane = threadIdx.x % 32;
+    for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x / 32) {
+        int r = (int)t_r;
+        unsigned seen = 7u;
+        { /* the warp's lanes share scan loop 'c' (line 109), 32 iterations at a time: an exclusive scan of seen (^) */
+            const long long cudaify_first_c = (long long)(0);
+            for (long long cudaify_tile_c = 0;; cudaify_tile_c += 32) {
+                int c = (int)(cudaify_first_c + (cudaify_tile_c + cudaify_lane));
+                const bool cudaify_in_c = c < cols;
+                if (__ballot_sync(0xffffffffu, cudaify_in_c) == 0u)
+                    break;
+                unsigned cudaify_term_seen = cudaify_bit_xor::identity<unsigned>();
+                if (cudaify_in_c) {
+                    cudaify_term_seen = words[r * cols + c] + (unsigned)c;
+                }
+                const unsigned cudaify_prefix_seen = cudaify_warp_inclusive_scan(cudaify_term_seen, cudaify_bit_xor());
+                const unsigned cudaify_before_seen = cudaify_shfl_from(cudaify_prefix_seen, (cudaify_lane + 31) % 32);
+                const unsigned cudaify_value_seen = cudaify_lane == 0 ? seen : cudaify_bit_xor()(seen, cudaify_before_seen);
+                if (cudaify_in_c) {
+                    const unsigned seen = cudaify_value_seen;
+                    out[r * cols + c] = seen;
+                }
+                seen = cudaify_bit_xor()(seen, cudaify_shfl_from(cudaify_prefix_seen, 31));
+            }
+        }
+        __syncwarp();
+    }
+}
+
+void row_xor_before(const std::vector<unsigned> &words, std::vector<unsigned> &out, int rows,
+                    int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as row_xor_before_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            unsigned int *d_out = NULL;
+            unsigned int *d_words = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(out.size()) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_words, (size_t)(words.size()) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaMemcpy(d_out, out.data(), (size_t)(out.size()) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_words, words.data(), (size_t)(words.size()) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));
+            row_xor_before_kernel<<<grid, block>>>(d_out, d_words, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(out.data(), d_out, (size_t)(out.size()) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_out));
+            CUDAIFY_CHECK(cudaFree(d_words));
+        }
+    }
+}
+
+/* Loop nest 'r' of row_doubled() (line 118): one warp per iteration, its lanes sharing the inner loops. */
+__global__ void row_doubled_kernel(double *x, double *y, int cols, long long trips_r)
+{
+    const int cudaify_lane = threadIdx.x % 32;
+    for (long long t_r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x / 32) {
+        int r = (int)t_r;
+        double run = 0.0;
+        { /* the warp's lanes share scan loop 'c' (line 120), 32 iterations at a time: an inclusive scan of run (+) */
+            const long long cudaify_first_c = (long long)(0);
+            for (long long cudaify_tile_c = 0;; cudaify_tile_c += 32) {
+                int c = (int)(cudaify_first_c + (cudaify_tile_c + cudaify_lane));
+                const bool cudaify_in_c = c < cols;
+                if (__ballot_sync(0xffffffffu, cudaify_in_c) == 0u)
+                    break;
+                double cudaify_term_run = cudaify_plus::identity<double>();
+                if (cudaify_in_c) {
+                    cudaify_term_run = x[r * cols + c];
+                }
+                const double cudaify_prefix_run = cudaify_warp_inclusive_scan(cudaify_term_run, cudaify_plus());
+                const double cudaify_value_run = cudaify_plus()(run, cudaify_prefix_run);
+                if (cudaify_in_c) {
+                    const double run = cudaify_value_run;
+                    y[r * cols + c] = 2.0 * run;
+                }
+                run = cudaify_plus()(run, cudaify_shfl_from(cudaify_prefix_run, 31));
+            }
+        }
+        __syncwarp();
+    }
+}
+
+void row_doubled(const std::vector<double> &x, std::vector<double> &y, int rows, int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as row_doubled_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            double *d_x = NULL;
+            double *d_y = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 8, 2147483647u));
+            row_doubled_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+        }
+    }
+}
+
+/* Loop nest 'r' of row_twice() (line 130): one thread per iteration. */
+__global__ void row_twice_kernel(double *x, double *y, double *z, int cols, long long trips_r)
+{
+    for (long long t_r = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_r < trips_r;
+         t_r += (long long)blockDim.x * gridDim.x) {
+        int r = (int)t_r;
+        double run = 0.0;
+        for (int c = 0; c < cols; c++) {
+            run += x[r * cols + c];
+            y[r * cols + c] = run;
+            z[r * cols + c] = -run;
+        }
+    }
+}
+
+void row_twice(const std::vector<double> &x, std::vector<double> &y, std::vector<double> &z,
+               int rows, int cols)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as row_twice_kernel */
+        const long long trips_r = cudaify_trips(0, rows, 1, 0);
+        if (trips_r > 0) {
+            double *d_x = NULL;
+            double *d_y = NULL;
+            double *d_z = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_z, (size_t)(z.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_z, z.data(), (size_t)(z.size()) * sizeof(double), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(trips_r, 256, 2147483647u));
+            row_twice_kernel<<<grid, block>>>(d_x, d_y, d_z, cols, trips_r);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(z.data(), d_z, (size_t)(z.size()) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaFree(d_z));
+        }
+    }
+}
+
 int main()
 {
     int rows = 75, cols = 45;
@@ -689,6 +918,13 @@ int main()
     std::vector<double> decayed(rows), weights(rows);
     decay(dx.data(), decayed.data(), rows, cols);
     weighted(dx.data(), weights.data(), rows, cols);
+    std::vector<double> prefix(rows * cols), doubled(rows * cols), once(rows * cols),
+        twice(rows * cols);
+    std::vector<unsigned> before(rows * cols);
+    row_prefix(dx, prefix, rows, cols);
+    row_xor_before(words, before, rows, cols);
+    row_doubled(dx, doubled, rows, cols);
+    row_twice(dx, once, twice, rows, cols);
 
     double total = 0.0, normalised = 0.0, tail = 0.0;
     long long picks = 0;
@@ -699,11 +935,15 @@ int main()
         all_bits ^= bits[r] * (unsigned)(r + 1);
         tail += decayed[r] + weights[r];
     }
-    for (int i = 0; i < rows * cols; i++)
+    unsigned scanned_bits = 0u;
+    for (int i = 0; i < rows * cols; i++) {
         normalised += y[i] * (i % 11);
+        tail += (prefix[i] + doubled[i] + once[i] - twice[i]) * (i % 3 + 1);
+        scanned_bits += before[i] * (unsigned)(i % 13 + 1);
+    }
     std::printf("sums %.9e\n", total);
     std::printf("normalised %.6e\n", normalised);
     std::printf("picks %lld bits %u\n", picks, all_bits);
-    std::printf("tail %.9e\n", tail);
+    std::printf("tail %.9e scanned bits %u\n", tail, scanned_bits);
     return 0;
 }
