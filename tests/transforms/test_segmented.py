@@ -140,6 +140,18 @@ def test_without_the_scan_s_carry_the_output_differs(tmp_path) -> None:
     assert _emulated_problem(broken, tmp_path) is not None
 
 
+def test_the_suite_s_segmented_scan_emulated_prints_what_gpp_prints(tmp_path) -> None:
+    """row_cumsum (BENCH_SMALL): a scan, then a count over the scanned row, in one warp."""
+    source = BENCHMARKS / "cpp" / "row_cumsum.cpp"
+    program = analysed(source)
+    code = applied(program, "offload", "segmented").code
+    assert (
+        "scanning running (+, inclusive)"
+        in applied(program, "offload", "segmented").steps[-1].detail
+    )
+    assert _emulated_problem(code, tmp_path, source, ("-DBENCH_SMALL",)) is None
+
+
 def test_data_residency_follows_and_the_output_is_the_same(tmp_path) -> None:
     """A time loop calls the segmented kernel: data_residency maps its arrays once."""
     source = BENCHMARKS / "cpp" / "segment_sums.cpp"
