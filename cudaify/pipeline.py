@@ -492,6 +492,10 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         stop=stop,
         prefetch=stages.prefetch,
         predict=predicted_cost,
+        wins=lambda evaluation: (
+            evaluation.stage >= Stage.CORRECT
+            and (objective_speedup(evaluation, config.objective) or 0.0) > 1.0
+        ),
     )
     return searcher.run(start, Evaluation(stage=Stage.CORRECT))
 

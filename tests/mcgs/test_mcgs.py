@@ -621,6 +621,22 @@ def test_the_count_starts_only_once_a_variant_beats_the_cpu():
     assert len(land.evaluated) == 9 and result.converged
 
 
+def test_the_count_starts_only_once_a_variant_wins_by_the_objective():
+    """Regions faster than the CPU in programs slower as a whole (`wins` says no) start no
+    count: the search goes on to the variant that wins (3.5x here), then its patience."""
+    speeds = [1.5, 1.5, 1.5, 1.5, 3.5] + [1.0] * 7
+    by_region = InOrder(speeds)
+    assert len(by_region.evaluated) == 0
+    run(search(WIDE, by_region, budget=patient(2)))
+    assert len(by_region.evaluated) == 3  # 1.5x, then two without a gain
+    by_program = InOrder(speeds)
+    result = run(
+        search(WIDE, by_program, budget=patient(2), wins=lambda e: e.region_speedup >= 3.0)
+    )
+    assert len(by_program.evaluated) == 7 and result.converged
+    assert result.best_verified.evaluation.region_speedup == pytest.approx(3.5)
+
+
 @pytest.mark.parametrize("patience", [None, 0])
 def test_without_patience_every_edge_is_tried(patience: int | None):
     land = InOrder([])
