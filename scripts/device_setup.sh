@@ -5,7 +5,9 @@ set -e
 wheels=${1:-.carry/wheels}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site "$wheels"/*.whl
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir \
+# --upgrade: on a machine kept warm between calls, pip --target otherwise keeps the package
+# it installed first and silently runs that older code
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir --upgrade \
     --target /tmp/site-cudaify .
 export PYTHONPATH=/tmp/site-cudaify:/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 export PATH=/tmp/site-cudaify/bin:$PATH
