@@ -58,43 +58,32 @@ WARP_MARKER = "/* ---- cudaify warp helpers ---- */"
 WARP_HELPERS = (
     WARP_MARKER
     + """
-/* __shfl_xor_sync and __shfl_sync of any value of at most 8 bytes, through an integer of
-   its size. */
+/* A shuffle of any value of at most 8 bytes, through an integer of its size: `shuffle`
+   is called with that integer and returns the other lane's. */
+template <class CudaifyT, class CudaifyShuffle>
+__device__ CudaifyT cudaify_shuffled(CudaifyT value, CudaifyShuffle shuffle)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
+    typedef typename cuda::std::conditional<sizeof(CudaifyT) <= 4, int, long long>::type Bits;
+    Bits bits = 0;
+    CudaifyT out;
+    memcpy(&bits, &value, sizeof(CudaifyT));
+    bits = shuffle(bits);
+    memcpy(&out, &bits, sizeof(CudaifyT));
+    return out;
+}
+/* __shfl_xor_sync and __shfl_sync of such a value. */
 template <class CudaifyT>
 __device__ CudaifyT cudaify_shfl_xor(CudaifyT value, int mask)
 {
-    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
-    CudaifyT out;
-    if constexpr (sizeof(CudaifyT) <= 4) {
-        int bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    } else {
-        long long bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    }
-    return out;
+    return cudaify_shuffled(
+        value, [mask](auto bits) { return __shfl_xor_sync(0xffffffffu, bits, mask); });
 }
 template <class CudaifyT>
 __device__ CudaifyT cudaify_shfl_from(CudaifyT value, int lane)
 {
-    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
-    CudaifyT out;
-    if constexpr (sizeof(CudaifyT) <= 4) {
-        int bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_sync(0xffffffffu, bits, lane);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    } else {
-        long long bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_sync(0xffffffffu, bits, lane);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    }
-    return out;
+    return cudaify_shuffled(
+        value, [lane](auto bits) { return __shfl_sync(0xffffffffu, bits, lane); });
 }
 
 /* The warp's combination of its lanes' values, the same in every lane (lane 0's: an
@@ -145,6 +134,11 @@ class Shared:
     reduced: tuple[Reduced, ...]
     groups: tuple[ArgGroup, ...]
     scan: ScanForm | None = None
+    # a reduction or parallel loop's body as the lanes run it (each payload's assignment
+    # followed by the record of its iteration, `counter`), and its indentation
+    counter: str = ""
+    body: str = ""
+    body_indent: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,6 +166,7 @@ class KernelPlan:
     shared: tuple[Shared, ...]
     lane_zero: tuple[Node, ...]  # statements that write memory: lane 0 runs them
     taken: frozenset[str]
+    launches: tuple[Edit, ...]  # every launch resized: a warp per iteration
 
 
 class Segmented(Method):
@@ -293,6 +288,14 @@ def _warp_stride_loop(definition: Node, source: bytes) -> Node | None:
 # ---- planning ---------------------------------------------------------------------------
 
 
+def _named_loop(definition: Node, source: bytes) -> re.Match[str] | None:
+    """offload's comment above a kernel, naming its source loop (var, function, line)."""
+    comment = definition.prev_named_sibling
+    if comment is None or comment.type != "comment":
+        return None
+    return _COMMENT.match(cs.text(comment, source))
+
+
 def plan_kernels(code: str, program: Program) -> tuple[list[KernelPlan], list[str]]:
     source = code.encode("utf-8", errors="surrogateescape")
     tree = cs.parse(source)
@@ -305,8 +308,7 @@ def plan_kernels(code: str, program: Program) -> tuple[list[KernelPlan], list[st
             # kernel-local names: each kernel may use the same ones
             plans.append(_plan(definition, tree, source, program, set(taken)))
         except (kn.Refuse, ps.Refuse) as refusal:
-            comment = definition.prev_named_sibling
-            found = _COMMENT.match(cs.text(comment, source)) if comment is not None else None
+            found = _named_loop(definition, source)
             where = f"{program.path}:{found.group(3)}: " if found is not None else ""
             reasons.append(f"{where}segmented: kernel '{name}': {refusal}")
     return plans, reasons
@@ -338,6 +340,7 @@ def _plan(
             _require_uniform(statement, source)
     if not shared:
         raise kn.Refuse("its loop body has no inner loop for the lanes to share")
+    launches = _launch_edits(kernel, tree, source)
     return KernelPlan(
         kernel=kernel,
         function=function.name,
@@ -346,6 +349,7 @@ def _plan(
         shared=tuple(shared),
         lane_zero=tuple(lane_zero),
         taken=frozenset(taken),
+        launches=tuple(launches),
     )
 
 
@@ -353,9 +357,8 @@ def _source_loop(
     definition: Node, source: bytes, program: Program, kernel: kn.Kernel
 ) -> tuple[Function, Loop]:
     """The analysed loop the kernel runs, named by offload's comment above it."""
-    comment = definition.prev_named_sibling
-    found = _COMMENT.match(cs.text(comment, source)) if comment is not None else None
-    if comment is None or comment.type != "comment" or found is None:
+    found = _named_loop(definition, source)
+    if found is None:
         raise kn.Refuse("no comment names the loop nest it runs (offload's kernels have one)")
     var, name, line = found.group(1), found.group(2), int(found.group(3))
     function = next((f for f in program.functions if f.name == name), None)
@@ -423,7 +426,19 @@ def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Share
         raise kn.Refuse(f"{where}: its test is not `{loop.var} < bound` or `<=`")
     var_type = cs.base_type(init, source)
     reduced, groups = _combined(loop.reductions, node, kernel, taken)
-    scan = _scan_form(node, loop, kernel) if loop.pattern == "scan" else None
+    if loop.pattern == "scan":
+        scan, counter, body, body_indent = _scan_form(node, loop, kernel), "", "", ""
+    else:
+        scan = None
+        counter = kn.fresh(f"cudaify_t_{loop.var}", set(taken))
+        body, body_indent = _body_text(node, source)
+        if groups:
+            body_node = node.child_by_field_name("body")
+            assert body_node is not None
+            try:
+                body = marked_body(body_node, source, groups, counter)
+            except ps.Refuse as refusal:
+                raise kn.Refuse(str(refusal)) from None
     return Shared(
         node=node,
         loop=loop,
@@ -434,6 +449,9 @@ def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Share
         reduced=reduced,
         groups=groups,
         scan=scan,
+        counter=counter,
+        body=body,
+        body_indent=body_indent,
     )
 
 
@@ -467,8 +485,8 @@ def _scan_form(node: Node, loop: Loop, kernel: kn.Kernel) -> ScanForm:
     if not any(cs.text(n, source) == acc for n in cs.identifiers_in(stored)):
         raise kn.Refuse(f"{where}: the store does not read '{acc}'")
     _require_uniform(stored, source)
-    if _writes_memory(stored, source) or _writes_memory(term, source):
-        raise kn.Refuse(f"{where}: the term or the stored value writes memory")
+    if _writes_memory(stored, source):
+        raise kn.Refuse(f"{where}: the stored value writes memory")
     for piece in [*declarations, term, target]:
         _require_uniform(piece, source)
         if _writes_memory(piece, source) or any(
@@ -637,7 +655,6 @@ def _require_uniform(statement: Node, source: bytes) -> None:
 
 def _emit(code: str, plans: list[KernelPlan]) -> str:
     source = code.encode("utf-8", errors="surrogateescape")
-    tree = cs.parse(source)
     first = min(plan.kernel.definition.start_byte for plan in plans)
     comment = plans[0].kernel.definition.prev_named_sibling
     at = min(first, comment.start_byte) if comment is not None else first
@@ -648,7 +665,7 @@ def _emit(code: str, plans: list[KernelPlan]) -> str:
         edits.append(Edit(at, at, helpers, "the warp helpers"))
     for plan in plans:
         edits += _kernel_edits(plan)
-        edits += _launch_edits(plan, tree, source)
+        edits += plan.launches
     return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
@@ -718,18 +735,8 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
     loop = shared.loop
     indent = kn.line_indent(source, shared.node.start_byte)
     i1, i2 = indent + "    ", indent + "    " * 2
-    counter = kn.fresh(f"cudaify_t_{loop.var}", taken)
-    first = kn.fresh(f"cudaify_first_{loop.var}", taken)
-    if shared.groups:
-        body_node = shared.node.child_by_field_name("body")
-        assert body_node is not None
-        try:
-            body = marked_body(body_node, source, shared.groups, counter)
-        except ps.Refuse as refusal:
-            raise kn.Refuse(str(refusal)) from None
-        _, body_indent = _body_text(shared.node, source)
-    else:
-        body, body_indent = _body_text(shared.node, source)
+    counter = shared.counter
+    first = kn.fresh(f"cudaify_first_{loop.var}", taken | {counter})
     values = [*shared.reduced, *(r for g in shared.groups for r in g.values)]
     combined = [f"{r.var} ({r.op})" for r in shared.reduced]
     combined += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
@@ -762,7 +769,7 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
         f"{body_at}{shared.var_type} {loop.var} = ({shared.var_type})({first} + {counter}{step});",
         f"{body_at}if (!({loop.var} {test} {shared.bound}))",
         f"{body_at}    break;",
-        body_at + kn.reindent(body, body_indent, body_at),
+        body_at + kn.reindent(shared.body, shared.body_indent, body_at),
         f"{inner}}}",
     ]
     for r in shared.reduced:
@@ -868,8 +875,7 @@ def _group_allreduce(g: ArgGroup, indent: str) -> list[str]:
     return lines
 
 
-def _launch_edits(plan: KernelPlan, tree: Tree, source: bytes) -> list[Edit]:
-    kernel = plan.kernel
+def _launch_edits(kernel: kn.Kernel, tree: Tree, source: bytes) -> list[Edit]:
     edits = []
     found = kn.launches(tree, source, kernel.name)
     if not found:

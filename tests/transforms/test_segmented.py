@@ -100,6 +100,23 @@ def test_refusals_name_the_source_loop_and_the_reason() -> None:
     ]
 
 
+def test_a_kernel_it_cannot_relaunch_is_refused_in_planning_not_emission() -> None:
+    """A kernel no launch reaches (a model's answer may leave one) is a refusal with its
+    reason; the other kernels are still rewritten."""
+    program = analysed(ROWS)
+    offloaded = applied(program, "offload")
+    unlaunched = re.sub(r"segment_sums_kernel<<<[^\n]*\n", "", offloaded.code)
+    plans, reasons = plan_kernels(unlaunched, program)
+    assert (
+        f"{ROWS}:11: segmented: kernel 'segment_sums_kernel': kernel 'segment_sums_kernel' is "
+        "never launched"
+    ) in reasons
+    assert "segment_sums_kernel" not in [plan.kernel.name for plan in plans]
+    outcome = SEGMENTED.apply_rule(offloaded.then("edit", unlaunched, "slm"), Context(program))
+    assert outcome.variant is not None
+    assert "segment_sums_kernel:" not in outcome.variant.steps[-1].detail
+
+
 def test_on_the_host_program_it_says_what_it_needs() -> None:
     program = analysed(ROWS)
     from cudaify.core import Variant
@@ -144,12 +161,9 @@ def test_the_suite_s_segmented_scan_emulated_prints_what_gpp_prints(tmp_path) ->
     """row_cumsum (BENCH_SMALL): a scan, then a count over the scanned row, in one warp."""
     source = BENCHMARKS / "cpp" / "row_cumsum.cpp"
     program = analysed(source)
-    code = applied(program, "offload", "segmented").code
-    assert (
-        "scanning running (+, inclusive)"
-        in applied(program, "offload", "segmented").steps[-1].detail
-    )
-    assert _emulated_problem(code, tmp_path, source, ("-DBENCH_SMALL",)) is None
+    variant = applied(program, "offload", "segmented")
+    assert "scanning running (+, inclusive)" in variant.steps[-1].detail
+    assert _emulated_problem(variant.code, tmp_path, source, ("-DBENCH_SMALL",)) is None
 
 
 def test_data_residency_follows_and_the_output_is_the_same(tmp_path) -> None:

@@ -231,43 +231,32 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
 }
 
 /* ---- cudaify warp helpers ---- */
-/* __shfl_xor_sync and __shfl_sync of any value of at most 8 bytes, through an integer of
-   its size. */
+/* A shuffle of any value of at most 8 bytes, through an integer of its size: `shuffle`
+   is called with that integer and returns the other lane's. */
+template <class CudaifyT, class CudaifyShuffle>
+__device__ CudaifyT cudaify_shuffled(CudaifyT value, CudaifyShuffle shuffle)
+{
+    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
+    typedef typename cuda::std::conditional<sizeof(CudaifyT) <= 4, int, long long>::type Bits;
+    Bits bits = 0;
+    CudaifyT out;
+    memcpy(&bits, &value, sizeof(CudaifyT));
+    bits = shuffle(bits);
+    memcpy(&out, &bits, sizeof(CudaifyT));
+    return out;
+}
+/* __shfl_xor_sync and __shfl_sync of such a value. */
 template <class CudaifyT>
 __device__ CudaifyT cudaify_shfl_xor(CudaifyT value, int mask)
 {
-    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
-    CudaifyT out;
-    if constexpr (sizeof(CudaifyT) <= 4) {
-        int bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    } else {
-        long long bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_xor_sync(0xffffffffu, bits, mask);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    }
-    return out;
+    return cudaify_shuffled(
+        value, [mask](auto bits) { return __shfl_xor_sync(0xffffffffu, bits, mask); });
 }
 template <class CudaifyT>
 __device__ CudaifyT cudaify_shfl_from(CudaifyT value, int lane)
 {
-    static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
-    CudaifyT out;
-    if constexpr (sizeof(CudaifyT) <= 4) {
-        int bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_sync(0xffffffffu, bits, lane);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    } else {
-        long long bits = 0;
-        memcpy(&bits, &value, sizeof(CudaifyT));
-        bits = __shfl_sync(0xffffffffu, bits, lane);
-        memcpy(&out, &bits, sizeof(CudaifyT));
-    }
-    return out;
+    return cudaify_shuffled(
+        value, [lane](auto bits) { return __shfl_sync(0xffffffffu, bits, lane); });
 }
 
 /* The warp's combination of its lanes' values, the same in every lane (lane 0's: an
