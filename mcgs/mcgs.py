@@ -786,6 +786,18 @@ class GraphSearch:
                 if node.variant.steps and (speedup := node.evaluation.program_speedup)
                 else {}
             ),
+            # what the state cost: waiting for its build, its runs (issue 17's breakdown)
+            **(
+                {
+                    "seconds": {
+                        "compile": round(node.evaluation.compile_seconds, 3),
+                        "run": round(node.evaluation.run_seconds, 3),
+                    }
+                }
+                if node.variant.steps
+                and (node.evaluation.compile_seconds or node.evaluation.run_seconds)
+                else {}
+            ),
             # why the state is not a verified, faster variant (the first few reasons)
             **(
                 {"problems": [str(p) for p in node.evaluation.problems[:3]]}

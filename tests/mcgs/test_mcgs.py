@@ -416,6 +416,26 @@ def test_the_cost_model_orders_a_nodes_rule_children_and_builds_the_hopeless_las
     assert result.cost_model == {"pairs": 3, "rank_agreement": 1.0}
 
 
+def test_each_state_in_the_trace_says_what_its_build_and_runs_cost():
+    """Issue 17's breakdown per candidate: the seconds spent waiting for its build and
+    running it, as the evaluator measured them; the input (not built) has none."""
+    land = Landscape({frozenset("a"): 2.0, frozenset("b"): 0.5})
+    timed = land.evaluate
+    cost = {"a": (0.75, 0.25), "b": (1.5, 0.0)}
+    land.evaluate = lambda variant: replace(  # type: ignore[method-assign]
+        timed(variant),
+        compile_seconds=cost[variant.code][0],
+        run_seconds=cost[variant.code][1],
+    )
+    result = run(search(graph_of(("sequential", "a"), ("sequential", "b")), land))
+    seconds = {tuple(s["methods"]): s.get("seconds") for s in result.states}
+    assert seconds == {
+        (): None,
+        ("a",): {"compile": 0.75, "run": 0.25},
+        ("b",): {"compile": 1.5, "run": 0.0},
+    }
+
+
 def test_a_child_is_measured_only_against_siblings_that_move_at_least_its_functions():
     """A cheap kernel for a small loop (b moves `tail`) is no reason to defer the dear ones
     for the hot loop (a and c move `hot`); d moves both and costs half of a, so a ranks one
