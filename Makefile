@@ -5,7 +5,8 @@ PIP    := $(PY) -m pip
 
 .PHONY: install test test-gpu lint bench bench-slm fuzz clean wheelhouse
 
-# Creates .venv and installs cudaify with every runtime dependency and the test tools.
+# Creates .venv and installs cudaify with every runtime dependency, the test tools and Ray
+# (the optional `cudaify[ray]` extra, so that the --ray tests run).
 # llama-cpp-python builds from source (about 8 minutes on 2 cores; pip caches the wheel).
 # pycuda links against the NVIDIA driver library, so it is installed only where one exists.
 install:
@@ -24,7 +25,7 @@ install:
 		else echo "csmith not found: the csmith tests will be skipped (apt-get install csmith libcsmith-dev)"; fi; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip setuptools wheel
-	$(PIP) install --progress-bar off -e '.[test]'
+	$(PIP) install --progress-bar off -e '.[test,ray]'
 	@if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so'; then \
 		echo "NVIDIA driver found: installing pycuda"; $(PIP) install --progress-bar off -e '.[gpu]'; \
 	else echo "no NVIDIA driver library here: pycuda not installed (kernel-level GPU checks need it)"; fi

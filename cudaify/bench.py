@@ -7,6 +7,7 @@ lock, its own timings)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import multiprocessing
@@ -14,7 +15,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ class BenchRow:
     search_seconds: float
     note: str = ""
     wall_seconds: float = 0.0  # the whole cudaify run: analysis, search, final timing
+    node: str = ""  # with --ray: the host (and GPU) that ran it
 
 
 def discover(folder: Path) -> list[Path]:
@@ -120,9 +122,16 @@ def _run_one(args: tuple[Path, str, Config]) -> BenchRow:
 
 
 def run_bench(
-    programs: list[Path], strategies: list[str], config: Config, jobs: int = 1, progress=None
+    programs: list[Path],
+    strategies: list[str],
+    config: Config,
+    jobs: int = 1,
+    progress=None,
+    cluster: Any = None,
 ) -> list[BenchRow]:
     work = [(path, strategy, config) for strategy in strategies for path in programs]
+    if cluster is not None:  # a backend.cluster.Cluster: --ray
+        return run_on_cluster(cluster, work, jobs, progress)
     rows: list[BenchRow] = []
     if jobs <= 1:
         for item in work:
@@ -144,6 +153,61 @@ def run_bench(
             if progress:
                 progress(row)
     return [done[index] for index in range(len(work))]
+
+
+def run_on_cluster(
+    cluster: Any,
+    work: Sequence[tuple[Path, str, Config]],
+    jobs: int = 0,
+    progress=None,
+    task: Callable[..., BenchRow] | None = None,
+) -> list[BenchRow]:
+    """Each (program, strategy) a Ray task (`task`, default `run_shipped`) that carries the
+    program's text; `jobs` of them at once (0: as many as the cluster has GPUs, else CPUs),
+    each with its share of a GPU. A row comes back with the node that ran it."""
+    in_flight = jobs or cluster.gpus or cluster.cpus or 1
+    share = cluster.gpu_share(in_flight)
+    refs = {
+        cluster.submit(
+            task or run_shipped,
+            str(path),
+            path.read_text(errors="surrogateescape"),
+            strategy,
+            config.with_(ray=None),  # the program's candidates: in its worker's process
+            gpus=share,
+        ): index
+        for index, (path, strategy, config) in ((i, work[i]) for i in submission_order(work))
+    }
+    done: dict[int, BenchRow] = {}
+    for ref, answer in cluster.completed(list(refs), label="programs"):
+        path, strategy, _ = work[refs[ref]]
+        if isinstance(answer, BaseException):  # lost with every retry, or a bug of ours
+            row = dataclasses.replace(failed_row(path, strategy), note=str(answer)[:200])
+        else:
+            row = dataclasses.replace(answer.value, node=answer.node)
+        done[refs[ref]] = row
+        if progress:
+            progress(row)
+    return [done[index] for index in range(len(work))]
+
+
+def run_shipped(path: str, text: str, strategy: str, config: Config) -> BenchRow:
+    """A program's bench run on a cluster node: at its own path where that holds the same
+    text (this machine, a shared file system), else from a copy under the same name."""
+    original = Path(path)
+    with contextlib.suppress(OSError):
+        if original.read_text(errors="surrogateescape") == text:
+            return run_one(original, strategy, config)
+    with tempfile.TemporaryDirectory(prefix="cudaify-shipped-") as folder:
+        copy = Path(folder) / original.name
+        copy.write_text(text, errors="surrogateescape")
+        found = _CATEGORY.search(text[:2000])
+        category = found.group(1).strip(" .") if found else original.parent.name
+        return dataclasses.replace(run_one(copy, strategy, config), category=category)
+
+
+def failed_row(path: Path, strategy: str) -> BenchRow:
+    return BenchRow(path.stem, path.parent.name, strategy, "error", False, "", *(None,) * 6, 0.0)
 
 
 def worker_gpus() -> list[str]:

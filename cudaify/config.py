@@ -61,6 +61,9 @@ class Config:
     # it (CUDA's start and every copy included), or only the offloaded region
     objective: str = "program"  # program | region
     compile_jobs: int = 0  # candidates compiled ahead at once; 0: up to 8, by idle cores
+    # verify candidates on a Ray cluster (backend/cluster.py): "local" starts one, else its
+    # address; None: in this process
+    ray: str | None = None
     # behaviour
     strict: bool = False
     verbose: int = 0

@@ -108,14 +108,21 @@ class Stages:
         self.program = program
         self.config = config
         self.context = Context(program=program)
-        self.evaluator = Evaluator(
-            program,
-            config,
-            differential=config.differential,
-            profile=config.profile,
-            deadline=deadline,
-            breakdown=breakdown,
-        )
+        if config.ray:  # candidates verified on a Ray cluster, the search here
+            from cudaify.backend import cluster
+
+            self.evaluator: Evaluator = cluster.RemoteEvaluator(
+                cluster.connect(config.ray), program, config, deadline, breakdown
+            )
+        else:
+            self.evaluator = Evaluator(
+                program,
+                config,
+                differential=config.differential,
+                profile=config.profile,
+                deadline=deadline,
+                breakdown=breakdown,
+            )
         self.deadline = self.evaluator.deadline
         self._engine: Any = None
         from cudaify.transforms.slm.guard import Guard
