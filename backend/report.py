@@ -75,6 +75,26 @@ def comparison(rows: Sequence[Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def node_table(rows: Sequence[Any]) -> str:
+    """Per node of a `--ray` bench (the host, and the GPU its tasks held): the programs it
+    ran, the seconds they took there (their whole cudaify runs, added) and its share of
+    all of them; a last line with the totals. Rows without a node (the run lost them) are
+    counted under "-"."""
+    seconds: dict[str, float] = {}
+    programs: dict[str, int] = {}
+    for row in rows:
+        node = row.node or "-"
+        seconds[node] = seconds.get(node, 0.0) + row.wall_seconds
+        programs[node] = programs.get(node, 0) + 1
+    total = sum(seconds.values())
+    lines = ["| node | programs | busy (s) | share |", "|---|---|---|---|"]
+    for node in sorted(seconds):
+        share = f"{seconds[node] / total:.0%}" if total > 0 else "-"
+        lines.append(f"| {node} | {programs[node]} | {seconds[node]:.1f} | {share} |")
+    lines.append(f"| total | {len(rows)} | {total:.1f} | 100% |")
+    return "\n".join(lines) + "\n"
+
+
 def plot(rows: Sequence[Any], path: Path) -> None:
     """Region speedup per program on a log scale, one bar group per strategy."""
     import matplotlib

@@ -188,6 +188,43 @@ _OBJECTIVE = click.option(
 )
 
 
+def _ray_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--ray's value, checked before anything runs: ray must be installed (the extra), and
+    a value must read as an address (an input named after --ray would be taken for one)."""
+    if value is None:
+        return None
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise click.UsageError(
+            "--ray needs the ray package, which is not installed: pip install 'cudaify[ray]'",
+            ctx,
+        )
+    if value not in ("local", "auto") and ":" not in value:
+        raise click.BadParameter(
+            f"{value!r} is not a Ray address (local, auto, HOST:PORT, ray://HOST:PORT); "
+            "put --ray after the input, or write --ray=ADDRESS",
+            ctx,
+            param,
+        )
+    return value
+
+
+# the same option on compile and bench
+_RAY = click.option(
+    "--ray",
+    "ray",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    callback=_ray_address,
+    help="Run on a Ray cluster (pip install 'cudaify[ray]'): alone, one started on this "
+    "machine; with an address (auto, HOST:PORT, ray://HOST:PORT), that cluster. Builds go "
+    "to CPU workers, runs to GPU workers.",
+)
+
+
 @main.command("compile", epilog=EXIT_CODES)
 @click.argument("source", metavar="INPUT", type=click.Path(dir_okay=True, path_type=str))
 @click.option(
@@ -329,6 +366,7 @@ _OBJECTIVE = click.option(
 @click.option(
     "--no-cache", is_flag=True, help="Search again even when an identical run is in the cache."
 )
+@_RAY
 @click.option("-v", "--verbose", count=True, help="Say more (-vv: debug output and tracebacks).")
 @click.option("-q", "--quiet", is_flag=True, default=None, help="Print errors only.")
 def compile_command(**params: Any) -> None:
@@ -387,6 +425,7 @@ def _compile_command(
     make_deps: bool,
     depfile: str | None,
     no_cache: bool,
+    ray: str | None,
     verbose: int,
     quiet: bool | None,
 ) -> None:
@@ -429,12 +468,14 @@ def _compile_command(
             "cache": False if no_cache else None,
             "differential": differential,
             "profile": profile,
+            "ray": ray,
         }
         config, _ = config_mod.load(Path(source).resolve().parent, settings)
         out = output or str(Path(source).with_suffix(".cu"))
         if make_deps and not depfile:
             depfile = str(Path(out).with_suffix(".d"))
-        result = pipeline.compile_file(source, out, config, depfile)
+        with _cluster(config.ray):
+            result = pipeline.compile_file(source, out, config, depfile)
         if trace_path:
             pipeline.write_atomically(trace_path, json.dumps(result.trace, indent=2) + "\n")
         pipeline.report(result, config)
@@ -452,6 +493,21 @@ def _compile_command(
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence: exit 70, not a traceback
         _fail(exc, verbose)
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None) -> Iterator[Any]:
+    """The Ray cluster of --ray for the command's length (None without --ray): what it
+    started is shut down after, and Ctrl-C cancels the work still on it."""
+    if not address:
+        yield None
+        return
+    from cudaify.backend import cluster
+
+    with cluster.session(address) as connected:
+        log = logging.getLogger("cudaify")
+        log.info("%s", connected.describe())
+        yield connected
 
 
 @contextlib.contextmanager
@@ -636,7 +692,13 @@ def trace_explain(trace_file: str) -> None:
 )
 @click.option("--strategies", "strategies", help="Same as --strategy (for comparisons).")
 @click.option("--only", help="Comma-separated categories or program names to run.")
-@click.option("-j", "--jobs", type=int, default=1, help="Programs compiled in parallel.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=int,
+    help="Programs compiled in parallel (default 1; with --ray: as many as the cluster has "
+    "GPUs, else CPUs).",
+)
 @click.option("--runs", type=int, help="Timed runs of each program's final variant (default 5).")
 @click.option("--search-runs", type=int, help="Timed runs per search candidate (default 1).")
 @click.option("--iterations", type=int, help="Search iterations per program.")
@@ -692,12 +754,13 @@ def trace_explain(trace_file: str) -> None:
     show_default=True,
     help="Folder for results.csv, results.md, wall_times.csv and speedup.png.",
 )
+@_RAY
 @click.option("-v", "--verbose", count=True)
 def bench_command(
     folder: str,
     strategies: str,
     only: str | None,
-    jobs: int,
+    jobs: int | None,
     runs: int | None,
     search_runs: int | None,
     iterations: int | None,
@@ -718,6 +781,7 @@ def bench_command(
     slm_jobs: int | None,
     timing_session: str | None,
     output: str,
+    ray: str | None,
     verbose: int,
 ) -> None:
     """Run cudaify on every program in DIR, verify and time on the GPU, and report:
@@ -727,7 +791,7 @@ def bench_command(
     CPU, geometric-mean and mean region speedup, search time) and the wall time of each
     program's whole cudaify run per strategy (wall_times.csv). The strategies of one
     program share one timing of its CPU reference."""
-    from cudaify import bench
+    from cudaify import bench, pipeline
     from cudaify import config as config_mod
     from cudaify.backend import report
 
@@ -783,22 +847,40 @@ def bench_command(
         with partial.open("a") as handle:
             handle.write(json.dumps(dataclasses.asdict(row)) + "\n")
 
-    gpus = bench.worker_gpus()
-    if jobs > 1 and len(gpus) > 1:
-        click.echo(f"{jobs} workers spread over {len(gpus)} GPUs ({', '.join(gpus)})", err=True)
-    rows = bench.run_bench(programs, names, config, jobs=jobs, progress=progress)
+    if ray:
+        try:
+            with _cluster(ray) as cluster:
+                click.echo(f"running on {cluster.describe()}", err=True)
+                rows = bench.run_bench(programs, names, config, jobs or 0, progress, cluster)
+        except CudaifyError as exc:
+            _fail(exc, verbose)
+            return
+    else:
+        gpus = bench.worker_gpus()
+        if (jobs or 1) > 1 and len(gpus) > 1:
+            click.echo(f"{jobs} workers spread over {len(gpus)} GPUs ({', '.join(gpus)})", err=True)
+        rows = bench.run_bench(programs, names, config, jobs=jobs or 1, progress=progress)
     table = report.markdown(rows)
     compared = report.comparison(rows)
     walls = bench.wall_table(rows)
     report.write_csv(rows, out / "results.csv")
     bench.write_wall_csv(rows, out / "wall_times.csv")
-    (out / "results.md").write_text(
-        table + "\n## Strategies\n\n" + compared + "\n## Wall time per program (s)\n\n" + walls
+    nodes = "\n## Time per node (s)\n\n" + report.node_table(rows) if ray else ""
+    pipeline.write_atomically(
+        str(out / "results.md"),
+        table
+        + "\n## Strategies\n\n"
+        + compared
+        + "\n## Wall time per program (s)\n\n"
+        + walls
+        + nodes,
     )
     report.plot(rows, out / "speedup.png")
     click.echo(table)
     click.echo(compared)
     click.echo(walls, nl=False)
+    if ray:
+        click.echo(nodes, nl=False)
 
 
 @main.group("model")
