@@ -13,6 +13,7 @@ import re
 from tree_sitter import Node
 
 from cudaify.transforms import csource as cs
+from cudaify.transforms.prelude import runtime_text
 
 COMPLEX = frozenset("complex polar abs arg norm conj proj real imag".split())
 MATH = frozenset(
@@ -29,25 +30,7 @@ PLAIN_TYPES = frozenset(
 )
 _STD_NAME = re.compile(r"(?<![\w:])(?:::)?std::(\w+)")
 
-STD_PRELUDE = """\
-/* ---- cudaify: device versions of the standard library operations the kernels use ---- */
-#include <cuda/std/complex>
-#include <cuda/std/cmath>
-#include <cuda/std/utility>
-
-/* std::min and std::max, as the standard defines them (the first on ties). */
-template <typename T>
-__host__ __device__ inline const T &cudaify_min(const T &a, const T &b)
-{
-    return b < a ? b : a;
-}
-template <typename T>
-__host__ __device__ inline const T &cudaify_max(const T &a, const T &b)
-{
-    return a < b ? b : a;
-}
-
-"""
+STD_PRELUDE = runtime_text("std_device.cuh")
 
 STD_MARKER = STD_PRELUDE.splitlines()[0]
 

@@ -1,0 +1,308 @@
+/* ---- cudaify data residency ---- */
+/* A present table: inside a residency scope a host range mapped once stays on the device;
+   later maps of a range it contains copy nothing, and the scope's end (or a host statement
+   that touches memory) copies written ranges back. Outside a scope a map is a plain copy
+   in and its unmap a copy back. Device buffers go back to a pool, so repeated calls do not
+   allocate. All work is on the default stream, in order. */
+typedef struct {
+    const char *host;
+    size_t bytes;
+    char *device;
+    size_t capacity;
+    int dirty;
+} cudaify_entry;
+
+typedef struct {
+    cudaify_entry *items;
+    int count, room;
+} cudaify_list;
+
+static cudaify_list cudaify_present; /* mapped in the open scope */
+static cudaify_list cudaify_retired; /* replaced by a larger range; released at the scope's end */
+static cudaify_list cudaify_pool;    /* free device buffers */
+static int cudaify_depth = 0;
+
+#define CUDAIFY_POOLED 64
+
+/* Pinned host memory where it pays: inside a scope, a host range of at least
+   CUDAIFY_PIN_BYTES that is copied a second time (the host rewrote it, or reads it back
+   again) is page-locked, so that its later copies run at the link's full speed instead
+   of through a staging buffer. Registrations end when the host may free memory (a write
+   barrier for all of memory, the scope's end). */
+#define CUDAIFY_PIN_BYTES ((size_t)4 << 20)
+static cudaify_list cudaify_copied; /* large ranges copied once in this scope */
+static cudaify_list cudaify_pinned; /* registered ranges */
+
+static void cudaify_push(cudaify_list *list, cudaify_entry entry)
+{
+    if (list->count == list->room) {
+        int room = list->room ? 2 * list->room : 32;
+        cudaify_entry *items =
+            (cudaify_entry *)realloc(list->items, (size_t)room * sizeof(cudaify_entry));
+        if (items == NULL) {
+            fprintf(stderr, "cudaify: out of host memory for the present table\n");
+            exit(EXIT_FAILURE);
+        }
+        list->items = items;
+        list->room = room;
+    }
+    list->items[list->count++] = entry;
+}
+
+/* Whether an entry's host range and host bytes [low, high) share a byte. */
+static int cudaify_meets(const cudaify_entry *entry, const char *low, const char *high)
+{
+    return entry->host < high && low < entry->host + entry->bytes;
+}
+
+static int cudaify_overlaps(const cudaify_list *list, const char *host, size_t bytes)
+{
+    for (int i = 0; i < list->count; i++)
+        if (cudaify_meets(&list->items[i], host, host + bytes))
+            return 1;
+    return 0;
+}
+
+/* Host bytes [host, host + bytes) are about to be copied: the second copy of the same
+   large range in a scope page-locks it first. A range whose pages another registration
+   holds stays pageable. */
+static void cudaify_copying(const char *host, size_t bytes)
+{
+    if (cudaify_depth == 0 || bytes < CUDAIFY_PIN_BYTES)
+        return;
+    if (cudaify_overlaps(&cudaify_pinned, host, bytes))
+        return;
+    for (int i = 0; i < cudaify_copied.count; i++) {
+        if (cudaify_copied.items[i].host != host || cudaify_copied.items[i].bytes != bytes)
+            continue;
+        cudaify_copied.items[i] = cudaify_copied.items[--cudaify_copied.count];
+        if (cudaHostRegister((void *)host, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+            cudaify_entry pinned = {host, bytes, NULL, 0, 0};
+            cudaify_push(&cudaify_pinned, pinned);
+        } else {
+            (void)cudaGetLastError();
+        }
+        return;
+    }
+    cudaify_entry seen = {host, bytes, NULL, 0, 0};
+    cudaify_push(&cudaify_copied, seen);
+}
+
+static void cudaify_unpin_all(void)
+{
+    for (int i = 0; i < cudaify_pinned.count; i++)
+        CUDAIFY_CHECK(cudaHostUnregister((void *)cudaify_pinned.items[i].host));
+    cudaify_pinned.count = 0;
+    cudaify_copied.count = 0;
+}
+
+/* Device bytes back to host bytes [host, host + bytes). */
+static void cudaify_copy_back(const char *host, const char *device, size_t bytes)
+{
+    cudaify_copying(host, bytes);
+    CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+}
+
+static char *cudaify_device_alloc(size_t bytes, size_t *capacity)
+{
+    int best = -1;
+    for (int i = 0; i < cudaify_pool.count; i++) {
+        size_t have = cudaify_pool.items[i].capacity;
+        /* reuse a buffer at most twice the size asked for */
+        if (have >= bytes && have / 2 <= bytes &&
+            (best < 0 || have < cudaify_pool.items[best].capacity))
+            best = i;
+    }
+    if (best >= 0) {
+        cudaify_entry found = cudaify_pool.items[best];
+        cudaify_pool.items[best] = cudaify_pool.items[--cudaify_pool.count];
+        *capacity = found.capacity;
+        return found.device;
+    }
+    void *device = NULL;
+    size_t asked = bytes > 0 ? bytes : 1;
+    if (cudaMalloc(&device, asked) != cudaSuccess) {
+        (void)cudaGetLastError(); /* out of memory: give the pool back and try again */
+        while (cudaify_pool.count > 0)
+            CUDAIFY_CHECK(cudaFree(cudaify_pool.items[--cudaify_pool.count].device));
+        CUDAIFY_CHECK(cudaMalloc(&device, asked));
+    }
+    *capacity = asked;
+    return (char *)device;
+}
+
+static void cudaify_device_release(char *device, size_t capacity)
+{
+    if (cudaify_pool.count == CUDAIFY_POOLED) {
+        CUDAIFY_CHECK(cudaFree(device));
+        return;
+    }
+    cudaify_entry pooled = {NULL, 0, device, capacity, 0};
+    cudaify_push(&cudaify_pool, pooled);
+}
+
+static void cudaify_release_copy(const cudaify_entry *entry)
+{
+    cudaify_device_release(entry->device - ((size_t)entry->host & 255u), entry->capacity);
+}
+
+/* Host memory is about to be read: copy written ranges back; device copies stay valid. */
+static void cudaify_host_reads(void)
+{
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->dirty)
+            cudaify_copy_back(entry->host, entry->device, entry->bytes);
+        entry->dirty = 0;
+    }
+}
+
+/* The host is about to read bytes [ptr, ptr + bytes): copy back only the written bytes
+   there. A range read whole is clean afterwards; one read in part stays written. */
+static void cudaify_host_reads_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        const char *from = entry->host > low ? entry->host : low;
+        const char *to = entry->host + entry->bytes < high ? entry->host + entry->bytes : high;
+        if (!entry->dirty || from >= to)
+            continue;
+        cudaify_copy_back(from, entry->device + (from - entry->host), (size_t)(to - from));
+        if (from == entry->host && to == entry->host + entry->bytes)
+            entry->dirty = 0;
+    }
+}
+
+/* Bytes of `count` elements of `size` bytes; none when the count is not positive (a loop
+   that runs no iteration touches nothing). */
+static size_t cudaify_bytes(long long count, size_t size)
+{
+    return count > 0 ? (size_t)count * size : 0;
+}
+
+/* Host memory may be written or freed: copy written ranges back and forget every
+   mapping, so that the next map copies the host's values again. */
+static void cudaify_host_writes(void)
+{
+    cudaify_host_reads();
+    for (int i = 0; i < cudaify_present.count; i++)
+        cudaify_release_copy(&cudaify_present.items[i]);
+    for (int i = 0; i < cudaify_retired.count; i++)
+        cudaify_release_copy(&cudaify_retired.items[i]);
+    cudaify_present.count = 0;
+    cudaify_retired.count = 0;
+    cudaify_unpin_all();
+}
+
+/* The host is about to write bytes [ptr, ptr + bytes): copy back and forget only the
+   mappings that overlap them. */
+static void cudaify_host_writes_at(const void *ptr, size_t bytes)
+{
+    const char *low = (const char *)ptr, *high = low + bytes;
+    if (bytes == 0)
+        return;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!cudaify_meets(&entry, low, high)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            cudaify_copy_back(entry.host, entry.device, entry.bytes);
+        cudaify_release_copy(&entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
+/* The host never reads the array at `host` again (it is only freed): its device copy is
+   dropped without the copy back. */
+static void cudaify_discard(const void *host)
+{
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (entry.host != (const char *)host) {
+            i++;
+            continue;
+        }
+        cudaify_release_copy(&entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+}
+
+static void cudaify_scope_begin(void) { cudaify_depth++; }
+
+static void cudaify_scope_end(void)
+{
+    if (--cudaify_depth == 0)
+        cudaify_host_writes();
+}
+
+/* A device buffer for host bytes [low, high), filled from them when `copy` is set (a
+   launch that writes every byte of the range first needs no copy of the old values). */
+static char *cudaify_copy_in(const char *low, const char *high, size_t *capacity, int copy)
+{
+    /* the copy sits at the host address's offset in a 256-byte line, so that every
+       pointer into it (a union of ranges included) is aligned as its host twin is */
+    size_t skew = (size_t)low & 255u;
+    char *base = cudaify_device_alloc((size_t)(high - low) + skew, capacity);
+    if (copy) {
+        cudaify_copying(low, (size_t)(high - low));
+        CUDAIFY_CHECK(cudaMemcpy(base + skew, low, (size_t)(high - low), cudaMemcpyHostToDevice));
+    }
+    return base + skew;
+}
+
+/* The device copy of host bytes [host, host + bytes). Written ranges are copied in too:
+   the elements a kernel does not write keep their values when the range is copied back.
+   `reads` 0 says the launch writes every byte of the range before reading any: a range
+   not yet present then gets no copy. */
+static void *cudaify_map(const void *host_ptr, size_t bytes, int reads, int writes)
+{
+    const char *host = (const char *)host_ptr, *end = host + bytes;
+    size_t capacity = 0;
+    if (cudaify_depth == 0)
+        return cudaify_copy_in(host, end, &capacity, reads);
+    for (int i = 0; i < cudaify_present.count; i++) {
+        cudaify_entry *entry = &cudaify_present.items[i];
+        if (entry->host <= host && end <= entry->host + entry->bytes) {
+            entry->dirty |= writes;
+            return entry->device + (host - entry->host);
+        }
+    }
+    /* Mapped ranges that overlap this one lie in the same allocation: copy them back and
+       map their union. The replaced buffers live until the scope ends, since an argument
+       of the launch being prepared may point into one. */
+    const char *low = host, *high = end;
+    for (int i = 0; i < cudaify_present.count;) {
+        cudaify_entry entry = cudaify_present.items[i];
+        if (!cudaify_meets(&entry, host, end)) {
+            i++;
+            continue;
+        }
+        if (entry.dirty)
+            cudaify_copy_back(entry.host, entry.device, entry.bytes);
+        if (entry.host < low) low = entry.host;
+        if (entry.host + entry.bytes > high) high = entry.host + entry.bytes;
+        cudaify_push(&cudaify_retired, entry);
+        cudaify_present.items[i] = cudaify_present.items[--cudaify_present.count];
+    }
+    cudaify_entry mapped = {low, (size_t)(high - low), NULL, 0, writes};
+    /* a union with earlier ranges holds their bytes: those are copied in whatever `reads` */
+    int copy = reads || low != host || high != end;
+    mapped.device = cudaify_copy_in(low, high, &mapped.capacity, copy);
+    cudaify_push(&cudaify_present, mapped);
+    return mapped.device + (host - low);
+}
+
+/* A launch is done with a mapped range: outside a scope, copy it back when the kernel
+   wrote it and give the buffer back; inside one, the scope's end does that. */
+static void cudaify_unmap(const void *host, void *device, size_t bytes, int writes)
+{
+    if (cudaify_depth > 0)
+        return;
+    if (writes)
+        CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+    cudaify_device_release((char *)device - ((size_t)host & 255u), bytes + ((size_t)host & 255u));
+}
+
