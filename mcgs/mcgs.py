@@ -198,6 +198,11 @@ def _edge_weight(graph: ReGraph, source: str, method: str) -> float:
     return success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
 
 
+def _stopped_as_too_slow(evaluation: Evaluation) -> bool:
+    """A run stopped past the time to beat (see hopeless_after), and nothing else wrong."""
+    return bool(evaluation.problems) and all(p.kind == TOO_SLOW for p in evaluation.problems)
+
+
 def _supersedes(method: str) -> tuple[str, ...]:
     found = METHODS.get(method)
     return found.supersedes if found is not None else ()
@@ -504,10 +509,11 @@ class GraphSearch:
         functions) is predicted STEPPING_STONE times cheaper or more is not run itself:
         that child is verified first, and when it is correct the state becomes a node
         that was never run (too slow by prediction: TOO_SLOW_UNSEEN) with the child behind
-        its edge. An offload whose copies go both ways on every call, one step from the
-        data_residency that keeps its arrays on the device, ran for seconds to be stopped
-        as too slow (jacobi2d: 3.7 s, twice, of a 19 s search). None when no child is that
-        cheap, or the child failed (the state is then verified as any other)."""
+        its edge; so does it when that child was stopped as too slow. An offload whose
+        copies go both ways on every call, one step from the data_residency that keeps its
+        arrays on the device, ran for seconds to be stopped as too slow (jacobi2d: 3.7 s,
+        twice, of a 19 s search). None when no child is that cheap, or the child failed
+        otherwise (the state is then verified as any other)."""
         if self.predict is None or self._known(variant.key) is not None:
             return None
         if len(variant.steps) >= self.budget.max_depth:
@@ -532,11 +538,18 @@ class GraphSearch:
             return None
         child_cost, method, child = cheapest
         ahead = self._node_for(child)
-        if not ahead.evaluation.verified:
+        if ahead.evaluation.verified:
+            fate = "was verified in its place"
+        elif _stopped_as_too_slow(ahead.evaluation):
+            # priced STEPPING_STONE times above a child that ran past the time to beat: it
+            # would be stopped too (PolyBench atax ran offload for 3 s after its
+            # data_residency child had been stopped so)
+            fate = "was stopped as too slow in its place"
+        else:
             return None
         why = (
             f"not run: the cost model prices it {cost / child_cost:.0f}x above its {method} "
-            "child, which was verified in its place"
+            f"child, which {fate}"
         )
         stone = Node(
             variant,

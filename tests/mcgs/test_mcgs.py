@@ -513,6 +513,33 @@ def test_a_state_whose_child_is_predicted_far_cheaper_is_not_run_the_child_is():
     assert edges["resident"]["visits"] >= 1
 
 
+def test_a_state_priced_far_above_a_child_stopped_as_too_slow_is_not_run_either():
+    """The `resident` child, priced 50x under slow, ran past the time to beat and was
+    stopped: slow, dearer by prediction, would be stopped too, and is not run; a child
+    that failed otherwise (a wrong answer, below) does not speak for its parent."""
+    from cudaify.core import TOO_SLOW
+
+    land = Landscape(STONE_SPEED)
+    evaluate = land.evaluate
+    stopped = Evaluation(
+        stage=Stage.COMPILE,
+        ran_on_gpu=True,
+        problems=(Problem(TOO_SLOW, "stopped after 1.4 s: the fastest ... runs in 0.28 s"),),
+    )
+    land.evaluate = lambda variant: (  # type: ignore[method-assign]
+        (land.evaluated.append(variant.code), stopped)[1]
+        if variant.code == "resident+slow"
+        else evaluate(variant)
+    )
+    costs = {"slow": 1000.0, "resident+slow": 20.0, "slow+tuned": 1000.0}
+    result = stone_search(costs, land)
+    assert "resident+slow" in land.evaluated and "slow" not in land.evaluated
+    states = {tuple(state["methods"]): state for state in result.states}
+    assert states[("slow",)]["stage"] == "stepping_stone"
+    (why,) = states[("slow",)]["problems"]
+    assert why.endswith("child, which was stopped as too slow in its place")
+
+
 @pytest.mark.parametrize("case", ["child_only_4x_cheaper", "child_wrong", "no_cost_model"])
 def test_the_state_is_run_itself_when_no_child_is_a_verified_far_cheaper_step(case: str):
     land = Landscape(STONE_SPEED)
