@@ -52,8 +52,8 @@ PATTERN_INCLUDES = (
     INCLUDES_MARKER
     + """
 #include <string.h>
-#include <cuda/std/limits>
-#include <cuda/std/type_traits>
+#include <math.h>
+#include <type_traits>
 """
 )
 

@@ -5,7 +5,7 @@ template <class CudaifyT, class CudaifyShuffle>
 __device__ CudaifyT cudaify_shuffled(CudaifyT value, CudaifyShuffle shuffle)
 {
     static_assert(sizeof(CudaifyT) <= 8, "cudaify: shuffled values are at most 8 bytes");
-    typedef typename cuda::std::conditional<sizeof(CudaifyT) <= 4, int, long long>::type Bits;
+    typedef typename std::conditional<sizeof(CudaifyT) <= 4, int, long long>::type Bits;
     Bits bits = 0;
     CudaifyT out;
     memcpy(&bits, &value, sizeof(CudaifyT));

@@ -1,7 +1,7 @@
 /* ---- cudaify pattern includes ---- */
 #include <string.h>
-#include <cuda/std/limits>
-#include <cuda/std/type_traits>
+#include <math.h>
+#include <type_traits>
 
 /* Clamped bins with integer counts (incremented, and decremented for negative weights)
    and double weights: small bin counts use shared-memory copies, large ones do not,
@@ -90,9 +90,36 @@ __global__ void bin_kernel(int *count, double *weight, long long trips_b)
 /* The type a name holds, without reference or const (host side of the reductions). */
 template <class CudaifyT>
 using cudaify_value_t =
-    typename cuda::std::remove_cv<typename cuda::std::remove_reference<CudaifyT>::type>::type;
+    typename std::remove_cv<typename std::remove_reference<CudaifyT>::type>::type;
 template <class CudaifyT>
 __host__ __device__ CudaifyT &cudaify_declval();
+
+/* The identities of min and max: the ends of an integer type's range, from its size and
+   sign, and a floating type's infinities (libcu++'s numeric_limits cost a second of
+   every nvcc build). */
+template <class CudaifyT>
+struct cudaify_limits {
+    __host__ __device__ static CudaifyT highest()
+    {
+        return std::is_signed<CudaifyT>::value
+                   ? (CudaifyT)((1ull << (sizeof(CudaifyT) * 8 - 1)) - 1)
+                   : (CudaifyT)~(CudaifyT)0;
+    }
+    __host__ __device__ static CudaifyT lowest()
+    {
+        return std::is_signed<CudaifyT>::value ? (CudaifyT)(-highest() - 1) : (CudaifyT)0;
+    }
+};
+template <>
+struct cudaify_limits<float> {
+    __host__ __device__ static float highest() { return HUGE_VALF; }
+    __host__ __device__ static float lowest() { return -HUGE_VALF; }
+};
+template <>
+struct cudaify_limits<double> {
+    __host__ __device__ static double highest() { return HUGE_VAL; }
+    __host__ __device__ static double lowest() { return -HUGE_VAL; }
+};
 
 /* Reduction operators: the combination and its identity. */
 struct cudaify_plus {
@@ -113,8 +140,7 @@ struct cudaify_minimum {
     template <class CudaifyT>
     __host__ __device__ static CudaifyT identity()
     {
-        typedef cuda::std::numeric_limits<CudaifyT> limits;
-        return limits::has_infinity ? limits::infinity() : limits::max();
+        return cudaify_limits<CudaifyT>::highest();
     }
 };
 struct cudaify_maximum {
@@ -123,8 +149,7 @@ struct cudaify_maximum {
     template <class CudaifyT>
     __host__ __device__ static CudaifyT identity()
     {
-        typedef cuda::std::numeric_limits<CudaifyT> limits;
-        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+        return cudaify_limits<CudaifyT>::lowest();
     }
 };
 struct cudaify_bit_and {
@@ -205,9 +230,9 @@ __device__ CudaifyT cudaify_block_reduce(CudaifyT value, CudaifyOp op)
 template <class CudaifyT>
 __device__ void cudaify_atomic_add(CudaifyT *address, CudaifyT value)
 {
-    if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
+    if constexpr (std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 8)
         atomicAdd((unsigned long long *)address, (unsigned long long)value);
-    else if constexpr (cuda::std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
+    else if constexpr (std::is_integral<CudaifyT>::value && sizeof(CudaifyT) == 4)
         atomicAdd((unsigned int *)address, (unsigned int)value);
     else
         atomicAdd(address, value);
