@@ -33,6 +33,27 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["CUDAIFY_TIME_BUDGET"] = "0"
 
 
+@pytest.fixture(scope="module")
+def gpus_hidden():
+    """No GPU for this process, and for the processes it starts (a Ray cluster's workers),
+    for a module whose results must be compile-only on any machine, as on CI."""
+    import os
+
+    from cudaify.backend import gpu
+
+    before = os.environ.get("CUDA_VISIBLE_DEVICES")
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the CUDA runtime and cudaify alike: no GPU
+    gpu.forget_detected()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+        else:
+            os.environ["CUDA_VISIBLE_DEVICES"] = before
+        gpu.forget_detected()
+
+
 def _gpu_present() -> bool:
     try:
         from cudaify.backend.gpu import gpu_available

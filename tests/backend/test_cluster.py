@@ -59,11 +59,12 @@ int main(void) {
 
 
 @pytest.fixture(scope="module")
-def local_cluster():
-    """One Ray cluster for the module (its start costs seconds), shut down after. Functions
-    of this module are sent to the workers by value: they cannot import a test module."""
+def local_cluster(gpus_hidden):
+    """One Ray cluster for the module (its start costs seconds), shut down after; no GPU
+    here or in its workers (test_cluster_gpu.py has them). Functions of this module are
+    sent to the workers by value: they cannot import a test module."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
     try:
         yield cluster.connect(None)
     finally:

@@ -82,10 +82,11 @@ def test_an_input_taken_for_an_address_is_a_usage_error(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    """A local Ray cluster for the module; `--ray` finds it connected and keeps it."""
+def local_ray(gpus_hidden):
+    """A local Ray cluster for the module; `--ray` finds it connected and keeps it. No GPU
+    here or in its workers: compile-only on any machine (test_ray_gpu.py has GPUs)."""
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'cudaify[ray]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
     finally:
@@ -121,7 +122,11 @@ def test_bench_gives_the_same_rows_with_and_without_ray(local_ray, tmp_path):
     programs.mkdir()
     (programs / "scale.c").write_text(SCALE)
     (programs / "total.c").write_text(SUM)
+    # one timing of each CPU reference for both runs: without a GPU, the search prefers the
+    # candidate that moves the most CPU time, and two timings of a tie can rank it apart
+    session = ("--timing-session", f"ray-{tmp_path.name}")
     common = ("bench", str(programs), "--strategy", "rules", "--max-depth", "1", "--slm", "off")
+    common += session
     alone = invoke(*common, "-o", str(tmp_path / "alone"))
     spread = invoke(*common, "-o", str(tmp_path / "ray"), "--ray")
     assert alone.exit_code == 0 and spread.exit_code == 0, spread.output
@@ -135,39 +140,3 @@ def test_bench_gives_the_same_rows_with_and_without_ray(local_ray, tmp_path):
     report = (tmp_path / "ray" / "results.md").read_text()
     assert "## Time per node (s)" in report and f"| {host} | 2 |" in report
     assert "Time per node" not in (tmp_path / "alone" / "results.md").read_text()
-
-
-@pytest.mark.gpu
-def test_bench_on_a_gpu_verifies_the_same_with_and_without_ray(local_ray, tmp_path):
-    programs = tmp_path / "programs"
-    programs.mkdir()
-    (programs / "scale.c").write_text(SCALE)
-    (programs / "total.c").write_text(SUM)
-    common = ("bench", str(programs), "--strategy", "rules", "--max-depth", "2", "--slm", "off")
-    assert invoke(*common, "-o", str(tmp_path / "alone")).exit_code == 0
-    assert invoke(*common, "-o", str(tmp_path / "ray"), "--ray").exit_code == 0
-    rows = {name: bench_rows(tmp_path / name) for name in ("alone", "ray")}
-    assert [[r[k] for k in SAME] for r in rows["ray"]] == [
-        [r[k] for k in SAME] for r in rows["alone"]
-    ]
-    assert all(r["verified"] == "True" for r in rows["ray"])
-    assert all("GPU" in r["node"] for r in rows["ray"])
-
-
-@pytest.mark.gpu
-def test_compile_on_a_gpu_verifies_the_same_with_and_without_ray(local_ray, tmp_path):
-    source = tmp_path / "total.c"
-    source.write_text(SUM)
-    found = {}
-    for name, extra in (("alone", ()), ("ray", ("--ray",))):
-        trace = tmp_path / f"{name}.json"
-        out = tmp_path / f"{name}.cu"
-        result = invoke(str(source), "-o", str(out), "--trace", str(trace), *FAST, *extra)
-        assert result.exit_code == 0, result.output
-        chosen = json.loads(trace.read_text())["chosen"]
-        found[name] = (
-            [step["method"] for step in chosen],
-            "Verified on the GPU" in out.read_text(),
-        )
-    assert found["ray"] == found["alone"]
-    assert found["ray"][1]
