@@ -465,6 +465,7 @@ class RemoteEvaluator(Evaluator):
             # every build, on whichever node, for the GPUs that will run it
             config = config.with_(arch=cluster.get(cluster.submit(gpu_arch, gpus=1)).value)
         self.cluster = cluster
+        log.info("candidates verified on %s", cluster.describe())
         self.recording = RecordingCache(Cache.for_config(config).root)
         super().__init__(
             program,

@@ -474,8 +474,10 @@ def _compile_command(
         out = output or str(Path(source).with_suffix(".cu"))
         if make_deps and not depfile:
             depfile = str(Path(out).with_suffix(".d"))
-        with _cluster(config.ray):
-            result = pipeline.compile_file(source, out, config, depfile)
+        # with --ray the pipeline joins (or starts) the cluster once it has candidates to
+        # verify: a result served from the cache starts nothing; Ray stops what it started
+        # when the process ends
+        result = pipeline.compile_file(source, out, config, depfile)
         if trace_path:
             pipeline.write_atomically(trace_path, json.dumps(result.trace, indent=2) + "\n")
         pipeline.report(result, config)
@@ -496,17 +498,12 @@ def _compile_command(
 
 
 @contextlib.contextmanager
-def _cluster(address: str | None) -> Iterator[Any]:
-    """The Ray cluster of --ray for the command's length (None without --ray): what it
-    started is shut down after, and Ctrl-C cancels the work still on it."""
-    if not address:
-        yield None
-        return
+def _cluster(address: str) -> Iterator[Any]:
+    """The Ray cluster of bench's --ray for the command's length: what it started is shut
+    down after, and Ctrl-C cancels the work still on it."""
     from cudaify.backend import cluster
 
     with cluster.session(address) as connected:
-        log = logging.getLogger("cudaify")
-        log.info("%s", connected.describe())
         yield connected
 
 

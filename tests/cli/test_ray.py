@@ -97,11 +97,13 @@ def test_compile_writes_the_same_program_with_and_without_ray(local_ray, tmp_pat
     source = tmp_path / "total.c"
     source.write_text(SUM)
     outputs = {}
-    for name, extra in (("alone", ()), ("ray", ("--ray",))):
+    for name, extra in (("alone", ()), ("ray", ("-v", "--ray"))):
         out = tmp_path / f"{name}.cu"
         trace = tmp_path / f"{name}.json"
-        result = invoke(str(source), "-o", str(out), "--trace", str(trace), *FAST, *extra)
+        args = (str(source), "-o", str(out), "--trace", str(trace), "--no-cache", *FAST, *extra)
+        result = invoke(*args)
         assert result.exit_code == 0, result.output
+        assert ("candidates verified on a local Ray cluster" in result.output) == bool(extra)
         chosen = json.loads(trace.read_text())["chosen"]
         outputs[name] = (out.read_text(), [step["method"] for step in chosen])
     assert outputs["ray"] == outputs["alone"]

@@ -50,11 +50,13 @@ def test_bench_verifies_the_same_with_and_without_ray(gpu_ray, tmp_path):
 def test_compile_verifies_the_same_with_and_without_ray(gpu_ray, tmp_path):
     source = BENCHMARKS / "elementwise" / "black_scholes.c"
     found = {}
-    for name, extra in (("alone", ()), ("ray", ("--ray",))):
+    for name, extra in (("alone", ()), ("ray", ("-v", "--ray"))):
         trace = tmp_path / f"{name}.json"
         out = tmp_path / f"{name}.cu"
-        result = invoke(str(source), "-o", str(out), "--trace", str(trace), *RULES, *extra)
+        args = (str(source), "-o", str(out), "--trace", str(trace), "--no-cache", *RULES, *extra)
+        result = invoke(*args)
         assert result.exit_code == 0, result.output
+        assert ("candidates verified on a local Ray cluster" in result.output) == bool(extra)
         assert json.loads(trace.read_text())["chosen"], result.output
         found[name] = "Verified on the GPU" in out.read_text()
     assert found == {"alone": True, "ray": True}
