@@ -38,22 +38,22 @@ from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context
-from cudaify.transforms.offload import (
+from cudaify.transforms.kernel_codegen import (
     Level,
-    _array_param,
-    _element_type,
-    _first_statement,
-    _fresh,
-    _grid_stride_header,
-    _helpers,
-    _kernel_argument,
-    _levels,
-    _line_indent,
-    _narrowed,
-    _reindent,
-    _require_enough_work,
-    _require_no_array_sizeof,
-    _require_no_jumps,
+    array_param,
+    device_helpers,
+    element_type,
+    first_statement,
+    fresh_name,
+    grid_stride_header,
+    kernel_argument,
+    line_indent,
+    mapped_levels,
+    narrowed,
+    reindent,
+    require_enough_work,
+    require_no_array_sizeof,
+    require_no_jumps,
 )
 
 THREADS = 256
@@ -205,13 +205,13 @@ def _plan(
 ) -> AtomicPlan:
     if loop.early_exit:
         raise ps.Refuse("the loop can exit early (break, return or goto)")
-    _require_enough_work([loop])
+    require_enough_work([loop])
     located = ps.locate(code, program, function, outer, loop)
     nest, tree, source = located.node, located.tree, located.source
     body = nest.child_by_field_name("body")
     if body is None:
         raise ps.Refuse("the loop has no body")
-    _require_no_jumps(nest)
+    require_no_jumps(nest)
     written = sorted({a.array for a in loop.accesses if a.is_write})
     if not written:
         raise ps.Refuse("the loop writes no array")
@@ -219,8 +219,8 @@ def _plan(
     all_data = function.arrays_for(outer)
     targets = tuple(_target(located, program, function, name, all_data, taken) for name in written)
     arrays = _read_arrays(located, loop, set(written), all_data)
-    _require_no_array_sizeof(nest, arrays + tuple(t.data for t in targets), source)
-    (level,) = _levels([located.loop], tree, source, taken)
+    require_no_array_sizeof(nest, arrays + tuple(t.data for t in targets), source)
+    (level,) = mapped_levels([located.loop], tree, source, taken)
     scalars, privates = ps.scalars_of(located, arrays, set(written), {loop.var})
     keys = (
         "blocks",
@@ -238,8 +238,8 @@ def _plan(
         "saved_room",
         "saved_bytes",
     )
-    names = {key: _fresh(key, taken) for key in keys}
-    names["shared"] = _fresh("cudaify_shared", taken)
+    names = {key: fresh_name(key, taken) for key in keys}
+    names["shared"] = fresh_name("cudaify_shared", taken)
     return AtomicPlan(
         located=located,
         level=level,
@@ -248,13 +248,13 @@ def _plan(
         updates=updates,
         scalars=scalars,
         privates=privates,
-        helpers=_helpers(nest, tree, source, program),
-        kernel=_fresh(f"{function.name}_atomic", taken),
-        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
+        helpers=device_helpers(nest, tree, source, program),
+        kernel=fresh_name(f"{function.name}_atomic", taken),
+        devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in arrays),
         names=names,
         body=_rewritten_body(body, source, updates, targets, names["d_outside"]),
-        body_indent=_line_indent(source, _first_statement(body).start_byte),
-        indent=_line_indent(source, located.loop.span.start),
+        body_indent=line_indent(source, first_statement(body).start_byte),
+        indent=line_indent(source, located.loop.span.start),
         original=cs.text(nest, source),
         zeroing=_zeroing(located, targets),
     )
@@ -347,7 +347,7 @@ def _target(
     data = mine[0]
     if data.dims or data.kind == "field":
         raise ps.Refuse(f"'{name}' is not a one-dimensional array")
-    element = _element_type(data)
+    element = element_type(data)
     if element not in ATOMIC_TYPES:
         raise ps.Refuse(f"'{name}' holds {element}, which has no atomicAdd")
     extent = next((d.count for d in mine if d.count is not None and d.first.strip() == "0"), None)
@@ -357,10 +357,10 @@ def _target(
     copy = replace(data, count=extent, first="0", access="readwrite")
     return Target(
         data=copy,
-        device=_fresh(f"d_{name}", taken),
-        local=_fresh(f"local_{name}", taken),
-        extent=_fresh(f"extent_{name}", taken),
-        offset=_fresh(f"offset_{name}", taken),
+        device=fresh_name(f"d_{name}", taken),
+        local=fresh_name(f"local_{name}", taken),
+        extent=fresh_name(f"extent_{name}", taken),
+        offset=fresh_name(f"offset_{name}", taken),
     )
 
 
@@ -520,7 +520,7 @@ def _read_arrays(
             raise ps.Refuse(f"the extent of array '{data.name}' is unknown")
         if "*" in data.elem_type:
             raise ps.Refuse(f"array '{data.name}' holds pointers into host memory")
-        needed.append(replace(_narrowed(data, loop), access="read"))
+        needed.append(replace(narrowed(data, loop), access="read"))
     return tuple(needed)
 
 
@@ -729,23 +729,23 @@ def _emit(code: str, plans: list[AtomicPlan]) -> str:
 
 def _copy_bytes(t: Target) -> str:
     """Bytes of one private copy of `t` in the kernel."""
-    return f"cudaify_aligned((size_t){t.extent} * sizeof({_element_type(t.data)}))"
+    return f"cudaify_aligned((size_t){t.extent} * sizeof({element_type(t.data)}))"
 
 
 def _sum_type(t: Target) -> str:
     """The type a bin's copies are summed in: integers wrap in the unsigned type, as
     the atomic addition itself does."""
-    element = _element_type(t.data)
+    element = element_type(t.data)
     return element if element in ("float", "double") else "unsigned long long"
 
 
 def _kernel_text(plan: AtomicPlan) -> str:
     loop, names = plan.located.loop, plan.names
-    params = [_array_param(a) for a in plan.arrays]
+    params = [array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params.append(f"long long {plan.level.trips}")
     for t in plan.targets:
-        params += [f"{_element_type(t.data)} *{t.data.name}", f"long long {t.extent}"]
+        params += [f"{element_type(t.data)} *{t.data.name}", f"long long {t.extent}"]
     params += [f"int {names['copies']}", f"int *{names['d_outside']}"]
     updated = ", ".join(t.data.name for t in plan.targets)
     lines = [
@@ -758,10 +758,10 @@ def _kernel_text(plan: AtomicPlan) -> str:
         f"    extern __shared__ unsigned long long {names['shared']}[]; /* 8-byte aligned */",
     ]
     lines += _private_copies(plan)
-    lines += _grid_stride_header(plan.level, "    ")
+    lines += grid_stride_header(plan.level, "    ")
     inner = "        "
     lines += [f"{inner}{type_} {name};" for type_, name in plan.privates]
-    lines.append(inner + _reindent(plan.body, plan.body_indent, inner))
+    lines.append(inner + reindent(plan.body, plan.body_indent, inner))
     lines.append("    }")
     lines += _merge(plan)
     lines.append("}")
@@ -785,14 +785,14 @@ def _private_copies(plan: AtomicPlan) -> list[str]:
         lines.append(f"    const size_t {t.offset} = {previous};")
         previous = f"{t.offset} + {_copy_bytes(t)}"
     lines.append(f"    const size_t {slab} = {previous};")
-    lines += [f"    {_element_type(t.data)} *{t.local} = NULL;" for t in plan.targets]
+    lines += [f"    {element_type(t.data)} *{t.local} = NULL;" for t in plan.targets]
     lines += [
         f"    if ({copies} > 0) {{",
         f"        unsigned char *{mine} = (unsigned char *){shared} +",
         f"            (size_t)((threadIdx.x / 32) % {copies}) * {slab};",
     ]
     for t in plan.targets:
-        elem = _element_type(t.data)
+        elem = element_type(t.data)
         lines.append(f"        {t.local} = ({elem} *)({mine} + {t.offset});")
     lines += [
         f"        for (long long {k} = threadIdx.x; {k} < (long long)({copies} * {slab} / 8); "
@@ -812,7 +812,7 @@ def _merge(plan: AtomicPlan) -> list[str]:
     copy, total = names["copy"], names["sum"]
     lines = [f"    if ({copies} > 0) {{", "        __syncthreads();"]
     for t in plan.targets:
-        elem, sum_type = _element_type(t.data), _sum_type(t)
+        elem, sum_type = element_type(t.data), _sum_type(t)
         lines += [
             f"        for (long long {k} = threadIdx.x; {k} < {t.extent}; {k} += blockDim.x) {{",
             f"            {sum_type} {total} = 0;",
@@ -898,7 +898,7 @@ def _at(pointer: str, offset: str) -> str:
 
 
 def _bytes(data: ArrayData) -> str:
-    return f"(size_t)({data.count}) * sizeof({_element_type(data)})"
+    return f"(size_t)({data.count}) * sizeof({element_type(data)})"
 
 
 def _zero_or_save(plan: AtomicPlan) -> list[str]:
@@ -959,7 +959,7 @@ def _launch(plan: AtomicPlan, devices: dict[str, str]) -> list[str]:
         names["blocks"],
     )
     sizes = " + ".join(
-        f"cudaify_aligned((size_t)({t.data.count}) * sizeof({_element_type(t.data)}))"
+        f"cudaify_aligned((size_t)({t.data.count}) * sizeof({element_type(t.data)}))"
         for t in plan.targets
     )
     lines = [
@@ -970,7 +970,7 @@ def _launch(plan: AtomicPlan, devices: dict[str, str]) -> list[str]:
         f"const unsigned int {blocks} = "
         f"cudaify_blocks({plan.level.trips}, {THREADS}, {MOST_BLOCKS}u);",
     ]
-    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments.append(plan.level.trips)
     for t in plan.targets:

@@ -31,21 +31,21 @@ from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context
-from cudaify.transforms.offload import (
+from cudaify.transforms.kernel_codegen import (
     Level,
-    _array_param,
-    _arrays,
-    _fresh,
-    _grid_stride_header,
-    _helpers,
-    _kernel_argument,
-    _levels,
-    _line_indent,
-    _narrowed,
-    _paren,
-    _require_enough_work,
-    _require_no_array_sizeof,
-    _require_no_jumps,
+    array_param,
+    device_helpers,
+    fresh_name,
+    grid_stride_header,
+    kernel_argument,
+    kernel_arrays,
+    line_indent,
+    mapped_levels,
+    narrowed,
+    paren,
+    require_enough_work,
+    require_no_array_sizeof,
+    require_no_jumps,
 )
 
 THREADS = 256
@@ -124,10 +124,10 @@ def _plan(
         raise ps.Refuse("the loop has inner loops or can exit early")
     if loop.step != 1:
         raise ps.Refuse(f"the loop's step is {loop.step}, not 1")
-    _require_enough_work([loop])
+    require_enough_work([loop])
     located = ps.locate(code, program, function, outer, loop)
     nest, tree, source = located.node, located.tree, located.source
-    _require_no_jumps(nest)
+    require_no_jumps(nest)
     declarations, condition, append = _body(located)
     output, value = _append(append, source)
     declared = cs.visible(tree, source, output, nest.start_byte)
@@ -141,22 +141,22 @@ def _plan(
     for part in parts:
         _require_pure(part, located, output)
     every = ps.unique_arrays(
-        tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
+        tuple(narrowed(a, loop) for a in kernel_arrays(function, outer, nest, tree, source))
     )
     if any(a.name == output for a in every):
         raise ps.Refuse(f"the loop also indexes '{output}'")
     if any(a.access in ("write", "readwrite") for a in every):
         written = next(a.name for a in every if a.access in ("write", "readwrite"))
         raise ps.Refuse(f"the loop also writes '{written}'")
-    _require_no_array_sizeof(nest, every, source)
-    (level,) = _levels([located.loop], tree, source, taken)
+    require_no_array_sizeof(nest, every, source)
+    (level,) = mapped_levels([located.loop], tree, source, taken)
     scalars, privates = ps.scalars_of(located, every, {output}, {loop.var})
     if privates:
         raise ps.Refuse(f"the loop also writes '{privates[0][1]}'")
     keys: tuple[str, ...] = ("values", "flags", "selected", "count", "capacity", "storage")
     keys += ("storage_bytes", "storage_capacity", "kept", "size", "blocks")
-    names = {key: _fresh(f"{key}_{output}", taken) for key in keys}
-    names["kernel"] = _fresh(f"{function.name}_append", taken)
+    names = {key: fresh_name(f"{key}_{output}", taken) for key in keys}
+    names["kernel"] = fresh_name(f"{function.name}_append", taken)
     return CompactPlan(
         located=located,
         level=level,
@@ -167,10 +167,10 @@ def _plan(
         value=cs.text(value, source),
         arrays=every,
         scalars=scalars,
-        helpers=_helpers(nest, tree, source, program),
+        helpers=device_helpers(nest, tree, source, program),
         names=names,
-        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in every),
-        indent=_line_indent(source, located.loop.span.start),
+        devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in every),
+        indent=line_indent(source, located.loop.span.start),
     )
 
 
@@ -259,7 +259,7 @@ def _emit(code: str, plans: list[CompactPlan]) -> str:
 
 def _kernel(plan: CompactPlan) -> str:
     loop, names, level = plan.located.loop, plan.names, plan.level
-    params = [_array_param(a) for a in plan.arrays]
+    params = [array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}", f"{plan.output_type} *{names['values']}"]
     if plan.condition is not None:
@@ -283,7 +283,7 @@ def _kernel(plan: CompactPlan) -> str:
         f"to {plan.output}: {what}. */",
         f"__global__ void {names['kernel']}({', '.join(params)})",
         "{",
-        *_grid_stride_header(level, "    "),
+        *grid_stride_header(level, "    "),
         *body,
         "    }",
         "}",
@@ -308,7 +308,7 @@ def _host_text(plan: CompactPlan) -> str:
     lines += [inner + line for line in _device_side(plan)]
     lines.append(ind + "}")
     if level.declared_outside:
-        lines.append(f"{ind}{loop.var} = ({level.var_type})({_paren(loop.lower)} + {level.trips});")
+        lines.append(f"{ind}{loop.var} = ({level.var_type})({paren(loop.lower)} + {level.trips});")
     lines.append(plan.indent + "}")
     return "\n".join(lines)
 
@@ -319,7 +319,7 @@ def _device_side(plan: CompactPlan) -> list[str]:
     trips = level.trips
     lines = ps.copy_in(plan.arrays, devices)
     lines += _scratch(plan)
-    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments += [trips, names["values"]]
     if plan.condition is not None:

@@ -34,7 +34,7 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.offload import MATH_FUNCTIONS, _paren
+from cudaify.transforms.kernel_codegen import MATH_FUNCTIONS, paren
 from cudaify.transforms.prelude import runtime_text
 
 RUNTIME_MARKER = "/* ---- cudaify data residency ---- */"
@@ -986,8 +986,8 @@ class _Scoper:
                 low, high = cs.text(counted.low, self.data), cs.text(counted.high, self.data)
                 start = _sum(low, span.offset)
                 count = _sum(high, "1") if counted.inclusive else high
-                count = count if low == "0" else f"{_paren(count)} - {_paren(low)}"
-            where = name if start == "0" else f"{name} + {_paren(start)}"
+                count = count if low == "0" else f"{paren(count)} - {paren(low)}"
+            where = name if start == "0" else f"{name} + {paren(start)}"
             call = "cudaify_host_writes_at" if writes else "cudaify_host_reads_at"
             barrier = f"{call}({where}, cudaify_bytes({count}, sizeof({name}[0])));"
             if barrier not in barriers:
@@ -1498,8 +1498,8 @@ def _sum(left: str, right: str) -> str:
     if left == "0":
         return right
     if right.startswith("-(") and right.endswith(")"):
-        return f"{_paren(left)} - {_paren(right[2:-1])}"
-    return f"{_paren(left)} + {_paren(right)}"
+        return f"{paren(left)} - {paren(right[2:-1])}"
+    return f"{paren(left)} + {paren(right)}"
 
 
 def _subscript_index(subscript: Node) -> Node | None:

@@ -25,7 +25,7 @@ from tree_sitter import Node, Tree
 
 from cudaify.frontend.edits import Edit
 from cudaify.transforms import csource as cs
-from cudaify.transforms.offload import _fresh, _line_indent, _reindent
+from cudaify.transforms.kernel_codegen import fresh_name, line_indent, reindent
 
 # Names of the CUDA built-ins that are the same for every thread of a block.
 BLOCK_UNIFORM_BUILTINS = frozenset({"blockIdx", "blockDim", "gridDim"})
@@ -368,26 +368,17 @@ def extra_configuration(launch: Launch, source: bytes) -> list[str]:
 
 
 def fresh(base: str, taken: set[str]) -> str:
-    return _fresh(base, taken)
+    return fresh_name(base, taken)
 
 
 def taken_names(tree: Tree, source: bytes) -> set[str]:
     return {cs.text(n, source) for n in cs.walk(tree.root_node) if n.type.endswith("identifier")}
 
 
-def line_indent(source: bytes, offset: int) -> str:
-    return _line_indent(source, offset)
-
-
-def reindent(text: str, old: str, new: str) -> str:
-    """`text` (whose later lines are indented from `old`) with those lines moved to `new`."""
-    return _reindent(text, old, new)
-
-
 def moved(node: Node, source: bytes, indent: str) -> str:
     """The text of a statement re-indented to `indent` (its first line unindented)."""
-    old = _line_indent(source, node.start_byte)
-    return _reindent(cs.text(node, source), old, indent)
+    old = line_indent(source, node.start_byte)
+    return reindent(cs.text(node, source), old, indent)
 
 
 def evaluate(node: Node, source: bytes, values: dict[str, int]) -> int | None:

@@ -28,49 +28,45 @@ from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.kernel_codegen import (
+    IDENT,
+    QUALIFIERS,
+    Level,
+    Refuse,
+    array_param,
+    body_statements,
+    byte_size,
+    called_lambdas,
+    definition_node,
+    device_code,
+    device_helpers,
+    element_type,
+    first_statement,
+    for_node,
+    fresh_name,
+    grid_stride_header,
+    host_address,
+    host_only_parts,
+    kernel_argument,
+    kernel_arrays,
+    line_indent,
+    mapped_levels,
+    narrowed,
+    node_key,
+    paren,
+    reindent,
+    require_enough_work,
+    require_no_array_sizeof,
+    require_no_jumps,
+    used_after,
+    where_kernels_go,
+)
 from cudaify.transforms.prelude import runtime_text
 
-# Functions with a device version in CUDA's math library (the float and double forms;
-# long double has none on the device).
-MATH_FUNCTIONS = frozenset(
-    name + suffix
-    for name in (
-        "sqrt cbrt rsqrt exp exp2 exp10 expm1 log log2 log10 log1p pow sin cos tan asin acos "
-        "atan atan2 sinh cosh tanh asinh acosh atanh fabs floor ceil round trunc rint nearbyint "
-        "fmod remainder fmin fmax fma fdim hypot erf erfc tgamma lgamma copysign ldexp frexp "
-        "modf scalbn ilogb logb sincos sinpi cospi"
-    ).split()
-    for suffix in ("", "f")
-) | frozenset(
-    "abs labs llabs min max isnan isinf isfinite signbit lround llround lrint llrint".split()
-)
-
-# Below this many iterations (known at compile time) a launch and the transfers cost more
-# than the loop: such nests stay on the host.
-MIN_ITERATIONS = 1024
 THREADS = {1: (256,), 2: (32, 8), 3: (32, 4, 2)}  # block shape per mapped rank, x first
 MOST_BLOCKS = {"x": 2147483647, "y": 65535, "z": 65535}
 
 PRELUDE = runtime_text("runtime_helpers.cuh")
-
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict)\b")
-
-
-class _Refuse(Exception):
-    """Internal: why one nest cannot be offloaded (becomes an Outcome reason)."""
-
-
-@dataclass(frozen=True)
-class Level:
-    """One loop level mapped onto a grid dimension."""
-
-    loop: Loop
-    var_type: str
-    declared_outside: bool
-    dim: str  # x | y | z
-    index: str  # kernel name of the iteration number
-    trips: str  # host and kernel name of the trip count
 
 
 @dataclass(frozen=True)
@@ -187,8 +183,8 @@ def _plans(variant: Variant, program: Program) -> tuple[list[NestPlan], list[str
             for root in nests or [outer]:
                 try:
                     plan = _plan(program, function, outer, root, tree, source, local)
-                    plans.append(replace(plan, kernel=_fresh(f"{function.name}_kernel", taken)))
-                except _Refuse as refusal:
+                    plans.append(replace(plan, kernel=fresh_name(f"{function.name}_kernel", taken)))
+                except Refuse as refusal:
                     reasons.append(_where(program, function, root, str(refusal)))
             if nests and nests[0] is not outer:
                 reasons.append(_where(program, function, outer, _not_parallel(outer)))
@@ -211,7 +207,7 @@ def _require_free_function(function: Function, tree: Tree) -> Node:
     template declaration around it)."""
     outer = definition_node(tree, function.span.start)
     if outer is None:
-        raise _Refuse(f"the definition of '{function.name}' was not found (stale analysis?)")
+        raise Refuse(f"the definition of '{function.name}' was not found (stale analysis?)")
     if outer.type == "template_declaration":
         _require_plain_template(function, outer, tree)
     parent = outer.parent
@@ -225,21 +221,8 @@ def _require_free_function(function: Function, tree: Tree) -> Node:
     if not (at_file_scope or in_namespace):
         kind = parent.type if parent is not None else ""
         where = _SCOPE_WORDS.get(kind, kind.replace("_", " ") or "an unknown scope")
-        raise _Refuse(f"'{function.name}' is defined inside {where}")
+        raise Refuse(f"'{function.name}' is defined inside {where}")
     return outer
-
-
-def definition_node(tree: Tree, start: int) -> Node | None:
-    """The function definition starting at `start`, or the template declaration that
-    holds it (a template's extent starts at `template`)."""
-    node = cs.node_at(tree, start, "function_definition")
-    if node is not None:
-        return node
-    template = cs.node_at(tree, start, "template_declaration")
-    if template is None:
-        return None
-    inner = [c for c in template.named_children if c.type == "function_definition"]
-    return template if inner else None
 
 
 def _require_plain_template(function: Function, template: Node, tree: Tree) -> None:
@@ -248,10 +231,10 @@ def _require_plain_template(function: Function, template: Node, tree: Tree) -> N
     parameters = template.child_by_field_name("parameters")
     names = template_parameter_names(template)
     if parameters is None or not names or len(names) != len(parameters.named_children):
-        raise _Refuse(f"'{function.name}' is a template with parameters the rule cannot repeat")
+        raise Refuse(f"'{function.name}' is a template with parameters the rule cannot repeat")
     for child in parameters.named_children:
         if child.type not in _PLAIN_TEMPLATE_PARAMETERS:
-            raise _Refuse(f"'{function.name}' has a {child.type.replace('_', ' ')}")
+            raise Refuse(f"'{function.name}' has a {child.type.replace('_', ' ')}")
 
 
 _PLAIN_TEMPLATE_PARAMETERS = frozenset(
@@ -330,42 +313,42 @@ def _plan(
     """How to offload nest `root`, which is `outer` or inside it (the analysis gives data
     regions for outermost loops: a superset of what an inner nest touches)."""
     if function.name == "main":
-        raise _Refuse("main's loops stay on the host in this version (outlining comes later)")
+        raise Refuse("main's loops stay on the host in this version (outlining comes later)")
     outer_definition = _require_free_function(function, tree)
     _require_parallel(root)
     loops = _mapped_loops(root)
-    _require_enough_work(loops)
-    nest = _for_node(tree, root)
-    innermost = _for_node(tree, loops[-1])
+    require_enough_work(loops)
+    nest = for_node(tree, root)
+    innermost = for_node(tree, loops[-1])
     body = innermost.child_by_field_name("body")
     if body is None:
-        raise _Refuse("the loop has no body")
-    _require_no_jumps(nest)
+        raise Refuse("the loop has no body")
+    require_no_jumps(nest)
     arrays = tuple(
-        _widened(_narrowed(data, root), nest.start_byte, tree, source)
-        for data in _arrays(function, outer, nest, tree, source)
+        _widened(narrowed(data, root), nest.start_byte, tree, source)
+        for data in kernel_arrays(function, outer, nest, tree, source)
     )
-    levels = _levels(loops, tree, source, taken)
-    outer_node = _for_node(tree, outer)
+    levels = mapped_levels(loops, tree, source, taken)
+    outer_node = for_node(tree, outer)
     template, template_args = _template_of(outer_definition, source)
     benign = set(root.benign)
-    lambdas = _lambdas(nest, outer_definition, source)
+    lambdas = called_lambdas(nest, outer_definition, source)
     scalars, privates = _scalars(
         nest, outer_node, levels, arrays, tree, source, benign, tuple(lambdas)
     )
     flags = tuple((t, n) for t, n in privates if n in benign)
     privates = tuple((t, n) for t, n in privates if n not in benign)
     scalars = tuple((t, n) for t, n in scalars if n not in template_args)
-    helpers = _helpers(nest, tree, source, program, tuple(lambdas))
-    _require_no_array_sizeof(nest, arrays, source)
+    helpers = device_helpers(nest, tree, source, program, tuple(lambdas))
+    require_no_array_sizeof(nest, arrays, source)
     _require_no_vector_members(nest, levels, arrays, source)
     for node in lambdas:
         _require_no_vector_members(node, (), arrays, source)
-    lambda_texts = tuple(_device(cs.text(node, source), node) for node in lambdas)
-    body_text = _device(_statements(body, source), body)
+    lambda_texts = tuple(device_code(cs.text(node, source), node) for node in lambdas)
+    body_text = device_code(body_statements(body, source), body)
     types = [a.elem_type for a in arrays] + [t for t, _ in scalars + privates]
     for type_ in types:
-        _device(type_, body)
+        device_code(type_, body)
     return NestPlan(
         function=function,
         root=root,
@@ -375,12 +358,12 @@ def _plan(
         privates=privates,
         helpers=helpers,
         kernel="",  # named by the caller: kernel names are unique in the whole program
-        device_names=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
-        grid=_fresh("grid", taken),
-        block=_fresh("block", taken),
+        device_names=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in arrays),
+        grid=fresh_name("grid", taken),
+        block=fresh_name("block", taken),
         body=body_text,
-        indent=_line_indent(source, root.span.start),
-        body_indent=_line_indent(source, _first_statement(body).start_byte),
+        indent=line_indent(source, root.span.start),
+        body_indent=line_indent(source, first_statement(body).start_byte),
         end=nest.end_byte,
         template=template,
         template_args=template_args,
@@ -390,25 +373,9 @@ def _plan(
         lambdas=lambda_texts,
         uses_std=any(
             std_device.uses_std(t)
-            for t in [*(cs.text(n, source) for n in lambdas), _statements(body, source), *types]
+            for t in [*(cs.text(n, source) for n in lambdas), body_statements(body, source), *types]
         ),
     )
-
-
-def _device(code: str, where: Node) -> str:
-    try:
-        return std_device.device_text(code)
-    except std_device.NoDeviceVersion as error:
-        raise _Refuse(f"line {cs.line_of(where)}: the kernel cannot use '{error}'") from None
-
-
-def _lambdas(nest: Node, definition: Node, source: bytes) -> list[Node]:
-    """The declarations of the lambdas the nest calls (see std_device.lambdas_called)."""
-    calls = {name for name, _ in cs.calls_in(nest, source)}
-    try:
-        return std_device.lambdas_called(calls, definition, nest.start_byte, nest.end_byte, source)
-    except std_device.CaptureChanged as changed:
-        raise _Refuse(str(changed)) from None
 
 
 def _template_of(definition: Node, source: bytes) -> tuple[str, tuple[str, ...]]:
@@ -422,24 +389,10 @@ def _template_of(definition: Node, source: bytes) -> tuple[str, tuple[str, ...]]
     return header, tuple(template_parameter_names(definition))
 
 
-def _statements(body: Node, source: bytes) -> str:
-    """The body's text without its braces: the kernel's loop gives the block."""
-    if body.type != "compound_statement" or len(body.children) < 2:
-        return cs.text(body, source)
-    start, end = body.children[0].end_byte, body.children[-1].start_byte
-    return source[start:end].decode("utf-8", errors="surrogateescape").strip()
-
-
-def _first_statement(body: Node) -> Node:
-    if body.type == "compound_statement" and len(body.children) > 2:
-        return body.children[1]
-    return body
-
-
 def _require_parallel(root: Loop) -> None:
     if root.parallel and root.pattern == "plain" and not root.early_exit:
         return
-    raise _Refuse(_not_parallel(root))
+    raise Refuse(_not_parallel(root))
 
 
 def _not_parallel(root: Loop) -> str:
@@ -471,80 +424,12 @@ def _mapped_loops(root: Loop) -> list[Loop]:
     while len(loops) < 3 and loops[-1].perfectly_nested and loops[-1].children:
         child = loops[-1].children[0]
         outer_vars = {loop.var for loop in loops}
-        bound_names = set(_IDENT.findall(child.lower)) | set(_IDENT.findall(child.upper))
+        bound_names = set(IDENT.findall(child.lower)) | set(IDENT.findall(child.upper))
         usable = child.parallel and child.pattern == "plain" and not child.early_exit
         if not usable or bound_names & outer_vars or child.step == 0:
             break
         loops.append(child)
     return loops
-
-
-def _require_enough_work(loops: list[Loop]) -> None:
-    total = 1
-    for loop in loops:
-        trips = _constant_trips(loop)
-        if trips is None:
-            return  # symbolic: the size is the caller's, assume it is worth it
-        total *= trips
-    if total < MIN_ITERATIONS:
-        raise _Refuse(f"it runs only {total} iterations: a kernel launch costs more")
-
-
-def _constant_trips(loop: Loop) -> int | None:
-    low, high = loop.lower_affine, loop.upper_affine
-    if low is None or high is None or low.terms or high.terms or loop.step == 0:
-        return None
-    span = high.const - low.const if loop.step > 0 else low.const - high.const
-    span += 1 if loop.upper_inclusive else 0
-    stride = abs(loop.step)
-    return max(0, (span + stride - 1) // stride)
-
-
-def _for_node(tree: Tree, loop: Loop) -> Node:
-    node = cs.node_at(tree, loop.span.start, "for_statement")
-    if node is None:
-        raise _Refuse(f"no `for` statement found at byte {loop.span.start} (stale analysis?)")
-    return node
-
-
-def _require_no_jumps(nest: Node) -> None:
-    for node in cs.walk(nest):
-        if node.type in ("return_statement", "goto_statement"):
-            raise _Refuse(f"line {cs.line_of(node)}: a {node.type.split('_')[0]} leaves the loop")
-
-
-def _arrays(
-    function: Function, outer: Loop, nest: Node, tree: Tree, source: bytes
-) -> tuple[ArrayData, ...]:
-    """The arrays to copy: those the analysis lists for the outermost loop that the nest
-    names, declared outside the nest."""
-    named = {cs.text(n, source) for n in cs.identifiers_in(nest)}
-    needed = []
-    for data in function.arrays_for(outer):
-        if _IDENT.fullmatch(data.name) and data.name not in named:
-            continue
-        declared = cs.visible(tree, source, data.name, nest.start_byte)
-        if declared is None and _IDENT.fullmatch(data.name):
-            continue  # declared inside the nest: a thread-local array
-        if data.kind == "field" or not _IDENT.fullmatch(data.name):
-            raise _Refuse(f"array '{data.name}' ({data.kind}) is not offloaded by the rule yet")
-        if data.count is None:
-            raise _Refuse(f"the extent of array '{data.name}' is unknown")
-        if "*" in data.elem_type:
-            raise _Refuse(f"array '{data.name}' holds pointers ({data.elem_type}) into host memory")
-        needed.append(data)
-    return tuple(needed)
-
-
-def _narrowed(data: ArrayData, nest: Loop) -> ArrayData:
-    """The array's access mode in this nest: the outermost loop's may also count other
-    nests' writes (an array only read here needs no copy back)."""
-    accesses = [a for a in nest.accesses if a.array == data.name]
-    if not accesses or any(a.is_write for a in accesses) == (data.access != "read"):
-        return data
-    written, read = any(a.is_write for a in accesses), any(a.is_read for a in accesses)
-    mode = "readwrite" if written and read else ("write" if written else "read")
-    return replace(data, access=mode)
 
 
 _OPERAND = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)(?!\s*[\w(])")
@@ -563,42 +448,6 @@ def _widened(data: ArrayData, at: int, tree: Tree, source: bytes) -> ArrayData:
     if data.count is None or not re.search(r"[*+]", data.count):
         return data  # a single name or a constant cannot overflow on its own
     return replace(data, count=_OPERAND.sub(widen, data.count))
-
-
-def _levels(loops: list[Loop], tree: Tree, source: bytes, taken: set[str]) -> tuple[Level, ...]:
-    dims = ("x", "y", "z")[: len(loops)][::-1]  # innermost level on x
-    levels = []
-    for loop, dim in zip(loops, dims, strict=True):
-        var_type, outside = _loop_var_type(loop, tree, source)
-        levels.append(
-            Level(
-                loop=loop,
-                var_type=var_type,
-                declared_outside=outside,
-                dim=dim,
-                index=_fresh(f"t_{loop.var}", taken),
-                trips=_fresh(f"trips_{loop.var}", taken),
-            )
-        )
-    return tuple(levels)
-
-
-def _loop_var_type(loop: Loop, tree: Tree, source: bytes) -> tuple[str, bool]:
-    """The loop variable's declared type, and whether it is declared outside the loop."""
-    node = _for_node(tree, loop)
-    init = node.child_by_field_name("initializer")
-    if init is not None and init.type == "declaration":
-        return _type_or_lower(cs.base_type(init, source), loop), False
-    declared = cs.visible(tree, source, loop.var, loop.span.start)
-    if declared is None or declared.kind not in ("scalar", "reference"):
-        raise _Refuse(f"the declaration of loop variable '{loop.var}' was not found")
-    return _type_or_lower(declared.base, loop), True
-
-
-def _type_or_lower(base: str, loop: Loop) -> str:
-    cleaned = _QUALIFIERS.sub("", base).split()
-    spelled = " ".join(cleaned)
-    return f"decltype({loop.lower})" if spelled == "auto" else spelled
 
 
 def _scalars(
@@ -621,148 +470,37 @@ def _scalars(
     for node in lambdas:
         inside |= std_device.lambda_locals(node, source)
     called = {
-        _key(n.child_by_field_name("function"))
+        node_key(n.child_by_field_name("function"))
         for node in scanned
         for _, n in cs.calls_in(node, source)
     }
     # The host computes the trip counts: only the lower bounds are evaluated in the kernel.
-    headers = {_key(n) for n in _host_only_parts(nest, len(levels))}
+    headers = {node_key(n) for n in host_only_parts(nest, len(levels))}
     scalars: dict[str, str] = {}
     privates: dict[str, str] = {}
     for ident in [i for node in scanned for i in cs.identifiers_in(node)]:
         name = cs.text(ident, source)
-        if name in mapped or name in array_names or name in inside or _key(ident) in called:
+        if name in mapped or name in array_names or name in inside or node_key(ident) in called:
             continue
-        if _key(ident) in headers:
+        if node_key(ident) in headers:
             continue
         declared = cs.visible(tree, source, name, nest.start_byte)
         if declared is None or declared.kind == "function":
             continue  # a macro, an enum constant or a function: visible to the kernel too
         if declared.kind in ("pointer", "array"):
-            raise _Refuse(f"it uses {declared.kind} '{name}' whose extent is unknown")
-        spelled = _QUALIFIERS.sub("", declared.base).strip() if name in written else declared.base
+            raise Refuse(f"it uses {declared.kind} '{name}' whose extent is unknown")
+        spelled = QUALIFIERS.sub("", declared.base).strip() if name in written else declared.base
         if name not in written:
             scalars[name] = " ".join(spelled.split())
             continue
         if declared.scope == "global":
-            raise _Refuse(f"it writes the global variable '{name}'")
+            raise Refuse(f"it writes the global variable '{name}'")
         if declared.kind == "reference":
-            raise _Refuse(f"it writes through the reference '{name}'")
-        if name not in benign and _used_after(nest, outer, name, tree, source):
-            raise _Refuse(f"'{name}' is written in the loop and used after it")
+            raise Refuse(f"it writes through the reference '{name}'")
+        if name not in benign and used_after(nest, outer, name, tree, source):
+            raise Refuse(f"'{name}' is written in the loop and used after it")
         privates[name] = " ".join(spelled.split())
     return tuple((t, n) for n, t in scalars.items()), tuple((t, n) for n, t in privates.items())
-
-
-def _key(node: Node | None) -> tuple[int, int]:
-    """A node's identity that outlives its Python wrapper."""
-    return (node.start_byte, node.end_byte) if node is not None else (-1, -1)
-
-
-def _host_only_parts(nest: Node, depth: int) -> list[Node]:
-    """Identifiers in the conditions and updates of the mapped loops' headers."""
-    found: list[Node] = []
-    loop: Node | None = nest
-    for _ in range(depth):
-        if loop is None or loop.type != "for_statement":
-            break
-        for field in ("condition", "update"):
-            part = loop.child_by_field_name(field)
-            if part is not None:
-                found.extend(cs.identifiers_in(part))
-        loop = _single_statement(loop.child_by_field_name("body"))
-    return found
-
-
-def _single_statement(body: Node | None) -> Node | None:
-    """The one statement of a loop body (through braces), or None."""
-    while body is not None and body.type == "compound_statement":
-        inner = [c for c in body.named_children if c.type != "comment"]
-        body = inner[0] if len(inner) == 1 else None
-    return body
-
-
-def _used_after(nest: Node, outer: Node, name: str, tree: Tree, source: bytes) -> bool:
-    """Whether `name` is used after the nest runs: later in the function, or earlier in
-    a loop around the nest (its next iteration)."""
-    scope = nest
-    while scope.parent is not None and scope.type != "function_definition":
-        scope = scope.parent
-    for ident in cs.identifiers_in(scope):
-        if cs.text(ident, source) != name:
-            continue
-        after = ident.start_byte >= nest.end_byte
-        around = outer.start_byte <= ident.start_byte < nest.start_byte
-        if after or around:
-            return True
-    return False
-
-
-def _helpers(
-    nest: Node, tree: Tree, source: bytes, program: Program, lambdas: tuple[Node, ...] = ()
-) -> tuple[str, ...]:
-    """The user functions the nest calls (transitively); each must be device-safe."""
-    definitions = cs.function_nodes(tree, source)
-    found: list[str] = []
-    local = {std_device.lambda_declared(node, source) for node in lambdas} | cs.names_declared_in(
-        nest, source
-    )
-    pending = [
-        name
-        for node in (nest, *lambdas)
-        for name, call in cs.calls_in(node, source)
-        if not _in_std(call, source)  # modelled by the analysis; std_device's job
-    ]
-    while pending:
-        name = pending.pop(0)
-        if name in found or name in MATH_FUNCTIONS or name in _CASTS or name in local:
-            continue
-        definition = definitions.get(name)
-        if definition is None or name == "main":
-            raise _Refuse(f"it calls '{name}', which has no device version")
-        _require_device_safe(name, definition, tree, source)
-        found.append(name)
-        pending.extend(callee for callee, _ in cs.calls_in(definition, source))
-    return tuple(found)
-
-
-def _in_std(call: Node, source: bytes) -> bool:
-    function = call.child_by_field_name("function")
-    return function is not None and re.match(r"(?:::)?std::", cs.text(function, source)) is not None
-
-
-# C++ casts parse as calls of a template (`static_cast<T>(x)`); they compile on the device.
-_CASTS = frozenset({"static_cast", "const_cast", "reinterpret_cast"})
-
-
-def _require_device_safe(name: str, definition: Node, tree: Tree, source: bytes) -> None:
-    body = definition.child_by_field_name("body")
-    if body is None:
-        raise _Refuse(f"'{name}' has no body")
-    for node in cs.walk(body):
-        if node.type == "declaration" and "static" in cs.base_type(node, source).split():
-            raise _Refuse(f"'{name}' keeps static local state")
-        if node.type == "storage_class_specifier" and cs.text(node, source) == "static":
-            raise _Refuse(f"'{name}' keeps static local state")
-        if node.type != "identifier":
-            continue
-        declared = cs.visible(tree, source, cs.text(node, source), node.start_byte)
-        if declared is not None and declared.scope == "global" and declared.kind != "function":
-            what = cs.text(node, source)
-            raise _Refuse(f"'{name}' uses the global '{what}', which the device cannot see")
-
-
-def _require_no_array_sizeof(nest: Node, arrays: tuple[ArrayData, ...], source: bytes) -> None:
-    """`sizeof(a)` of an array is its byte size on the host but a pointer's in the kernel."""
-    names = {a.name for a in arrays}
-    for node in cs.walk(nest):
-        if node.type != "sizeof_expression":
-            continue
-        used = {cs.text(n, source) for n in cs.identifiers_in(node)}
-        if used & names:
-            raise _Refuse(
-                f"line {cs.line_of(node)}: sizeof of an array changes meaning on the device"
-            )
 
 
 def _require_no_vector_members(
@@ -771,34 +509,17 @@ def _require_no_vector_members(
     """In the kernel a std::vector is a plain pointer to its elements: `v[i]` still works,
     `v.size()` does not (the host evaluates the mapped loops' own tests)."""
     vectors = {a.name for a in arrays if a.kind == "vector"}
-    host_only = {_key(n) for n in _host_only_parts(nest, len(levels))}
+    host_only = {node_key(n) for n in host_only_parts(nest, len(levels))}
     for node in cs.walk(nest):
         if node.type != "field_expression":
             continue
         argument = node.child_by_field_name("argument")
-        if argument is None or _key(argument) in host_only:
+        if argument is None or node_key(argument) in host_only:
             continue
         if cs.text(argument, source) in vectors:
-            raise _Refuse(
+            raise Refuse(
                 f"line {cs.line_of(node)}: the kernel cannot use '{cs.text(node, source)}'"
             )
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    """`base`, or `base_2`, `base_3`... : a name no identifier of the program uses."""
-    base = re.sub(r"\W", "_", base)
-    name, count = base, 1
-    while name in taken:
-        count += 1
-        name = f"{base}_{count}"
-    taken.add(name)
-    return name
-
-
-def _line_indent(source: bytes, offset: int) -> str:
-    line_start = source.rfind(b"\n", 0, offset) + 1
-    prefix = source[line_start:offset].decode("utf-8", errors="surrogateescape")
-    return prefix[: len(prefix) - len(prefix.lstrip())]
 
 
 # ---- emitting -----------------------------------------------------------------------
@@ -817,7 +538,7 @@ def emit(program: Program, plans: list[NestPlan]) -> str:
         group = by_function[start]
         name = group[0].function.name
         kernels = "".join(kernel_text(plan) for plan in group)
-        at = _kernel_position(tree, source, start)
+        at = where_kernels_go(tree, source, start)
         prelude = PRELUDE + (std_device.STD_PRELUDE if any(p.uses_std for p in plans) else "")
         text = (prelude if position == 0 else "") + kernels
         edits.append(Edit(at, at, text, f"kernels of {name}"))
@@ -830,22 +551,6 @@ def emit(program: Program, plans: list[NestPlan]) -> str:
     return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
-def _kernel_position(tree: Tree, source: bytes, offset: int) -> int:
-    """Where the kernels of the function defined at `offset` go: before the comment
-    that documents the function, so the comment stays with it."""
-    start = offset
-    node = definition_node(tree, offset)
-    previous = node.prev_sibling if node is not None else None
-    while previous is not None and previous.type == "comment":
-        between = source[previous.end_byte : start]
-        if between.strip() or between.count(b"\n") > 1:
-            break
-        start = previous.start_byte
-        previous = previous.prev_sibling
-    line_start = source.rfind(b"\n", 0, start) + 1
-    return line_start if not source[line_start:start].strip() else start
-
-
 def _device_edits(name: str, tree: Tree, source: bytes) -> list[Edit]:
     """`__host__ __device__` on the definition and every prototype of `name`."""
     definition = cs.function_nodes(tree, source)[name]
@@ -856,19 +561,8 @@ def _device_edits(name: str, tree: Tree, source: bytes) -> list[Edit]:
     ]
 
 
-def _array_param(data: ArrayData) -> str:
-    elem = _element_type(data)
-    if data.dims:
-        return f"{elem} (*{data.name})" + "".join(f"[{d}]" for d in data.dims)
-    return f"{elem} *{data.name}"
-
-
-def _element_type(data: ArrayData) -> str:
-    return " ".join(_QUALIFIERS.sub("", data.elem_type).split())
-
-
 def kernel_text(plan: NestPlan) -> str:
-    params = [std_device.device_text(_array_param(a)) for a in plan.arrays]
+    params = [std_device.device_text(array_param(a)) for a in plan.arrays]
     params += [f"{std_device.device_text(type_)} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}" for level in plan.levels]
     params += [f"{type_} *{name}_flag, {type_} {name}_in" for type_, name in plan.flags]
@@ -883,52 +577,17 @@ def kernel_text(plan: NestPlan) -> str:
     indent = "    "
     lines += [f"{indent}{type_} {name} = {name}_in;" for type_, name in plan.flags]
     for level in plan.levels:
-        lines += _grid_stride_header(level, indent)
+        lines += grid_stride_header(level, indent)
         indent += "    "
     lines += [f"{indent}{std_device.device_text(type_)} {name};" for type_, name in plan.privates]
-    lines += [indent + _reindent(text, plan.body_indent, indent) for text in plan.lambdas]
-    lines.append(indent + _reindent(plan.body, plan.body_indent, indent))
+    lines += [indent + reindent(text, plan.body_indent, indent) for text in plan.lambdas]
+    lines.append(indent + reindent(plan.body, plan.body_indent, indent))
     for _ in plan.levels:
         indent = indent[:-4]
         lines.append(indent + "}")
     lines += [f"{indent}if ({name} != {name}_in) *{name}_flag = {name};" for _, name in plan.flags]
     lines.append("}")
     return "\n".join(lines) + "\n\n"
-
-
-def _grid_stride_header(level: Level, indent: str) -> list[str]:
-    d, t = level.dim, level.index
-    loop = level.loop
-    return [
-        f"{indent}for (long long {t} = blockIdx.{d} * (long long)blockDim.{d} + threadIdx.{d}; "
-        f"{t} < {level.trips};",
-        f"{indent}     {t} += (long long)blockDim.{d} * gridDim.{d}) {{",
-        f"{indent}    {level.var_type} {loop.var} = {_value_at(level, t)};",
-    ]
-
-
-def _value_at(level: Level, iteration: str) -> str:
-    """The loop variable's value at an iteration number, in the variable's type."""
-    loop = level.loop
-    if loop.lower.strip() == "0" and loop.step == 1:
-        return f"({level.var_type}){iteration}"
-    step = f" * {loop.step}" if loop.step != 1 else ""
-    return f"({level.var_type})({_paren(loop.lower)} + {iteration}{step})"
-
-
-def _paren(expression: str) -> str:
-    expression = expression.strip()
-    if re.fullmatch(r"[\w.]+", expression):
-        return expression
-    return f"({expression})"
-
-
-def _reindent(body: str, old: str, new: str) -> str:
-    lines = body.split("\n")
-    moved = [lines[0]]
-    for line in lines[1:]:
-        moved.append(new + line[len(old) :] if line.startswith(old) else new + line.lstrip())
-    return "\n".join(moved)
 
 
 def host_text(plan: NestPlan) -> str:
@@ -948,7 +607,7 @@ def host_text(plan: NestPlan) -> str:
     if plan.precondition:
         # the parallel run is only equivalent when the benign races' condition holds
         lines.append(f"{ind}if (!({plan.precondition})) {{")
-        lines.append(inner + _reindent(plan.original, plan.indent, inner))
+        lines.append(inner + reindent(plan.original, plan.indent, inner))
         lines.append(f"{ind}}} else if ({nonempty}) {{")
     else:
         lines.append(f"{ind}if ({nonempty}) {{")
@@ -961,35 +620,21 @@ def host_text(plan: NestPlan) -> str:
     return "\n".join(lines)
 
 
-def _bytes(data: ArrayData) -> str:
-    return f"(size_t)({data.count}) * sizeof({_element_type(data)})"
-
-
-def _host_address(data: ArrayData, writable: bool) -> str:
-    if data.kind == "vector":  # the elements, not the std::vector object
-        base = f"{data.name}.data()"
-        return base if data.first.strip() == "0" else f"{base} + ({data.first})"
-    if data.first.strip() == "0":
-        return data.name
-    elem = _element_type(data)
-    pointer = f"({'' if writable else 'const '}{elem} *){data.name}" if data.dims else data.name
-    return f"{pointer} + ({data.first})"
-
-
 def _transfer_in(plan: NestPlan) -> list[str]:
     devices = dict(plan.device_names)
     lines = []
     for data in plan.arrays:
-        lines.append(f"{_element_type(data)} *{devices[data.name]} = NULL;")
+        lines.append(f"{element_type(data)} *{devices[data.name]} = NULL;")
     for data in plan.arrays:
         device = devices[data.name]
-        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
+        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {byte_size(data)}));")
     # Written arrays are copied in too: elements the nest does not write must keep
     # their values when the range is copied back.
     for data in plan.arrays:
-        device, host = devices[data.name], _host_address(data, writable=False)
+        device, host = devices[data.name], host_address(data, writable=False)
         lines.append(
-            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {_bytes(data)}, cudaMemcpyHostToDevice));"
+            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {byte_size(data)}, "
+            "cudaMemcpyHostToDevice));"
         )
     for type_, name in plan.flags:
         lines += [
@@ -1001,14 +646,6 @@ def _transfer_in(plan: NestPlan) -> list[str]:
     return lines
 
 
-def _kernel_argument(data: ArrayData, device: str) -> str:
-    pointer = device if data.first.strip() == "0" else f"{device} - ({data.first})"
-    if not data.dims:
-        return pointer
-    shape = "".join(f"[{d}]" for d in data.dims)
-    return f"({_element_type(data)} (*){shape})({pointer})"
-
-
 def _launch(plan: NestPlan) -> list[str]:
     devices = dict(plan.device_names)
     threads = THREADS[len(plan.levels)]
@@ -1018,7 +655,7 @@ def _launch(plan: NestPlan) -> list[str]:
         f"cudaify_blocks({by_dim[d].trips}, {threads[i]}, {MOST_BLOCKS[d]}u)"
         for i, d in enumerate(dims)
     ]
-    arguments = [_device_argument(a, _kernel_argument(a, devices[a.name])) for a in plan.arrays]
+    arguments = [_device_argument(a, kernel_argument(a, devices[a.name])) for a in plan.arrays]
     arguments += [_device_scalar(type_, name) for type_, name in plan.scalars]
     arguments += [level.trips for level in plan.levels]
     arguments += [f"d_{name}_flag, {name}" for _, name in plan.flags]
@@ -1036,7 +673,7 @@ def _device_argument(data: ArrayData, argument: str) -> str:
     device = std_device.device_text(argument)
     if device != argument:
         return device  # a cast to the array shape, already in device types
-    elem = _element_type(data)
+    elem = element_type(data)
     if std_device.device_text(elem) == elem:
         return argument
     return f"reinterpret_cast<{std_device.device_text(elem)} *>({argument})"
@@ -1046,7 +683,7 @@ def _device_scalar(type_: str, name: str) -> str:
     device = std_device.device_text(type_)
     if device == type_:
         return name
-    plain = " ".join(_QUALIFIERS.sub("", device).split())
+    plain = " ".join(QUALIFIERS.sub("", device).split())
     return f"*reinterpret_cast<const {plain} *>(&{name})"
 
 
@@ -1062,9 +699,9 @@ def _transfer_out(plan: NestPlan) -> list[str]:
     lines = []
     for data in plan.arrays:
         if data.access in ("write", "readwrite"):
-            host = _host_address(data, writable=True)
+            host = host_address(data, writable=True)
             lines.append(
-                f"CUDAIFY_CHECK(cudaMemcpy({host}, {devices[data.name]}, {_bytes(data)}, "
+                f"CUDAIFY_CHECK(cudaMemcpy({host}, {devices[data.name]}, {byte_size(data)}, "
                 "cudaMemcpyDeviceToHost));"
             )
     for type_, name in plan.flags:
@@ -1087,7 +724,7 @@ def _final_values(plan: NestPlan) -> list[str]:
             continue
         loop = level.loop
         step = f" * {loop.step}" if loop.step != 1 else ""
-        value = f"({level.var_type})({_paren(loop.lower)} + {level.trips}{step})"
+        value = f"({level.var_type})({paren(loop.lower)} + {level.trips}{step})"
         guard = " && ".join(f"{outer.trips} > 0" for outer in plan.levels[:position])
         statement = f"{loop.var} = {value};"
         lines.append(f"if ({guard}) {statement}" if guard else statement)

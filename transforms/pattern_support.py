@@ -22,25 +22,25 @@ from cudaify.frontend.facts import ArrayData, Function, Loop, Program, Span
 from cudaify.transforms import csource as cs
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.offload import (
-    PRELUDE,
+from cudaify.transforms.kernel_codegen import (
     Level,
-    _bytes,
-    _element_type,
-    _host_address,
-    _host_only_parts,
-    _kernel_position,
-    _key,
-    _paren,
-    _Refuse,
-    _reindent,
-    _used_after,
+    Refuse,
+    byte_size,
+    element_type,
+    host_address,
+    host_only_parts,
+    node_key,
+    paren,
+    reindent,
+    used_after,
+    where_kernels_go,
 )
+from cudaify.transforms.offload import PRELUDE
 from cudaify.transforms.prelude import runtime_text
 
 PlanT = TypeVar("PlanT")
 
-Refuse = _Refuse  # why one loop cannot be rewritten (becomes an Outcome reason)
+Refuse = Refuse  # why one loop cannot be rewritten (becomes an Outcome reason)
 
 RUNTIME_MARKER = PRELUDE.splitlines()[0]
 PATTERN_MARKER = "/* ---- cudaify pattern helpers ---- */"
@@ -346,11 +346,11 @@ def host_fallback(
     the loop ends where the loop would have left it."""
     loop, body = level.loop, ind + "    "
     lines = [f"{ind}if ({flag}) {{", f"{body}{FALLBACK_COMMENT}: {why} */"]
-    lines += [body + _reindent(text, indent, body) for text in originals]
+    lines += [body + reindent(text, indent, body) for text in originals]
     lines.append(f"{ind}}}")
     if level.declared_outside:
         step = f" * {loop.step}" if loop.step != 1 else ""
-        value = f"({level.var_type})({_paren(loop.lower)} + {level.trips}{step})"
+        value = f"({level.var_type})({paren(loop.lower)} + {level.trips}{step})"
         lines.append(f"{ind}else {loop.var} = {value};")
     return lines
 
@@ -358,7 +358,7 @@ def host_fallback(
 def kernel_position(located: Located) -> int:
     definition = cs.node_at(located.tree, _function_start(located), "function_definition")
     start = definition.start_byte if definition is not None else located.node.start_byte
-    return _kernel_position(located.tree, located.source, start)
+    return where_kernels_go(located.tree, located.source, start)
 
 
 def _function_start(located: Located) -> int:
@@ -407,17 +407,17 @@ def scalars_of(
     written = cs.names_written(nest, source)
     scanned = [nest, *lambdas]
     called = {
-        _key(n.child_by_field_name("function"))
+        node_key(n.child_by_field_name("function"))
         for node in scanned
         for _, n in cs.calls_in(node, source)
     }
-    headers = {_key(n) for n in _host_only_parts(nest, header_depth)}
+    headers = {node_key(n) for n in host_only_parts(nest, header_depth)}
     scalars: dict[str, str] = {}
     privates: dict[str, str] = {}
     for ident in [i for node in scanned for i in cs.identifiers_in(node)]:
         name = cs.text(ident, source)
         ignored = name in mapped or name in array_names or name in inside or name in skip
-        if ignored or _key(ident) in called or _key(ident) in headers:
+        if ignored or node_key(ident) in called or node_key(ident) in headers:
             continue
         declared = cs.visible(tree, source, name, nest.start_byte)
         if declared is None or declared.kind == "function":
@@ -429,7 +429,7 @@ def scalars_of(
             continue
         if declared.scope == "global":
             raise Refuse(f"it writes the global variable '{name}'")
-        if _used_after(nest, outer_node, name, tree, source):
+        if used_after(nest, outer_node, name, tree, source):
             raise Refuse(f"'{name}' is written in the loop and used after it")
         privates[name] = " ".join(_QUALIFIERS.sub("", declared.base).split())
     return (
@@ -500,14 +500,15 @@ def unique_arrays(arrays: tuple[ArrayData, ...]) -> tuple[ArrayData, ...]:
 
 
 def copy_in(arrays: tuple[ArrayData, ...], devices: dict[str, str]) -> list[str]:
-    lines = [f"{_element_type(a)} *{devices[a.name]} = NULL;" for a in arrays]
+    lines = [f"{element_type(a)} *{devices[a.name]} = NULL;" for a in arrays]
     for data in arrays:
         device = devices[data.name]
-        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
+        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {byte_size(data)}));")
     for data in arrays:
-        device, host = devices[data.name], _host_address(data, writable=False)
+        device, host = devices[data.name], host_address(data, writable=False)
         lines.append(
-            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {_bytes(data)}, cudaMemcpyHostToDevice));"
+            f"CUDAIFY_CHECK(cudaMemcpy({device}, {host}, {byte_size(data)}, "
+            "cudaMemcpyHostToDevice));"
         )
     return lines
 
@@ -516,9 +517,9 @@ def copy_out(arrays: tuple[ArrayData, ...], devices: dict[str, str]) -> list[str
     lines = []
     for data in arrays:
         if data.access in ("write", "readwrite"):
-            host = _host_address(data, writable=True)
+            host = host_address(data, writable=True)
             lines.append(
-                f"CUDAIFY_CHECK(cudaMemcpy({host}, {devices[data.name]}, {_bytes(data)}, "
+                f"CUDAIFY_CHECK(cudaMemcpy({host}, {devices[data.name]}, {byte_size(data)}, "
                 "cudaMemcpyDeviceToHost));"
             )
     return lines

@@ -29,27 +29,27 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context
-from cudaify.transforms.offload import (
+from cudaify.transforms.kernel_codegen import (
     Level,
-    _array_param,
-    _arrays,
-    _device,
-    _first_statement,
-    _fresh,
-    _grid_stride_header,
-    _helpers,
-    _kernel_argument,
-    _lambdas,
-    _levels,
-    _line_indent,
-    _narrowed,
-    _paren,
-    _reindent,
-    _require_enough_work,
-    _require_no_array_sizeof,
-    _require_no_jumps,
-    _statements,
+    array_param,
+    body_statements,
+    called_lambdas,
     definition_node,
+    device_code,
+    device_helpers,
+    first_statement,
+    fresh_name,
+    grid_stride_header,
+    kernel_argument,
+    kernel_arrays,
+    line_indent,
+    mapped_levels,
+    narrowed,
+    paren,
+    reindent,
+    require_enough_work,
+    require_no_array_sizeof,
+    require_no_jumps,
 )
 
 THREADS = 256  # a multiple of 32: the block reduction works on whole warps
@@ -211,29 +211,29 @@ def _plan(
         raise ps.Refuse("the loop can exit early (break, return or goto)")
     if not loop.reductions and not finds:
         raise ps.Refuse("the analysis names no reduction variable")
-    _require_enough_work([loop])
+    require_enough_work([loop])
     located = ps.locate(code, program, function, outer, loop)
     nest, tree, source = located.node, located.tree, located.source
     body = nest.child_by_field_name("body")
     if body is None:
         raise ps.Refuse("the loop has no body")
     if not finds:  # a find-first loop's one jump is its break (see the analysis)
-        _require_no_jumps(nest)
+        require_no_jumps(nest)
     arrays = ps.unique_arrays(
-        tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
+        tuple(narrowed(a, loop) for a in kernel_arrays(function, outer, nest, tree, source))
     )
-    _require_no_array_sizeof(nest, arrays, source)
+    require_no_array_sizeof(nest, arrays, source)
     roots = {r.var.split(".")[0] for r in loop.reductions}
-    (level,) = _levels([located.loop], tree, source, taken)
+    (level,) = mapped_levels([located.loop], tree, source, taken)
     # `if (C) return E;`: the host returns E at the first hit (the analysis saw to it that
     # the body is that `if` alone, so E reads the loop variable and what the loop reads)
     answer = _returned(body) if finds else None
     if finds and answer is None and not loop.reductions and not level.declared_outside:
         raise ps.Refuse("the search keeps nothing: no value set where it stops, no index after it")
     definition = definition_node(tree, located.function.span.start)
-    lambdas = _lambdas(nest, definition, source) if definition is not None else []
+    lambdas = called_lambdas(nest, definition, source) if definition is not None else []
     scalars, privates = ps.scalars_of(located, arrays, roots, {loop.var}, lambdas=tuple(lambdas))
-    body_text = _statements(body, source)
+    body_text = body_statements(body, source)
     texts = [cs.text(node, source) for node in lambdas] + [body_text]
     uses_std = any(std_device.uses_std(text) for text in texts)
     locals_, reduced = _reduced(located, loop.reductions, taken)
@@ -255,17 +255,19 @@ def _plan(
         locals_=locals_,
         reduced=reduced,
         groups=groups,
-        helpers=_helpers(nest, tree, source, program, tuple(lambdas)),
-        kernel=_fresh(f"{function.name}_reduce", taken),
-        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
-        blocks=_fresh("blocks", taken),
-        block_index=_fresh("b", taken),
-        body=_device(body_text, body),
-        body_indent=_line_indent(source, _first_statement(body).start_byte),
-        indent=_line_indent(source, located.loop.span.start),
+        helpers=device_helpers(nest, tree, source, program, tuple(lambdas)),
+        kernel=fresh_name(f"{function.name}_reduce", taken),
+        devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in arrays),
+        blocks=fresh_name("blocks", taken),
+        block_index=fresh_name("b", taken),
+        body=device_code(body_text, body),
+        body_indent=line_indent(source, first_statement(body).start_byte),
+        indent=line_indent(source, located.loop.span.start),
         lambdas=tuple(
-            _reindent(
-                _device(cs.text(node, source), node), _line_indent(source, node.start_byte), "    "
+            reindent(
+                device_code(cs.text(node, source), node),
+                line_indent(source, node.start_byte),
+                "    ",
             )
             for node in lambdas
         ),
@@ -312,8 +314,8 @@ def _reduced(
                     op=reduction.op,
                     functor="",
                     device_type=base,
-                    partials=_fresh(f"d_partial_{reduction.var}", taken),
-                    host_partials=_fresh(f"partial_{reduction.var}", taken),
+                    partials=fresh_name(f"d_partial_{reduction.var}", taken),
+                    host_partials=fresh_name(f"partial_{reduction.var}", taken),
                 )
             )
             continue
@@ -343,8 +345,8 @@ def _reduced(
                 op=reduction.op,
                 functor=functor,
                 device_type=device_type,
-                partials=_fresh(f"d_partial_{stem}", taken),
-                host_partials=_fresh(f"partial_{stem}", taken),
+                partials=fresh_name(f"d_partial_{stem}", taken),
+                host_partials=fresh_name(f"partial_{stem}", taken),
             )
         )
     return tuple(declarations), tuple(reduced)
@@ -373,9 +375,9 @@ def _arg_groups(
                 key=found,
                 payloads=tuple(by_var[r.var] for r in kept),
                 strict=kept[0].strict,
-                at=_fresh(f"cudaify_at_{stem}", taken),
-                at_partials=_fresh(f"d_partial_at_{stem}", taken),
-                host_at_partials=_fresh(f"partial_at_{stem}", taken),
+                at=fresh_name(f"cudaify_at_{stem}", taken),
+                at_partials=fresh_name(f"d_partial_at_{stem}", taken),
+                host_at_partials=fresh_name(f"partial_at_{stem}", taken),
             )
         )
     grouped = {r.var for g in groups for r in g.values}
@@ -389,9 +391,9 @@ def _first_group(kept: tuple[Reduced, ...], taken: set[str]) -> ArgGroup:
         key=None,
         payloads=kept,
         strict=True,
-        at=_fresh("cudaify_found", taken),
-        at_partials=_fresh("d_partial_found", taken),
-        host_at_partials=_fresh("partial_found", taken),
+        at=fresh_name("cudaify_found", taken),
+        at_partials=fresh_name("d_partial_found", taken),
+        host_at_partials=fresh_name("partial_found", taken),
     )
 
 
@@ -496,7 +498,7 @@ def _emit(code: str, plans: list[ReductionPlan]) -> str:
 
 def _kernel_text(plan: ReductionPlan) -> str:
     loop = plan.located.loop
-    params = [_array_param(a) for a in plan.arrays]
+    params = [array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params.append(f"long long {plan.level.trips}")
     params += [f"{r.device_type} *{r.partials}" for r in plan.reduced]
@@ -514,10 +516,10 @@ def _kernel_text(plan: ReductionPlan) -> str:
     ]
     lines += [f"    {declaration}" for declaration in plan.locals_]
     lines += ["    " + text for text in plan.lambdas]
-    lines += _grid_stride_header(plan.level, "    ")
+    lines += grid_stride_header(plan.level, "    ")
     inner = "        "
     lines += [f"{inner}{type_} {name};" for type_, name in plan.privates]
-    lines.append(inner + _reindent(plan.body, plan.body_indent, inner))
+    lines.append(inner + reindent(plan.body, plan.body_indent, inner))
     lines.append("    }")
     for r in plan.reduced:
         lines.append(f"    {r.var} = cudaify_block_reduce({r.var}, {r.functor}());")
@@ -614,13 +616,13 @@ def _host_text(plan: ReductionPlan) -> str:
         if first is not None:  # the loop stopped at its first hit
             found = found_name(first)
             ran = f"({found} >= 0 ? {found} : {level.trips})"
-        lines.append(f"{ind}{loop.var} = ({level.var_type})({_paren(loop.lower)} + {ran}{step});")
+        lines.append(f"{ind}{loop.var} = ({level.var_type})({paren(loop.lower)} + {ran}{step});")
     if first is not None and plan.returned is not None:  # the loop's return, at its first hit
         found = found_name(first)
         lines.append(f"{ind}if ({found} >= 0) {{")
         if not level.declared_outside:
             step = f" * {loop.step}" if loop.step != 1 else ""
-            at = f"{_paren(loop.lower)} + {found}{step}"
+            at = f"{paren(loop.lower)} + {found}{step}"
             lines.append(f"{inner}const {level.var_type} {loop.var} = ({level.var_type})({at});")
         lines.append(f"{inner}{plan.returned}")
         lines.append(ind + "}")
@@ -642,7 +644,7 @@ def _device_side(plan: ReductionPlan) -> list[str]:
         lines.append(f"if ({device} == NULL)")
         size = f"{MOST_BLOCKS} * sizeof(*{device})"
         lines.append(f"    CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {size}));")
-    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments.append(plan.level.trips)
     arguments += [r.partials for r in plan.reduced]

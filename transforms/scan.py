@@ -33,24 +33,24 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.atomic_privatize import _integral
 from cudaify.transforms.base import Context
-from cudaify.transforms.offload import (
+from cudaify.transforms.kernel_codegen import (
     Level,
-    _array_param,
-    _arrays,
-    _bytes,
-    _element_type,
-    _fresh,
-    _grid_stride_header,
-    _helpers,
-    _host_address,
-    _kernel_argument,
-    _levels,
-    _line_indent,
-    _narrowed,
-    _paren,
-    _require_enough_work,
-    _require_no_array_sizeof,
-    _require_no_jumps,
+    array_param,
+    byte_size,
+    device_helpers,
+    element_type,
+    fresh_name,
+    grid_stride_header,
+    host_address,
+    kernel_argument,
+    kernel_arrays,
+    line_indent,
+    mapped_levels,
+    narrowed,
+    paren,
+    require_enough_work,
+    require_no_array_sizeof,
+    require_no_jumps,
 )
 
 THREADS = 256
@@ -157,13 +157,13 @@ def _plan(
         raise ps.Refuse("the loop has inner loops or can exit early")
     if loop.step != 1:
         raise ps.Refuse(f"the loop's step is {loop.step}, not 1")
-    _require_enough_work([loop])
+    require_enough_work([loop])
     located = ps.locate(code, program, function, outer, loop)
     nest, tree, source = located.node, located.tree, located.source
-    _require_no_jumps(nest)
+    require_no_jumps(nest)
     form = _form(located)
     every = ps.unique_arrays(
-        tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
+        tuple(narrowed(a, loop) for a in kernel_arrays(function, outer, nest, tree, source))
     )
     output = next((a for a in every if a.name == form.output), None)
     if output is None or output.dims:
@@ -171,8 +171,8 @@ def _plan(
     parts = [form.term] + ([form.multiplier] if form.multiplier is not None else [])
     term_names = {cs.text(n, source) for part in parts for n in cs.identifiers_in(part)}
     arrays = tuple(a for a in every if a.name != form.output and a.name in term_names)
-    _require_no_array_sizeof(nest, every, source)
-    output_type = _element_type(output)
+    require_no_array_sizeof(nest, every, source)
+    output_type = element_type(output)
     value_type = _value_type(located, form, output_type)
     if form.multiplier is not None and value_type not in ("float", "double"):
         raise ps.Refuse(f"the affine recurrence is on {value_type}, not float or double")
@@ -181,16 +181,16 @@ def _plan(
             f"cannot prove that '{cs.text(form.term, source)}' is an integer, as the sums are "
             f"{value_type}"
         )
-    (level,) = _levels([located.loop], tree, source, taken)
+    (level,) = mapped_levels([located.loop], tree, source, taken)
     skip = {form.output} | ({form.accumulator} if form.accumulator else set())
     scalars, privates = ps.scalars_of(located, arrays, skip, {loop.var})
     if privates:
         raise ps.Refuse(f"the loop also writes '{privates[0][1]}'")
     keys: tuple[str, ...] = ("terms", "sums", "storage", "storage_bytes", "start")
     keys += ("total", "blocks", "capacity", "storage_capacity")
-    names = {key: _fresh(key, taken) for key in keys}
-    names["terms_kernel"] = _fresh(f"{function.name}_scan_terms", taken)
-    names["store_kernel"] = _fresh(f"{function.name}_scan_store", taken)
+    names = {key: fresh_name(key, taken) for key in keys}
+    names["terms_kernel"] = fresh_name(f"{function.name}_scan_terms", taken)
+    names["store_kernel"] = fresh_name(f"{function.name}_scan_store", taken)
     return ScanPlan(
         located=located,
         level=level,
@@ -199,14 +199,14 @@ def _plan(
         arrays=arrays,
         output=output,
         scalars=scalars,
-        helpers=_helpers(nest, tree, source, program),
+        helpers=device_helpers(nest, tree, source, program),
         value_type=value_type,
         scan_type=value_type if form.multiplier is None else f"cudaify_affine<{value_type}>",
         multiplier="" if form.multiplier is None else cs.text(form.multiplier, source),
         output_type=output_type,
         names=names,
-        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays + (output,)),
-        indent=_line_indent(source, located.loop.span.start),
+        devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in arrays + (output,)),
+        indent=line_indent(source, located.loop.span.start),
     )
 
 
@@ -358,7 +358,7 @@ def _emit(code: str, plans: list[ScanPlan]) -> str:
 
 def _kernels(plan: ScanPlan) -> str:
     loop, names, level = plan.located.loop, plan.names, plan.level
-    params = [_array_param(a) for a in plan.arrays]
+    params = [array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}", f"{plan.scan_type} *{names['terms']}"]
     out = plan.form.output
@@ -374,7 +374,7 @@ def _kernels(plan: ScanPlan) -> str:
         stored = f"{t} > 0 ? {names['start']} + {names['sums']}[{t} - 1] : {names['start']}"
     else:
         stored = f"{names['start']} + {names['sums']}[{t}]"
-    header = _grid_stride_header(level, "    ")
+    header = grid_stride_header(level, "    ")
     lines = [
         f"/* Scan loop '{loop.var}' of {plan.located.function.name}() (line {loop.line}): "
         "the terms of the prefix sum, one per thread. */",
@@ -427,7 +427,7 @@ def _host_text(plan: ScanPlan) -> str:
     lines += [inner + line for line in _device_side(plan)]
     lines.append(ind + "}")
     if level.declared_outside:
-        lines.append(f"{ind}{loop.var} = ({level.var_type})({_paren(loop.lower)} + {level.trips});")
+        lines.append(f"{ind}{loop.var} = ({level.var_type})({paren(loop.lower)} + {level.trips});")
     lines.append(plan.indent + "}")
     return "\n".join(lines)
 
@@ -455,7 +455,7 @@ def _device_side(plan: ScanPlan) -> list[str]:
     if form.accumulator is not None:
         lines.append(f"const {plan.value_type} {names['start']} = {form.accumulator};")
     lines += _scratch(plan)
-    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments += [trips, names["terms"]]
     store_arguments = [names["sums"]]
@@ -478,9 +478,9 @@ def _device_side(plan: ScanPlan) -> list[str]:
             f"sizeof({value}), cudaMemcpyDeviceToHost));",
             f"{form.accumulator} = {names['start']} + {total};",
         ]
-    host = _host_address(output, writable=True)
+    host = host_address(output, writable=True)
     lines.append(
-        f"CUDAIFY_CHECK(cudaMemcpy({host}, {d_out}, {_bytes(output)}, cudaMemcpyDeviceToHost));"
+        f"CUDAIFY_CHECK(cudaMemcpy({host}, {d_out}, {byte_size(output)}, cudaMemcpyDeviceToHost));"
     )
     return lines + ps.frees([devices[a.name] for a in mapped])
 
@@ -491,8 +491,8 @@ def _element_address(data: ArrayData, device: str, index: str) -> str:
     if first == index:
         return device
     if first == "0":
-        return f"{device} + {_paren(index)}"
-    return f"{device} + ({_paren(index)} - {_paren(first)})"
+        return f"{device} + {paren(index)}"
+    return f"{device} + ({paren(index)} - {paren(first)})"
 
 
 def _scratch(plan: ScanPlan) -> list[str]:

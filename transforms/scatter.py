@@ -29,22 +29,22 @@ from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context
-from cudaify.transforms.offload import (
+from cudaify.transforms.kernel_codegen import (
     Level,
-    _array_param,
-    _arrays,
-    _bytes,
-    _element_type,
-    _fresh,
-    _grid_stride_header,
-    _helpers,
-    _kernel_argument,
-    _levels,
-    _line_indent,
-    _narrowed,
-    _require_enough_work,
-    _require_no_array_sizeof,
-    _require_no_jumps,
+    array_param,
+    byte_size,
+    device_helpers,
+    element_type,
+    fresh_name,
+    grid_stride_header,
+    kernel_argument,
+    kernel_arrays,
+    line_indent,
+    mapped_levels,
+    narrowed,
+    require_enough_work,
+    require_no_array_sizeof,
+    require_no_jumps,
 )
 
 THREADS = 256
@@ -119,15 +119,15 @@ def _plan(
         raise ps.Refuse("the loop can exit early")
     if loop.step != 1:
         raise ps.Refuse(f"the loop's step is {loop.step}, not 1")
-    _require_enough_work([loop])
+    require_enough_work([loop])
     located = ps.locate(code, program, function, outer, loop)
     nest, tree, source = located.node, located.tree, located.source
-    _require_no_jumps(nest)
+    require_no_jumps(nest)
     operator, target, value = _store(located)
     output, index, offset = _target(target, located)
     _require_pure(value, located, output)
     every = ps.unique_arrays(
-        tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
+        tuple(narrowed(a, loop) for a in kernel_arrays(function, outer, nest, tree, source))
     )
     by_name = {a.name: a for a in every}
     if output not in by_name or by_name[output].count is None or by_name[output].dims:
@@ -141,15 +141,15 @@ def _plan(
     written = [a.name for a in every if a.name != output and a.access != "read"]
     if written:
         raise ps.Refuse(f"the loop also writes '{written[0]}'")
-    _require_no_array_sizeof(nest, every, source)
-    (level,) = _levels([located.loop], tree, source, taken)
+    require_no_array_sizeof(nest, every, source)
+    (level,) = mapped_levels([located.loop], tree, source, taken)
     arrays = tuple(a for a in every if a.name != output)
     scalars, privates = ps.scalars_of(located, arrays + (by_name[output],), set(), {loop.var})
     if privates:
         raise ps.Refuse(f"the loop also writes '{privates[0][1]}'")
     keys = ("marks", "mark_room", "saved", "repeated", "d_repeated", "blocks")
-    names = {key: _fresh(key, taken) for key in keys}
-    names["kernel"] = _fresh(f"{function.name}_scatter", taken)
+    names = {key: fresh_name(key, taken) for key in keys}
+    names["kernel"] = fresh_name(f"{function.name}_scatter", taken)
     original = source[located.loop.span.start : nest.end_byte].decode("utf-8", "surrogateescape")
     return ScatterPlan(
         located=located,
@@ -161,11 +161,11 @@ def _plan(
         value=cs.text(value, source),
         arrays=arrays,
         scalars=scalars,
-        helpers=_helpers(nest, tree, source, program),
+        helpers=device_helpers(nest, tree, source, program),
         names=names,
-        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in every),
+        devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in every),
         original=original,
-        indent=_line_indent(source, located.loop.span.start),
+        indent=line_indent(source, located.loop.span.start),
     )
 
 
@@ -229,7 +229,7 @@ def _emit(code: str, plans: list[ScatterPlan]) -> str:
 
 def _kernel(plan: ScatterPlan) -> str:
     loop, names, level, out = plan.located.loop, plan.names, plan.level, plan.output
-    params = [_array_param(a) for a in plan.arrays] + [_array_param(out)]
+    params = [array_param(a) for a in plan.arrays] + [array_param(out)]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}", "long long cudaify_first", "long long cudaify_extent"]
     params += ["int *cudaify_marks", "int *cudaify_repeated"]
@@ -238,7 +238,7 @@ def _kernel(plan: ScatterPlan) -> str:
         f"through {plan.index}, each target marked; a repeated or outside one raises the flag. */",
         f"__global__ void {names['kernel']}({', '.join(params)})",
         "{",
-        *_grid_stride_header(level, "    "),
+        *grid_stride_header(level, "    "),
         f"        const long long cudaify_at = (long long)({plan.index}[{loop.var}]){plan.offset};",
         "        const long long cudaify_mark = cudaify_at - cudaify_first;",
         "        if (cudaify_mark < 0 || cudaify_mark >= cudaify_extent ||",
@@ -289,7 +289,7 @@ def _device_side(plan: ScatterPlan) -> list[str]:
         "/* the mark table, the flag and the saved copy: static, they only grow */",
         f"static int *{marks} = NULL;",
         f"static long long {mark_room} = 0;",
-        f"static {_element_type(out)} *{saved} = NULL;",
+        f"static {element_type(out)} *{saved} = NULL;",
         f"static int *{d_repeated} = NULL;",
         f"if ({count} > {mark_room}) {{",
         f"    if ({mark_room} > 0) {{",
@@ -297,17 +297,17 @@ def _device_side(plan: ScatterPlan) -> list[str]:
         f"        CUDAIFY_CHECK(cudaFree({saved}));",
         "    }",
         f"    CUDAIFY_CHECK(cudaMalloc((void **)&{marks}, (size_t){count} * sizeof(int)));",
-        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{saved}, {_bytes(out)}));",
+        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{saved}, {byte_size(out)}));",
         f"    {mark_room} = {count};",
         "}",
         f"if ({d_repeated} == NULL)",
         f"    CUDAIFY_CHECK(cudaMalloc((void **)&{d_repeated}, sizeof(int)));",
         f"CUDAIFY_CHECK(cudaMemsetAsync({d_repeated}, 0, sizeof(int)));",
         f"CUDAIFY_CHECK(cudaMemsetAsync({marks}, 0, (size_t){count} * sizeof(int)));",
-        f"CUDAIFY_CHECK(cudaMemcpyAsync({saved}, {d_out}, {_bytes(out)}, "
+        f"CUDAIFY_CHECK(cudaMemcpyAsync({saved}, {d_out}, {byte_size(out)}, "
         "cudaMemcpyDeviceToDevice));",
     ]
-    arguments = [_kernel_argument(a, devices[a.name]) for a in every]
+    arguments = [kernel_argument(a, devices[a.name]) for a in every]
     arguments += [name for _, name in plan.scalars]
     arguments += [trips, f"(long long)({out.first})", count, marks, d_repeated]
     lines += [
@@ -317,7 +317,7 @@ def _device_side(plan: ScatterPlan) -> list[str]:
         f"CUDAIFY_CHECK(cudaMemcpy(&{repeated}, {d_repeated}, sizeof(int), "
         "cudaMemcpyDeviceToHost));",
         f"if ({repeated}) /* the host runs the loop on the values it had */",
-        f"    CUDAIFY_CHECK(cudaMemcpy({d_out}, {saved}, {_bytes(out)}, "
+        f"    CUDAIFY_CHECK(cudaMemcpy({d_out}, {saved}, {byte_size(out)}, "
         "cudaMemcpyDeviceToDevice));",
     ]
     lines += ps.copy_out((out,), devices)

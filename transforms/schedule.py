@@ -51,7 +51,8 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import isl_codegen as codegen
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.offload import MATH_FUNCTIONS, PRELUDE, definition_node
+from cudaify.transforms.kernel_codegen import MATH_FUNCTIONS, definition_node
+from cudaify.transforms.offload import PRELUDE
 
 # Below this many statement instances (known at compile time) a region stays on the host.
 MIN_INSTANCES = 1024

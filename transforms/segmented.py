@@ -48,7 +48,8 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.offload import MATH_FUNCTIONS, MOST_BLOCKS
+from cudaify.transforms.kernel_codegen import MATH_FUNCTIONS
+from cudaify.transforms.offload import MOST_BLOCKS
 from cudaify.transforms.prelude import runtime_text
 from cudaify.transforms.reduction import ArgGroup, Reduced, marked_body
 

@@ -31,7 +31,7 @@ from cudaify.frontend.facts import Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.offload import _kernel_position
+from cudaify.transforms.kernel_codegen import where_kernels_go
 
 SORTS = ("sort", "stable_sort")
 CUB_INCLUDE = "#include <cub/device/device_radix_sort.cuh> /* cudaify: CUB's radix sort */"
@@ -335,7 +335,7 @@ def emit(code: str, plans: list[SortPlan]) -> str:
     tree = cs.parse(source)
     definitions = cs.function_nodes(tree, source)
     positions = [
-        _kernel_position(tree, source, definitions[p.function].start_byte)
+        where_kernels_go(tree, source, definitions[p.function].start_byte)
         for p in plans
         if p.function in definitions
     ]

@@ -37,24 +37,24 @@ from cudaify.frontend.facts import Access, Affine, ArrayData, Function, Loop, Pr
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context
-from cudaify.transforms.offload import (
+from cudaify.transforms.kernel_codegen import (
     Level,
-    _array_param,
-    _arrays,
-    _first_statement,
-    _fresh,
-    _helpers,
-    _kernel_argument,
-    _levels,
-    _line_indent,
-    _narrowed,
-    _paren,
-    _reindent,
-    _require_enough_work,
-    _require_no_array_sizeof,
-    _require_no_jumps,
-    _statements,
-    _value_at,
+    array_param,
+    body_statements,
+    device_helpers,
+    first_statement,
+    fresh_name,
+    kernel_argument,
+    kernel_arrays,
+    line_indent,
+    mapped_levels,
+    narrowed,
+    paren,
+    reindent,
+    require_enough_work,
+    require_no_array_sizeof,
+    require_no_jumps,
+    value_at,
 )
 
 THREADS = 256
@@ -142,12 +142,12 @@ def _plan(
     bound_names = set(ps._IDENT.findall(inner.lower + " " + inner.upper))
     if loop.var in bound_names:
         raise ps.Refuse(f"the inner bounds depend on '{loop.var}' (not a rectangle)")
-    _require_enough_work([loop, inner])
+    require_enough_work([loop, inner])
     distances = _distances(loop, inner)
     located = ps.locate(code, program, function, outer, loop)
     nest, tree, source = located.node, located.tree, located.source
     distributed = _distributed(located, loop, inner)
-    _require_no_jumps(nest)
+    require_no_jumps(nest)
     written = cs.names_written(nest, source)
     outer_bounds = set(ps._IDENT.findall(loop.lower + " " + loop.upper))
     if (bound_names | outer_bounds) & written:
@@ -157,28 +157,28 @@ def _plan(
     if body is None:
         raise ps.Refuse("the inner loop has no body")
     arrays = ps.unique_arrays(
-        tuple(_narrowed(a, loop) for a in _arrays(function, outer, nest, tree, source))
+        tuple(narrowed(a, loop) for a in kernel_arrays(function, outer, nest, tree, source))
     )
-    _require_no_array_sizeof(nest, arrays, source)
-    levels = _levels([located.loop, located.loop.children[0]], tree, source, taken)
+    require_no_array_sizeof(nest, arrays, source)
+    levels = mapped_levels([located.loop, located.loop.children[0]], tree, source, taken)
     scalars, privates = ps.scalars_of(located, arrays, set(), {loop.var, inner.var}, 2)
     carried = [name for _, name in privates if name not in (loop.var, inner.var)]
     if carried:
         raise ps.Refuse(f"the scalar '{carried[0]}' is written in the nest and declared outside it")
     keys = ("wave", "first", "count", "k", "tiles_i", "tiles_j", "tile_i", "tile_j", "step", "row")
-    names = {key: _fresh(key, taken) for key in keys}
+    names = {key: fresh_name(key, taken) for key in keys}
     return WavePlan(
         located=located,
         levels=(levels[0], levels[1]),
         arrays=arrays,
         scalars=scalars,
-        helpers=_helpers(nest, tree, source, program),
-        kernel=_fresh(f"{function.name}_wave", taken),
-        devices=tuple((a.name, _fresh(f"d_{a.name}", taken)) for a in arrays),
+        helpers=device_helpers(nest, tree, source, program),
+        kernel=fresh_name(f"{function.name}_wave", taken),
+        devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in arrays),
         names=names,
-        body=_statements(body, source),
-        body_indent=_line_indent(source, _first_statement(body).start_byte),
-        indent=_line_indent(source, located.loop.span.start),
+        body=body_statements(body, source),
+        body_indent=line_indent(source, first_statement(body).start_byte),
+        indent=line_indent(source, located.loop.span.start),
         distances=distances,
         tiled=all(di >= 0 and dj >= 0 for di, dj in distances),
         continues=_continues(body),
@@ -257,7 +257,7 @@ def _kernel_text(plan: WavePlan) -> str:
     outer, inner = plan.levels
     names = plan.names
     k, wave, first, count = names["k"], names["wave"], names["first"], names["count"]
-    params = [_array_param(a) for a in plan.arrays]
+    params = [array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params += [f"long long {wave}", f"long long {first}", f"long long {count}"]
     loop = plan.located.loop
@@ -269,10 +269,10 @@ def _kernel_text(plan: WavePlan) -> str:
         f"    for (long long {k} = blockIdx.x * (long long)blockDim.x + threadIdx.x; "
         f"{k} < {count};",
         f"         {k} += (long long)blockDim.x * gridDim.x) {{",
-        f"        {outer.var_type} {outer.loop.var} = {_value_at(outer, f'({first} + {k})')};",
+        f"        {outer.var_type} {outer.loop.var} = {value_at(outer, f'({first} + {k})')};",
         f"        {inner.var_type} {inner.loop.var} = "
-        f"{_value_at(inner, f'({wave} - {first} - {k})')};",
-        "        " + _reindent(plan.body, plan.body_indent, "        "),
+        f"{value_at(inner, f'({wave} - {first} - {k})')};",
+        "        " + reindent(plan.body, plan.body_indent, "        "),
         "    }",
         "}",
     ]
@@ -284,14 +284,14 @@ def _tiled_kernel_text(plan: WavePlan) -> str:
     names = plan.names
     wave, first, step, row = names["wave"], names["first"], names["step"], names["row"]
     tile_i, tile_j = names["tile_i"], names["tile_j"]
-    params = [_array_param(a) for a in plan.arrays]
+    params = [array_param(a) for a in plan.arrays]
     params += [f"{type_} {name}" for type_, name in plan.scalars]
     params += [f"long long {wave}", f"long long {first}"]
     params += [f"long long {outer.trips}", f"long long {inner.trips}"]
     loop = plan.located.loop
     # `continue` skips the rest of one cell's body: in `do { } while (0)` it still
     # reaches the barrier
-    body = "        " + _reindent(plan.body, plan.body_indent, "            ")
+    body = "        " + reindent(plan.body, plan.body_indent, "            ")
     opened, closed = ("do {", "} while (0);") if plan.continues else ("{", "}")
     lines = [
         f"/* Loop nest '{loop.var}, {loop.children[0].var}' of {plan.located.function.name}() "
@@ -306,8 +306,8 @@ def _tiled_kernel_text(plan: WavePlan) -> str:
         f"        const long long {outer.index} = {tile_i} * {TILE} + {row};",
         f"        if ({row} >= 0 && {row} < {TILE} && {outer.index} < {outer.trips} && "
         f"{inner.index} < {inner.trips}) {opened}",
-        f"            {outer.var_type} {outer.loop.var} = {_value_at(outer, outer.index)};",
-        f"            {inner.var_type} {inner.loop.var} = {_value_at(inner, inner.index)};",
+        f"            {outer.var_type} {outer.loop.var} = {value_at(outer, outer.index)};",
+        f"            {inner.var_type} {inner.loop.var} = {value_at(inner, inner.index)};",
         "    " + body,
         f"        {closed}",
         "        __syncthreads();",
@@ -376,7 +376,7 @@ def _host_text(plan: WavePlan) -> str:
     lines.append(f"{ind}if ({outer.trips} > 0 && {inner.trips} > 0) {{")
     devices = dict(plan.devices)
     body = ps.copy_in(plan.arrays, devices)
-    arguments = [_kernel_argument(a, devices[a.name]) for a in plan.arrays]
+    arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     launches = _tiled_launches if plan.tiled else _point_launches
     body += launches(plan, arguments)
@@ -393,10 +393,10 @@ def _final_values(plan: WavePlan, ind: str) -> list[str]:
     outer, inner = plan.levels
     lines = []
     if outer.declared_outside:
-        value = f"({outer.var_type})({_paren(outer.loop.lower)} + {outer.trips})"
+        value = f"({outer.var_type})({paren(outer.loop.lower)} + {outer.trips})"
         lines.append(f"{ind}{outer.loop.var} = {value};")
     if inner.declared_outside:
-        value = f"({inner.var_type})({_paren(inner.loop.lower)} + {inner.trips})"
+        value = f"({inner.var_type})({paren(inner.loop.lower)} + {inner.trips})"
         lines.append(f"{ind}if ({outer.trips} > 0) {inner.loop.var} = {value};")
     return lines
 
