@@ -39,6 +39,7 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context
 from cudaify.transforms.kernel_codegen import (
+    IDENT,
     Level,
     array_param,
     device_helpers,
@@ -391,7 +392,7 @@ def _extent_from_earlier_loop(program: Program, function: Function, loop: Loop, 
                 continue
             if data.access not in ("write", "readwrite"):
                 continue
-            names = set(ps._IDENT.findall(data.count))
+            names = set(IDENT.findall(data.count))
             if names & written:
                 continue
             if any(_is_variable(tree, source, n, node.start_byte) for n in names - params):
@@ -451,52 +452,11 @@ def _require_integral_values(located: ps.Located, name: str, element: str) -> No
         if statement is None or statement.type != "assignment_expression":
             continue
         value = statement.child_by_field_name("right")
-        if value is not None and not _integral(value, located):
+        if value is not None and not ps.integral_value(value, located):
             raise ps.Refuse(
                 f"line {cs.line_of(value)}: cannot prove that '{cs.text(value, source)}' "
                 f"is an integer, as '{name}' holds {element}"
             )
-
-
-def _integral(node: Node, located: ps.Located) -> bool:
-    source = located.source
-    kind = node.type
-    if kind == "number_literal":
-        spelled = cs.text(node, source).lower()
-        return spelled.startswith("0x") or not any(c in spelled for c in ".ef")
-    if kind == "char_literal":
-        return True
-    if kind == "parenthesized_expression":
-        return all(_integral(child, located) for child in node.named_children)
-    if kind == "cast_expression":
-        type_node = node.child_by_field_name("type")
-        return type_node is not None and ps.integral_type(cs.text(type_node, source))
-    if kind == "binary_expression":
-        operator = node.child_by_field_name("operator")
-        if operator is not None and cs.text(operator, source) == "/":
-            return False
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        return (
-            left is not None
-            and right is not None
-            and _integral(left, located)
-            and _integral(right, located)
-        )
-    if kind == "identifier":
-        declared = cs.visible(located.tree, source, cs.text(node, source), node.start_byte)
-        return (
-            declared is not None
-            and declared.kind in ("scalar", "reference")
-            and ps.integral_type(declared.base)
-        )
-    if kind == "subscript_expression":
-        array = node.child_by_field_name("argument")
-        if array is None or array.type != "identifier":
-            return False
-        declared = cs.visible(located.tree, source, cs.text(array, source), node.start_byte)
-        element = ps.indexed_element(declared) if declared is not None else None
-        return element is not None and ps.integral_type(element)
-    return False
 
 
 def _read_arrays(
@@ -507,7 +467,7 @@ def _read_arrays(
     named = {cs.text(n, source) for n in cs.identifiers_in(nest)}
     needed: list[ArrayData] = []
     for data in ps.unique_arrays(tuple(d for d in all_data if d.name not in written)):
-        if not ps._IDENT.fullmatch(data.name):
+        if not IDENT.fullmatch(data.name):
             raise ps.Refuse(f"array '{data.name}' ({data.kind}) is not offloaded by the rule yet")
         if data.name not in named:
             continue

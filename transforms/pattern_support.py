@@ -23,6 +23,7 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
 from cudaify.transforms.kernel_codegen import (
+    QUALIFIERS,
     Level,
     Refuse,
     byte_size,
@@ -39,8 +40,6 @@ from cudaify.transforms.offload import PRELUDE
 from cudaify.transforms.prelude import runtime_text
 
 PlanT = TypeVar("PlanT")
-
-Refuse = Refuse  # why one loop cannot be rewritten (becomes an Outcome reason)
 
 RUNTIME_MARKER = PRELUDE.splitlines()[0]
 PATTERN_MARKER = "/* ---- cudaify pattern helpers ---- */"
@@ -73,9 +72,6 @@ OPERATORS = {
     "&&": "cudaify_logical_and",
     "||": "cudaify_logical_or",
 }
-
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict)\b")
 
 
 @dataclass(frozen=True)
@@ -431,7 +427,7 @@ def scalars_of(
             raise Refuse(f"it writes the global variable '{name}'")
         if used_after(nest, outer_node, name, tree, source):
             raise Refuse(f"'{name}' is written in the loop and used after it")
-        privates[name] = " ".join(_QUALIFIERS.sub("", declared.base).split())
+        privates[name] = " ".join(QUALIFIERS.sub("", declared.base).split())
     return (
         tuple((t, n) for n, t in scalars.items()),
         tuple((t, n) for n, t in privates.items()),
@@ -461,12 +457,56 @@ _INTEGRAL_TYPES = re.compile(
 
 def integral_type(spelled: str) -> bool:
     """Whether `spelled` names an integer type (bool included), qualifiers aside."""
-    words = [w for w in _QUALIFIERS.sub("", spelled).replace("*", " ").split() if w]
+    words = [w for w in QUALIFIERS.sub("", spelled).replace("*", " ").split() if w]
     if not words:
         return False
     if len(words) == 1 and _INTEGRAL_TYPES.fullmatch(words[0]):
         return True
     return all(w in _INTEGRAL_WORDS for w in words)
+
+
+def integral_value(node: Node, located: Located) -> bool:
+    """Whether the expression `node` provably has an integer value: integer literals,
+    characters, casts to integer types, integer variables and array elements, and their
+    arithmetic without division."""
+    source = located.source
+    kind = node.type
+    if kind == "number_literal":
+        spelled = cs.text(node, source).lower()
+        return spelled.startswith("0x") or not any(c in spelled for c in ".ef")
+    if kind == "char_literal":
+        return True
+    if kind == "parenthesized_expression":
+        return all(integral_value(child, located) for child in node.named_children)
+    if kind == "cast_expression":
+        type_node = node.child_by_field_name("type")
+        return type_node is not None and integral_type(cs.text(type_node, source))
+    if kind == "binary_expression":
+        operator = node.child_by_field_name("operator")
+        if operator is not None and cs.text(operator, source) == "/":
+            return False
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        return (
+            left is not None
+            and right is not None
+            and integral_value(left, located)
+            and integral_value(right, located)
+        )
+    if kind == "identifier":
+        declared = cs.visible(located.tree, source, cs.text(node, source), node.start_byte)
+        return (
+            declared is not None
+            and declared.kind in ("scalar", "reference")
+            and integral_type(declared.base)
+        )
+    if kind == "subscript_expression":
+        array = node.child_by_field_name("argument")
+        if array is None or array.type != "identifier":
+            return False
+        declared = cs.visible(located.tree, source, cs.text(array, source), node.start_byte)
+        element = indexed_element(declared) if declared is not None else None
+        return element is not None and integral_type(element)
+    return False
 
 
 _ARITHMETIC_WORDS = {

@@ -30,6 +30,8 @@ from cudaify.transforms import pattern_support as ps
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context
 from cudaify.transforms.kernel_codegen import (
+    IDENT,
+    QUALIFIERS,
     Level,
     array_param,
     body_statements,
@@ -323,7 +325,7 @@ def _reduced(
         if functor is None:
             raise ps.Refuse(f"no device combination for the operator '{reduction.op}'")
         path = reduction.var.split(".")
-        if not all(ps._IDENT.fullmatch(part) for part in path):
+        if not all(IDENT.fullmatch(part) for part in path):
             raise ps.Refuse(f"reduction variable '{reduction.var}' is not a name or a field")
         root = path[0]
         base = _root_type(located, root)
@@ -452,7 +454,7 @@ def _root_type(located: ps.Located, root: str) -> str:
         raise ps.Refuse(f"the declaration of '{root}' was not found")
     if declared.kind not in ("scalar", "reference"):
         raise ps.Refuse(f"reduction variable '{root}' is a {declared.kind}")
-    base = " ".join(ps._QUALIFIERS.sub("", declared.base).split())
+    base = " ".join(QUALIFIERS.sub("", declared.base).split())
     words = base.split()
     if "auto" in words or "static" in words or (words.count("long") and "double" in words):
         raise ps.Refuse(f"'{root}' has type '{base}', which the device reduction does not take")

@@ -31,9 +31,9 @@ from cudaify.core import Problem, Variant
 from cudaify.frontend.facts import ArrayData, Function, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
-from cudaify.transforms.atomic_privatize import _integral
 from cudaify.transforms.base import Context
 from cudaify.transforms.kernel_codegen import (
+    QUALIFIERS,
     Level,
     array_param,
     byte_size,
@@ -176,7 +176,7 @@ def _plan(
     value_type = _value_type(located, form, output_type)
     if form.multiplier is not None and value_type not in ("float", "double"):
         raise ps.Refuse(f"the affine recurrence is on {value_type}, not float or double")
-    if ps.integral_type(value_type) and not _integral(form.term, located):
+    if ps.integral_type(value_type) and not ps.integral_value(form.term, located):
         raise ps.Refuse(
             f"cannot prove that '{cs.text(form.term, source)}' is an integer, as the sums are "
             f"{value_type}"
@@ -342,7 +342,7 @@ def _value_type(located: ps.Located, form: ScanForm, output_type: str) -> str:
         raise ps.Refuse(f"the declaration of '{form.accumulator}' was not found")
     if declared.scope == "global":
         raise ps.Refuse(f"the accumulator '{form.accumulator}' is a global variable")
-    spelled = " ".join(ps._QUALIFIERS.sub("", declared.base).split())
+    spelled = " ".join(QUALIFIERS.sub("", declared.base).split())
     if "auto" in spelled.split() or "static" in spelled.split():
         raise ps.Refuse(f"the accumulator has type '{spelled}'")
     return spelled

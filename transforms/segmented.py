@@ -48,7 +48,7 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.kernel_codegen import MATH_FUNCTIONS
+from cudaify.transforms.kernel_codegen import IDENT, MATH_FUNCTIONS, QUALIFIERS
 from cudaify.transforms.offload import MOST_BLOCKS
 from cudaify.transforms.prelude import runtime_text
 from cudaify.transforms.reduction import ArgGroup, Reduced, marked_body
@@ -473,7 +473,7 @@ def _combined(
     for reduction in reductions:
         if reduction.op not in ps.OPERATORS and reduction.op != "payload":
             raise kn.Refuse(f"no warp combination for the operator '{reduction.op}'")
-        if not ps._IDENT.fullmatch(reduction.var):
+        if not IDENT.fullmatch(reduction.var):
             raise kn.Refuse(f"reduction variable '{reduction.var}' is not a plain name")
         by_var[reduction.var] = Reduced(
             var=reduction.var,
@@ -521,7 +521,7 @@ def _declared_type(name: str, node: Node, kernel: kn.Kernel) -> str:
     declared = cs.visible(kernel.tree, kernel.source, name, node.start_byte)
     if declared is None or declared.kind != "scalar":
         raise kn.Refuse(f"'{name}' is not a scalar declared in the kernel")
-    base = " ".join(ps._QUALIFIERS.sub("", declared.base).split())
+    base = " ".join(QUALIFIERS.sub("", declared.base).split())
     if "auto" in base.split() or "static" in base.split():
         raise kn.Refuse(f"'{name}' has type '{base}', which the warp combination does not take")
     return base

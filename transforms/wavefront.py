@@ -38,6 +38,7 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context
 from cudaify.transforms.kernel_codegen import (
+    IDENT,
     Level,
     array_param,
     body_statements,
@@ -139,7 +140,7 @@ def _plan(
         raise ps.Refuse("the nest can exit early (break, return or goto)")
     if loop.step != 1 or inner.step != 1:
         raise ps.Refuse("a loop's step is not 1")
-    bound_names = set(ps._IDENT.findall(inner.lower + " " + inner.upper))
+    bound_names = set(IDENT.findall(inner.lower + " " + inner.upper))
     if loop.var in bound_names:
         raise ps.Refuse(f"the inner bounds depend on '{loop.var}' (not a rectangle)")
     require_enough_work([loop, inner])
@@ -149,7 +150,7 @@ def _plan(
     distributed = _distributed(located, loop, inner)
     require_no_jumps(nest)
     written = cs.names_written(nest, source)
-    outer_bounds = set(ps._IDENT.findall(loop.lower + " " + loop.upper))
+    outer_bounds = set(IDENT.findall(loop.lower + " " + loop.upper))
     if (bound_names | outer_bounds) & written:
         raise ps.Refuse("a loop bound changes inside the nest")
     inner_node = cs.node_at(tree, located.loop.children[0].span.start, "for_statement")
