@@ -126,7 +126,7 @@ _IMAGES: dict[str, isl.Set] = {}
 CACHE_LIMIT = 100_000
 
 
-def _empty(space: Space, names: list[str], constraints: list[str]) -> bool:
+def integer_set_empty(space: Space, names: list[str], constraints: list[str]) -> bool:
     """Whether the integer set is empty; isl parsing is the cost, so answers are kept."""
     body = " and ".join(constraints) if constraints else "true"
     text = f"{space.header()}{{ [{', '.join(names)}] : {body} }}"
@@ -166,7 +166,7 @@ def carried(a: Instance, b: Instance, level: int) -> bool:
     for sa, sb in zip(a.subscripts, b.subscripts, strict=True):
         assert sa is not None and sb is not None
         cons.append(f"{affine_text(sa, a_dims, space)} = {affine_text(sb, b_dims, space)}")
-    return not _empty(space, a_names + b_names, cons)
+    return not integer_set_empty(space, a_names + b_names, cons)
 
 
 def carried_dependences(instances: list[Instance], level: int) -> list[Dependence]:
@@ -198,7 +198,7 @@ def always_within(
     names, cons, dims = domain(chain, "a", space, context)
     v = affine_text(value, dims, space)
     n = space.param(limit)
-    return _empty(space, names, cons + [f"({v} < 0 or {v} >= {n})"])
+    return integer_set_empty(space, names, cons + [f"({v} < 0 or {v} >= {n})"])
 
 
 def image(

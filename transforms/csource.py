@@ -81,7 +81,7 @@ class Declared:
     scope: str  # "local" | "param" | "global" | "header"
 
 
-def _declarator_kind(node: Node) -> tuple[str, Node | None]:
+def declarator_kind(node: Node) -> tuple[str, Node | None]:
     """The kind of a declarator and its identifier node."""
     kind = "scalar"
     current: Node | None = node
@@ -160,7 +160,7 @@ def declared_names(declaration: Node, source: bytes, scope: str) -> list[Declare
     for index, child in enumerate(declaration.children):
         if declaration.field_name_for_child(index) != "declarator":
             continue
-        kind, ident = _declarator_kind(child)
+        kind, ident = declarator_kind(child)
         if ident is not None:
             found.append(Declared(text(ident, source), kind, base, declaration.start_byte, scope))
     return found

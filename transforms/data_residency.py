@@ -1652,7 +1652,7 @@ def _is_pointer_copy(node: Node, scoper: _Scoper) -> bool:
         if not declarators or any(d.type != "init_declarator" for d in declarators):
             return False
         for declarator in declarators:
-            kind, _ = cs._declarator_kind(declarator.child_by_field_name("declarator"))
+            kind, _ = cs.declarator_kind(declarator.child_by_field_name("declarator"))
             value = declarator.child_by_field_name("value")
             if kind != "pointer" or value is None or not _is_address(value, scoper):
                 return False

@@ -609,13 +609,13 @@ def _require_kept_order(first: _Touch, cell: _Touch, loop: Loop, inner: Loop) ->
     for dim, n in zip(first.dims[1:], first.lengths, strict=True):
         value = dep.affine_text(dim, a_dims, space)
         outside = f"({value} < 0 or {value} >= {space.param(n)})"
-        if not dep._empty(space, names, cons + [outside]):
+        if not dep.integer_set_empty(space, names, cons + [outside]):
             raise ps.Refuse(f"{said}: its row-major index is not proven in range")
     same = [
         f"{dep.affine_text(x, a_dims, space)} = {dep.affine_text(y, b_dims, space)}"
         for x, y in zip(first.dims, cell.dims, strict=True)
     ]
-    if not dep._empty(space, names, cons + same + ["b0 < a0"]):
+    if not dep.integer_set_empty(space, names, cons + same + ["b0 < a0"]):
         raise ps.Refuse(
             f"{said} in an earlier iteration of '{loop.var}': distribution would reorder them"
         )

@@ -37,7 +37,7 @@ from cudaify.transforms.slm.edge_bench import (
     run_edges,
     select_edges,
 )
-from cudaify.transforms.slm.engine import DEFAULT_CONTEXT, LocalEngine, _llama_cpp
+from cudaify.transforms.slm.engine import DEFAULT_CONTEXT, LocalEngine, import_llama_cpp
 from cudaify.transforms.slm.prompt import edit_prompt
 
 PROGRAM = """\
@@ -86,7 +86,7 @@ class Speed:
 def measure_speed(engine: LocalEngine, generate: int = 128) -> Speed:
     """Process the edit prompt once, then generate exactly `generate` tokens greedily (an
     end-of-answer token does not stop it, so every model is timed on the same count)."""
-    llama_cpp = _llama_cpp()
+    llama_cpp = import_llama_cpp()
     llm = engine.llm
     prompt = engine.chat_prompt(edit_prompt(INSTRUCTION, [], PROGRAM))
     tokens = llm.tokenize(prompt.encode(), add_bos=True, special=True)

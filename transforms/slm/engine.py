@@ -111,7 +111,7 @@ class Engine(Protocol):
     ) -> dict[str, float]: ...
 
 
-def _llama_cpp():
+def import_llama_cpp():
     """Import llama_cpp with passive OpenMP waiting. llama.cpp's OpenMP threads spin while
     idle, and on cores shared with nvcc and candidate runs the spinning starved generation
     (measured on 2 busy cores: 0.6 tok/s spinning, 8.8 tok/s passive). libgomp reads the
@@ -124,7 +124,7 @@ def _llama_cpp():
 
 def gpu_offload_supported() -> bool:
     """Whether the installed llama.cpp was built with a GPU backend (CUDA, Metal, ...)."""
-    return bool(_llama_cpp().llama_supports_gpu_offload())
+    return bool(import_llama_cpp().llama_supports_gpu_offload())
 
 
 def normalise(scores: Mapping[str, float], temperature: float) -> dict[str, float]:
@@ -158,7 +158,7 @@ class LocalEngine:
     ):
         from cudaify.transforms.slm.models import file_sha256
 
-        Llama = _llama_cpp().Llama
+        Llama = import_llama_cpp().Llama
         self.model_path = Path(model_path)
         self.gpu_requested = n_gpu_layers != 0
         self.gpu_offload = self.gpu_requested and gpu_offload_supported()
@@ -276,7 +276,7 @@ class LocalEngine:
     def _logprobs(self):
         import numpy as np
 
-        pointer = _llama_cpp().llama_get_logits_ith(self.llm.ctx, -1)
+        pointer = import_llama_cpp().llama_get_logits_ith(self.llm.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),)).astype(np.float64)
         top = logits.max()
         return logits - top - math.log(np.exp(logits - top).sum())
