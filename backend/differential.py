@@ -75,7 +75,7 @@ def ctype_of(type_text: str) -> str | None:
     return CTYPES.get(" ".join(text.split()))
 
 
-def _eval_count(expression: str, sizes: dict[str, int]) -> int | None:
+def eval_count(expression: str, sizes: dict[str, int]) -> int | None:
     """Value of a C extent like `n*m` or `(n + 2)`, or None if it is anything else."""
     try:
         tree = ast.parse(expression.strip(), mode="eval")
@@ -118,7 +118,7 @@ class _Array:
     written: bool
 
 
-def _arrays(function: Function) -> dict[str, _Array]:
+def array_arguments(function: Function) -> dict[str, _Array]:
     found: dict[str, _Array] = {}
     for _, arrays in function.data:
         for data in arrays:
@@ -142,7 +142,7 @@ def _sizes_of(function: Function, arrays: dict[str, _Array]) -> list[str]:
 
 def _testable(function: Function) -> str:
     """Why `function` cannot be called on synthetic inputs, or ""."""
-    arrays = _arrays(function)
+    arrays = array_arguments(function)
     sizes = _sizes_of(function, arrays)
     for param in function.params:
         if param.is_pointer and param.name not in arrays:
@@ -160,7 +160,7 @@ def _testable(function: Function) -> str:
 
 def plan_cases(function: Function) -> tuple[list[dict[str, Any]], str]:
     """The argument lists to test with, or ([], why the function is not testable)."""
-    arrays = _arrays(function)
+    arrays = array_arguments(function)
     sizes = _sizes_of(function, arrays)
     why = _testable(function)
     if why:
@@ -182,7 +182,7 @@ def case_at(
     why = _testable(function)
     if why:
         return None, why
-    arrays = _arrays(function)
+    arrays = array_arguments(function)
     missing = [name for name in _sizes_of(function, arrays) if name not in sizes]
     if missing:
         return None, f"the value of '{missing[0]}' is unknown"
@@ -240,7 +240,7 @@ def _extent(expression: str, sizes: dict[str, int]) -> int | None:
     if parts:
         first, second = _extent(parts.group(1), sizes), _extent(parts.group(2), sizes)
         return None if first is None or second is None else max(first, second)
-    return _eval_count(expression, sizes)
+    return eval_count(expression, sizes)
 
 
 def exported(source: str, name: str, cxx: bool) -> str:

@@ -26,7 +26,7 @@ def load_function(path: str, restype: str | None, argtypes: list[str]):  # type:
     return kind(address)
 
 
-def _values(arg: dict, rng: random.Random) -> list:  # type: ignore[type-arg]
+def input_values(arg: dict, rng: random.Random) -> list:  # type: ignore[type-arg]
     if arg["integer"]:
         low, high = arg["range"]
         return [rng.randrange(low, high) for _ in range(arg["length"])]
@@ -43,7 +43,7 @@ def _close(expected: float, actual: float, rtol: float, atol: float) -> bool:
     return abs(expected - actual) <= atol + rtol * abs(expected)
 
 
-def _call(function, case: dict, data: dict):  # type: ignore[no-untyped-def]
+def call_function(function, case: dict, data: dict):  # type: ignore[no-untyped-def]
     arrays, args = {}, []
     for arg in case["args"]:
         if arg["kind"] == "array":
@@ -58,11 +58,11 @@ def _call(function, case: dict, data: dict):  # type: ignore[no-untyped-def]
 
 def _run_case(reference, candidate, case: dict, rtol: float, atol: float) -> str | None:  # type: ignore[no-untyped-def]
     rng = random.Random(case["seed"])
-    data = {a["name"]: _values(a, rng) for a in case["args"] if a["kind"] == "array"}
-    _say({"calling": "reference"})
-    want, want_arrays = _call(reference, case, data)
-    _say({"calling": "candidate"})
-    got, got_arrays = _call(candidate, case, data)
+    data = {a["name"]: input_values(a, rng) for a in case["args"] if a["kind"] == "array"}
+    say({"calling": "reference"})
+    want, want_arrays = call_function(reference, case, data)
+    say({"calling": "candidate"})
+    got, got_arrays = call_function(candidate, case, data)
     for arg in case["args"]:
         if arg["kind"] != "array" or not arg["compare"]:
             continue
@@ -76,7 +76,7 @@ def _run_case(reference, candidate, case: dict, rtol: float, atol: float) -> str
     return None
 
 
-def _say(record: dict) -> None:  # type: ignore[type-arg]
+def say(record: dict) -> None:  # type: ignore[type-arg]
     # Flushed at once: if the next call crashes this process, the parent knows who did it.
     print(json.dumps(record), flush=True)
 
@@ -89,7 +89,7 @@ def main(spec_path: str) -> int:
     candidate = load_function(spec["candidate"], spec["restype"], argtypes)
     for number, case in enumerate(spec["cases"]):
         problem = _run_case(reference, candidate, case, spec["rtol"], spec["atol"])
-        _say({"case": number, "sizes": case["sizes"], "problem": problem})
+        say({"case": number, "sizes": case["sizes"], "problem": problem})
         if problem:
             return 1
     return 0

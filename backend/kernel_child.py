@@ -11,7 +11,7 @@ import random
 import sys
 from typing import Any
 
-from differential_child import _call, _say, _values, load_function  # same folder
+from differential_child import call_function, input_values, load_function, say  # same folder
 
 
 def _dtype(np: Any, ctype: str) -> Any:
@@ -59,10 +59,10 @@ def _run_case(
     np: Any, cuda: Any, reference: Any, kernels: dict, case: dict, spec: dict
 ) -> str | None:  # type: ignore[type-arg]
     rng = random.Random(case["seed"])
-    data = {a["name"]: _values(a, rng) for a in case["args"] if a["kind"] == "array"}
-    _say({"calling": "reference"})
-    _, want_arrays = _call(reference, case, data)
-    _say({"calling": "kernels"})
+    data = {a["name"]: input_values(a, rng) for a in case["args"] if a["kind"] == "array"}
+    say({"calling": "reference"})
+    _, want_arrays = call_function(reference, case, data)
+    say({"calling": "kernels"})
     try:
         got_arrays = _launch_all(np, cuda, kernels, case, data)
     except cuda.Error as error:
@@ -82,7 +82,7 @@ def main(spec_path: str) -> int:
         import numpy as np
         import pycuda.driver as cuda
     except ImportError as error:
-        _say({"skip": f"pycuda cannot be imported ({error})"})
+        say({"skip": f"pycuda cannot be imported ({error})"})
         return 0
     try:
         cuda.init()
@@ -90,7 +90,7 @@ def main(spec_path: str) -> int:
             raise cuda.Error("no CUDA device")
         context = cuda.Device(0).make_context()
     except cuda.Error as error:
-        _say({"skip": f"no GPU for pycuda ({error})"})
+        say({"skip": f"no GPU for pycuda ({error})"})
         return 0
     try:
         return _run_cases(np, cuda, spec)
@@ -112,13 +112,13 @@ def _run_cases(np: Any, cuda: Any, spec: dict) -> int:  # type: ignore[type-arg]
         kernels = _load_kernels(cuda, spec)
     except cuda.Error as error:
         # A cubin for another architecture than this GPU's, say: not the candidate's fault.
-        _say({"skip": f"the kernels cannot be loaded ({error})"})
+        say({"skip": f"the kernels cannot be loaded ({error})"})
         return 0
     argtypes = [a["ctype"] if a["kind"] != "array" else "pointer" for a in spec["cases"][0]["args"]]
     reference = load_function(spec["reference"], spec["restype"], argtypes)
     for number, case in enumerate(spec["cases"]):
         problem = _run_case(np, cuda, reference, kernels, case, spec)
-        _say({"case": number, "sizes": case["sizes"], "problem": problem})
+        say({"case": number, "sizes": case["sizes"], "problem": problem})
         if problem:
             return 1
     return 0

@@ -31,14 +31,14 @@ from cudaify.backend.cache import Cache
 from cudaify.backend.compile import Build, compile_cubin, compile_reference
 from cudaify.backend.differential import (
     Outcome,
-    _arrays,
-    _eval_count,
+    array_arguments,
     ctype_of,
+    eval_count,
     exported,
     plan_cases,
 )
-from cudaify.backend.timing import _parser
 from cudaify.frontend.facts import Function, Loop, Program
+from cudaify.transforms import csource as cs
 
 CHILD = Path(__file__).with_name("kernel_child.py")
 BLOCK = {1: {"x": 256}, 2: {"x": 32, "y": 8}, 3: {"x": 32, "y": 4, "z": 2}}
@@ -79,7 +79,7 @@ class Kernel:
 def find_kernels(code: str, function: str) -> list[Kernel]:
     """The kernels generated from `function` (named `<function>_kernel...`), in order."""
     data = code.encode("utf-8", errors="surrogateescape")
-    tree = _parser("cuda").parse(data)
+    tree = cs.parse(data)
     found = []
     stack = [tree.root_node]
     while stack:
@@ -223,7 +223,7 @@ def _launch(
     case: dict[str, Any],
     values: dict[str, int | float],
 ) -> dict[str, Any]:
-    arrays = _arrays(function)
+    arrays = array_arguments(function)
     scalars = {p.name: p for p in function.params if not p.is_pointer}
     chain = _perfect_chain(root)
     dims = dict(kernel.dims)
@@ -272,7 +272,7 @@ def _trip_count(name: str, chain: Sequence[Loop], values: dict[str, int | float]
     if loop is None:
         return None
     sizes = {k: v for k, v in values.items() if isinstance(v, int)}
-    lower, upper = _eval_count(loop.lower, sizes), _eval_count(loop.upper, sizes)
+    lower, upper = eval_count(loop.lower, sizes), eval_count(loop.upper, sizes)
     if lower is None or upper is None or loop.step == 0:
         return None
     span = upper - lower if loop.step > 0 else lower - upper
