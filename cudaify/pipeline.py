@@ -929,8 +929,9 @@ def result_key(source_path: str, source: bytes, config: Config) -> str:
 
 
 def _code_files() -> list[Path]:
-    """cudaify's own Python sources, every stage package's folder (the package-dir mapping
-    puts them side by side, not under cudaify/)."""
+    """cudaify's own Python sources and the C/CUDA runtime files it pastes or builds
+    (transforms/runtime/*.cuh, backend/runtime/*.h), every stage package's folder (the
+    package-dir mapping puts them side by side, not under cudaify/)."""
     from importlib.util import find_spec
 
     roots: set[Path] = set()
@@ -938,7 +939,10 @@ def _code_files() -> list[Path]:
         spec = find_spec(package)
         if spec is not None:
             roots.update(Path(p) for p in spec.submodule_search_locations or [])
-    return sorted({path for root in roots for path in root.rglob("*.py")})
+    return sorted({path for root in roots for kind in _CODE_KINDS for path in root.rglob(kind)})
+
+
+_CODE_KINDS = ("*.py", "*.cuh", "*.h")
 
 
 _STAGES = ("frontend", "transforms", "regraph", "mcgs", "backend")

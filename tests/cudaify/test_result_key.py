@@ -29,6 +29,8 @@ def test_code_files_cover_every_stage_package():
         ("regraph", "graph.py"),
         ("mcgs", "mcgs.py"),
         ("backend", "evaluate.py"),
+        ("runtime", "data_residency.cuh"),
+        ("runtime", "timing_runtime.h"),
     ]:
         assert expected in names
 
