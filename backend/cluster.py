@@ -150,9 +150,10 @@ class Cluster:
 
     def finished(self, refs: Sequence[Any]) -> list[Any]:
         """Those of `refs` whose task has ended, without waiting."""
-        if not refs:
+        unique = list(dict.fromkeys(refs))  # ray.wait refuses a ref given twice
+        if not unique:
             return []
-        ready, _ = self.ray.wait(list(refs), num_returns=len(refs), timeout=0)
+        ready, _ = self.ray.wait(unique, num_returns=len(unique), timeout=0)
         return list(ready)
 
     def get(self, ref: Any) -> Done:
@@ -199,7 +200,7 @@ class Cluster:
         processes on its way out. With `grace`, one still running after that many seconds
         (in a call that does not return to Python: a sleep, a wait on a pipe) has its
         worker process killed."""
-        targets = list(self._running if refs is None else refs)
+        targets = list(dict.fromkeys(self._running if refs is None else refs))
         for ref in targets:
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=False, recursive=True)
@@ -231,7 +232,8 @@ def connect(address: str | None) -> Cluster:
     address = address or LOCAL
     if ray.is_initialized():
         return Cluster(ray, started=False, address=address)
-    options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+    # the workers' output and Ray's notices stay out of cudaify's; its errors still show
+    options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
     if address == LOCAL:
         options["include_dashboard"] = False
     try:

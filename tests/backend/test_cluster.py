@@ -224,6 +224,26 @@ def test_remote_evaluator_screens_as_the_local_one(local_cluster, tmp_path):
     assert remote.reference == local.reference  # the CPU profile travelled, not re-run
 
 
+def test_close_stops_what_the_search_did_not_wait_for(local_cluster, tmp_path):
+    """Candidates prefetched and never screened (a search that ended first) are cancelled by
+    close; without a GPU a candidate's build task is also its screening task."""
+    from cudaify.pipeline import Stages, prepare
+
+    source = tmp_path / "shift.c"
+    source.write_text(SHIFT)
+    config = fast(tmp_path / "cache")
+    program = prepare(str(source), config)
+    stages = Stages(program, config)
+    made = [stages.expand(Variant(code=program.source), m)[0] for m in ("offload", "schedule")]
+    assert all(made)
+    evaluator = cluster.RemoteEvaluator(local_cluster, program, config)
+    evaluator.prefetch(made)
+    assert evaluator.screen(made[0]).stage == Stage.COMPILE
+    evaluator.close()
+    evaluator.prefetch(made)  # closed: nothing more is started
+    assert not evaluator._tasks
+
+
 def offloaded(program, config: Config) -> Variant:
     """The program with its loop offloaded by the rule, as the search would make it."""
     from cudaify.pipeline import Stages
