@@ -255,6 +255,11 @@ def function_nodes(tree: Tree, source: bytes) -> dict[str, Node]:
 def all_function_nodes(tree: Tree, source: bytes) -> dict[str, list[Node]]:
     """Every function definition by name, class members and namespaces included
     (overloads and members of several classes share a name)."""
+    return {name: list(nodes) for name, nodes in _all_function_nodes(tree, source).items()}
+
+
+@functools.lru_cache(maxsize=64)  # asked of the same tree by many passes
+def _all_function_nodes(tree: Tree, source: bytes) -> dict[str, tuple[Node, ...]]:
     found: dict[str, list[Node]] = {}
     for node in walk(tree.root_node):
         if node.type != "function_definition":
@@ -262,7 +267,7 @@ def all_function_nodes(tree: Tree, source: bytes) -> dict[str, list[Node]]:
         name = function_name(node, source)
         if name:
             found.setdefault(name, []).append(node)
-    return found
+    return {name: tuple(nodes) for name, nodes in found.items()}
 
 
 def unwrap_template(node: Node) -> Node | None:

@@ -5,6 +5,7 @@ any method (or the SLM) in the offload's shape are understood."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -78,6 +79,13 @@ def is_kernel(definition: Node) -> bool:
 
 def kernels(data: bytes) -> list[Kernel]:
     """Every `__global__` function of the variant, with its grid-stride levels."""
+    return list(_kernels(data))
+
+
+# A search asks the same variant's kernels and launches of many passes (their checks, the
+# cost model): a walk of the whole tree each time was a fifth of its Python time.
+@functools.lru_cache(maxsize=64)
+def _kernels(data: bytes) -> tuple[Kernel, ...]:
     tree = cs.parse(data)
     found = []
     for node in cs.walk(tree.root_node):
@@ -85,7 +93,7 @@ def kernels(data: bytes) -> list[Kernel]:
             continue
         name = cs.function_name(node, data) or ""
         found.append(Kernel(name, node, _levels(node, data), *_origin(node, data)))
-    return found
+    return tuple(found)
 
 
 def _levels(definition: Node, data: bytes) -> tuple[Level, ...]:
@@ -115,6 +123,11 @@ def _origin(definition: Node, data: bytes) -> tuple[str, int]:
 def launches(data: bytes) -> list[Launch]:
     """Every `K<<<grid, block>>>(...)` with the `dim3` shapes it names, when declared in
     the same block before it."""
+    return list(_launches(data))
+
+
+@functools.lru_cache(maxsize=64)
+def _launches(data: bytes) -> tuple[Launch, ...]:
     tree = cs.parse(data)
     found = []
     for node in cs.walk(tree.root_node):
@@ -130,7 +143,7 @@ def launches(data: bytes) -> list[Launch]:
             _shape(node, cs.text(configuration[1], data), data) if len(configuration) > 1 else None
         )
         found.append(Launch(name, node, grid, block))
-    return found
+    return tuple(found)
 
 
 _SHAPE = r"const dim3 {name}\((?P<args>[^;]*)\);"
