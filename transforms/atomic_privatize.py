@@ -176,12 +176,39 @@ class AtomicPrivatize(ps.LoopPatternMethod):
         return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        problems = []
-        if "cudaify_add_at(" not in after.code and "atomicAdd(" not in after.code:
-            problems.append(Problem("atomic_privatize", "no atomic update is made"))
-        if "<<<" not in after.code:
-            problems.append(Problem("atomic_privatize", "no kernel launch is made"))
-        return problems
+        """A new or changed kernel, launched from host code with an array that a loop of
+        the launching function updated (or its device copy), keeps private copies (shared
+        or local arrays) and merges with atomics."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
+        old, new = pc.parsed(before.code), pc.parsed(after.code)
+        changed = pc.changed_kernels(old, new)
+        for launch in pc.host_launches(old, new):
+            kernel = changed.get(launch.kernel)
+            if kernel is None or launch.function is None:
+                continue
+            if not pc.atomic_calls(new, kernel):
+                continue
+            if not (pc.shared_declarations(new, kernel) or pc.local_arrays(new, kernel)):
+                continue
+            if not pc.takes_over(old, new, launch):
+                continue
+            updated = pc.loop_arrays(
+                old, pc.reaching_functions(old, new, pc.function_of(launch.call, new))
+            )
+            passed = {n for arg in pc.arguments(launch.call) for n in pc.identifiers(arg, new)}
+            if pc.aliases(new, launch.function, updated) & passed:
+                return []
+        return [
+            Problem(
+                "atomic_privatize",
+                "no launched kernel updates an array of the loop through private copies "
+                "merged with atomics",
+            )
+        ]
 
 
 def _describe(plan: AtomicPlan) -> str:

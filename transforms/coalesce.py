@@ -62,7 +62,18 @@ class Coalesce(Method):
         return Outcome(variant.then(self.name, code, "rule", detail=detail))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        problems = []
+        """A launched kernel runs its loops on other grid dimensions (threadIdx/blockIdx
+        dimensions used in another order) or is launched with another shape; no kernel
+        maps two loops on one dimension; as many kernels as before."""
+        from cudaify.transforms import postcondition as pc
+
+        problems = pc.common_problems(self.name, before.code, after.code)
+        if problems:
+            return problems
+        if not pc.remapped(before.code, after.code):
+            problems.append(
+                Problem("coalesce", "no launched kernel maps its loops on other dimensions")
+            )
         for kernel in kt.kernels(kt.encode(after.code)):
             dims = [level.dim for level in kernel.levels]
             if len(set(dims)) != len(dims):

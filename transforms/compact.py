@@ -111,7 +111,10 @@ class Compact(ps.LoopPatternMethod):
         )
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        return compact_problems(before.code, after.code)
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        return common or compact_problems(before.code, after.code)
 
 
 # ---- the plan ----------------------------------------------------------------------------

@@ -117,7 +117,37 @@ class DataResidency(Method):
         return Outcome(variant.then(self.name, plan.code, "rule", detail=detail))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        return residency_problems(after.code)
+        """Data stays on the device across launches: more residency scopes are opened in
+        host code, or fewer transfers and allocations are made (in host loops, or in all:
+        buffers reused); scopes and maps balanced, the runtime present."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
+        problems = residency_problems(after.code)
+        old, new = pc.parsed(before.code), pc.parsed(after.code)
+        scopes = frozenset({"cudaify_scope_begin"})
+        opened = pc.host_calls(new, scopes, in_loops=False) > pc.host_calls(old, scopes, False)
+        hoisted = any(
+            pc.host_calls(new, TRANSFERS, in_loops) < pc.host_calls(old, TRANSFERS, in_loops)
+            for in_loops in (True, False)
+        )
+        if not (opened or hoisted):
+            problems.append(
+                Problem(
+                    "data_residency",
+                    "no residency scope was opened and no transfer or allocation was saved",
+                )
+            )
+        return problems
+
+
+# host calls that move or allocate device data: what residency takes out of loops
+TRANSFERS = frozenset(
+    {"cudaMemcpy", "cudaMemcpyAsync", "cudaMalloc", "cudaMallocAsync", "cudaFree"}
+    | {"cudaFreeAsync", "cudaMemcpy2D", "cudaMemset", "cudaMemsetAsync"}
+)
 
 
 def residency_problems(code: str) -> list[Problem]:
@@ -147,8 +177,6 @@ def residency_problems(code: str) -> list[Problem]:
                         line=cs.line_of(node),
                     )
                 )
-    if "cudaify_scope_begin();" not in code:
-        problems.append(Problem("data_residency", "no residency scope was opened"))
     return problems
 
 

@@ -33,6 +33,8 @@ INTRINSICS = {
     "powf": "__powf",
     "sincosf": "__sincosf",
 }
+# what a model may call instead of the table's choice: CUDA's fast single-precision math
+FAST_INTRINSICS = frozenset(INTRINSICS.values()) | {"rsqrtf", "__fdividef", "__frsqrt_rn"}
 _ONE = {"1.0f", "1.f", "1.0F", "1.F", "1.0e0f"}
 
 
@@ -72,12 +74,19 @@ class FastMath(Method):
         return Outcome(variant.then(self.name, code, "rule", detail="; ".join(details)))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        """Intrinsics appear only inside kernels."""
+        """A launched kernel calls more fast intrinsics than before; intrinsics appear only
+        inside kernels."""
+        from cudaify.transforms import postcondition as pc
+
+        problems = pc.common_problems(self.name, before.code, after.code)
+        if problems:
+            return problems
+        if not pc.kernel_gained(before.code, after.code, pc.call_count(FAST_INTRINSICS)):
+            problems.append(Problem("fast_math", "no launched kernel calls a new fast intrinsic"))
         data = kt.encode(after.code)
         tree = cs.parse(data)
         kernel_ranges = [(k.node.start_byte, k.node.end_byte) for k in kt.kernels(data)]
         intrinsics = set(INTRINSICS.values())
-        problems = []
         for name, call in cs.calls_in(tree.root_node, data):
             if name not in intrinsics:
                 continue

@@ -150,6 +150,11 @@ class FpExact(Method):
         intrinsics as before (in all, more); no multiplication of a known floating type is
         left as an operator (nvcc could fuse it); every intrinsic rounds in its operation's
         C type (a `__fmul_rn` of doubles would lose precision)."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
         old, new = kt.encode(before.code), kt.encode(after.code)
         old_tree, new_tree = cs.parse(old), cs.parse(new)
         if _host_view(old_tree, old) != _host_view(new_tree, new):

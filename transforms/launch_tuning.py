@@ -73,11 +73,24 @@ class LaunchTuning(Method):
         return Outcome(variant.then(self.name, code, "rule", detail="; ".join(details)))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        """Each tuned launch's grid counts blocks of the block's sizes (times the outputs
-        per thread it counted before), dimension by dimension."""
+        """A launched kernel is launched with another configuration or gained
+        `__launch_bounds__`; each tuned launch's grid counts blocks of the block's sizes
+        (times the outputs per thread it counted before), dimension by dimension."""
+        from cudaify.transforms import postcondition as pc
+
+        problems = pc.common_problems(self.name, before.code, after.code)
+        if problems:
+            return problems
+        bounds = pc.leaf_count(frozenset({"__launch_bounds__"}), pc.whole)
+        if not (
+            pc.relaunched(before.code, after.code)
+            or pc.kernel_gained(before.code, after.code, bounds)
+        ):
+            problems.append(
+                Problem("launch_tuning", "no launch of a kernel changed its configuration")
+            )
         data = kt.encode(after.code)
         kernels = {kernel.name: kernel for kernel in kt.kernels(data)}
-        problems = []
         for launch in kt.launches(data):
             try:
                 block, threads = _block_sizes(launch), _grid_threads(launch)

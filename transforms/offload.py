@@ -139,18 +139,11 @@ class Offload(Method):
         return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        tree = cs.parse(after.code.encode("utf-8", errors="surrogateescape"))
-        nodes = list(cs.walk(tree.root_node))
-        problems = []
-        if not any(n.type == "function_definition" and _is_kernel(n) for n in nodes):
-            problems.append(Problem("offload", "no __global__ kernel is defined"))
-        if not any(n.type == "kernel_call_syntax" for n in nodes):
-            problems.append(Problem("offload", "no kernel launch (<<<grid, block>>>) is made"))
-        return problems
+        """A host loop is gone and its function launches a new kernel in its place."""
+        from cudaify.transforms import postcondition as pc
 
-
-def _is_kernel(definition: Node) -> bool:
-    return any(child.type == "__global__" for child in definition.children)
+        common = pc.common_problems(self.name, before.code, after.code)
+        return common or pc.offloaded_problems(self.name, before.code, after.code)
 
 
 def _describe(plan: NestPlan) -> str:

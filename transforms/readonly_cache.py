@@ -78,8 +78,22 @@ class ReadonlyCache(Method):
         return Outcome(variant.then(self.name, code, "rule", detail="; ".join(details)))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        """Every kernel that had its parameters qualified has all pointers restricted."""
-        problems = []
+        """A launched kernel gained `__restrict__` pointer parameters or `__ldg` loads;
+        every kernel that had its parameters qualified has all pointers restricted."""
+        from cudaify.transforms import postcondition as pc
+
+        problems = pc.common_problems(self.name, before.code, after.code)
+        if problems:
+            return problems
+        restricted = pc.leaf_count(frozenset({RESTRICT, "__restrict"}), pc.head)
+        loads = pc.call_count(frozenset({"__ldg"}))
+        if not (
+            pc.kernel_gained(before.code, after.code, restricted)
+            or pc.kernel_gained(before.code, after.code, loads)
+        ):
+            problems.append(
+                Problem("readonly_cache", "no launched kernel gained restricted or __ldg loads")
+            )
         data = kt.encode(after.code)
         for kernel in kt.kernels(data):
             try:

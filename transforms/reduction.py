@@ -161,23 +161,28 @@ class ReductionMethod(ps.LoopPatternMethod):
         return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        tree = cs.parse(after.code.encode("utf-8", errors="surrogateescape"))
-        source = after.code.encode("utf-8", errors="surrogateescape")
-        launched = {
-            cs.text(n.child_by_field_name("function"), source)
-            for n in cs.walk(tree.root_node)
-            if n.type == "call_expression"
-            and n.child_by_field_name("function") is not None
-            and any(c.type == "kernel_call_syntax" for c in n.children)
-        }
-        problems = []
-        if "cudaify_block_reduce" not in after.code and "cudaify_shfl_down" not in after.code:
-            problems.append(
-                Problem("reduction", "no block reduction (cudaify_block_reduce) is made")
+        """A new or changed kernel, launched from host code, combines its threads' values:
+        warp shuffles, a shared array between barriers, atomics or a CUB block/warp reduce,
+        in its own code or the device functions it calls; a new one takes over a loop of
+        the function that launches it."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
+        old, new = pc.parsed(before.code), pc.parsed(after.code)
+        changed = pc.changed_kernels(old, new)
+        for launch in pc.host_launches(old, new):
+            kernel = changed.get(launch.kernel)
+            if kernel is not None and pc.combines_threads(new, kernel):
+                if pc.takes_over(old, new, launch):
+                    return []
+        return [
+            Problem(
+                "reduction",
+                "no launched kernel combines its threads' values (a block reduction)",
             )
-        if not launched:
-            problems.append(Problem("reduction", "no kernel launch (<<<grid, block>>>) is made"))
-        return problems
+        ]
 
 
 def _group_label(g: ArgGroup, var: str) -> str:

@@ -82,19 +82,26 @@ class RegisterTiling(Method):
         return Outcome(variant.then(self.name, code, "rule", detail=detail))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        return coarsening_problems(before.code, after.code)
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        return common or coarsening_problems(before.code, after.code)
 
 
 def coarsening_problems(before: str, after: str) -> list[Problem]:
-    """The postcondition: some kernel's grid-stride loop steps FACTOR times further, and
-    no barrier was added (a coarsened thread must not wait for itself)."""
+    """The postcondition: a launched kernel has more grid-stride loops whose step covers
+    several outputs per thread (a constant factor times the grid), and no barrier was
+    added (a coarsened thread must not wait for itself)."""
+    from cudaify.transforms import postcondition as pc
+
     problems = []
-    compact = kn.compact(after)
-    if not any(f"gridDim.{d}*{FACTOR})" in compact for d in "xyz"):
+    if not pc.kernel_gained(before, after, pc.coarsened_strides):
         problems.append(
             Problem("register_tiling", f"no grid-stride loop covers {FACTOR} outputs per thread")
         )
-    if after.count("__syncthreads") > before.count("__syncthreads"):
+    barriers = frozenset({"__syncthreads"})
+    old, new = pc.parsed(before), pc.parsed(after)
+    if pc.device_call_count(new, barriers) > pc.device_call_count(old, barriers):
         problems.append(Problem("register_tiling", "coarsening added a __syncthreads() barrier"))
     return problems
 

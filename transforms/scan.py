@@ -129,12 +129,44 @@ class Scan(ps.LoopPatternMethod):
         return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        problems = []
-        if "cub::DeviceScan::" not in after.code:
-            problems.append(Problem("scan", "no device-wide scan (cub::DeviceScan) is made"))
-        if "<<<" not in after.code:
-            problems.append(Problem("scan", "no kernel launch is made"))
-        return problems
+        """A host function lost a loop and calls a device-wide scan in its place, over the
+        loop's arrays: the scan's arguments are their device copies (through transfers and
+        the kernels that fill them), or the statement holding the scan moves them."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
+        old, new = pc.parsed(before.code), pc.parsed(after.code)
+        replaced = pc.replaced_loops(old, new)
+        for name, call in pc.calls(new.root, new):
+            if not SCAN_CALL.fullmatch(name):
+                continue
+            function = cs.enclosing_function(call)
+            if function is None or pc.is_kernel(function) or pc.is_device_only(function):
+                continue
+            scanned = {n for arg in pc.arguments(call) for n in pc.identifiers(arg, new)}
+            around = pc.identifiers(pc.statement_in(function, call), new)
+            for owner in pc.reaching_functions(old, new, pc.function_of(call, new)):
+                written = {
+                    a for loop in replaced.get(owner, []) for a in pc.arrays_written(loop, old)
+                }
+                flows = pc.aliases(new, function, written, through_launches=True)
+                if written & around or flows & scanned:
+                    return []
+        return [
+            Problem(
+                "scan",
+                "no device-wide scan (cub::DeviceScan) over a replaced loop's arrays is made",
+            )
+        ]
+
+
+# cub's device-wide scans, and thrust's run with a device policy or on device vectors
+SCAN_CALL = re.compile(
+    r"cub::DeviceScan::(?:Inclusive|Exclusive)(?:Sum|Scan)(?:ByKey)?"
+    r"|thrust::(?:inclusive|exclusive)_scan(?:_by_key)?"
+)
 
 
 def _describe(plan: ScanPlan) -> str:

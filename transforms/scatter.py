@@ -100,7 +100,10 @@ class Scatter(ps.LoopPatternMethod):
         )
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        return scatter_problems(after.code)
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        return common or scatter_problems(after.code)
 
 
 def _indirect_store(loop: Loop) -> bool:

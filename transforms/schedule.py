@@ -149,32 +149,11 @@ class ScheduleMapping(Method):
         return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        tree = cs.parse(after.code.encode("utf-8", errors="surrogateescape"))
-        source = after.code.encode("utf-8", errors="surrogateescape")
-        kernels = {
-            cs.function_name(n, source)
-            for n in cs.walk(tree.root_node)
-            if n.type == "function_definition" and any(c.type == "__global__" for c in n.children)
-        }
-        launched = {
-            _launch_name(n, source) for n in cs.walk(tree.root_node) if n.type == "call_expression"
-        }
-        problems = []
-        if not kernels:
-            problems.append(Problem("schedule", "no __global__ kernel is defined"))
-        elif not kernels & launched:
-            problems.append(Problem("schedule", "no kernel the program defines is launched"))
-        return problems
+        """A host loop nest is gone and its function launches a new kernel in its place."""
+        from cudaify.transforms import postcondition as pc
 
-
-def _launch_name(call, source: bytes) -> str | None:
-    if not any(c.type == "kernel_call_syntax" for c in call.children):
-        return None
-    function = call.child_by_field_name("function")
-    if function is None:
-        return None
-    name = cs.text(function, source)
-    return name.split("<", 1)[0].strip()
+        common = pc.common_problems(self.name, before.code, after.code)
+        return common or pc.offloaded_problems(self.name, before.code, after.code)
 
 
 # -- planning ----------------------------------------------------------------------------

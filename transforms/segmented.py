@@ -148,7 +148,22 @@ class Segmented(Method):
         return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        return segmented_problems(after.code)
+        """segmented_problems, in a kernel this step made or changed."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
+        problems = segmented_problems(after.code)
+        old, new = pc.parsed(before.code), pc.parsed(after.code)
+        if not problems and not any(
+            _warp_stride_loop(kernel, new.data) is not None
+            for kernel in pc.changed_kernels(old, new).values()
+        ):
+            problems.append(
+                Problem("segmented", "no kernel of this step gives each iteration a warp")
+            )
+        return problems
 
 
 def _first(reasons: list[str]) -> str:

@@ -140,7 +140,19 @@ class SharedTiling(Method):
         return Outcome(variant.then(self.name, code, "rule", detail=detail))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        return tiling_problems(after.code)
+        """A launched kernel declares more __shared__ arrays than before and calls
+        __syncthreads; no barrier that some threads of a block may skip."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
+        problems = tiling_problems(after.code)
+        if not pc.kernel_gained(before.code, after.code, pc.staged_tiles):
+            problems.append(
+                Problem("shared_tiling", "no launched kernel stages a new tile in shared memory")
+            )
+        return problems
 
 
 def tiling_problems(code: str) -> list[Problem]:

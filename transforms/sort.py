@@ -99,7 +99,10 @@ class Sort(Method):
         return Outcome(variant.then(self.name, code, "rule", detail=detail, offloaded=functions))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        return sort_problems(before.code, after.code)
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        return common or sort_problems(before.code, after.code)
 
 
 # ---- finding the calls ---------------------------------------------------------------------

@@ -60,8 +60,21 @@ class Unroll(Method):
         return Outcome(variant.then(self.name, code, "rule", detail="; ".join(details)))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        """Every `#pragma unroll` added is inside a kernel, right before a for loop."""
-        problems = []
+        """A launched kernel has more loops under `#pragma unroll`, or fewer loops and more
+        statements (a loop replicated by hand); every `#pragma unroll` is inside a kernel,
+        right before a for loop."""
+        from cudaify.transforms import postcondition as pc
+
+        problems = pc.common_problems(self.name, before.code, after.code)
+        if problems:
+            return problems
+        if not (
+            pc.kernel_gained(before.code, after.code, pc.unroll_pragmas)
+            or pc.loop_replicated(before.code, after.code)
+        ):
+            problems.append(
+                Problem("unroll", "no loop of a launched kernel is unrolled or replicated")
+            )
         data = kt.encode(after.code)
         tree = cs.parse(data)
         kernel_ranges = [(k.node.start_byte, k.node.end_byte) for k in kt.kernels(data)]

@@ -106,9 +106,37 @@ class Wavefront(ps.LoopPatternMethod):
         return _describe(plan)
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        if "<<<" in after.code and "wave" in after.code:
-            return []
-        return [Problem("wavefront", "no kernel launch per anti-diagonal is made")]
+        """A host loop (over the diagonals) encloses a launch of a new kernel that is
+        passed the loop's variable, in a function whose 2-D nest is gone."""
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        if common:
+            return common
+        old, new = pc.parsed(before.code), pc.parsed(after.code)
+        changed = pc.changed_kernels(old, new)
+        nests = {
+            name
+            for name, loops in pc.replaced_loops(old, new).items()
+            if any(pc.host_loops(old, loop)[1:] for loop in loops)
+        }
+        for launch in pc.host_launches(old, new):
+            if launch.kernel not in changed or launch.function is None:
+                continue
+            launcher = pc.function_of(launch.call, new)
+            if not pc.reaching_functions(old, new, launcher) & nests:
+                continue
+            passed = {n for arg in pc.arguments(launch.call) for n in pc.identifiers(arg, new)}
+            for loop in pc.enclosing_loops(launch.call):
+                steps = pc.loop_variables(loop, new)
+                if steps & passed or steps & pc.computed_from(loop, launch.call, new, passed):
+                    return []
+        return [
+            Problem(
+                "wavefront",
+                "no host loop launches a new kernel with its diagonal in place of a 2-D nest",
+            )
+        ]
 
 
 def _describe(plan: WavePlan) -> str:

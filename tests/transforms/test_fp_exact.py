@@ -239,8 +239,7 @@ def test_the_postcondition_rejects_decoys() -> None:
     kernel_line = "        det[k] = x[k] * y[k + 1] - x[k + 1] * y[k];\n"
     # a comment that says it was done
     commented = _decoy(before, kernel_line, "        /* fp_exact: no FMA */\n" + kernel_line)
-    assert "no floating-point operation was rewritten" in problems(commented)
-    assert any("a floating product nvcc may fuse" in m for m in problems(commented))
+    assert problems(commented) == ["the answer changes nothing but comments and layout"]
     # an unused intrinsic call
     unused = _decoy(before, kernel_line, kernel_line + "        (void)__dmul_rn(1.0, 2.0);\n")
     assert "determinants_kernel: computes something else, not the same operations rounded" in (

@@ -110,8 +110,11 @@ def test_check_skips_kernels_whose_pointers_are_used_whole() -> None:
         "__global__ void other_kernel(int *count, long long n)\n"
         "{\n    int *first = count;\n    atomicAdd(first, (int)n);\n}\n"
     )
-    code = after.code.replace("int main(void)", extra + "\nint main(void)", 1)
-    assert READONLY.check(after, Variant(code), Context(program)) == []
+    launched = "int main(void)\n{\n    other_kernel<<<1, 1>>>(NULL, 0);"
+    code = after.code.replace("int main(void)\n{", extra + "\n" + launched, 1)
+    assert code.count("other_kernel") == 2
+    before = applied(program, "offload")
+    assert READONLY.check(before, Variant(code), Context(program)) == []
 
 
 def test_a_write_to_a_field_of_an_element_is_a_write(program_of) -> None:

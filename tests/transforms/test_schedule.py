@@ -181,7 +181,9 @@ def test_the_check_refuses_a_decoy_without_a_launched_kernel() -> None:
         program.source.replace("int main(void)", "__global__ void k() {}\nint main(void)")
     )
     problems = SCHEDULE.check(Variant(program.source), decoy, Context(program))
-    assert [p.message for p in problems] == ["no kernel the program defines is launched"]
+    assert [p.message for p in problems] == [
+        "the new kernel 'k' is never launched from host code the program runs"
+    ]
 
 
 RESIDENT = GOLDEN / "schedule_residency" / "init_compute_print.c"

@@ -141,9 +141,8 @@ def test_an_oversized_candidate_is_reported_without_parsing_it(program) -> None:
 
 def test_the_offload_check_wants_a_kernel_and_a_launch(program) -> None:
     problems = structural_problems(program, program.source, get("offload"))
-    assert kinds(problems) == ["offload", "offload"]
-    assert "__global__" in problems[0].message
-    assert "<<<" in problems[1].message
+    assert kinds(problems) == ["offload"]
+    assert problems[0].message == "the answer changes nothing but comments and layout"
 
 
 CXX_SOURCE = """\
