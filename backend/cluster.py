@@ -542,8 +542,14 @@ class RemoteEvaluator(Evaluator):
         return self._answer(variant, self._run_task(variant, "evaluate"))
 
     def remeasure(
-        self, variant: Variant, evaluation: Evaluation, detail: bool = True
+        self,
+        variant: Variant,
+        evaluation: Evaluation,
+        detail: bool = True,
+        beat: float | None = None,
     ) -> Evaluation:
+        """As Evaluator.remeasure, but every finalist is timed in full on its worker
+        (`beat` is not sent: a finalist's runs are one task)."""
         if not (self.run_on_gpu and evaluation.verified and evaluation.ran_on_gpu):
             return evaluation
         remeasured = self._answer(variant, self._run_task(variant, "remeasure", evaluation))

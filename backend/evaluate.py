@@ -85,7 +85,16 @@ from cudaify.backend.timing import (
     with_kernel_times,
 )
 from cudaify.config import Config
-from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Timing, Variant, content_hash
+from cudaify.core import (
+    TOO_SLOW,
+    Evaluation,
+    Problem,
+    Stage,
+    Timing,
+    Variant,
+    content_hash,
+    objective_speedup,
+)
 from cudaify.errors import InputError, SourceError
 from cudaify.frontend.facts import Program
 from cudaify.transforms.fp_exact import compares_floats
@@ -672,26 +681,37 @@ class Evaluator:
             gpu.remember(self._context_file(), f"{seconds:.6f}\n")
 
     def remeasure(
-        self, variant: Variant, evaluation: Evaluation, detail: bool = True
+        self,
+        variant: Variant,
+        evaluation: Evaluation,
+        detail: bool = True,
+        beat: float | None = None,
     ) -> Evaluation:
         """The full timing of a candidate `screen` verified: one more correctness run (the
         output must match again: a program whose output varies from run to run fails
         here), which is also the first of the timed runs (`runs`; one for a program that
         runs a second or more); with `detail`, the kernel-timing run and the profile too.
-        Anything else, and a candidate the deadline leaves no time for, is returned
-        unchanged."""
+        `beat`: a finalist's speedup (by the objective) timed in full already; when this
+        one's correctness run, the GPU alone, reads under `beat / RACE_MARGIN`, that run
+        is its timing (no more runs could make it the winner). Anything else, and a
+        candidate the deadline leaves no time for, is returned unchanged."""
         if not (self.run_on_gpu and evaluation.verified and evaluation.ran_on_gpu):
             return evaluation
         runs = runs_for(evaluation.timing.wall, self.config.runs)
         if not self.deadline.allows(runs * (evaluation.timing.wall or 0.0)):
             return evaluation
         try:
-            return self._remeasure(variant, evaluation, runs, detail)
+            return self._remeasure(variant, evaluation, runs, detail, beat)
         except OutOfTime:
             return evaluation
 
     def _remeasure(
-        self, variant: Variant, evaluation: Evaluation, runs: int, detail: bool
+        self,
+        variant: Variant,
+        evaluation: Evaluation,
+        runs: int,
+        detail: bool,
+        beat: float | None = None,
     ) -> Evaluation:
         build, timed, _seconds = self.compile(variant)  # a cache hit: the same binary
         if not build.ok:
@@ -706,9 +726,11 @@ class Evaluator:
                 return replace(checked, problems=(flaky, *checked.problems))
             if alone is not None:
                 harness = self._time_alone(variant, alone, checked.sample)
+            if harness is not None or self._outrun(evaluation, checked.sample, timed, beat):
+                runs = 1
             timing, failed = measure(
                 checked.binary,
-                runs=1 if harness is not None else runs,
+                runs=runs,
                 timeout=self._limit(checked.limit),
                 cuda=True,
                 expected_exit=checked.reference.exit_code,
@@ -730,6 +752,21 @@ class Evaluator:
             run_seconds=evaluation.run_seconds + seconds,
         )
         return self._detailed(variant, remeasured) if detail else remeasured
+
+    def _outrun(
+        self, evaluation: Evaluation, sample: Sample, timed: tuple[str, ...], beat: float | None
+    ) -> bool:
+        """Whether a finalist's correctness run alone (its first timed sample) is already
+        too slow to win against `beat` (see remeasure)."""
+        if beat is None:
+            return False
+        first = replace(
+            evaluation,
+            timing=self._sharing(summarise([sample]), 1),
+            reference=self.reference_timing(timed),
+        )
+        speedup = objective_speedup(first, self.config.objective)
+        return speedup is not None and speedup * RACE_MARGIN < beat
 
     def _harness_ready(
         self, variant: Variant, timed: tuple[str, ...], evaluation: Evaluation, runs: int
@@ -1069,6 +1106,10 @@ def hopeless_after(reference_seconds: float, gpu: bool = False) -> float:
     extra = HOPELESS_SECONDS_GPU if gpu else HOPELESS_SECONDS
     return HOPELESS_FACTOR * reference_seconds + extra
 
+
+# A finalist whose one run with the GPU alone reads this much slower than a finalist timed
+# in full is not timed further: one such run varies by a few percent, not by a quarter.
+RACE_MARGIN = 1.25
 
 MAX_COMPILE_JOBS = 8
 # Prefetched candidates screened at once beside the search's own run (see _screen_ahead):

@@ -230,6 +230,15 @@ class Evaluation:
         return str(self.problems[0]) if self.problems else ""
 
 
+def objective_speedup(evaluation: Evaluation, objective: str = "program") -> float | None:
+    """The speedup a variant is judged by: the whole program's (`program`, what the user
+    runs: CUDA's start and every copy count), or the offloaded region's (`region`). Each
+    falls back to the other where only that one was measured."""
+    if objective == "region":
+        return evaluation.region_speedup or evaluation.program_speedup
+    return evaluation.program_speedup or evaluation.region_speedup
+
+
 def _ratio(reference: float | None, candidate: float | None) -> float | None:
     if not reference or not candidate:
         return None

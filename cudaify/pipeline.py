@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cudaify import __version__
 from cudaify.backend.budget import Breakdown, Deadline
 from cudaify.config import Config
-from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash
+from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash, objective_speedup
 from cudaify.errors import ConfigError, InputError, ModelFailure
 
 if TYPE_CHECKING:  # the frontend loads the language model's library (see frontend/__init__)
@@ -774,15 +774,6 @@ FINALIST_MARGIN = 0.6  # ... those whose one-run speedup is within this factor o
 # (wide: a screening run shares the GPU with other programs' runs under bench -j N)
 
 
-def objective_speedup(evaluation: Evaluation, objective: str = "program") -> float | None:
-    """The speedup a variant is judged by: the whole program's (`program`, what the user
-    runs: CUDA's start and every copy count), or the offloaded region's (`region`). Each
-    falls back to the other where only that one was measured."""
-    if objective == "region":
-        return evaluation.region_speedup or evaluation.program_speedup
-    return evaluation.program_speedup or evaluation.region_speedup
-
-
 def slower_warning(chosen: Any, objective: str) -> str:
     """Why a verified variant was not written: slower than gcc -O3 by the objective."""
     evaluation = chosen.evaluation
@@ -824,14 +815,18 @@ def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
 
 def finish(result: Any, evaluator: Any, config: Config) -> Any:
     """The verified candidate to write, timed as reported: each finalist gets a second
-    correctness run and `runs` timed runs, the fastest then its kernel timing and profile.
+    correctness run and `runs` timed runs (the leader first: a finalist whose correctness
+    run already reads RACE_MARGIN slower than a finalist timed in full stops there), the
+    fastest then its kernel timing and profile.
     Re-timed candidates replace the search's in `result`. None when nothing was verified
     (or nothing ran)."""
+    from cudaify.backend.evaluate import RACE_MARGIN
     from cudaify.mcgs.search import Candidate
 
     if config.search_runs >= config.runs:  # the search already timed everything in full
         return result.best_verified
     timed: set[str] = set()
+    full: set[str] = set()  # those timed with every run (not stopped by `beat`)
     while True:
         chosen = finalists(result.candidates, config.objective)
         if not chosen:
@@ -839,9 +834,17 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         pending = [c for c in chosen if c.variant.key not in timed]
         evaluator.prefetch_harness([c.variant for c in pending])
         for candidate in pending:
+            # the best finalist timed in full so far: one run far below it ends a finalist's
+            done = [c for c in result.candidates if c.variant.key in full]
+            beat = max((_speedup(c, config.objective) for c in done), default=None)
             timed.add(candidate.variant.key)
-            evaluation = evaluator.remeasure(candidate.variant, candidate.evaluation, detail=False)
-            _replace(result, candidate, Candidate(candidate.variant, evaluation))
+            evaluation = evaluator.remeasure(
+                candidate.variant, candidate.evaluation, detail=False, beat=beat
+            )
+            remeasured = Candidate(candidate.variant, evaluation)
+            if beat is None or _speedup(remeasured, config.objective) * RACE_MARGIN >= beat:
+                full.add(candidate.variant.key)
+            _replace(result, candidate, remeasured)
         if pending:
             continue  # the ranking may have changed: choose the finalists again
         winner = chosen[0]

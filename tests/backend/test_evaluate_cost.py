@@ -476,3 +476,23 @@ def test_on_a_gpu_other_programs_share_the_cutoff_stretches_with_them(
     screened = evaluator.screen(variant(SLOW))
     assert screened.verified and screened.region_speedup is not None
     assert screened.region_speedup < 0.1
+
+
+def test_a_finalist_far_behind_one_timed_in_full_stops_at_its_correctness_run(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """remeasure(beat=...): the correctness run (the GPU alone) is the first timed sample;
+    when its speedup is RACE_MARGIN under `beat`, no more runs follow."""
+    evaluator = make(tmp_path, cache)
+    screened = evaluator.screen(variant())
+    assert screened.verified
+    full = evaluator.remeasure(variant(), screened, detail=False)
+    assert full.verified and full.timing.runs > 1
+    speedup = full.program_speedup
+    assert speedup is not None
+    behind = evaluator.remeasure(
+        variant(), screened, detail=False, beat=speedup * evaluate_mod.RACE_MARGIN * 4
+    )
+    assert behind.verified and behind.timing.runs == 1
+    close = evaluator.remeasure(variant(), screened, detail=False, beat=speedup)
+    assert close.verified and close.timing.runs == full.timing.runs

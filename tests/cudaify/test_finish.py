@@ -30,19 +30,33 @@ class FakeEvaluator:
         self.remeasured: list[str] = []
         self.detailed: list[str] = []
         self.prefetched: list[str] = []
+        self.beats: list[float | None] = []
 
     def prefetch_harness(self, variants: list[Variant]) -> None:
         self.prefetched += [variant.node for variant in variants]
 
-    def remeasure(self, variant: Variant, evaluation: Evaluation, detail: bool = True):
+    def remeasure(
+        self,
+        variant: Variant,
+        evaluation: Evaluation,
+        detail: bool = True,
+        beat: float | None = None,
+    ):
+        """The correctness run reads the full timing's speedup; past RACE_MARGIN under
+        `beat` it is the only run (as the evaluator does)."""
+        from cudaify.backend.evaluate import RACE_MARGIN
+
         self.remeasured.append(variant.node)
+        self.beats.append(beat)
         if variant.node in self.flaky:
             return dataclasses.replace(
                 evaluation, stage=Stage.RUN, problems=(Problem("flaky", "output changed"),)
             )
-        reference = Timing(region=self.full[variant.node], runs=5)
+        speedup = self.full[variant.node]
+        runs = 1 if beat is not None and speedup * RACE_MARGIN < beat else 5
+        reference = Timing(region=speedup, runs=5)
         return dataclasses.replace(
-            evaluation, timing=Timing(region=1.0, runs=5), reference=reference
+            evaluation, timing=Timing(region=1.0, runs=runs), reference=reference
         )
 
     def detail(self, variant: Variant, evaluation: Evaluation):
@@ -92,3 +106,27 @@ def test_finish_measures_nothing_when_the_search_already_timed_in_full():
     assert finish(result, evaluator, Config(runs=1, search_runs=1)).variant.node == "a"
     assert evaluator.remeasured == [] and evaluator.detailed == []
     assert finish(SearchResult("mcgs"), evaluator, Config()) is None
+
+
+def test_a_finalist_whose_first_run_is_far_behind_one_timed_in_full_is_not_timed_further():
+    """The leader is timed in full first; b's run with the GPU alone reads 6x against the
+    leader's 10x (more than RACE_MARGIN behind): that run is b's timing; c's 9x is close
+    enough to be timed in full."""
+    found = [candidate("a", 10.0), candidate("b", 9.0), candidate("c", 8.9)]
+    result = SearchResult("mcgs", candidates=found)
+    evaluator = FakeEvaluator(full={"a": 10.0, "b": 6.0, "c": 9.0})
+    chosen = finish(result, evaluator, Config())
+    assert chosen.variant.node == "a"
+    assert evaluator.remeasured == ["a", "b", "c"]
+    assert evaluator.beats == [None, 10.0, 10.0]
+    runs = {c.variant.node: c.evaluation.timing.runs for c in result.candidates}
+    assert runs == {"a": 5, "b": 1, "c": 5}
+
+
+def test_a_finalist_faster_than_the_leader_by_its_first_run_is_timed_in_full_and_wins():
+    found = [candidate("a", 10.0), candidate("b", 9.0)]
+    result = SearchResult("mcgs", candidates=found)
+    evaluator = FakeEvaluator(full={"a": 7.0, "b": 12.0})  # a's one screening run was lucky
+    chosen = finish(result, evaluator, Config())
+    assert chosen.variant.node == "b" and evaluator.beats == [None, 7.0]
+    assert chosen.evaluation.timing.runs == 5
