@@ -177,8 +177,8 @@ class AtomicPrivatize(ps.LoopPatternMethod):
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
         """A new or changed kernel, launched from host code with an array that a loop of
-        the launching function updated (or its device copy), keeps private copies (shared
-        or local arrays) and merges with atomics."""
+        the launching function updated (or its device copy), keeps private copies (shared,
+        local or per-block arrays) and merges with atomics."""
         from cudaify.transforms import postcondition as pc
 
         common = pc.common_problems(self.name, before.code, after.code)
@@ -192,7 +192,7 @@ class AtomicPrivatize(ps.LoopPatternMethod):
                 continue
             if not pc.atomic_calls(new, kernel):
                 continue
-            if not (pc.shared_declarations(new, kernel) or pc.local_arrays(new, kernel)):
+            if not pc.private_copies(new, kernel):
                 continue
             if not pc.takes_over(old, new, launch):
                 continue

@@ -372,6 +372,21 @@ def local_arrays(source: Source, kernel: Node) -> list[Node]:
     ]
 
 
+def private_copies(source: Source, kernel: Node) -> bool:
+    """The kernel's device code keeps private copies: a __shared__ or local array, or a
+    global one indexed by the block (`partial[blockIdx.x * bins + b]`)."""
+    if shared_declarations(source, kernel) or local_arrays(source, kernel):
+        return True
+    for code in device_code(source, kernel):
+        for node in cs.walk(code):
+            index = (
+                node.child_by_field_name("indices") if node.type == "subscript_expression" else None
+            )
+            if index is not None and "blockIdx" in tokens(index, source):
+                return True
+    return False
+
+
 def _inside(node: Node, kind: str) -> bool:
     parent = node.parent
     while parent is not None:
@@ -488,6 +503,40 @@ def computed_from(loop: Node, before: Node, source: Source, names: set[str]) -> 
         if declared is not None and value is not None and identifiers(declared, source) & names:
             read |= identifiers(value, source)
     return read
+
+
+def argument_names(call: Node, source: Source) -> set[str]:
+    return {n for arg in arguments(call) for n in identifiers(arg, source)}
+
+
+def parameter_names(definition: Node, source: Source) -> set[str]:
+    return {
+        declared.name
+        for param in cs.parameter_nodes(definition)
+        if param.type == "parameter_declaration"
+        for declared in cs.declared_names(param, source.data, "param")
+    }
+
+
+def launched_per_iteration(source: Source, launch: KernelLaunch) -> bool:
+    """The launch runs once per iteration of a host loop and is passed that loop's variable
+    (or a value computed from it in the loop): in its own function, or through a call of a
+    helper that passes one of its parameters on to the launch, made inside such a loop."""
+    sites = [(launch.call, argument_names(launch.call, source))]
+    function = launch.function
+    if function is not None and parameter_names(function, source) & sites[0][1]:
+        name = cs.function_name(function, source.data) or ""
+        sites += [
+            (call, argument_names(call, source))
+            for called, call in calls(source.root, source)
+            if plain_name(called) == name and cs.enclosing_function(call) != function
+        ]
+    for site, passed in sites:
+        for loop in enclosing_loops(site):
+            steps = loop_variables(loop, source)
+            if steps & passed or steps & computed_from(loop, site, source, passed):
+                return True
+    return False
 
 
 def reaching_functions(before: Source, after: Source, function: str) -> set[str]:

@@ -126,11 +126,8 @@ class Wavefront(ps.LoopPatternMethod):
             launcher = pc.function_of(launch.call, new)
             if not pc.reaching_functions(old, new, launcher) & nests:
                 continue
-            passed = {n for arg in pc.arguments(launch.call) for n in pc.identifiers(arg, new)}
-            for loop in pc.enclosing_loops(launch.call):
-                steps = pc.loop_variables(loop, new)
-                if steps & passed or steps & pc.computed_from(loop, launch.call, new, passed):
-                    return []
+            if pc.launched_per_iteration(new, launch):
+                return []
         return [
             Problem(
                 "wavefront",

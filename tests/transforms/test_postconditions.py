@@ -295,7 +295,21 @@ STRIDED = TAPS.replace(
     "    }\n",
 )
 
+HELPER_PER_DIAGONAL = DIAGONALS.replace(
+    "void fill(int *t, int n)\n{",
+    "static void diagonal(int *dt, int n, int d)\n{\n"
+    "    cell<<<(n + 127) / 128, 128>>>(dt, n, d);\n}\n\nvoid fill(int *t, int n)\n{",
+).replace(
+    "        cell<<<(n + 127) / 128, 128>>>(dt, n, d);\n    cudaMemcpy",
+    "        diagonal(dt, n, d);\n    cudaMemcpy",
+)
+
 OTHER_SPELLINGS = {
+    "wavefront: a helper launches the kernel of diagonal d": (
+        "wavefront",
+        TABLE,
+        HELPER_PER_DIAGONAL,
+    ),
     "scan: straight-line CUB calls on device copies": ("scan", PREFIX, FLAT_SCAN),
     "wavefront: one thread per cell of diagonal d": ("wavefront", TABLE, DIAGONALS),
     "unroll: a loop replicated by hand": ("unroll", TAPS, HAND_UNROLLED),
