@@ -584,11 +584,6 @@ def common_problems(method: str, before: str, after: str) -> list[Problem]:
     return problems
 
 
-def require(method: str, found: bool, what: str) -> list[Problem]:
-    """[] when the method's change was `found`, else the problem saying what is missing."""
-    return [] if found else [Problem(method, what)]
-
-
 def offloaded_problems(method: str, before: str, after: str) -> list[Problem]:
     """A host function with loops launches (itself or through the functions it calls) a new
     or changed kernel that took over a loop's work (see `takes_over`)."""
@@ -690,6 +685,9 @@ def loop_arrays(source: Source, names: set[str]) -> set[str]:
 
 # ---- refinements of launched kernels -------------------------------------------------------
 
+# what a refinement adds to a kernel, counted in its device code
+Measure = Callable[[Source, Node], int]
+
 
 def kernel_gained(before: str, after: str, measure: Measure) -> bool:
     """Some launched kernel of `after`, new or changed, measures more than the kernel of its
@@ -707,9 +705,6 @@ def kernel_gained(before: str, after: str, measure: Measure) -> bool:
         if measure(new, node) > was:
             return True
     return False
-
-
-Measure = Callable[[Source, Node], int]
 
 
 def unroll_pragmas(source: Source, kernel: Node) -> int:
