@@ -237,10 +237,22 @@ def connect(address: str | None) -> Cluster:
     if address == LOCAL:
         options["include_dashboard"] = False
     try:
-        ray.init(address=address, **options)
+        # Ray puts the driver's working directory first on every worker's import path: run
+        # from a source checkout of cudaify (as on a GPU node set up from one), its
+        # `cudaify/` folder hid the installed package and no task could import this module
+        with contextlib.chdir(_package_home()):
+            ray.init(address=address, **options)
     except (ConnectionError, ValueError, RuntimeError) as failed:
         raise ConfigError(f"--ray {address}: cannot connect to the Ray cluster: {failed}") from None
     return Cluster(ray, started=True, address=address)
+
+
+def _package_home() -> Path:
+    """The folder holding the installed `cudaify` package: on a worker's import path it can
+    only lead to this package."""
+    import cudaify
+
+    return Path(cudaify.__file__).resolve().parents[1]
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -251,3 +252,44 @@ def offloaded(program, config: Config) -> Variant:
     child, reason = Stages(program, config).expand(Variant(code=program.source), "offload")
     assert child is not None, reason
     return child
+
+
+WORKER_PATH = """
+import sys
+import ray
+from cudaify.backend import cluster
+
+joined = cluster.connect(cluster.LOCAL)
+try:
+    @ray.remote(num_cpus=0)
+    def import_path():
+        import sys
+        return sys.path
+    print("\\n".join(ray.get(import_path.remote())))
+finally:
+    joined.close()
+"""
+
+
+def test_a_driver_run_from_a_cudaify_checkout_does_not_hide_the_package_from_workers(tmp_path):
+    """Ray puts the driver's working directory first on each worker's import path; from a
+    source checkout, its `cudaify/` folder would be imported instead of the package (every
+    task failed so on a GPU node set up from one). connect() starts Ray from the package's
+    own folder instead."""
+    checkout = tmp_path / "checkout"
+    (checkout / "cudaify").mkdir(parents=True)
+    (checkout / "cudaify" / "__init__.py").write_text("")
+    script = tmp_path / "driver.py"
+    script.write_text(WORKER_PATH)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    ran = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    path = ran.stdout.splitlines()
+    assert path and str(checkout) not in path
