@@ -35,6 +35,7 @@ INTRINSICS = {
 }
 # what a model may call instead of the table's choice: CUDA's fast single-precision math
 FAST_INTRINSICS = frozenset(INTRINSICS.values()) | {"rsqrtf", "__fdividef", "__frsqrt_rn"}
+PRECISE_MATH = frozenset(INTRINSICS) | {"sqrtf"}
 _ONE = {"1.0f", "1.f", "1.0F", "1.F", "1.0e0f"}
 
 
@@ -74,15 +75,22 @@ class FastMath(Method):
         return Outcome(variant.then(self.name, code, "rule", detail="; ".join(details)))
 
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
-        """A launched kernel calls more fast intrinsics than before; intrinsics appear only
-        inside kernels."""
+        """A launched kernel calls fast intrinsics in place of precise math calls (more of
+        the one, fewer of the other); intrinsics appear only inside kernels."""
         from cudaify.transforms import postcondition as pc
 
         problems = pc.common_problems(self.name, before.code, after.code)
         if problems:
             return problems
-        if not pc.kernel_gained(before.code, after.code, pc.call_count(FAST_INTRINSICS)):
-            problems.append(Problem("fast_math", "no launched kernel calls a new fast intrinsic"))
+        fast, precise = pc.call_count(FAST_INTRINSICS), pc.call_count(PRECISE_MATH)
+        if not any(
+            fast(new, node) > (fast(old, was) if was is not None else 0)
+            and (was is None or precise(new, node) < precise(old, was))
+            for old, was, new, node in pc.kernel_pairs(before.code, after.code)
+        ):
+            problems.append(
+                Problem("fast_math", "no launched kernel calls a fast intrinsic in place of math")
+            )
         data = kt.encode(after.code)
         tree = cs.parse(data)
         kernel_ranges = [(k.node.start_byte, k.node.end_byte) for k in kt.kernels(data)]

@@ -689,33 +689,49 @@ def loop_arrays(source: Source, names: set[str]) -> set[str]:
 Measure = Callable[[Source, Node], int]
 
 
+def kernel_pairs(before: str, after: str) -> list[tuple[Source, Node | None, Source, Node]]:
+    """(before, its kernel of that name or None, after, kernel) for every launched kernel of
+    `after` that is new or changed. A new kernel is paired with None only in place of one
+    the host no longer launches (a renamed kernel), or when `before` launched none (checked
+    against the sequential program); otherwise it is no refinement of what ran."""
+    old, new = parsed(before), parsed(after)
+    previous = kernels(old)
+    launched_before = set(launched_kernels(old, old))
+    renamed = not launched_before or bool(launched_before - set(launched_kernels(old, new)))
+    return [
+        (old, previous.get(name), new, node)
+        for name, node in changed_kernels(old, new).items()
+        if name in previous or renamed
+    ]
+
+
 def kernel_gained(before: str, after: str, measure: Measure) -> bool:
     """Some launched kernel of `after`, new or changed, measures more than the kernel of its
     name in `before` (0 for a new one): the method's construct was added where it runs."""
-    old, new = parsed(before), parsed(after)
-    previous = kernels(old)
-    # a new kernel counts only in place of one the host no longer launches (a renamed
-    # kernel), or when `before` launched none (checked against the sequential program)
-    launched_before = set(launched_kernels(old, old))
-    renamed = not launched_before or bool(launched_before - set(launched_kernels(old, new)))
-    for name, node in changed_kernels(old, new).items():
-        if name not in previous and not renamed:
-            continue
-        was = measure(old, previous[name]) if name in previous else 0
-        if measure(new, node) > was:
-            return True
-    return False
+    return any(
+        measure(new, node) > (measure(old, was) if was is not None else 0)
+        for old, was, new, node in kernel_pairs(before, after)
+    )
 
 
 def unroll_pragmas(source: Source, kernel: Node) -> int:
-    """`#pragma unroll` lines right before a for loop in the kernel's device code."""
+    """`#pragma unroll` lines right before a sequential for loop in the kernel's device
+    code."""
     return sum(
         1
         for code in device_code(source, kernel)
         for pragma in pragmas(source, code, "unroll")
         if pragma.next_named_sibling is not None
         and pragma.next_named_sibling.type == "for_statement"
+        and not _grid_stride(pragma.next_named_sibling, source)
     )
+
+
+def _grid_stride(loop: Node, source: Source) -> bool:
+    """A loop whose header reads the thread's place in the grid: each thread's share of
+    the grid, not a sequential loop (unrolling it changes nothing)."""
+    header = [loop.child_by_field_name(f) for f in ("initializer", "condition", "update")]
+    return any(set(tokens(part, source)) & _BUILTINS for part in header if part is not None)
 
 
 def loop_replicated(before: str, after: str) -> bool:
@@ -840,9 +856,23 @@ def host_calls(source: Source, names: frozenset[str], in_loops: bool) -> int:
 
 
 def staged_tiles(source: Source, kernel: Node) -> int:
-    """The kernel's __shared__ declarations, counted when it also waits at a barrier."""
-    barriers = call_count(frozenset({"__syncthreads"}))(source, kernel)
-    return len(shared_declarations(source, kernel)) if barriers else 0
+    """The kernel's __shared__ arrays that it writes and reads, counted when it also waits
+    at a barrier."""
+    if not call_count(frozenset({"__syncthreads"}))(source, kernel):
+        return 0
+    code = device_code(source, kernel)
+    written = {name for node in code for name in arrays_written(node, source)}
+    used: dict[str, int] = {}
+    for node in code:
+        for n in cs.walk(node):
+            if n.type == "identifier":
+                used[source.text(n)] = used.get(source.text(n), 0) + 1
+    staged = 0
+    for declaration in shared_declarations(source, kernel):
+        for declared in cs.declared_names(declaration, source.data, "local"):
+            # declared, written, and read at least once more
+            staged += declared.name in written and used.get(declared.name, 0) >= 3
+    return staged
 
 
 def device_call_count(source: Source, names: frozenset[str]) -> int:

@@ -152,6 +152,39 @@ DECOYS = [
 ]
 
 
+def into_kernel(code: str, statements: str) -> str:
+    """`code` with `statements` first in the body of its first launched kernel."""
+    source = pc.parsed(code)
+    kernel = next(iter(pc.launched_kernels(source, source).values()))
+    body = kernel.child_by_field_name("body")
+    assert body is not None
+    at = body.start_byte + 1
+    return (source.data[:at] + f"\n    {statements}".encode() + source.data[at:]).decode()
+
+
+def before_grid_stride_loop(code: str, line: str) -> str:
+    """`code` with `line` before the first grid-stride loop of a kernel (offload's)."""
+    header = "    for (long long t_"
+    assert header in code
+    return code.replace(header, f"    {line}\n{header}", 1)
+
+
+# method -> decoys that put the method's construct where it does nothing
+IDLE_CONSTRUCTS = {
+    "unroll": {
+        "pragma_on_the_grid_stride_loop": lambda c: before_grid_stride_loop(c, "#pragma unroll")
+    },
+    "fast_math": {
+        "an_intrinsic_called_for_nothing": lambda c: into_kernel(c, "(void)__expf(1.0f);")
+    },
+    "shared_tiling": {
+        "an_unused_tile": lambda c: into_kernel(
+            c, "__shared__ float unused[32];\n    __syncthreads();"
+        )
+    },
+}
+
+
 def test_every_method_has_a_case() -> None:
     assert sorted(CASES) == sorted(METHODS)
 
@@ -324,3 +357,13 @@ def test_an_answer_spelled_otherwise_passes(case: str) -> None:
     context = Context(program_of(method))  # these checks read the two codes only
     assert get(method).check(Variant(before), Variant(after), context) == []
     assert get(method).check(Variant(before), Variant(before + "// done\n"), context) != []
+
+
+@pytest.mark.parametrize(
+    ("method", "decoy"),
+    sorted((method, decoy) for method, made in IDLE_CONSTRUCTS.items() for decoy in made),
+)
+def test_a_construct_that_does_nothing_is_refused(method: str, decoy: str) -> None:
+    code = IDLE_CONSTRUCTS[method][decoy](start_of(method).code)
+    assert code != start_of(method).code
+    assert refusals(method, code) != []
