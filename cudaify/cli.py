@@ -19,6 +19,7 @@ import click
 
 from cudaify import __version__
 from cudaify.errors import CudaifyError, InputError, Interrupted, SourceError
+from cudaify.options import given, setting_options
 
 EXIT_CODES = """\b
 Exit codes:
@@ -178,53 +179,6 @@ def main() -> None:
     """
 
 
-# the same option on compile and bench
-_OBJECTIVE = click.option(
-    "--objective",
-    type=click.Choice(["program", "region"]),
-    help="What a variant must beat gcc -O3 at to be written: the whole program as you run "
-    "it, CUDA's start and every copy included (program, default), or only the offloaded "
-    "code (region).",
-)
-
-
-def _ray_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """--ray's value, checked before anything runs: ray must be installed (the extra), and
-    a value must read as an address (an input named after --ray would be taken for one)."""
-    if value is None:
-        return None
-    import importlib.util
-
-    if importlib.util.find_spec("ray") is None:
-        raise click.UsageError(
-            "--ray needs the ray package, which is not installed: pip install 'cudaify[ray]'",
-            ctx,
-        )
-    if value not in ("local", "auto") and ":" not in value:
-        raise click.BadParameter(
-            f"{value!r} is not a Ray address (local, auto, HOST:PORT, ray://HOST:PORT); "
-            "put --ray after the input, or write --ray=ADDRESS",
-            ctx,
-            param,
-        )
-    return value
-
-
-# the same option on compile and bench
-_RAY = click.option(
-    "--ray",
-    "ray",
-    is_flag=False,
-    flag_value="local",
-    default=None,
-    metavar="[ADDRESS]",
-    callback=_ray_address,
-    help="Run on a Ray cluster (pip install 'cudaify[ray]'): alone, one started on this "
-    "machine; with an address (auto, HOST:PORT, ray://HOST:PORT), that cluster. Builds go "
-    "to CPU workers, runs to GPU workers.",
-)
-
-
 @main.command("compile", epilog=EXIT_CODES)
 @click.argument("source", metavar="INPUT", type=click.Path(dir_okay=True, path_type=str))
 @click.option(
@@ -234,141 +188,35 @@ _RAY = click.option(
     help="Where to write the CUDA program (default: INPUT with .cu).",
 )
 @compiler_flag_options
-@click.option(
-    "--methods",
-    help="Apply this comma-separated sequence of methods instead of searching "
-    "(see `cudaify methods`).",
+# INPUT, -o, the compiler's flags (gathered into the `flags` setting), --trace, --explain and
+# -MD/-MF are no settings: they name this run's files and reports, not how it compiles
+@setting_options(
+    "compile",
+    after={
+        "learn": [
+            click.option(
+                "--trace",
+                "trace_path",
+                type=click.Path(path_type=str),
+                help="Write the applied steps as JSON to this file.",
+            )
+        ],
+        "profile": [
+            click.option(
+                "--explain", is_flag=True, help="Print the chosen path and the search as text."
+            ),
+            click.option(
+                "-MD",
+                "make_deps",
+                is_flag=True,
+                help="Also write a make dependency file (OUTPUT with .d).",
+            ),
+            click.option(
+                "-MF", "depfile", type=click.Path(path_type=str), help="Name the dependency file."
+            ),
+        ],
+    },
 )
-@click.option(
-    "--strategy",
-    type=click.Choice(["mcgs", "greedy", "rules", "exhaustive", "oneshot", "cot"]),
-    help="How to search: mcgs over the reasoning graph (default), greedy, rules (no model: "
-    "every rule sequence along the graph's edges), exhaustive (no model: every applicable "
-    "rule sequence up to --max-depth), or the one-prompt baselines oneshot and cot.",
-)
-@click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
-@click.option(
-    "--rollout-depth",
-    type=int,
-    help="mcgs: rule steps a rollout looks ahead from a variant faster than the CPU "
-    "(default 2; 0: no rollouts).",
-)
-@click.option(
-    "--patience",
-    type=int,
-    help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
-    "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
-)
-@_OBJECTIVE
-@click.option(
-    "--slm",
-    type=click.Choice(["auto", "on", "off"]),
-    help="Use the small language model: auto (default) when one is installed or named, "
-    "on (install the default model on first use), off (rules only).",
-)
-@click.option("--model", help="A GGUF file or a registry name (also $CUDAIFY_MODEL).")
-@click.option(
-    "--llm-url",
-    help="An OpenAI-compatible endpoint instead of a local model (key from $CUDAIFY_LLM_API_KEY).",
-)
-@click.option("--llm-model", help="The model name the endpoint expects.")
-@click.option("--gpu-layers", type=int, help="Model layers to offload to the GPU (llama.cpp).")
-@click.option("--max-slm-calls", type=int, help="At most this many SLM edits per run.")
-@click.option(
-    "--model-failures",
-    type=int,
-    metavar="N",
-    help="Switch the model off for the run after N failed requests in a row (default 5); "
-    "the search goes on with the rules.",
-)
-@click.option(
-    "--strict-model",
-    is_flag=True,
-    default=None,
-    help="Any model failure (unreachable, HTTP error, timeout, unusable answer) is an error "
-    "(exit 4, no output) instead of a dead edge.",
-)
-@click.option(
-    "--llm-timeout",
-    type=float,
-    metavar="SECONDS",
-    help="Seconds an endpoint may take for one answer (default 120).",
-)
-@click.option(
-    "--record",
-    type=click.Path(path_type=str),
-    help="Append every model completion to this JSON-lines file.",
-)
-@click.option(
-    "--replay",
-    type=click.Path(path_type=str),
-    help="Answer model requests only from a --record file (no model is loaded).",
-)
-@click.option("--iterations", type=int, help="Search iterations for mcgs (default 24).")
-@click.option(
-    "--time-budget",
-    type=float,
-    help="Seconds the whole command may take: reference, candidates, finalists (default 30; "
-    "0: no limit). When they are spent, the best variant verified so far (or the input as "
-    "host code) is written, and cudaify says so.",
-)
-@click.option("--seed", type=int, help="Seed for the search's tie-breaking (repeatable runs).")
-@click.option("--arch", help="GPU architecture for nvcc, such as sm_90 (default: the GPU's own).")
-@click.option(
-    "--rtol", type=float, help="Relative tolerance for numbers in the output (default 1e-4)."
-)
-@click.option(
-    "--atol", type=float, help="Absolute tolerance for numbers in the output (default 1e-9)."
-)
-@click.option(
-    "--runs",
-    type=int,
-    help="Timed runs of the variant written out and of the search's finalists; the median "
-    "counts (default 5).",
-)
-@click.option(
-    "--search-runs",
-    type=int,
-    help="Timed runs per search candidate (default 1: its correctness run's own time).",
-)
-@click.option(
-    "--learn/--no-learn",
-    default=None,
-    help="Merge this run's verified steps and edge statistics into your reasoning graph "
-    "(in the user data folder; the shipped graph is never written); later runs search both.",
-)
-@click.option(
-    "--trace",
-    "trace_path",
-    type=click.Path(path_type=str),
-    help="Write the applied steps as JSON to this file.",
-)
-@click.option(
-    "--strict", is_flag=True, default=None, help="Exit 3 when no verified GPU variant was found."
-)
-@click.option(
-    "--differential",
-    is_flag=True,
-    default=None,
-    help="Also test each offloaded function and kernel alone on random inputs at other sizes.",
-)
-@click.option(
-    "--profile",
-    is_flag=True,
-    default=None,
-    help="Record Nsight Compute counters (DRAM %, occupancy) of verified candidates.",
-)
-@click.option("--explain", is_flag=True, help="Print the chosen path and the search as text.")
-@click.option(
-    "-MD", "make_deps", is_flag=True, help="Also write a make dependency file (OUTPUT with .d)."
-)
-@click.option("-MF", "depfile", type=click.Path(path_type=str), help="Name the dependency file.")
-@click.option(
-    "--no-cache", is_flag=True, help="Search again even when an identical run is in the cache."
-)
-@_RAY
-@click.option("-v", "--verbose", count=True, help="Say more (-vv: debug output and tracebacks).")
-@click.option("-q", "--quiet", is_flag=True, default=None, help="Print errors only.")
 def compile_command(**params: Any) -> None:
     """Compile INPUT (C or C++) into a CUDA program.
 
@@ -391,85 +239,19 @@ def _compile_command(
     std: str | None,
     language: str | None,
     compdb: str | None,
-    methods: str | None,
-    strategy: str | None,
-    max_depth: int | None,
-    rollout_depth: int | None,
-    patience: int | None,
-    objective: str | None,
-    slm: str | None,
-    model: str | None,
-    llm_url: str | None,
-    llm_model: str | None,
-    gpu_layers: int | None,
-    max_slm_calls: int | None,
-    model_failures: int | None,
-    strict_model: bool | None,
-    llm_timeout: float | None,
-    record: str | None,
-    replay: str | None,
-    iterations: int | None,
-    time_budget: float | None,
-    seed: int | None,
-    arch: str | None,
-    rtol: float | None,
-    atol: float | None,
-    runs: int | None,
-    search_runs: int | None,
-    learn: bool | None,
     trace_path: str | None,
-    strict: bool | None,
-    differential: bool | None,
-    profile: bool | None,
     explain: bool,
     make_deps: bool,
     depfile: str | None,
-    no_cache: bool,
-    ray: str | None,
-    verbose: int,
-    quiet: bool | None,
+    **options: Any,
 ) -> None:
     from cudaify import config as config_mod
     from cudaify import pipeline
 
+    verbose = options["verbose"]
     try:
         flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
-        settings = {
-            "flags": flags or None,
-            "methods": methods,
-            "strategy": strategy,
-            "slm": slm,
-            "model": model,
-            "llm_url": llm_url,
-            "llm_model": llm_model,
-            "gpu_layers": gpu_layers,
-            "max_slm_calls": max_slm_calls,
-            "model_failures": model_failures,
-            "strict_model": strict_model,
-            "llm_timeout": llm_timeout,
-            "record": record,
-            "replay": replay,
-            "iterations": iterations,
-            "time_budget": time_budget,
-            "seed": seed,
-            "arch": arch,
-            "rtol": rtol,
-            "atol": atol,
-            "runs": runs,
-            "search_runs": search_runs,
-            "learn": learn,
-            "max_depth": max_depth,
-            "rollout_depth": rollout_depth,
-            "patience": patience,
-            "objective": objective,
-            "strict": strict,
-            "verbose": verbose or None,
-            "quiet": quiet,
-            "cache": False if no_cache else None,
-            "differential": differential,
-            "profile": profile,
-            "ray": ray,
-        }
+        settings = {"flags": flags or None, **given(options, "compile")}
         config, _ = config_mod.load(Path(source).resolve().parent, settings)
         out = output or str(Path(source).with_suffix(".cu"))
         if make_deps and not depfile:
@@ -596,8 +378,9 @@ def methods_command(as_json: bool) -> None:
 @click.argument("source", metavar="INPUT", type=click.Path(path_type=str))
 @click.argument("cuda", metavar="OUTPUT.cu", type=click.Path(path_type=str))
 @compiler_flag_options
-@click.option("--rtol", type=float, help="Relative tolerance for numbers in the output.")
-@click.option("--atol", type=float, help="Absolute tolerance for numbers in the output.")
+@setting_options("check")
+# check's --strict and -v are its own: its exit rule and its tracebacks, read by the command,
+# never by the Config (a settings file's `strict` does not apply to check)
 @click.option("--strict", is_flag=True, help="Exit 3 unless the program was run and verified.")
 @click.option("-v", "--verbose", count=True, help="Show tracebacks of internal errors.")
 def check_command(
@@ -626,7 +409,7 @@ def check_command(
     _setup_logging(verbose, False)
     try:
         flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
-        settings = {"flags": flags or None, "rtol": rtol, "atol": atol}
+        settings = {"flags": flags or None, **given({"rtol": rtol, "atol": atol}, "check")}
         config, _ = config_mod.load(Path(source).resolve().parent, settings)
         evaluation = pipeline.check_file(source, cuda, config)
     except (CudaifyError, OSError) as exc:
@@ -679,6 +462,8 @@ def trace_explain(trace_file: str) -> None:
         _fail(InputError(f"{trace_file}: not a cudaify trace ({exc})"), 0)
 
 
+# DIR, --strategy/--strategies (a list to compare: each is run as the `strategy` setting),
+# --only, -j and -o are bench's own: which programs, how many at once, where the tables go
 @main.command("bench")
 @click.argument("folder", metavar="[DIR]", default="benchmarks", type=click.Path(path_type=str))
 @click.option(
@@ -696,90 +481,30 @@ def trace_explain(trace_file: str) -> None:
     help="Programs compiled in parallel (default 1; with --ray: as many as the cluster has "
     "GPUs, else CPUs).",
 )
-@click.option("--runs", type=int, help="Timed runs of each program's final variant (default 5).")
-@click.option("--search-runs", type=int, help="Timed runs per search candidate (default 1).")
-@click.option("--iterations", type=int, help="Search iterations per program.")
-@click.option(
-    "--time-budget",
-    type=float,
-    help="Seconds each program's whole compile may take (default 30; 0: no limit).",
+@setting_options(
+    "bench",
+    after={
+        "timing_session": [
+            click.option(
+                "-o",
+                "--output",
+                default="bench-results",
+                show_default=True,
+                help="Folder for results.csv, results.md, wall_times.csv and speedup.png.",
+            )
+        ]
+    },
 )
-@click.option("--max-depth", type=int, help="Longest method sequence tried (default 3).")
-@click.option(
-    "--rollout-depth",
-    type=int,
-    help="mcgs: rule steps a rollout looks ahead from a variant faster than the CPU "
-    "(default 2; 0: no rollouts).",
-)
-@click.option(
-    "--patience",
-    type=int,
-    help="mcgs: once a verified variant beats the CPU, stop after this many candidates in a "
-    "row without a 5% gain (default 3; 0: search until --iterations or the budget end).",
-)
-@_OBJECTIVE
-@click.option("--seed", type=int, help="Seed for the searches (repeatable runs).")
-@click.option("--arch", help="GPU architecture for nvcc (default: the GPU's own).")
-@click.option(
-    "--slm",
-    type=click.Choice(["auto", "on", "off"]),
-    help="Use the small language model (as for compile; oneshot and cot need one).",
-)
-@click.option("--model", help="A GGUF file or a registry name (also $CUDAIFY_MODEL).")
-@click.option("--llm-url", help="An OpenAI-compatible endpoint instead of a local model.")
-@click.option("--llm-model", help="The model name the endpoint expects.")
-@click.option("--gpu-layers", type=int, help="Model layers to offload to the GPU (llama.cpp).")
-@click.option("--threads", type=int, help="CPU threads per local model.")
-@click.option("--max-slm-calls", type=int, help="At most this many SLM edits per program.")
-@click.option(
-    "--slm-jobs",
-    type=int,
-    help="Local models generating at once across the -j workers (default 2); each worker "
-    "loads its own model once. The reported timings wait for generation to stop.",
-)
-@click.option(
-    "--timing-session",
-    metavar="NAME",
-    help="Share the CPU reference's timings with other bench runs given the same NAME "
-    "(two benches side by side, or one after the other, then divide by the same reference "
-    "time, taken once). Default: this run's own.",
-)
-@click.option(
-    "-o",
-    "--output",
-    default="bench-results",
-    show_default=True,
-    help="Folder for results.csv, results.md, wall_times.csv and speedup.png.",
-)
-@_RAY
+# bench's -v is its own logging; the compiles it runs stay quiet
 @click.option("-v", "--verbose", count=True)
 def bench_command(
     folder: str,
     strategies: str,
     only: str | None,
     jobs: int | None,
-    runs: int | None,
-    search_runs: int | None,
-    iterations: int | None,
-    time_budget: float | None,
-    max_depth: int | None,
-    rollout_depth: int | None,
-    patience: int | None,
-    objective: str | None,
-    seed: int | None,
-    arch: str | None,
-    slm: str | None,
-    model: str | None,
-    llm_url: str | None,
-    llm_model: str | None,
-    gpu_layers: int | None,
-    threads: int | None,
-    max_slm_calls: int | None,
-    slm_jobs: int | None,
-    timing_session: str | None,
     output: str,
-    ray: str | None,
     verbose: int,
+    **options: Any,
 ) -> None:
     """Run cudaify on every program in DIR, verify and time on the GPU, and report:
     a table (program, category, stage reached, CPU time, GPU region time, region and program
@@ -803,29 +528,12 @@ def bench_command(
     if not programs:
         _fail(InputError(f"{folder}: no C/C++ programs found"), verbose)
     names = [s.strip() for s in strategies.split(",") if s.strip()]
-    settings = {
-        "runs": runs,
-        "search_runs": search_runs,
-        "iterations": iterations,
-        "time_budget": time_budget,
-        "max_depth": max_depth,
-        "rollout_depth": rollout_depth,
-        "patience": patience,
-        "objective": objective,
-        "seed": seed,
-        "arch": arch,
-        "slm": slm,
-        "model": model,
-        "llm_url": llm_url,
-        "llm_model": llm_model,
-        "gpu_layers": gpu_layers,
-        "threads": threads,
-        "max_slm_calls": max_slm_calls,
-        "slm_jobs": slm_jobs,
-        "quiet": True,
-        "cache": False,
-        "timing_session": timing_session or uuid.uuid4().hex,
-    }
+    settings = given(options, "bench")
+    # bench runs the Ray cluster itself and hands it to every program's compile
+    ray = settings.pop("ray")
+    settings.update(
+        quiet=True, cache=False, timing_session=settings["timing_session"] or uuid.uuid4().hex
+    )
     try:
         config, _ = config_mod.load(root.resolve(), settings)
         bench.check_strategies(names, config)

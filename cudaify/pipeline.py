@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from cudaify import __version__
 from cudaify.backend.budget import Breakdown, Deadline
-from cudaify.config import Config
+from cudaify.config import Config, result_settings
 from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash, objective_speedup
 from cudaify.errors import ConfigError, InputError, ModelFailure
 
@@ -871,34 +871,6 @@ def learn(source_path: str, start: Variant, candidates: list[Any], on_gpu: bool)
 
 # -- the result cache and make dependencies ----------------------------------------------
 
-_RESULT_SETTINGS = (
-    "differential",
-    "slm",
-    "model",
-    "llm_url",
-    "llm_model",
-    "replay",
-    "examples",
-    "iterations",
-    "time_budget",
-    "max_slm_calls",
-    "rollout_depth",
-    "patience",
-    "seed",
-    "flags",
-    "language",
-    "arch",
-    "strategy",
-    "methods",
-    "max_depth",
-    "rtol",
-    "atol",
-    "runs",
-    "search_runs",
-    "run_timeout",
-    "objective",
-)
-
 
 def result_key(source_path: str, source: bytes, config: Config) -> str:
     """Everything that decides the output: cudaify's version, the input, the settings, the
@@ -907,7 +879,7 @@ def result_key(source_path: str, source: bytes, config: Config) -> str:
 
     from cudaify.backend.gpu import detect_gpus
 
-    settings = {name: getattr(config, name) for name in _RESULT_SETTINGS}
+    settings = result_settings(config)  # the settings declared to change the result
     # `--slm auto` uses a model only when one is at hand: installing the default model (or
     # naming another through $CUDAIFY_MODEL) changes the search, so it changes the key
     settings["model in use"] = slm_available(config)
