@@ -83,7 +83,7 @@ def world(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Wo
         )
 
     # The finalists' timing: the real gatekeeping (is there time left?), a fake GPU behind it
-    def timed_again(self, variant, evaluation, runs, detail):  # type: ignore[no-untyped-def]
+    def timed_again(self, variant, evaluation, runs, detail, beat=None):  # type: ignore[no-untyped-def]
         made.now += STEP
         made.remeasured += 1
         return dataclasses.replace(

@@ -49,7 +49,7 @@ def compile_saxpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: float,
             reference=Timing(wall=1.0, region=0.3, runs=5),
         )
 
-    def timed_again(self, variant, evaluation, runs, detail):  # type: ignore[no-untyped-def]
+    def timed_again(self, variant, evaluation, runs, detail, beat=None):  # type: ignore[no-untyped-def]
         return dataclasses.replace(
             evaluation, timing=dataclasses.replace(evaluation.timing, runs=5)
         )
