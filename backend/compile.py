@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.core import content_hash
 from cudaify.errors import ToolchainError

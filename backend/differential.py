@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import Build, compile_cuda, compile_reference
 from cudaify.core import Problem

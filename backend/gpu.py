@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.core import content_hash
 from cudaify.errors import ConfigError, ToolchainError
 

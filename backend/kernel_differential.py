@@ -26,7 +26,7 @@ from typing import Any
 
 import tree_sitter as ts
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import Build, compile_cubin, compile_reference
 from cudaify.backend.differential import (

@@ -16,7 +16,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 
 METRICS = {
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_throughput_pct",

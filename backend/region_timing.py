@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.backend.cost import parameter_values
 from cudaify.backend.differential import candidate_library, case_at, ctype_of

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.core import Problem
 
 MIN_TIME_LIMIT = 10.0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.errors import InputError, SourceError
 
 C_SUFFIXES = {".c"}

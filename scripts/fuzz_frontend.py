@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.errors import SourceError
 from cudaify.frontend.analyze import analyze
 from cudaify.frontend.cxx_compat import to_cxx

@@ -12,10 +12,10 @@ from cudaify.backend import kernel_differential as kd
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import compile_cubin
 from cudaify.backend.gpu import gpu_available
-from cudaify.backend.toolchain import Completed
 from cudaify.core import Variant
 from cudaify.frontend.analyze import analyze
 from cudaify.frontend.facts import Program
+from cudaify.toolchain import Completed
 from cudaify.transforms.base import Context
 from cudaify.transforms.offload import Offload
 

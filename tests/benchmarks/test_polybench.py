@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from cudaify.backend.toolchain import find_tool, run
 from cudaify.bench import category_of, discover
+from cudaify.toolchain import find_tool, run
 
 from .test_suite import RTOL, SUITE, mismatches
 

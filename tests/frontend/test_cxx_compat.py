@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.errors import SourceError
 from cudaify.frontend.cxx_compat import to_cxx
 from cudaify.frontend.edits import Edit, OverlappingEdits, apply_edits, shifted_offset

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.core import Variant
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get

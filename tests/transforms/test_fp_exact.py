@@ -13,7 +13,7 @@ from emulation import gcc_output, run_emulated
 from pattern_golden import applied, nvcc_errors
 from transforms_support import GOLDEN, analysed
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.core import Variant
 from cudaify.transforms import get
 from cudaify.transforms.base import Context

