@@ -5,9 +5,20 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+
+def effective_speedup(row: Any) -> float:
+    """A program with no verified variant keeps its host code: it counts as 1x."""
+    return row.region_speedup if row.verified and row.region_speedup else 1.0
+
+
+def geomean(values: list[float]) -> float:
+    values = [v for v in values if v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -54,8 +65,6 @@ def markdown(rows: Sequence[Any]) -> str:
 def comparison(rows: Sequence[Any]) -> str:
     """Per strategy: share correct, share faster than the CPU, geometric-mean and mean
     region speedup (a program with no verified variant counts as 1x), search time."""
-    from cudaify.bench import effective_speedup, geomean
-
     strategies = list(dict.fromkeys(row.strategy for row in rows))
     lines = [
         "| strategy | programs | correct | faster than CPU | geomean region speedup "
@@ -101,8 +110,6 @@ def plot(rows: Sequence[Any], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from cudaify.bench import effective_speedup
 
     programs = list(dict.fromkeys(row.program for row in rows))
     strategies = list(dict.fromkeys(row.strategy for row in rows))

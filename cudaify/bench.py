@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import multiprocessing
 import os
 import re
@@ -243,16 +242,6 @@ def submission_order(work: Sequence[tuple[Path, str, Config]]) -> list[int]:
     the programs it got to, instead of one strategy's rows for every program."""
     programs = list(dict.fromkeys(path for path, _, _ in work))
     return sorted(range(len(work)), key=lambda index: (programs.index(work[index][0]), index))
-
-
-def effective_speedup(row: BenchRow) -> float:
-    """A program with no verified variant keeps its host code: it counts as 1x."""
-    return row.region_speedup if row.verified and row.region_speedup else 1.0
-
-
-def geomean(values: list[float]) -> float:
-    values = [v for v in values if v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
 def check_strategies(names: list[str], config: Config) -> None:

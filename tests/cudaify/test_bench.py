@@ -9,8 +9,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cudaify.backend.report import comparison, markdown
-from cudaify.bench import BenchRow, category_of, discover, effective_speedup, geomean
+from cudaify.backend.report import comparison, effective_speedup, geomean, markdown
+from cudaify.bench import BenchRow, category_of, discover
 from cudaify.cli import main
 
 PARALLEL = """\
