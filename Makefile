@@ -55,7 +55,7 @@ fuzz:
 SLM_PROGRAMS ?= 1
 SLM_BUDGET ?= 1200
 bench-slm:
-	$(PY) -m cudaify.transforms.slm.bench qwen2.5-coder-0.5b qwen2.5-coder-1.5b \
+	$(PY) -m cudaify.slm_bench qwen2.5-coder-0.5b qwen2.5-coder-1.5b \
 		--programs $(SLM_PROGRAMS) --budget $(SLM_BUDGET) --edge-timeout 600 -o build/bench-slm
 
 lint:

@@ -8,14 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from cudaify import slm_bench
 from cudaify.config import Config
 from cudaify.core import Evaluation, Stage
 from cudaify.pipeline import search_graph
-from cudaify.transforms import METHODS
-from cudaify.transforms.slm import bench, focus
-from cudaify.transforms.slm.apply import converse
-from cudaify.transforms.slm.cache import CachedEngine, Recorder, Replay
-from cudaify.transforms.slm.edge_bench import (
+from cudaify.slm_edge_bench import (
     EdgeOptions,
     Results,
     run_edges,
@@ -25,6 +22,10 @@ from cudaify.transforms.slm.edge_bench import (
     summarise,
     table,
 )
+from cudaify.transforms import METHODS
+from cudaify.transforms.slm import focus
+from cudaify.transforms.slm.apply import converse
+from cudaify.transforms.slm.cache import CachedEngine, Recorder, Replay
 from cudaify.transforms.slm.engine import Completion, PromptTooLong, Sampling
 
 PROGRAM = """\
@@ -198,7 +199,7 @@ def test_the_command_line_replays_a_recording_into_a_table(edges, suite, tmp_pat
     )
     out = tmp_path / "out"
     argv = ["--replay", str(record), "--suite", str(suite), "--methods", "offload"]
-    assert bench.main([*argv, "--programs", "0", "-o", str(out)]) == 0
+    assert slm_bench.main([*argv, "--programs", "0", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "| test:scripted | offload | 3 | 3 | 2/3 (67%) | 1/3 (33%) | - |" in printed
     summary = json.loads((out / "summary.json").read_text())

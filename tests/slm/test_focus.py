@@ -9,10 +9,10 @@ from cudaify.config import Config
 from cudaify.core import Problem, Variant
 from cudaify.pipeline import search_graph
 from cudaify.regraph.graph import Example
+from cudaify.slm_edge_bench import Starts, classify
 from cudaify.transforms import METHODS
 from cudaify.transforms.slm import focus
 from cudaify.transforms.slm.apply import EDIT_SAMPLING, edit
-from cudaify.transforms.slm.edge_bench import Starts, classify
 from cudaify.transforms.slm.engine import Completion
 from cudaify.transforms.slm.extract import extract_code
 

@@ -3,9 +3,9 @@
 Speed: prompt processing and generation, tokens per second, from llama.cpp's own counters,
 on a real edit prompt. Edges: how often the edges it applies on the benchmark suite pass the
 structural check and compile, per method (and, with --run on a GPU, print what the original
-prints). See edge_bench.py for what an edge is.
+prints). See slm_edge_bench.py for what an edge is.
 
-    python -m cudaify.transforms.slm.bench [MODEL ...] [--programs N] [--methods a,b]
+    python -m cudaify.slm_bench [MODEL ...] [--programs N] [--methods a,b]
         [--max-tokens N] [--threads N] [--gpu-layers N] [--run] [--edge-timeout S]
         [--record FILE | --replay FILE] [-o DIR]
 
@@ -27,16 +27,16 @@ from typing import Any
 
 from cudaify.config import Config
 from cudaify.errors import CudaifyError
-from cudaify.transforms import METHODS
-from cudaify.transforms.slm import models
-from cudaify.transforms.slm.apply import EDIT_SAMPLING
-from cudaify.transforms.slm.edge_bench import (
+from cudaify.slm_edge_bench import (
     Edge,
     EdgeOptions,
     Results,
     run_edges,
     select_edges,
 )
+from cudaify.transforms import METHODS
+from cudaify.transforms.slm import models
+from cudaify.transforms.slm.apply import EDIT_SAMPLING
 from cudaify.transforms.slm.engine import DEFAULT_CONTEXT, LocalEngine, import_llama_cpp
 from cudaify.transforms.slm.prompt import edit_prompt
 

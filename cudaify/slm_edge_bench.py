@@ -16,9 +16,9 @@ Outcomes, in the order an answer can fail: `context` (the prompt does not fit th
 context), `extract` (no single fenced block), `structure` (the structural check), `compile`
 (nvcc), `unchanged` (the search rejects an answer that is the input again), `ok`; and
 `timeout` / `error` when the edge did not finish. The model edits only the edge's target
-functions (see focus.py); an answer missing one of them is a `structure` failure. An edge
-passes the structural check when its outcome is `compile` or `ok`, and compiles when it is
-`ok`.
+functions (see transforms/slm/focus.py); an answer missing one of them is a `structure`
+failure. An edge passes the structural check when its outcome is `compile` or `ok`, and
+compiles when it is `ok`.
 """
 
 from __future__ import annotations
