@@ -42,7 +42,7 @@ class DefaultGroup(click.Group):
     a compile served from the cache (make's rebuild) should not pay for."""
 
     default_command = "compile"
-    lazy = {"graph": ("cudaify.regraph.cli", "graph")}
+    lazy = {"graph": ("cudaify.graph_cli", "graph")}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = (*self.commands, *self.lazy, "--help", "-h", "--version")

@@ -25,6 +25,7 @@ from cudaify.errors import ConfigError, InputError, ModelFailure
 
 if TYPE_CHECKING:  # the frontend loads the language model's library (see frontend/__init__)
     from cudaify.frontend.facts import Program
+    from cudaify.regraph.build import Apply, StagesFor, Verify
 
 log = logging.getLogger("cudaify")
 
@@ -1025,6 +1026,44 @@ def report(result: Result, config: Config) -> None:
     print(
         f"cudaify: wrote {result.output_path} ({methods}; {status}{shown}{reused})", file=sys.stderr
     )
+
+
+class GraphBuildStages:
+    """What `regraph.build` needs from the pipeline, given to it as its `stages_for`: for a
+    program, the pipeline's prepare, its rules (`Stages.expand`) and a check of each step
+    (structure, nvcc, and a GPU run compared with the reference where a GPU is found). A
+    class rather than a closure so that a parallel build can send it to its workers."""
+
+    def __init__(self, config: Any = None):
+        self.config = config if isinstance(config, Config) else Config()
+
+    def __call__(self, path: Path) -> tuple[Apply, Verify, str]:
+        from cudaify.regraph.build import gpu_turn
+        from cudaify.transforms import UnknownMethodError, get
+        from cudaify.transforms.structure import structural_problems
+
+        program = prepare(str(path), self.config)
+        stages = Stages(program, self.config)
+
+        def verify(variant: Variant, before: Variant) -> Evaluation:
+            try:
+                method = get(variant.node) if variant.steps else None
+            except UnknownMethodError:  # a teacher's method the compiler has no pass for
+                method = None
+            # the postcondition compares with the code the step started from (coalesce:
+            # as many kernels as before), not with the sequential program
+            problems = structural_problems(program, variant.code, method, before)
+            if problems:
+                return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
+            stages.evaluator.compile(variant)  # outside the lock; evaluate finds it cached
+            with gpu_turn():
+                return stages.evaluator.evaluate(variant)
+
+        return stages.expand, verify, program.source
+
+
+def graph_build_stages(config: Any = None) -> StagesFor:
+    return GraphBuildStages(config)
 
 
 __all__ = ["compile_file", "report", "write_atomically", "Result", "Problem"]

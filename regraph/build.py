@@ -469,8 +469,8 @@ def build(
     """Build (or extend `base`) from every program and trajectory file in `corpus`.
     A program the pipeline cannot prepare is reported and skipped, not fatal. With `jobs`
     above 1 the rules run on that many programs at once, in worker processes (then
-    `stages_for` must be picklable, as `PipelineStages` is). `max_examples` caps the
-    examples kept per edge (the stats still count every step)."""
+    `stages_for` must be picklable, as the pipeline's `GraphBuildStages` is).
+    `max_examples` caps the examples kept per edge (the stats still count every step)."""
     graph = base.copy() if base is not None else ReGraph()
     graph.add_method(START, *describe(START))
     for name in teachers.methods:
@@ -690,40 +690,7 @@ def _init_worker(lock: Any, level: int) -> None:
     logging.basicConfig(level=level, format="cudaify: %(message)s", force=True)
 
 
-class PipelineStages:
-    """The real stages: the pipeline's prepare, rules and checks (structure, nvcc, and a
-    GPU run compared with the reference where a GPU is found). A class rather than a
-    closure so that a parallel build can send it to its worker processes."""
-
-    def __init__(self, config: Any = None):
-        from cudaify.config import Config
-
-        self.config = config if isinstance(config, Config) else Config()
-
-    def __call__(self, path: Path) -> tuple[Apply, Verify, str]:
-        from cudaify.pipeline import Stages, prepare
-        from cudaify.transforms import UnknownMethodError, get
-        from cudaify.transforms.structure import structural_problems
-
-        program = prepare(str(path), self.config)
-        stages = Stages(program, self.config)
-
-        def verify(variant: Variant, before: Variant) -> Evaluation:
-            try:
-                method = get(variant.node) if variant.steps else None
-            except UnknownMethodError:  # a teacher's method the compiler has no pass for
-                method = None
-            # the postcondition compares with the code the step started from (coalesce:
-            # as many kernels as before), not with the sequential program
-            problems = structural_problems(program, variant.code, method, before)
-            if problems:
-                return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
-            stages.evaluator.compile(variant)  # outside the lock; evaluate finds it cached
-            with _GPU_LOCK if _GPU_LOCK is not None else contextlib.nullcontext():
-                return stages.evaluator.evaluate(variant)
-
-        return stages.expand, verify, program.source
-
-
-def pipeline_stages(config: Any = None) -> StagesFor:
-    return PipelineStages(config)
+def gpu_turn() -> contextlib.AbstractContextManager[Any]:
+    """What a step's GPU run holds: in a worker of a parallel build, the lock that keeps the
+    runs of different programs apart; elsewhere, nothing."""
+    return _GPU_LOCK if _GPU_LOCK is not None else contextlib.nullcontext()

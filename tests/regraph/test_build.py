@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cudaify.core import Evaluation, Problem, Stage, Timing
+from cudaify.pipeline import graph_build_stages
 from cudaify.regraph.build import (
     Teachers,
     VerifiedStep,
@@ -16,7 +17,6 @@ from cudaify.regraph.build import (
     how_verified,
     merge,
     merge_steps,
-    pipeline_stages,
     rule_paths,
 )
 from cudaify.regraph.graph import Example, ReGraph
@@ -111,7 +111,7 @@ def test_construction_with_a_recorded_teacher_and_the_rules(tmp_path):
     the teacher's third step does not compile and must stay out of the graph."""
     report = build(
         DATA / "corpus",
-        pipeline_stages(),
+        graph_build_stages(),
         Teachers(rules=True, methods=("offload",), model=RecordedTeacher(DATA / "teacher.jsonl")),
     )
     graph = report.graph
@@ -139,7 +139,7 @@ def test_curated_trajectory_files_in_the_corpus(tmp_path):
         "steps": [{**first, "method": "GPU offload"}],
     }
     (corpus / "scale_add.trajectory.json").write_text(json.dumps(trajectory))
-    report = build(corpus, pipeline_stages(), Teachers())
+    report = build(corpus, graph_build_stages(), Teachers())
     examples = report.graph.examples("sequential", "offload")
     assert [(e.source, e.program) for e in examples] == [("curated", "scale_add")]
     assert report.problems == []
@@ -151,7 +151,7 @@ def test_a_curated_file_for_an_unknown_program_is_reported(tmp_path):
     (corpus / "x.trajectory.json").write_text(
         json.dumps({"program": "nowhere", "code": "int main(){}", "steps": []})
     )
-    report = build(corpus, pipeline_stages(), Teachers())
+    report = build(corpus, graph_build_stages(), Teachers())
     assert report.problems and "no program named 'nowhere'" in report.problems[0]
     assert report.graph.methods == ["sequential"]
 
@@ -331,7 +331,7 @@ def test_a_gpu_build_runs_every_step_and_keeps_only_correct_ones(tmp_path):
 
     corpus = tmp_path / "corpus"
     shutil.copytree(DATA / "corpus", corpus)
-    stages = pipeline_stages(Config(runs=1))
+    stages = graph_build_stages(Config(runs=1))
     apply, _, code = stages(corpus / "scale_add.c")
     right, _ = apply(Variant(code=code), "offload")
     assert right is not None
@@ -361,7 +361,9 @@ def test_a_step_is_checked_against_the_variant_it_was_applied_to(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     shutil.copy(CORPUS / "nest2d" / "column_zscore.c", corpus)
-    report = build(corpus, pipeline_stages(), Teachers(rules=True, methods=("offload", "coalesce")))
+    report = build(
+        corpus, graph_build_stages(), Teachers(rules=True, methods=("offload", "coalesce"))
+    )
     steps = {(s.source, s.target): s for s in report.steps}
     coalesced = steps[("offload", "coalesce")]
     assert coalesced.ok, coalesced.why

@@ -149,7 +149,8 @@ def build_command(
 
     if verbose:
         logging.basicConfig(level=logging.INFO, format="cudaify: %(message)s", force=True)
-    from cudaify.regraph.build import Teachers, build, pipeline_stages, verification_line
+    from cudaify.pipeline import graph_build_stages
+    from cudaify.regraph.build import Teachers, build, verification_line
     from cudaify.regraph.report import format_stats, stats
 
     teacher = _teacher(llm_url, llm_model, teacher_key_env, teacher_replay)
@@ -163,7 +164,7 @@ def build_command(
         curated=not no_curated,
     )
     start = _load(base) if base else None
-    stages = pipeline_stages(_build_config(runs))
+    stages = graph_build_stages(_build_config(runs))
     if not _gpu_found():
         click.echo(
             "cudaify graph: warning: no GPU found: every step is compiled with nvcc but not "
