@@ -58,10 +58,13 @@ bench-slm:
 	$(PY) -m cudaify.slm_bench qwen2.5-coder-0.5b qwen2.5-coder-1.5b \
 		--programs $(SLM_PROGRAMS) --budget $(SLM_BUDGET) --edge-timeout 600 -o build/bench-slm
 
+# ruff, mypy, and the import-linter layer contracts of pyproject.toml (on the package laid
+# out as it installs, in build/imports: see scripts/check_layers.py)
 lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy cudaify frontend transforms regraph mcgs backend
+	$(PY) scripts/check_layers.py build/imports
 
 # Every dependency for an offline install on a GPU node: make wheelhouse PYVER=3.12 [EXTRA_WHEELS=dir]
 PYVER ?= 3.12
