@@ -100,6 +100,13 @@ def plain_name(spelled: str) -> str:
 
 def launches(source: Source, within: Node | None = None) -> list[KernelLaunch]:
     """Every `<<<...>>>` call under `within` (the whole program when None)."""
+    return list(_launches(source, within))
+
+
+# Each check asks these of the same trees many times (a search checks every candidate):
+# cached by the trees, handed out as fresh lists and sets.
+@functools.lru_cache(maxsize=256)
+def _launches(source: Source, within: Node | None) -> tuple[KernelLaunch, ...]:
     found = []
     for node in cs.walk(within if within is not None else source.root):
         if node.type != "call_expression":
@@ -109,11 +116,16 @@ def launches(source: Source, within: Node | None = None) -> list[KernelLaunch]:
         function = node.child_by_field_name("function")
         name = plain_name(source.text(function)) if function is not None else ""
         found.append(KernelLaunch(name, node, cs.enclosing_function(node)))
-    return found
+    return tuple(found)
 
 
 def called_names(node: Node, source: Source) -> set[str]:
     """Names called under `node`, launches included (`k<<<g, b>>>()` calls `k`)."""
+    return set(_called_names(node, source))
+
+
+@functools.lru_cache(maxsize=4096)
+def _called_names(node: Node, source: Source) -> frozenset[str]:
     names = set()
     for call in cs.walk(node):
         if call.type != "call_expression":
@@ -125,7 +137,7 @@ def called_names(node: Node, source: Source) -> set[str]:
             "template_function",
         ):
             names.add(plain_name(source.text(function)))
-    return names
+    return frozenset(names)
 
 
 def reached_functions(source: Source, roots: Iterable[str]) -> set[str]:
@@ -146,6 +158,11 @@ def reached_functions(source: Source, roots: Iterable[str]) -> set[str]:
 def host_launches(before: Source, after: Source) -> list[KernelLaunch]:
     """The launches in host functions that the program's own functions (those of `before`,
     main among them) reach in `after`: a launch in a helper nobody calls runs nothing."""
+    return list(_host_launches(before, after))
+
+
+@functools.lru_cache(maxsize=256)
+def _host_launches(before: Source, after: Source) -> tuple[KernelLaunch, ...]:
     roots = [name for name, nodes in functions(before).items() if not _device_code(nodes)]
     reached = reached_functions(after, roots)
     found = []
@@ -154,7 +171,7 @@ def host_launches(before: Source, after: Source) -> list[KernelLaunch]:
             continue
         if (cs.function_name(launch.function, after.data) or "") in reached:
             found.append(launch)
-    return found
+    return tuple(found)
 
 
 def _device_code(nodes: list[Node]) -> bool:
