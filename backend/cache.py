@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify.config import Config, default_cache_dir
+from cudaify.core.config import Config, default_cache_dir
 
 
 @dataclass(frozen=True)

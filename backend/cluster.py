@@ -45,9 +45,9 @@ from typing import Any
 from cudaify.backend.budget import Breakdown, Deadline
 from cudaify.backend.cache import Cache
 from cudaify.backend.evaluate import Evaluator
-from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Variant
-from cudaify.errors import ConfigError, CudaifyError
+from cudaify.core.config import Config
+from cudaify.core.errors import ConfigError, CudaifyError
 from cudaify.frontend.facts import Program
 
 log = logging.getLogger("cudaify")

@@ -17,10 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify import toolchain
 from cudaify.backend.cache import Cache
-from cudaify.core import content_hash
-from cudaify.errors import ToolchainError
+from cudaify.core import content_hash, toolchain
+from cudaify.core.errors import ToolchainError
 
 COMPILE_TIMEOUT = 300.0
 DIAGNOSTIC_LINES = 40

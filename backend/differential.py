@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import Build, compile_cuda, compile_reference
-from cudaify.core import Problem
+from cudaify.core import Problem, toolchain
 from cudaify.frontend.facts import Function, Program
 
 CHILD = Path(__file__).with_name("differential_child.py")

@@ -84,7 +84,6 @@ from cudaify.backend.timing import (
     timed_runs,
     with_kernel_times,
 )
-from cudaify.config import Config
 from cudaify.core import (
     TOO_SLOW,
     Evaluation,
@@ -95,7 +94,8 @@ from cudaify.core import (
     content_hash,
     objective_speedup,
 )
-from cudaify.errors import InputError, SourceError
+from cudaify.core.config import Config
+from cudaify.core.errors import InputError, SourceError
 from cudaify.frontend.facts import Program
 from cudaify.transforms.fp_exact import compares_floats
 

@@ -16,9 +16,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify import toolchain
-from cudaify.core import content_hash
-from cudaify.errors import ConfigError, ToolchainError
+from cudaify.core import content_hash, toolchain
+from cudaify.core.errors import ConfigError, ToolchainError
 
 # Ampere is the oldest architecture still in wide use that every recent nvcc accepts; a
 # binary built for it runs (through its embedded PTX) on every newer GPU.

@@ -26,7 +26,6 @@ from typing import Any
 
 import tree_sitter as ts
 
-from cudaify import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.backend.compile import Build, compile_cubin, compile_reference
 from cudaify.backend.differential import (
@@ -37,6 +36,7 @@ from cudaify.backend.differential import (
     exported,
     plan_cases,
 )
+from cudaify.core import toolchain
 from cudaify.frontend.facts import Function, Loop, Program
 from cudaify.transforms import csource as cs
 

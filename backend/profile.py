@@ -16,7 +16,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from cudaify import toolchain
+from cudaify.core import toolchain
 
 METRICS = {
     "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_throughput_pct",

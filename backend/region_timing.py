@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify import toolchain
 from cudaify.backend.cache import Cache
 from cudaify.backend.cost import parameter_values
 from cudaify.backend.differential import candidate_library, case_at, ctype_of
+from cudaify.core import toolchain
 from cudaify.frontend.facts import Program
 
 CHILD = Path(__file__).with_name("region_child.py")

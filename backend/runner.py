@@ -12,8 +12,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify import toolchain
-from cudaify.core import Problem
+from cudaify.core import Problem, toolchain
 
 MIN_TIME_LIMIT = 10.0
 TIME_LIMIT_FACTOR = 10.0

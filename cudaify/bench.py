@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify.config import Config
-from cudaify.errors import CudaifyError
+from cudaify.core.config import Config
+from cudaify.core.errors import CudaifyError
 
 SOURCES = (".c", ".cpp", ".cc", ".cxx")
 _CATEGORY = re.compile(r"^\s*\**\s*Category:\s*(\S+)", re.M)
@@ -247,7 +247,7 @@ def submission_order(work: Sequence[tuple[Path, str, Config]]) -> list[int]:
 def check_strategies(names: list[str], config: Config) -> None:
     """Fail before any program runs: an unknown strategy, or a model-only one without a
     model at hand."""
-    from cudaify.errors import ConfigError
+    from cudaify.core.errors import ConfigError
     from cudaify.pipeline import STRATEGIES, slm_available
 
     if not names:

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from cudaify import __version__
-from cudaify.errors import CudaifyError, InputError, Interrupted, SourceError
+from cudaify.core.errors import CudaifyError, InputError, Interrupted, SourceError
 from cudaify.options import given, setting_options
 
 EXIT_CODES = """\b
@@ -245,8 +245,8 @@ def _compile_command(
     depfile: str | None,
     **options: Any,
 ) -> None:
-    from cudaify import config as config_mod
     from cudaify import pipeline
+    from cudaify.core import config as config_mod
 
     verbose = options["verbose"]
     try:
@@ -403,8 +403,8 @@ def check_command(
 
     Exits 0 when verified (or, without a GPU, when it compiles: said plainly), 3 when it
     fails a check."""
-    from cudaify import config as config_mod
     from cudaify import pipeline
+    from cudaify.core import config as config_mod
 
     _setup_logging(verbose, False)
     try:
@@ -514,8 +514,8 @@ def bench_command(
     program's whole cudaify run per strategy (wall_times.csv). The strategies of one
     program share one timing of its CPU reference."""
     from cudaify import bench, pipeline
-    from cudaify import config as config_mod
     from cudaify.backend import report
+    from cudaify.core import config as config_mod
 
     _setup_logging(verbose, not verbose)
     root = Path(folder)
@@ -633,7 +633,7 @@ def model_path(name: str | None) -> None:
 
 
 def _as_input_error(exc: OSError) -> CudaifyError:
-    from cudaify.errors import InputError
+    from cudaify.core.errors import InputError
 
     return InputError(f"{exc.filename}: {exc.strerror}")
 

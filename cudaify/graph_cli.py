@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import click
 
-from cudaify.errors import CudaifyError
+from cudaify.core.errors import CudaifyError
 from cudaify.regraph.graph import GraphFormatError, ReGraph, default_graph, load, save
 from cudaify.regraph.trajectory import TrajectoryError
 
@@ -190,7 +190,7 @@ def _gpu_found() -> bool:
 
 
 def _build_config(runs: int | None) -> Any:
-    from cudaify.config import Config
+    from cudaify.core.config import Config
 
     return Config(runs=runs) if runs is not None else Config()
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from cudaify import config
+from cudaify.core import config
 
 Decorator = Callable[[Any], Any]
 

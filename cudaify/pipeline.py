@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from cudaify import __version__
 from cudaify.backend.budget import Breakdown, Deadline
-from cudaify.config import Config, result_settings
 from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash, objective_speedup
-from cudaify.errors import ConfigError, InputError, ModelFailure
+from cudaify.core.config import Config, result_settings
+from cudaify.core.errors import ConfigError, InputError, ModelFailure
 
 if TYPE_CHECKING:  # the frontend loads the language model's library (see frontend/__init__)
     from cudaify.frontend.facts import Program
@@ -167,7 +167,7 @@ class Stages:
         if not self.local_model:
             yield
             return
-        from cudaify.slots import one_slot
+        from cudaify.core.slots import one_slot
 
         with one_slot(self._slots_folder(), self.config.slm_jobs):
             with self.evaluator.gpu.shared():
@@ -315,7 +315,7 @@ class Stages:
 
 
 class _Generating:
-    """An engine whose every completion holds a generation slot (see cudaify.slots); the
+    """An engine whose every completion holds a generation slot (see cudaify.core.slots); the
     validation between retries (nvcc) does not."""
 
     def __init__(self, engine: Any, slot: Callable[[], Any]):
@@ -921,7 +921,7 @@ def _code_files() -> list[Path]:
 _CODE_KINDS = ("*.py", "*.cuh", "*.h")
 
 
-_STAGES = ("frontend", "transforms", "regraph", "mcgs", "backend")
+_STAGES = ("core", "frontend", "transforms", "regraph", "mcgs", "backend")
 
 
 @functools.cache

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify.config import Config
-from cudaify.errors import CudaifyError
+from cudaify.core.config import Config
+from cudaify.core.errors import CudaifyError
 from cudaify.slm_edge_bench import (
     Edge,
     EdgeOptions,

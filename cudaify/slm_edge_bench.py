@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cudaify.config import Config
 from cudaify.core import Variant, normalised_hash
-from cudaify.errors import CudaifyError
+from cudaify.core.config import Config
+from cudaify.core.errors import CudaifyError
 from cudaify.transforms import METHODS
 from cudaify.transforms.base import Context, Method
 from cudaify.transforms.slm.apply import EDIT_SAMPLING, Attempt, edge_outcome, edit

@@ -18,7 +18,7 @@ import os
 import shlex
 from pathlib import Path
 
-from cudaify.errors import InputError
+from cudaify.core.errors import InputError
 
 COMPDB_NAME = "compile_commands.json"
 # flags whose value is a path, made absolute against the entry's directory

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from cudaify import toolchain
-from cudaify.errors import InputError, SourceError
+from cudaify.core import toolchain
+from cudaify.core.errors import InputError, SourceError
 
 C_SUFFIXES = {".c"}
 CXX_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".cp", ".C"}

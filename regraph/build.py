@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaify.core import Evaluation, Stage, Variant
-from cudaify.errors import CudaifyError, ToolchainError
+from cudaify.core.errors import CudaifyError, ToolchainError
 from cudaify.regraph.graph import START, EdgeStats, Example, ReGraph
 from cudaify.regraph.relabel import describe, relabel
 from cudaify.regraph.teacher import TextModel, teacher_trajectory

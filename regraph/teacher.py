@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from cudaify.errors import ModelError
+from cudaify.core.errors import ModelError
 from cudaify.regraph.trajectory import Trajectory, TrajectoryError, steps_from_json
 
 Message = dict[str, str]

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify import toolchain
-from cudaify.errors import SourceError
+from cudaify.core import toolchain
+from cudaify.core.errors import SourceError
 from cudaify.frontend.analyze import analyze
 from cudaify.frontend.cxx_compat import to_cxx
 from cudaify.frontend.parse import parse

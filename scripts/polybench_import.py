@@ -562,7 +562,7 @@ def import_all(source: Path, out: Path) -> list[Path]:
 
 def user_seconds(argv: list[str], timeout: float) -> float:
     """CPU (user) time of one run of argv, which must succeed."""
-    from cudaify.toolchain import run
+    from cudaify.core.toolchain import run
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
     done = run(argv, timeout=timeout, output_cap=1 << 24)
@@ -572,7 +572,7 @@ def user_seconds(argv: list[str], timeout: float) -> float:
 
 
 def measure(programs: list[Path], runs: int = 3) -> None:
-    from cudaify.toolchain import find_tool, run
+    from cudaify.core.toolchain import find_tool, run
 
     with tempfile.TemporaryDirectory(prefix="polybench-") as work:
         for path in programs:

@@ -7,7 +7,7 @@ refine kernels."""
 
 from __future__ import annotations
 
-from cudaify.errors import ConfigError
+from cudaify.core.errors import ConfigError
 from cudaify.transforms.atomic_privatize import AtomicPrivatize
 from cudaify.transforms.base import Method
 from cudaify.transforms.coalesce import Coalesce

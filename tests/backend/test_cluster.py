@@ -19,9 +19,9 @@ import pytest
 from cudaify import bench
 from cudaify.backend import cluster
 from cudaify.backend.evaluate import Evaluator
-from cudaify.config import Config
 from cudaify.core import Stage, Variant
-from cudaify.errors import InputError
+from cudaify.core.config import Config
+from cudaify.core.errors import InputError
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'cudaify[ray]')")
 

@@ -10,8 +10,8 @@ import pytest
 
 from cudaify.backend import cluster
 from cudaify.backend.evaluate import Evaluator
-from cudaify.config import Config
 from cudaify.core import Stage
+from cudaify.core.config import Config
 
 from .test_cluster import SHIFT, offloaded
 

@@ -112,8 +112,8 @@ def test_integer_parameters_of_unknown_meaning_are_skipped(program, cache: Cache
 
 def test_evaluator_rejects_a_candidate_only_other_sizes_expose(program, cache: Cache) -> None:  # type: ignore[no-untyped-def]
     from cudaify.backend.evaluate import Evaluator
-    from cudaify.config import Config
     from cudaify.core import Stage, Variant
+    from cudaify.core.config import Config
 
     # Right for the program's n = 8 (a multiple of 4), wrong for n = 1, 31, 257, 1001.
     rounded = CANDIDATE.replace(

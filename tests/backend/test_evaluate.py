@@ -18,9 +18,9 @@ from cudaify.backend.evaluate import (
     Evaluator,
 )
 from cudaify.backend.gpu import gpu_available
-from cudaify.config import Config
 from cudaify.core import Evaluation, Stage, Timing, Variant
-from cudaify.errors import SourceError
+from cudaify.core.config import Config
+from cudaify.core.errors import SourceError
 from cudaify.frontend.facts import Program
 
 REFERENCE = """#include <stdio.h>

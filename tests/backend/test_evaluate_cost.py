@@ -14,8 +14,8 @@ from cudaify.backend import timing as timing_mod
 from cudaify.backend.budget import Deadline
 from cudaify.backend.cache import Cache
 from cudaify.backend.evaluate import TIME_BUDGET, Evaluator, compile_jobs
-from cudaify.config import Config
 from cudaify.core import Stage, Variant
+from cudaify.core.config import Config
 
 from .test_evaluate import CANDIDATE, program
 

@@ -4,7 +4,7 @@ import pytest
 
 from cudaify.backend import gpu
 from cudaify.backend.gpu import GpuInfo, _parse_smi, default_arch, normalise_arch
-from cudaify.errors import ConfigError
+from cudaify.core.errors import ConfigError
 
 SMI = (
     "0, GPU-1f2e3d4c-aaaa, NVIDIA H100 80GB HBM3, 9.0, 81559 MiB\n"

@@ -12,8 +12,8 @@ import pytest
 
 from cudaify.backend.cache import Cache
 from cudaify.backend.evaluate import Evaluator
-from cudaify.config import Config
 from cudaify.core import Stage, Variant
+from cudaify.core.config import Config
 from cudaify.frontend.facts import Program
 
 from .test_gpu_runs import CANDIDATE, REFERENCE

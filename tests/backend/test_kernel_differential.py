@@ -13,9 +13,9 @@ from cudaify.backend.cache import Cache
 from cudaify.backend.compile import compile_cubin
 from cudaify.backend.gpu import gpu_available
 from cudaify.core import Variant
+from cudaify.core.toolchain import Completed
 from cudaify.frontend.analyze import analyze
 from cudaify.frontend.facts import Program
-from cudaify.toolchain import Completed
 from cudaify.transforms.base import Context
 from cudaify.transforms.offload import Offload
 
@@ -258,8 +258,8 @@ def test_an_out_of_bounds_kernel_fails_without_hurting_us(offloaded, gpu_cache: 
 @pytest.mark.gpu
 def test_the_evaluator_runs_the_kernel_level_test(offloaded, gpu_cache: Cache) -> None:  # type: ignore[no-untyped-def]
     from cudaify.backend.evaluate import Evaluator
-    from cudaify.config import Config
     from cudaify.core import Stage
+    from cudaify.core.config import Config
 
     program, code = offloaded
     if not gpu_available() or not kd.pycuda_available():

@@ -19,8 +19,8 @@ from cudaify.backend.evaluate import Evaluator
 from cudaify.backend.gpu import gpu_available
 from cudaify.backend.runner import RunResult
 from cudaify.backend.timing import Sample
-from cudaify.config import Config
 from cudaify.core import Evaluation, Stage, Timing, Variant
+from cudaify.core.config import Config
 from cudaify.frontend.analyze import analyze
 from cudaify.frontend.facts import Program
 from cudaify.transforms.base import Context

@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from cudaify.bench import category_of, discover
-from cudaify.toolchain import find_tool, run
+from cudaify.core.toolchain import find_tool, run
 
 from .test_suite import RTOL, SUITE, mismatches
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaify.toolchain import Completed, find_tool, run
+from cudaify.core.toolchain import Completed, find_tool, run
 
 SUITE = Path(__file__).resolve().parents[2] / "benchmarks"
 REQUIRED_CATEGORIES = {

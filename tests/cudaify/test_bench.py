@@ -195,7 +195,7 @@ def test_bench_refuses_unknown_and_model_only_strategies_up_front(tmp_path):
 def test_workers_get_the_configuration(tmp_path):
     """Run in worker processes: what they report comes from the configuration they got."""
     from cudaify.bench import run_bench
-    from cudaify.config import Config
+    from cudaify.core.config import Config
 
     suite = tmp_path / "suite"
     suite.mkdir()
@@ -233,7 +233,7 @@ def test_a_comparison_is_submitted_program_by_program() -> None:
     """Rows come back strategy by strategy, but the work is started program by program, so
     that a run cut short holds every strategy of the programs it reached."""
     from cudaify.bench import submission_order
-    from cudaify.config import Config
+    from cudaify.core.config import Config
 
     config = Config()
     programs = [Path("a.c"), Path("b.c"), Path("c.c")]
@@ -266,7 +266,7 @@ def test_workers_are_spread_over_the_visible_gpus(monkeypatch):
     """Each worker process is pinned to one GPU, round robin, so every GPU of the machine
     gets work (and its own lock and timings)."""
     from cudaify import bench
-    from cudaify.config import Config
+    from cudaify.core.config import Config
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
     monkeypatch.setattr(bench, "_run_one", _row_of_this_worker)

@@ -14,8 +14,8 @@ import pytest
 from cudaify import pipeline
 from cudaify.backend import evaluate as evaluate_mod
 from cudaify.backend.budget import Deadline
-from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
+from cudaify.core.config import Config
 
 SAXPY = """\
 #include <stdio.h>

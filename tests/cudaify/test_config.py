@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from cudaify.config import Config, load
-from cudaify.errors import ConfigError
+from cudaify.core.config import Config, load
+from cudaify.core.errors import ConfigError
 
 
 def test_layers_in_order(tmp_path):

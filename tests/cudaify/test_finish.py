@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from cudaify.config import Config
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
+from cudaify.core.config import Config
 from cudaify.mcgs.search import Candidate, SearchResult
 from cudaify.pipeline import FINALISTS, finalists, finish
 

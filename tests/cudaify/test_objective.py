@@ -13,8 +13,8 @@ import pytest
 
 from cudaify import pipeline
 from cudaify.backend import evaluate as evaluate_mod
-from cudaify.config import Config, ConfigError, load
 from cudaify.core import Evaluation, Stage, Timing, Variant
+from cudaify.core.config import Config, ConfigError, load
 
 SAXPY = """\
 #include <stdio.h>

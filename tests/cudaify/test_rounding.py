@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from cudaify import pipeline
-from cudaify.config import Config
 from cudaify.core import Evaluation, Stage, Timing, Variant
+from cudaify.core.config import Config
 from cudaify.frontend.facts import Program
 from cudaify.mcgs.search import Candidate, SearchResult
 

@@ -13,8 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from cudaify import cli, config, options, pipeline
-from cudaify.config import COMPILE, Config, ConfigError, load, setting
+from cudaify import cli, options, pipeline
+from cudaify.core import config
+from cudaify.core.config import COMPILE, Config, ConfigError, load, setting
 
 # Options whose parameter has a Config field's name but that are no setting's option, and
 # why: each command reads them itself.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from cudaify.slots import one_slot
+from cudaify.core.slots import one_slot
 
 
 def test_one_slot_hands_out_distinct_slots_and_waits_when_all_are_taken(tmp_path):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cudaify.errors import InputError
+from cudaify.core.errors import InputError
 from cudaify.frontend.analyze import analyze
 from cudaify.frontend.compdb import flags_for
 

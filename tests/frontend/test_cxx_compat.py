@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cudaify import toolchain
-from cudaify.errors import SourceError
+from cudaify.core import toolchain
+from cudaify.core.errors import SourceError
 from cudaify.frontend.cxx_compat import to_cxx
 from cudaify.frontend.edits import Edit, OverlappingEdits, apply_edits, shifted_offset
 from cudaify.frontend.parse import parse

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from cudaify import toolchain
+from cudaify.core import toolchain
 from cudaify.frontend.analyze import analyze
 
 HEADER = "#define N 64\n#define M 32\n"

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from cudaify.errors import SourceError
+from cudaify.core.errors import SourceError
 from cudaify.frontend.analyze import analyze
 
 

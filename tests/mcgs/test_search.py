@@ -93,7 +93,7 @@ def test_sequence_skips_methods_that_do_not_apply():
 def test_pipeline_keeps_host_code_when_the_gpu_is_slower(tmp_path, monkeypatch):
     """A verified variant slower than gcc -O3 is no improvement: the input stays."""
     from cudaify import pipeline
-    from cudaify.config import Config
+    from cudaify.core.config import Config
     from cudaify.mcgs.search import Candidate, SearchResult
 
     source = tmp_path / "s.c"

@@ -326,8 +326,8 @@ def test_a_gpu_build_runs_every_step_and_keeps_only_correct_ones(tmp_path):
     """On a GPU every step is run and its output compared with the CPU reference: the
     rules' steps are kept with "gpu" and a measured speedup; a curated step that compiles
     but prints something else is rejected (without a GPU it would pass as "compile")."""
-    from cudaify.config import Config
     from cudaify.core import Variant
+    from cudaify.core.config import Config
 
     corpus = tmp_path / "corpus"
     shutil.copytree(DATA / "corpus", corpus)

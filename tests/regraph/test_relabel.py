@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from cudaify.errors import ModelError
+from cudaify.core.errors import ModelError
 from cudaify.regraph import relabel as rl
 from cudaify.regraph.teacher import RecordedTeacher
 

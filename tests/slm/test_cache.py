@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaify.errors import ModelError
+from cudaify.core.errors import ModelError
 from cudaify.transforms.slm.cache import (
     CachedEngine,
     CompletionCache,

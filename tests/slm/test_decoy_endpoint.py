@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from cudaify.cli import main
-from cudaify.config import Config
 from cudaify.core import Variant
+from cudaify.core.config import Config
 from cudaify.frontend.facts import Program
 from cudaify.pipeline import Stages
 from cudaify.transforms import METHODS

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cudaify import slm_bench
-from cudaify.config import Config
 from cudaify.core import Evaluation, Stage
+from cudaify.core.config import Config
 from cudaify.pipeline import search_graph
 from cudaify.slm_edge_bench import (
     EdgeOptions,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaify.errors import ConfigError
+from cudaify.core.errors import ConfigError
 from cudaify.transforms.slm import models
 from cudaify.transforms.slm.cache import ReplayMiss
 from cudaify.transforms.slm.engine import RemoteEngine, Sampling

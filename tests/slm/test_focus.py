@@ -5,8 +5,8 @@ scripted completions (no model)."""
 
 from pathlib import Path
 
-from cudaify.config import Config
 from cudaify.core import Problem, Variant
+from cudaify.core.config import Config
 from cudaify.pipeline import search_graph
 from cudaify.regraph.graph import Example
 from cudaify.slm_edge_bench import Starts, classify

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudaify.errors import ModelError, ModelFailure
+from cudaify.core.errors import ModelError, ModelFailure
 from cudaify.transforms.slm.engine import PromptTooLong
 from cudaify.transforms.slm.guard import Guard, ModelOff, StrictModelError
 

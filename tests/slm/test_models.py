@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaify.errors import InputError, ModelError
+from cudaify.core.errors import InputError, ModelError
 from cudaify.transforms.slm import models
 from cudaify.transforms.slm.models import ModelSpec, Part
 

@@ -3,7 +3,7 @@ import socket
 
 import pytest
 
-from cudaify.errors import ModelError
+from cudaify.core.errors import ModelError
 from cudaify.transforms.slm.engine import RemoteEngine, Sampling, remote_prior
 
 from .httpserver import FakeServer, completion_reply

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cudaify import toolchain
+from cudaify.core import toolchain
 
 HEADER = Path(__file__).resolve().parent / "cuda_emulation.h"
 # One thread after another (no barriers): fast enough for full-size programs.

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get
 from cudaify.transforms.base import Context

@@ -6,8 +6,7 @@ import pytest
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.data_residency import RUNTIME, map_transfers, residency_problems

@@ -13,8 +13,7 @@ from emulation import gcc_output, run_emulated
 from pattern_golden import applied, nvcc_errors
 from transforms_support import GOLDEN, analysed
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.fp_exact import compares_floats, literal_type

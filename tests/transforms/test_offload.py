@@ -5,8 +5,7 @@ from pathlib import Path
 import pytest
 from transforms_support import GOLDEN, analysed
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get
 from cudaify.transforms import offload as offload_module

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from test_offload import nvcc_compiles
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.frontend.analyze import analyze
 from cudaify.frontend.cxx_compat import to_cxx
 from cudaify.frontend.facts import Program

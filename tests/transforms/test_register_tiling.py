@@ -6,8 +6,7 @@ import pytest
 from emulation import run_emulated
 from transforms_support import GOLDEN, analysed
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.frontend.facts import Program
 from cudaify.transforms import get
 from cudaify.transforms.base import Context

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudaify.errors import ConfigError
+from cudaify.core.errors import ConfigError
 from cudaify.transforms import METHODS, UnknownMethodError, get
 from cudaify.transforms.base import Method
 from cudaify.transforms.offload import Offload

@@ -13,8 +13,7 @@ import pytest
 from test_offload import nvcc_compiles
 from test_offload_stdlib import BENCHMARKS, SMALL, cccl_include, small_program
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 

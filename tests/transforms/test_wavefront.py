@@ -8,8 +8,7 @@ from emulation import run_emulated
 from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
 
-from cudaify import toolchain
-from cudaify.core import Variant
+from cudaify.core import Variant, toolchain
 from cudaify.transforms import get
 from cudaify.transforms.base import Context
 from cudaify.transforms.structure import structural_problems

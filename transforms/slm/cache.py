@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaify.core import content_hash
-from cudaify.errors import ModelError
+from cudaify.core.errors import ModelError
 from cudaify.transforms.slm.engine import Completion, Engine, Message, Sampling
 
 

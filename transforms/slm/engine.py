@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from cudaify.errors import ModelError, ModelFailure
+from cudaify.core.errors import ModelError, ModelFailure
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 CHOICE_PREFIX = '{"method": "'

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cudaify.errors import ConfigError
+from cudaify.core.errors import ConfigError
 from cudaify.transforms.slm import models
 from cudaify.transforms.slm.cache import CachedEngine, CompletionCache, Recorder, Replay
 from cudaify.transforms.slm.engine import (

