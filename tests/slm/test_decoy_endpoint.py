@@ -30,27 +30,11 @@ from .httpserver import FakeServer, completion_reply
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
 
-# method -> (a golden input it applies to, the rules applied before it)
+# method -> (a golden input it applies to, the rules applied before it): one table for the
+# postcondition tests and the decoy endpoint's (tests/golden/method_cases.json)
 CASES = {
-    "schedule": ("schedule/gemm.c", ()),
-    "offload": ("offload/saxpy.c", ()),
-    "segmented": ("segmented/rows.cpp", ("offload",)),
-    "reduction": ("reduction/sums.c", ()),
-    "atomic_privatize": ("atomic_privatize/bytes.c", ()),
-    "data_residency": ("data_residency/swap_loop.c", ("offload",)),
-    "scan": ("scan/prefix.c", ()),
-    "sort": ("sort/keys.cpp", ()),
-    "compact": ("compact/appends.cpp", ()),
-    "scatter": ("scatter/permute.cpp", ()),
-    "wavefront": ("wavefront/dp_rows.c", ()),
-    "shared_tiling": ("shared_tiling/matmul_flat.c", ("offload",)),
-    "register_tiling": ("register_tiling/scaled.c", ("offload",)),
-    "coalesce": ("coalesce/column_major.c", ("offload",)),
-    "readonly_cache": ("readonly_cache/stencil.c", ("offload",)),
-    "unroll": ("unroll/filters.c", ("offload",)),
-    "fast_math": ("fast_math/activations.c", ("offload",)),
-    "launch_tuning": ("launch_tuning/saxpy.c", ("offload",)),
-    "fp_exact": ("fp_exact/projections.c", ("offload",)),
+    method: (case["input"], tuple(case["after"]))
+    for method, case in json.loads((GOLDEN / "method_cases.json").read_text()).items()
 }
 
 # what the old substring checks looked for, and every method's construct by name
