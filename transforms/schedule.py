@@ -51,7 +51,14 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import isl_codegen as codegen
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.kernel_codegen import MATH_FUNCTIONS, definition_node
+from cudaify.transforms.kernel_codegen import (
+    MATH_FUNCTIONS,
+    byte_size,
+    definition_node,
+    element_type,
+    host_address,
+    line_indent,
+)
 from cudaify.transforms.offload import PRELUDE
 
 # Below this many statement instances (known at compile time) a region stays on the host.
@@ -336,7 +343,7 @@ def _atomic_sums(scop: Scop, tree: Tree, source: bytes) -> frozenset[str]:
     an atomic min/max can, in a form the code generator reads (`if (v > m) m = v;`, `m =
     fmax(m, v)`, `m = v > m ? v : m`): their instances may run in any order."""
     types = {s.name: s.type for s in scop.scalars}
-    types.update({a.name: _element(a) for a in scop.arrays})
+    types.update({a.name: element_type(a) for a in scop.arrays})
 
     def readable(st) -> bool:  # type: ignore[no-untyped-def]
         if st.reduction == "+":
@@ -862,7 +869,7 @@ class _ArrayExpansion:
 
     def allocation(self, device: str, names: codegen.Names) -> list[str]:
         """Its storage, and the last iteration's copy filled with the array's contents."""
-        elem = _element(self.data)
+        elem = element_type(self.data)
         lines = _box_lines(self.lows, self.extents, self.bounds, self.context, names)
         lines.append(f"const long long {self.size} = (long long)({self.data.count});")
         slices = " * ".join(f"(size_t)({e} > 0 ? {e} : 1)" for e in self.extents)
@@ -893,11 +900,11 @@ class _ArrayExpansion:
         ]
 
     def _bytes(self) -> str:
-        return f"(size_t){self.size} * sizeof({_element(self.data)})"
+        return f"(size_t){self.size} * sizeof({element_type(self.data)})"
 
     def params(self) -> list[str]:
         return [
-            f"{_element(self.data)} *{self.array}",
+            f"{element_type(self.data)} *{self.array}",
             f"long long {self.size}",
             *(f"long long {n}" for n in self.lows + self.extents),
         ]
@@ -916,7 +923,7 @@ class _ArrayExpansion:
         if not self.data.dims:
             return f"({pointer})"
         shape = "".join(f"[{d}]" for d in self.data.dims)
-        return f"(({_element(self.data)} (*){shape})({pointer}))"
+        return f"(({element_type(self.data)} (*){shape})({pointer}))"
 
 
 @dataclass
@@ -1117,7 +1124,7 @@ class _RegionEmitter:
         for node in found:
             name = std_device.lambda_declared(node, self.source)
             assert name is not None
-            indent = _line_indent(self.source, node.start_byte)
+            indent = line_indent(self.source, node.start_byte)
             lines = cs.text(node, self.source).split("\n")
             lambdas[name] = ["    " + lines[0]] + [
                 "    " + (line[len(indent) :] if line.startswith(indent) else line.lstrip())
@@ -1363,7 +1370,7 @@ class _RegionEmitter:
             live, before = self.devices[data.name], self.snapshots[data.name]
             target, origin = (live, before) if backwards else (before, live)
             lines.append(
-                f"CUDAIFY_CHECK(cudaMemcpy({target}, {origin}, {_bytes(data)}, "
+                f"CUDAIFY_CHECK(cudaMemcpy({target}, {origin}, {byte_size(data)}, "
                 "cudaMemcpyDeviceToDevice));"
             )
         return lines
@@ -1451,7 +1458,7 @@ class _RegionEmitter:
     def _sum_casts(self) -> dict[str, str]:
         """The type atomicAdd takes for each sum statement's target."""
         types = {s.name: s.type for s in self.scop.scalars}
-        types.update({a.name: _element(a) for a in self.arrays})
+        types.update({a.name: element_type(a) for a in self.arrays})
         found = {}
         for name in _atomic_sums(self.scop, self.tree, self.source):
             statement = self.model.statement(name)
@@ -1608,7 +1615,7 @@ class _RegionEmitter:
         return "".join(texts)
 
     def host_code(self) -> str:
-        indent = _line_indent(self.source, self.scop.span.start)
+        indent = line_indent(self.source, self.scop.span.start)
         inner = indent + "    "
         before = [self._prelude_text(span.start) for span in self.scop.prelude]
         before += [f"{type_} {name};" for type_, name in self.scop.hoisted]
@@ -1712,10 +1719,10 @@ class _RegionEmitter:
         for data in self.arrays:
             device = self.devices[data.name]
             lines.append(f"{_device_element(data)} *{device} = NULL;")
-            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {_bytes(data)}));")
+            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {byte_size(data)}));")
             copy = (
-                f"CUDAIFY_CHECK(cudaMemcpy({device}, {_host_address(data, False)}, {_bytes(data)}, "
-                "cudaMemcpyHostToDevice));"
+                f"CUDAIFY_CHECK(cudaMemcpy({device}, {host_address(data, False)}, "
+                f"{byte_size(data)}, cudaMemcpyHostToDevice));"
             )
             covered = self._overwritten(data, names)
             if covered == "1":
@@ -1729,7 +1736,7 @@ class _RegionEmitter:
             if data.name in self.snapshots:
                 snapshot = self.snapshots[data.name]
                 lines.append(f"{_device_element(data)} *{snapshot} = NULL;")
-                lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{snapshot}, {_bytes(data)}));")
+                lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{snapshot}, {byte_size(data)}));")
         if self.flag:
             lines.append(f"int *{self.flag} = NULL;")
             lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{self.flag}, sizeof(int)));")
@@ -1752,9 +1759,9 @@ class _RegionEmitter:
             lines += copies.write_back(self.devices[name])
         for data in self.arrays:
             if data.access in ("write", "readwrite"):
-                host, device = _host_address(data, True), self.devices[data.name]
+                host, device = host_address(data, True), self.devices[data.name]
                 lines.append(
-                    f"CUDAIFY_CHECK(cudaMemcpy({host}, {device}, {_bytes(data)}, "
+                    f"CUDAIFY_CHECK(cudaMemcpy({host}, {device}, {byte_size(data)}, "
                     "cudaMemcpyDeviceToHost));"
                 )
         for index, device in self.shared.items():
@@ -1977,27 +1984,16 @@ def _extents(data: ArrayData) -> list[str] | None:
 
 
 def _array_param(data: ArrayData) -> str:
-    elem = _element(data)
+    elem = element_type(data)
     if data.dims:
         return f"{elem} (*{data.name})" + "".join(f"[{d}]" for d in data.dims)
     return f"{elem} *{data.name}"
 
 
-_QUALIFIERS = re.compile(r"\b(const|volatile|restrict|__restrict__|__restrict)\b")
-
-
-def _element(data: ArrayData) -> str:
-    return " ".join(_QUALIFIERS.sub("", data.elem_type).split())
-
-
-def _bytes(data: ArrayData) -> str:
-    return f"(size_t)({data.count}) * sizeof({_element(data)})"
-
-
 def _device_element(data: ArrayData) -> str:
     """The element type as the device code spells it (`cuda::std::complex<double>`): the
     same layout as the host's, so the copies stay byte copies."""
-    return std_device.device_text(_element(data))
+    return std_device.device_text(element_type(data))
 
 
 def _scalar_argument(name: str, type_: str) -> str:
@@ -2014,20 +2010,3 @@ def _in_std(call, source: bytes) -> bool:
 
 # C++ casts parse as calls of a template (`static_cast<T>(x)`); they compile on the device.
 _CASTS = frozenset({"static_cast", "const_cast", "reinterpret_cast"})
-
-
-def _host_address(data: ArrayData, writable: bool) -> str:
-    if data.kind == "vector":  # the elements, not the std::vector object
-        storage = f"{data.name}.data()"
-        return storage if data.first.strip() == "0" else f"{storage} + ({data.first})"
-    if data.first.strip() == "0":
-        return data.name
-    elem = _element(data)
-    pointer = f"({'' if writable else 'const '}{elem} *){data.name}" if data.dims else data.name
-    return f"{pointer} + ({data.first})"
-
-
-def _line_indent(source: bytes, offset: int) -> str:
-    line_start = source.rfind(b"\n", 0, offset) + 1
-    prefix = source[line_start:offset].decode("utf-8", errors="surrogateescape")
-    return prefix[: len(prefix) - len(prefix.lstrip())]
