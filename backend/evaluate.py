@@ -913,15 +913,13 @@ class Evaluator:
         assert binary is not None
         cut = self._limit(limit)
         # the program to beat: the CPU's, or the fastest verified variant's when shorter
-        beat, beat_name = reference.seconds, "the CPU program"
-        if self._fastest_wall < beat:
-            beat, beat_name = self._fastest_wall, "the fastest verified variant so far"
+        against_gpu = self._fastest_wall < reference.seconds
+        beat = self._fastest_wall if against_gpu else reference.seconds
+        beat_name = "the fastest verified variant so far" if against_gpu else "the CPU program"
         # a GPU shared n ways (make -j, bench -j) runs each program up to n times slower:
         # the cutoff stretches with it, or every candidate would read as too slow
         hopeless = (
-            hopeless_after(beat, gpu=beat_name != "the CPU program") * self.gpu.users()
-            if screening
-            else math.inf
+            hopeless_after(beat, gpu=against_gpu) * self.gpu.users() if screening else math.inf
         )
         stops_hopeless = screening and not self.config.run_timeout and hopeless < cut
         if stops_hopeless:

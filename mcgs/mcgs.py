@@ -79,7 +79,14 @@ from dataclasses import dataclass, field
 from cudaify.backend.cost import rank_agreement
 from cudaify.backend.evaluate import TIME_BUDGET
 from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Variant
-from cudaify.mcgs.reward import FASTER, STRUCTURE_FAIL, TOO_SLOW_UNSEEN, reward, unrun
+from cudaify.mcgs.reward import (
+    FASTER,
+    STRUCTURE_FAIL,
+    TOO_SLOW_UNSEEN,
+    reward,
+    stopped_as_too_slow,
+    unrun,
+)
 from cudaify.mcgs.search import (
     Candidate,
     Predict,
@@ -196,11 +203,6 @@ def _edge_weight(graph: ReGraph, source: str, method: str) -> float:
     stats = graph.stats(source, method)
     success = (stats.successes + 1) / (stats.visits + 2)
     return success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
-
-
-def _stopped_as_too_slow(evaluation: Evaluation) -> bool:
-    """A run stopped past the time to beat (see hopeless_after), and nothing else wrong."""
-    return bool(evaluation.problems) and all(p.kind == TOO_SLOW for p in evaluation.problems)
 
 
 def _supersedes(method: str) -> tuple[str, ...]:
@@ -540,7 +542,7 @@ class GraphSearch:
         ahead = self._node_for(child)
         if ahead.evaluation.verified:
             fate = "was verified in its place"
-        elif _stopped_as_too_slow(ahead.evaluation):
+        elif stopped_as_too_slow(ahead.evaluation):
             # priced STEPPING_STONE times above a child that ran past the time to beat: it
             # would be stopped too (PolyBench atax ran offload for 3 s after its
             # data_residency child had been stopped so)

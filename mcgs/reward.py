@@ -40,7 +40,7 @@ def reward(evaluation: Evaluation) -> float:
     if stage == Stage.COMPILE:
         if not evaluation.ran_on_gpu:
             return UNRUN + HOT_SHARE * cpu_share(evaluation)
-        if evaluation.problems and all(p.kind == TOO_SLOW for p in evaluation.problems):
+        if stopped_as_too_slow(evaluation):
             return TOO_SLOW_UNSEEN
         return RUN_FAIL
     if stage == Stage.RUN:
@@ -51,6 +51,11 @@ def reward(evaluation: Evaluation) -> float:
     if speedup < 1.0:
         return 0.25 * speedup
     return FASTER + math.log(speedup)
+
+
+def stopped_as_too_slow(evaluation: Evaluation) -> bool:
+    """A run stopped past the time to beat (see hopeless_after), and nothing else wrong."""
+    return bool(evaluation.problems) and all(p.kind == TOO_SLOW for p in evaluation.problems)
 
 
 def cpu_share(evaluation: Evaluation) -> float:
