@@ -821,13 +821,11 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
     fastest then its kernel timing and profile.
     Re-timed candidates replace the search's in `result`. None when nothing was verified
     (or nothing ran)."""
-    from cudaify.backend.evaluate import RACE_MARGIN
     from cudaify.mcgs.search import Candidate
 
     if config.search_runs >= config.runs:  # the search already timed everything in full
         return result.best_verified
     timed: set[str] = set()
-    full: set[str] = set()  # those timed with every run (not stopped by `beat`)
     while True:
         chosen = finalists(result.candidates, config.objective)
         if not chosen:
@@ -835,17 +833,15 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         pending = [c for c in chosen if c.variant.key not in timed]
         evaluator.prefetch_harness([c.variant for c in pending])
         for candidate in pending:
-            # the best finalist timed in full so far: one run far below it ends a finalist's
-            done = [c for c in result.candidates if c.variant.key in full]
+            # the best finalist re-timed so far (one stopped after its first run is below
+            # it by RACE_MARGIN, never the best): one run far below it ends a finalist's
+            done = [c for c in result.candidates if c.variant.key in timed]
             beat = max((_speedup(c, config.objective) for c in done), default=None)
             timed.add(candidate.variant.key)
             evaluation = evaluator.remeasure(
                 candidate.variant, candidate.evaluation, detail=False, beat=beat
             )
-            remeasured = Candidate(candidate.variant, evaluation)
-            if beat is None or _speedup(remeasured, config.objective) * RACE_MARGIN >= beat:
-                full.add(candidate.variant.key)
-            _replace(result, candidate, remeasured)
+            _replace(result, candidate, Candidate(candidate.variant, evaluation))
         if pending:
             continue  # the ranking may have changed: choose the finalists again
         winner = chosen[0]
