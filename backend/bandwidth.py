@@ -11,11 +11,12 @@ a lower bound."""
 from __future__ import annotations
 
 import re
+import threading
 from importlib import resources
 
 from cudaify.backend import gpu
 from cudaify.backend.cache import Cache
-from cudaify.backend.compile import compile_cuda
+from cudaify.backend.compile import Build, compile_cuda
 from cudaify.backend.gpulock import gpu_index
 from cudaify.backend.runner import run_binary
 from cudaify.core import content_hash
@@ -71,10 +72,29 @@ def _cached_or_measured(cache: Cache, arch: str, name: str) -> float | None:
     return measured
 
 
+def prepare_bandwidth(cache: Cache, arch: str) -> None:
+    """Build the copy program on a thread of its own when this GPU's bandwidth is not
+    known yet, so that the measurement (which needs the GPU alone, at the end of a
+    search) finds its build cached instead of waiting for nvcc."""
+    name = this_gpu()
+    if name is None or name in _KNOWN:
+        return
+    if cache.read_json("bandwidth", content_hash("copy-bandwidth", name)) is not None:
+        return
+    threading.Thread(
+        target=build_copy_program, args=(cache, arch), name="bandwidth", daemon=True
+    ).start()
+
+
+def build_copy_program(cache: Cache, arch: str) -> Build:
+    """The copy program's build (cached by its text, like any build)."""
+    text = (resources.files("cudaify.backend") / "runtime" / PROGRAM).read_text()
+    return compile_cuda(text, (), arch, cache=cache, name="copy_bandwidth.cu")
+
+
 def measure_bandwidth(cache: Cache, arch: str) -> float | None:
     """Build and run the copy program once."""
-    text = (resources.files("cudaify.backend") / "runtime" / PROGRAM).read_text()
-    build = compile_cuda(text, (), arch, cache=cache, name="copy_bandwidth.cu")
+    build = build_copy_program(cache, arch)
     if not build.ok or build.binary is None:
         return None
     run = run_binary(build.binary, timeout=TIMEOUT, cuda=True)
@@ -93,8 +113,10 @@ def roofline_percent(
 
 __all__ = [
     "copy_bandwidth",
+    "build_copy_program",
     "measure_bandwidth",
     "parse_bandwidth",
+    "prepare_bandwidth",
     "roofline_percent",
     "this_gpu",
 ]

@@ -495,6 +495,10 @@ class RemoteEvaluator(Evaluator):
         self._builds: dict[str, Any] = {}  # variant key -> its build task's ref
         self._tasks: dict[str, Any] = {}  # variant key -> its screening task's ref
 
+    def start_ahead(self) -> None:
+        """Nothing: the builds and their support objects are the workers' (their cache
+        entries come back with their results), and so is the final timing."""
+
     def job(self) -> Any:
         """The reference run here first (once), its cache entries then sent with every
         task: its builds, its output and exit code, its timings of the region."""

@@ -117,6 +117,11 @@ def compile_reference(
     return _compile(argv, name, source, cache, compiler, depends, timeout)
 
 
+def nvcc_base(arch: str) -> list[str]:
+    """nvcc and the flags every CUDA build and support object of `arch` starts with."""
+    return ["nvcc", "-O3", f"-arch={arch}", "-std=c++17"]
+
+
 def compile_cuda(
     code: str,
     flags: Sequence[str] = (),
@@ -138,13 +143,8 @@ def compile_cuda(
     cut short by `timeout` or `cancel` is a failed build, never cached."""
     cache = cache or Cache.default()
     # The .cu suffix makes it CUDA; nvcc's `-x cu` would also claim the linked objects.
-    argv = ["nvcc", "-O3", f"-arch={arch}", "-std=c++17", name]
-    argv += _objects_argv(
-        extra_units,
-        ["nvcc", "-O3", f"-arch={arch}", "-std=c++17"],
-        "nvcc",
-        cache,
-    )
+    argv = [*nvcc_base(arch), name]
+    argv += _objects_argv(extra_units, nvcc_base(arch), "nvcc", cache)
     argv += preprocessor_flags(flags, keep_std=False)
     argv += _source_dir_flags(source_dir, "-I")
     argv += [*SHARED_FLAGS, "-Xcompiler", "-fPIC"] if shared else []
@@ -194,13 +194,46 @@ def _objects_argv(units: Sequence[Unit], base: list[str], tool: str, cache: Cach
     # gcc's `-x` applies to every later file: reset it before the object files.
     if not units:
         return []
-    objects = [str(compile_object(unit, base, tool, cache)) for unit in units]
+    objects = [str(path) for path in compile_objects(units, base, tool, cache)]
     return (["-x", "none"] if tool != "nvcc" else []) + objects
+
+
+def compile_objects(
+    units: Sequence[Unit], base: Sequence[str], tool: str, cache: Cache
+) -> list[Path]:
+    """`compile_object` of each unit, the ones not cached yet side by side (a cold cache
+    held three nvcc builds of the timing runtime, about 3 s one after another, in front
+    of the first candidate's build)."""
+    if len(units) <= 1:
+        return [compile_object(unit, base, tool, cache) for unit in units]
+    with ThreadPoolExecutor(max_workers=len(units), thread_name_prefix="object") as pool:
+        return list(pool.map(lambda unit: compile_object(unit, base, tool, cache), units))
+
+
+def prepare_objects(units: Sequence[Unit], base: Sequence[str], tool: str, cache: Cache) -> None:
+    """Start compiling `units` on a thread of their own, so that the builds asking for
+    them later find them done (or wait for these compiles instead of starting their own).
+    A failure is left to those builds to report."""
+
+    def build() -> None:
+        try:
+            compile_objects(units, base, tool, cache)
+        except Exception:  # noqa: BLE001 - the build that links them reports it
+            pass
+
+    threading.Thread(target=build, name="objects", daemon=True).start()
+
+
+# One compile of each support object at a time in this process: the builds started ahead
+# on every core all want the same objects first (the lock of its key, made under _GUARD).
+_GUARD = threading.Lock()
+_OBJECT_LOCKS: dict[str, threading.Lock] = {}
 
 
 def compile_object(unit: Unit, base: Sequence[str], tool: str, cache: Cache) -> Path:
     """A support unit compiled once per compiler, flags and text (cached), so each
-    candidate's build only links it. Its failure is ours, not the candidate's: it raises."""
+    candidate's build only links it; builds asking for it at once wait for one compile.
+    Its failure is ours, not the candidate's: it raises."""
     argv = [*base, "-c", unit.name, "-o", "unit.o"]
     # The suffix tells the compiler driver that the file is an object to link.
     command = "\0".join(argv)
@@ -208,6 +241,13 @@ def compile_object(unit: Unit, base: Sequence[str], tool: str, cache: Cache) -> 
     found = cache.file("obj", key)
     if found is not None:
         return found
+    with _GUARD:
+        lock = _OBJECT_LOCKS.setdefault(f"{cache.root}:{key}", threading.Lock())
+    with lock:
+        return cache.file("obj", key) or _compile_object(unit, argv, tool, cache, key)
+
+
+def _compile_object(unit: Unit, argv: list[str], tool: str, cache: Cache, key: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="cudaify-build-") as folder:
         work = Path(folder)
         (work / unit.name).write_text(unit.text)

@@ -38,13 +38,14 @@ import os
 import re
 import statistics
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cudaify.backend import gpu
-from cudaify.backend.bandwidth import copy_bandwidth, roofline_percent
+from cudaify.backend.bandwidth import copy_bandwidth, prepare_bandwidth, roofline_percent
 from cudaify.backend.budget import UNLIMITED, Breakdown, Deadline, OutOfTime
 from cudaify.backend.cache import Cache
 from cudaify.backend.compare import (
@@ -60,6 +61,8 @@ from cudaify.backend.compile import (
     Build,
     compile_cuda,
     compile_reference,
+    nvcc_base,
+    prepare_objects,
     tool_version,
 )
 from cudaify.backend.differential import differential_test
@@ -224,8 +227,10 @@ class Evaluator:
             return self._reference
         with self._lock:
             if self._reference is None:
+                began = time.perf_counter()
                 with self.breakdown.measure("reference"):
                     self._reference = self._load_or_run_reference()
+                log.debug("the reference: built and run, %.2f s", time.perf_counter() - began)
             return self._reference
 
     def _load_or_run_reference(self) -> ReferenceResult:
@@ -397,6 +402,16 @@ class Evaluator:
             return variant.code, ()
         wrapped = names + self._sync_points(variant, names)
         return instrument(variant.code, "cuda", wrapped).code, names
+
+    def start_ahead(self) -> None:
+        """On a GPU, start building what the first candidates and the final timing need
+        and a cold cache lacks, on other cores while the analysis and the reference run:
+        the timing runtime's objects (every candidate's build links them) and the
+        bandwidth probe (the roofline of the written variant)."""
+        if not self.run_on_gpu:
+            return
+        prepare_objects(runtime_units(cuda=True), nvcc_base(self.arch), "nvcc", self.cache)
+        prepare_bandwidth(self.cache, self.arch)
 
     def prefetch(self, variants: Sequence[Variant]) -> None:
         """Start compiling `variants` on other cores (at most `compile_jobs` at once)
@@ -588,10 +603,20 @@ class Evaluator:
         built: _Built | None = None,
         cancel: threading.Event | None = None,
     ) -> Evaluation:
+        began = time.perf_counter()
         try:
-            return self._evaluate(variant, screening, built, cancel)
+            evaluation = self._evaluate(variant, screening, built, cancel)
         except OutOfTime as spent:
-            return out_of_time(str(spent))
+            evaluation = out_of_time(str(spent))
+        log.debug(
+            "%s %s: %s, %.2f s (build %.2f s)",
+            "screened" + (" ahead" if built is not None else "") if screening else "evaluated",
+            " -> ".join(variant.methods) or "the input",
+            "verified" if evaluation.verified else evaluation.stage.name.lower(),
+            time.perf_counter() - began,
+            evaluation.compile_seconds or 0.0,
+        )
+        return evaluation
 
     def _evaluate(
         self,
@@ -856,10 +881,13 @@ class Evaluator:
             return evaluation
         if not self.deadline.allows(evaluation.timing.wall or 0.0):
             return evaluation
+        began = time.perf_counter()
         try:
             return self._detailed(variant, evaluation)
         except OutOfTime:
             return evaluation
+        finally:
+            log.debug("kernel timing: %.2f s", time.perf_counter() - began)
 
     def _detailed(self, variant: Variant, evaluation: Evaluation) -> Evaluation:
         build, timed, _seconds = self.compile(variant)

@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -658,6 +659,7 @@ def _compile(
     input_hash = content_hash(source)
     start = Variant(code=program.source)
     stages = Stages(program, config, deadline, breakdown)
+    stages.evaluator.start_ahead()
     try:
         with progress_display(config) as show:
             result = search(start, stages, config, show)
@@ -667,7 +669,9 @@ def _compile(
             learn(source_path, start, finished, stages.evaluator.run_on_gpu)
         # what was started ahead for the search stops before the finalists take the GPU
         stages.evaluator.close()
+        searched = deadline.elapsed()
         chosen = finish(result, stages.evaluator, config) or result.best
+        finishing = deadline.elapsed() - searched
     finally:
         stages.evaluator.close()  # compiles started ahead and not needed stop now
     warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
@@ -692,6 +696,7 @@ def _compile(
     if stages.guard.summary():
         warnings.append(stages.guard.summary())
     times = time_breakdown(breakdown, deadline, result.cut_short, result.converged)
+    times["finalists"] = round(finishing, 3)
     log.info("%s", describe_times(times))
     trace = build_trace(source_path, input_hash, result, chosen, evaluations, stages.slm_calls)
     return Result(
@@ -838,8 +843,15 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
             done = [c for c in result.candidates if c.variant.key in timed]
             beat = max((_speedup(c, config.objective) for c in done), default=None)
             timed.add(candidate.variant.key)
+            began = time.perf_counter()
             evaluation = evaluator.remeasure(
                 candidate.variant, candidate.evaluation, detail=False, beat=beat
+            )
+            log.debug(
+                "finalist %s: %d timed run(s), %.2f s",
+                " -> ".join(candidate.variant.methods),
+                evaluation.timing.runs if evaluation.timing else 0,
+                time.perf_counter() - began,
             )
             _replace(result, candidate, Candidate(candidate.variant, evaluation))
         if pending:

@@ -44,3 +44,31 @@ def test_the_copy_program_builds_and_measures_where_a_gpu_is(tmp_path) -> None: 
     # Any GPU of the last decade copies between 100 GB/s and 20 TB/s (read + written).
     assert measured is not None and 1e11 < measured < 2e13, measured
     print(f"\ncopy bandwidth {measured / 1e9:.0f} GB/s (read + written)")
+
+
+def test_the_copy_program_is_built_ahead_only_while_the_roof_is_unknown(
+    monkeypatch, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    cache = Cache(tmp_path / "cache")
+    monkeypatch.setattr(bandwidth, "this_gpu", lambda: "Test GPU 80GB")
+    monkeypatch.setattr(bandwidth, "_KNOWN", {})
+    built: list[str] = []
+    monkeypatch.setattr(bandwidth, "build_copy_program", lambda cache, arch: built.append(arch))
+    bandwidth.prepare_bandwidth(cache, "sm_90")
+    for thread in __import__("threading").enumerate():
+        if thread.name == "bandwidth":
+            thread.join(5)
+    assert built == ["sm_90"]
+    key = content_hash("copy-bandwidth", "Test GPU 80GB")
+    cache.write_json("bandwidth", key, {"gpu": "Test GPU 80GB", "bytes_per_second": 1.5e12})
+    bandwidth.prepare_bandwidth(cache, "sm_90")  # measured before: nothing to build
+    monkeypatch.setattr(bandwidth, "this_gpu", lambda: None)
+    bandwidth.prepare_bandwidth(cache, "sm_90")  # no GPU: nothing to build
+    assert built == ["sm_90"]
+
+
+def test_the_copy_programs_build_ahead_is_the_measurements_build(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cache = Cache(tmp_path / "cache")
+    ahead = bandwidth.build_copy_program(cache, "sm_80")
+    assert ahead.ok and not ahead.cached
+    assert bandwidth.build_copy_program(cache, "sm_80").cached  # what measure_bandwidth then finds

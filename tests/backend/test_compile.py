@@ -178,3 +178,73 @@ def test_a_source_that_quotes_a_crash_message_is_an_ordinary_error(cache: Cache)
     assert not first.ok and "error" in first.diagnostics
     assert not first.diagnostics.startswith("the compiler crashed")
     assert compile_cuda(source, cache=cache, arch="sm_90").cached  # a fact about the source
+
+
+def _counting_compiler(monkeypatch, pause: float):  # type: ignore[no-untyped-def]
+    """toolchain.run replaced for support objects: writes unit.o, counts the compiles and
+    the most that ran at once."""
+    import threading
+
+    from cudaify.backend import compile as compile_module
+    from cudaify.core.toolchain import Completed
+
+    seen = {"calls": 0, "running": 0, "most": 0}
+    guard = threading.Lock()
+
+    def fake_run(argv, cwd=None, timeout=None, **_):  # type: ignore[no-untyped-def]
+        with guard:
+            seen["calls"] += 1
+            seen["running"] += 1
+            seen["most"] = max(seen["most"], seen["running"])
+        time.sleep(pause)
+        (Path(cwd) / "unit.o").write_bytes(b"object of " + argv[-3].encode())
+        with guard:
+            seen["running"] -= 1
+        return Completed(argv=tuple(argv), returncode=0, stdout=b"", stderr=b"", seconds=pause)
+
+    monkeypatch.setattr(compile_module.toolchain, "run", fake_run)
+    monkeypatch.setattr(compile_module.toolchain, "find_tool", lambda name: name)
+    monkeypatch.setattr(compile_module, "tool_version", lambda tool: f"{tool} (test)")
+    return seen
+
+
+def test_builds_asking_for_a_support_object_at_once_wait_for_one_compile(
+    monkeypatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cudaify.backend.compile import Unit, compile_object
+
+    seen = _counting_compiler(monkeypatch, pause=0.2)
+    cache = Cache(tmp_path / "cache")
+    unit = Unit("runtime.cu", "int cudaify_runtime_marker;\n")
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        paths = list(
+            pool.map(lambda _: compile_object(unit, ["nvcc", "-O3"], "nvcc", cache), range(6))
+        )
+    assert seen["calls"] == 1
+    assert len(set(paths)) == 1 and paths[0].read_bytes() == b"object of runtime.cu"
+
+
+def test_support_objects_not_cached_compile_side_by_side(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from cudaify.backend.compile import Unit, compile_objects
+
+    seen = _counting_compiler(monkeypatch, pause=0.3)
+    cache = Cache(tmp_path / "cache")
+    units = [Unit(f"unit{n}.cu", f"int marker{n};\n") for n in range(3)]
+    paths = compile_objects(units, ["nvcc", "-O3"], "nvcc", cache)
+    assert seen["calls"] == 3 and seen["most"] == 3
+    assert [p.read_bytes() for p in paths] == [f"object of unit{n}.cu".encode() for n in range(3)]
+    compile_objects(units, ["nvcc", "-O3"], "nvcc", cache)
+    assert seen["calls"] == 3  # cached: no compile again
+
+
+def test_prepared_objects_are_there_for_the_first_build(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from cudaify.backend.compile import Unit, compile_objects, prepare_objects
+
+    seen = _counting_compiler(monkeypatch, pause=0.2)
+    cache = Cache(tmp_path / "cache")
+    units = [Unit("a.cu", "int a;\n"), Unit("b.cu", "int b;\n")]
+    prepare_objects(units, ["nvcc", "-O3"], "nvcc", cache)
+    paths = compile_objects(units, ["nvcc", "-O3"], "nvcc", cache)  # waits for those compiles
+    assert seen["calls"] == 2 and all(p.is_file() for p in paths)
