@@ -742,7 +742,9 @@ class Evaluator:
         if not build.ok:
             return evaluation
         reference = self.reference()
+        began = time.perf_counter()
         alone = self._harness_ready(variant, timed, evaluation, runs)
+        log.debug("harness: %s, %.2f s", alone is not None, time.perf_counter() - began)
         harness: RegionTime | None = None
         with self._hold(exclusive=True):
             checked = self._check(variant, build, timed, evaluation.compile_seconds, reference)
@@ -1012,7 +1014,9 @@ class Evaluator:
         bandwidth is measured on first use, under the GPU lock this runs in)."""
         if not timing.kernel or not timing.transfer_bytes:
             return timing
+        began = time.perf_counter()
         bandwidth = copy_bandwidth(self.cache, self.arch)
+        log.debug("the GPU's copy bandwidth: %.2f s", time.perf_counter() - began)
         percent = roofline_percent(timing.transfer_bytes, timing.kernel, bandwidth)
         return replace(timing, roofline_percent=percent)
 
