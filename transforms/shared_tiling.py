@@ -1,6 +1,6 @@
 """`shared_tiling`: stage the values a block's threads share in shared memory.
 
-Three shapes of offload kernel, each recognised by syntax (kernel_nest) and refused when
+Four shapes of offload kernel, each recognised by syntax (kernel_nest) and refused when
 unsure:
 
 1. Matrix-multiply-like 2-D kernels (rows i on y, columns j on x) whose body is
@@ -22,6 +22,17 @@ unsure:
    found by comparing the index polynomials). Each block loads its tile plus the halo;
    a slot is loaded only when the source reads that element from some iteration, so no
    load touches memory the source does not.
+4. Transposes: 2-D kernels with no inner loop whose stores (`out[j*n+i] = ...`,
+   `b[j][i] = f(a[i][j])`) all walk memory along one mapped loop while some read walks it
+   along the other one (its last subscript moves by one with that loop) and also moves
+   with the stores' loop, always (not under a condition), from an array the kernel never
+   writes, with an index made only of i, j and names the kernel never changes. One warp
+   then reads or writes a strided column. Blocks of 32 x 8 threads take 32 x 32 tiles of
+   iterations: they load the staged reads with threadIdx.x on the reads' unit-stride loop
+   into a 32 x 33 tile (the pad column keeps a warp's column reads on 32 banks), wait,
+   and run the body, unchanged but for the staged reads, with threadIdx.x on the stores'
+   loop, so that both the loads and the stores coalesce. Each iteration still runs once,
+   in one thread, on the values the source reads.
 
 Barriers: the grid-stride loops become loops over tiles whose trip counts depend on the
 block only; threads past the edge of the iteration space load, wait and skip the work,
@@ -106,7 +117,10 @@ class TilePlan:
 
 class SharedTiling(Method):
     name = "shared_tiling"
-    summary = "stage reused tiles of global arrays in shared memory (matrix products, stencils)"
+    summary = (
+        "stage reused tiles of global arrays in shared memory (matrix products, stencils, "
+        "transposes)"
+    )
     category = "memory"
     follows = ("offload", "coalesce", "readonly_cache")
     instruction = (
@@ -122,7 +136,11 @@ class SharedTiling(Method):
         "gridDim, and let threads outside the matrix load and wait but skip the arithmetic and "
         "the store. Keep each thread's own k order so the sums do not change. For a 1-D kernel "
         "stage the values every thread reads (x[k]) 256 at a time; for a stencil stage the "
-        "block's tile plus its halo once and read the neighbours from shared memory."
+        "block's tile plus its halo once and read the neighbours from shared memory. For a "
+        "transpose-like 2-D kernel without an inner loop (out[j * n + i] = f(in[i * m + j])) "
+        "use 32 x 8 blocks over 32 x 32 tiles: load the input tile with threadIdx.x on the "
+        "input's unit-stride index into a [32][33] __shared__ array, __syncthreads(), then let "
+        "threadIdx.x walk the output's unit-stride index and read the transposed slot."
     )
 
     def applies(self, variant: Variant, ctx: Context) -> str | None:
@@ -172,7 +190,9 @@ def tiling_problems(code: str) -> list[Problem]:
     return problems
 
 
-def _describe(plan: TilePlan | HaloPlan) -> str:
+def _describe(plan: Plan) -> str:
+    if isinstance(plan, TransposePlan):
+        return _describe_transpose(plan)
     if isinstance(plan, HaloPlan):
         staged = ", ".join(
             f"{h.array} ({len(set(h.offsets))} points, halo {h.low}..{h.high})" for h in plan.halos
@@ -191,7 +211,7 @@ def _describe_product(plan: TilePlan) -> str:
 # ---- choosing the kernels -------------------------------------------------------------
 
 
-def _plans(code: str) -> tuple[list[TilePlan | HaloPlan], list[str]]:
+def _plans(code: str) -> tuple[list[Plan], list[str]]:
     source = code.encode("utf-8", errors="surrogateescape")
     tree = cs.parse(source)
     definitions = kn.kernels(tree, source)
@@ -200,7 +220,7 @@ def _plans(code: str) -> tuple[list[TilePlan | HaloPlan], list[str]]:
     if "cudaify_blocks" not in cs.function_nodes(tree, source):
         return [], ["the variant has no cudaify_blocks helper (offload's runtime prelude)"]
     taken = kn.taken_names(tree, source)
-    plans: list[TilePlan | HaloPlan] = []
+    plans: list[Plan] = []
     reasons: list[str] = []
     for definition in definitions:
         try:
@@ -214,7 +234,13 @@ def _plans(code: str) -> tuple[list[TilePlan | HaloPlan], list[str]]:
             try:
                 plans.append(_halo_plan(kernel, taken))
             except kn.Refuse as no_halo:
-                reasons.append(f"shared_tiling: {refusal}; as a stencil: {no_halo}")
+                try:
+                    plans.append(_transpose_plan(kernel, taken))
+                except kn.Refuse as no_transpose:
+                    reasons.append(
+                        f"shared_tiling: {refusal}; as a stencil: {no_halo}; "
+                        f"as a transpose: {no_transpose}"
+                    )
     return plans, reasons
 
 
@@ -585,21 +611,27 @@ def _names(node: Node, source: bytes) -> list[str]:
 # ---- emitting -------------------------------------------------------------------------
 
 
-def _emit(code: str, plans: list[TilePlan | HaloPlan]) -> str:
+def _emit(code: str, plans: list[Plan]) -> str:
     source = code.encode("utf-8", errors="surrogateescape")
     edits: list[Edit] = []
     for plan in plans:
         kernel = plan.kernel
-        text = _kernel_body(plan) if isinstance(plan, TilePlan) else _halo_body(plan)
+        sites = kn.launches(kernel.tree, source, kernel.name)
+        if isinstance(plan, TilePlan):
+            text = _kernel_body(plan)
+            for launch in sites:
+                edits += _launch_edits(launch, plan, source)
+        elif isinstance(plan, HaloPlan):
+            text = _halo_body(plan)
+            for launch in sites:
+                edits += _halo_launch_edits(launch, plan, source)
+        else:
+            text = _transpose_body(plan)
+            for launch in sites:
+                edits += _transpose_launch_edits(launch, plan, source)
         edits.append(
             Edit(kernel.body.start_byte, kernel.body.end_byte, text, f"tile {kernel.name}")
         )
-        sites = kn.launches(kernel.tree, source, kernel.name)
-        for launch in sites:
-            if isinstance(plan, TilePlan):
-                edits += _launch_edits(launch, plan, source)
-            else:
-                edits += _halo_launch_edits(launch, plan, source)
     return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
 
 
@@ -1157,3 +1189,310 @@ def _halo_statement(statement: Node, plan: HaloPlan, indent: str) -> str:
         "utf-8", errors="surrogateescape"
     )
     return kn.reindent(text, kn.line_indent(source, statement.start_byte), indent)
+
+
+# ---- transposes: read the tile along one loop, write it along the other -------------------
+
+TILE_T = 32  # a transpose's tile: 32 x 32 elements, one warp-wide row of each at a time
+ROWS_T = 8  # its block: 32 x 8 threads, each moving TILE_T / ROWS_T elements per phase
+STATIC_SHARED_BYTES = 48 * 1024  # what one block may declare statically
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A read of a transpose's body served from a tile: every occurrence of `text`."""
+
+    text: str
+    nodes: tuple[Node, ...]
+    elem_type: str
+    tile: str
+
+
+@dataclass(frozen=True)
+class TransposePlan:
+    """The body runs unchanged for each iteration, but the block's threads take the
+    iterations of a tile in two orders: `read_along` on threadIdx.x while the staged reads
+    are loaded, `store_along` on threadIdx.x while the body runs and stores."""
+
+    kernel: kn.Kernel
+    reads: tuple[Staged, ...]
+    read_along: kn.Mapped
+    store_along: kn.Mapped
+    stores: tuple[str, ...]  # the stored accesses, for the description
+    names: dict[str, str]
+
+
+def _transpose_plan(kernel: kn.Kernel, taken: set[str]) -> TransposePlan:
+    source = kernel.source
+    if kernel.rows is None:
+        raise kn.Refuse("a transpose needs a 2-D kernel")
+    body = list(kernel.cols.statements)
+    for statement in body:
+        feature = kn.uses_block_features(statement, source)
+        if feature is not None:
+            raise kn.Refuse(f"kernel '{kernel.name}' already uses '{cs.text(feature, source)}'")
+        loop = next((n for n in cs.walk(statement) if n.type in cs.LOOP_TYPES), None)
+        if loop is not None:
+            raise kn.Refuse(
+                f"line {cs.line_of(loop)}: kernel '{kernel.name}' has an inner loop; "
+                "a transpose's body has none"
+            )
+    kn.require_no_jumps(body, source, f"kernel '{kernel.name}'")
+    written = kn.written_names(kernel)
+    for level in kernel.levels:
+        _require_plain_index(level, kernel, written)
+    stores = _stores(kernel)
+    store_along = _common_unit_stride(stores, kernel)
+    read_along = kernel.cols if store_along is kernel.rows else kernel.rows
+    reads = _transposed_reads(kernel, body, store_along, read_along, written, taken)
+    names = {
+        "tile_i": kn.fresh("tile_row", taken),
+        "tile_j": kn.fresh("tile_col", taken),
+        "part": kn.fresh("part", taken),
+    }
+    store_texts = tuple(cs.text(s, source) for s in stores)
+    return TransposePlan(kernel, reads, read_along, store_along, store_texts, names)
+
+
+def _stores(kernel: kn.Kernel) -> list[Node]:
+    """The array elements the body assigns (`out[j * n + i] = ...`, `b[j][i] += ...`);
+    Refuse for a store through anything else than a subscript or a local name."""
+    source = kernel.source
+    found = []
+    for statement in kernel.cols.statements:
+        for node in cs.walk(statement):
+            if node.type == "assignment_expression":
+                target = node.child_by_field_name("left")
+            elif node.type == "update_expression":
+                target = node.child_by_field_name("argument")
+            else:
+                continue
+            while target is not None and target.type == "parenthesized_expression":
+                target = target.named_children[0] if target.named_children else None
+            if target is None or target.type == "identifier":
+                continue
+            if target.type != "subscript_expression" or _base(target) is None:
+                raise kn.Refuse(
+                    f"line {cs.line_of(node)}: kernel '{kernel.name}' stores through "
+                    f"'{cs.text(target, source)}', not an array element"
+                )
+            found.append(target)
+    if not found:
+        raise kn.Refuse(f"kernel '{kernel.name}' stores no array element")
+    return found
+
+
+def _common_unit_stride(stores: list[Node], kernel: kn.Kernel) -> kn.Mapped:
+    """The mapped loop along which every store walks memory one element at a time."""
+    source = kernel.source
+    along = None
+    for store in stores:
+        walking = [level for level in kernel.levels if _walks(store, level.var, source)]
+        if len(walking) != 1 or (along is not None and walking[0] is not along):
+            raise kn.Refuse(
+                f"line {cs.line_of(store)}: the store to '{cs.text(store, source)}' does not "
+                "walk memory along the same one mapped loop as the other stores"
+            )
+        along = walking[0]
+    assert along is not None
+    return along
+
+
+def _walks(access: Node, var: str, source: bytes) -> bool:
+    """Whether the access's address moves by one element when `var` grows by one: its
+    last subscript moves by one and the others stay. The other names take arbitrary
+    values: a wrong guess costs speed, never correctness."""
+    indices = _indices(access)
+    if not indices or not any(var in _names(index, source) for index in indices):
+        return False
+    names = dict.fromkeys(name for index in indices for name in _names(index, source))
+    values = {name: 1009 + 17 * position for position, name in enumerate(names)}
+    moved = dict(values, **{var: values[var] + 1})
+    for position, index in enumerate(indices):
+        before, after = kn.evaluate(index, source, values), kn.evaluate(index, source, moved)
+        if before is None or after is None:
+            return False
+        last = position == len(indices) - 1
+        if abs(after - before) != (1 if last else 0):
+            return False
+    return True
+
+
+def _transposed_reads(
+    kernel: kn.Kernel,
+    body: list[Node],
+    store_along: kn.Mapped,
+    read_along: kn.Mapped,
+    written: set[str],
+    taken: set[str],
+) -> tuple[Staged, ...]:
+    """The reads that walk memory along the other loop than the stores and also move with
+    the stores' loop (`in[i * m + j]` under `out[j * n + i]`; not `x[j]`, a broadcast once
+    the threads are transposed), each from an array the kernel never writes, read by
+    every iteration."""
+    source = kernel.source
+    by_text: dict[str, list[Node]] = {}
+    why_not: list[str] = []
+    for statement in body:
+        for node in cs.walk(statement):
+            if node.type != "subscript_expression" or _is_inner_subscript(node):
+                continue
+            if not _walks(node, read_along.var, source):
+                continue
+            if not any(store_along.var in _names(i, source) for i in _indices(node)):
+                continue
+            text = cs.text(node, source)
+            if not _read_only(kernel, cs.text(_base(node) or node, source)):
+                why_not.append(f"'{text}' reads an array the kernel writes")
+            elif not _always_read(node, statement):
+                why_not.append(f"'{text}' is not read by every iteration")
+            elif not _point_read(node, kernel, written):
+                why_not.append(f"'{text}' has an index that is not a function of the loops")
+            else:
+                by_text.setdefault(kn.compact(text), []).append(node)
+    if not by_text:
+        found = f" ({'; '.join(why_not)})" if why_not else ""
+        raise kn.Refuse(
+            f"kernel '{kernel.name}': no read of an array the kernel never writes walks "
+            f"memory along '{read_along.var}' while the stores walk along "
+            f"'{store_along.var}'{found}: nothing to transpose in shared memory"
+        )
+    reads: list[Staged] = []
+    room = STATIC_SHARED_BYTES
+    for nodes in list(by_text.values())[:MOST_TILES]:
+        array = cs.text(_base(nodes[0]), source)  # type: ignore[arg-type]
+        elem = _element_type(kernel, array, len(_indices(nodes[0])))
+        assert elem is not None  # _point_read
+        size = TILE_T * (TILE_T + 1) * _most_bytes(elem)
+        if size > room:
+            break
+        room -= size
+        tile = kn.fresh(f"tile_{array}", taken)
+        reads.append(Staged(cs.text(nodes[0], source), tuple(nodes), elem, tile))
+    return tuple(reads)
+
+
+def _most_bytes(elem: str) -> int:
+    """An upper bound of the size of an arithmetic type."""
+    return 16 if "double" in elem.split() and "long" in elem.split() else 8
+
+
+def _describe_transpose(plan: TransposePlan) -> str:
+    staged = ", ".join(read.text for read in plan.reads)
+    stores = ", ".join(plan.stores)
+    return (
+        f"{plan.kernel.name}: {TILE_T}x{TILE_T} shared tiles of {staged}, loaded along "
+        f"'{plan.read_along.var}' and stored to {stores} along '{plan.store_along.var}'"
+    )
+
+
+def _transpose_launch_edits(launch: kn.Launch, plan: TransposePlan, source: bytes) -> list[Edit]:
+    kernel = plan.kernel
+    assert kernel.rows is not None
+    rows = kn.launch_argument(launch, kernel, kernel.rows.trips, source)
+    cols = kn.launch_argument(launch, kernel, kernel.cols.trips, source)
+    grid = (
+        f"cudaify_blocks({cs.text(cols, source)}, {TILE_T}, 2147483647u), "
+        f"cudaify_blocks({cs.text(rows, source)}, {TILE_T}, 65535u)"
+    )
+    shape = (grid, f"{TILE_T}, {ROWS_T}")
+    return kn.resize_launch(launch, kernel.tree, source, shape, (rows, cols), "tile-shaped blocks")
+
+
+def _transpose_body(plan: TransposePlan) -> str:
+    kernel, names = plan.kernel, plan.names
+    one = "    "
+    lines = [
+        "{",
+        f"{one}/* cudaify shared_tiling: blocks of {TILE_T} x {ROWS_T} threads move "
+        f"{TILE_T} x {TILE_T} tiles: threadIdx.x walks '{plan.read_along.var}' while the "
+        f"block loads the tile, then '{plan.store_along.var}' while it computes and stores. */",
+        f"{one}if (blockDim.x != {TILE_T} || blockDim.y != {ROWS_T}) __trap();",
+    ]
+    for read in plan.reads:
+        # one column of padding: a warp reading a tile's column hits 32 different banks
+        lines.append(f"{one}__shared__ {read.elem_type} {read.tile}[{TILE_T}][{TILE_T + 1}];")
+    indent = one
+    starts = {}
+    for level in kernel.levels:
+        start = names["tile_i"] if level is kernel.rows else names["tile_j"]
+        d = level.dim
+        lines.append(
+            f"{indent}for (long long {start} = blockIdx.{d} * {TILE_T}LL; {start} < "
+            f"{level.trips}; {start} += {TILE_T}LL * gridDim.{d}) {{"
+        )
+        starts[level.var] = start
+        indent += one
+    lines += _transpose_phase(plan, plan.read_along, starts, indent, _transpose_loads(plan))
+    lines.append(f"{indent}__syncthreads();")
+    lines += _transpose_phase(plan, plan.store_along, starts, indent, None)
+    lines.append(f"{indent}__syncthreads();")
+    for _ in kernel.levels:
+        indent = indent[: -len(one)]
+        lines.append(f"{indent}}}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _transpose_loads(plan: TransposePlan) -> list[str]:
+    slot = _transpose_slot(plan, plan.read_along)
+    return [f"{read.tile}{slot} = {read.text};" for read in plan.reads]
+
+
+def _transpose_slot(plan: TransposePlan, along: kn.Mapped) -> str:
+    """The tile slot of the thread's iteration, rows first, when `along` is on x."""
+    part = plan.names["part"]
+    offsets = ["threadIdx.x" if level is along else part for level in plan.kernel.levels]
+    return "".join(f"[{offset}]" for offset in offsets)
+
+
+def _transpose_phase(
+    plan: TransposePlan,
+    along: kn.Mapped,
+    starts: dict[str, str],
+    indent: str,
+    loads: list[str] | None,
+) -> list[str]:
+    """Each thread takes TILE_T / ROWS_T iterations of the tile, `along` on threadIdx.x:
+    the loads when `loads` is given, else the body with the staged reads from the tiles."""
+    kernel, part = plan.kernel, plan.names["part"]
+    source = kernel.source
+    one = "    "
+    lines = [f"{indent}for (int {part} = threadIdx.y; {part} < {TILE_T}; {part} += {ROWS_T}) {{"]
+    inner = indent + one
+    for level in kernel.levels:
+        offset = "threadIdx.x" if level is along else part
+        lines.append(f"{inner}const long long {level.counter} = {starts[level.var]} + {offset};")
+    inside = " && ".join(f"{level.counter} < {level.trips}" for level in kernel.levels)
+    lines.append(f"{inner}if ({inside}) {{")
+    deeper = inner + one
+    lines += [deeper + kn.moved(level.declaration, source, deeper) for level in kernel.levels]
+    if loads is not None:
+        lines += [deeper + load for load in loads]
+    else:
+        slot = _transpose_slot(plan, along)
+        lines += [deeper + _staged_statement(s, plan, slot, deeper) for s in kernel.cols.statements]
+    lines += [f"{inner}}}", f"{indent}}}"]
+    return lines
+
+
+def _staged_statement(statement: Node, plan: TransposePlan, slot: str, indent: str) -> str:
+    source = plan.kernel.source
+    edits = [
+        Edit(
+            node.start_byte - statement.start_byte,
+            node.end_byte - statement.start_byte,
+            f"{read.tile}{slot}",
+            "staged",
+        )
+        for read in plan.reads
+        for node in read.nodes
+        if statement.start_byte <= node.start_byte and node.end_byte <= statement.end_byte
+    ]
+    text = apply_edits(source[statement.start_byte : statement.end_byte], edits).decode(
+        "utf-8", errors="surrogateescape"
+    )
+    return kn.reindent(text, kn.line_indent(source, statement.start_byte), indent)
+
+
+Plan = TilePlan | HaloPlan | TransposePlan

@@ -313,3 +313,182 @@ int main(void) { float k[9], in[4096], out[4096]; blur(64, 64, k, in, out); retu
 def test_neighbours_chosen_by_inner_loops_are_not_a_constant_offset_stencil(program_of) -> None:
     reason = refusal(program_of(BLUR))
     assert "as a stencil: no read-only array is read at two constant offsets" in reason
+
+
+# ---- transposes ----------------------------------------------------------------------------
+
+
+ARRAYS = (("const ", "in"), ("const ", "x"), ("const ", "y"), ("", "out"), ("", "z"))
+
+
+def transposing(statement: str, element: str = "float", before: str = "") -> str:
+    """A rows x cols nest over flat arrays with `statement` as its body: in and y are
+    read, x is a vector, out and z are written."""
+    arrays = ", ".join(f"{kind}{element} *{name}" for kind, name in ARRAYS)
+    return (
+        f"void f(int rows, int cols, {element} s, {arrays})\n{{\n"
+        "    for (int i = 0; i < rows; i++)\n        for (int j = 0; j < cols; j++) {\n"
+        f"            {before}\n            {statement}\n        }}\n}}\n"
+        f"int main(void) {{ static {element} in[3750], x[50], y[3750], out[3750], z[3750]; "
+        "for (int k = 0; k < 3750; k++) { in[k] = (k * 7) % 13; y[k] = k % 5; } "
+        "for (int k = 0; k < 50; k++) x[k] = k % 3; "
+        "f(75, 50, 3, in, x, y, out, z); long long sum = 0; "
+        "for (int k = 0; k < 3750; k++) sum += (long long)(out[k] * (1 + k % 3)); "
+        'printf("%lld\\n", sum); return 0; }\n'
+    )
+
+
+def with_stdio(code: str) -> str:
+    return "#include <stdio.h>\n" + code
+
+
+def test_a_transpose_loads_along_the_read_and_stores_along_the_store() -> None:
+    variant = tiled(analysed(GOLDEN / "shared_tiling" / "transpose_flat.c"))
+    code = variant.code
+    assert (
+        "transpose_scale_kernel: 32x32 shared tiles of in[i * cols + j], loaded along 'j' "
+        "and stored to out[j * rows + i] along 'i'"
+    ) in variant.steps[-1].detail
+    assert "__shared__ float tile_in[32][33];" in code
+    # loads: threadIdx.x walks j, in's unit-stride index
+    assert "const long long t_j = tile_col + threadIdx.x;" in code
+    assert "tile_in[part][threadIdx.x] = in[i * cols + j];" in code
+    # stores: threadIdx.x walks i, out's unit-stride index, reading the transposed slot
+    assert "const long long t_i = tile_row + threadIdx.x;" in code
+    assert "out[j * rows + i] = alpha * tile_in[threadIdx.x][part] + beta;" in code
+    assert code.count("__syncthreads();") == 2
+    assert "const dim3 block(32, 8);" in code
+    assert "cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 32, 65535u)" in code
+
+
+def test_a_strided_read_under_a_coalesced_store_is_staged_the_other_way() -> None:
+    code = tiled(analysed(GOLDEN / "shared_tiling" / "transpose_2d.c")).code
+    assert "__shared__ double tile_a[32][33];" in code
+    # a[j][i] walks i: the loads put i on x; b[i][j] walks j: the stores put j on x
+    assert "tile_a[threadIdx.x][part] = a[j][i];" in code
+    assert (
+        "b[i][j] = sqrt(tile_a[part][threadIdx.x] + shift) - 0.25 * tile_a[part][threadIdx.x];"
+        in code
+    )
+
+
+@pytest.mark.parametrize("element", ["int", "double"])
+def test_a_transpose_of_any_element_type_matches_the_cpu(
+    element: str, program_of, tmp_path
+) -> None:
+    from cudaify.backend.compare import compare
+
+    source = with_stdio(transposing("out[j * rows + i] = s * in[i * cols + j] - x[j];", element))
+    program = program_of(source)
+    code = tiled(program).code
+    assert f"__shared__ {element} tile_in[32][33];" in code
+    # x[j] is one element per warp once i is on x: a broadcast, left in global memory
+    assert "out[j * rows + i] = s * tile_in[threadIdx.x][part] - x[j];" in code
+    assert nvcc_compiles(code, tmp_path) == ""
+    gcc = toolchain.find_tool("gcc")
+    (tmp_path / "ref.c").write_text(source)
+    built = toolchain.run([gcc, "-O2", str(tmp_path / "ref.c"), "-o", str(tmp_path / "ref")])
+    assert built.ok, built.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=60)
+    actual = run_emulated(code, tmp_path)
+    assert actual.ok, actual.errors() + actual.text()
+    assert compare(expected.text(), actual.text()) is None
+
+
+def test_every_read_walking_the_other_loop_gets_its_tile(program_of) -> None:
+    statement = (
+        "out[j * rows + i] = in[i * cols + j] * y[i * cols + j] + in[i * cols + j] + "
+        "z[j * rows + i];"
+    )
+    variant = tiled(program_of(with_stdio(transposing(statement))))
+    assert "shared tiles of in[i * cols + j], y[i * cols + j]," in variant.steps[-1].detail
+    assert (
+        "out[j * rows + i] = tile_in[threadIdx.x][part] * tile_y[threadIdx.x][part] + "
+        "tile_in[threadIdx.x][part] + z[j * rows + i];"
+    ) in variant.code
+
+
+def test_a_transpose_whose_read_array_is_written_is_refused(program_of) -> None:
+    program = program_of(
+        "void lower_half(int n, float *a)\n{\n    for (int i = 0; i < n; i++)\n"
+        "        for (int j = 0; j < n; j++)\n"
+        "            a[(j + n) * n + i] = 2.0f * a[i * n + j];\n}\n"
+        "int main(void) { float a[2 * 64 * 64] = {0}; lower_half(64, a); return (int)a[4096]; }\n"
+    )
+    reason = refusal(program)
+    assert "as a transpose:" in reason
+    assert "'a[i * n + j]' reads an array the kernel writes" in reason
+
+
+def test_a_transpose_with_an_inner_loop_is_refused(program_of) -> None:
+    program = program_of(
+        with_stdio(
+            transposing(
+                "for (int k = 0; k < 4; k++) t += in[i * cols + j] * (float)(k + 1);\n"
+                "            out[j * rows + i] = t;",
+                before="float t = 0.0f;",
+            )
+        )
+    )
+    reason = refusal(program)
+    assert "as a transpose: line" in reason and "has an inner loop" in reason
+
+
+def test_a_copy_that_is_not_transposed_needs_no_staging(program_of) -> None:
+    reason = refusal(
+        program_of(with_stdio(transposing("out[i * cols + j] = s * in[i * cols + j];")))
+    )
+    assert (
+        "as a transpose: kernel 'f_kernel': no read of an array the kernel never writes walks "
+        "memory along 'i' while the stores walk along 'j'"
+    ) in reason
+
+
+def test_a_transposed_read_under_a_condition_is_not_staged(program_of) -> None:
+    statement = "out[j * rows + i] = j > 3 ? in[i * cols + j] : s;"
+    reason = refusal(program_of(with_stdio(transposing(statement))))
+    assert "'in[i * cols + j]' is not read by every iteration" in reason
+
+
+def test_stores_along_different_loops_are_refused(program_of) -> None:
+    statement = "out[j * rows + i] = in[i * cols + j];\n            z[i * cols + j] = 1;"
+    reason = refusal(program_of(with_stdio(transposing(statement))))
+    assert "does not walk memory along the same one mapped loop as the other stores" in reason
+
+
+def test_the_check_accepts_the_transpose_and_finds_a_skipped_barrier() -> None:
+    program = analysed(GOLDEN / "shared_tiling" / "transpose_flat.c")
+    before = offloaded(program)
+    after = TILING.apply_rule(before, Context(program)).variant
+    assert after is not None
+    assert TILING.check(before, after, Context(program)) == []
+    guarded = after.code.replace(
+        "            __syncthreads();\n            for (int part",
+        "            if (threadIdx.y == 0) __syncthreads();\n            for (int part",
+        1,
+    )
+    assert guarded != after.code
+    problems = TILING.check(before, Variant(guarded, after.steps), Context(program))
+    assert any("inside a if statement" in p.message for p in problems)
+
+
+@pytest.mark.gpu
+def test_the_transpose_benchmark_staged_on_a_gpu_prints_what_gcc_prints(tmp_path) -> None:
+    from cudaify.backend.compare import compare
+
+    source = Path(__file__).resolve().parents[2] / "benchmarks" / "linalg" / "transpose.c"
+    variant = tiled(analysed(source))
+    assert "loaded along 'j' and stored to out[j * rows + i] along 'i'" in variant.steps[-1].detail
+    gcc = toolchain.find_tool("gcc")
+    reference = toolchain.run([gcc, "-O2", str(source), "-o", str(tmp_path / "ref")])
+    assert reference.ok, reference.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
+    (tmp_path / "transpose.cu").write_text(variant.code)
+    nvcc = toolchain.find_tool("nvcc")
+    built = toolchain.run(
+        [nvcc, "-O2", str(tmp_path / "transpose.cu"), "-o", str(tmp_path / "gpu")], timeout=240
+    )
+    assert built.ok, built.errors()
+    actual = toolchain.run([str(tmp_path / "gpu")], timeout=120)
+    assert actual.returncode == expected.returncode == 0, actual.errors()
+    assert compare(expected.text(), actual.text()) is None
