@@ -28,7 +28,11 @@ model is asked again where its answers have been good, and rarely where they hav
 since the local models' measured edge pass rates are 0-46%. The prior mixes
 the SLM's method-choice probabilities with the reasoning graph's edge statistics:
 
-    P_graph(m) ∝ (successes + 1) / (visits + 2) * exp(clip(mean_log_speedup, -2, 3))
+    P_graph(m) ∝ (successes + 1) / (visits + 2) * exp(clip(mean_log_gain, -2, 3))
+
+where an edge's gain is its child's speedup over its parent's (not over the CPU): an edge
+never seen weighs 1/2, and data_residency after an offload that it makes 5x faster weighs
+more, however slow that offload was.
     P(m)       = LAMBDA * P_slm(m) + (1 - LAMBDA) * P_graph(m)    (P_graph alone without an SLM)
     P(n, (m, how)) = P(m) / (number of ways m can be applied here)
 
@@ -202,7 +206,7 @@ def graph_prior(graph: ReGraph, source: str, methods: list[str]) -> dict[str, fl
 def _edge_weight(graph: ReGraph, source: str, method: str) -> float:
     stats = graph.stats(source, method)
     success = (stats.successes + 1) / (stats.visits + 2)
-    return success * math.exp(min(3.0, max(-2.0, stats.mean_log_speedup)))
+    return success * math.exp(min(3.0, max(-2.0, stats.mean_log_gain)))
 
 
 def _supersedes(method: str) -> tuple[str, ...]:

@@ -8,7 +8,10 @@ checked by an injected `verify(variant, before) -> Evaluation` (the pipeline's s
 nvcc, and a GPU run compared with the reference): a step that fails ends its trajectory,
 since later steps build on code that is wrong, and is kept out of the graph; it still
 counts as a visit on an edge the verified steps created. Merging walks each trajectory from
-`sequential`, reusing or adding nodes and edges, appending examples and updating stats."""
+`sequential`, reusing or adding nodes and edges, appending examples and updating stats.
+A step's statistics record its gain: its speedup over its parent's, by the build's
+objective (`Teachers.objective`, the pipeline's `--objective`); the sequential program's
+speedup is 1."""
 
 from __future__ import annotations
 
@@ -25,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cudaify.core import Evaluation, Stage, Variant
+from cudaify.core import Evaluation, Stage, Variant, objective_speedup
 from cudaify.core.errors import CudaifyError, ToolchainError
-from cudaify.regraph.graph import START, EdgeStats, Example, ReGraph
+from cudaify.regraph.graph import START, EdgeStats, Example, ReGraph, gain, stamped
 from cudaify.regraph.relabel import describe, relabel
 from cudaify.regraph.teacher import TextModel, teacher_trajectory
 from cudaify.regraph.trajectory import Trajectory, TrajectoryError, TrajectoryStep
@@ -48,7 +51,9 @@ PROGRAM_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
 class VerifiedStep:
     """One step of a trajectory with what verification found. `verified` is "gpu"
     (ran and printed the reference's output), "compile" (no GPU: compiled only) or ""
-    (failed; `why` says how)."""
+    (failed; `why` says how). `speedup` is the result's over the CPU (the example's);
+    `gain` the result's speedup over its parent's, by the run's objective (the edge's
+    statistics), None where either was not measured."""
 
     program: str
     source: str  # the graph node the step starts from
@@ -61,6 +66,7 @@ class VerifiedStep:
     verified: str = ""
     origin: str = "rule"  # teacher | rule | curated | learned
     why: str = ""
+    gain: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -108,22 +114,42 @@ def measured_speedup(evaluation: Evaluation) -> float | None:
     return evaluation.region_speedup or evaluation.program_speedup
 
 
+def step_gain(
+    evaluation: Evaluation, parent: Evaluation | None, objective: str = "program"
+) -> float | None:
+    """A verified step's speedup over its parent's by `objective` (`parent` None: the
+    parent is the input program, whose speedup is 1)."""
+    if not evaluation.verified:
+        return None
+    before = objective_speedup(parent, objective) if parent is not None else 1.0
+    return gain(objective_speedup(evaluation, objective), before)
+
+
+@dataclass(frozen=True)
+class Parent:
+    """What a step starts from: the variant, and its evaluation (None for the input)."""
+
+    variant: Variant
+    evaluation: Evaluation | None = None
+
+
 def _checked(
     program: str,
     source: str,
-    before: Variant,
+    before: Parent,
     after: Variant,
     evaluation: Evaluation,
     origin: str,
     think: str = "",
     detail: str = "",
+    objective: str = "program",
 ) -> VerifiedStep:
     how = how_verified(evaluation)
     return VerifiedStep(
         program=program,
         source=source,
         target=after.node,
-        before=before.code,
+        before=before.variant.code,
         after=after.code,
         think=think,
         detail=detail,
@@ -131,6 +157,7 @@ def _checked(
         verified=how,
         origin=origin,
         why="" if how else (evaluation.why or f"stopped at {evaluation.stage.label}"),
+        gain=step_gain(evaluation, before.evaluation, objective),
     )
 
 
@@ -157,21 +184,26 @@ def rule_steps(
     max_length: int = 3,
     problems: list[str] | None = None,
     max_steps: int | None = None,
+    objective: str = "program",
 ) -> list[VerifiedStep]:
     """Every sequence of distinct `methods` up to `max_length` that the rules can apply,
     as verified steps (a tree: sequences share their prefixes). A rule that raises is
     reported in `problems` and skipped: one faulty pass must not end a corpus build.
     With `max_steps`, at most that many steps are verified, spread over the tree
-    (`capped_rule_steps`) instead of spent on its first branch."""
+    (`capped_rule_steps`) instead of spent on its first branch. Each step's gain is over
+    its parent's speedup by `objective`."""
     memo = _Memo(verify)
     found: list[VerifiedStep] = []
     attempt = _attempter(program, apply, problems)
     if max_steps is not None:
-        return capped_rule_steps(program, start, methods, attempt, memo, max_length, max_steps)
+        return capped_rule_steps(
+            program, start, methods, attempt, memo, max_length, max_steps, objective
+        )
 
-    def walk(variant: Variant, used: tuple[str, ...]) -> None:
+    def walk(parent: Parent, used: tuple[str, ...]) -> None:
         if len(used) >= max_length:
             return
+        variant = parent.variant
         for method in methods:
             if method in used:
                 continue
@@ -179,20 +211,22 @@ def rule_steps(
             if child is None:
                 continue
             source = variant.node if variant.steps else START
+            evaluation = memo(child, variant)
             step = _checked(
                 program,
                 source,
-                variant,
+                parent,
                 child,
-                memo(child, variant),
+                evaluation,
                 "rule",
                 detail=child.steps[-1].detail if child.steps else "",
+                objective=objective,
             )
             found.append(step)
             if step.ok:
-                walk(child, used + (method,))
+                walk(Parent(child, evaluation), used + (method,))
 
-    walk(start, ())
+    walk(Parent(start), ())
     return found
 
 
@@ -230,7 +264,7 @@ def method_order(program: str, used: tuple[str, ...], methods: Sequence[str]) ->
 
 @dataclass
 class _Branch:
-    variant: Variant
+    parent: Parent  # the variant the branch's children start from, and its evaluation
     used: tuple[str, ...]
     pending: list[str]  # methods this node has not tried yet, in the order it tries them
 
@@ -243,6 +277,7 @@ def capped_rule_steps(
     verify: Verify,
     max_length: int,
     max_steps: int,
+    objective: str = "program",
 ) -> list[VerifiedStep]:
     """At most `max_steps` rule steps: every new verified step is first continued down to
     `max_length` (one child per level), then the nodes take turns adding their next
@@ -251,7 +286,7 @@ def capped_rule_steps(
     any gets a second continuation (a cap on the depth-first walk would spend it all on
     the first branch)."""
     found: list[VerifiedStep] = []
-    queue = deque([_Branch(start, (), method_order(program, (), methods))])
+    queue = deque([_Branch(Parent(start), (), method_order(program, (), methods))])
     while queue and len(found) < max_steps:
         branch = queue.popleft()
         if len(branch.used) >= max_length:
@@ -259,23 +294,27 @@ def capped_rule_steps(
         method, child = _next_child(branch, attempt)
         if child is None:
             continue  # nothing more applies here
-        source = branch.variant.node if branch.variant.steps else START
+        variant = branch.parent.variant
+        source = variant.node if variant.steps else START
         detail = child.steps[-1].detail if child.steps else ""
+        evaluation = verify(child, variant)
         step = _checked(
             program,
             source,
-            branch.variant,
+            branch.parent,
             child,
-            verify(child, branch.variant),
+            evaluation,
             "rule",
             detail=detail,
+            objective=objective,
         )
         found.append(step)
         queue.append(branch)  # its next child, in its turn
         if step.ok:
             used = branch.used + (method,)
             remaining = [m for m in methods if m not in used]
-            queue.appendleft(_Branch(child, used, method_order(program, used, remaining)))
+            order = method_order(program, used, remaining)
+            queue.appendleft(_Branch(Parent(child, evaluation), used, order))
     return found
 
 
@@ -283,7 +322,7 @@ def _next_child(branch: _Branch, attempt: Attempt) -> tuple[str, Variant | None]
     """The first of the branch's untried methods whose rule applies, and its variant."""
     while branch.pending:
         method = branch.pending.pop(0)
-        child = attempt(branch.variant, method)
+        child = attempt(branch.parent.variant, method)
         if child is not None:
             return method, child
     return "", None
@@ -311,28 +350,33 @@ def rule_paths(program: str, code: str, steps: Sequence[VerifiedStep]) -> list[T
 Relabel = Callable[[str, str], str]  # (name a step gives, its detail) -> graph method
 
 
-def trajectory_steps(trajectory: Trajectory, verify: Verify, rename: Relabel) -> list[VerifiedStep]:
+def trajectory_steps(
+    trajectory: Trajectory, verify: Verify, rename: Relabel, objective: str = "program"
+) -> list[VerifiedStep]:
     """Verify a teacher's or curated trajectory step by step, up to its first failure."""
-    variant = Variant(code=trajectory.code)
+    parent = Parent(Variant(code=trajectory.code))
     found: list[VerifiedStep] = []
     for step in trajectory.steps:
         method = rename(step.method, step.detail)
+        variant = parent.variant
         child = variant.then(method, step.code, trajectory.source, step.detail)
         source = variant.node if variant.steps else START
+        evaluation = verify(child, variant)
         checked = _checked(
             trajectory.program,
             source,
-            variant,
+            parent,
             child,
-            verify(child, variant),
+            evaluation,
             trajectory.source,
             step.think,
             step.detail,
+            objective,
         )
         found.append(checked)
         if not checked.ok:
             break
-        variant = child
+        parent = Parent(child, evaluation)
     return found
 
 
@@ -348,7 +392,7 @@ def merge_steps(graph: ReGraph, steps: Iterable[VerifiedStep], count: bool = Tru
             merged.add_method(name, *describe(name))
         merged.add_example(step.source, step.target, step.example())
         if count:
-            merged.stats(step.source, step.target).record(True, step.speedup)
+            merged.stats(step.source, step.target).record(True, step.gain)
     for step in (s for s in steps if not s.ok and count):
         if merged.graph.has_edge(step.source, step.target):
             merged.stats(step.source, step.target).record(False)
@@ -455,6 +499,8 @@ class Teachers:
     deadline: float | None = None
     model: TextModel | None = None
     curated: bool = True
+    # the speedup a step's gain over its parent is measured by (the pipeline's --objective)
+    objective: str = "program"
 
 
 def build(
@@ -465,12 +511,15 @@ def build(
     judge: TextModel | None = None,
     jobs: int = 1,
     max_examples: int | None = None,
+    gpu: str = "",
 ) -> BuildReport:
     """Build (or extend `base`) from every program and trajectory file in `corpus`.
     A program the pipeline cannot prepare is reported and skipped, not fatal. With `jobs`
     above 1 the rules run on that many programs at once, in worker processes (then
     `stages_for` must be picklable, as the pipeline's `GraphBuildStages` is).
-    `max_examples` caps the examples kept per edge (the stats still count every step)."""
+    `max_examples` caps the examples kept per edge (the stats still count every step).
+    `gpu` names the GPU the steps ran on: the meta records it, with the build's date,
+    when some step was timed there."""
     graph = base.copy() if base is not None else ReGraph()
     graph.add_method(START, *describe(START))
     for name in teachers.methods:
@@ -488,11 +537,15 @@ def build(
             if _past(teachers.deadline):
                 report.problems.append(f"{file}: not tried: the build's time limit was reached")
                 continue
-            report.steps += _curated_steps(file, programs, stages_for, report, judge)
+            report.steps += _curated_steps(
+                file, programs, stages_for, report, judge, teachers.objective
+            )
     report.graph = merge_steps(graph, report.steps)
     if max_examples is not None:
         report.graph = prune_examples(report.graph, max_examples)
-    report.graph.meta = {**report.graph.meta, **_meta(corpus, teachers, report)}
+    measured = gpu if any(s.verified == "gpu" for s in report.steps) else ""
+    meta = {**report.graph.meta, **_meta(corpus, teachers, report)}
+    report.graph.meta = stamped(meta, measured)
     return report
 
 
@@ -539,6 +592,7 @@ def _meta(corpus: str | Path, teachers: Teachers, report: BuildReport) -> dict[s
         "max_length": teachers.max_length,
         "sources": sources,
         "verified": how[0] if len(how) == 1 else how,
+        "objective": teachers.objective,
     }
     if teachers.rules and teachers.max_steps is not None:
         meta["max_steps"] = teachers.max_steps
@@ -638,6 +692,7 @@ def _taught_steps(
             teachers.max_length,
             report.problems,
             teachers.max_steps,
+            teachers.objective,
         )
         report.trajectories += rule_paths(name, code, steps)
     if teachers.model is not None:
@@ -647,7 +702,8 @@ def _taught_steps(
             report.problems.append(f"{name}: teacher: {exc}")
             return steps
         report.trajectories.append(trajectory)
-        taught = trajectory_steps(trajectory, verify, report.renamer(judge or teachers.model))
+        renamer = report.renamer(judge or teachers.model)
+        taught = trajectory_steps(trajectory, verify, renamer, teachers.objective)
         report.taught_lengths.append(sum(s.ok for s in taught))
         steps += taught
     return steps
@@ -659,6 +715,7 @@ def _curated_steps(
     stages_for: StagesFor,
     report: BuildReport,
     judge: TextModel | None,
+    objective: str = "program",
 ) -> list[VerifiedStep]:
     try:
         trajectory = load_trajectory(file)
@@ -674,7 +731,7 @@ def _curated_steps(
     except Exception as exc:  # noqa: BLE001
         report.problems.append(f"{path}: skipped: {exc}")
         return []
-    steps = trajectory_steps(trajectory, verify, report.renamer(judge))
+    steps = trajectory_steps(trajectory, verify, report.renamer(judge), objective)
     report.taught_lengths.append(sum(s.ok for s in steps))
     return steps
 

@@ -1,20 +1,30 @@
 """The reasoning graph: nodes are optimization methods, edges are validated transitions
 carrying worked examples and statistics. A networkx DiGraph underneath; JSON on disk.
 
-Format (version 2; `regraph/FORMAT.md` has the long form):
-    {"format": "cudaify-regraph", "version": 2,
+Format (version 3; `regraph/FORMAT.md` has the long form):
+    {"format": "cudaify-regraph", "version": 3,
      "nodes": [{"name", "description", "category"}],
      "edges": [{"source", "target",
-                "stats": {"visits", "successes", "mean_log_speedup", "timed"},
+                "stats": {"visits", "successes", "mean_log_gain", "timed"},
                 "examples": [{"program", "before": BLOB, "after": BLOB, "think", "detail",
                               "speedup", "verified", "source"}]}],
      "blobs": {BLOB: code},
-     "meta": {...}}  (optional: how the graph was built)
+     "meta": {...}}  (optional: how, when and on which GPU the graph was built)
 BLOB is the sha256 of the code text: a program's code appears once in the file however
 many examples refer to it (the `after` of one step is the `before` of the next).
 `verified` says how a step was checked ("gpu", "compile", "" for not at all); `source`
-where it came from (teacher, rule, curated, learned). Version 1 files (code inline in the
-examples, no blobs) still load. `sequential` is the start node: the unmodified program."""
+where it came from (teacher, rule, curated, learned). An edge's statistics measure its
+*gain*: the child's speedup over its parent's (the input's is 1), not over the CPU, so an
+edge that makes a slow parent 5x faster ranks high however slow the parent was.
+
+Older files still load. Version 2 stored each edge's mean log-speedup over the CPU; read,
+it becomes a gain: exact for the edges from `sequential` (their parent is the input), and
+for the others that mean minus the mean log-speedup of the timed arrivals at the edge's
+source in the same file (the parent's speedup taken as the geometric mean of how fast the
+graph's walks reached that method). The edges out of one method keep their order among
+themselves; where nothing timed arrives at the source, the edge keeps its counts and no
+gain (`timed` 0). Version 1 files (code inline in the examples, no blobs) are read the same
+way. `sequential` is the start node: the unmodified program."""
 
 from __future__ import annotations
 
@@ -24,6 +34,7 @@ import json
 import math
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
@@ -33,7 +44,9 @@ from typing import Any
 import networkx as nx
 
 FORMAT = "cudaify-regraph"
-VERSION = 2
+VERSION = 3
+# the first version whose edge statistics hold gains over the parent, not speedups over the CPU
+GAIN_VERSION = 3
 START = "sequential"
 VERIFIED_HOW = ("gpu", "compile", "")
 SOURCES = ("teacher", "rule", "curated", "learned")
@@ -60,30 +73,61 @@ class Example:
         return (self.program, blob_key(self.before), blob_key(self.after))
 
 
+def gain(child_speedup: float | None, parent_speedup: float | None) -> float | None:
+    """What a step did: its result's speedup over the CPU divided by its parent's (the
+    input program's is 1). None when either was not measured."""
+    if not child_speedup or not parent_speedup or child_speedup <= 0 or parent_speedup <= 0:
+        return None
+    return child_speedup / parent_speedup
+
+
 @dataclass
 class EdgeStats:
     visits: int = 0  # attempts of this transition
     successes: int = 0  # attempts that were verified
-    mean_log_speedup: float = 0.0  # over the `timed` successes that measured a speedup
+    # mean of ln(gain) over the `timed` successes: gain = the child's speedup / its parent's
+    mean_log_gain: float = 0.0
     timed: int = 0
 
-    def record(self, success: bool, speedup: float | None = None) -> None:
+    def record(self, success: bool, gain: float | None = None) -> None:
         self.visits += 1
         if not success:
             return
         self.successes += 1
-        if speedup is not None and speedup > 0:
+        if gain is not None and gain > 0:
             self.timed += 1
-            self.mean_log_speedup += (math.log(speedup) - self.mean_log_speedup) / self.timed
+            self.mean_log_gain += (math.log(gain) - self.mean_log_gain) / self.timed
 
     def combined(self, other: EdgeStats) -> EdgeStats:
         timed = self.timed + other.timed
         mean = (
-            (self.mean_log_speedup * self.timed + other.mean_log_speedup * other.timed) / timed
+            (self.mean_log_gain * self.timed + other.mean_log_gain * other.timed) / timed
             if timed
             else 0.0
         )
         return EdgeStats(self.visits + other.visits, self.successes + other.successes, mean, timed)
+
+
+def now() -> str:
+    """The meta's `date`: UTC, to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def stamped(meta: dict[str, Any], gpu: str = "", date: str | None = None) -> dict[str, Any]:
+    """`meta` saying when the graph was last built or learned (`date`) and which GPU its
+    statistics were measured on (`gpu`: a name, or a sorted list once several GPUs
+    contributed; left alone when this build or run measured nothing)."""
+    stamp = {**meta, "date": date or now()}
+    if gpu:
+        stamp["gpu"] = listed(meta.get("gpu"), gpu)
+    return stamp
+
+
+def listed(before: str | list[str] | None, value: str) -> str | list[str]:
+    """A meta value that may gather several: one string, or a sorted list once they differ
+    (as `verified` says "gpu" or ["compile", "gpu"])."""
+    names = sorted({*([before] if isinstance(before, str) else before or []), value})
+    return names[0] if len(names) == 1 else names
 
 
 @functools.lru_cache(maxsize=8192)
@@ -250,21 +294,46 @@ def _example(data: Any, blobs: dict[str, str], version: int, path: str) -> Examp
     )
 
 
-def _stats(data: Any, path: str) -> EdgeStats:
+def _stats(data: Any, version: int, path: str) -> EdgeStats:
+    """An edge's stats; before GAIN_VERSION the mean is of speedups over the CPU, held in
+    `mean_log_gain` until `_gains_from_speedups` has read the whole graph."""
     _require(data, dict, path)
-    allowed = {f.name for f in fields(EdgeStats)}
+    mean_name = "mean_log_gain" if version >= GAIN_VERSION else "mean_log_speedup"
+    allowed = {"visits", "successes", "timed", mean_name}
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise GraphFormatError(f"{path}.{unknown[0]}: unknown field")
     for name in ("visits", "successes", "timed"):
         if _require(data.get(name, 0), int, f"{path}.{name}") < 0:
             raise GraphFormatError(f"{path}.{name}: negative")
-    _require(data.get("mean_log_speedup", 0.0), (int, float), f"{path}.mean_log_speedup")
-    stats = EdgeStats(**{k: data[k] for k in data})
+    mean = _require(data.get(mean_name, 0.0), (int, float), f"{path}.{mean_name}")
+    stats = EdgeStats(data.get("visits", 0), data.get("successes", 0), float(mean))
+    stats.timed = data.get("timed", 0)
     if stats.successes > stats.visits:
         raise GraphFormatError(f"{path}.successes: more than visits ({stats.visits})")
-    stats.mean_log_speedup = float(stats.mean_log_speedup)
     return stats
+
+
+def _gains_from_speedups(graph: ReGraph) -> None:
+    """A version 1 or 2 graph's means (of ln speedup over the CPU) as gains over the parent:
+    an edge from `sequential` as it is (its parent is the input); another edge less the
+    mean over the timed arrivals at its source (weighted by `timed`), which keeps the order
+    of a method's out-edges; an edge whose source no timed edge reaches keeps no gain."""
+    arrival: dict[str, float | None] = {}
+    for method in graph.methods:
+        into = [graph.stats(s, method) for s in graph.graph.predecessors(method)]
+        timed = sum(stats.timed for stats in into)
+        mean = sum(stats.mean_log_gain * stats.timed for stats in into) / timed if timed else None
+        arrival[method] = mean
+    for source, target in graph.edges():
+        if source == START:
+            continue
+        stats = graph.stats(source, target)
+        parent = arrival[source]
+        if parent is None:
+            stats.mean_log_gain, stats.timed = 0.0, 0
+        else:
+            stats.mean_log_gain -= parent
 
 
 def _load_nodes(graph: ReGraph, nodes: Any) -> None:
@@ -291,17 +360,19 @@ def _load_edge(graph: ReGraph, edge: Any, blobs: dict[str, str], version: int, a
     examples = _require(edge.get("examples", []), list, f"{at}.examples")
     for j, example in enumerate(examples):
         graph.add_example(source, target, _example(example, blobs, version, f"{at}.examples[{j}]"))
-    graph.graph.edges[source, target]["stats"] = _stats(edge.get("stats", {}), f"{at}.stats")
+    stats = _stats(edge.get("stats", {}), version, f"{at}.stats")
+    graph.graph.edges[source, target]["stats"] = stats
 
 
 def from_json(data: Any) -> ReGraph:
-    """Validate and load (version 1 or 2); the first problem is reported with its JSON path."""
+    """Validate and load (version 1, 2 or 3); the first problem is reported with its JSON
+    path. An older file's statistics are read as gains (the module's docstring says how)."""
     _require(data, dict, "$")
     if data.get("format") != FORMAT:
         raise GraphFormatError(f"$.format: expected '{FORMAT}'")
     version = data.get("version")
-    if version not in (1, VERSION):
-        raise GraphFormatError(f"$.version: unsupported version {version!r} (1 or {VERSION})")
+    if version not in range(1, VERSION + 1) or isinstance(version, bool):
+        raise GraphFormatError(f"$.version: unsupported version {version!r} (1 to {VERSION})")
     blobs = _blobs(data, version)
     graph = ReGraph(meta=dict(_require(data.get("meta", {}), dict, "$.meta")))
     _load_nodes(graph, data.get("nodes"))
@@ -309,6 +380,8 @@ def from_json(data: Any) -> ReGraph:
         _load_edge(graph, edge, blobs, version, f"$.edges[{i}]")
     if START not in graph.graph:
         raise GraphFormatError(f"$.nodes: the start node '{START}' is missing")
+    if version < GAIN_VERSION:
+        _gains_from_speedups(graph)
     return graph
 
 

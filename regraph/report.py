@@ -44,13 +44,27 @@ def format_stats(summary: dict[str, Any]) -> str:
     ]
     built = summary.get("built") or {}
     if built:
+        lines.append(measured_line(built))
         lines.append("built: " + ", ".join(f"{k} {v}" for k, v in built.items()))
     return "\n".join(lines)
 
 
+def measured_line(meta: dict[str, Any]) -> str:
+    """When a graph was built or learned, and on which GPU its statistics were measured."""
+    gpu = meta.get("gpu")
+    on = ", ".join(gpu) if isinstance(gpu, list) else gpu
+    if on:
+        where = f"statistics measured on {on}"
+    elif "gpu" in str(meta.get("verified", "")):
+        where = "statistics measured on a GPU not recorded"
+    else:
+        where = "no statistics measured on a GPU"
+    return f"date {meta.get('date') or 'not recorded'}, {where}"
+
+
 def _edge_line(graph: ReGraph, source: str, target: str) -> str:
     s = graph.stats(source, target)
-    speedup = f", mean speedup {math.exp(s.mean_log_speedup):.2f}x" if s.timed else ""
+    speedup = f", mean gain {math.exp(s.mean_log_gain):.2f}x over its parent" if s.timed else ""
     count = len(graph.examples(source, target))
     return f"  {source} -> {target}: {count} example(s), {s.successes}/{s.visits} verified{speedup}"
 

@@ -3,6 +3,7 @@ The expand/evaluate callbacks model a small synthetic optimization landscape."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -158,11 +159,34 @@ def test_prior_mixes_slm_and_graph_statistics():
     graph = graph_of(("sequential", "a"), ("sequential", "b"))
     graph.stats("sequential", "a").visits = 10
     graph.stats("sequential", "a").successes = 9
-    graph.stats("sequential", "a").mean_log_speedup = 1.0
+    graph.stats("sequential", "a").mean_log_gain = 1.0
     p_graph = graph_prior(graph, "sequential", ["a", "b"])
     assert p_graph["a"] > p_graph["b"] and sum(p_graph.values()) == pytest.approx(1.0)
     mixed = mixed_prior(p_graph, {"a": 0.0, "b": 1.0})
     assert mixed["b"] > p_graph["b"] and sum(mixed.values()) == pytest.approx(1.0)
+
+
+def test_an_edge_that_gains_over_a_slow_parent_ranks_above_an_unseen_one():
+    """offload at 0.5x, data_residency after it at 2.5x: the edge's gain is 5x, so its
+    prior is above an edge never seen (1/2 * e^0); recorded as a speedup over the CPU it
+    was below. An edge that lost ranks below the unseen one."""
+    from cudaify.regraph.build import VerifiedStep, merge_steps
+
+    graph = graph_of(("offload", "unroll"), ("offload", "fast_math"))
+    steps = [
+        VerifiedStep("p", "offload", "data_residency", "a", "b", verified="gpu", speedup=2.5,
+                     gain=2.5 / 0.5),
+        VerifiedStep("p", "offload", "fast_math", "a", "c", verified="gpu", speedup=0.2,
+                     gain=0.2 / 0.5),
+    ]  # fmt: skip
+    graph = merge_steps(graph, steps)
+    assert graph.stats("offload", "data_residency").mean_log_gain == pytest.approx(math.log(5))
+    methods = ["data_residency", "unroll", "fast_math"]
+    prior = graph_prior(graph, "offload", methods)
+    assert prior["data_residency"] > prior["unroll"] > prior["fast_math"]
+    # the weights: (1 + 1) / (1 + 2) * 5 against 1/2 against (2/3) * 0.4
+    assert prior["data_residency"] / prior["unroll"] == pytest.approx(2 / 3 * 5 / 0.5)
+    assert prior["fast_math"] / prior["unroll"] == pytest.approx(2 / 3 * 0.4 / 0.5)
 
 
 def test_an_unseen_method_that_supersedes_a_seen_one_ranks_just_ahead_of_it():
@@ -170,12 +194,12 @@ def test_an_unseen_method_that_supersedes_a_seen_one_ranks_just_ahead_of_it():
     its own it ranks by offload's, just ahead; once it has some, they decide."""
     graph = graph_of(("sequential", "offload"), ("sequential", "schedule"), ("sequential", "scan"))
     offload = graph.stats("sequential", "offload")
-    offload.visits, offload.successes, offload.mean_log_speedup = 33, 32, 0.7
+    offload.visits, offload.successes, offload.mean_log_gain = 33, 32, 0.7
     prior = graph_prior(graph, "sequential", ["offload", "schedule", "scan"])
     assert prior["schedule"] == pytest.approx(1.01 * prior["offload"])
     assert prior["scan"] < prior["offload"]
     seen = graph.stats("sequential", "schedule")
-    seen.visits, seen.successes, seen.mean_log_speedup = 10, 1, -1.0
+    seen.visits, seen.successes, seen.mean_log_gain = 10, 1, -1.0
     prior = graph_prior(graph, "sequential", ["offload", "schedule", "scan"])
     assert prior["schedule"] < prior["offload"]
 

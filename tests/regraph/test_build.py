@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -28,8 +29,10 @@ CORPUS = Path(__file__).resolve().parents[2] / "regraph" / "corpus"
 
 
 def _step(target="offload", source="sequential", after="b", verified="gpu", speedup=2.0):
+    """A step from the input program: its gain is its speedup."""
+    measured = speedup if verified else None
     return VerifiedStep(
-        "p", source, target, "a", after, verified=verified, speedup=speedup if verified else None
+        "p", source, target, "a", after, verified=verified, speedup=measured, gain=measured
     )
 
 
@@ -46,7 +49,7 @@ def test_merge_steps_adds_verified_and_counts_failures_on_existing_edges():
     assert [e.after for e in graph.examples("sequential", "offload")] == ["b", "c"]
     stats = graph.stats("sequential", "offload")
     assert (stats.visits, stats.successes, stats.timed) == (3, 2, 2)
-    assert math.isclose(stats.mean_log_speedup, math.log(4.0))
+    assert math.isclose(stats.mean_log_gain, math.log(4.0))
     assert not graph.graph.has_edge("offload", "unroll")  # a failure alone makes no edge
     assert graph.node("offload")["category"] == "mapping"
 
@@ -65,7 +68,7 @@ def test_merge_unions_examples_and_adds_stats():
     assert [e.after for e in merged.examples("sequential", "offload")] == ["b", "c"]
     stats = merged.stats("sequential", "offload")
     assert (stats.visits, stats.successes, stats.timed) == (3, 3, 3)
-    assert math.isclose(stats.mean_log_speedup, (math.log(2) + 2 * math.log(8)) / 3)
+    assert math.isclose(stats.mean_log_gain, (math.log(2) + 2 * math.log(8)) / 3)
     assert merged.successors("offload") == ["unroll"]
     assert len(a.examples("sequential", "offload")) == 1  # inputs untouched
 
@@ -402,3 +405,71 @@ def test_past_the_time_limit_no_rule_is_tried_and_the_graph_says_so():
     assert late(Variant(code="x"), "offload") == (None, "the build's time limit was reached")
     assert late(Variant(code="x"), "unroll")[0] is None
     assert problems == ["p: cut short: the build's time limit was reached"]  # said once
+
+
+def _timed(speedup: float) -> Evaluation:
+    return Evaluation(
+        stage=Stage.CORRECT,
+        ran_on_gpu=True,
+        timing=Timing(region=1.0, wall=1.0),
+        reference=Timing(region=speedup, wall=speedup),
+    )
+
+
+# offload is 0.5x the CPU; data_residency after it 2.5x
+SPEEDS = {"offload": 0.5, "data_residency": 2.5}
+
+
+def _by_last_method(variant, before):
+    return _timed(SPEEDS[variant.node])
+
+
+@pytest.mark.parametrize("max_steps", [None, 10])
+def test_rule_steps_record_the_gain_over_their_parent(max_steps):
+    """The example keeps the speedup over the CPU; the statistics the gain: 5x for
+    data_residency after a 0.5x offload, 0.5x for the offload over the input."""
+    from cudaify.core import Variant
+    from cudaify.regraph.build import rule_steps
+
+    steps = rule_steps("p", Variant(code="x\n"), ["offload", "data_residency"],
+                       _appending_rules(frozenset()), _by_last_method, max_length=2,
+                       max_steps=max_steps)  # fmt: skip
+    found = {(s.source, s.target): s for s in steps}
+    resident = found[("offload", "data_residency")]
+    assert (resident.speedup, resident.gain) == (2.5, pytest.approx(5.0))
+    assert found[("sequential", "offload")].gain == pytest.approx(0.5)
+    # data_residency first, at 2.5x over the input; offload after it, 0.2x of that
+    assert found[("sequential", "data_residency")].gain == pytest.approx(2.5)
+    assert found[("data_residency", "offload")].gain == pytest.approx(0.2)
+    graph = merge_steps(ReGraph(), steps)
+    stats = graph.stats("offload", "data_residency")
+    assert math.isclose(stats.mean_log_gain, math.log(5.0))
+    assert graph.examples("offload", "data_residency")[0].speedup == 2.5
+
+
+def test_a_trajectory_records_each_steps_gain_and_the_build_says_when_and_where(tmp_path):
+    from cudaify.regraph.build import trajectory_steps
+    from cudaify.regraph.trajectory import Trajectory, TrajectoryStep
+
+    path = (
+        TrajectoryStep("offload", "x\n//o\n"),
+        TrajectoryStep("data_residency", "x\n//o\n//r\n"),
+    )
+    trajectory = Trajectory("p", "x\n", path, "curated")
+    steps = trajectory_steps(trajectory, _by_last_method, lambda name, detail: name)
+    assert [s.gain for s in steps] == [pytest.approx(0.5), pytest.approx(5.0)]
+
+    def stages_for(path):
+        return _appending_rules(), _by_last_method, path.read_text()
+
+    teachers = Teachers(rules=True, methods=("offload", "data_residency"), max_length=2)
+    report = build(DATA / "corpus", stages_for, teachers, gpu="NVIDIA H100 80GB HBM3")
+    meta = report.graph.meta
+    assert meta["gpu"] == "NVIDIA H100 80GB HBM3" and meta["objective"] == "program"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", meta["date"])
+    stats = report.graph.stats("offload", "data_residency")
+    assert math.isclose(math.exp(stats.mean_log_gain), 5.0)
+    # nothing timed on a GPU: no GPU is named, the date still is
+    compiled = build(DATA / "corpus", lambda p: (_appending_rules(), lambda v, b: Evaluation(
+        stage=Stage.COMPILE), p.read_text()), teachers, gpu="NVIDIA H100 80GB HBM3")  # fmt: skip
+    assert "gpu" not in compiled.graph.meta and "date" in compiled.graph.meta

@@ -11,6 +11,7 @@ from cudaify.regraph.graph import (
     GraphFormatError,
     ReGraph,
     default_graph,
+    default_graph_text,
     from_json,
     load,
     save,
@@ -61,7 +62,7 @@ def _two_step_graph() -> ReGraph:
 
 def test_code_is_stored_once_as_a_blob():
     data = _two_step_graph().to_json()
-    assert data["version"] == 2
+    assert data["version"] == 3
     assert sorted(data["blobs"].values()) == ["gpu code", "seq code", "unrolled code"]
     edges = {e["source"]: e for e in data["edges"]}
     assert edges["sequential"]["examples"][0]["after"] == edges["offload"]["examples"][0]["before"]
@@ -86,7 +87,7 @@ def test_version_1_files_still_load():
     assert graph.examples("sequential", "offload")[0].after == "int y;"
     assert graph.stats("sequential", "offload").successes == 1
     again = from_json(json.loads(json.dumps(graph.to_json())))
-    assert again.to_json()["version"] == 2
+    assert again.to_json()["version"] == 3
     assert again.examples("sequential", "offload")[0].before == "int x;"
 
 
@@ -140,14 +141,14 @@ def test_duplicate_examples_are_kept_once():
     assert len(graph.examples("sequential", "offload")) == 1
 
 
-def test_stats_record_a_running_mean_of_log_speedups():
+def test_stats_record_a_running_mean_of_log_gains():
     stats = EdgeStats()
     stats.record(True, 2.0)
     stats.record(True, 8.0)
     stats.record(False)
     stats.record(True, None)
     assert (stats.visits, stats.successes, stats.timed) == (4, 3, 2)
-    assert math.isclose(stats.mean_log_speedup, math.log(4.0))
+    assert math.isclose(stats.mean_log_gain, math.log(4.0))
 
 
 def test_save_and_load_a_file(tmp_path):
@@ -171,3 +172,85 @@ def test_build_information_survives_a_round_trip():
     graph.meta = {"verified": "compile", "rule_methods": ["offload"]}
     assert from_json(json.loads(json.dumps(graph.to_json()))).meta == graph.meta
     assert graph.copy().meta == graph.meta
+
+
+def _v2_file() -> dict:
+    """A version 2 graph: each edge's mean of ln(speedup over the CPU)."""
+
+    def edge(source, target, mean, timed, visits=None):
+        stats = {"visits": visits or timed, "successes": timed, "timed": timed}
+        return {"source": source, "target": target, "stats": {**stats, "mean_log_speedup": mean}}
+
+    return {
+        "format": "cudaify-regraph",
+        "version": 2,
+        "nodes": [{"name": n} for n in ("sequential", "offload", "reduction", "unroll", "scan")],
+        "edges": [
+            # offload reached 0.5x (1 run) and 2x (3 runs): a mean of ln 0.5 + 3 ln 2 over 4
+            edge("sequential", "offload", (math.log(0.5) + 3 * math.log(2.0)) / 4, 4),
+            edge("offload", "unroll", math.log(3.0), 2),
+            edge("offload", "reduction", math.log(0.5), 1),
+            edge("scan", "unroll", math.log(8.0), 1),  # nothing timed reaches scan
+        ],
+        "blobs": {},
+    }
+
+
+def test_a_version_2_graph_reads_its_speedups_as_gains():
+    """From `sequential` a speedup is the gain (the parent is the input); further on the
+    parent is taken at the geometric mean of the arrivals at the source (here offload's:
+    2^(1/2)), which keeps the order of its out-edges; an edge whose source no timed run
+    reaches keeps its counts and no gain."""
+    graph = from_json(_v2_file())
+    arrival = (math.log(0.5) + 3 * math.log(2.0)) / 4
+    assert math.isclose(graph.stats("sequential", "offload").mean_log_gain, arrival)
+    assert math.isclose(graph.stats("offload", "unroll").mean_log_gain, math.log(3.0) - arrival)
+    reduction = graph.stats("offload", "reduction")
+    assert math.isclose(reduction.mean_log_gain, math.log(0.5) - arrival)
+    assert (reduction.visits, reduction.successes, reduction.timed) == (1, 1, 1)
+    scan = graph.stats("scan", "unroll")
+    assert (scan.visits, scan.successes, scan.timed, scan.mean_log_gain) == (1, 1, 0, 0.0)
+    saved = json.loads(json.dumps(graph.to_json()))
+    assert saved["version"] == 3
+    assert "mean_log_gain" in saved["edges"][0]["stats"]
+    again = from_json(saved)  # read once: a version 3 file is not converted again
+    assert again.stats("offload", "unroll") == graph.stats("offload", "unroll")
+
+
+def test_the_shipped_graph_still_loads_and_keeps_each_methods_order():
+    """The shipped file predates gains (version 2): its edges out of one method keep their
+    order by mean, so the search ranks them as before; only unseen edges move."""
+    data = json.loads(default_graph_text())
+    assert data["version"] == 2
+    graph = from_json(data)
+    for edge in data["edges"]:
+        if edge["source"] == "sequential":
+            gain = graph.stats(edge["source"], edge["target"]).mean_log_gain
+            assert math.isclose(gain, edge["stats"]["mean_log_speedup"])
+    by_source: dict[str, list[tuple[float, float]]] = {}
+    for edge in data["edges"]:
+        stats = graph.stats(edge["source"], edge["target"])
+        old = edge["stats"]["mean_log_speedup"]
+        by_source.setdefault(edge["source"], []).append((old, stats.mean_log_gain))
+    for pairs in by_source.values():
+        assert sorted(pairs) == sorted(pairs, key=lambda p: p[1])
+
+
+def test_a_version_3_file_refuses_the_old_field_and_an_unknown_version():
+    data = _two_step_graph().to_json()
+    data["edges"][0]["stats"]["mean_log_speedup"] = 1.0
+    with pytest.raises(GraphFormatError, match=r"\$.edges\[0\].stats.mean_log_speedup"):
+        from_json(data)
+    for version in (0, 4, True, "3"):
+        with pytest.raises(GraphFormatError, match=r"\$.version"):
+            from_json({**_two_step_graph().to_json(), "version": version})
+
+
+def test_the_meta_stamp_gathers_gpus():
+    from cudaify.regraph.graph import stamped
+
+    meta = stamped({"corpus": "c"}, "NVIDIA H100", date="2026-01-02T03:04:05Z")
+    assert meta == {"corpus": "c", "date": "2026-01-02T03:04:05Z", "gpu": "NVIDIA H100"}
+    assert stamped(meta, "NVIDIA H100")["gpu"] == "NVIDIA H100"
+    assert stamped(meta, "NVIDIA A100")["gpu"] == ["NVIDIA A100", "NVIDIA H100"]
+    assert stamped(meta, "")["gpu"] == "NVIDIA H100"  # nothing measured: left alone
