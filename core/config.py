@@ -370,10 +370,27 @@ class Config:
     learn: bool = setting(
         False,
         "--learn/--no-learn",
-        help="Merge this run's verified steps and edge statistics into your reasoning graph "
+        help="Merge this run's verified steps into your reasoning graph as worked examples "
         "(in the user data folder; the shipped graph is never written); later runs search both.",
-        # the graph it writes enters the key itself, so the next run's key changes
+        # the graph it writes enters the key itself: the next run's key changes when it
+        # added an example
         same_output="it writes the user's graph after the search",
+    )
+    learn_stats: bool = setting(
+        True,
+        "--learn-stats/--no-learn-stats",
+        commands=COMPILE_BENCH,
+        help="Record how this run's steps fared (attempts, successes, speedup over the parent) "
+        "in the edge statistics of your reasoning graph when it ran on a GPU (default: on); "
+        "they steer later searches' priors.",
+        help_for={
+            "bench": "Let the benchmark's compiles record edge statistics (default: on); "
+            "--no-learn-stats keeps each program's search independent of the ones before it."
+        },
+        # the statistics steer later searches, yet stay out of the key: every GPU compile
+        # changes them, and a key over them would miss for every other input after it
+        same_output="it writes the learned edge statistics after the search; they are not in "
+        "the key, or every compile on a GPU would make every other input's entry miss",
     )
     strict: bool = setting(
         False,

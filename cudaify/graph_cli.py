@@ -121,6 +121,14 @@ def _guarded(action: Callable[[], Any]) -> Any:
     help="Seconds after which no further rule or trajectory is tried; the graph holds what "
     "was verified by then (and says it was cut short).",
 )
+@click.option(
+    "--objective",
+    default="program",
+    show_default=True,
+    type=click.Choice(["program", "region"]),
+    help="The speedup an edge's gain over its parent is measured by: the whole program's or "
+    "the offloaded region's (as `cudaify compile --objective`).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Say what each program gave.")
 def build_command(
     corpus_dir: str,
@@ -140,17 +148,21 @@ def build_command(
     max_steps: int | None,
     runs: int | None,
     time_limit: float | None,
+    objective: str,
     verbose: bool,
 ) -> None:
     """Build a graph from the programs and trajectory files in CORPUS_DIR. Every step is
     checked structurally and compiled with nvcc; on a machine with a GPU it is also run,
-    compared with the program's own output and timed, and only a correct one is kept."""
+    compared with the program's own output and timed, and only a correct one is kept.
+    Each edge's statistics record its gain (the step's speedup over its parent's); the
+    graph's meta records the date and the GPU they were measured on."""
     import logging
 
     if verbose:
         logging.basicConfig(level=logging.INFO, format="cudaify: %(message)s", force=True)
     from cudaify.pipeline import graph_build_stages
     from cudaify.regraph.build import Teachers, build, verification_line
+    from cudaify.regraph.learn import gpu_name
     from cudaify.regraph.report import format_stats, stats
 
     teacher = _teacher(llm_url, llm_model, teacher_key_env, teacher_replay)
@@ -162,17 +174,19 @@ def build_command(
         deadline=time.time() + time_limit if time_limit else None,
         model=teacher,
         curated=not no_curated,
+        objective=objective,
     )
     start = _load(base) if base else None
-    stages = graph_build_stages(_build_config(runs))
-    if not _gpu_found():
+    stages = graph_build_stages(_build_config(runs, objective))
+    gpu = gpu_name()
+    if not gpu:
         click.echo(
             "cudaify graph: warning: no GPU found: every step is compiled with nvcc but not "
             'run; the examples are marked verified "compile", with no speedup',
             err=True,
         )
     report = _guarded(
-        lambda: build(corpus_dir, stages, teachers, start, teacher, jobs, max_examples)
+        lambda: build(corpus_dir, stages, teachers, start, teacher, jobs, max_examples, gpu)
     )
     for problem in report.problems:
         click.echo(f"cudaify graph: warning: {problem}", err=True)
@@ -183,16 +197,11 @@ def build_command(
     click.echo(format_stats(stats(report.graph)))
 
 
-def _gpu_found() -> bool:
-    from cudaify.backend.gpu import gpu_available
-
-    return gpu_available()
-
-
-def _build_config(runs: int | None) -> Any:
+def _build_config(runs: int | None, objective: str) -> Any:
     from cudaify.core.config import Config
 
-    return Config(runs=runs) if runs is not None else Config()
+    config = Config(objective=objective)
+    return config.with_(runs=runs) if runs is not None else config
 
 
 def _write_trajectories(trajectories: list[Any], folder: Path) -> None:
@@ -247,11 +256,38 @@ def merge_command(first: str, second: str, output: str) -> None:
 @click.argument("graph_file", required=False, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def stats_command(graph_file: str | None, as_json: bool) -> None:
-    """Counts of nodes, edges and examples (default: the shipped graph)."""
+    """Counts of nodes, edges and examples, when the graph was built and on which GPU
+    (default: the shipped graph, and what this machine's runs learned)."""
     from cudaify.regraph.report import format_stats, stats
 
     summary = stats(_load(graph_file))
-    click.echo(json.dumps(summary, indent=1) if as_json else format_stats(summary))
+    if graph_file is None:
+        summary["learned"] = _learned_files()
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+        return
+    click.echo(format_stats(summary))
+    for path, meta in summary.get("learned", {}).items():
+        click.echo(f"learned: {path}: {_learned_line(meta)}")
+
+
+def _learned_files() -> dict[str, dict[str, Any]]:
+    """The meta of the user's learned files that exist: the examples graph (--learn) and
+    the edge statistics every GPU run records."""
+    from cudaify.regraph import user_graph_path, user_stats_path
+
+    found = {}
+    for path in (user_graph_path(), user_stats_path()):
+        if path.is_file():
+            found[str(path)] = _load(str(path)).meta
+    return found
+
+
+def _learned_line(meta: dict[str, Any]) -> str:
+    from cudaify.regraph.report import measured_line
+
+    runs = f"{meta['runs']} run(s), " if "runs" in meta else ""
+    return runs + measured_line(meta)
 
 
 @graph.command("show")

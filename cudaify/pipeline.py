@@ -664,9 +664,9 @@ def _compile(
         with progress_display(config) as show:
             result = search(start, stages, config, show)
         result.states = result.states or []
-        if config.learn:  # a candidate the deadline stopped teaches nothing
+        if config.learn or config.learn_stats:  # what the deadline stopped teaches nothing
             finished = [c for c in result.candidates if not stopped_by_deadline(c)]
-            learn(source_path, start, finished, stages.evaluator.run_on_gpu)
+            learn(source_path, start, finished, stages.evaluator.run_on_gpu, config)
         # what was started ahead for the search stops before the finalists take the GPU
         stages.evaluator.close()
         searched = deadline.elapsed()
@@ -867,15 +867,26 @@ def _replace(result: Any, old: Any, new: Any) -> None:
     result.candidates[result.candidates.index(old)] = new
 
 
-def learn(source_path: str, start: Variant, candidates: list[Any], on_gpu: bool) -> None:
-    """--learn: this run's verified steps and edge statistics go into the user's graph.
-    Without a GPU the steps that compiled are what there is to learn (marked so);
-    statistics then stay as they were, since nothing was measured."""
-    from cudaify.regraph.learn import learn_from_search, user_graph_path
+def learn(
+    source_path: str, start: Variant, candidates: list[Any], on_gpu: bool, config: Config
+) -> None:
+    """This run's edge statistics (`learn_stats`, on a GPU: gains by the run's objective)
+    and, with --learn, its verified steps go into the user's graph. Without a GPU the steps
+    that compiled are what there is to learn (marked so); statistics then stay as they
+    were, since nothing was measured."""
+    from cudaify.regraph.learn import gpu_name, learn_from_search
 
     accept = ("gpu",) if on_gpu else ("compile",)
-    learn_from_search(Path(source_path).stem, start, candidates, accept=accept)
-    log.info("learned from this run into %s", user_graph_path())
+    learn_from_search(
+        Path(source_path).stem,
+        start,
+        candidates,
+        accept=accept,
+        examples=config.learn,
+        statistics=config.learn_stats,
+        objective=config.objective,
+        gpu=gpu_name() if on_gpu else "",
+    )
 
 
 # -- the result cache and make dependencies ----------------------------------------------

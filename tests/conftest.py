@@ -31,6 +31,23 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     # Results must not depend on how loaded the machine is: no time budget (default 30 s)
     # unless a test sets one (tests/cli/test_time_budget.py, tests/cudaify/test_budget.py).
     os.environ["CUDAIFY_TIME_BUDGET"] = "0"
+    # Nor on what earlier runs taught (a compile on a GPU, or one faked, records edge
+    # statistics unless it is told not to): settings read from the environment learn
+    # nothing, and `_private_user_data` keeps what a test's own Config(...) records.
+    os.environ["CUDAIFY_LEARN_STATS"] = "0"
+    from cudaify.transforms.slm.models import MODEL_DIR_ENV, model_dir
+
+    # the user data folder is a test's own (below); the installed models stay where they are
+    os.environ.setdefault(MODEL_DIR_ENV, str(model_dir()))
+
+
+@pytest.fixture(autouse=True)
+def _private_user_data(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test starts with an empty user data folder: it neither reads this machine's
+    learned graph and edge statistics nor leaves its own to the next test."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("user-data")))
 
 
 @pytest.fixture(scope="module")

@@ -152,3 +152,32 @@ def test_build_refuses_bad_options(tmp_path):
     )
     assert bad_method.exit_code == 2 and "unknown method 'teleport'" in bad_method.output
     assert not (tmp_path / "x.json").exists()
+
+
+def test_stats_show_when_and_on_which_gpu(tmp_path, monkeypatch):
+    from cudaify.regraph import user_stats_path
+    from cudaify.regraph.graph import stamped
+    from cudaify.regraph.learn import StatsUpdate, learn_statistics
+
+    path = _graph_file(tmp_path / "g.json", "gpu")
+    graph = load(path)
+    graph.meta = stamped(graph.meta, "NVIDIA H100 80GB HBM3", date="2026-01-02T03:04:05Z")
+    save(graph, path)
+    result = _run("stats", str(path))
+    assert result.exit_code == 0, result.output
+    assert "date 2026-01-02T03:04:05Z, statistics measured on NVIDIA H100 80GB HBM3" in (
+        result.output
+    )
+    assert json.loads(_run("stats", "--json", str(path)).output)["built"]["gpu"] == (
+        "NVIDIA H100 80GB HBM3"
+    )
+
+    # with no file: the shipped graph, and what this machine's runs learned
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert "learned:" not in _run("stats").output
+    learn_statistics([StatsUpdate("sequential", "offload", True, 2.0)], None, "NVIDIA H200")
+    shown = _run("stats").output
+    assert f"learned: {user_stats_path()}: 1 run(s), date " in shown
+    assert "statistics measured on NVIDIA H200" in shown
+    learned = json.loads(_run("stats", "--json").output)["learned"]
+    assert learned[str(user_stats_path())]["gpu"] == "NVIDIA H200"
