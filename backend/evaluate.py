@@ -718,7 +718,9 @@ class Evaluator:
         runs a second or more); with `detail`, the kernel-timing run and the profile too.
         `beat`: a finalist's speedup (by the objective) timed in full already; when this
         one's correctness run, the GPU alone, reads under `beat / RACE_MARGIN`, that run
-        is its timing (no more runs could make it the winner). Anything else, and a
+        is its timing, and its runs stop as soon as the best median they can still reach
+        (every run to come taking no time) is no faster than `beat`: no more runs could
+        make it the winner. Anything else, and a
         candidate the deadline leaves no time for, is returned unchanged."""
         if not (self.run_on_gpu and evaluation.verified and evaluation.ran_on_gpu):
             return evaluation
@@ -755,6 +757,11 @@ class Evaluator:
                 harness = self._time_alone(variant, alone, checked.sample)
             if harness is not None or self._outrun(evaluation, checked.sample, timed, beat):
                 runs = 1
+
+            def hopeless(best: Timing) -> bool:  # its best case can no longer beat `beat`
+                speedup = self._speedup_with(evaluation, best, timed)
+                return beat is not None and speedup is not None and speedup <= beat
+
             timing, failed = measure(
                 checked.binary,
                 runs=runs,
@@ -763,6 +770,7 @@ class Evaluator:
                 expected_exit=checked.reference.exit_code,
                 warm_up=False,
                 first=checked.sample,
+                hopeless=hopeless,
             )
         if failed is not None:
             self._cut_short()
@@ -787,13 +795,17 @@ class Evaluator:
         too slow to win against `beat` (see remeasure)."""
         if beat is None:
             return False
-        first = replace(
-            evaluation,
-            timing=self._sharing(summarise([sample]), 1),
-            reference=self.reference_timing(timed),
-        )
-        speedup = objective_speedup(first, self.config.objective)
+        speedup = self._speedup_with(evaluation, summarise([sample]), timed)
         return speedup is not None and speedup * RACE_MARGIN < beat
+
+    def _speedup_with(
+        self, evaluation: Evaluation, timing: Timing, timed: tuple[str, ...]
+    ) -> float | None:
+        """The speedup (by the objective) `evaluation` would have with `timing`, taken
+        with the GPU alone (a possibly hypothetical timing: nothing is learned from it)."""
+        alone = replace(timing, shared_by=1, context_alone=self._context_alone())
+        judged = replace(evaluation, timing=alone, reference=self.reference_timing(timed))
+        return objective_speedup(judged, self.config.objective)
 
     def _harness_ready(
         self, variant: Variant, timed: tuple[str, ...], evaluation: Evaluation, runs: int

@@ -19,7 +19,7 @@ import importlib
 import statistics
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -468,11 +468,14 @@ def measure(
     warm_up: bool = True,
     kernels: bool = False,
     first: Sample | None = None,
+    hopeless: Callable[[Timing], bool] | None = None,
 ) -> tuple[Timing, Problem | None]:
     """Medians over `runs` timed runs after a warm-up run; with `kernels`, one more run
     that times the kernels and the copies. A run that fails (limit, signal, a different exit code)
     stops the measurement with a Problem. `first`: a sample already taken (the correctness
-    run) that counts as the first of the `runs`; no warm-up is then run."""
+    run) that counts as the first of the `runs`; no warm-up is then run. `hopeless`: asked
+    after each sample with the best medians the `runs` can still reach (see summarise);
+    True ends the runs there (the medians are then those of the samples taken)."""
     samples, problem = timed_runs(
         binary,
         runs=runs,
@@ -481,6 +484,7 @@ def measure(
         expected_exit=expected_exit,
         warm_up=warm_up,
         first=first,
+        hopeless=hopeless,
     )
     if problem is not None:
         return Timing(), problem
@@ -501,11 +505,14 @@ def timed_runs(
     expected_exit: int | None = None,
     warm_up: bool = True,
     first: Sample | None = None,
+    hopeless: Callable[[Timing], bool] | None = None,
 ) -> tuple[list[Sample], Problem | None]:
     """The samples `measure` summarises (see there)."""
     samples = [first] if first is not None else []
     warm_up = warm_up and first is None
     for index in range(max(0, runs - len(samples)) + (1 if warm_up else 0)):
+        if samples and hopeless is not None and hopeless(summarise(samples, runs)):
+            break
         sample, problem = _checked_run(binary, timeout, cuda, expected_exit, kernels=False)
         if problem is not None:
             return [], problem
@@ -547,10 +554,17 @@ def _checked_run(
     return sample, problem
 
 
-def summarise(samples: Sequence[Sample]) -> Timing:
+def summarise(samples: Sequence[Sample], runs: int = 0) -> Timing:
+    """Medians over `samples`. With `runs` more than there are samples: the medians the
+    `runs` would have at best, every run still to come taking no time at all (so a
+    candidate whose best case is still behind cannot win, whatever its next runs read)."""
+    instant = [0.0] * max(0, runs - len(samples))
+
     def median(values: list[float | None]) -> float | None:
         known = [v for v in values if v is not None]
-        return statistics.median(known) if len(known) == len(values) and known else None
+        if len(known) != len(values) or not known:
+            return None
+        return statistics.median(known + instant)
 
     return Timing(
         wall=median([s.run.seconds for s in samples]),

@@ -821,9 +821,10 @@ def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
 
 def finish(result: Any, evaluator: Any, config: Config) -> Any:
     """The verified candidate to write, timed as reported: each finalist gets a second
-    correctness run and `runs` timed runs (the leader first: a finalist whose correctness
-    run already reads RACE_MARGIN slower than a finalist timed in full stops there), the
-    fastest then its kernel timing and profile.
+    correctness run and `runs` timed runs (the leader first: a finalist whose runs so far
+    show it cannot beat a finalist timed in full stops there, see Evaluator.remeasure),
+    the fastest then its kernel timing and profile. Once FINALISTS are timed, the
+    re-ranking brings in a new one only as the leader.
     Re-timed candidates replace the search's in `result`. None when nothing was verified
     (or nothing ran)."""
     from cudaify.mcgs.search import Candidate
@@ -836,6 +837,10 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         if not chosen:
             return None
         pending = [c for c in chosen if c.variant.key not in timed]
+        if len(timed) >= FINALISTS and any(c.variant.key in timed for c in chosen):
+            # FINALISTS timed in full already: another comes in only as the leader (a
+            # candidate merely close to it would cost a second of runs to change nothing)
+            pending = pending[:1] if pending and pending[0] is chosen[0] else []
         evaluator.prefetch_harness([c.variant for c in pending])
         for candidate in pending:
             # the best finalist re-timed so far (one stopped after its first run is below
@@ -856,7 +861,7 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
             _replace(result, candidate, Candidate(candidate.variant, evaluation))
         if pending:
             continue  # the ranking may have changed: choose the finalists again
-        winner = chosen[0]
+        winner = chosen[0]  # the leader, always timed in full (see above)
         detailed = Candidate(winner.variant, evaluator.detail(winner.variant, winner.evaluation))
         _replace(result, winner, detailed)
         if detailed.evaluation.verified:

@@ -291,3 +291,48 @@ def test_more_functions_than_bits_are_timed_together_not_apart(cache: Cache) -> 
     binary = _timed_reference(source, names, cache)  # the union still works
     sample = timed_run(binary, timeout=10, cuda=False)
     assert sample.run.exit_code == 0 and sample.calls == 65 and sample.sets == ()
+
+
+def _sample(seconds: float):  # type: ignore[no-untyped-def]
+    from cudaify.backend.runner import RunResult
+    from cudaify.backend.timing import Sample
+
+    return Sample(RunResult("out\n", 0, None, False, False, seconds), None, 0, None)
+
+
+@pytest.mark.parametrize(
+    ("walls", "taken"),
+    [
+        # 1.1 then 1.2, 1.3: with 5 runs the median is the third fastest; two runs to come
+        # at no time at all leave it at 1.1, over the 1.0 to beat: no more runs
+        ((1.2, 1.3, 0.5, 0.5), 3),
+        ((0.9, 0.9, 0.9, 0.9), 5),  # could still win at every step: all five runs
+        ((1.2, 0.5, 0.5, 0.5), 5),  # 1.1, 1.2 then faster runs: the median can still win
+    ],
+)
+def test_runs_stop_once_their_best_reachable_median_cannot_win(
+    monkeypatch: pytest.MonkeyPatch, walls: tuple[float, ...], taken: int
+) -> None:
+    from cudaify.backend import timing as timing_mod
+
+    pending = [_sample(seconds) for seconds in walls]
+    monkeypatch.setattr(timing_mod, "_checked_run", lambda *args, **kwargs: (pending.pop(0), None))
+    medians: list[float | None] = []
+
+    def hopeless(best) -> bool:  # type: ignore[no-untyped-def]
+        medians.append(best.wall)
+        return best.wall is not None and best.wall >= 1.0
+
+    timing, problem = measure(
+        Path("unused"),
+        runs=5,
+        timeout=10,
+        cuda=True,
+        warm_up=False,
+        first=_sample(1.1),
+        hopeless=hopeless,
+    )
+    assert problem is None and timing.runs == taken
+    assert medians[0] == 0.0  # after one sample, four instant runs could still win
+    if taken == 3:
+        assert timing.wall == 1.2 and medians == [0.0, 0.0, 1.1]

@@ -130,3 +130,29 @@ def test_a_finalist_faster_than_the_leader_by_its_first_run_is_timed_in_full_and
     chosen = finish(result, evaluator, Config())
     assert chosen.variant.node == "b" and evaluator.beats == [None, 7.0]
     assert chosen.evaluation.timing.runs == 5
+
+
+def test_after_three_timed_finalists_a_new_one_is_timed_only_as_the_leader():
+    """The three finalists read far slower in full than in their screening runs; d (5x,
+    not a finalist at first) then ranks second, close to the best but not ahead of it:
+    not timed. e
+    (7x) is then the leader by its screening: it is timed, and loses to its full timing."""
+    found = [
+        candidate("a", 10.0),
+        candidate("b", 9.8),
+        candidate("c", 9.6),
+        candidate("d", 5.0),
+    ]
+    result = SearchResult("mcgs", candidates=list(found))
+    evaluator = FakeEvaluator(full={"a": 6.0, "b": 4.0, "c": 3.9, "d": 5.5})
+    chosen = finish(result, evaluator, Config())
+    assert chosen.variant.node == "a"
+    assert evaluator.remeasured == ["a", "b", "c"]  # d, close to a's 6x, is left as screened
+
+    found = [*found, candidate("e", 7.0)]
+    found.remove(found[3])
+    result = SearchResult("mcgs", candidates=found)
+    evaluator = FakeEvaluator(full={"a": 6.0, "b": 5.9, "c": 5.8, "e": 4.0})
+    chosen = finish(result, evaluator, Config())
+    assert evaluator.remeasured == ["a", "b", "c", "e"]  # e led by its screening run
+    assert chosen.variant.node == "a"
