@@ -289,6 +289,33 @@ def _plan(kernel: kn.Kernel, taken: set[str]) -> TilePlan:
     return TilePlan(kernel, kloop, prologue, epilogue, operands, names)
 
 
+def product_plan(kernel: kn.Kernel, taken: set[str]) -> TilePlan:
+    """The first shape's recognition, for methods that build on it (gemm_tiling): the k
+    loop, prologue, epilogue and the reads it would stage, or Refuse with the reason."""
+    return _plan(kernel, taken)
+
+
+def element_type(kernel: kn.Kernel, name: str, depth: int) -> str | None:
+    """The arithmetic element type of the kernel parameter `name` reached through `depth`
+    subscripts, None when it is not one."""
+    return _element_type(kernel, name, depth)
+
+
+def array_base(access: Node) -> Node | None:
+    """The array identifier of `a[..]` or `a[..][..]`."""
+    return _base(access)
+
+
+def array_indices(access: Node) -> list[Node]:
+    """The subscripts of an access, outermost first."""
+    return _indices(access)
+
+
+def read_only(kernel: kn.Kernel, name: str) -> bool:
+    """Whether the kernel only ever reads elements of `name`."""
+    return _read_only(kernel, name)
+
+
 def _require_plain_index(level: kn.Mapped, kernel: kn.Kernel, written: set[str]) -> None:
     """`int i = (int)t_i;` may be evaluated again for other iteration numbers."""
     value = kn.initializer(level.declaration)
@@ -314,6 +341,9 @@ def _kloop(loop: Node, kernel: kn.Kernel, written: set[str]) -> KLoop:
     update = loop.child_by_field_name("update")
     body = loop.child_by_field_name("body")
     where = f"line {cs.line_of(loop)}"
+    while condition is not None and condition.type == "parenthesized_expression":
+        inner = [c for c in condition.named_children if c.type != "comment"]
+        condition = inner[0] if len(inner) == 1 else None  # `(k < n)`, as schedule writes it
     if init is None or condition is None or update is None or body is None:
         raise kn.Refuse(f"{where}: the inner loop is not a counted for loop")
     var = kn.declared_variable(init, source)
