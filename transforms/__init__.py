@@ -15,6 +15,7 @@ from cudaify.transforms.compact import Compact
 from cudaify.transforms.data_residency import DataResidency
 from cudaify.transforms.fast_math import FastMath
 from cudaify.transforms.fp_exact import FpExact
+from cudaify.transforms.gemm_tiling import GemmTiling
 from cudaify.transforms.launch_tuning import LaunchTuning
 from cudaify.transforms.offload import Offload
 from cudaify.transforms.readonly_cache import ReadonlyCache
@@ -45,6 +46,7 @@ METHODS: dict[str, Method] = {
         Wavefront(),
         SharedTiling(),
         RegisterTiling(),
+        GemmTiling(),
         Coalesce(),
         ReadonlyCache(),
         Unroll(),

@@ -26,6 +26,9 @@ inline std::barrier<> *cudaify_emulated_barrier = nullptr;
 #define __shared__ static
 #define __restrict__
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
 template <class T> inline T __ldg(const T *p) { return *p; }
 inline void __syncthreads() { cudaify_emulated_barrier->arrive_and_wait(); }
 [[noreturn]] inline void __trap() { std::fprintf(stderr, "__trap() called\n"); std::abort(); }

@@ -1,0 +1,937 @@
+"""`gemm_tiling`: the hand-written register-blocked matrix product, as a rule.
+
+Precondition: a 2-D offload (or schedule) kernel that shared_tiling's first shape
+recognises (`<prologue> for (k ...) <k body> <epilogue>`, k bounds the same for every
+thread, reads that depend on k and on one of i and j from arrays the kernel never writes;
+shared_tiling.product_plan, reused, not copied), and, on top of it, a product-sum:
+- the staged reads have one floating element type (float or double), and some read
+  depends on i and some on j;
+- every k body statement is `X += E`, `X -= E` or `X = X + E`, where X is a scalar the
+  prologue declares or one element of an output array (`C[i][j]`, indices of i, j and
+  names the kernel never changes, the array touched nowhere else by another subscript),
+  and E is made of the staged reads, i, j, k and unchanged names with + - * / and casts,
+  one of its products multiplying a read of i by a read of j (no call, no condition);
+- the prologue declares arithmetic scalars and runs expression statements, the epilogue
+  runs expression statements; an output element the k body accumulates into is also
+  touched by a top-level prologue or epilogue statement (so that its address is one the
+  source touches).
+
+Rule: blocks of 16 x 16 threads own a BM x BN tile of outputs (128 x 128 for float,
+64 x 64 for double) and walk k BK at a time (8, 16). Each thread owns a TM x TN micro-tile
+(8 x 8, 4 x 4) in registers: rows `(r / V) * (BM / (TM / V)) + threadIdx.y * V + r % V`
+(V = 4 floats or 2 doubles, so the fragments it reads from shared memory are aligned
+float4 / double2 vectors and a quarter-warp's reads fall on distinct banks), columns alike
+with threadIdx.x. Per k step the block loads the A-like reads into `tile[BK][BM + V]`
+(stored k-major, i.e. transposed when k is the unit-stride index; the pad keeps the
+stores on distinct banks) and the B-like reads into `tile[BK][BN + V]`: each thread loads
+groups of V elements along the read's unit-stride index, with one float4 / double2 load
+when that index provably moves by one element with the loop (polynomial slope 1, k step
+1), all V elements are inside the iteration space and the address is 16-byte aligned at
+run time, else V scalar loads (zeros past the edges). After a barrier each thread reads
+its fragments and runs the k body once per output of its micro-tile, in the k order of
+the source, then waits again before the next load. The prologue's scalars become
+`T x[TM][TN]` register arrays; an output element the k body accumulates into is loaded
+into a register array after the prologue and stored back before the epilogue (only when
+the k loop runs at least once: then the source touches it in the loop). Each output's
+statements run in their order on the values the source uses: the sums are bit-identical
+to one thread per output (nvcc's FMA contraction aside, as everywhere: fp_exact).
+Outputs past the edges (any sizes) compute on zeros and store nothing; every thread
+reaches every barrier."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from cudaify.core import Problem, Variant
+from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_nest as kn
+from cudaify.transforms import shared_tiling as st
+from cudaify.transforms.base import Context, Method, Outcome
+
+if TYPE_CHECKING:
+    from cudaify.transforms.postcondition import Source
+
+THREADS = (16, 16)  # threadIdx.x (columns) x threadIdx.y (rows)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The tiles for one element type."""
+
+    block_m: int  # BM: output rows per block
+    block_n: int  # BN
+    step_k: int  # BK: iterations of k per stage
+    micro_m: int  # TM: output rows per thread
+    micro_n: int  # TN
+    vector: str  # the 16-byte vector type
+    width: int  # its elements
+
+
+SHAPES = {
+    "float": Shape(128, 128, 8, 8, 8, "float4", 4),
+    "double": Shape(64, 64, 16, 4, 4, "double2", 2),
+}
+_LANES = "xyzw"
+_ACCUMULATE = frozenset({"+=", "-="})
+_ARITHMETIC_OPS = frozenset({"+", "-", "*", "/"})
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """An output element the k body accumulates into, held in registers over the k loop."""
+
+    text: str  # `C[i][j]`
+    nodes: tuple[Node, ...]  # its occurrences in the k body
+    elem_type: str
+    registers: str  # the register array's name
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    tile: st.TilePlan
+    shape: Shape
+    elem_type: str
+    locals: dict[int, tuple[str, str]]  # declaration start -> (type, name) of prologue scalars
+    accumulators: tuple[Accumulator, ...]
+    vectorized: dict[str, bool]  # operand tile -> whether its groups load as one vector
+    names: dict[str, str]
+
+
+class GemmTiling(Method):
+    name = "gemm_tiling"
+    summary = (
+        "register-blocked matrix product: block tiles staged in shared memory, a micro-tile "
+        "of outputs per thread in registers, vectorized loads"
+    )
+    category = "compute"
+    follows = ("offload", "schedule")
+    leads_to = ("data_residency", "fp_exact")
+    # it stages what shared_tiling stages and computes several outputs per thread, as
+    # register_tiling does: until the graph has its own statistics it ranks just ahead
+    supersedes = ("shared_tiling", "register_tiling")
+    instruction = (
+        "The kernel is a matrix product: C[i][j] accumulates over k products of a read of "
+        "(i, k) and a read of (k, j). Write the classic register-blocked kernel: 16 x 16 "
+        "threads per block, each block a 128 x 128 tile of outputs for float (64 x 64 for "
+        "double), each thread an 8 x 8 (4 x 4) micro-tile of outputs in registers. Walk k "
+        "8 (16) at a time: the block loads the A slice into __shared__ T As[BK][BM + 4] "
+        "(transposed, k-major) and the B slice into Bs[BK][BN + 4], with float4 / double2 "
+        "loads where the address is 16-byte aligned and the unit-stride index moves by one, "
+        "else scalar loads, zeros past the edges; __syncthreads(); each thread reads its A "
+        "and B fragments from shared memory as vectors and updates its micro-tile, then "
+        "__syncthreads() before the next load. Keep each output's k order and arithmetic "
+        "exactly as written (same alpha/beta prologue and epilogue per output), hold an "
+        "output element accumulated in memory in a register over the k loop, let threads "
+        "past the edges load, wait and store nothing, for any sizes."
+    )
+
+    def applies(self, variant: Variant, ctx: Context) -> str | None:
+        plans, reasons = _plans(variant.code)
+        if plans:
+            return None
+        return reasons[0] if reasons else "no kernel to tile (run offload first)"
+
+    def apply_rule(self, variant: Variant, ctx: Context) -> Outcome:
+        plans, reasons = _plans(variant.code)
+        if not plans:
+            return Outcome(None, reasons[0] if reasons else "no kernel to tile (run offload first)")
+        code = _emit(variant.code, plans)
+        detail = "; ".join(_describe(plan) for plan in plans)
+        return Outcome(variant.then(self.name, code, "rule", detail=detail))
+
+    def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
+        from cudaify.transforms import postcondition as pc
+
+        common = pc.common_problems(self.name, before.code, after.code)
+        return common or gemm_problems(before.code, after.code)
+
+
+def gemm_problems(before: str, after: str) -> list[Problem]:
+    """The postcondition: shared_tiling's (tiles staged, every barrier reached by every
+    thread of a block), and a launched kernel gained a 2-D register array: the micro-tile
+    of outputs each thread computes."""
+    from cudaify.transforms import postcondition as pc
+
+    problems = [Problem("gemm_tiling", p.message, line=p.line) for p in st.tiling_problems(after)]
+    if not pc.kernel_gained(before, after, pc.staged_tiles):
+        problems.append(
+            Problem("gemm_tiling", "no launched kernel stages a new tile in shared memory")
+        )
+    if not pc.kernel_gained(before, after, micro_tiles):
+        problems.append(
+            Problem("gemm_tiling", "no launched kernel keeps a micro-tile of outputs per thread")
+        )
+    return problems
+
+
+def micro_tiles(source: Source, kernel: Node) -> int:
+    """Two-dimensional arrays the kernel declares in its own (non-shared) scope."""
+    from cudaify.transforms import postcondition as pc
+
+    found = 0
+    for declarator in pc.local_arrays(source, kernel):
+        inner = declarator.child_by_field_name("declarator")
+        declaration = declarator.parent
+        while declaration is not None and declaration.type != "declaration":
+            declaration = declaration.parent
+        if declaration is None or any(c.type == "__shared__" for c in cs.walk(declaration)):
+            continue
+        if inner is not None and inner.type == "array_declarator":
+            found += 1
+    return found
+
+
+def _describe(plan: GemmPlan) -> str:
+    shape, tile = plan.shape, plan.tile
+    staged = ", ".join(
+        f"{o.text} ({o.role}{', vector' if plan.vectorized[o.tile] else ''})" for o in tile.operands
+    )
+    held = "".join(f"; {a.text} held in registers" for a in plan.accumulators)
+    return (
+        f"{tile.kernel.name}: {shape.block_m}x{shape.block_n} {plan.elem_type} tiles, "
+        f"{shape.micro_m}x{shape.micro_n} outputs per thread, {shape.step_k} iterations of "
+        f"'{tile.kloop.var}' per stage, staging {staged}{held}"
+    )
+
+
+# ---- recognition ------------------------------------------------------------------------
+
+
+def _plans(code: str) -> tuple[list[GemmPlan], list[str]]:
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    definitions = kn.kernels(tree, source)
+    if not definitions:
+        return [], ["the variant has no kernel (run offload first)"]
+    if "cudaify_blocks" not in cs.function_nodes(tree, source):
+        return [], ["the variant has no cudaify_blocks helper (offload's runtime prelude)"]
+    taken = kn.taken_names(tree, source)
+    plans, reasons = [], []
+    for definition in definitions:
+        try:
+            kernel = kn.read_kernel(definition, tree, source)
+            if kernel.rows is None:
+                raise kn.Refuse(f"kernel '{kernel.name}' is not 2-D (no output tile)")
+            tile = st.product_plan(kernel, set(taken))  # its own names: only the tiles stay
+            taken |= {operand.tile for operand in tile.operands}
+            plans.append(_plan(tile, taken))
+        except kn.Refuse as refusal:
+            reasons.append(f"gemm_tiling: {refusal}")
+    return plans, reasons
+
+
+def _plan(tile: st.TilePlan, taken: set[str]) -> GemmPlan:
+    kernel = tile.kernel
+    where = f"kernel '{kernel.name}'"
+    accumulators = _accumulators(tile, taken)
+    types = {o.elem_type for o in tile.operands}
+    if len(types) != 1 or not types <= set(SHAPES):
+        raise kn.Refuse(f"{where}: the staged reads are not all float or all double")
+    roles = {o.role for o in tile.operands}
+    if roles != {"rows", "cols"}:
+        raise kn.Refuse(f"{where}: no staged read depends on each of the two mapped loops")
+    elem = types.pop()
+    locals_ = _prologue_locals(tile)
+    _require_plain_epilogue(tile)
+    _require_product_sums(tile, locals_, accumulators)
+    vectorized = {o.tile: _unit_stride(o, tile) for o in tile.operands}
+    names = {
+        role: kn.fresh(base, taken)
+        for role, base in (
+            ("tile_i", "tile_row"),
+            ("tile_j", "tile_col"),
+            ("tile_k", f"tile_{tile.kloop.var}"),
+            ("span", f"span_{tile.kloop.var}"),
+            ("trips", f"trips_{tile.kloop.var}"),
+            ("count", f"count_{tile.kloop.var}"),
+            ("t_k", f"t_{tile.kloop.var}"),
+            ("kk", f"kk_{tile.kloop.var}"),
+            ("active", "active"),
+            ("tid", "thread"),
+            ("q", "part"),
+            ("group", "group"),
+            ("outer", "slot_outer"),
+            ("inner", "slot_inner"),
+            ("loaded", "loaded"),
+            ("address", "address"),
+            ("packed", "packed"),
+            ("half", "half"),
+            ("r", "out_r"),
+            ("c", "out_c"),
+        )
+    }
+    for operand in tile.operands:
+        names[f"frag:{operand.tile}"] = kn.fresh(f"frag_{operand.tile[5:]}", taken)
+    for _, name in locals_.values():
+        names[f"local:{name}"] = kn.fresh(f"{name}_tile", taken)
+    return GemmPlan(tile, SHAPES[elem], elem, locals_, accumulators, vectorized, names)
+
+
+def _prologue_locals(tile: st.TilePlan) -> dict[int, tuple[str, str]]:
+    """Arithmetic scalars the prologue declares; anything but those and expression
+    statements is refused."""
+    source = tile.kernel.source
+    found = {}
+    for statement in tile.prologue:
+        if statement.type == "expression_statement":
+            continue
+        if statement.type != "declaration":
+            raise kn.Refuse(
+                f"line {cs.line_of(statement)}: the prologue runs a {statement.type}, not an "
+                "expression or a scalar declaration"
+            )
+        words = cs.base_type(statement, source).split()
+        declarators = statement.children_by_field_name("declarator")
+        named = [
+            d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+            for d in declarators
+        ]
+        name = cs.text(named[0], source) if len(named) == 1 and named[0] is not None else None
+        if (
+            name is None
+            or named[0] is None
+            or named[0].type != "identifier"
+            or not words
+            or not set(words) <= st.ARITHMETIC | {"const"}
+        ):
+            raise kn.Refuse(
+                f"line {cs.line_of(statement)}: the prologue declares something other than "
+                "one arithmetic scalar"
+            )
+        found[statement.start_byte] = (" ".join(w for w in words if w != "const"), name)
+    return found
+
+
+def _require_plain_epilogue(tile: st.TilePlan) -> None:
+    for statement in tile.epilogue:
+        if statement.type != "expression_statement":
+            raise kn.Refuse(
+                f"line {cs.line_of(statement)}: the epilogue runs a {statement.type}, not an "
+                "expression statement"
+            )
+
+
+def _k_statements(tile: st.TilePlan) -> list[Node]:
+    body = tile.kloop.body
+    return kn.statements_of(body) if body.type == "compound_statement" else [body]
+
+
+def _accumulators(tile: st.TilePlan, taken: set[str]) -> tuple[Accumulator, ...]:
+    """The output elements the k body updates in memory (`C[i][j] += ...`)."""
+    kernel = tile.kernel
+    source = kernel.source
+    staged = {_key(n) for o in tile.operands for n in o.nodes}
+    by_text: dict[str, list[Node]] = {}
+    for statement in _k_statements(tile):
+        for node in cs.walk(statement):
+            if node.type != "subscript_expression" or _key(node) in staged:
+                continue
+            parent = node.parent
+            if parent is not None and parent.type == "subscript_expression":
+                if parent.child_by_field_name("argument") == node:
+                    continue
+            text = kn.compact(cs.text(node, source))
+            if any(_key(n) in staged for n in cs.walk(node)):
+                continue
+            by_text.setdefault(text, []).append(node)
+    found = []
+    for text, nodes in by_text.items():
+        found.append(_accumulator(text, nodes, tile, taken))
+    return tuple(found)
+
+
+def _accumulator(text: str, nodes: list[Node], tile: st.TilePlan, taken: set[str]) -> Accumulator:
+    kernel = tile.kernel
+    source = kernel.source
+    access = nodes[0]
+    shown = cs.text(access, source)
+    array = st.array_base(access)
+    indices = st.array_indices(access)
+    name = cs.text(array, source) if array is not None else shown
+    elem = st.element_type(kernel, name, len(indices)) if array is not None else None
+    if array is None or not indices or elem is None or st.read_only(kernel, name):
+        raise kn.Refuse(
+            f"line {cs.line_of(access)}: the '{tile.kloop.var}' loop reads '{shown}', which "
+            "is not staged (not a product of the two operands)"
+        )
+    written = kn.written_names(kernel)
+    mapped = {level.var: level for level in kernel.levels}
+    for index in indices:
+        for ident in cs.identifiers_in(index):
+            what = cs.text(ident, source)
+            if what in mapped or kn.is_invariant(ident, kernel, written):
+                continue
+            raise kn.Refuse(
+                f"line {cs.line_of(access)}: '{shown}' reads '{name}', which the kernel "
+                f"writes, at an index of '{what}': an output array read as an operand"
+            )
+    for ident in cs.identifiers_in(kernel.body):
+        if cs.text(ident, source) != name:
+            continue
+        outer = ident
+        while (
+            outer.parent is not None
+            and outer.parent.type == "subscript_expression"
+            and outer.parent.child_by_field_name("argument") == outer
+        ):
+            outer = outer.parent
+        if kn.compact(cs.text(outer, source)) != text:
+            raise kn.Refuse(
+                f"line {cs.line_of(outer)}: the kernel also touches '{cs.text(outer, source)}' "
+                f"besides the output element '{shown}'"
+            )
+    if not any(_touches(s, text, source) for s in tile.prologue + tile.epilogue):
+        raise kn.Refuse(
+            f"'{shown}' is touched only inside the '{tile.kloop.var}' loop: no statement "
+            "outside it says its address is one the source uses"
+        )
+    registers = kn.fresh(f"acc_{name}", taken)
+    return Accumulator(shown, tuple(nodes), elem, registers)
+
+
+def _key(node: Node) -> tuple[int, int, str]:
+    """Tree-sitter makes a new Node object per visit: nodes are compared by their span."""
+    return (node.start_byte, node.end_byte, node.type)
+
+
+def _touches(statement: Node, text: str, source: bytes) -> bool:
+    return any(
+        n.type == "subscript_expression" and kn.compact(cs.text(n, source)) == text
+        for n in cs.walk(statement)
+    )
+
+
+def _require_product_sums(
+    tile: st.TilePlan, locals_: dict[int, tuple[str, str]], accumulators: tuple[Accumulator, ...]
+) -> None:
+    """Every k body statement adds a sum of products of the staged reads to a per-output
+    scalar or output element."""
+    source = tile.kernel.source
+    targets = {kn.compact(a.text) for a in accumulators} | {name for _, name in locals_.values()}
+    roles = {_key(n): o.role for o in tile.operands for n in o.nodes}
+    for statement in _k_statements(tile):
+        where = f"line {cs.line_of(statement)}"
+        expression = statement.named_children[0] if statement.named_children else None
+        if (
+            statement.type != "expression_statement"
+            or expression is None
+            or expression.type != "assignment_expression"
+        ):
+            raise kn.Refuse(f"{where}: the '{tile.kloop.var}' loop body is not a product-sum")
+        left = expression.child_by_field_name("left")
+        right = expression.child_by_field_name("right")
+        operator = cs.text(expression.child_by_field_name("operator"), source)
+        assert left is not None and right is not None
+        target = kn.compact(cs.text(left, source))
+        if target not in targets:
+            raise kn.Refuse(
+                f"{where}: '{cs.text(left, source)}' is neither a prologue scalar nor an "
+                "output element"
+            )
+        if operator == "=":
+            right = _added_to(right, target, source)
+            if right is None:
+                raise kn.Refuse(
+                    f"{where}: '{cs.text(expression, source)}' is not a sum into "
+                    f"'{cs.text(left, source)}' (a reduction that is not a product-sum)"
+                )
+        elif operator not in _ACCUMULATE:
+            raise kn.Refuse(
+                f"{where}: '{operator}' accumulates something other than a sum of products"
+            )
+        _require_arithmetic(right, tile, where)
+        if not _has_product(right, roles):
+            raise kn.Refuse(
+                f"{where}: '{cs.text(right, source)}' multiplies no read of the rows by a read "
+                "of the columns: not a product-sum"
+            )
+
+
+def _added_to(right: Node, target: str, source: bytes) -> Node | None:
+    """E of `X = X + E`."""
+    while right.type == "parenthesized_expression" and right.named_child_count == 1:
+        right = right.named_children[0]
+    if right.type != "binary_expression":
+        return None
+    operator = right.child_by_field_name("operator")
+    first = right.child_by_field_name("left")
+    if operator is None or operator.type != "+" or first is None:
+        return None
+    if kn.compact(cs.text(first, source)) != target:
+        return None
+    return right.child_by_field_name("right")
+
+
+def _require_arithmetic(expression: Node, tile: st.TilePlan, where: str) -> None:
+    kernel = tile.kernel
+    source = kernel.source
+    staged = {_key(n) for o in tile.operands for n in o.nodes}
+    pending = [expression]
+    while pending:
+        node = pending.pop()
+        if _key(node) in staged or node.type in ("identifier", "number_literal"):
+            continue
+        if node.type in ("parenthesized_expression", "cast_expression", "type_descriptor"):
+            pending += node.named_children
+            continue
+        if node.type in ("primitive_type", "sized_type_specifier", "type_qualifier"):
+            continue
+        if node.type == "binary_expression":
+            operator = node.child_by_field_name("operator")
+            if operator is not None and operator.type in _ARITHMETIC_OPS:
+                pending += node.named_children
+                continue
+        if node.type == "unary_expression" and cs.text(node, source).startswith(("-", "+")):
+            pending += node.named_children
+            continue
+        raise kn.Refuse(
+            f"{where}: '{cs.text(node, source)}' in the '{tile.kloop.var}' loop is not a "
+            "staged read, a name or arithmetic: not a product-sum"
+        )
+
+
+def _has_product(expression: Node, roles: dict[tuple[int, int, str], str]) -> bool:
+    for node in cs.walk(expression):
+        if node.type != "binary_expression":
+            continue
+        operator = node.child_by_field_name("operator")
+        if operator is None or operator.type != "*":
+            continue
+        seen = {roles[_key(n)] for n in cs.walk(node) if _key(n) in roles}
+        if seen == {"rows", "cols"}:
+            return True
+    return False
+
+
+def _unit_stride(operand: st.Operand, tile: st.TilePlan) -> bool:
+    """Whether V consecutive iterations along the read's unit-stride loop read V adjacent
+    elements: its last index moves by exactly one (the others not at all), and that loop's
+    variable moves by one per iteration."""
+    kernel = tile.kernel
+    source = kernel.source
+    node = operand.nodes[0]
+    indices = st.array_indices(node)
+    if not indices:
+        return False
+    if operand.k_contiguous:
+        if tile.kloop.step != 1:
+            return False
+        var = tile.kloop.var
+    else:
+        level = kernel.rows if operand.role == "rows" else kernel.cols
+        assert level is not None
+        value = kn.initializer(level.declaration)
+        poly = kn.polynomial(value, source) if value is not None else None
+        if poly is None or kn.derivative(poly, level.counter) != {(): 1}:
+            return False
+        var = level.var
+    last = kn.polynomial(indices[-1], source)
+    if last is None or kn.derivative(last, var) != {(): 1}:
+        return False
+    for index in indices[:-1]:
+        if var in {cs.text(i, source) for i in cs.identifiers_in(index)}:
+            return False
+    return True
+
+
+# ---- emitting ---------------------------------------------------------------------------
+
+
+def _emit(code: str, plans: list[GemmPlan]) -> str:
+    source = code.encode("utf-8", errors="surrogateescape")
+    edits: list[Edit] = []
+    for plan in plans:
+        kernel = plan.tile.kernel
+        for launch in kn.launches(kernel.tree, source, kernel.name):
+            edits += _launch_edits(launch, plan, source)
+        text = _kernel_body(plan)
+        edits.append(
+            Edit(kernel.body.start_byte, kernel.body.end_byte, text, f"gemm {kernel.name}")
+        )
+    return apply_edits(source, edits).decode("utf-8", errors="surrogateescape")
+
+
+def _launch_edits(launch: kn.Launch, plan: GemmPlan, source: bytes) -> list[Edit]:
+    kernel, shape = plan.tile.kernel, plan.shape
+    assert kernel.rows is not None
+    cols = kn.launch_argument(launch, kernel, kernel.cols.trips, source)
+    rows = kn.launch_argument(launch, kernel, kernel.rows.trips, source)
+    grid = (
+        f"cudaify_blocks({cs.text(cols, source)}, {shape.block_n}, 2147483647u), "
+        f"cudaify_blocks({cs.text(rows, source)}, {shape.block_m}, 65535u)"
+    )
+    block = f"{THREADS[0]}, {THREADS[1]}"
+    return kn.resize_launch(
+        launch, kernel.tree, source, (grid, block), (rows, cols), "gemm-tiled blocks"
+    )
+
+
+def _offset(index: str, micro: int, block: int, width: int, thread: str) -> str:
+    """The block-relative row (column) of a thread's output `index` of `micro`."""
+    chunks = micro // width
+    return f"({index} / {width}) * {block // chunks} + {thread} * {width} + {index} % {width}"
+
+
+def _kernel_body(plan: GemmPlan) -> str:
+    tile, shape, names = plan.tile, plan.shape, plan.names
+    kernel = tile.kernel
+    assert kernel.rows is not None
+    one = "    "
+    tm, tn = shape.micro_m, shape.micro_n
+    lines = [
+        "{",
+        f"{one}/* cudaify gemm_tiling: blocks of {THREADS[0]} x {THREADS[1]} threads own "
+        f"{shape.block_m} x {shape.block_n} outputs, each thread {tm} x {tn} of them in "
+        f"registers; {shape.step_k} iterations of '{tile.kloop.var}' are staged at a time. */",
+        f"{one}if (blockDim.x != {THREADS[0]} || blockDim.y != {THREADS[1]}) __trap();",
+    ]
+    for operand in tile.operands:
+        extent = shape.block_m if operand.role == "rows" else shape.block_n
+        lines.append(
+            f"{one}alignas(16) __shared__ {operand.elem_type} "
+            f"{operand.tile}[{shape.step_k}][{extent + shape.width}];"
+        )
+    lines.append(f"{one}const int {names['tid']} = threadIdx.y * {THREADS[0]} + threadIdx.x;")
+    indent = one
+    for level, start, extent in (
+        (kernel.rows, names["tile_i"], shape.block_m),
+        (kernel.cols, names["tile_j"], shape.block_n),
+    ):
+        d = level.dim
+        lines.append(
+            f"{indent}for (long long {start} = blockIdx.{d} * {extent}LL; {start} < "
+            f"{level.trips}; {start} += {extent}LL * gridDim.{d}) {{"
+        )
+        indent += one
+    for type_, name in plan.locals.values():
+        lines.append(f"{indent}{type_} {names['local:' + name]}[{tm}][{tn}];")
+    for acc in plan.accumulators:
+        lines.append(f"{indent}{acc.elem_type} {acc.registers}[{tm}][{tn}];")
+    k = tile.kloop
+    extra = " + 1" if k.inclusive else ""
+    span = names["span"]
+    lines.append(
+        f"{indent}const long long {span} = (long long)({k.bound}) - (long long)({k.first}){extra};"
+    )
+    trips = _trips(span, k.step)
+    lines.append(f"{indent}const long long {names['trips']} = {trips};")
+    lines += _per_output(plan, indent, _prologue(plan))
+    lines += _k_stages(plan, indent)
+    lines += _per_output(plan, indent, _epilogue(plan))
+    for _ in range(2):
+        indent = indent[: -len(one)]
+        lines.append(f"{indent}}}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _trips(span: str, step: int) -> str:
+    if step == 1:
+        return f"{span} > 0 ? {span} : 0"
+    return f"{span} > 0 ? ({span} + {step - 1}) / {step} : 0"
+
+
+def _per_output(plan: GemmPlan, indent: str, body: list[str]) -> list[str]:
+    """`body` (statements at relative indent, `@` marking the per-output block's indent)
+    run for each output of the thread's micro-tile, with its t_i, t_j and `active`."""
+    shape, names, kernel = plan.shape, plan.names, plan.tile.kernel
+    assert kernel.rows is not None
+    one = "    "
+    r, c = names["r"], names["c"]
+    inner = indent + one * 2
+    rows, cols = kernel.rows, kernel.cols
+    row = _offset(r, shape.micro_m, shape.block_m, shape.width, "threadIdx.y")
+    col = _offset(c, shape.micro_n, shape.block_n, shape.width, "threadIdx.x")
+    text = "\n".join(body)
+    lines = [
+        f"{indent}#pragma unroll",
+        f"{indent}for (int {r} = 0; {r} < {shape.micro_m}; {r}++) {{",
+        f"{indent}{one}#pragma unroll",
+        f"{indent}{one}for (int {c} = 0; {c} < {shape.micro_n}; {c}++) {{",
+    ]
+    used = [level for level in (rows, cols) if _mentions(text, level.var)]
+    if used or _mentions(text, names["active"]):
+        lines += [
+            f"{inner}const long long {rows.counter} = {names['tile_i']} + {row};",
+            f"{inner}const long long {cols.counter} = {names['tile_j']} + {col};",
+        ]
+    if _mentions(text, names["active"]):
+        lines.append(
+            f"{inner}const bool {names['active']} = {rows.counter} < {rows.trips} && "
+            f"{cols.counter} < {cols.trips};"
+        )
+    lines += [inner + kn.moved(level.declaration, kernel.source, inner) for level in used]
+    lines += [line.replace("@", inner, 1) for line in body]
+    lines += [f"{indent}{one}}}", f"{indent}}}"]
+    return lines
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+def _prologue(plan: GemmPlan) -> list[str]:
+    """Per output: its scalars zeroed, then, inside the matrix, the prologue with the
+    scalars as register-array slots, and the accumulated output elements loaded."""
+    tile, names = plan.tile, plan.names
+    source = tile.kernel.source
+    one = "    "
+    slot = f"[{names['r']}][{names['c']}]"
+    lines = [f"@{names['local:' + name]}{slot} = {{}};" for _, name in plan.locals.values()]
+    lines += [f"@{acc.registers}{slot} = {{}};" for acc in plan.accumulators]
+    lines.append(f"@if ({names['active']}) {{")
+    for statement in tile.prologue:
+        if statement.start_byte in plan.locals:
+            _, name = plan.locals[statement.start_byte]
+            value = kn.initializer(statement)
+            if value is not None:
+                text = _renamed(value, plan, {})
+                lines.append(f"@{one}{names['local:' + name]}{slot} = {text};")
+            continue
+        lines.append(f"@{one}" + _renamed(statement, plan, {}))
+    if plan.accumulators:
+        lines.append(f"@{one}if ({names['trips']} > 0) {{")
+        lines += [f"@{one * 2}{a.registers}{slot} = {a.text};" for a in plan.accumulators]
+        lines.append(f"@{one}}}")
+    lines.append("@}")
+    del source
+    return lines
+
+
+def _epilogue(plan: GemmPlan) -> list[str]:
+    tile, names = plan.tile, plan.names
+    one = "    "
+    slot = f"[{names['r']}][{names['c']}]"
+    lines = [f"@if ({names['active']}) {{"]
+    if plan.accumulators:
+        lines.append(f"@{one}if ({names['trips']} > 0) {{")
+        lines += [f"@{one * 2}{a.text} = {a.registers}{slot};" for a in plan.accumulators]
+        lines.append(f"@{one}}}")
+    lines += [f"@{one}" + _renamed(s, plan, {}) for s in tile.epilogue]
+    lines.append("@}")
+    return lines
+
+
+def _renamed(node: Node, plan: GemmPlan, extra: dict[tuple[int, int, str], str]) -> str:
+    """The node's text with prologue scalars as this output's register slots and the
+    nodes in `extra` (by id) replaced."""
+    tile, names = plan.tile, plan.names
+    kernel = tile.kernel
+    source = kernel.source
+    slot = f"[{names['r']}][{names['c']}]"
+    edits = []
+    replaced: list[tuple[int, int]] = []
+    for sub in cs.walk(node):
+        if _key(sub) in extra:
+            replaced.append((sub.start_byte, sub.end_byte))
+            edits.append(
+                Edit(
+                    sub.start_byte - node.start_byte,
+                    sub.end_byte - node.start_byte,
+                    extra[_key(sub)],
+                    "gemm slot",
+                )
+            )
+    for ident in cs.identifiers_in(node):
+        if any(a <= ident.start_byte < b for a, b in replaced):
+            continue
+        declared = cs.visible(kernel.tree, source, cs.text(ident, source), ident.start_byte)
+        if declared is None or declared.start not in plan.locals:
+            continue
+        _, name = plan.locals[declared.start]
+        edits.append(
+            Edit(
+                ident.start_byte - node.start_byte,
+                ident.end_byte - node.start_byte,
+                f"{names['local:' + name]}{slot}",
+                "per-output scalar",
+            )
+        )
+    text = apply_edits(source[node.start_byte : node.end_byte], edits).decode(
+        "utf-8", errors="surrogateescape"
+    )
+    return " ".join(line.strip() for line in text.splitlines())
+
+
+def _k_stages(plan: GemmPlan, indent: str) -> list[str]:
+    names, shape = plan.names, plan.shape
+    one = "    "
+    inner = indent + one
+    tk, count = names["tile_k"], names["count"]
+    lines = [
+        f"{indent}for (long long {tk} = 0; {tk} < {names['trips']}; {tk} += {shape.step_k}) {{",
+    ]
+    for operand in plan.tile.operands:
+        lines += _load(operand, plan, inner)
+    lines += [
+        f"{inner}__syncthreads();",
+        f"{inner}const int {count} = (int)({names['trips']} - {tk} < {shape.step_k} ? "
+        f"{names['trips']} - {tk} : {shape.step_k});",
+        f"{inner}if ({count} == {shape.step_k}) {{",
+        f"{inner}{one}#pragma unroll",
+        *_k_loop(plan, str(shape.step_k), inner + one),
+        f"{inner}}} else {{",
+        *_k_loop(plan, count, inner + one),
+        f"{inner}}}",
+        f"{inner}__syncthreads();",
+        f"{indent}}}",
+    ]
+    return lines
+
+
+def _k_value(plan: GemmPlan, iteration: str) -> str:
+    k = plan.tile.kloop
+    step = f" * {k.step}" if k.step != 1 else ""
+    return f"{k.var_type} {k.var} = ({k.var_type})(({k.first}) + {iteration}{step});"
+
+
+def _load(operand: st.Operand, plan: GemmPlan, indent: str) -> list[str]:
+    """The block's load of one operand's slice: groups of V elements along its
+    unit-stride index, one vector load each where it can, else V scalar loads."""
+    tile, shape, names = plan.tile, plan.shape, plan.names
+    kernel = tile.kernel
+    level = kernel.rows if operand.role == "rows" else kernel.cols
+    assert level is not None
+    start = names["tile_i"] if operand.role == "rows" else names["tile_j"]
+    extent = shape.block_m if operand.role == "rows" else shape.block_n
+    width = shape.width
+    along = shape.step_k if operand.k_contiguous else extent
+    across = extent if operand.k_contiguous else shape.step_k
+    per_thread = along * across // width // (THREADS[0] * THREADS[1])
+    one = "    "
+    q, group, outer, inner_ = names["q"], names["group"], names["outer"], names["inner"]
+    body = indent + one
+    lines = [
+        f"{indent}#pragma unroll",
+        f"{indent}for (int {q} = 0; {q} < {per_thread}; {q}++) {{",
+        f"{body}const int {group} = {names['tid']} + {q} * {THREADS[0] * THREADS[1]};",
+        f"{body}const int {outer} = {group} / {along // width};",
+        f"{body}const int {inner_} = ({group} % {along // width}) * {width};",
+    ]
+    tkv = names["t_k"]
+
+    def counters(element: str) -> tuple[str, str]:
+        plus = f" + {element}" if element else ""
+        if operand.k_contiguous:
+            return f"{start} + {outer}", f"{names['tile_k']} + {inner_}{plus}"
+        return f"{start} + {inner_}{plus}", f"{names['tile_k']} + {outer}"
+
+    def slot(element: str) -> str:
+        plus = f" + {element}" if element else ""
+        if operand.k_contiguous:
+            return f"{operand.tile}[{inner_}{plus}][{outer}]"
+        return f"{operand.tile}[{outer}][{inner_}{plus}]"
+
+    source = kernel.source
+    declaration = kn.moved(level.declaration, source, "")
+    loaded = names["loaded"]
+    if plan.vectorized[operand.tile]:
+        mapped, k_at = counters("")
+        last_m, last_k = (
+            (mapped, f"{k_at} + {width - 1}")
+            if operand.k_contiguous
+            else (f"{mapped} + {width - 1}", k_at)
+        )
+        address, packed = names["address"], names["packed"]
+        lines += [
+            f"{body}bool {loaded} = false;",
+            f"{body}{{",
+            f"{body}{one}const long long {level.counter} = {mapped};",
+            f"{body}{one}const long long {tkv} = {k_at};",
+            f"{body}{one}if ({last_m} < {level.trips} && {last_k} < {names['trips']}) {{",
+            f"{body}{one * 2}{declaration}",
+            f"{body}{one * 2}{_k_value(plan, tkv)}",
+            f"{body}{one * 2}const {operand.elem_type} *{address} = &({operand.text});",
+            f"{body}{one * 2}if (((unsigned long long){address} & 15ull) == 0) {{",
+            f"{body}{one * 3}const {shape.vector} {packed} = "
+            f"*reinterpret_cast<const {shape.vector} *>({address});",
+        ]
+        lines += [
+            f"{body}{one * 3}{slot(str(e) if e else '')} = {packed}.{_LANES[e]};"
+            for e in range(width)
+        ]
+        lines += [
+            f"{body}{one * 3}{loaded} = true;",
+            f"{body}{one * 2}}}",
+            f"{body}{one}}}",
+            f"{body}}}",
+            f"{body}if (!{loaded}) {{",
+        ]
+        scalar_indent = body + one
+    else:
+        lines.append(f"{body}{{")
+        scalar_indent = body + one
+    for e in range(width):
+        element = str(e) if e else ""
+        mapped, k_at = counters(element)
+        s = scalar_indent
+        lines += [
+            f"{s}{{",
+            f"{s}{one}const long long {level.counter} = {mapped};",
+            f"{s}{one}const long long {tkv} = {k_at};",
+            f"{s}{one}if ({level.counter} < {level.trips} && {tkv} < {names['trips']}) {{",
+            f"{s}{one * 2}{declaration}",
+            f"{s}{one * 2}{_k_value(plan, tkv)}",
+            f"{s}{one * 2}{slot(element)} = {operand.text};",
+            f"{s}{one}}} else {{",
+            f"{s}{one * 2}{slot(element)} = {{}};",
+            f"{s}{one}}}",
+            f"{s}}}",
+        ]
+    lines += [f"{body}}}", f"{indent}}}"]
+    return lines
+
+
+def _k_loop(plan: GemmPlan, count: str, indent: str) -> list[str]:
+    """One k iteration of the stage per trip: the fragments read from shared memory as
+    vectors, then the k body for every output of the micro-tile, each in k order."""
+    tile, shape, names = plan.tile, plan.shape, plan.names
+    kk, tk = names["kk"], names["tile_k"]
+    one = "    "
+    body = indent + one
+    lines = [f"{indent}for (int {kk} = 0; {kk} < {count}; {kk}++) {{"]
+    for operand in tile.operands:
+        micro = shape.micro_m if operand.role == "rows" else shape.micro_n
+        extent = shape.block_m if operand.role == "rows" else shape.block_n
+        thread = "threadIdx.y" if operand.role == "rows" else "threadIdx.x"
+        frag, half = names[f"frag:{operand.tile}"], names["half"]
+        chunks = micro // shape.width
+        lines += [
+            f"{body}{operand.elem_type} {frag}[{micro}];",
+            f"{body}#pragma unroll",
+            f"{body}for (int {half} = 0; {half} < {chunks}; {half}++) {{",
+            f"{body}{one}const {shape.vector} {names['packed']} = "
+            f"*reinterpret_cast<const {shape.vector} *>(&{operand.tile}[{kk}]"
+            f"[{half} * {extent // chunks} + {thread} * {shape.width}]);",
+        ]
+        lines += [
+            f"{body}{one}{frag}[{half} * {shape.width} + {e}] = {names['packed']}.{_LANES[e]};"
+            for e in range(shape.width)
+        ]
+        lines.append(f"{body}}}")
+    statements = [_k_statement(s, plan) for s in _k_statements(tile)]
+    text = "\n".join(statements)
+    if _mentions(text, tile.kloop.var):
+        lines.append(f"{body}{_k_value(plan, f'({tk} + {kk})')}")
+    lines += _per_output(plan, body, [f"@{s}" for s in statements])
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def _k_statement(statement: Node, plan: GemmPlan) -> str:
+    names = plan.names
+    r, c = names["r"], names["c"]
+    extra: dict[tuple[int, int, str], str] = {}
+    for operand in plan.tile.operands:
+        index = r if operand.role == "rows" else c
+        for node in operand.nodes:
+            extra[_key(node)] = f"{names['frag:' + operand.tile]}[{index}]"
+    for acc in plan.accumulators:
+        for node in acc.nodes:
+            extra[_key(node)] = f"{acc.registers}[{r}][{c}]"
+    return _renamed(statement, plan, extra)
