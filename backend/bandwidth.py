@@ -1,17 +1,25 @@
-"""The roofline figure: how close a candidate's kernels come to the GPU's memory bandwidth.
+"""The roofs of the roofline: the GPU's measured copy bandwidth and its measured fp32 and
+fp64 arithmetic peaks.
 
-The roof is measured, not taken from a data sheet: a large device-to-device copy
-(runtime/copy_bandwidth.h), once per GPU model, cached in the cache folder by the GPU's
-name. A kernel's achieved rate is the bytes its region's transfers moved (copied in, and
-copied back: what the offloaded nest reads and writes) per second of kernel time. For a
-memory-bound kernel the ratio says how much of the hardware it uses; where data stays on
-the device across calls the transfers move less than the kernels touch, so the figure is
-a lower bound."""
+Both are measured, not taken from a data sheet, once per GPU model and cached in the
+cache folder by the GPU's name: the bandwidth by a large device-to-device copy
+(runtime/copy_bandwidth.h), the peaks by a grid of independent fused multiply-add chains
+in registers, fp32 then fp64, on every SM and no tensor core (runtime/peak_flops.h). Each
+probe's build starts ahead on a thread of its own (`prepare_bandwidth`); the runs need the
+GPU alone, so callers hold the GPU lock. A probe that fails or prints something
+implausible gives None, never an exception: the roofline is then left out.
+
+`roofline_percent` is the region's older, coarser figure (the bytes the region's copies
+moved per second of kernel time, against the bandwidth): a lower bound kept for regions
+whose kernels cannot be told apart. backend/roofline.py places each kernel under its own
+roof."""
 
 from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 
 from cudaify.backend import gpu
@@ -22,9 +30,26 @@ from cudaify.backend.runner import run_binary
 from cudaify.core import content_hash
 
 PROGRAM = "copy_bandwidth.h"
+PEAK_PROGRAM = "peak_flops.h"
 TIMEOUT = 60.0
 _MEASURED = re.compile(r"^bytes_per_second\s+(\S+)", re.M)
+_PEAK = re.compile(r"^(fp32|fp64)_flops_per_second\s+(\S+)", re.M)
+# Plausible peaks: anything from a laptop GPU's fp64 (tens of GFLOP/s) to 10x today's
+# largest fp32 figure; outside this the probe misread its own timing.
+PEAK_RANGE = (1e9, 1e15)
 _KNOWN: dict[str, float | None] = {}
+_KNOWN_PEAKS: dict[str, Peaks | None] = {}
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """The GPU's measured arithmetic peaks, FLOPs per second (an FMA counts 2)."""
+
+    fp32: float
+    fp64: float
+
+    def of(self, precision: str) -> float:
+        return self.fp64 if precision == "fp64" else self.fp32
 
 
 def parse_bandwidth(output: str) -> float | None:
@@ -37,6 +62,23 @@ def parse_bandwidth(output: str) -> float | None:
     except ValueError:
         return None
     return value if value > 0 else None
+
+
+def parse_peaks(output: str) -> Peaks | None:
+    """The fp32 and fp64 peaks from the peak program's output; None unless both are
+    there and each is a number within PEAK_RANGE."""
+    found: dict[str, float] = {}
+    for precision, text in _PEAK.findall(output):
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        if not PEAK_RANGE[0] <= value <= PEAK_RANGE[1]:  # also false for nan
+            return None
+        found[precision] = value
+    if set(found) != {"fp32", "fp64"}:
+        return None
+    return Peaks(fp32=found["fp32"], fp64=found["fp64"])
 
 
 def this_gpu() -> str | None:
@@ -57,48 +99,114 @@ def copy_bandwidth(cache: Cache, arch: str) -> float | None:
     if name is None:
         return None
     if name not in _KNOWN:
-        _KNOWN[name] = _cached_or_measured(cache, arch, name)
+        stored = _cached_or_measured(
+            cache, _bandwidth_key(name), lambda: _as_json(measure_bandwidth(cache, arch)), name
+        )
+        _KNOWN[name] = float(stored["bytes_per_second"]) if stored else None
     return _KNOWN[name]
 
 
-def _cached_or_measured(cache: Cache, arch: str, name: str) -> float | None:
-    key = content_hash("copy-bandwidth", name)
+def peak_flops(cache: Cache, arch: str) -> Peaks | None:
+    """The GPU's fp32 and fp64 peaks (no tensor cores), measured once per GPU model and
+    cached; None without a GPU or when the measurement fails. Callers hold the GPU lock."""
+    name = this_gpu()
+    if name is None:
+        return None
+    if name not in _KNOWN_PEAKS:
+        stored = _cached_or_measured(
+            cache, _peaks_key(name), lambda: _peaks_json(measure_peaks(cache, arch)), name
+        )
+        _KNOWN_PEAKS[name] = _peaks_from(stored)
+    return _KNOWN_PEAKS[name]
+
+
+def _bandwidth_key(name: str) -> str:
+    return content_hash("copy-bandwidth", name)
+
+
+def _peaks_key(name: str) -> str:
+    # the probe's text is in the key: a changed probe measures again
+    return content_hash("peak-flops", name, _program_text(PEAK_PROGRAM))
+
+
+def _as_json(bytes_per_second: float | None) -> dict | None:
+    return None if bytes_per_second is None else {"bytes_per_second": bytes_per_second}
+
+
+def _peaks_json(peaks: Peaks | None) -> dict | None:
+    return None if peaks is None else {"fp32": peaks.fp32, "fp64": peaks.fp64}
+
+
+def _peaks_from(stored: dict | None) -> Peaks | None:
+    try:
+        return Peaks(float(stored["fp32"]), float(stored["fp64"])) if stored else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _cached_or_measured(
+    cache: Cache, key: str, measure: Callable[[], dict | None], name: str
+) -> dict | None:
     stored = cache.read_json("bandwidth", key)
     if stored is not None:
-        return float(stored["bytes_per_second"])
-    measured = measure_bandwidth(cache, arch)
+        return stored
+    measured = measure()
     if measured is not None:
-        cache.write_json("bandwidth", key, {"gpu": name, "bytes_per_second": measured})
+        cache.write_json("bandwidth", key, {"gpu": name, **measured})
     return measured
 
 
 def prepare_bandwidth(cache: Cache, arch: str) -> None:
-    """Build the copy program on a thread of its own when this GPU's bandwidth is not
-    known yet, so that the measurement (which needs the GPU alone, at the end of a
-    search) finds its build cached instead of waiting for nvcc."""
+    """Build the probes whose figures this GPU does not have yet on a thread of their own,
+    so that the measurements (which need the GPU alone, at the end of a search) find
+    their builds cached instead of waiting for nvcc."""
     name = this_gpu()
-    if name is None or name in _KNOWN:
+    if name is None:
         return
-    if cache.read_json("bandwidth", content_hash("copy-bandwidth", name)) is not None:
-        return
-    threading.Thread(
-        target=build_copy_program, args=(cache, arch), name="bandwidth", daemon=True
-    ).start()
+    builds = []
+    if name not in _KNOWN and cache.read_json("bandwidth", _bandwidth_key(name)) is None:
+        builds.append(build_copy_program)
+    if name not in _KNOWN_PEAKS and cache.read_json("bandwidth", _peaks_key(name)) is None:
+        builds.append(build_peak_program)
+    if builds:
+        threading.Thread(
+            target=lambda: [build(cache, arch) for build in builds], name="bandwidth", daemon=True
+        ).start()
+
+
+def _program_text(program: str) -> str:
+    return (resources.files("cudaify.backend") / "runtime" / program).read_text()
 
 
 def build_copy_program(cache: Cache, arch: str) -> Build:
     """The copy program's build (cached by its text, like any build)."""
-    text = (resources.files("cudaify.backend") / "runtime" / PROGRAM).read_text()
-    return compile_cuda(text, (), arch, cache=cache, name="copy_bandwidth.cu")
+    return compile_cuda(_program_text(PROGRAM), (), arch, cache=cache, name="copy_bandwidth.cu")
+
+
+def build_peak_program(cache: Cache, arch: str) -> Build:
+    """The peak program's build (cached by its text, like any build)."""
+    text = _program_text(PEAK_PROGRAM)
+    return compile_cuda(text, (), arch, cache=cache, name="peak_flops.cu")
 
 
 def measure_bandwidth(cache: Cache, arch: str) -> float | None:
     """Build and run the copy program once."""
-    build = build_copy_program(cache, arch)
+    output = _run_probe(build_copy_program(cache, arch))
+    return parse_bandwidth(output) if output is not None else None
+
+
+def measure_peaks(cache: Cache, arch: str) -> Peaks | None:
+    """Build and run the peak program once."""
+    output = _run_probe(build_peak_program(cache, arch))
+    return parse_peaks(output) if output is not None else None
+
+
+def _run_probe(build: Build) -> str | None:
+    """The probe's output, None when it did not build or did not exit cleanly."""
     if not build.ok or build.binary is None:
         return None
     run = run_binary(build.binary, timeout=TIMEOUT, cuda=True)
-    return parse_bandwidth(run.stdout) if run.exit_code == 0 else None
+    return run.stdout if run.exit_code == 0 else None
 
 
 def roofline_percent(
@@ -112,10 +220,16 @@ def roofline_percent(
 
 
 __all__ = [
-    "copy_bandwidth",
+    "PEAK_RANGE",
+    "Peaks",
     "build_copy_program",
+    "build_peak_program",
+    "copy_bandwidth",
     "measure_bandwidth",
+    "measure_peaks",
     "parse_bandwidth",
+    "parse_peaks",
+    "peak_flops",
     "prepare_bandwidth",
     "roofline_percent",
     "this_gpu",

@@ -1,5 +1,5 @@
-"""The roofline figure: the measured copy bandwidth and the percentage of it a kernel
-reaches."""
+"""The roofs: the measured copy bandwidth (and the region's coarse percentage of it); the
+peaks' probe is tested beside the per-kernel roofline (test_roofline.py)."""
 
 from __future__ import annotations
 
@@ -52,19 +52,31 @@ def test_the_copy_program_is_built_ahead_only_while_the_roof_is_unknown(
     cache = Cache(tmp_path / "cache")
     monkeypatch.setattr(bandwidth, "this_gpu", lambda: "Test GPU 80GB")
     monkeypatch.setattr(bandwidth, "_KNOWN", {})
+    monkeypatch.setattr(bandwidth, "_KNOWN_PEAKS", {})
     built: list[str] = []
     monkeypatch.setattr(bandwidth, "build_copy_program", lambda cache, arch: built.append(arch))
-    bandwidth.prepare_bandwidth(cache, "sm_90")
-    for thread in __import__("threading").enumerate():
-        if thread.name == "bandwidth":
-            thread.join(5)
-    assert built == ["sm_90"]
+    monkeypatch.setattr(
+        bandwidth, "build_peak_program", lambda cache, arch: built.append("peak " + arch)
+    )
+
+    def prepare() -> None:
+        bandwidth.prepare_bandwidth(cache, "sm_90")
+        for thread in __import__("threading").enumerate():
+            if thread.name == "bandwidth":
+                thread.join(5)
+
+    prepare()
+    assert built == ["sm_90", "peak sm_90"]
     key = content_hash("copy-bandwidth", "Test GPU 80GB")
     cache.write_json("bandwidth", key, {"gpu": "Test GPU 80GB", "bytes_per_second": 1.5e12})
-    bandwidth.prepare_bandwidth(cache, "sm_90")  # measured before: nothing to build
+    prepare()  # the bandwidth measured before: only the peaks' probe to build
+    assert built == ["sm_90", "peak sm_90", "peak sm_90"]
+    peaks = {"gpu": "Test GPU 80GB", "fp32": 6e13, "fp64": 3e13}
+    cache.write_json("bandwidth", bandwidth._peaks_key("Test GPU 80GB"), peaks)
+    prepare()  # both measured before: nothing to build
     monkeypatch.setattr(bandwidth, "this_gpu", lambda: None)
-    bandwidth.prepare_bandwidth(cache, "sm_90")  # no GPU: nothing to build
-    assert built == ["sm_90"]
+    prepare()  # no GPU: nothing to build
+    assert built == ["sm_90", "peak sm_90", "peak sm_90"]
 
 
 def test_the_copy_programs_build_ahead_is_the_measurements_build(tmp_path) -> None:  # type: ignore[no-untyped-def]
