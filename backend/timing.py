@@ -378,6 +378,8 @@ class Sample:
     # their positions), and calls entered per (set active before, function position)
     sets: tuple[tuple[int, float], ...] = ()
     entries: tuple[tuple[int, int, int], ...] = ()
+    # a kernel-timing run's: (name, launches, seconds) per kernel function
+    kernels: tuple[tuple[str, int, float], ...] = ()
 
 
 def subset_time(
@@ -399,12 +401,14 @@ class TimingReport:
     fields: dict[str, float]
     sets: tuple[tuple[int, float], ...] = ()
     entries: tuple[tuple[int, int, int], ...] = ()
+    kernels: tuple[tuple[str, int, float], ...] = ()
 
 
 def read_timing_file(path: Path) -> TimingReport:
     """region_seconds, calls, context_seconds and (kernel-timing runs) kernel_seconds,
-    transfer_seconds and transfer_bytes from the runtime's report, and a per-function
-    build's sets and entries; empty when the program left none."""
+    transfer_seconds, transfer_bytes and the per-kernel lines (`kernel <name> <launches>
+    <seconds>`) from the runtime's report, and a per-function build's sets and entries;
+    empty when the program left none."""
     try:
         lines = path.read_text().splitlines()
     except OSError:
@@ -412,10 +416,13 @@ def read_timing_file(path: Path) -> TimingReport:
     fields: dict[str, float] = {}
     sets: list[tuple[int, float]] = []
     entries: list[tuple[int, int, int]] = []
+    kernels: list[tuple[str, int, float]] = []
     try:
         for line in lines:
             words = line.split()
-            if words[0] == "set":
+            if words[0] == "kernel":
+                kernels.append((words[1], int(words[2]), float(words[3])))
+            elif words[0] == "set":
                 sets.append((int(words[1], 16), float(words[2])))
             elif words[0] == "entry":
                 entries.append((int(words[1], 16), int(words[2]), int(words[3])))
@@ -423,7 +430,7 @@ def read_timing_file(path: Path) -> TimingReport:
                 fields[words[0]] = float(words[1])
     except (IndexError, ValueError):
         return TimingReport({})
-    return TimingReport(fields, tuple(sets), tuple(entries))
+    return TimingReport(fields, tuple(sets), tuple(entries), tuple(kernels))
 
 
 def timed_run(
@@ -455,6 +462,7 @@ def timed_run(
         fields.get("transfer_bytes"),
         found.sets,
         found.entries,
+        found.kernels,
     )
 
 
@@ -537,6 +545,7 @@ def with_kernel_times(
             transfer=sample.transfer,
             transfer_bytes=sample.transfer_bytes,
             profiled_region=sample.region,
+            kernel_times=sample.kernels,
         ),
         None,
     )

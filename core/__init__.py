@@ -135,11 +135,42 @@ def _changed_lines(before: str, after: str) -> int:
 
 
 @dataclass(frozen=True)
+class KernelRoofline:
+    """One kernel function under the roofline. Measured: its launches and seconds (CUDA
+    events, added over the region's launches). Counted from the text: the bytes it must
+    move (each array element it reads, and each it writes, once) and its floating-point
+    operations (an FMA counts 2), both per launch times the launches; `exact` is False
+    where a count is an estimate (a trip count the text does not give, a gather, a
+    branch). `roof` is the FLOP/s attainable at its intensity, min(peak, bandwidth x
+    intensity), with the peak of its `precision`; a kernel without floating-point
+    arithmetic is placed against the bandwidth alone (`roof` is then bytes/s).
+    `percent` is achieved over roof; `bound` says which roof applies."""
+
+    name: str
+    launches: int
+    seconds: float
+    bytes: float | None = None
+    flops: float | None = None
+    precision: str | None = None  # "fp32", "fp64"; None: no floating-point arithmetic
+    exact: bool = False
+    bytes_per_second: float | None = None
+    flops_per_second: float | None = None
+    intensity: float | None = None  # FLOPs per byte
+    roof: float | None = None
+    percent: float | None = None
+    bound: str | None = None  # "memory" or "compute"
+
+
+@dataclass(frozen=True)
 class Timing:
     """Medians in seconds; None where not measured. `kernel` and `transfer` are the time
     the region spent in kernels and in cudaMemcpy*, `transfer_bytes` what those copies
-    moved, `roofline_percent` the bytes the kernels had to move per kernel second as a
-    percentage of the GPU's measured copy bandwidth."""
+    moved, `roofline_percent` how close the kernels come to their roofs: the mean of the
+    per-kernel percentages weighted by kernel time where `kernels` has them (`bound`:
+    the roof of the kernel that took the most time), else the bytes the region's copies
+    moved per kernel second as a percentage of the GPU's measured copy bandwidth (a
+    lower bound). `kernel_times`: (name, launches, seconds) per kernel function, as the
+    event-timed run reported them."""
 
     wall: float | None = None
     region: float | None = None
@@ -158,6 +189,19 @@ class Timing:
     # the region timed alone by the harness (region_timing), in this many steady calls
     # at the program's sizes; 0: timed in the program's own runs
     harness_calls: int = 0
+    kernel_times: tuple[tuple[str, int, float], ...] = ()
+    kernels: tuple[KernelRoofline, ...] = ()
+    bound: str | None = None
+
+    def __post_init__(self) -> None:
+        # read back from JSON (a cached reference's timing): lists and dicts again as tuples
+        # and KernelRoofline, so that equal timings compare equal
+        times = tuple((str(n), int(c), float(s)) for n, c, s in self.kernel_times)
+        kernels = tuple(
+            k if isinstance(k, KernelRoofline) else KernelRoofline(**k) for k in self.kernels
+        )
+        object.__setattr__(self, "kernel_times", times)
+        object.__setattr__(self, "kernels", kernels)
 
 
 @dataclass(frozen=True)

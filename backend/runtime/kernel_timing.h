@@ -4,10 +4,16 @@
  * every launch and copy the program makes passes through here first. Events (not the
  * host clock) time the copies: a copy back waits for the kernels before it, and that
  * wait is compute time, not transfer time.
+ * Kernel time is also added up per kernel function (keyed by what the launch names: the
+ * function's address, or CUDA 13's kernel handle), with its launches, and written by
+ * cudaify_kernel_report as `kernel <name> <launches> <seconds>` lines, the name as
+ * cudaFuncGetName gives it (mangled for C++ linkage) or the key in hex where it cannot.
  * Active only when CUDAIFY_KERNEL_TIMING is set (one run of the measurement: the events
  * cost a few microseconds per launch) and only inside the timed region. */
 #include <cuda_runtime.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string>
 #include <vector>
 
 extern "C" int cudaify_timing_depth(void);
@@ -15,7 +21,43 @@ extern "C" int cudaify_timing_depth(void);
 namespace {
 struct Span {
     cudaEvent_t start, stop;
+    const void *kernel; /* null for a copy */
 };
+/* One kernel function's totals; few per program, so a vector searched in order. */
+struct PerKernel {
+    const void *kernel;
+    std::string name;
+    long launches;
+    double seconds;
+};
+std::vector<PerKernel> &per_kernel() {
+    static std::vector<PerKernel> kernels;
+    return kernels;
+}
+/* Resolved while CUDA is up (the report runs at exit, after the runtime's teardown). */
+std::string kernel_name(const void *kernel) {
+#if CUDART_VERSION >= 12030
+    const char *name = nullptr;
+    if (cudaFuncGetName(&name, kernel) == cudaSuccess && name != nullptr && *name != '\0') {
+        std::string text(name);
+        bool plain = text.find_first_of(" \t\n") == std::string::npos;
+        if (plain) return text;
+    }
+    cudaGetLastError(); /* a failed lookup must not look like the program's error */
+#endif
+    char hex[32];
+    snprintf(hex, sizeof hex, "%p", kernel);
+    return std::string(hex);
+}
+void add_kernel_time(const void *kernel, double seconds) {
+    for (PerKernel &known : per_kernel())
+        if (known.kernel == kernel) {
+            known.launches++;
+            known.seconds += seconds;
+            return;
+        }
+    per_kernel().push_back(PerKernel{kernel, kernel_name(kernel), 1, seconds});
+}
 std::vector<Span> &pending() {
     static std::vector<Span> spans;
     return spans;
@@ -34,9 +76,11 @@ bool enabled() {
 }
 /* Events on the launch's stream around the launch itself. */
 template <typename Launch>
-cudaError_t timed(cudaStream_t stream, Launch launch, std::vector<Span> &into = pending()) {
+cudaError_t timed(cudaStream_t stream, Launch launch, std::vector<Span> &into = pending(),
+                  const void *kernel = nullptr) {
     if (!enabled() || cudaify_timing_depth() == 0) return launch();
     Span span;
+    span.kernel = kernel;
     cudaEventCreate(&span.start);
     cudaEventCreate(&span.stop);
     cudaEventRecord(span.start, stream);
@@ -50,14 +94,17 @@ cudaError_t copied(cudaStream_t stream, size_t count, Copy copy) {
     if (enabled() && cudaify_timing_depth() > 0) copied_bytes() += (double)count;
     return timed(stream, copy, pending_copies());
 }
-/* Seconds between each span's events; the spans are destroyed and forgotten. */
+/* Seconds between each span's events (a kernel's also added to its own total); the
+ * spans are destroyed and forgotten. */
 double drain(std::vector<Span> &spans) {
     double total = 0.0;
     for (const Span &span : spans) {
         float milliseconds = 0.0f;
         if (cudaEventSynchronize(span.stop) == cudaSuccess &&
-            cudaEventElapsedTime(&milliseconds, span.start, span.stop) == cudaSuccess)
+            cudaEventElapsedTime(&milliseconds, span.start, span.stop) == cudaSuccess) {
             total += 1e-3 * milliseconds;
+            if (span.kernel != nullptr) add_kernel_time(span.kernel, 1e-3 * milliseconds);
+        }
         cudaEventDestroy(span.start);
         cudaEventDestroy(span.stop);
     }
@@ -71,7 +118,8 @@ extern "C" cudaError_t __real_cudaLaunchKernel(const void *, dim3, dim3, void **
                                                cudaStream_t);
 extern "C" cudaError_t __wrap_cudaLaunchKernel(const void *f, dim3 grid, dim3 block,
                                                void **args, size_t shared, cudaStream_t stream) {
-    return timed(stream, [&] { return __real_cudaLaunchKernel(f, grid, block, args, shared, stream); });
+    return timed(stream, [&] { return __real_cudaLaunchKernel(f, grid, block, args, shared, stream); },
+                 pending(), f);
 }
 
 #if CUDART_VERSION >= 13000
@@ -80,7 +128,8 @@ extern "C" cudaError_t __real___cudaLaunchKernel(cudaKernel_t, dim3, dim3, void 
                                                  cudaStream_t);
 extern "C" cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block,
                                                  void **args, size_t shared, cudaStream_t stream) {
-    return timed(stream, [&] { return __real___cudaLaunchKernel(k, grid, block, args, shared, stream); });
+    return timed(stream, [&] { return __real___cudaLaunchKernel(k, grid, block, args, shared, stream); },
+                 pending(), (const void *)k);
 }
 extern "C" cudaError_t __real___cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void **, size_t,
                                                       cudaStream_t);
@@ -88,7 +137,8 @@ extern "C" cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid,
                                                       void **args, size_t shared,
                                                       cudaStream_t stream) {
     return timed(stream,
-                 [&] { return __real___cudaLaunchKernel_ptsz(k, grid, block, args, shared, stream); });
+                 [&] { return __real___cudaLaunchKernel_ptsz(k, grid, block, args, shared, stream); },
+                 pending(), (const void *)k);
 }
 #endif
 
@@ -133,4 +183,12 @@ extern "C" double cudaify_transfer_flush(double *bytes) {
     copied_bytes() = 0.0;
     if (!enabled()) return -1.0;
     return drain(pending_copies());
+}
+
+/* Per kernel function: `kernel <name> <launches> <seconds>`, one line each, in the order
+ * of their first launch; nothing when kernels were not timed. */
+extern "C" void cudaify_kernel_report(FILE *out) {
+    if (!enabled()) return;
+    for (const PerKernel &known : per_kernel())
+        fprintf(out, "kernel %s %ld %.9f\n", known.name.c_str(), known.launches, known.seconds);
 }

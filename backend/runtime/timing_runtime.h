@@ -32,6 +32,8 @@ void cudaify_timing_enter(void) {
 /* Defined by the CUDA unit of a kernel-timing build; absent (null) everywhere else. */
 __attribute__((weak)) double cudaify_kernel_flush(void);
 __attribute__((weak)) double cudaify_transfer_flush(double *bytes);
+/* Writes the per-kernel lines (`kernel <name> <launches> <seconds>`) of a kernel-timing run. */
+__attribute__((weak)) void cudaify_kernel_report(FILE *out);
 
 static void cudaify_add_transfers(void) {
     double bytes = 0.0, seconds;
@@ -123,6 +125,7 @@ static void cudaify_timing_report(void) {
     if (cudaify_transfer_total >= 0.0)
         fprintf(out, "transfer_seconds %.9f\ntransfer_bytes %.0f\n", cudaify_transfer_total,
                 cudaify_transfer_bytes);
+    if (cudaify_kernel_report) cudaify_kernel_report(out);
     if (!cudaify_sets_overflow) {
         int i;
         for (i = 0; i < cudaify_set_count; i++)
