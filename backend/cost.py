@@ -796,3 +796,593 @@ class _Repeats:
                 times *= _trips(current, self.data, self.constants, self.tree, self.values)
             current = current.parent
         return times
+
+
+# -- the work of a launch: bytes and FLOPs for the roofline -----------------------------
+
+# Element sizes of the scalar types kernels index, in bytes (qualifiers dropped)
+_ELEMENT_BYTES = {
+    "float": 4,
+    "double": 8,
+    "int": 4,
+    "unsigned": 4,
+    "unsigned int": 4,
+    "int32_t": 4,
+    "uint32_t": 4,
+    "long": 8,
+    "unsigned long": 8,
+    "long long": 8,
+    "unsigned long long": 8,
+    "int64_t": 8,
+    "uint64_t": 8,
+    "size_t": 8,
+    "short": 2,
+    "unsigned short": 2,
+    "int16_t": 2,
+    "uint16_t": 2,
+    "char": 1,
+    "unsigned char": 1,
+    "signed char": 1,
+    "int8_t": 1,
+    "uint8_t": 1,
+    "bool": 1,
+    "half": 2,
+    "__half": 2,
+    "float2": 8,
+    "float4": 16,
+    "double2": 16,
+    "int2": 8,
+    "int4": 16,
+}
+_QUALIFIERS = re.compile(
+    r"(?:\b(?:const|volatile|__restrict__|restrict|signed(?= \w)|struct|static|register)\b"
+    r"|\b__(?:shared|constant|device|managed)__)"
+)
+# math functions and the FLOPs each counts (an FMA is a multiply and an add); any other
+# call of these families counts 1, which is where a count becomes an estimate
+_FLOP_CALLS = {"fmaf": 2, "fma": 2, "__fmaf_rn": 2, "__fma_rn": 2}
+_FLOAT_CALL = re.compile(
+    r"^(?:__)?(?:sqrt|rsqrt|exp|exp2|expm1|log|log2|log10|log1p|sin|cos|tan|sinh|cosh|tanh|"
+    r"asin|acos|atan|atan2|pow|fabs|fmin|fmax|fdiv|fmul|fadd|fsub|dmul|dadd|dsub|ddiv|"
+    r"floor|ceil|erf|cbrt|hypot|fma|saturate)(?:f|_rn|f_rn|_rz|_ru|_rd)?$"
+)
+_FREE_CALLS = frozenset({"fabs", "fabsf", "fmin", "fminf", "fmax", "fmaxf", "floor", "floorf"})
+_ARITHMETIC = frozenset({"+", "-", "*", "/"})
+_COMPOUND = frozenset({"+=", "-=", "*=", "/="})
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one launch of a kernel must do, counted from its text and the values its
+    launch passes: `bytes`, each global array element it reads once and each it writes
+    once (the traffic no cache can save: the roofline's bytes), and `flops`, its
+    floating-point additions, subtractions, multiplications and divisions (an FMA counts
+    2, a math function 1). `precision`: "fp64" where any counted operation is double,
+    "fp32" where all are float, None where there are none. `exact` is False where a count
+    is an estimate: a trip count or an extent the text does not give (UNKNOWN_TRIPS), a
+    subscript that is not affine in the loops (gathers), several subscripts of one array
+    (their union is estimated), an if with two branches (the larger is counted), a math
+    function, a type of unknown size."""
+
+    bytes: float
+    flops: float
+    precision: str | None
+    exact: bool
+
+
+def kernel_work(code: str) -> dict[str, Work]:
+    """Per kernel launched in `code`: the work of one launch. A kernel launched from
+    several places with different sizes gets their mean weighted by how often each
+    place runs (an estimate). A kernel whose threads are not counted by grid-stride
+    loops or by a guard on their index (`if (i < n)`) is left out: its extent is the
+    launch's shape, which this count does not read."""
+    data = kt.encode(code)
+    tree = cs.parse(data)
+    kernels = {k.name: k for k in kt.kernels(data)}
+    launches = [launch for launch in kt.launches(data) if launch.kernel in kernels]
+    constants = _constants(tree, data)
+    repeats = _Repeats(tree, data, constants)
+    sites: dict[str, list[tuple[Work, float]]] = {}
+    for launch in launches:
+        bound = _launch_values(kernels[launch.kernel], launch, data, repeats.values)
+        work = _Counted(kernels[launch.kernel], tree, data, {**constants, **bound}).work()
+        if work is not None:
+            sites.setdefault(launch.kernel, []).append((work, repeats.at(launch.call)))
+    return {name: _mean_work(found) for name, found in sites.items()}
+
+
+def _mean_work(sites: list[tuple[Work, float]]) -> Work:
+    works = {work for work, _ in sites}
+    if len(works) == 1:
+        return sites[0][0]
+    total = sum(times for _, times in sites) or 1.0
+    precisions = {work.precision for work in works} - {None}
+    return Work(
+        bytes=sum(work.bytes * times for work, times in sites) / total,
+        flops=sum(work.flops * times for work, times in sites) / total,
+        precision="fp64" if "fp64" in precisions else next(iter(precisions), None),
+        exact=False,
+    )
+
+
+@dataclass(frozen=True)
+class _Loop:
+    var: str | None
+    span: float  # how far its variable ranges (its iterations times its step)
+    known: bool
+
+
+@dataclass(frozen=True)
+class _Access:
+    array: str
+    subscripts: tuple[kn.Poly | None, ...]  # one per `[...]`, the outermost last
+    loops: tuple[_Loop, ...]  # the loops around it
+    element_bytes: float
+    known_size: bool
+
+
+class _Counted:
+    """Walks one kernel for one launch's values: FLOPs weighted by the iterations around
+    them, global accesses with the loops around them (their footprints come after)."""
+
+    def __init__(self, kernel: kt.Kernel, tree: Tree, data: bytes, constants: dict[str, int]):
+        self.tree, self.data, self.constants = tree, data, constants
+        self.node = kernel.node
+        self.body = kernel.node.child_by_field_name("body")
+        self.shared = _shared_arrays(self.body, data) if self.body is not None else set()
+        self.written = cs.names_written(self.body, data) if self.body is not None else set()
+        self.flops = 0.0
+        self.fp64 = self.fp32 = False
+        self.exact = True
+        self.accesses: list[tuple[_Access, str]] = []  # (access, "read" | "write")
+        # grid-stride levels count the threads; without them, guards on the thread's index
+        self.grid = self.body is not None and any(
+            node.type in _LOOPS and _grid_stride(node, data) is not None
+            for node in cs.walk(self.body)
+        )
+        self.guarded = False
+        if self.body is not None:
+            self._walk(self.body, (), 1.0)
+
+    def work(self) -> Work | None:
+        if not self.grid and not self.guarded:
+            return None
+        total = 0.0
+        by_array: dict[tuple[str, str], list[_Access]] = {}
+        for access, direction in self.accesses:
+            by_array.setdefault((access.array, direction), []).append(access)
+        for found in by_array.values():
+            total += self._union(found)
+        precision = "fp64" if self.fp64 else "fp32" if self.fp32 else None
+        return Work(total, self.flops, precision, self.exact)
+
+    # -- the walk
+
+    def _walk(self, node: Node, loops: tuple[_Loop, ...], weight: float) -> None:
+        kind = node.type
+        if kind in _LOOPS:
+            loop = self._loop(node)
+            loops, weight = loops + (loop,), weight * loop.span / self._step(node)
+        elif kind == "if_statement" and not self.grid and self._guards(node):
+            guards = self._guards(node)
+            self.guarded = True
+            inner = loops + guards
+            self._if(node, inner, weight * math.prod(g.span for g in guards))
+            return
+        elif kind == "if_statement":
+            self._if(node, loops, weight)
+            return
+        elif kind == "assignment_expression":
+            self._assignment(node, loops, weight)
+            return
+        elif kind == "update_expression":
+            self._update(node, loops, weight)
+        elif kind == "binary_expression":
+            self._binary(node, weight)
+        elif kind == "call_expression":
+            self._call(node, weight)
+        elif kind == "subscript_expression" and not _is_inner_subscript(node):
+            self._access(node, loops, "read")
+        for child in node.children:
+            self._walk(child, loops, weight)
+
+    def _loop(self, loop: Node) -> _Loop:
+        """A grid level ranges over its bound; another loop over its trips times its step."""
+        var = _loop_variable(loop, self.data)
+        if _grid_stride(loop, self.data) is not None:
+            self.grid = True
+            bound = self._grid_bound(loop)
+            if bound is None:
+                self.exact = False
+            span = float(bound) if bound is not None else UNKNOWN_TRIPS
+            return _Loop(var, span, bound is not None)
+        trips = self._trips(loop)
+        if trips is None:
+            self.exact = False
+            return _Loop(var, UNKNOWN_TRIPS, False)
+        return _Loop(var, trips * self._step(loop), True)
+
+    def _step(self, loop: Node) -> float:
+        """A sequential loop's step (1 where not constant); 1 for a grid level, whose
+        threads together take every value of its range."""
+        if _grid_stride(loop, self.data) is not None:
+            return 1.0
+        update = loop.child_by_field_name("update")
+        text = kn.compact(cs.text(update, self.data)) if update is not None else ""
+        match = re.fullmatch(r"\w+\+=(.+)", text)
+        step = self._value_of_text(match.group(1)) if match else None
+        return float(step) if step and step > 0 else 1.0
+
+    def _value_of_text(self, text: str) -> int | None:
+        if text.isdigit():
+            return int(text)
+        return self.constants.get(text)
+
+    def _guards(self, node: Node) -> tuple[_Loop, ...]:
+        """`if (i < n && j < m)` on locals computed from the thread's index: each such
+        local ranges over [0, bound) like a grid level (a kernel of one thread per
+        element)."""
+        condition = node.child_by_field_name("condition")
+        found: list[_Loop] = []
+        pending = [condition] if condition is not None else []
+        while pending:
+            current = pending.pop()
+            while current.type in ("parenthesized_expression", "condition_clause"):
+                if not current.named_children:
+                    break
+                current = current.named_children[-1]
+            if current.type != "binary_expression":
+                continue
+            operator = cs.text(current.child_by_field_name("operator") or current, self.data)
+            left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            if operator == "&&":
+                pending.extend((left, right))
+            elif operator in ("<", "<=") and left.type == "identifier":
+                value = _Expansion(self.tree, self.data).initializer(cs.text(left, self.data), left)
+                bound = self._value(right)
+                thread = value is not None and "Idx." in cs.text(value, self.data)
+                if thread and bound is not None:
+                    span = float(bound + (1 if operator == "<=" else 0))
+                    found.append(_Loop(cs.text(left, self.data), span, True))
+        return tuple(found)
+
+    def _grid_bound(self, loop: Node) -> int | None:
+        condition = loop.child_by_field_name("condition")
+        right = condition.child_by_field_name("right") if condition is not None else None
+        return self._value(right) if right is not None else None
+
+    def _trips(self, loop: Node) -> float | None:
+        """Exact trips of `for (v = a; v < b; v += c)` where a, b and c are known (kernel
+        locals followed to their initializers), else None."""
+        if loop.type != "for_statement":
+            return None
+        init = loop.child_by_field_name("initializer")
+        condition = loop.child_by_field_name("condition")
+        if init is None or condition is None or condition.type != "binary_expression":
+            return None
+        operator = cs.text(condition.child_by_field_name("operator") or condition, self.data)
+        right = condition.child_by_field_name("right")
+        start = kn.initializer(init) if init.type == "declaration" else None
+        if start is None and init.type == "assignment_expression":
+            start = init.child_by_field_name("right")
+        first = self._value(start) if start is not None else None
+        bound = self._value(right) if right is not None else None
+        if bound is None and right is not None:  # a tile's tail: `n = r < 16 ? r : 16`
+            bound = _clamped(right, self.tree, self.data, self.constants)
+            self.exact = self.exact and bound is None
+        if operator not in ("<", "<=") or first is None or bound is None:
+            return None
+        span = bound - first + (1 if operator == "<=" else 0)
+        return max(0.0, math.ceil(span / self._step(loop)))
+
+    def _value(self, node: Node, depth: int = 0) -> int | None:
+        """An integer expression's value: launch values and file constants, the kernel's
+        locals (never assigned again) through their initializers, `c ? a : b`."""
+        if depth > _EXPANSION_DEPTH:
+            return None
+        while node.type in ("parenthesized_expression", "cast_expression"):
+            inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
+            inner = inner or (node.named_children[-1] if node.named_children else None)
+            if inner is None:
+                return None
+            node = inner
+        if node.type == "conditional_expression":
+            test = node.child_by_field_name("condition")
+            taken = self._value(test, depth + 1) if test is not None else None
+            branch = node.child_by_field_name("consequence" if taken else "alternative")
+            return self._value(branch, depth + 1) if taken is not None and branch else None
+        return _evaluate(node, self.data, lambda name: self._name_value(name, depth))
+
+    def _name_value(self, identifier: Node, depth: int) -> int | None:
+        name = cs.text(identifier, self.data)
+        declared = cs.visible(self.tree, self.data, name, identifier.start_byte)
+        if declared is None or declared.scope in ("global", "param"):
+            return self.constants.get(name)
+        if name in self.written:
+            return None
+        value = _Expansion(self.tree, self.data).initializer(name, identifier)
+        return self._value(value, depth + 1) if value is not None else None
+
+    def _if(self, node: Node, loops: tuple[_Loop, ...], weight: float) -> None:
+        """A guard (one branch) is counted as taken; of two branches the one that does
+        more (a main path beside its remainder tail), an estimate."""
+        condition = node.child_by_field_name("condition")
+        if condition is not None:
+            self._walk(condition, loops, weight)
+        branches = [
+            branch
+            for branch in (node.child_by_field_name(n) for n in ("consequence", "alternative"))
+            if branch is not None
+        ]
+        if len(branches) == 1:
+            self._walk(branches[0], loops, weight)
+            return
+        self.exact = False
+        parts = []
+        for branch in branches:
+            part = copy.copy(self)
+            part.flops, part.accesses = 0.0, []
+            part._walk(branch, loops, weight)
+            parts.append(part)
+        larger = max(parts, key=lambda p: (p.flops, len(p.accesses)))
+        self.flops += larger.flops
+        self.accesses.extend(access for part in parts for access in part.accesses)
+        self.fp32 = any(p.fp32 for p in parts) or self.fp32
+        self.fp64 = any(p.fp64 for p in parts) or self.fp64
+        self.grid = any(p.grid for p in parts) or self.grid
+
+    def _assignment(self, node: Node, loops: tuple[_Loop, ...], weight: float) -> None:
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        operator = cs.text(node.child_by_field_name("operator") or node, self.data)
+        if right is not None:
+            self._walk(right, loops, weight)
+        if left is None:
+            return
+        if operator in _COMPOUND:
+            self._count(self._floating(left), weight)
+        if left.type == "subscript_expression":
+            if operator != "=":
+                self._access(left, loops, "read")
+            self._access(left, loops, "write")
+            for index in _subscripts(left):
+                self._walk(index, loops, weight)
+        else:
+            self._walk(left, loops, weight)
+
+    def _update(self, node: Node, loops: tuple[_Loop, ...], weight: float) -> None:
+        argument = node.child_by_field_name("argument")
+        if argument is not None and argument.type == "subscript_expression":
+            self._access(argument, loops, "write")  # the read is the walk's
+
+    def _binary(self, node: Node, weight: float) -> None:
+        operator = cs.text(node.child_by_field_name("operator") or node, self.data)
+        if operator in _ARITHMETIC:
+            self._count(self._floating(node), weight)
+
+    def _call(self, node: Node, weight: float) -> None:
+        name = cs.call_name(node, self.data) or ""
+        if name in _FLOP_CALLS:
+            self._count(self._floating(node), weight * _FLOP_CALLS[name])
+        elif _FLOAT_CALL.match(name) and name not in _FREE_CALLS:
+            self.exact = False
+            self._count(self._floating(node), weight)
+
+    def _count(self, precision: str | None, flops: float) -> None:
+        if precision is None:
+            return
+        self.flops += flops
+        if precision == "fp64":
+            self.fp64 = True
+        else:
+            self.fp32 = True
+
+    def _floating(self, node: Node | None) -> str | None:
+        """ "fp64" or "fp32" for an expression of that floating type, None for any other."""
+        if node is None:
+            return None
+        kind = node.type
+        if kind == "number_literal":
+            text = cs.text(node, self.data).lower()
+            if text.startswith("0x") or not re.search(r"[.e]", text):
+                return None
+            return "fp32" if text.endswith("f") else "fp64"
+        if kind in ("identifier", "subscript_expression"):
+            name = _array_name(node, self.data) if kind != "identifier" else None
+            name = name or cs.text(node, self.data)
+            return _precision_of(self._type(name, node))
+        if kind == "cast_expression":
+            cast = node.child_by_field_name("type")
+            return _precision_of(cs.text(cast, self.data)) if cast is not None else None
+        if kind == "call_expression":
+            name = cs.call_name(node, self.data) or ""
+            if _FLOAT_CALL.match(name) or name in _FLOP_CALLS:
+                arguments = node.child_by_field_name("arguments")
+                given = arguments.named_children if arguments is not None else []
+                precisions = {self._floating(argument) for argument in given}
+                if name.endswith("f") or name.startswith("__f") or "f_r" in name:
+                    return "fp32"
+                return "fp64" if "fp64" in precisions or name.startswith("__d") else "fp32"
+            return None
+        if kind in ("binary_expression", "conditional_expression", "parenthesized_expression"):
+            parts = [
+                child
+                for child in node.named_children
+                if kind != "conditional_expression"
+                or child != node.child_by_field_name("condition")
+            ]
+            if kind == "binary_expression":
+                operator = cs.text(node.child_by_field_name("operator") or node, self.data)
+                if operator not in _ARITHMETIC:
+                    return None
+            found = {self._floating(part) for part in parts}
+            return "fp64" if "fp64" in found else "fp32" if "fp32" in found else None
+        if kind in ("unary_expression", "assignment_expression"):
+            operand = node.child_by_field_name("argument") or node.child_by_field_name("left")
+            return self._floating(operand)
+        return None
+
+    def _type(self, name: str, use: Node) -> str:
+        declared = cs.visible(self.tree, self.data, name, use.start_byte)
+        return declared.base if declared is not None else ""
+
+    def _access(self, node: Node, loops: tuple[_Loop, ...], direction: str) -> None:
+        """A global array's element read or written (shared and local arrays are not
+        device memory traffic)."""
+        array = _array_name(node, self.data)
+        if array is None or array in self.shared:
+            return
+        declared = cs.visible(self.tree, self.data, array, node.start_byte)
+        if declared is None or declared.scope not in ("param", "global"):
+            return
+        if declared.kind not in ("pointer", "array"):
+            return
+        size = _ELEMENT_BYTES.get(_plain_type(declared.base))
+        atoms = {loop.var for loop in loops if loop.var}
+        subscripts = tuple(self._polynomial(index, atoms) for index in _subscripts(node))
+        access = _Access(array, subscripts, loops, float(size or 4), size is not None)
+        self.accesses.append((access, direction))
+
+    def _polynomial(self, index: Node, atoms: set[str]) -> kn.Poly | None:
+        return _LoopExpansion(self.tree, self.data, atoms).of(index, 0)
+
+    # -- footprints
+
+    def _union(self, accesses: list[_Access]) -> float:
+        """The bytes of the elements a set of accesses of one array (in one direction)
+        touches: one access's footprint; several accesses that differ by constants (a
+        stencil's neighbours) the largest of theirs; others the sum (estimates)."""
+        footprints = [self._footprint(access) for access in accesses]
+        distinct = {_spelled(access.subscripts) for access in accesses}
+        if len(distinct) == 1:
+            return max(footprints)
+        self.exact = False
+        if _shifts_of_one_another([access.subscripts for access in accesses]):
+            return max(footprints)
+        return sum(footprints)
+
+    def _footprint(self, access: _Access) -> float:
+        """Elements an access touches over the launch times their size: per subscript,
+        the smaller of the product of the ranges of the loops it depends on and the
+        distance its value spans (`a[i*n + k]`: n*n either way; `x[i + k]`: the span,
+        n + K), multiplied over the subscripts."""
+        if not access.known_size:
+            self.exact = False
+        elements = 1.0
+        spans = {loop.var: loop for loop in access.loops if loop.var}
+        for subscript in access.subscripts:
+            elements *= self._extent(subscript, spans, access.loops)
+        return elements * access.element_bytes
+
+    def _extent(self, subscript: kn.Poly | None, loops: dict[str, _Loop], around) -> float:  # type: ignore[no-untyped-def]
+        if subscript is None:  # a gather: one element per iteration of the loops around
+            self.exact = False
+            return math.prod(loop.span for loop in around) if around else 1.0
+        product, span = 1.0, 0.0
+        for var, loop in loops.items():
+            slope = kn.derivative(subscript, var)
+            if not slope:
+                continue
+            product *= loop.span
+            coefficient = self._coefficient(slope)
+            if coefficient is None:
+                self.exact = False
+                span = math.inf
+                continue
+            span += abs(coefficient) * max(loop.span - 1.0, 0.0)
+        if self._thread_only(subscript, loops):
+            self.exact = False  # no grid level gives the thread index's range
+        return max(1.0, min(product, span + 1.0))
+
+    def _coefficient(self, slope: kn.Poly) -> int | None:
+        """A derivative's value: a constant, or names the launch or the file fixes."""
+        total = 0
+        for monomial, coefficient in slope.items():
+            term = coefficient
+            for name in monomial:
+                value = self.constants.get(name)
+                if value is None:
+                    return None
+                term *= value
+            total += term
+        return total
+
+    def _thread_only(self, subscript: kn.Poly, loops: dict[str, _Loop]) -> bool:
+        """A subscript on the thread's index in a kernel without grid levels: its range is
+        the launch's shape, which this count does not read."""
+        if self.grid:
+            return False
+        return any("Idx." in name for monomial in subscript for name in monomial)
+
+
+class _LoopExpansion(_Expansion):
+    """Index polynomials over the variables of the loops around an access (`atoms`): any
+    other local is replaced by its initializer."""
+
+    def __init__(self, tree: Tree, data: bytes, atoms: set[str]):
+        super().__init__(tree, data)
+        self.loop_vars = atoms
+
+    def of(self, node: Node, depth: int) -> kn.Poly | None:
+        if node.type == "identifier" and cs.text(node, self.data) in self.loop_vars:
+            return {(cs.text(node, self.data),): 1}
+        return super().of(node, depth)
+
+
+def _loop_variable(loop: Node, data: bytes) -> str | None:
+    init = loop.child_by_field_name("initializer")
+    if init is None:
+        return None
+    if init.type == "declaration":
+        return kn.declared_variable(init, data)
+    if init.type == "assignment_expression":
+        left = init.child_by_field_name("left")
+        return cs.text(left, data) if left is not None and left.type == "identifier" else None
+    return None
+
+
+def _subscripts(node: Node) -> list[Node]:
+    """The indices of `a[i][j]` (or `a[i, j]`), outermost first."""
+    found: list[Node] = []
+    current: Node | None = node
+    while current is not None and current.type == "subscript_expression":
+        index = current.child_by_field_name("index") or current.child_by_field_name("indices")
+        if index is not None and index.type == "subscript_argument_list":
+            found[:0] = index.named_children
+        elif index is not None:
+            found.insert(0, index)
+        current = current.child_by_field_name("argument")
+    return found
+
+
+def _spelled(subscripts: tuple[kn.Poly | None, ...]) -> str:
+    return repr([sorted(s.items()) if s is not None else None for s in subscripts])
+
+
+def _shifts_of_one_another(all_subscripts: list[tuple[kn.Poly | None, ...]]) -> bool:
+    """Whether the accesses differ only by constants (a[i-1], a[i], a[i+1])."""
+    first = all_subscripts[0]
+    for other in all_subscripts[1:]:
+        if len(other) != len(first):
+            return False
+        for mine, theirs in zip(first, other, strict=True):
+            if mine is None or theirs is None:
+                return False
+            difference = kn.added(mine, kn.scaled(theirs, -1))
+            if any(monomial for monomial in difference):
+                return False
+    return True
+
+
+def _plain_type(base: str) -> str:
+    return " ".join(_QUALIFIERS.sub(" ", base).split())
+
+
+def _precision_of(type_text: str) -> str | None:
+    plain = _plain_type(type_text.replace("*", " "))
+    if plain in ("double", "double2", "long double"):
+        return "fp64"
+    if plain in ("float", "float2", "float4", "half", "__half"):
+        return "fp32"
+    return None

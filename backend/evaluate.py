@@ -44,8 +44,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cudaify.backend import gpu
-from cudaify.backend.bandwidth import copy_bandwidth, prepare_bandwidth, roofline_percent
+from cudaify.backend import gpu, roofline
+from cudaify.backend.bandwidth import (
+    copy_bandwidth,
+    peak_flops,
+    prepare_bandwidth,
+    roofline_percent,
+)
 from cudaify.backend.budget import UNLIMITED, Breakdown, Deadline, OutOfTime
 from cudaify.backend.cache import Cache
 from cudaify.backend.compare import (
@@ -65,6 +70,7 @@ from cudaify.backend.compile import (
     prepare_objects,
     tool_version,
 )
+from cudaify.backend.cost import kernel_work
 from cudaify.backend.differential import differential_test
 from cudaify.backend.gpulock import GpuLock, gpu_lock
 from cudaify.backend.kernel_differential import kernel_differential_test
@@ -925,7 +931,8 @@ class Evaluator:
                     problem = Problem("flaky", f"passed, then a timed run failed: {failed}")
                     return replace(evaluation, stage=Stage.RUN, problems=(problem,))
             hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
-            return replace(evaluation, timing=self._with_roofline(timing), hardware=hardware)
+            timing = self._with_roofline(timing, variant.code)
+            return replace(evaluation, timing=timing, hardware=hardware)
 
     def evaluate_many(self, variants: Sequence[Variant]) -> list[Evaluation]:
         """Compile every variant in parallel (one compiler per core), then run them one
@@ -1021,16 +1028,25 @@ class Evaluator:
         )
         return _Checked(replace(ran, tolerance=tolerance), binary, limit, reference, sample)
 
-    def _with_roofline(self, timing: Timing) -> Timing:
-        """The kernels' achieved bytes/s against the GPU's measured copy bandwidth (the
-        bandwidth is measured on first use, under the GPU lock this runs in)."""
-        if not timing.kernel or not timing.transfer_bytes:
+    def _with_roofline(self, timing: Timing, code: str) -> Timing:
+        """Each timed kernel under the roofs (backend/roofline.py): its bytes and FLOPs
+        counted from `code`, against the GPU's measured copy bandwidth and fp32/fp64
+        peaks (measured on first use, under the GPU lock this runs in). Where no kernel
+        can be placed, the region's copies per kernel second against the bandwidth."""
+        if not timing.kernel:
             return timing
         began = time.perf_counter()
         bandwidth = copy_bandwidth(self.cache, self.arch)
-        log.debug("the GPU's copy bandwidth: %.2f s", time.perf_counter() - began)
+        peaks = peak_flops(self.cache, self.arch)
+        log.debug("the GPU's roofs: %.2f s", time.perf_counter() - began)
         percent = roofline_percent(timing.transfer_bytes, timing.kernel, bandwidth)
-        return replace(timing, roofline_percent=percent)
+        coarse = replace(timing, roofline_percent=percent, bound="memory" if percent else None)
+        try:
+            work = kernel_work(code)
+        except Exception:  # noqa: BLE001 - a text the count cannot read keeps the coarse figure
+            log.debug("kernel work not counted", exc_info=True)
+            return coarse
+        return roofline.with_kernels(coarse, work, bandwidth, peaks)
 
     def _differential(self, variant: Variant) -> Problem | None:
         """The first offloaded function that disagrees with the original on other sizes:

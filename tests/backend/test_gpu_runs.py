@@ -90,6 +90,14 @@ def test_cuda_candidate_is_verified_and_timed_on_the_gpu(tmp_path: Path) -> None
     # saxpy reads x and y and writes y: the copies' bytes are the kernel's bytes.
     roofline = result.timing.roofline_percent
     assert roofline is not None and 5 < roofline < 150, roofline
+    # per kernel: the one kernel, named from its mangled name, launched once per call,
+    # 2 loads and a store of 4 bytes and 2 FLOPs per element, under the memory roof
+    (saxpy,) = result.timing.kernels
+    assert saxpy.name == "saxpy_kernel" and saxpy.launches == 10, saxpy
+    assert saxpy.bytes == 10 * 12 * (1 << 24) and saxpy.flops == 10 * 2 * (1 << 24)
+    assert saxpy.seconds == pytest.approx(kernel, rel=1e-3)
+    assert saxpy.bound == "memory" and result.timing.bound == "memory"
+    assert saxpy.percent is not None and 20 < saxpy.percent < 130, saxpy
     print(
         f"\nsaxpy: reference region {result.reference.region:.4f} s wall "
         f"{result.reference.wall:.4f} s; GPU region {result.timing.region:.4f} s wall "

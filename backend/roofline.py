@@ -1,0 +1,165 @@
+"""The roofline per kernel: where each kernel of a verified variant stands against the
+GPU's measured roofs (backend/bandwidth.py: the copy bandwidth, the fp32 and fp64 peaks).
+
+Measured: each kernel function's time and launches inside the region (CUDA events, one
+run with CUDAIFY_KERNEL_TIMING set; runtime/kernel_timing.h). Counted from the variant's
+text (backend/cost.py `kernel_work`): the bytes one launch must move (each array element
+read once, each written once) and its floating-point operations, times the measured
+launches. Hence its achieved bytes/s and FLOP/s and its arithmetic intensity I (FLOPs per
+byte); its roof is min(peak, bandwidth x I) with the peak of its precision, and it is
+*memory* bound where bandwidth x I is the lower of the two, else *compute* bound. A kernel
+without floating-point arithmetic is placed against the bandwidth alone. The percentage
+is achieved over roof. Since the bytes are the least the kernel must move, a kernel that
+reads an element twice from memory moves more than it is credited with: the memory
+percentage is a lower bound."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from cudaify.backend.bandwidth import Peaks
+from cudaify.backend.cost import Work
+from cudaify.core import KernelRoofline, Timing
+
+MEMORY = "memory"
+COMPUTE = "compute"
+
+
+def place(
+    bytes_moved: float,
+    flops: float,
+    seconds: float,
+    precision: str | None,
+    bandwidth: float | None,
+    peaks: Peaks | None,
+) -> tuple[float | None, str | None, float | None]:
+    """(roof, bound, percent) of a kernel that moved `bytes_moved` and computed `flops` in
+    `seconds`: the roof in FLOP/s (bytes/s for a kernel without floating-point work or
+    without a measured peak), the bound that applies, achieved over roof in percent.
+    None where a roof it needs is unknown or nothing was measured."""
+    if seconds <= 0:
+        return None, None, None
+    if not flops or precision is None or peaks is None:
+        if not bandwidth or not bytes_moved:
+            return None, None, None
+        return bandwidth, MEMORY, 100.0 * bytes_moved / seconds / bandwidth
+    peak = peaks.of(precision)
+    if not bytes_moved:
+        return peak, COMPUTE, 100.0 * flops / seconds / peak
+    if not bandwidth:
+        return None, None, None
+    memory_roof = bandwidth * flops / bytes_moved
+    roof, bound = (memory_roof, MEMORY) if memory_roof < peak else (peak, COMPUTE)
+    return roof, bound, 100.0 * flops / seconds / roof
+
+
+def source_name(reported: str, names: Sequence[str]) -> str | None:
+    """The source kernel a reported name is: itself (C linkage), or the kernel whose
+    Itanium-mangled name it holds (`_Z12saxpy_kernelifPKfPf` -> saxpy_kernel; templates
+    and namespaces included, the longest match first). None when none matches (a
+    library's kernel, or an address the runtime could not name)."""
+    if reported in names:
+        return reported
+    for name in sorted(names, key=len, reverse=True):
+        if f"{len(name)}{name}" in reported:
+            return name
+    return None
+
+
+def kernel_roofline(
+    name: str,
+    launches: int,
+    seconds: float,
+    work: Work | None,
+    bandwidth: float | None,
+    peaks: Peaks | None,
+) -> KernelRoofline:
+    """One kernel's place under the roofs; without `work` (a kernel the text does not
+    show) only its measured time and launches."""
+    measured = KernelRoofline(name=name, launches=launches, seconds=seconds)
+    if work is None or seconds <= 0:
+        return measured
+    moved, flops = work.bytes * launches, work.flops * launches
+    roof, bound, percent = place(moved, flops, seconds, work.precision, bandwidth, peaks)
+    return replace(
+        measured,
+        bytes=moved,
+        flops=flops,
+        precision=work.precision,
+        exact=work.exact,
+        bytes_per_second=moved / seconds,
+        flops_per_second=flops / seconds,
+        intensity=flops / moved if moved else None,
+        roof=roof,
+        percent=percent,
+        bound=bound,
+    )
+
+
+def with_kernels(
+    timing: Timing, work: Mapping[str, Work], bandwidth: float | None, peaks: Peaks | None
+) -> Timing:
+    """`timing` with a roofline entry per timed kernel (`timing.kernel_times`), the
+    region's figure their percentages weighted by time, and the bound of the kernel that
+    took the most time. Without per-kernel figures `timing` is returned as it is."""
+    names = list(work)
+    kernels = []
+    for reported, launches, seconds in timing.kernel_times:
+        name = source_name(reported, names)
+        found = work.get(name) if name is not None else None
+        kernels.append(
+            kernel_roofline(name or reported, launches, seconds, found, bandwidth, peaks)
+        )
+    placed = [k for k in kernels if k.percent is not None]
+    if not placed:
+        return replace(timing, kernels=tuple(kernels))
+    weight = sum(k.seconds for k in placed)
+    percent = sum(k.seconds * (k.percent or 0.0) for k in placed) / weight
+    dominant = max(placed, key=lambda k: k.seconds)
+    return replace(timing, kernels=tuple(kernels), roofline_percent=percent, bound=dominant.bound)
+
+
+def describe(kernel: KernelRoofline) -> str:
+    """One short line: `saxpy_kernel: 81% of the memory roof (2.71 TB/s, 0.17 FLOP/B,
+    fp32), 1 launch, 0.51 ms`."""
+    launches = f"{kernel.launches} launch" + ("es" if kernel.launches != 1 else "")
+    timed = f"{launches}, {kernel.seconds * 1e3:.3g} ms"
+    if kernel.percent is None or kernel.bound is None:
+        return f"{kernel.name}: {timed} (no roofline: its work is not counted)"
+    if kernel.bound == MEMORY:
+        rate = f"{(kernel.bytes_per_second or 0) / 1e12:.3g} TB/s"
+    else:
+        rate = f"{(kernel.flops_per_second or 0) / 1e12:.3g} TFLOP/s"
+    intensity = f", {kernel.intensity:.3g} FLOP/B" if kernel.intensity is not None else ""
+    precision = f", {kernel.precision}" if kernel.precision else ""
+    estimated = "" if kernel.exact else ", work estimated"
+    return (
+        f"{kernel.name}: {kernel.percent:.0f}% of the {kernel.bound} roof "
+        f"({rate}{intensity}{precision}{estimated}), {timed}"
+    )
+
+
+def header_lines(timing: Timing, most: int = 3) -> list[str]:
+    """The roofline lines of the output's header: the kernels that took the most time,
+    at most `most` of them; none when no kernel was placed."""
+    placed = sorted(timing.kernels, key=lambda k: k.seconds, reverse=True)
+    if not any(k.percent is not None for k in placed):
+        return []
+    lines = ["Roofline (kernel time by CUDA events; bytes and FLOPs counted from the code):"]
+    lines.extend("  " + describe(kernel) for kernel in placed[:most])
+    if len(placed) > most:
+        lines.append(f"  and {len(placed) - most} more kernel(s)")
+    return lines
+
+
+__all__ = [
+    "COMPUTE",
+    "MEMORY",
+    "describe",
+    "header_lines",
+    "kernel_roofline",
+    "place",
+    "source_name",
+    "with_kernels",
+]

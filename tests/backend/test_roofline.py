@@ -1,0 +1,252 @@
+"""The roofline per kernel: bytes and FLOPs counted from the text (checked against counts
+made by hand), the roof and bound chosen from given numbers, names matched, the report's
+lines and the bench's columns; on a GPU, the probes and one kernel in plausible ranges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cudaify.backend import bandwidth, roofline
+from cudaify.backend.bandwidth import Peaks
+from cudaify.backend.cost import Work, kernel_work
+from cudaify.backend.timing import read_timing_file
+from cudaify.core import Timing
+
+N = 1 << 20
+
+SAXPY = """
+#define N (1 << 20)
+__global__ void saxpy_kernel(int n, float a, const float *x, float *y) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+void saxpy(int n, float a, const float *x, float *y) {
+    saxpy_kernel<<<(n + 255) / 256, 256>>>(n, a, x, y);
+}
+int main(void) { static float x[N], y[N]; saxpy(N, 2.0f, x, y); return 0; }
+"""
+
+# offload's shape: grid-stride levels, the trip counts passed by the launch
+GEMM = """
+#define N 512
+__global__ void gemm_kernel(const double *a, const double *b, double *c, int n,
+                            long long trips_i, long long trips_j) {
+    for (long long t_i = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i < trips_i;
+         t_i += (long long)blockDim.y * gridDim.y) {
+        int i = (int)t_i;
+        for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j;
+             t_j += (long long)blockDim.x * gridDim.x) {
+            int j = (int)t_j;
+            double sum = 0.0;
+            for (int k = 0; k < n; k++)
+                sum += a[i * n + k] * b[k * n + j];
+            c[i * n + j] = sum;
+        }
+    }
+}
+void gemm(int n, const double *a, const double *b, double *c) {
+    gemm_kernel<<<dim3(32, 32), dim3(16, 16)>>>(a, b, c, n, n, n);
+}
+int main(void) { static double a[N * N], b[N * N], c[N * N]; gemm(N, a, b, c); return 0; }
+"""
+
+STENCIL = """
+#define N 4096
+__global__ void blur(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x + 1;
+    if (i < n) out[i] = (in[i - 1] + in[i] + in[i + 1]) * 0.33333f;
+}
+void run(const float *in, float *out) { blur<<<16, 256>>>(in, out, N - 1); }
+int main(void) { return 0; }
+"""
+
+UNGUARDED = """
+__global__ void fill(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }
+void run(float *x) { fill<<<4, 256>>>(x); }
+int main(void) { return 0; }
+"""
+
+HISTOGRAM = """
+#define N 1000
+__global__ void count(const int *keys, int *bins, long long trips) {
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x)
+        atomicAdd(&bins[keys[t]], 1);
+}
+void run(const int *keys, int *bins) { count<<<4, 256>>>(keys, bins, N); }
+int main(void) { return 0; }
+"""
+
+
+def test_saxpy_moves_two_loads_and_a_store_and_does_two_flops_per_element() -> None:
+    work = kernel_work(SAXPY)["saxpy_kernel"]
+    assert work == Work(bytes=3 * 4 * N, flops=2 * N, precision="fp32", exact=True)
+
+
+def test_a_naive_gemm_does_2n3_flops_on_3n2_elements() -> None:
+    n = 512
+    work = kernel_work(GEMM)["gemm_kernel"]
+    assert work == Work(bytes=3 * n * n * 8, flops=2 * n**3, precision="fp64", exact=True)
+
+
+def test_a_stencils_neighbours_are_one_array_read_once_and_an_estimate() -> None:
+    work = kernel_work(STENCIL)["blur"]
+    n = 4096 - 1
+    assert work.flops == 3 * n  # two additions and a multiplication per element
+    assert work.bytes == 2 * 4 * n  # in read once, out written once
+    assert work.precision == "fp32" and not work.exact
+
+
+def test_a_kernel_without_floats_has_no_precision_and_a_gather_is_an_estimate() -> None:
+    work = kernel_work(HISTOGRAM)["count"]
+    assert work.flops == 0 and work.precision is None and not work.exact
+    assert work.bytes >= 4 * 1000  # the keys, at least
+
+
+def test_a_kernel_whose_extent_is_its_launch_shape_is_not_counted() -> None:
+    assert kernel_work(UNGUARDED) == {}
+
+
+def test_memory_bound_kernel_is_placed_under_the_bandwidth() -> None:
+    # 12 GB and 2 GFLOP in 10 ms on a 3 TB/s, 60 TFLOP/s GPU: I = 1/6 FLOP/B, so the
+    # roof is 3e12 / 6 = 0.5 TFLOP/s (memory); achieved 0.2 TFLOP/s = 40%.
+    peaks = Peaks(fp32=60e12, fp64=30e12)
+    roof, bound, percent = roofline.place(12e9, 2e9, 1e-2, "fp32", 3e12, peaks)
+    assert bound == "memory" and roof == pytest.approx(0.5e12)
+    assert percent == pytest.approx(40.0)
+
+
+def test_compute_bound_kernel_is_placed_under_its_precisions_peak() -> None:
+    # 2 * 4096^3 FLOPs over 3 * 4096^2 doubles: I = 4096 / 12 FLOP/B, far right of the
+    # ridge (30e12 / 3e12 = 10): the fp64 peak is the roof; 1 s gives 0.137e12 = 0.46%.
+    peaks = Peaks(fp32=60e12, fp64=30e12)
+    flops, moved = 2 * 4096.0**3, 3 * 4096.0**2 * 8
+    roof, bound, percent = roofline.place(moved, flops, 1.0, "fp64", 3e12, peaks)
+    assert bound == "compute" and roof == 30e12
+    assert percent == pytest.approx(100 * flops / 30e12)
+    # the same work in fp32 has the fp32 roof
+    assert roofline.place(moved, flops, 1.0, "fp32", 3e12, peaks)[0] == 60e12
+
+
+def test_kernels_without_floats_or_roofs_are_placed_as_far_as_they_can_be() -> None:
+    peaks = Peaks(fp32=60e12, fp64=30e12)
+    assert roofline.place(3e9, 0.0, 1e-3, None, 3e12, peaks) == (3e12, "memory", 100.0)
+    assert roofline.place(3e9, 2e9, 1e-3, "fp32", 3e12, None)[1] == "memory"  # no peak
+    assert roofline.place(3e9, 2e9, 1e-3, "fp32", None, peaks) == (None, None, None)
+    assert roofline.place(3e9, 2e9, 0.0, "fp32", 3e12, peaks) == (None, None, None)
+
+
+def test_reported_names_are_matched_to_the_sources_kernels() -> None:
+    names = ["saxpy_kernel", "kernel", "reduce_kernel"]
+    assert roofline.source_name("_Z12saxpy_kernelifPKfPf", names) == "saxpy_kernel"
+    assert roofline.source_name("reduce_kernel", names) == "reduce_kernel"  # extern "C"
+    assert roofline.source_name("_Z6kernelPf", names) == "kernel"
+    assert roofline.source_name("0x55d0c0ffee", names) is None
+
+
+def test_the_region_gets_its_kernels_weighted_by_time_and_the_dominant_bound() -> None:
+    peaks = Peaks(fp32=60e12, fp64=30e12)
+    work = {
+        "saxpy_kernel": Work(12.0 * N, 2.0 * N, "fp32", True),
+        "gemm_kernel": Work(3 * 512 * 512 * 8.0, 2 * 512.0**3, "fp64", True),
+    }
+    # saxpy: 10 launches of 12 MiB in 5 ms = 25.2 GB/s, 0.84% of 3 TB/s; gemm: 1 launch of
+    # 2 * 512^3 FLOPs in 15 ms = 17.9 GFLOP/s, 0.06% of the 30 TFLOP/s fp64 peak
+    timing = Timing(
+        kernel=0.02,
+        kernel_times=(
+            ("_Z12saxpy_kernelifPKfPf", 10, 5e-3),
+            ("_Z11gemm_kernelPKdS0_Pdixx", 1, 15e-3),
+            ("0xdeadbeef", 3, 1e-6),
+        ),
+    )
+    placed = roofline.with_kernels(timing, work, 3e12, peaks)
+    saxpy, gemm, unknown = placed.kernels
+    assert saxpy.name == "saxpy_kernel" and saxpy.bound == "memory"
+    assert saxpy.bytes == 10 * 12.0 * N
+    assert saxpy.percent == pytest.approx(100 * 10 * 12.0 * N / 5e-3 / 3e12)
+    assert gemm.bound == "compute" and gemm.flops == 2 * 512.0**3
+    assert gemm.percent == pytest.approx(100 * 2 * 512.0**3 / 15e-3 / 30e12)
+    assert unknown.name == "0xdeadbeef" and unknown.percent is None
+    assert placed.bound == "compute"  # gemm took the most time
+    expected = (5e-3 * saxpy.percent + 15e-3 * gemm.percent) / 20e-3
+    assert placed.roofline_percent == pytest.approx(expected)
+    lines = roofline.header_lines(placed)
+    assert lines[0].startswith("Roofline")
+    assert lines[1] == (
+        "  gemm_kernel: 0% of the compute roof (0.0179 TFLOP/s, 42.7 FLOP/B, fp64), 1 launch, 15 ms"
+    )
+    assert lines[2] == (
+        "  saxpy_kernel: 1% of the memory roof (0.0252 TB/s, 0.167 FLOP/B, fp32), 10 launches, 5 ms"
+    )
+    assert "no roofline" in lines[3]
+
+
+def test_no_timed_kernels_leave_the_timing_as_it_was() -> None:
+    timing = Timing(kernel=0.01, roofline_percent=12.0, bound="memory")
+    assert roofline.with_kernels(timing, {}, 3e12, None) == timing
+    assert roofline.header_lines(timing) == []
+
+
+def test_the_runtimes_kernel_lines_are_read(tmp_path: Path) -> None:
+    report = tmp_path / "timing"
+    report.write_text(
+        "region_seconds 0.5\ncalls 1\ncontext_seconds 0.1\nkernel_seconds 0.25\n"
+        "transfer_seconds 0.1\ntransfer_bytes 1000\n"
+        "kernel _Z12saxpy_kernelifPKfPf 10 0.200000000\nkernel 0x7f00 2 0.05\n"
+    )
+    found = read_timing_file(report)
+    assert found.fields["kernel_seconds"] == 0.25
+    assert found.kernels == (("_Z12saxpy_kernelifPKfPf", 10, 0.2), ("0x7f00", 2, 0.05))
+
+
+def test_peaks_are_parsed_and_checked() -> None:
+    text = "fp32_flops_per_second 6.000000e+13\nfp64_flops_per_second 3.000000e+13\n"
+    assert bandwidth.parse_peaks(text) == Peaks(fp32=6e13, fp64=3e13)
+    assert bandwidth.parse_peaks("fp32_flops_per_second 6e13\n") is None  # fp64 missing
+    assert bandwidth.parse_peaks(text.replace("3.000000e+13", "nan")) is None
+    assert bandwidth.parse_peaks(text.replace("6.000000e+13", "1.0e+20")) is None  # implausible
+    assert bandwidth.parse_peaks(text.replace("6.000000e+13", "fast")) is None
+    assert bandwidth.parse_peaks("cudaMalloc failed\n") is None
+    assert Peaks(6e13, 3e13).of("fp64") == 3e13 and Peaks(6e13, 3e13).of("fp32") == 6e13
+
+
+def test_the_peak_program_builds_and_measures_where_a_gpu_is(tmp_path: Path) -> None:
+    from cudaify.backend.cache import Cache
+    from cudaify.backend.gpu import gpu_available
+
+    cache = Cache(tmp_path / "cache")
+    build = bandwidth.build_peak_program(cache, "sm_80")
+    assert build.ok, build
+    measured = bandwidth.measure_peaks(cache, "sm_80")
+    if not gpu_available():
+        assert measured is None  # built, ran, and gave no figure: never an exception
+        return
+    assert measured is not None
+
+
+def test_the_peaks_are_read_from_the_cache_by_gpu_name(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cudaify.backend.cache import Cache
+
+    cache = Cache(tmp_path / "cache")
+    monkeypatch.setattr(bandwidth, "this_gpu", lambda: "Test GPU 80GB")
+    monkeypatch.setattr(bandwidth, "_KNOWN_PEAKS", {})
+    key = bandwidth._peaks_key("Test GPU 80GB")
+    cache.write_json("bandwidth", key, {"gpu": "Test GPU 80GB", "fp32": 6e13, "fp64": 3e13})
+    assert bandwidth.peak_flops(cache, "sm_80") == Peaks(6e13, 3e13)
+    monkeypatch.setattr(bandwidth, "this_gpu", lambda: None)
+    assert bandwidth.peak_flops(cache, "sm_80") is None
+
+
+@pytest.mark.gpu
+def test_the_peaks_are_plausible_on_this_gpu(tmp_path: Path) -> None:
+    from cudaify.backend.cache import Cache
+
+    peaks = bandwidth.measure_peaks(Cache(tmp_path / "cache"), "sm_90")
+    assert peaks is not None
+    # data-center GPUs: fp32 between 5 and 200 TFLOP/s; fp64 at least 1/64 of it
+    assert 5e12 < peaks.fp32 < 2e14, peaks
+    assert peaks.fp32 / 64 <= peaks.fp64 <= peaks.fp32 * 1.1, peaks
+    print(f"\npeaks: fp32 {peaks.fp32 / 1e12:.1f} TFLOP/s, fp64 {peaks.fp64 / 1e12:.1f} TFLOP/s")
