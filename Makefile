@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: install test test-gpu lint bench bench-slm fuzz clean wheelhouse
+.PHONY: install test test-gpu lint bench bench-roofline bench-slm fuzz clean wheelhouse
 
 # Creates .venv and installs cudaify with every runtime dependency, the test tools and Ray
 # (the optional `cudaify[ray]` extra, so that the --ray tests run).
@@ -42,6 +42,12 @@ test-gpu:
 STRATEGIES ?= mcgs
 bench:
 	$(VENV)/bin/cudaify bench benchmarks -o bench-results -j $$(nproc) --strategies $(STRATEGIES)
+
+# The README's roofline table (issue 18): the bench, then per program its region and
+# whole-program speedups, roofline % and bound, in bench-results/roofline/roofline.md
+bench-roofline:
+	$(VENV)/bin/cudaify bench benchmarks -o bench-results/roofline -j $$(nproc) --strategies $(STRATEGIES) $(BENCH_FLAGS)
+	$(PY) scripts/roofline_table.py bench-results/roofline
 
 # The frontend on N random csmith programs (default 500): no crash allowed
 fuzz:

@@ -48,18 +48,62 @@ COLUMNS = (
     ("gpu_region", "GPU region (s)"),
     ("region_speedup", "region speedup"),
     ("program_speedup", "program speedup"),
-    ("roofline_percent", "kernel % of roofline"),
+    ("roofline_percent", "roofline %"),
+    ("bound", "bound"),
     ("search_seconds", "search (s)"),
+)
+
+# The README's table per benchmark program (one strategy): the speedups and the roofline
+README_COLUMNS = (
+    ("program", "program"),
+    ("category", "category"),
+    ("methods", "methods"),
+    ("region_speedup", "region speedup"),
+    ("program_speedup", "whole-program speedup"),
+    ("roofline_percent", "roofline %"),
+    ("bound", "bound"),
+    ("kernel", "dominant kernel"),
 )
 
 
 def markdown(rows: Sequence[Any]) -> str:
-    lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |"]
-    lines.append("|" + "---|" * len(COLUMNS))
+    return _table(rows, COLUMNS, lambda _name, value: _fmt(value))
+
+
+def _table(rows: Sequence[Any], columns: Sequence[tuple[str, str]], cell: Any) -> str:
+    lines = ["| " + " | ".join(title for _, title in columns) + " |"]
+    lines.append("|" + "---|" * len(columns))
     for row in rows:
-        cells = [_fmt(getattr(row, name)) for name, _ in COLUMNS]
+        cells = [cell(name, getattr(row, name)) for name, _ in columns]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(name: str, value: Any) -> str:
+    if name == "roofline_percent" and isinstance(value, float):
+        return f"{value:.0f}%"
+    if name.endswith("_speedup") and isinstance(value, float):
+        return f"{value:.2f}x"
+    text = _fmt(value) if value != "" else "-"
+    return text.replace("|", "\\|")
+
+
+def readme_table(rows: Sequence[Any]) -> str:
+    """The README's table: per program, the region and whole-program speedups over gcc
+    -O3, the kernels' roofline percentage (weighted by kernel time), the bound of the
+    kernel that took the most time, and that kernel. A program with no verified variant
+    shows "-" for all of them."""
+    shown = [row if row.verified else dataclasses.replace(row, **_UNVERIFIED) for row in rows]
+    return _table(shown, README_COLUMNS, _cell)
+
+
+_UNVERIFIED = {
+    "region_speedup": None,
+    "program_speedup": None,
+    "roofline_percent": None,
+    "bound": None,
+    "kernel": "",
+}
 
 
 def comparison(rows: Sequence[Any]) -> str:

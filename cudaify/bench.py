@@ -45,6 +45,10 @@ class BenchRow:
     note: str = ""
     wall_seconds: float = 0.0  # the whole cudaify run: analysis, search, final timing
     node: str = ""  # with --ray: the host (and GPU) that ran it
+    # the roof ("memory" or "compute") of the kernel that took the most time
+    bound: str | None = None
+    # that kernel: "name: 81% of the memory roof (...)", see backend/roofline.describe
+    kernel: str = ""
 
 
 def discover(folder: Path) -> list[Path]:
@@ -102,10 +106,24 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
         region_speedup=result.region_speedup,
         program_speedup=timing.get("program_speedup"),
         roofline_percent=timing.get("roofline_percent"),
+        bound=timing.get("roofline_bound"),
+        kernel=dominant_kernel(candidate.get("kernels") or []),
         search_seconds=trace.get("search", {}).get("seconds", time.perf_counter() - began),
         note=note_of(result.warnings),
         wall_seconds=time.perf_counter() - began,
     )
+
+
+def dominant_kernel(kernels: Sequence[dict[str, Any]]) -> str:
+    """The trace's kernel that took the most time, in one line ("" when none was timed)."""
+    from cudaify.backend.roofline import describe
+    from cudaify.core import KernelRoofline
+
+    if not kernels:
+        return ""
+    top = max(kernels, key=lambda k: k.get("seconds") or 0.0)
+    fields = {f.name for f in dataclasses.fields(KernelRoofline)}
+    return describe(KernelRoofline(**{k: v for k, v in top.items() if k in fields}))
 
 
 def note_of(warnings: Sequence[str], limit: int = 300) -> str:

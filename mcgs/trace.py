@@ -70,4 +70,6 @@ def _timing(chosen: Candidate | None) -> dict[str, Any] | None:
         # estimated from parts: other processes shared the GPU while it was timed
         "program_speedup_estimated": evaluation.program_speedup_estimated,
         "roofline_percent": evaluation.timing.roofline_percent,
+        # the roof of the kernel that took the most time (each kernel's: candidate.kernels)
+        "roofline_bound": evaluation.timing.bound,
     }

@@ -287,3 +287,33 @@ def test_one_visible_gpu_leaves_workers_unpinned(monkeypatch):
     assert bench.worker_gpus() == ["2"]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     assert bench.worker_gpus() == []
+
+
+def test_the_readme_table_has_the_speedups_the_roofline_and_the_bound(tmp_path):
+    import dataclasses as dc
+    import importlib.util
+
+    from cudaify.backend.report import readme_table, write_csv
+
+    placed = dc.replace(
+        row("mcgs", True, 12.5, "saxpy"),
+        roofline_percent=81.4,
+        bound="memory",
+        kernel="saxpy_kernel: 81% of the memory roof (2.71 TB/s, fp32), 1 launch, 5 ms",
+    )
+    failed = dc.replace(row("mcgs", False, 3.0, "lcs"), roofline_percent=5.0, bound="memory")
+    text = readme_table([placed, failed])
+    header = text.splitlines()[0]
+    for title in ("region speedup", "whole-program speedup", "roofline %", "bound"):
+        assert title in header
+    assert "| saxpy | cat | offload | 12.50x | 12.50x | 81% | memory | saxpy_kernel: 81%" in text
+    assert "| lcs | cat | offload | - | - | - | - | - |" in text  # not verified: no figures
+    # the script reads bench's results.csv back and writes the same table
+    write_csv([placed, failed], tmp_path / "results.csv")
+    spec = importlib.util.spec_from_file_location("roofline_table", "scripts/roofline_table.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main([str(tmp_path), "--cache", str(tmp_path / "none")]) == 0
+    written = (tmp_path / "roofline.md").read_text()
+    assert readme_table([placed, failed]) in written
+    assert "- memory-bound: 1 of 1 at or above 70%" in written
