@@ -363,6 +363,13 @@ def _grid_stride(loop: Node, data: bytes) -> float | None:
     return float(factor.group(1)) if factor else 1.0
 
 
+def _block_level(loop: Node, data: bytes) -> bool:
+    """A loop over block tiles: its start reads blockIdx but not threadIdx."""
+    init = loop.child_by_field_name("initializer")
+    text = cs.text(init, data) if init is not None else ""
+    return bool(re.search(r"\bblockIdx\.", text)) and not re.search(r"\bthreadIdx\.", text)
+
+
 def _trips(
     loop: Node,
     data: bytes,
@@ -941,11 +948,17 @@ class _Counted:
             for node in cs.walk(self.body)
         )
         self.guarded = False
+        # a loop over block tiles (its start reads blockIdx, not threadIdx: every thread of
+        # a block runs each of its iterations, on outputs of its own chosen inside) is not
+        # one output per thread and iteration, which is all this count can read
+        self.block_tiled = self.body is not None and any(
+            node.type in _LOOPS and _block_level(node, data) for node in cs.walk(self.body)
+        )
         if self.body is not None:
             self._walk(self.body, (), 1.0)
 
     def work(self) -> Work | None:
-        if not self.grid and not self.guarded:
+        if (not self.grid and not self.guarded) or self.block_tiled:
             return None
         total = 0.0
         by_array: dict[tuple[str, str], list[_Access]] = {}

@@ -3,6 +3,8 @@ way the GPU would, and the rank correlation it is checked with."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cudaify.backend.cost import (
@@ -258,3 +260,19 @@ def test_the_small_branch_is_taken_when_its_macro_is_defined_first() -> None:
 def test_rank_agreement_is_spearmans(pairs, expected) -> None:
     got = rank_agreement(pairs)
     assert got == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_a_kernel_looping_over_block_tiles_is_not_counted() -> None:
+    """gemm_tiling's and shared_tiling's kernels walk block tiles (a loop starting at
+    blockIdx, every thread of the block in each iteration): counted as one output per
+    thread and iteration they read 67x the 2mnk FLOPs of the product; they get their time
+    only, never a wrong roofline."""
+    from cudaify.backend.cost import kernel_work
+
+    golden = Path(__file__).parents[1] / "golden"
+    for name in ("gemm_tiling/sgemm_flat.cu", "gemm_tiling/dgemm_alpha_beta.cu"):
+        assert kernel_work((golden / name).read_text()) == {}
+    # offload's one output per thread and grid-stride iteration is still counted
+    assert set(kernel_work((golden / "register_tiling/matmul_flat.cu").read_text())) == {
+        "matmul_kernel"
+    }
