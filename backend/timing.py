@@ -410,7 +410,9 @@ def read_timing_file(path: Path) -> TimingReport:
     <seconds>`) from the runtime's report, and a per-function build's sets and entries;
     empty when the program left none."""
     try:
-        lines = path.read_text().splitlines()
+        # the file is the candidate's (untrusted) output: a kernel name CUDA handed back
+        # as stray bytes must not stop the measurement (it then matches no kernel)
+        lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
     except OSError:
         return TimingReport({})
     fields: dict[str, float] = {}

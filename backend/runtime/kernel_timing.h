@@ -40,7 +40,12 @@ std::string kernel_name(const void *kernel) {
     const char *name = nullptr;
     if (cudaFuncGetName(&name, kernel) == cudaSuccess && name != nullptr && *name != '\0') {
         std::string text(name);
-        bool plain = text.find_first_of(" \t\n") == std::string::npos;
+        /* a symbol's characters only: a handle the call cannot resolve has been seen to
+         * give stray bytes, which are no name */
+        bool plain = text.size() < 4096;
+        for (char c : text)
+            plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                              (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.');
         if (plain) return text;
     }
     cudaGetLastError(); /* a failed lookup must not look like the program's error */

@@ -202,6 +202,19 @@ def test_the_runtimes_kernel_lines_are_read(tmp_path: Path) -> None:
     assert found.kernels == (("_Z12saxpy_kernelifPKfPf", 10, 0.2), ("0x7f00", 2, 0.05))
 
 
+def test_a_kernel_name_of_stray_bytes_does_not_stop_the_reading(tmp_path: Path) -> None:
+    """Seen on an H100: a name CUDA handed back as bytes that are not UTF-8 crashed the
+    measurement (and the graph build running it). The rest of the report still counts."""
+    report = tmp_path / "timing"
+    report.write_bytes(
+        b"region_seconds 0.5\ncalls 1\nkernel_seconds 0.25\n"
+        b"kernel \xce\x01\xff 3 0.1\nkernel _Z4stepPf 2 0.15\n"
+    )
+    found = read_timing_file(report)
+    assert found.fields["kernel_seconds"] == 0.25 and found.fields["region_seconds"] == 0.5
+    assert ("_Z4stepPf", 2, 0.15) in found.kernels
+
+
 def test_peaks_are_parsed_and_checked() -> None:
     text = "fp32_flops_per_second 6.000000e+13\nfp64_flops_per_second 3.000000e+13\n"
     assert bandwidth.parse_peaks(text) == Peaks(fp32=6e13, fp64=3e13)
