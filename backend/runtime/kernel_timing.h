@@ -30,9 +30,12 @@ struct PerKernel {
     long launches;
     double seconds;
 };
+/* These containers are never destroyed: the report reads them from an exit handler that
+ * was registered before they were made, so it runs after their destructors would have
+ * (a use after free that killed programs by SIGSEGV in their kernel-timing run). */
 std::vector<PerKernel> &per_kernel() {
-    static std::vector<PerKernel> kernels;
-    return kernels;
+    static std::vector<PerKernel> *kernels = new std::vector<PerKernel>();
+    return *kernels;
 }
 /* Resolved while CUDA is up (the report runs at exit, after the runtime's teardown). */
 std::string kernel_name(const void *kernel) {
@@ -64,12 +67,12 @@ void add_kernel_time(const void *kernel, double seconds) {
     per_kernel().push_back(PerKernel{kernel, kernel_name(kernel), 1, seconds});
 }
 std::vector<Span> &pending() {
-    static std::vector<Span> spans;
-    return spans;
+    static std::vector<Span> *spans = new std::vector<Span>();
+    return *spans;
 }
 std::vector<Span> &pending_copies() {
-    static std::vector<Span> spans;
-    return spans;
+    static std::vector<Span> *spans = new std::vector<Span>();
+    return *spans;
 }
 double &copied_bytes() {
     static double bytes = 0.0;
