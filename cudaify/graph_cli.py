@@ -57,7 +57,11 @@ def _guarded(action: Callable[[], Any]) -> Any:
 @click.argument("corpus_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option("--rules", is_flag=True, help="Add rule-generated trajectories.")
-@click.option("--methods", default="", help="Methods the rules combine (default: all registered).")
+@click.option(
+    "--methods",
+    default="",
+    help="Methods the rules combine (default: every registered method the search moves to; fp_exact, the rounding rescue, is not one).",
+)
 @click.option("--max-length", default=3, show_default=True, help="Longest rule sequence.")
 @click.option("--llm-url", default=None, help="OpenAI-compatible endpoint of a teacher model.")
 @click.option("--llm-model", default=None, help="The teacher's model name at that endpoint.")
@@ -220,7 +224,10 @@ def _write_trajectories(trajectories: list[Any], folder: Path) -> None:
 def _method_list(methods: str) -> tuple[str, ...]:
     from cudaify.transforms import METHODS
 
-    names = tuple(m for m in methods.replace(",", " ").split() if m) or tuple(METHODS)
+    # by default the search's moves: a method nothing leads to (fp_exact, the rounding
+    # rescue every strategy applies itself) is not one
+    moves = tuple(name for name, method in METHODS.items() if method.follows)
+    names = tuple(m for m in methods.replace(",", " ").split() if m) or moves
     unknown = [m for m in names if m not in METHODS]
     if unknown:
         _die(f"unknown method '{unknown[0]}' (known: {', '.join(sorted(METHODS))})")

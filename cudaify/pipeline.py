@@ -394,6 +394,10 @@ def search_graph() -> Any:
         for target in method.leads_to:
             if target in METHODS:
                 graph.add_edge(method.name, target)
+    # a method nothing leads to (fp_exact) is a rescue, never a move, whatever a graph built
+    # with it among its rules' methods recorded (the shipped graph of 2026-11-26 did)
+    rescues = [m.name for m in METHODS.values() if not m.follows and m.name in graph.graph]
+    graph.graph.remove_edges_from([e for r in rescues for e in list(graph.graph.in_edges(r))])
     return graph
 
 

@@ -57,14 +57,24 @@ def build_trace(
     }
 
 
+def _plain(value: Any) -> Any:
+    """`value` as JSON reads it back (tuples as lists), so a trace served from the cache
+    equals the one written."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
 def _timing(chosen: Candidate | None) -> dict[str, Any] | None:
     """Medians in seconds: the CPU reference (gcc -O3) and the chosen variant, same runs."""
     if chosen is None or not chosen.evaluation.ran_on_gpu:
         return None
     evaluation = chosen.evaluation
     return {
-        "reference": asdict(evaluation.reference),
-        "candidate": asdict(evaluation.timing),
+        "reference": _plain(asdict(evaluation.reference)),
+        "candidate": _plain(asdict(evaluation.timing)),
         "region_speedup": evaluation.region_speedup,
         "program_speedup": evaluation.program_speedup,
         # estimated from parts: other processes shared the GPU while it was timed

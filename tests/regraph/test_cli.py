@@ -181,3 +181,16 @@ def test_stats_show_when_and_on_which_gpu(tmp_path, monkeypatch):
     assert "statistics measured on NVIDIA H200" in shown
     learned = json.loads(_run("stats", "--json").output)["learned"]
     assert learned[str(user_stats_path())]["gpu"] == "NVIDIA H200"
+
+
+def test_a_build_combines_the_searchs_moves_not_the_rounding_rescue():
+    """The graph rebuilt on 2026-11-26 took fp_exact among its rules' methods and so
+    recorded edges into it; the search never moves there (every strategy applies it
+    itself), so by default a build does not combine it, and the search graph drops such
+    edges from any graph."""
+    from cudaify import pipeline
+    from cudaify.graph_cli import _method_list
+
+    assert "fp_exact" not in _method_list("") and "offload" in _method_list("")
+    assert _method_list("offload,fp_exact") == ("offload", "fp_exact")  # asked for: as given
+    assert not list(pipeline.search_graph().graph.in_edges("fp_exact"))
