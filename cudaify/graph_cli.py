@@ -60,7 +60,10 @@ def _guarded(action: Callable[[], Any]) -> Any:
 @click.option(
     "--methods",
     default="",
-    help="Methods the rules combine (default: every registered method the search moves to; fp_exact, the rounding rescue, is not one).",
+    help=(
+        "Methods the rules combine (default: every registered method the search moves "
+        "to; fp_exact, the rounding rescue, is not one)."
+    ),
 )
 @click.option("--max-length", default=3, show_default=True, help="Longest rule sequence.")
 @click.option("--llm-url", default=None, help="OpenAI-compatible endpoint of a teacher model.")
