@@ -112,6 +112,29 @@ def kernels(tree: Tree, source: bytes) -> list[Node]:
     ]
 
 
+@dataclass(frozen=True)
+class OffloadKernels:
+    """A variant's text parsed, its __global__ definitions and the names it uses."""
+
+    source: bytes
+    tree: Tree
+    definitions: list[Node]
+    taken: set[str]
+
+
+def offload_kernels(code: str) -> OffloadKernels:
+    """The kernels a method that rewrites offload's kernels works on, or Refuse when the
+    variant has none or lacks offload's runtime prelude (the tiling methods' common start)."""
+    source = code.encode("utf-8", errors="surrogateescape")
+    tree = cs.parse(source)
+    definitions = kernels(tree, source)
+    if not definitions:
+        raise Refuse("the variant has no kernel (run offload first)")
+    if "cudaify_blocks" not in cs.function_nodes(tree, source):
+        raise Refuse("the variant has no cudaify_blocks helper (offload's runtime prelude)")
+    return OffloadKernels(source, tree, definitions, taken_names(tree, source))
+
+
 def read_kernel(definition: Node, tree: Tree, source: bytes) -> Kernel:
     """The 1-D or 2-D offload kernel `definition`, or Refuse saying why it is not one."""
     name = cs.function_name(definition, source) or "?"

@@ -118,16 +118,13 @@ def _describe(plan: CoarsenPlan) -> str:
 
 
 def _plans(code: str) -> tuple[list[CoarsenPlan], list[str]]:
-    source = code.encode("utf-8", errors="surrogateescape")
-    tree = cs.parse(source)
-    definitions = kn.kernels(tree, source)
-    if not definitions:
-        return [], ["the variant has no kernel (run offload first)"]
-    if "cudaify_blocks" not in cs.function_nodes(tree, source):
-        return [], ["the variant has no cudaify_blocks helper (offload's runtime prelude)"]
-    taken = kn.taken_names(tree, source)
+    try:
+        found = kn.offload_kernels(code)
+    except kn.Refuse as refusal:
+        return [], [str(refusal)]
+    source, tree, taken = found.source, found.tree, found.taken
     plans, reasons = [], []
-    for definition in definitions:
+    for definition in found.definitions:
         try:
             plans.append(_plan(kn.read_kernel(definition, tree, source), taken))
         except kn.Refuse as refusal:
