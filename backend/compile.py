@@ -204,8 +204,10 @@ def compile_objects(
     """`compile_object` of each unit, the ones not cached yet side by side (a cold cache
     held three nvcc builds of the timing runtime, about 3 s one after another, in front
     of the first candidate's build)."""
-    if len(units) <= 1:
-        return [compile_object(unit, base, tool, cache) for unit in units]
+    found = [cache.file("obj", _object_key(unit, base, tool)) for unit in units]
+    if all(found) or len(units) <= 1:  # the usual case: no pool for cached objects
+        pairs = zip(units, found, strict=True)
+        return [path or compile_object(unit, base, tool, cache) for unit, path in pairs]
     with ThreadPoolExecutor(max_workers=len(units), thread_name_prefix="object") as pool:
         return list(pool.map(lambda unit: compile_object(unit, base, tool, cache), units))
 
@@ -234,10 +236,8 @@ def compile_object(unit: Unit, base: Sequence[str], tool: str, cache: Cache) -> 
     """A support unit compiled once per compiler, flags and text (cached), so each
     candidate's build only links it; builds asking for it at once wait for one compile.
     Its failure is ours, not the candidate's: it raises."""
-    argv = [*base, "-c", unit.name, "-o", "unit.o"]
-    # The suffix tells the compiler driver that the file is an object to link.
-    command = "\0".join(argv)
-    key = content_hash("object", unit.name, unit.text, command, tool_version(tool)) + ".o"
+    argv = _object_argv(unit, base)
+    key = _object_key(unit, base, tool)
     found = cache.file("obj", key)
     if found is not None:
         return found
@@ -245,6 +245,17 @@ def compile_object(unit: Unit, base: Sequence[str], tool: str, cache: Cache) -> 
         lock = _OBJECT_LOCKS.setdefault(f"{cache.root}:{key}", threading.Lock())
     with lock:
         return cache.file("obj", key) or _compile_object(unit, argv, tool, cache, key)
+
+
+def _object_argv(unit: Unit, base: Sequence[str]) -> list[str]:
+    return [*base, "-c", unit.name, "-o", "unit.o"]
+
+
+def _object_key(unit: Unit, base: Sequence[str], tool: str) -> str:
+    """The cache key of `unit`'s object: its text, the command and the compiler."""
+    command = "\0".join(_object_argv(unit, base))
+    # The suffix tells the compiler driver that the file is an object to link.
+    return content_hash("object", unit.name, unit.text, command, tool_version(tool)) + ".o"
 
 
 def _compile_object(unit: Unit, argv: list[str], tool: str, cache: Cache, key: str) -> Path:

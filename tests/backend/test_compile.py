@@ -235,8 +235,14 @@ def test_support_objects_not_cached_compile_side_by_side(monkeypatch, tmp_path: 
     paths = compile_objects(units, ["nvcc", "-O3"], "nvcc", cache)
     assert seen["calls"] == 3 and seen["most"] == 3
     assert [p.read_bytes() for p in paths] == [f"object of unit{n}.cu".encode() for n in range(3)]
-    compile_objects(units, ["nvcc", "-O3"], "nvcc", cache)
-    assert seen["calls"] == 3  # cached: no compile again
+    from cudaify.backend import compile as compile_module
+
+    def no_pool(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a thread pool for objects already cached")
+
+    monkeypatch.setattr(compile_module, "ThreadPoolExecutor", no_pool)
+    again = compile_objects(units, ["nvcc", "-O3"], "nvcc", cache)
+    assert seen["calls"] == 3 and again == paths  # cached: no compile, no pool, every build
 
 
 def test_prepared_objects_are_there_for_the_first_build(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
