@@ -784,7 +784,10 @@ FINALISTS = 3  # verified candidates timed in full at the end of a search, at mo
 # the share of --time-budget a search on a GPU leaves for timing its finalists alone
 FINALIST_RESERVE = 0.15
 FINALIST_MARGIN = 0.6  # ... those whose one-run speedup is within this factor of the best's
-# (wide: a screening run shares the GPU with other programs' runs under bench -j N)
+# (wide: a screening run shares the GPU with other programs' runs under bench -j N) ...
+FINALIST_MARGIN_ALONE = 0.85  # ... or within this one when every screening run had the GPU
+# alone, so that only run-to-run noise separates them (on an H200, 16 programs alone:
+# the finalists took 1.3-5.4 s of a median 15.3 s compile)
 
 
 def slower_warning(chosen: Any, objective: str) -> str:
@@ -813,16 +816,17 @@ def _speedup(candidate: Any, objective: str = "program") -> float:
 def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
     """The verified candidates worth timing in full: the best by the search's one-run
     timing, and up to FINALISTS - 1 more whose speedup (by the objective) was close
-    enough that one run's noise could have ranked them wrong."""
+    enough that one run's noise could have ranked them wrong: within FINALIST_MARGIN of
+    it, or FINALIST_MARGIN_ALONE where no screening run shared the GPU."""
     verified = [c for c in candidates if c.evaluation.verified and c.evaluation.ran_on_gpu]
     ranked = sorted(verified, key=lambda c: c.reward, reverse=True)
     if not ranked:
         return []
     leader = max(ranked, key=lambda c: _speedup(c, objective))
     best = _speedup(leader, objective)
-    close = [
-        c for c in ranked if c is not leader and _speedup(c, objective) >= FINALIST_MARGIN * best
-    ]
+    alone = all(c.evaluation.timing is None or c.evaluation.timing.shared_by <= 1 for c in ranked)
+    margin = FINALIST_MARGIN_ALONE if alone else FINALIST_MARGIN
+    close = [c for c in ranked if c is not leader and _speedup(c, objective) >= margin * best]
     return [leader, *close][:FINALISTS]
 
 

@@ -10,11 +10,13 @@ from cudaify.mcgs.search import Candidate, SearchResult
 from cudaify.pipeline import FINALISTS, finalists, finish
 
 
-def candidate(name: str, speedup: float, runs: int = 1, stage: Stage = Stage.CORRECT) -> Candidate:
+def candidate(
+    name: str, speedup: float, runs: int = 1, stage: Stage = Stage.CORRECT, shared_by: int = 2
+) -> Candidate:
     evaluation = Evaluation(
         stage=stage,
         ran_on_gpu=True,
-        timing=Timing(region=1.0, runs=runs),
+        timing=Timing(region=1.0, runs=runs, shared_by=shared_by),
         reference=Timing(region=speedup, runs=5),
     )
     start = Variant(code="seq")
@@ -78,6 +80,18 @@ def test_finalists_are_the_best_and_those_within_the_margin():
     chosen = [c.variant.node for c in finalists(found)]
     assert chosen == ["a", "b", "e"][:FINALISTS]
     assert finalists([candidate("x", 1.0, stage=Stage.COMPILE)]) == []
+
+
+def test_with_the_gpu_alone_the_finalists_are_only_those_close_to_the_best():
+    """A screening run that shared the GPU can read twice too slow: the margin is wide. Where
+    every run had it alone, only noise separates them: a candidate at 70% is not timed."""
+    speedups = {"a": 10.0, "b": 9.0, "c": 7.0}
+    shared = [candidate(name, s, shared_by=3) for name, s in speedups.items()]
+    assert [c.variant.node for c in finalists(shared)] == ["a", "b", "c"]
+    alone = [candidate(name, s, shared_by=1) for name, s in speedups.items()]
+    assert [c.variant.node for c in finalists(alone)] == ["a", "b"]
+    mixed = [*alone[:2], candidate("c", 7.0, shared_by=2)]  # one shared run: the wide margin
+    assert [c.variant.node for c in finalists(mixed)] == ["a", "b", "c"]
 
 
 def test_finish_picks_by_the_full_timing_and_details_only_the_winner():
