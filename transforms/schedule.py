@@ -1244,6 +1244,7 @@ class _RegionEmitter:
         body_lines += codegen.print_ast(ast, names, on_user, indent)
         params = self._kernel_params(part, statements_used, shared, host_c)
         grid: list[tuple[str, str]] = []
+        strides = [stride for *_, stride in _grid_bounds(part, host, model)]
         for c_name in mapped_c:
             lo, trips = self.names.fresh(f"lo_{c_name}"), self.names.fresh(f"trips_{c_name}")
             grid.append((lo, trips))
@@ -1268,7 +1269,8 @@ class _RegionEmitter:
             )
             type_ = names.types.get(c_name, "long long")
             cast = "" if type_ == "long long" else f"({type_})"
-            loops.append(f"{ind}    const {type_} {c_name} = {cast}({lo} + {counter});")
+            step = f"{strides[k]} * " if strides[k] != 1 else ""
+            loops.append(f"{ind}    const {type_} {c_name} = {cast}({lo} + {step}{counter});")
         closing = ["    " * (level + 1) + "}" for level in reversed(range(depth))]
         called = "\n".join(body_lines)
         defined = [
@@ -1542,10 +1544,13 @@ class _RegionEmitter:
             names.add(isl_name, c_name)
         bounds = _grid_bounds(part, host, self.model)
         trips_names = []
-        for (lo_pa, hi_pa, context), (lo, trips) in zip(bounds, grid, strict=True):
+        for (lo_pa, hi_pa, context, stride), (lo, trips) in zip(bounds, grid, strict=True):
             lines.append(f"const long long {lo} = {codegen.pw_aff(lo_pa, context, names)};")
             hi = codegen.pw_aff(hi_pa, context, names)
-            lines.append(f"const long long {trips} = ({hi}) - {lo} + 1;")
+            span = f"({hi}) - {lo}"
+            # (hi - lo) / stride + 1, and none when hi < lo (C's division rounds toward 0)
+            count = f"{span} + 1" if stride == 1 else f"({span}) >= 0 ? ({span}) / {stride} + 1 : 0"
+            lines.append(f"const long long {trips} = {count};")
             trips_names.append(trips)
         arguments = [self._array_argument(data) for data in self.arrays]
         arguments += list(shared.values())
@@ -1874,9 +1879,12 @@ def _launch_context(part: KernelPart, host: list[str], threads: list[str]) -> is
 
 def _grid_bounds(
     part: KernelPart, host: list[str], model
-) -> list[tuple[isl.PwAff, isl.PwAff, isl.Set]]:
+) -> list[tuple[isl.PwAff, isl.PwAff, isl.Set, int]]:
     """Per grid dimension (x first): its lowest and highest value over the kernel's
-    instances, as functions of the host values, and the host context they hold in."""
+    instances, as functions of the host values, the host context they hold in, and the
+    dimension's stride: its values are lowest + stride * t (`for (i = 0; i < n; i +=
+    4099)` takes every 4099th value, and a thread for each value in between would run
+    instances that do not exist)."""
     schedule = part.prefix
     for member in part.mapped:
         schedule = schedule.flat_range_product(member)
@@ -1894,7 +1902,9 @@ def _grid_bounds(
         alone = image.project_out(isl.dim_type.set, k + 1, count - k - 1).project_out(
             isl.dim_type.set, 0, k
         )
-        bounds.append((alone.dim_min(0), alone.dim_max(0), context))
+        stride = alone.get_stride(0)
+        step = stride.to_python() if stride.is_int() and stride.is_pos() else 1
+        bounds.append((alone.dim_min(0), alone.dim_max(0), context, step))
     return bounds
 
 
