@@ -8,9 +8,14 @@ free of side effects that reads neither the accumulator nor the output:
   where `out[first - 1]` is the starting value.
 A first kernel evaluates the terms E, `cub::DeviceScan::InclusiveSum` scans them, a second
 kernel adds the starting value and stores the results (shifted by one for the exclusive
-form). The arrays move as offload's launches move theirs: each one (the output included)
-is declared, allocated, copied in, copied back when written and freed in the launch's
-block, so that a following `data_residency` turns the pairs into maps and keeps them on the
+form). Fewer passes over memory where the loop allows (a scan is bound by the bytes it
+moves): when E is an element `a[i]` of an array of the sums' type, CUB reads it where it
+lies (no terms kernel); when the inclusive accumulator form stores the sums' own type,
+`cub::DeviceScan::InclusiveScanInit` seeds the scan with the starting value and writes the
+output itself (no store kernel). Both: one pass, reading a and writing out.
+The arrays move as offload's launches move theirs: each one (the output included) is
+declared, allocated, copied in, copied back when written and freed in the launch's block, so
+that a following `data_residency` turns the pairs into maps and keeps them on the
 device across calls. The recurrence's starting value `out[first - 1]` lies in the output's
 mapped range and is read by the store kernel: the block touches no host memory outside its
 transfers, which is what lets `data_residency` run it inside a residency scope. Only the
@@ -83,6 +88,17 @@ class ScanForm:
     multiplier: Node | None = None  # m of out[i] = m * out[i - 1] + E
 
 
+# the sum CUB's InclusiveScanInit takes (a functor: no libcu++ header for cuda::std::plus)
+SUM_HELPER = """/* cudaify: the sum a seeded CUB scan adds with */
+struct cudaify_sum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(const CudaifyT &a, const CudaifyT &b) const
+    {
+        return a + b;
+    }
+};"""
+
+
 @dataclass(frozen=True)
 class ScanPlan:
     located: ps.Located
@@ -100,6 +116,10 @@ class ScanPlan:
     names: dict[str, str]
     devices: tuple[tuple[str, str], ...]
     indent: str
+    # the array CUB scans as it lies (the terms are its elements), or None: a terms kernel
+    read_in_place: ArrayData | None = None
+    # CUB writes the output, seeded with the starting value: no store kernel
+    stores_directly: bool = False
 
 
 class Scan(ps.LoopPatternMethod):
@@ -164,7 +184,7 @@ class Scan(ps.LoopPatternMethod):
 
 # cub's device-wide scans, and thrust's run with a device policy or on device vectors
 SCAN_CALL = re.compile(
-    r"cub::DeviceScan::(?:Inclusive|Exclusive)(?:Sum|Scan)(?:ByKey)?"
+    r"cub::DeviceScan::(?:Inclusive|Exclusive)(?:Sum|Scan)(?:Init)?(?:ByKey)?"
     r"|thrust::(?:inclusive|exclusive)_scan(?:_by_key)?"
 )
 
@@ -223,11 +243,13 @@ def _plan(
     names = {key: fresh_name(key, taken) for key in keys}
     names["terms_kernel"] = fresh_name(f"{function.name}_scan_terms", taken)
     names["store_kernel"] = fresh_name(f"{function.name}_scan_store", taken)
+    term = cs.text(form.term, source)
+    plain = form.multiplier is None
     return ScanPlan(
         located=located,
         level=level,
         form=form,
-        term=cs.text(form.term, source),
+        term=term,
         arrays=arrays,
         output=output,
         scalars=scalars,
@@ -239,7 +261,28 @@ def _plan(
         names=names,
         devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in arrays + (output,)),
         indent=line_indent(source, located.loop.span.start),
+        read_in_place=_element_of(term, arrays, loop.var, value_type) if plain else None,
+        stores_directly=(
+            plain
+            and form.accumulator is not None
+            and not form.exclusive
+            and output_type == value_type
+        ),
     )
+
+
+def _element_of(
+    term: str, arrays: tuple[ArrayData, ...], var: str, value_type: str
+) -> ArrayData | None:
+    """The one-dimensional array whose element at the loop variable is the whole term, in
+    the sums' own type (`a[i]`, a of long, summed as long), or None."""
+    match = re.fullmatch(rf"\s*(\w+)\s*\[\s*{re.escape(var)}\s*\]\s*", term)
+    if match is None:
+        return None
+    found = next((a for a in arrays if a.name == match.group(1)), None)
+    if found is None or found.dims or element_type(found) != value_type:
+        return None
+    return found
 
 
 def _statements(located: ps.Located) -> list[Node]:
@@ -385,6 +428,7 @@ def _value_type(located: ps.Located, form: ScanForm, output_type: str) -> str:
 
 def _emit(code: str, plans: list[ScanPlan]) -> str:
     includes = (CUB_INCLUDE,) + ((AFFINE_HELPERS,) if any(p.multiplier for p in plans) else ())
+    includes += (SUM_HELPER,) if any(p.stores_directly for p in plans) else ()
     return ps.rewrite_loops(code, plans, _kernels, _host_text, "the scan runs on the GPU", includes)
 
 
@@ -407,16 +451,22 @@ def _kernels(plan: ScanPlan) -> str:
     else:
         stored = f"{names['start']} + {names['sums']}[{t}]"
     header = grid_stride_header(level, "    ")
-    lines = [
-        f"/* Scan loop '{loop.var}' of {plan.located.function.name}() (line {loop.line}): "
-        "the terms of the prefix sum, one per thread. */",
-        f"__global__ void {names['terms_kernel']}({', '.join(params)})",
-        "{",
-        *header,
-        f"        {names['terms']}[{t}] = {_term_value(plan)};",
-        "    }",
-        "}",
-        "",
+    lines: list[str] = []
+    if plan.read_in_place is None:
+        lines += [
+            f"/* Scan loop '{loop.var}' of {plan.located.function.name}() (line {loop.line}): "
+            "the terms of the prefix sum, one per thread. */",
+            f"__global__ void {names['terms_kernel']}({', '.join(params)})",
+            "{",
+            *header,
+            f"        {names['terms']}[{t}] = {_term_value(plan)};",
+            "    }",
+            "}",
+            "",
+        ]
+    if plan.stores_directly:
+        return "\n".join(lines) + "\n" if lines else ""
+    lines += [
         f"/* The starting value plus the scanned terms, stored as the loop stores them; "
         f"{out} points at the first element the loop writes. */",
         f"__global__ void {names['store_kernel']}({', '.join(store_params)})",
@@ -448,10 +498,12 @@ def _host_text(plan: ScanPlan) -> str:
     inner = ind + "    "
     loop, level = plan.located.loop, plan.level
     inclusive = 1 if loop.upper_inclusive else 0
+    steps = [] if plan.read_in_place is not None else [plan.names["terms_kernel"]]
+    steps.append(f"cub::DeviceScan::{_cub_function(plan)}")
+    steps += [] if plan.stores_directly else [plan.names["store_kernel"]]
     lines = [
         "{",
-        f"{ind}/* cudaify: this scan runs on the GPU: {plan.names['terms_kernel']}, "
-        f"cub::DeviceScan::InclusiveSum, {plan.names['store_kernel']} */",
+        f"{ind}/* cudaify: this scan runs on the GPU: {', '.join(steps)} */",
         f"{ind}const long long {level.trips} = cudaify_trips({loop.lower}, {loop.upper}, 1, "
         f"{inclusive});",
         f"{ind}if ({level.trips} > 0) {{",
@@ -464,8 +516,19 @@ def _host_text(plan: ScanPlan) -> str:
     return "\n".join(lines)
 
 
+def _cub_function(plan: ScanPlan) -> str:
+    if plan.multiplier:
+        return "InclusiveScan"
+    return "InclusiveScanInit" if plan.stores_directly else "InclusiveSum"
+
+
 def _cub_call(plan: ScanPlan, storage: str, storage_bytes: str, terms: str, sums: str) -> str:
     trips = plan.level.trips
+    if plan.stores_directly:  # `sums` is the output: the starting value seeds the scan
+        return (
+            f"cub::DeviceScan::InclusiveScanInit({storage}, {storage_bytes}, {terms}, {sums}, "
+            f"cudaify_sum(), {plan.names['start']}, {trips})"
+        )
     if plan.multiplier:
         return (
             f"cub::DeviceScan::InclusiveScan({storage}, {storage_bytes}, {terms}, {sums}, "
@@ -486,29 +549,46 @@ def _device_side(plan: ScanPlan) -> list[str]:
     lines = ps.copy_in(mapped, devices)
     if form.accumulator is not None:
         lines.append(f"const {plan.value_type} {names['start']} = {form.accumulator};")
+    lower = plan.located.loop.lower
+    out_at = _element_address(output, d_out, lower)
+    source = plan.read_in_place
+    terms = (
+        names["terms"] if source is None else _element_address(source, devices[source.name], lower)
+    )
+    sums = out_at if plan.stores_directly else names["sums"]
     lines += _scratch(plan)
     arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
     arguments += [name for _, name in plan.scalars]
     arguments += [trips, names["terms"]]
     store_arguments = [names["sums"]]
     store_arguments += [names["start"]] if form.accumulator is not None else []
-    store_arguments += [trips, _element_address(output, d_out, plan.located.loop.lower)]
+    store_arguments += [trips, out_at]
     blocks = names["blocks"]
-    lines += [
-        f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);",
-        f"{names['terms_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(arguments)});",
-        "CUDAIFY_CHECK(cudaGetLastError());",
-        *_cub_scan(plan),
-        f"{names['store_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(store_arguments)});",
-        "CUDAIFY_CHECK(cudaGetLastError());",
-    ]
+    if source is None or not plan.stores_directly:
+        lines.append(
+            f"const unsigned int {blocks} = cudaify_blocks({trips}, {THREADS}, 2147483647u);"
+        )
+    if source is None:
+        lines += [
+            f"{names['terms_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(arguments)});",
+            "CUDAIFY_CHECK(cudaGetLastError());",
+        ]
+    lines += _cub_scan(plan, terms, sums)
+    if not plan.stores_directly:
+        lines += [
+            f"{names['store_kernel']}<<<{blocks}, {THREADS}>>>({', '.join(store_arguments)});",
+            "CUDAIFY_CHECK(cudaGetLastError());",
+        ]
     if form.accumulator is not None:
+        # the last sum; stored directly, the output's last element holds the start as well
         value, total = plan.value_type, names["total"]
         lines += [
             f"{value} {total};",
-            f"CUDAIFY_CHECK(cudaMemcpy(&{total}, {names['sums']} + ({trips} - 1), "
+            f"CUDAIFY_CHECK(cudaMemcpy(&{total}, {sums} + ({trips} - 1), "
             f"sizeof({value}), cudaMemcpyDeviceToHost));",
-            f"{form.accumulator} = {names['start']} + {total};",
+            f"{form.accumulator} = "
+            + (total if plan.stores_directly else f"{names['start']} + {total}")
+            + ";",
         ]
     host = host_address(output, writable=True)
     lines.append(
@@ -528,28 +608,34 @@ def _element_address(data: ArrayData, device: str, index: str) -> str:
 
 
 def _scratch(plan: ScanPlan) -> list[str]:
-    """The terms and their sums: static buffers that only grow."""
+    """The terms and their sums, those the scan needs (none when CUB reads the input and
+    writes the output): static buffers that only grow."""
     names, trips, scanned = plan.names, plan.level.trips, plan.scan_type
-    terms, sums, capacity = names["terms"], names["sums"], names["capacity"]
+    buffers = [] if plan.read_in_place is not None else [names["terms"]]
+    buffers += [] if plan.stores_directly else [names["sums"]]
+    if not buffers:
+        return []
+    capacity = names["capacity"]
     return [
-        f"static {scanned} *{terms} = NULL, *{sums} = NULL;",
+        f"static {scanned} {', '.join(f'*{b} = NULL' for b in buffers)};",
         f"static long long {capacity} = 0;",
         f"if ({trips} > {capacity}) {{",
         f"    if ({capacity} > 0) {{",
-        f"        CUDAIFY_CHECK(cudaFree({terms}));",
-        f"        CUDAIFY_CHECK(cudaFree({sums}));",
+        *(f"        CUDAIFY_CHECK(cudaFree({b}));" for b in buffers),
         "    }",
-        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{terms}, (size_t){trips} * sizeof(*{terms})));",
-        f"    CUDAIFY_CHECK(cudaMalloc((void **)&{sums}, (size_t){trips} * sizeof(*{sums})));",
+        *(
+            f"    CUDAIFY_CHECK(cudaMalloc((void **)&{b}, (size_t){trips} * sizeof(*{b})));"
+            for b in buffers
+        ),
         f"    {capacity} = {trips};",
         "}",
     ]
 
 
-def _cub_scan(plan: ScanPlan) -> list[str]:
+def _cub_scan(plan: ScanPlan, terms: str, sums: str) -> list[str]:
     """CUB's scan of the terms into the sums, with its temporary storage kept (it only grows)."""
     names = plan.names
-    terms, sums, storage_bytes = names["terms"], names["sums"], names["storage_bytes"]
+    storage_bytes = names["storage_bytes"]
     return [
         "/* CUB tells the temporary storage it needs (asked with no storage), then scans */",
         *ps.cub_with_storage(

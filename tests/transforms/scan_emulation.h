@@ -17,6 +17,18 @@ struct DeviceScan {
             out[k] = k == 0 ? in[0] : op(out[k - 1], in[k]);
         return cudaSuccess;
     }
+    template <class In, class Out, class Op, class Init>
+    static cudaError_t InclusiveScanInit(void *storage, size_t &bytes, In in, Out out, Op op,
+                                         Init init, long long n)
+    {
+        if (storage == nullptr) {
+            bytes = 256;
+            return cudaSuccess;
+        }
+        for (long long k = 0; k < n; k++)
+            out[k] = op(k == 0 ? init : out[k - 1], in[k]);
+        return cudaSuccess;
+    }
     template <class In, class Out>
     static cudaError_t InclusiveSum(void *storage, size_t &bytes, In in, Out out, long long n)
     {

@@ -42,9 +42,24 @@ def test_the_three_spellings_are_recognised() -> None:
     # CUB comes before the program's `#define N`, which would rewrite its templates
     assert code.index("#include <cub/device/device_scan.cuh>") < code.index("#define N")
     # the accumulator starts from its value before the loop and ends with the total
-    # (`start` is taken: offsets() has an array of that name)
+    # (`start` is taken: offsets() has an array of that name); its terms are the input's
+    # elements, of the sums' type, and it stores them as they are: one pass, CUB reading
+    # the input and writing the output, seeded with the starting value
     assert "const long long start_2 = running;" in code
-    assert "running = start_2 + total_2;" in code
+    assert (
+        "cub::DeviceScan::InclusiveScanInit(storage, storage_bytes, d_in, d_out, cudaify_sum(), "
+        "start_2, trips_i)" in code
+    )
+    assert "cudaMemcpy(&total_2, d_out + (trips_i - 1), sizeof(long long)" in code
+    assert "running = total_2;" in code
+    assert "running_total_scan_terms" not in code and "running_total_scan_store" not in code
+    # computed terms: a terms kernel, then CUB writes the output (no sums, no store kernel)
+    weighted = _function(code, "weighted_total")
+    assert "weighted_total_scan_terms<<<" in weighted and "_scan_store" not in weighted
+    assert "terms_4, d_out_3, cudaify_sum(), start_5, trips_i_4)" in weighted
+    # the exclusive form reads the counts where they lie, and stores with its kernel
+    assert "InclusiveSum(storage_2, storage_bytes_2, d_count, sums_2, trips_i_2)" in code
+    assert "offsets_scan_terms" not in code
     # the exclusive form stores the sum before each term
     assert "(int)(t_i_2 > 0 ? start_3 + sums_2[t_i_2 - 1] : start_3)" in code
     # the recurrence starts from the element before the first one it writes, which the
@@ -95,16 +110,23 @@ def _function(code: str, name: str) -> str:
 
 def test_scratch_buffers_only_grow_so_repeated_calls_allocate_them_once() -> None:
     code = applied(analysed(GOLDEN / "scan" / "prefix.c"), "scan").code
-    assert "static long long *terms = NULL, *sums = NULL;" in code
-    assert "if (trips_i > capacity) {" in code
-    assert "capacity = trips_i;" in code
+    assert "static double *terms_3 = NULL, *sums_3 = NULL;" in code
+    assert "if (trips_i_3 > capacity_3) {" in code
+    assert "capacity_3 = trips_i_3;" in code
     # the size query passes no storage: a kept buffer would make it scan instead
-    assert "cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i)" in code
-    assert "if (storage_bytes > storage_capacity) {" in code
-    function = _function(code, "running_total")
+    assert (
+        "cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_3, terms_3, sums_3, trips_i_3)"
+        in code
+    )
+    assert "if (storage_bytes_3 > storage_capacity_3) {" in code
+    function = _function(code, "cumulative")
     # terms, sums and storage only when they must grow; the arrays' copies every call
     assert function.count("cudaFree(") == 5
     assert function.count("cudaMalloc(") == 5
+    # a scan that needs neither terms nor sums keeps only CUB's storage
+    running = _function(code, "running_total")
+    assert "capacity" not in running.replace("storage_capacity", "")
+    assert running.count("cudaMalloc(") == 3
 
 
 def test_arrays_move_as_offloads_launches_move_theirs() -> None:
@@ -122,8 +144,9 @@ def test_arrays_move_as_offloads_launches_move_theirs() -> None:
         f"{ind}CUDAIFY_CHECK(cudaMalloc((void **)&d_out, {bytes_}));",
         f"{ind}CUDAIFY_CHECK(cudaMemcpy(d_in, in, {bytes_}, cudaMemcpyHostToDevice));",
         f"{ind}CUDAIFY_CHECK(cudaMemcpy(d_out, out, {bytes_}, cudaMemcpyHostToDevice));",
-        f"{ind}running_total_scan_store<<<blocks, 256>>>(sums, start_2, trips_i, d_out);",
-        f"{ind}running = start_2 + total_2;",
+        f"{ind}CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(storage, storage_bytes, d_in, "
+        "d_out, cudaify_sum(), start_2, trips_i));",
+        f"{ind}running = total_2;",
         f"{ind}CUDAIFY_CHECK(cudaMemcpy(out, d_out, {bytes_}, cudaMemcpyDeviceToHost));",
         f"{ind}CUDAIFY_CHECK(cudaFree(d_in));",
         f"{ind}CUDAIFY_CHECK(cudaFree(d_out));",
@@ -155,7 +178,7 @@ def test_data_residency_keeps_the_arrays_of_repeated_scans_on_the_device() -> No
         assert "cudaify_host_" not in function
         assert "cudaMemcpyHostToDevice" not in function
         assert function.count("cudaify_map(") == function.count("cudaify_unmap(")
-    # the only copy back left is the accumulator's total, one element of the sums
+    # the only copy back left is the accumulator's total, one element of the output
     assert running.count("cudaMemcpyDeviceToHost") == 1
     assert "cudaMemcpyDeviceToHost" not in smooth
 
@@ -227,7 +250,7 @@ def test_a_scan_over_std_vector_of_integers(update_golden: bool, tmp_path) -> No
         expected.write_text(variant.code)
     assert expected.exists(), "vector.cu is missing: rerun with --update-golden to write it"
     assert variant.code == expected.read_text(), "rerun with --update-golden to accept vector.cu"
-    assert "cub::DeviceScan::InclusiveSum" in variant.code
+    assert "cub::DeviceScan::InclusiveScanInit" in variant.code
     assert structural_problems(program, variant.code, SCAN) == []
     assert nvcc_errors(variant.code, tmp_path) == ""
     code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", variant.code)

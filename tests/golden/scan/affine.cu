@@ -291,7 +291,7 @@ __global__ void smooth_scan_store(const cudaify_affine<double> *sums, long long 
 void smooth(int n, const double *a, const double *b, double *x)
 {
     {
-        /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveSum, smooth_scan_store */
+        /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveScan, smooth_scan_store */
         const long long trips_i = cudaify_trips(1, n, 1, 0);
         if (trips_i > 0) {
             double *d_a = NULL;

@@ -1,6 +1,6 @@
-/* Prefix sums in three spellings: an inclusive accumulator (64-bit integers), an
-   exclusive one whose final value is the total (offsets from counts), and a recurrence
-   on the output's previous element (doubles, starting from out[0]). */
+/* Prefix sums in three spellings: an inclusive accumulator (64-bit integers; of computed
+   terms too), an exclusive one whose final value is the total (offsets from counts), and a
+   recurrence on the output's previous element (doubles, starting from out[0]). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,6 +32,15 @@ void cumulative(int n, const double *in, double *out)
         out[i] = out[i - 1] + 0.5 * in[i];
 }
 
+void weighted_total(int n, const long long *in, long long *out)
+{
+    long long acc = -5;
+    for (int i = 0; i < n; i++) {
+        acc += 3 * in[i] - 1;
+        out[i] = acc;
+    }
+}
+
 int main(void)
 {
     long long *a = (long long *)malloc(sizeof(long long) * N);
@@ -53,6 +62,8 @@ int main(void)
     printf("ints: %lld %lld %lld\n", sa[0], sa[N / 2], sa[N - 1]);
     printf("offsets: %d %d %d total=%d\n", sc[0], sc[1], sc[N - 1], total);
     printf("doubles: %.6e %.6e %.6e\n", sd[0], sd[N / 3], sd[N - 1]);
+    weighted_total(N - 1, a, sa + 1);
+    printf("weighted: %lld %lld %lld\n", sa[0], sa[1], sa[N - 1]);
     free(a);
     free(sa);
     free(c);

@@ -3,10 +3,18 @@
 #include <math.h>
 #include <type_traits>
 #include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */
+/* cudaify: the sum a seeded CUB scan adds with */
+struct cudaify_sum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(const CudaifyT &a, const CudaifyT &b) const
+    {
+        return a + b;
+    }
+};
 
-/* Prefix sums in three spellings: an inclusive accumulator (64-bit integers), an
-   exclusive one whose final value is the total (offsets from counts), and a recurrence
-   on the output's previous element (doubles, starting from out[0]). */
+/* Prefix sums in three spellings: an inclusive accumulator (64-bit integers; of computed
+   terms too), an exclusive one whose final value is the total (offsets from counts), and a
+   recurrence on the output's previous element (doubles, starting from out[0]). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -257,30 +265,11 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
     cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
-/* Scan loop 'i' of running_total() (line 12): the terms of the prefix sum, one per thread. */
-__global__ void running_total_scan_terms(long long *in, long long trips_i, long long *terms)
-{
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i;
-        terms[t_i] = (long long)(in[i]);
-    }
-}
-
-/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
-__global__ void running_total_scan_store(const long long *sums, long long start_2, long long trips_i, long long *out)
-{
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        out[t_i] = (long long)(start_2 + sums[t_i]);
-    }
-}
-
 void running_total(int n, const long long *in, long long *out)
 {
     long long running = 7;
     {
-        /* cudaify: this scan runs on the GPU: running_total_scan_terms, cub::DeviceScan::InclusiveSum, running_total_scan_store */
+        /* cudaify: this scan runs on the GPU: cub::DeviceScan::InclusiveScanInit */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
         if (trips_i > 0) {
             long long *d_in = NULL;
@@ -290,51 +279,25 @@ void running_total(int n, const long long *in, long long *out)
             CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             const long long start_2 = running;
-            static long long *terms = NULL, *sums = NULL;
-            static long long capacity = 0;
-            if (trips_i > capacity) {
-                if (capacity > 0) {
-                    CUDAIFY_CHECK(cudaFree(terms));
-                    CUDAIFY_CHECK(cudaFree(sums));
-                }
-                CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
-                capacity = trips_i;
-            }
-            const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
-            running_total_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
-            CUDAIFY_CHECK(cudaGetLastError());
             /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes = 0;
             static void *storage = NULL;
             static size_t storage_capacity = 0;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(nullptr, storage_bytes, d_in, d_out, cudaify_sum(), start_2, trips_i));
             if (storage_bytes > storage_capacity) {
                 if (storage != NULL)
                     CUDAIFY_CHECK(cudaFree(storage));
                 CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
                 storage_capacity = storage_bytes;
             }
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
-            running_total_scan_store<<<blocks, 256>>>(sums, start_2, trips_i, d_out);
-            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(storage, storage_bytes, d_in, d_out, cudaify_sum(), start_2, trips_i));
             long long total_2;
-            CUDAIFY_CHECK(cudaMemcpy(&total_2, sums + (trips_i - 1), sizeof(long long), cudaMemcpyDeviceToHost));
-            running = start_2 + total_2;
+            CUDAIFY_CHECK(cudaMemcpy(&total_2, d_out + (trips_i - 1), sizeof(long long), cudaMemcpyDeviceToHost));
+            running = total_2;
             CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(n) * sizeof(long long), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_in));
             CUDAIFY_CHECK(cudaFree(d_out));
         }
-    }
-}
-
-/* Scan loop 'i' of offsets() (line 21): the terms of the prefix sum, one per thread. */
-__global__ void offsets_scan_terms(int *count, long long trips_i_2, int *terms_2)
-{
-    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
-         t_i_2 += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i_2;
-        terms_2[t_i_2] = (int)(count[i]);
     }
 }
 
@@ -351,7 +314,7 @@ int offsets(int n, const int *count, int *start)
 {
     int next = 0;
     {
-        /* cudaify: this scan runs on the GPU: offsets_scan_terms, cub::DeviceScan::InclusiveSum, offsets_scan_store */
+        /* cudaify: this scan runs on the GPU: cub::DeviceScan::InclusiveSum, offsets_scan_store */
         const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
         if (trips_i_2 > 0) {
             int *d_count = NULL;
@@ -361,32 +324,28 @@ int offsets(int n, const int *count, int *start)
             CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_start, start, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             const int start_3 = next;
-            static int *terms_2 = NULL, *sums_2 = NULL;
+            static int *sums_2 = NULL;
             static long long capacity_2 = 0;
             if (trips_i_2 > capacity_2) {
                 if (capacity_2 > 0) {
-                    CUDAIFY_CHECK(cudaFree(terms_2));
                     CUDAIFY_CHECK(cudaFree(sums_2));
                 }
-                CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(*terms_2)));
                 CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(*sums_2)));
                 capacity_2 = trips_i_2;
             }
             const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
-            offsets_scan_terms<<<blocks_2, 256>>>(d_count, trips_i_2, terms_2);
-            CUDAIFY_CHECK(cudaGetLastError());
             /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes_2 = 0;
             static void *storage_2 = NULL;
             static size_t storage_capacity_2 = 0;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_2, terms_2, sums_2, trips_i_2));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_2, d_count, sums_2, trips_i_2));
             if (storage_bytes_2 > storage_capacity_2) {
                 if (storage_2 != NULL)
                     CUDAIFY_CHECK(cudaFree(storage_2));
                 CUDAIFY_CHECK(cudaMalloc(&storage_2, storage_bytes_2));
                 storage_capacity_2 = storage_bytes_2;
             }
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_2, storage_bytes_2, terms_2, sums_2, trips_i_2));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_2, storage_bytes_2, d_count, sums_2, trips_i_2));
             offsets_scan_store<<<blocks_2, 256>>>(sums_2, start_3, trips_i_2, d_start);
             CUDAIFY_CHECK(cudaGetLastError());
             int total_3;
@@ -468,6 +427,64 @@ void cumulative(int n, const double *in, double *out)
     }
 }
 
+/* Scan loop 'i' of weighted_total() (line 38): the terms of the prefix sum, one per thread. */
+__global__ void weighted_total_scan_terms(long long *in, long long trips_i_4, long long *terms_4)
+{
+    for (long long t_i_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_4 < trips_i_4;
+         t_i_4 += (long long)blockDim.x * gridDim.x) {
+        int i = (int)t_i_4;
+        terms_4[t_i_4] = (long long)(3 * in[i] - 1);
+    }
+}
+
+void weighted_total(int n, const long long *in, long long *out)
+{
+    long long acc = -5;
+    {
+        /* cudaify: this scan runs on the GPU: weighted_total_scan_terms, cub::DeviceScan::InclusiveScanInit */
+        const long long trips_i_4 = cudaify_trips(0, n, 1, 0);
+        if (trips_i_4 > 0) {
+            long long *d_in_3 = NULL;
+            long long *d_out_3 = NULL;
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_in_3, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_3, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaMemcpy(d_in_3, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_out_3, out, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
+            const long long start_5 = acc;
+            static long long *terms_4 = NULL;
+            static long long capacity_4 = 0;
+            if (trips_i_4 > capacity_4) {
+                if (capacity_4 > 0) {
+                    CUDAIFY_CHECK(cudaFree(terms_4));
+                }
+                CUDAIFY_CHECK(cudaMalloc((void **)&terms_4, (size_t)trips_i_4 * sizeof(*terms_4)));
+                capacity_4 = trips_i_4;
+            }
+            const unsigned int blocks_4 = cudaify_blocks(trips_i_4, 256, 2147483647u);
+            weighted_total_scan_terms<<<blocks_4, 256>>>(d_in_3, trips_i_4, terms_4);
+            CUDAIFY_CHECK(cudaGetLastError());
+            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
+            size_t storage_bytes_4 = 0;
+            static void *storage_4 = NULL;
+            static size_t storage_capacity_4 = 0;
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(nullptr, storage_bytes_4, terms_4, d_out_3, cudaify_sum(), start_5, trips_i_4));
+            if (storage_bytes_4 > storage_capacity_4) {
+                if (storage_4 != NULL)
+                    CUDAIFY_CHECK(cudaFree(storage_4));
+                CUDAIFY_CHECK(cudaMalloc(&storage_4, storage_bytes_4));
+                storage_capacity_4 = storage_bytes_4;
+            }
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(storage_4, storage_bytes_4, terms_4, d_out_3, cudaify_sum(), start_5, trips_i_4));
+            long long total_5;
+            CUDAIFY_CHECK(cudaMemcpy(&total_5, d_out_3 + (trips_i_4 - 1), sizeof(long long), cudaMemcpyDeviceToHost));
+            acc = total_5;
+            CUDAIFY_CHECK(cudaMemcpy(out, d_out_3, (size_t)(n) * sizeof(long long), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaFree(d_in_3));
+            CUDAIFY_CHECK(cudaFree(d_out_3));
+        }
+    }
+}
+
 int main(void)
 {
     long long *a = (long long *)malloc(sizeof(long long) * N);
@@ -489,6 +506,8 @@ int main(void)
     printf("ints: %lld %lld %lld\n", sa[0], sa[N / 2], sa[N - 1]);
     printf("offsets: %d %d %d total=%d\n", sc[0], sc[1], sc[N - 1], total);
     printf("doubles: %.6e %.6e %.6e\n", sd[0], sd[N / 3], sd[N - 1]);
+    weighted_total(N - 1, a, sa + 1);
+    printf("weighted: %lld %lld %lld\n", sa[0], sa[1], sa[N - 1]);
     free(a);
     free(sa);
     free(c);

@@ -17,6 +17,14 @@ struct cudaify_compose {
                 then.cudaify_mul * first.cudaify_add + then.cudaify_add};
     }
 };
+/* cudaify: the sum a seeded CUB scan adds with */
+struct cudaify_sum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(const CudaifyT &a, const CudaifyT &b) const
+    {
+        return a + b;
+    }
+};
 
 /* Scans called every round of a time loop: an inclusive accumulator scan whose result is
    the next round's input (the pointers swap), and a linear recurrence on the output's
@@ -273,30 +281,11 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
     cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
-/* Scan loop 'i' of running() (line 14): the terms of the prefix sum, one per thread. */
-__global__ void running_scan_terms(double *in, long long trips_i, double *terms)
-{
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i;
-        terms[t_i] = (double)(in[i]);
-    }
-}
-
-/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
-__global__ void running_scan_store(const double *sums, double start, long long trips_i, double *out)
-{
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        out[t_i] = (double)(start + sums[t_i]);
-    }
-}
-
 void running(int n, const double *in, double *out)
 {
     double acc = 0.0;
     {
-        /* cudaify: this scan runs on the GPU: running_scan_terms, cub::DeviceScan::InclusiveSum, running_scan_store */
+        /* cudaify: this scan runs on the GPU: cub::DeviceScan::InclusiveScanInit */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
         if (trips_i > 0) {
             double *d_in = NULL;
@@ -306,37 +295,21 @@ void running(int n, const double *in, double *out)
             CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             const double start = acc;
-            static double *terms = NULL, *sums = NULL;
-            static long long capacity = 0;
-            if (trips_i > capacity) {
-                if (capacity > 0) {
-                    CUDAIFY_CHECK(cudaFree(terms));
-                    CUDAIFY_CHECK(cudaFree(sums));
-                }
-                CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
-                capacity = trips_i;
-            }
-            const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
-            running_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
-            CUDAIFY_CHECK(cudaGetLastError());
             /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes = 0;
             static void *storage = NULL;
             static size_t storage_capacity = 0;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(nullptr, storage_bytes, d_in, d_out, cudaify_sum(), start, trips_i));
             if (storage_bytes > storage_capacity) {
                 if (storage != NULL)
                     CUDAIFY_CHECK(cudaFree(storage));
                 CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
                 storage_capacity = storage_bytes;
             }
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
-            running_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
-            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(storage, storage_bytes, d_in, d_out, cudaify_sum(), start, trips_i));
             double total;
-            CUDAIFY_CHECK(cudaMemcpy(&total, sums + (trips_i - 1), sizeof(double), cudaMemcpyDeviceToHost));
-            acc = start + total;
+            CUDAIFY_CHECK(cudaMemcpy(&total, d_out + (trips_i - 1), sizeof(double), cudaMemcpyDeviceToHost));
+            acc = total;
             CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_in));
             CUDAIFY_CHECK(cudaFree(d_out));
@@ -367,7 +340,7 @@ __global__ void smooth_scan_store(const cudaify_affine<double> *sums_2, long lon
 void smooth(int n, const double *a, const double *b, double *x)
 {
     {
-        /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveSum, smooth_scan_store */
+        /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveScan, smooth_scan_store */
         const long long trips_i_2 = cudaify_trips(1, n, 1, 0);
         if (trips_i_2 > 0) {
             double *d_a = NULL;

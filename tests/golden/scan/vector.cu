@@ -3,6 +3,14 @@
 #include <math.h>
 #include <type_traits>
 #include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */
+/* cudaify: the sum a seeded CUB scan adds with */
+struct cudaify_sum {
+    template <class CudaifyT>
+    __host__ __device__ CudaifyT operator()(const CudaifyT &a, const CudaifyT &b) const
+    {
+        return a + b;
+    }
+};
 
 // An inclusive scan over std::vector<long>: operator[] of a vector of integers is an
 // integer, so the long sums are exact in any order.
@@ -254,29 +262,10 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
     cudaify_add_at(global, local, extent, index, negated, outside);
 }
 
-/* Scan loop 'i' of running_totals() (line 8): the terms of the prefix sum, one per thread. */
-__global__ void running_totals_scan_terms(long *in, long long trips_i, long *terms)
-{
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i;
-        terms[t_i] = (long)(in[i]);
-    }
-}
-
-/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
-__global__ void running_totals_scan_store(const long *sums, long start, long long trips_i, long *out)
-{
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        out[t_i] = (long)(start + sums[t_i]);
-    }
-}
-
 void running_totals(const std::vector<long> &in, std::vector<long> &out, int n) {
     long running = 0;
     {
-        /* cudaify: this scan runs on the GPU: running_totals_scan_terms, cub::DeviceScan::InclusiveSum, running_totals_scan_store */
+        /* cudaify: this scan runs on the GPU: cub::DeviceScan::InclusiveScanInit */
         const long long trips_i = cudaify_trips(0, n, 1, 0);
         if (trips_i > 0) {
             long *d_in = NULL;
@@ -286,37 +275,21 @@ void running_totals(const std::vector<long> &in, std::vector<long> &out, int n) 
             CUDAIFY_CHECK(cudaMemcpy(d_in, in.data(), (size_t)(in.size()) * sizeof(long), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out.data(), (size_t)(out.size()) * sizeof(long), cudaMemcpyHostToDevice));
             const long start = running;
-            static long *terms = NULL, *sums = NULL;
-            static long long capacity = 0;
-            if (trips_i > capacity) {
-                if (capacity > 0) {
-                    CUDAIFY_CHECK(cudaFree(terms));
-                    CUDAIFY_CHECK(cudaFree(sums));
-                }
-                CUDAIFY_CHECK(cudaMalloc((void **)&terms, (size_t)trips_i * sizeof(*terms)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&sums, (size_t)trips_i * sizeof(*sums)));
-                capacity = trips_i;
-            }
-            const unsigned int blocks = cudaify_blocks(trips_i, 256, 2147483647u);
-            running_totals_scan_terms<<<blocks, 256>>>(d_in, trips_i, terms);
-            CUDAIFY_CHECK(cudaGetLastError());
             /* CUB tells the temporary storage it needs (asked with no storage), then scans */
             size_t storage_bytes = 0;
             static void *storage = NULL;
             static size_t storage_capacity = 0;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes, terms, sums, trips_i));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(nullptr, storage_bytes, d_in, d_out, cudaify_sum(), start, trips_i));
             if (storage_bytes > storage_capacity) {
                 if (storage != NULL)
                     CUDAIFY_CHECK(cudaFree(storage));
                 CUDAIFY_CHECK(cudaMalloc(&storage, storage_bytes));
                 storage_capacity = storage_bytes;
             }
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, storage_bytes, terms, sums, trips_i));
-            running_totals_scan_store<<<blocks, 256>>>(sums, start, trips_i, d_out);
-            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(storage, storage_bytes, d_in, d_out, cudaify_sum(), start, trips_i));
             long total;
-            CUDAIFY_CHECK(cudaMemcpy(&total, sums + (trips_i - 1), sizeof(long), cudaMemcpyDeviceToHost));
-            running = start + total;
+            CUDAIFY_CHECK(cudaMemcpy(&total, d_out + (trips_i - 1), sizeof(long), cudaMemcpyDeviceToHost));
+            running = total;
             CUDAIFY_CHECK(cudaMemcpy(out.data(), d_out, (size_t)(out.size()) * sizeof(long), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_in));
             CUDAIFY_CHECK(cudaFree(d_out));
