@@ -10,18 +10,20 @@ A first kernel evaluates the terms E, `cub::DeviceScan::InclusiveSum` scans them
 kernel adds the starting value and stores the results (shifted by one for the exclusive
 form). Fewer passes over memory where the loop allows (a scan is bound by the bytes it
 moves): when E is an element `a[i]` of an array of the sums' type, CUB reads it where it
-lies (no terms kernel); when the inclusive accumulator form stores the sums' own type,
-`cub::DeviceScan::InclusiveScanInit` seeds the scan with the starting value and writes the
+lies (no terms kernel); when an inclusive form stores the sums' own type,
+`cub::DeviceScan::InclusiveScanInit` seeds the scan with the starting value (the
+accumulator's, or the recurrence's `out[first - 1]`, copied from the device) and writes the
 output itself (no store kernel). Both: one pass, reading a and writing out.
 The arrays move as offload's launches move theirs: each one (the output included) is
 declared, allocated, copied in, copied back when written and freed in the launch's block, so
-that a following `data_residency` turns the pairs into maps and keeps them on the
-device across calls. The recurrence's starting value `out[first - 1]` lies in the output's
-mapped range and is read by the store kernel: the block touches no host memory outside its
-transfers, which is what lets `data_residency` run it inside a residency scope. Only the
-terms, sums and CUB's temporary storage are the scan's own: function-local static buffers
-that only grow, so a scan called in a loop does not allocate them again (a cudaFree waits
-for the device, and 128 MB allocations are not free).
+that a following `data_residency` turns the pairs into maps and keeps them on the device
+across calls. The recurrence's starting value `out[first - 1]` lies in the output's mapped
+range and is read from the output's device copy (by the store kernel, or copied to the host
+to seed CUB): the block touches no host memory outside its transfers, which is what lets
+`data_residency` run it inside a residency scope. Only the terms, sums and CUB's temporary
+storage are the scan's own: function-local static buffers that only grow, so a scan called
+in a loop does not allocate them again (a cudaFree waits for the device, and 128 MB
+allocations are not free).
 Other recurrences (`x[i] = a[i] * x[i-1] + b[i]`) are refused: they are not sums."""
 
 from __future__ import annotations
@@ -262,12 +264,7 @@ def _plan(
         devices=tuple((a.name, fresh_name(f"d_{a.name}", taken)) for a in arrays + (output,)),
         indent=line_indent(source, located.loop.span.start),
         read_in_place=_element_of(term, arrays, loop.var, value_type) if plain else None,
-        stores_directly=(
-            plain
-            and form.accumulator is not None
-            and not form.exclusive
-            and output_type == value_type
-        ),
+        stores_directly=plain and not form.exclusive and output_type == value_type,
     )
 
 
@@ -547,10 +544,16 @@ def _device_side(plan: ScanPlan) -> list[str]:
     trips, d_out = level.trips, devices[output.name]
     mapped = plan.arrays + (output,)
     lines = ps.copy_in(mapped, devices)
-    if form.accumulator is not None:
-        lines.append(f"const {plan.value_type} {names['start']} = {form.accumulator};")
     lower = plan.located.loop.lower
     out_at = _element_address(output, d_out, lower)
+    if form.accumulator is not None:
+        lines.append(f"const {plan.value_type} {names['start']} = {form.accumulator};")
+    elif plan.stores_directly:  # the recurrence's start, the element before the first written
+        lines += [
+            f"{plan.value_type} {names['start']};",
+            f"CUDAIFY_CHECK(cudaMemcpy(&{names['start']}, {out_at} - 1, "
+            f"sizeof({plan.value_type}), cudaMemcpyDeviceToHost));",
+        ]
     source = plan.read_in_place
     terms = (
         names["terms"] if source is None else _element_address(source, devices[source.name], lower)

@@ -62,10 +62,14 @@ def test_the_three_spellings_are_recognised() -> None:
     assert "offsets_scan_terms" not in code
     # the exclusive form stores the sum before each term
     assert "(int)(t_i_2 > 0 ? start_3 + sums_2[t_i_2 - 1] : start_3)" in code
-    # the recurrence starts from the element before the first one it writes, which the
-    # store kernel reads from the output's device copy (it points at out[1])
-    assert "const double start_4 = out[-1];" in code
-    assert "cumulative_scan_store<<<blocks_3, 256>>>(sums_3, trips_i_3, d_out_2 + 1);" in code
+    # the recurrence starts from the element before the first one it writes, read from the
+    # output's device copy, and seeds the scan that writes the output from out[1] on
+    assert (
+        "CUDAIFY_CHECK(cudaMemcpy(&start_4, d_out_2 + 1 - 1, sizeof(double), "
+        "cudaMemcpyDeviceToHost));" in code
+    )
+    assert "terms_3, d_out_2 + 1, cudaify_sum(), start_4, trips_i_3)" in code
+    assert "cumulative_scan_store" not in code
     assert "terms_3[t_i_3] = (double)(0.5 * in[i]);" in code
 
 
@@ -110,19 +114,19 @@ def _function(code: str, name: str) -> str:
 
 def test_scratch_buffers_only_grow_so_repeated_calls_allocate_them_once() -> None:
     code = applied(analysed(GOLDEN / "scan" / "prefix.c"), "scan").code
-    assert "static double *terms_3 = NULL, *sums_3 = NULL;" in code
-    assert "if (trips_i_3 > capacity_3) {" in code
-    assert "capacity_3 = trips_i_3;" in code
+    assert "static int *sums_2 = NULL;" in code
+    assert "if (trips_i_2 > capacity_2) {" in code
+    assert "capacity_2 = trips_i_2;" in code
     # the size query passes no storage: a kept buffer would make it scan instead
     assert (
-        "cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_3, terms_3, sums_3, trips_i_3)"
+        "cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_2, d_count, sums_2, trips_i_2)"
         in code
     )
-    assert "if (storage_bytes_3 > storage_capacity_3) {" in code
-    function = _function(code, "cumulative")
-    # terms, sums and storage only when they must grow; the arrays' copies every call
-    assert function.count("cudaFree(") == 5
-    assert function.count("cudaMalloc(") == 5
+    assert "if (storage_bytes_2 > storage_capacity_2) {" in code
+    function = _function(code, "offsets")
+    # sums and storage only when they must grow; the arrays' copies every call
+    assert function.count("cudaFree(") == 4
+    assert function.count("cudaMalloc(") == 4
     # a scan that needs neither terms nor sums keeps only CUB's storage
     running = _function(code, "running_total")
     assert "capacity" not in running.replace("storage_capacity", "")

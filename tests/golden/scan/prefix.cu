@@ -369,21 +369,11 @@ __global__ void cumulative_scan_terms(double *in, long long trips_i_3, double *t
     }
 }
 
-/* The starting value plus the scanned terms, stored as the loop stores them; out points at the first element the loop writes. */
-__global__ void cumulative_scan_store(const double *sums_3, long long trips_i_3, double *out)
-{
-    const double start_4 = out[-1]; /* the element before the first one written */
-    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
-         t_i_3 += (long long)blockDim.x * gridDim.x) {
-        out[t_i_3] = (double)(start_4 + sums_3[t_i_3]);
-    }
-}
-
 void cumulative(int n, const double *in, double *out)
 {
     out[0] = in[0];
     {
-        /* cudaify: this scan runs on the GPU: cumulative_scan_terms, cub::DeviceScan::InclusiveSum, cumulative_scan_store */
+        /* cudaify: this scan runs on the GPU: cumulative_scan_terms, cub::DeviceScan::InclusiveScanInit */
         const long long trips_i_3 = cudaify_trips(1, n, 1, 0);
         if (trips_i_3 > 0) {
             double *d_in_2 = NULL;
@@ -392,15 +382,15 @@ void cumulative(int n, const double *in, double *out)
             CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_in_2, in + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out_2, out, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
-            static double *terms_3 = NULL, *sums_3 = NULL;
+            double start_4;
+            CUDAIFY_CHECK(cudaMemcpy(&start_4, d_out_2 + 1 - 1, sizeof(double), cudaMemcpyDeviceToHost));
+            static double *terms_3 = NULL;
             static long long capacity_3 = 0;
             if (trips_i_3 > capacity_3) {
                 if (capacity_3 > 0) {
                     CUDAIFY_CHECK(cudaFree(terms_3));
-                    CUDAIFY_CHECK(cudaFree(sums_3));
                 }
                 CUDAIFY_CHECK(cudaMalloc((void **)&terms_3, (size_t)trips_i_3 * sizeof(*terms_3)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&sums_3, (size_t)trips_i_3 * sizeof(*sums_3)));
                 capacity_3 = trips_i_3;
             }
             const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 2147483647u);
@@ -410,16 +400,14 @@ void cumulative(int n, const double *in, double *out)
             size_t storage_bytes_3 = 0;
             static void *storage_3 = NULL;
             static size_t storage_capacity_3 = 0;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, storage_bytes_3, terms_3, sums_3, trips_i_3));
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(nullptr, storage_bytes_3, terms_3, d_out_2 + 1, cudaify_sum(), start_4, trips_i_3));
             if (storage_bytes_3 > storage_capacity_3) {
                 if (storage_3 != NULL)
                     CUDAIFY_CHECK(cudaFree(storage_3));
                 CUDAIFY_CHECK(cudaMalloc(&storage_3, storage_bytes_3));
                 storage_capacity_3 = storage_bytes_3;
             }
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage_3, storage_bytes_3, terms_3, sums_3, trips_i_3));
-            cumulative_scan_store<<<blocks_3, 256>>>(sums_3, trips_i_3, d_out_2 + 1);
-            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(storage_3, storage_bytes_3, terms_3, d_out_2 + 1, cudaify_sum(), start_4, trips_i_3));
             CUDAIFY_CHECK(cudaMemcpy(out, d_out_2, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaFree(d_in_2));
             CUDAIFY_CHECK(cudaFree(d_out_2));
