@@ -861,20 +861,23 @@ _COMPOUND = frozenset({"+=", "-=", "*=", "/="})
 @dataclass(frozen=True)
 class Work:
     """What one launch of a kernel must do, counted from its text and the values its
-    launch passes: `bytes`, each global array element it reads once and each it writes
-    once (the traffic no cache can save: the roofline's bytes), and `flops`, its
-    floating-point additions, subtractions, multiplications and divisions (an FMA counts
-    2, a math function 1). `precision`: "fp64" where any counted operation is double,
+    launch passes: `bytes`, its DRAM footprint: per global array the distinct elements
+    its reads cover plus those its writes cover (the union of its accesses' index ranges,
+    capped by the array's extent; the traffic no cache can save: the roofline's bytes),
+    and `flops`, its floating-point additions, subtractions, multiplications and
+    divisions (an FMA counts 2, a math function 1). `precision`: "fp64" where any counted operation is double,
     "fp32" where all are float, None where there are none. `exact` is False where a count
     is an estimate: a trip count or an extent the text does not give (UNKNOWN_TRIPS), a
     subscript that is not affine in the loops (gathers), several subscripts of one array
     (their union is estimated), an if with two branches (the larger is counted), a math
-    function, a type of unknown size."""
+    function. `kernel_work` gives no Work where the bytes cannot be counted: an extent,
+    a trip count or an element size it needs is not in the text."""
 
     bytes: float
     flops: float
     precision: str | None
     exact: bool
+    flops_known: bool = True  # False where FLOPs lie in a loop of unknown trips
 
 
 def kernel_work(code: str) -> dict[str, Work]:
@@ -889,13 +892,20 @@ def kernel_work(code: str) -> dict[str, Work]:
     launches = [launch for launch in kt.launches(data) if launch.kernel in kernels]
     constants = _constants(tree, data)
     repeats = _Repeats(tree, data, constants)
-    sites: dict[str, list[tuple[Work, float]]] = {}
+    extents = _Extents(tree, data, repeats)
+    sites: dict[str, list[tuple[Work | None, float]]] = {}
     for launch in launches:
-        bound = _launch_values(kernels[launch.kernel], launch, data, repeats.values)
-        work = _Counted(kernels[launch.kernel], tree, data, {**constants, **bound}).work()
-        if work is not None:
-            sites.setdefault(launch.kernel, []).append((work, repeats.at(launch.call)))
-    return {name: _mean_work(found) for name, found in sites.items()}
+        kernel = kernels[launch.kernel]
+        bound = _launch_values(kernel, launch, data, repeats.values)
+        given = extents.of_launch(kernel, launch)
+        work = _Counted(kernel, tree, data, {**constants, **bound}, given).work()
+        sites.setdefault(launch.kernel, []).append((work, repeats.at(launch.call)))
+    # a kernel one of whose launches cannot be counted is not counted
+    return {
+        name: _mean_work([(work, times) for work, times in found if work is not None])
+        for name, found in sites.items()
+        if all(work is not None for work, _ in found)
+    }
 
 
 def _mean_work(sites: list[tuple[Work, float]]) -> Work:
@@ -909,7 +919,148 @@ def _mean_work(sites: list[tuple[Work, float]]) -> Work:
         flops=sum(work.flops * times for work, times in sites) / total,
         precision="fp64" if "fp64" in precisions else next(iter(precisions), None),
         exact=False,
+        flops_known=all(work.flops_known for work in works),
     )
+
+
+class _Extents:
+    """The elements of the array a launch passes a kernel's pointer parameter, followed
+    back through the host code: an array declared with its sizes (`static float x[N]`),
+    a pointer the residency runtime, malloc or cudaMalloc gave (`cudaify_map(x, (size_t)n
+    * sizeof(float), ...)`: n), through casts and offsets (`d_u - 1`: the same block),
+    and a host function's parameter by the largest its calls pass. A size counts its
+    `sizeof` as 1 (the element's)."""
+
+    def __init__(self, tree: Tree, data: bytes, repeats: _Repeats):
+        self.tree, self.data = tree, data
+        self.values, self.calls, self.functions = repeats.values, repeats.calls, repeats.functions
+
+    def of_launch(self, kernel: kt.Kernel, launch: kt.Launch) -> dict[str, int]:
+        arguments = launch.call.child_by_field_name("arguments")
+        given = arguments.named_children if arguments is not None else []
+        names = [_parameter_name(p, self.data) for p in cs.parameter_nodes(kernel.node)]
+        found = {}
+        for name, argument in zip(names, given, strict=False):
+            elements = self.of(argument) if name else None
+            if name and elements is not None:
+                found[name] = elements
+        return found
+
+    def of(self, node: Node, depth: int = 0) -> int | None:
+        if depth > _CALL_DEPTH:
+            return None
+        node = _unwrapped(node)
+        if node.type == "binary_expression":
+            operator = cs.text(node.child_by_field_name("operator") or node, self.data)
+            left = node.child_by_field_name("left")
+            return self.of(left, depth) if operator in ("+", "-") and left else None
+        if node.type == "call_expression" and (cs.call_name(node, self.data) or "").endswith(
+            "_cast"
+        ):
+            arguments = node.child_by_field_name("arguments")
+            inner = arguments.named_children if arguments is not None else []
+            return self.of(inner[0], depth) if len(inner) == 1 else None
+        if node.type != "identifier":
+            return None
+        declared = cs.visible(self.tree, self.data, cs.text(node, self.data), node.start_byte)
+        if declared is None:
+            return None
+        if declared.kind == "array":
+            return _declared_elements(self.tree, self.data, declared, self.values.of)
+        if declared.scope == "param":
+            return self._parameter(node, declared.name, depth)
+        return self._allocated(node, declared.name)
+
+    def _parameter(self, use: Node, name: str, depth: int) -> int | None:
+        function = cs.enclosing_function(use)
+        callee = cs.function_name(function, self.data) if function is not None else None
+        names = (
+            [_parameter_name(p, self.data) for p in cs.parameter_nodes(function)]
+            if function
+            else []
+        )
+        calls = self.calls.get(callee or "", [])
+        if name not in names or not calls:
+            return None
+        position = names.index(name)
+        found = []
+        for call in calls:
+            arguments = call.child_by_field_name("arguments")
+            given = arguments.named_children if arguments is not None else []
+            found.append(self.of(given[position], depth + 1) if position < len(given) else None)
+        return max(found) if None not in found else None  # type: ignore[type-var]
+
+    def _allocated(self, use: Node, name: str) -> int | None:
+        """A pointer's block: its initializer, its one assignment, or cudaMalloc(&it, ...)."""
+        value = _LoopExpansion(self.tree, self.data, set()).initializer(name, use)
+        value = value or self._pointer_initializer(name, use)
+        if value is not None:
+            return self._allocation(value)
+        function = cs.enclosing_function(use)
+        for call in cs.walk(function) if function is not None else ():
+            if call.type != "call_expression":
+                continue
+            if cs.call_name(call, self.data) not in ("cudaMalloc", "cudaMallocManaged"):
+                continue
+            arguments = call.child_by_field_name("arguments")
+            given = arguments.named_children if arguments is not None else []
+            if len(given) >= 2 and re.fullmatch(
+                rf"(?:\(\w+\s*\*\*\))?&{name}", kn.compact(cs.text(given[0], self.data))
+            ):
+                return self._count(given[1])
+        return None
+
+    def _pointer_initializer(self, name: str, use: Node) -> Node | None:
+        """The value `float *d_x = ...;` declares `d_x` with."""
+        declared = cs.visible(self.tree, self.data, name, use.start_byte)
+        node = cs.node_at(self.tree, declared.start, "declaration") if declared else None
+        for child in cs.walk(node) if node is not None else ():
+            target = child.child_by_field_name("declarator")
+            if child.type != "init_declarator" or target is None:
+                continue
+            identifier = cs.declarator_kind(target)[1]
+            if identifier is not None and cs.text(identifier, self.data) == name:
+                return child.child_by_field_name("value")
+        return None
+
+    def _allocation(self, value: Node) -> int | None:
+        value = _unwrapped(value)
+        if value.type != "call_expression":
+            return None
+        name = cs.call_name(value, self.data)
+        arguments = value.child_by_field_name("arguments")
+        given = arguments.named_children if arguments is not None else []
+        if name in ("cudaify_map", "calloc") and len(given) >= 2:
+            return self._count(given[1]) if name == "cudaify_map" else self.values.of(given[0])
+        if name == "malloc" and given:
+            return self._count(given[0])
+        return None
+
+    def _count(self, size: Node) -> int | None:
+        """A byte size in elements: its value with each `sizeof` as 1."""
+        size = _unwrapped(size)
+        if size.type == "sizeof_expression":
+            return 1
+        if size.type == "binary_expression" and "sizeof" in cs.text(size, self.data):
+            operator = cs.text(size.child_by_field_name("operator") or size, self.data)
+            left, right = size.child_by_field_name("left"), size.child_by_field_name("right")
+            a = self._count(left) if left is not None else None
+            b = self._count(right) if right is not None else None
+            if a is None or b is None or operator not in ("*", "/"):
+                return None
+            return a * b if operator == "*" else (a // b if b else None)
+        return self.values.of(size)
+
+
+def _unwrapped(node: Node) -> Node:
+    """`node` without the parentheses and casts around it."""
+    while node.type in ("parenthesized_expression", "cast_expression"):
+        inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
+        inner = inner or (node.named_children[-1] if node.named_children else None)
+        if inner is None:
+            return node
+        node = inner
+    return node
 
 
 @dataclass(frozen=True)
@@ -917,6 +1068,11 @@ class _Loop:
     var: str | None
     span: float  # how far its variable ranges (its iterations times its step)
     known: bool
+    step: float = 1.0
+
+    @property
+    def trips(self) -> float:
+        return self.span / self.step
 
 
 @dataclass(frozen=True)
@@ -924,16 +1080,29 @@ class _Access:
     array: str
     subscripts: tuple[kn.Poly | None, ...]  # one per `[...]`, the outermost last
     loops: tuple[_Loop, ...]  # the loops around it
-    element_bytes: float
-    known_size: bool
+    element_bytes: float | None  # None: a type of unknown size
+    extent: float | None  # the elements of the array it indexes, where the text gives them
 
 
 class _Counted:
     """Walks one kernel for one launch's values: FLOPs weighted by the iterations around
     them, global accesses with the loops around them (their footprints come after)."""
 
-    def __init__(self, kernel: kt.Kernel, tree: Tree, data: bytes, constants: dict[str, int]):
+    def __init__(
+        self,
+        kernel: kt.Kernel,
+        tree: Tree,
+        data: bytes,
+        constants: dict[str, int],
+        extents: dict[str, int] | None = None,
+    ):
         self.tree, self.data, self.constants = tree, data, constants
+        self.extents = extents or {}  # pointer parameter -> the elements its launch passes
+        self.parameters = {
+            name
+            for name in (_parameter_name(p, data) for p in cs.parameter_nodes(kernel.node))
+            if name
+        }
         self.node = kernel.node
         self.body = kernel.node.child_by_field_name("body")
         self.shared = _shared_arrays(self.body, data) if self.body is not None else set()
@@ -941,6 +1110,8 @@ class _Counted:
         self.flops = 0.0
         self.fp64 = self.fp32 = False
         self.exact = True
+        self.flops_known = True  # False once FLOPs are counted in a loop of unknown trips
+        self.inside_unknown = 0  # loops of unknown trips around the walk's position
         self.accesses: list[tuple[_Access, str]] = []  # (access, "read" | "write")
         # grid-stride levels count the threads; without them, guards on the thread's index
         self.grid = self.body is not None and any(
@@ -958,6 +1129,7 @@ class _Counted:
             self._walk(self.body, (), 1.0)
 
     def work(self) -> Work | None:
+        """None where the bytes cannot be counted (see `Work`)."""
         if (not self.grid and not self.guarded) or self.block_tiled:
             return None
         total = 0.0
@@ -965,9 +1137,12 @@ class _Counted:
         for access, direction in self.accesses:
             by_array.setdefault((access.array, direction), []).append(access)
         for found in by_array.values():
-            total += self._union(found)
+            moved = self._bytes(found)
+            if moved is None:
+                return None
+            total += moved
         precision = "fp64" if self.fp64 else "fp32" if self.fp32 else None
-        return Work(total, self.flops, precision, self.exact)
+        return Work(total, self.flops, precision, self.exact, self.flops_known)
 
     # -- the walk
 
@@ -975,7 +1150,13 @@ class _Counted:
         kind = node.type
         if kind in _LOOPS:
             loop = self._loop(node)
-            loops, weight = loops + (loop,), weight * loop.span / self._step(node)
+            loops, weight = loops + (loop,), weight * loop.trips
+            if not loop.known:
+                self.inside_unknown += 1
+                for child in node.children:
+                    self._walk(child, loops, weight)
+                self.inside_unknown -= 1
+                return
         elif kind == "if_statement" and not self.grid and self._guards(node):
             guards = self._guards(node)
             self.guarded = True
@@ -994,6 +1175,7 @@ class _Counted:
             self._binary(node, weight)
         elif kind == "call_expression":
             self._call(node, weight)
+            self._atomic(node, loops)
         elif kind == "subscript_expression" and not _is_inner_subscript(node):
             self._access(node, loops, "read")
         for child in node.children:
@@ -1013,7 +1195,8 @@ class _Counted:
         if trips is None:
             self.exact = False
             return _Loop(var, UNKNOWN_TRIPS, False)
-        return _Loop(var, trips * self._step(loop), True)
+        step = self._step(loop)
+        return _Loop(var, trips * step, True, step)
 
     def _step(self, loop: Node) -> float:
         """A sequential loop's step (1 where not constant); 1 for a grid level, whose
@@ -1075,6 +1258,9 @@ class _Counted:
         condition = loop.child_by_field_name("condition")
         if init is None or condition is None or condition.type != "binary_expression":
             return None
+        halving = self._halving_trips(loop, init, condition)
+        if halving is not None:
+            return halving
         operator = cs.text(condition.child_by_field_name("operator") or condition, self.data)
         right = condition.child_by_field_name("right")
         start = kn.initializer(init) if init.type == "declaration" else None
@@ -1089,6 +1275,26 @@ class _Counted:
             return None
         span = bound - first + (1 if operator == "<=" else 0)
         return max(0.0, math.ceil(span / self._step(loop)))
+
+    def _halving_trips(self, loop: Node, init: Node, condition: Node) -> float | None:
+        """Trips of a tree reduction's `for (s = 16; s > 0; s /= 2)` (or `s >>= 1`)."""
+        update = loop.child_by_field_name("update")
+        text = kn.compact(cs.text(update, self.data)) if update is not None else ""
+        operator = cs.text(condition.child_by_field_name("operator") or condition, self.data)
+        if not re.fullmatch(r"\w+(?:/=2|>>=1)", text) or operator not in (">", ">="):
+            return None
+        start = kn.initializer(init) if init.type == "declaration" else None
+        if start is None and init.type == "assignment_expression":
+            start = init.child_by_field_name("right")
+        right = condition.child_by_field_name("right")
+        first = self._value(start) if start is not None else None
+        bound = self._value(right) if right is not None else None
+        if first is None or bound is None:
+            return None
+        trips, value = 0, first
+        while (value > bound if operator == ">" else value >= bound) and trips < 64:
+            trips, value = trips + 1, value // 2
+        return float(trips)
 
     def _value(self, node: Node, depth: int = 0) -> int | None:
         """An integer expression's value: launch values and file constants, the kernel's
@@ -1139,6 +1345,7 @@ class _Counted:
             part.flops, part.accesses = 0.0, []
             part._walk(branch, loops, weight)
             parts.append(part)
+            self.flops_known = self.flops_known and part.flops_known
         larger = max(parts, key=lambda p: (p.flops, len(p.accesses)))
         self.flops += larger.flops
         self.accesses.extend(access for part in parts for access in part.accesses)
@@ -1182,9 +1389,23 @@ class _Counted:
             self.exact = False
             self._count(self._floating(node), weight)
 
+    def _atomic(self, node: Node, loops: tuple[_Loop, ...]) -> None:
+        """`atomicAdd(&bins[k], 1)` writes the element it reads (the read is the walk's)."""
+        if not (cs.call_name(node, self.data) or "").startswith("atomic"):
+            return
+        arguments = node.child_by_field_name("arguments")
+        target = arguments.named_children[0] if arguments and arguments.named_children else None
+        target = _unwrapped(target) if target is not None else None
+        if target is not None and target.type == "pointer_expression":
+            inner = target.child_by_field_name("argument")
+            inner = _unwrapped(inner) if inner is not None else None
+            if inner is not None and inner.type == "subscript_expression":
+                self._access(inner, loops, "write")
+
     def _count(self, precision: str | None, flops: float) -> None:
         if precision is None:
             return
+        self.flops_known = self.flops_known and not self.inside_unknown
         self.flops += flops
         if precision == "fp64":
             self.fp64 = True
@@ -1251,10 +1472,20 @@ class _Counted:
             return
         if declared.kind not in ("pointer", "array"):
             return
-        size = _ELEMENT_BYTES.get(_plain_type(declared.base))
+        size = _element_bytes(declared.base)
+        if declared.scope == "global":
+            extent = _declared_elements(self.tree, self.data, declared, self.constants)
+        else:
+            extent = self.extents.get(array)
         atoms = {loop.var for loop in loops if loop.var}
         subscripts = tuple(self._polynomial(index, atoms) for index in _subscripts(node))
-        access = _Access(array, subscripts, loops, float(size or 4), size is not None)
+        access = _Access(
+            array,
+            subscripts,
+            loops,
+            float(size) if size else None,
+            float(extent) if extent is not None else None,
+        )
         self.accesses.append((access, direction))
 
     def _polynomial(self, index: Node, atoms: set[str]) -> kn.Poly | None:
@@ -1262,71 +1493,168 @@ class _Counted:
 
     # -- footprints
 
-    def _union(self, accesses: list[_Access]) -> float:
-        """The bytes of the elements a set of accesses of one array (in one direction)
-        touches: one access's footprint; several accesses that differ by constants (a
-        stencil's neighbours) the largest of theirs; others the sum (estimates)."""
-        footprints = [self._footprint(access) for access in accesses]
-        distinct = {_spelled(access.subscripts) for access in accesses}
-        if len(distinct) == 1:
-            return max(footprints)
-        self.exact = False
-        if _shifts_of_one_another([access.subscripts for access in accesses]):
-            return max(footprints)
-        return sum(footprints)
+    def _bytes(self, accesses: list[_Access]) -> float | None:
+        """The bytes of the distinct elements a set of accesses of one array (in one
+        direction) touches over the launch; None where they cannot be counted."""
+        size = accesses[0].element_bytes
+        elements = self._elements(accesses)
+        if size is None or elements is None:
+            return None
+        return elements * size
 
-    def _footprint(self, access: _Access) -> float:
-        """Elements an access touches over the launch times their size: per subscript,
-        the smaller of the product of the ranges of the loops it depends on and the
-        distance its value spans (`a[i*n + k]`: n*n either way; `x[i + k]`: the span,
-        n + K), multiplied over the subscripts."""
-        if not access.known_size:
+    def _elements(self, accesses: list[_Access]) -> float | None:
+        """The distinct elements of the union of the accesses' index ranges (`_union`),
+        capped by the array's extent where the launch gives it. An access whose range
+        cannot be read (a gather `x[col[k]]`, a subscript on a per-thread value, a loop
+        of unknown trips) counts at most one element per iteration of its loops, and at
+        most the extent: without the extent, None."""
+        extent = accesses[0].extent
+        regular: list[tuple[_Range, ...]] = []
+        irregular = 0.0
+        for access in accesses:
+            ranges = self._ranges(access)
+            if ranges is not None:
+                regular.append(ranges)
+                continue
             self.exact = False
-        elements = 1.0
-        spans = {loop.var: loop for loop in access.loops if loop.var}
+            if extent is None:
+                return None
+            irregular += min(_references(access), extent)
+        if len({_spelled(access.subscripts) for access in accesses}) > 1:
+            self.exact = False  # a union of several subscripts
+        elements = _union(regular) + irregular
+        return min(elements, extent) if extent is not None else elements
+
+    def _ranges(self, access: _Access) -> tuple[_Range, ...] | None:
+        loops = {loop.var: loop for loop in access.loops if loop.var}
+        ranges = []
         for subscript in access.subscripts:
-            elements *= self._extent(subscript, spans, access.loops)
-        return elements * access.element_bytes
+            found = self._range(subscript, loops) if subscript is not None else None
+            if found is None:
+                return None
+            ranges.append(found)
+        return tuple(ranges)
 
-    def _extent(self, subscript: kn.Poly | None, loops: dict[str, _Loop], around) -> float:  # type: ignore[no-untyped-def]
-        if subscript is None:  # a gather: one element per iteration of the loops around
-            self.exact = False
-            return math.prod(loop.span for loop in around) if around else 1.0
-        product, span = 1.0, 0.0
-        for var, loop in loops.items():
-            slope = kn.derivative(subscript, var)
-            if not slope:
+    def _range(self, subscript: kn.Poly, loops: dict[str, _Loop]) -> _Range | None:
+        """The values an affine subscript takes over the loops around it, or None where
+        it is not affine in them with known coefficients. Terms in the launch's shape
+        (`base + 2 * blockDim.x`: register tiling's outputs; `k0 + threadIdx.x`: a tile's
+        column) are how the threads share a range the grid levels already span: dropped,
+        and the range counted as filled."""
+        offset, filled = 0, False
+        symbolic: dict[tuple[str, ...], int] = {}
+        slopes: dict[str, int] = {}
+        for monomial, coefficient in subscript.items():
+            if any(_THREAD_SHAPE.match(name) for name in monomial):
+                if not self.grid:
+                    return None  # its range is the launch's shape, which this count does not read
+                filled = True
                 continue
-            product *= loop.span
-            coefficient = self._coefficient(slope)
-            if coefficient is None:
-                self.exact = False
-                span = math.inf
+            variables = [name for name in monomial if name in loops]
+            value, unknown = coefficient, []
+            for name in (name for name in monomial if name not in loops):
+                if name in self.constants:
+                    value *= self.constants[name]
+                elif name in self.parameters:
+                    unknown.append(name)  # one value for the whole launch
+                else:
+                    return None  # a value of each thread's own
+            if not variables and unknown:
+                symbolic[tuple(unknown)] = symbolic.get(tuple(unknown), 0) + value
                 continue
-            span += abs(coefficient) * max(loop.span - 1.0, 0.0)
-        if self._thread_only(subscript, loops):
-            self.exact = False  # no grid level gives the thread index's range
-        return max(1.0, min(product, span + 1.0))
+            if not variables:
+                offset += value
+                continue
+            if len(variables) > 1 or unknown or not loops[variables[0]].known:
+                return None
+            slopes[variables[0]] = slopes.get(variables[0], 0) + value
+        return _Range.over(offset, symbolic, slopes, loops, filled)
 
-    def _coefficient(self, slope: kn.Poly) -> int | None:
-        """A derivative's value: a constant, or names the launch or the file fixes."""
-        total = 0
-        for monomial, coefficient in slope.items():
-            term = coefficient
-            for name in monomial:
-                value = self.constants.get(name)
-                if value is None:
-                    return None
-                term *= value
-            total += term
-        return total
 
-    def _thread_only(self, subscript: kn.Poly, loops: dict[str, _Loop]) -> bool:
-        """A subscript on the thread's index in a kernel without grid levels: its range is
-        the launch's shape, which this count does not read."""
-        if self.grid:
-            return False
-        return any("Idx." in name for monomial in subscript for name in monomial)
+@dataclass(frozen=True)
+class _Range:
+    """The values one subscript takes over a launch: from `low` to `high` every `stride`
+    (0: one value), `count` distinct ones, plus `symbolic`, the terms in launch values the
+    text does not fix (ranges with different ones are not compared)."""
+
+    symbolic: tuple[tuple[tuple[str, ...], int], ...]
+    low: int
+    high: int
+    stride: int
+    count: float
+
+    @staticmethod
+    def over(
+        offset: int,
+        symbolic: dict[tuple[str, ...], int],
+        slopes: dict[str, int],
+        loops: dict[str, _Loop],
+        filled: bool,
+    ) -> _Range:
+        low = high = offset
+        count, steps = 1.0, []
+        for var, slope in slopes.items():
+            loop = loops[var]
+            step = int(round(slope * loop.step))
+            if not step:
+                continue
+            reach = step * max(int(round(loop.trips)) - 1, 0)
+            low, high = low + min(0, reach), high + max(0, reach)
+            count *= loop.trips
+            steps.append(abs(step))
+        stride = 1 if filled and steps else math.gcd(*steps)
+        length = (high - low) // stride + 1 if stride else 1
+        count = float(length) if filled else min(count, float(length))
+        return _Range(tuple(sorted(symbolic.items())), low, high, stride, count)
+
+
+def _union(accesses: list[tuple[_Range, ...]]) -> float:
+    """Distinct elements of the union of the accesses' ranges: for the accesses whose
+    offsets compare (the same terms in unknown launch values), the smaller of the sum of
+    their own counts and the box spanned by merging their ranges subscript by subscript
+    (`u[i-1], u[i], u[i+1]` over n values of i: n + 2); other groups add up."""
+    groups: dict[tuple, list[tuple[_Range, ...]]] = {}
+    for ranges in accesses:
+        key = (len(ranges), tuple(r.symbolic for r in ranges))
+        groups.setdefault(key, []).append(ranges)
+    total = 0.0
+    for members in groups.values():
+        separate = sum(math.prod(r.count for r in ranges) for ranges in members)
+        dimensions = len(members[0])
+        box = math.prod(_merged([ranges[d] for ranges in members]) for d in range(dimensions))
+        total += min(separate, float(box))
+    return total
+
+
+def _merged(ranges: list[_Range]) -> int:
+    """Values in the union of ranges of one subscript: on a common stride, the merged
+    intervals of each residue class; with different strides, every value between."""
+    strides = {r.stride for r in ranges}
+    stride = strides.pop() if len(strides) == 1 and 0 not in strides else 1
+    classes: dict[int, list[tuple[int, int]]] = {}
+    for r in ranges:
+        residue = r.low % stride
+        classes.setdefault(residue, []).append(
+            ((r.low - residue) // stride, (r.high - residue) // stride)
+        )
+    total = 0
+    for intervals in classes.values():
+        intervals.sort()
+        start, end = intervals[0]
+        for low, high in intervals[1:]:
+            if low > end + 1:
+                total += end - start + 1
+                start, end = low, high
+            else:
+                end = max(end, high)
+        total += end - start + 1
+    return total
+
+
+def _references(access: _Access) -> float:
+    """Iterations of the loops around an access (one element each), infinite where a
+    loop's trips are unknown."""
+    return math.prod(loop.trips if loop.known else math.inf for loop in access.loops)
 
 
 class _LoopExpansion(_Expansion):
@@ -1341,6 +1669,32 @@ class _LoopExpansion(_Expansion):
         if node.type == "identifier" and cs.text(node, self.data) in self.loop_vars:
             return {(cs.text(node, self.data),): 1}
         return super().of(node, depth)
+
+    def initializer(self, name: str, use: Node) -> Node | None:
+        """Its declaration's value, or where it is declared without one (`size_t at;`),
+        the value of the one assignment the function makes it (`at = (i * n + j) * n +
+        k;`)."""
+        value = super().initializer(name, use)
+        declared = cs.visible(self.tree, self.data, name, use.start_byte)
+        if value is not None or declared is None or declared.scope != "local":
+            return value
+        function = cs.enclosing_function(use)
+        if function is None:
+            return None
+        assigned = [
+            node
+            for node in cs.walk(function)
+            if node.type in ("assignment_expression", "update_expression")
+            and cs.text(
+                node.child_by_field_name("left") or node.child_by_field_name("argument") or node,
+                self.data,
+            )
+            == name
+        ]
+        if len(assigned) != 1 or assigned[0].type != "assignment_expression":
+            return None
+        operator = cs.text(assigned[0].child_by_field_name("operator") or assigned[0], self.data)
+        return assigned[0].child_by_field_name("right") if operator == "=" else None
 
 
 def _loop_variable(loop: Node, data: bytes) -> str | None:
@@ -1373,19 +1727,53 @@ def _spelled(subscripts: tuple[kn.Poly | None, ...]) -> str:
     return repr([sorted(s.items()) if s is not None else None for s in subscripts])
 
 
-def _shifts_of_one_another(all_subscripts: list[tuple[kn.Poly | None, ...]]) -> bool:
-    """Whether the accesses differ only by constants (a[i-1], a[i], a[i+1])."""
-    first = all_subscripts[0]
-    for other in all_subscripts[1:]:
-        if len(other) != len(first):
-            return False
-        for mine, theirs in zip(first, other, strict=True):
-            if mine is None or theirs is None:
-                return False
-            difference = kn.added(mine, kn.scaled(theirs, -1))
-            if any(monomial for monomial in difference):
-                return False
-    return True
+_THREAD_SHAPE = re.compile(r"^(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$")
+_PAIR = re.compile(r"^(?:\w+::)*pair<(.+),(.+)>$")
+
+
+def _element_bytes(base: str) -> int | None:
+    """The size of an element of type `base`: a scalar of _ELEMENT_BYTES, a pair of them
+    (`std::pair<double, double>`: 16); None for any other."""
+    plain = _plain_type(base)
+    pair = _PAIR.match(plain.replace(" ", ""))
+    if pair is None:
+        return _ELEMENT_BYTES.get(plain)
+    sizes = [_element_bytes(part) for part in pair.groups()]
+    return sum(s for s in sizes if s is not None) if None not in sizes else None
+
+
+def _declared_elements(
+    tree: Tree,
+    data: bytes,
+    declared: cs.Declared,
+    lookup,  # type: ignore[no-untyped-def]
+) -> int | None:
+    """The elements an array declaration holds (`float x[N][M]`: N * M), its sizes
+    read by `lookup` (a dict of constants, or a function of a node); None if unknown."""
+    node = cs.node_at(tree, declared.start, "declaration")
+    for child in cs.walk(node) if node is not None else ():
+        if child.type != "array_declarator" or child.parent is None:
+            continue
+        if child.parent.type == "array_declarator":
+            continue  # the outermost `[...]` holds the rest
+        if cs.declarator_kind(child)[1] is None:
+            continue
+        name = cs.declarator_kind(child)[1]
+        if name is None or cs.text(name, data) != declared.name:
+            continue
+        total = 1
+        current: Node | None = child
+        while current is not None and current.type == "array_declarator":
+            size = current.child_by_field_name("size")
+            if size is None:
+                return None
+            value = lookup(size) if callable(lookup) else kn.evaluate(size, data, lookup)
+            if value is None:
+                return None
+            total *= value
+            current = current.child_by_field_name("declarator")
+        return total
+    return None
 
 
 def _plain_type(base: str) -> str:

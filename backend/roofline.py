@@ -3,9 +3,11 @@ GPU's measured roofs (backend/bandwidth.py: the copy bandwidth, the fp32 and fp6
 
 Measured: each kernel function's time and launches inside the region (CUDA events, one
 run with CUDAIFY_KERNEL_TIMING set; runtime/kernel_timing.h). Counted from the variant's
-text (backend/cost.py `kernel_work`): the bytes one launch must move (each array element
-read once, each written once) and its floating-point operations, times the measured
-launches. Hence its achieved bytes/s and FLOP/s and its arithmetic intensity I (FLOPs per
+text (backend/cost.py `kernel_work`): the bytes one launch must move (its DRAM footprint:
+for each array, the distinct elements its accesses' index ranges cover, read and written
+counted apart) and its floating-point operations, times the measured launches; a kernel
+whose footprint the text does not give (an extent or a trip count it cannot find) gets no
+roofline. Hence its achieved bytes/s and FLOP/s and its arithmetic intensity I (FLOPs per
 byte); its roof is min(peak, bandwidth x I) with the peak of its precision, and it is
 *memory* bound where bandwidth x I is the lower of the two, else *compute* bound. A kernel
 without floating-point arithmetic is placed against the bandwidth alone. The percentage
@@ -80,17 +82,23 @@ def kernel_roofline(
     measured = KernelRoofline(name=name, launches=launches, seconds=seconds)
     if work is None or seconds <= 0:
         return measured
-    moved, flops = work.bytes * launches, work.flops * launches
-    roof, bound, percent = place(moved, flops, seconds, work.precision, bandwidth, peaks)
+    moved = work.bytes * launches
+    # FLOPs in a loop of unknown trips are not counted: the kernel stands against the
+    # bandwidth alone
+    flops = work.flops * launches if work.flops_known else 0.0
+    precision = work.precision if work.flops_known else None
+    if not moved:  # nothing counted: no intensity, never "compute bound" for want of bytes
+        return replace(measured, bytes=moved, exact=work.exact)
+    roof, bound, percent = place(moved, flops, seconds, precision, bandwidth, peaks)
     return replace(
         measured,
         bytes=moved,
-        flops=flops,
-        precision=work.precision,
+        flops=flops if work.flops_known else None,
+        precision=precision,
         exact=work.exact,
         bytes_per_second=moved / seconds,
-        flops_per_second=flops / seconds,
-        intensity=flops / moved if moved else None,
+        flops_per_second=flops / seconds if work.flops_known else None,
+        intensity=flops / moved if work.flops_known else None,
         roof=roof,
         percent=percent,
         bound=bound,
