@@ -865,11 +865,11 @@ class Work:
     its reads cover plus those its writes cover (the union of its accesses' index ranges,
     capped by the array's extent; the traffic no cache can save: the roofline's bytes),
     and `flops`, its floating-point additions, subtractions, multiplications and
-    divisions (an FMA counts 2, a math function 1). `precision`: "fp64" where any counted operation is double,
-    "fp32" where all are float, None where there are none. `exact` is False where a count
-    is an estimate: a trip count or an extent the text does not give (UNKNOWN_TRIPS), a
-    subscript that is not affine in the loops (gathers), several subscripts of one array
-    (their union is estimated), an if with two branches (the larger is counted), a math
+    divisions (an FMA counts 2, a math function 1). `precision`: "fp64" where any counted
+    operation is double, "fp32" where all are float, None where there are none. `exact`
+    is False where a count is an estimate: a subscript that is not affine in the loops
+    (gathers), a loop of unknown trips (capped by the extent), a union of several
+    subscripts of one array, an if with two branches (the larger is counted), a math
     function. `kernel_work` gives no Work where the bytes cannot be counted: an extent,
     a trip count or an element size it needs is not in the text."""
 
