@@ -5,7 +5,8 @@ Format (version 3; `regraph/FORMAT.md` has the long form):
     {"format": "cudaify-regraph", "version": 3,
      "nodes": [{"name", "description", "category"}],
      "edges": [{"source", "target",
-                "stats": {"visits", "successes", "mean_log_gain", "timed"},
+                "stats": {"visits", "successes", "mean_log_gain", "timed",
+                          "how": {HOW: {"visits", "wins"}}},
                 "examples": [{"program", "before": BLOB, "after": BLOB, "think", "detail",
                               "speedup", "verified", "source"}]}],
      "blobs": {BLOB: code},
@@ -15,7 +16,10 @@ many examples refer to it (the `after` of one step is the `before` of the next).
 `verified` says how a step was checked ("gpu", "compile", "" for not at all); `source`
 where it came from (teacher, rule, curated, learned). An edge's statistics measure its
 *gain*: the child's speedup over its parent's (the input's is 1), not over the CPU, so an
-edge that makes a slow parent 5x faster ranks high however slow the parent was.
+edge that makes a slow parent 5x faster ranks high however slow the parent was. `how`
+(optional) splits the attempts by the way the step was made (`rule` or `slm`): how often
+each way was tried and how often it won (verified and faster than its parent), which the
+search reads as each way's share of the edge's prior.
 
 Older files still load. Version 2 stored each edge's mean log-speedup over the CPU; read,
 it becomes a gain: exact for the edges from `sequential` (their parent is the input), and
@@ -49,6 +53,7 @@ VERSION = 3
 GAIN_VERSION = 3
 START = "sequential"
 VERIFIED_HOW = ("gpu", "compile", "")
+HOW = ("rule", "slm")  # the ways an edge is applied, as the edge statistics split them
 SOURCES = ("teacher", "rule", "curated", "learned")
 
 
@@ -81,6 +86,18 @@ def gain(child_speedup: float | None, parent_speedup: float | None) -> float | N
     return child_speedup / parent_speedup
 
 
+@dataclass(frozen=True)
+class HowStats:
+    """The attempts of an edge made one way (`rule` or `slm`), and its wins: the child
+    verified and faster than its parent."""
+
+    visits: int = 0
+    wins: int = 0
+
+    def plus(self, other: HowStats) -> HowStats:
+        return HowStats(self.visits + other.visits, self.wins + other.wins)
+
+
 @dataclass
 class EdgeStats:
     visits: int = 0  # attempts of this transition
@@ -88,15 +105,24 @@ class EdgeStats:
     # mean of ln(gain) over the `timed` successes: gain = the child's speedup / its parent's
     mean_log_gain: float = 0.0
     timed: int = 0
+    # the attempts by how they were made (HOW); empty in files written before it was kept
+    how: dict[str, HowStats] = field(default_factory=dict)
 
-    def record(self, success: bool, gain: float | None = None) -> None:
+    def record(
+        self, success: bool, gain: float | None = None, how: str = "", win: bool = False
+    ) -> None:
         self.visits += 1
+        if how:
+            self.how[how] = self.way(how).plus(HowStats(1, int(win)))
         if not success:
             return
         self.successes += 1
         if gain is not None and gain > 0:
             self.timed += 1
             self.mean_log_gain += (math.log(gain) - self.mean_log_gain) / self.timed
+
+    def way(self, how: str) -> HowStats:
+        return self.how.get(how, HowStats())
 
     def combined(self, other: EdgeStats) -> EdgeStats:
         timed = self.timed + other.timed
@@ -105,7 +131,23 @@ class EdgeStats:
             if timed
             else 0.0
         )
-        return EdgeStats(self.visits + other.visits, self.successes + other.successes, mean, timed)
+        ways = {how: self.way(how).plus(other.way(how)) for how in sorted({*self.how, *other.how})}
+        return EdgeStats(
+            self.visits + other.visits, self.successes + other.successes, mean, timed, ways
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The stats as stored; `how` only when some attempt was recorded by way (a graph
+        without any keeps its bytes)."""
+        data: dict[str, Any] = {
+            "visits": self.visits,
+            "successes": self.successes,
+            "mean_log_gain": self.mean_log_gain,
+            "timed": self.timed,
+        }
+        if self.how:
+            data["how"] = {how: asdict(self.how[how]) for how in sorted(self.how)}
+        return data
 
 
 def now() -> str:
@@ -192,8 +234,8 @@ class ReGraph:
         for source, target in self.edges():
             copied.add_edge(source, target)
             copied.examples(source, target).extend(self.examples(source, target))
-            copied.graph.edges[source, target]["stats"] = EdgeStats(
-                **asdict(self.stats(source, target))
+            copied.graph.edges[source, target]["stats"] = EdgeStats().combined(
+                self.stats(source, target)
             )
         return copied
 
@@ -212,7 +254,7 @@ class ReGraph:
                 {**asdict(e), "before": stored(e.before), "after": stored(e.after)}
                 for e in self.examples(source, target)
             ]
-            stats = asdict(self.stats(source, target))
+            stats = self.stats(source, target).to_json()
             edges.append({"source": source, "target": target, "stats": stats, "examples": examples})
         data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
         if self.meta:
@@ -299,7 +341,7 @@ def _stats(data: Any, version: int, path: str) -> EdgeStats:
     `mean_log_gain` until `_gains_from_speedups` has read the whole graph."""
     _require(data, dict, path)
     mean_name = "mean_log_gain" if version >= GAIN_VERSION else "mean_log_speedup"
-    allowed = {"visits", "successes", "timed", mean_name}
+    allowed = {"visits", "successes", "timed", mean_name, "how"}
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise GraphFormatError(f"{path}.{unknown[0]}: unknown field")
@@ -311,7 +353,27 @@ def _stats(data: Any, version: int, path: str) -> EdgeStats:
     stats.timed = data.get("timed", 0)
     if stats.successes > stats.visits:
         raise GraphFormatError(f"{path}.successes: more than visits ({stats.visits})")
+    stats.how = _how_stats(data.get("how", {}), f"{path}.how")
     return stats
+
+
+def _how_stats(data: Any, path: str) -> dict[str, HowStats]:
+    """An edge's attempts by way; absent (older files): none recorded."""
+    _require(data, dict, path)
+    ways: dict[str, HowStats] = {}
+    for how in sorted(data):
+        at = f"{path}.{_one_of(how, HOW, path)}"
+        counts = _require(data[how], dict, at)
+        unknown = sorted(set(counts) - {"visits", "wins"})
+        if unknown:
+            raise GraphFormatError(f"{at}.{unknown[0]}: unknown field")
+        for name in ("visits", "wins"):
+            if _require(counts.get(name, 0), int, f"{at}.{name}") < 0:
+                raise GraphFormatError(f"{at}.{name}: negative")
+        ways[how] = HowStats(counts.get("visits", 0), counts.get("wins", 0))
+        if ways[how].wins > ways[how].visits:
+            raise GraphFormatError(f"{at}.wins: more than visits ({ways[how].visits})")
+    return ways
 
 
 def _gains_from_speedups(graph: ReGraph) -> None:

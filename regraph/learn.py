@@ -3,6 +3,7 @@ each other in `platformdirs.user_data_dir("cudaify")`; the shipped graph stays r
 The graph a run searches is the shipped one merged with both.
 
 - `edge-stats.json`: the edge statistics (attempts, successes, mean log gain over the
+  parent, and per way, rule or slm, the attempts and wins: verified and faster than the
   parent) of every compile that ran on a GPU, unless `learn_stats` is off. Cheap (a small
   file, rewritten under a lock) and outside the result cache's key: every GPU compile
   changes it, and a key over it would miss for every other input after each compile.
@@ -38,6 +39,7 @@ from cudaify.regraph.build import (
     step_gain,
 )
 from cudaify.regraph.graph import (
+    HOW,
     START,
     GraphFormatError,
     ReGraph,
@@ -60,6 +62,8 @@ class StatsUpdate:
     target: str
     success: bool
     gain: float | None = None
+    how: str = ""  # how the step was made: "rule" or "slm" ("": not said)
+    win: bool = False  # verified and faster than its parent (gain above 1)
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,8 @@ def learn_statistics(
             for name in (update.source, update.target):
                 graph.add_method(name, *describe(name))
             graph.add_edge(update.source, update.target)
-            graph.stats(update.source, update.target).record(update.success, update.gain)
+            stats = graph.stats(update.source, update.target)
+            stats.record(update.success, update.gain, update.how, update.win)
         meta = stamped(graph.meta, gpu)
         meta["runs"] = int(meta.get("runs", 0)) + 1
         meta["objective"] = listed(meta.get("objective"), objective)
@@ -200,9 +205,11 @@ def run_steps(
         if how == "gpu" and (before == start.key or before in evaluations):
             parent_evaluation = None if before == start.key else evaluations[before]
             gain = step_gain(evaluation, parent_evaluation, objective)
-        updates.append(StatsUpdate(source, variant.node, bool(how), gain))
+        last = variant.steps[-1]
+        win = gain is not None and gain > 1.0
+        way = last.applied_by if last.applied_by in HOW else ""
+        updates.append(StatsUpdate(source, variant.node, bool(how), gain, way, win))
         if how and parent is not None:
-            last = variant.steps[-1]
             steps.append(
                 VerifiedStep(
                     program,

@@ -347,3 +347,79 @@ def test_no_learn_stats_records_nothing(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert _compile_on_a_faked_gpu(tmp_path, monkeypatch, learn_stats=False, cache=False).verified
     assert not user_stats_path().exists() and not user_graph_path().exists()
+
+
+def test_edge_statistics_are_kept_per_way_and_reload(tmp_path):
+    """Each attempt is counted for the way it was made (rule or slm) and wins when it was
+    verified and faster than its parent; the record survives the file and a merge."""
+    start = Variant(code="int main() {}")
+    offload = start.then("offload", "__global__ void k() {}", "rule")
+    by_model = offload.then("coalesce", "__global__ void k() { /*m*/ }", "slm")
+    slower = offload.then("unroll", "__global__ void k() { /*u*/ }", "slm")
+    refused = offload.then("coalesce", "broken", "rule")
+    candidates = [
+        Candidate(offload, _ran(2.0)),
+        Candidate(by_model, _ran(6.0)),  # 3x over its parent: a win
+        Candidate(slower, _ran(1.0)),  # verified, slower than its parent: no win
+        Candidate(refused, Evaluation(stage=Stage.STRUCTURE)),
+    ]
+    _, updates = run_steps("prog", start, [(c.variant, c.evaluation) for c in candidates])
+    assert [(u.target, u.how, u.win) for u in updates] == [
+        ("offload", "rule", True),
+        ("coalesce", "slm", True),
+        ("unroll", "slm", False),
+        ("coalesce", "rule", False),
+    ]
+    learn_from_search("prog", start, candidates, tmp_path / "graph.json", examples=False)
+    stats = load(tmp_path / "edge-stats.json")
+    coalesce = stats.stats("offload", "coalesce")
+    assert (coalesce.way("slm").visits, coalesce.way("slm").wins) == (1, 1)
+    assert (coalesce.way("rule").visits, coalesce.way("rule").wins) == (1, 0)
+    assert (stats.stats("offload", "unroll").way("slm").wins, coalesce.visits) == (0, 2)
+    # a second run adds to the record, and the active graph (shipped + learned) has it
+    learn_from_search("prog", start, candidates[:2], tmp_path / "graph.json", examples=False)
+    active = load_active_graph(tmp_path / "graph.json").stats("offload", "coalesce")
+    assert (active.way("slm").visits, active.way("slm").wins) == (2, 2)
+    assert active.way("rule").visits == 1
+
+
+def test_an_edge_statistics_file_without_ways_still_loads(tmp_path):
+    """edge-stats.json written before the per-way record: its counts load, no way has
+    any record, and the shipped graph's bytes do not change for want of one."""
+    import json
+
+    old = {
+        "format": "cudaify-regraph",
+        "version": 3,
+        "nodes": [{"name": "sequential"}, {"name": "offload"}],
+        "edges": [
+            {
+                "source": "sequential",
+                "target": "offload",
+                "stats": {"visits": 3, "successes": 2, "mean_log_gain": 0.7, "timed": 2},
+                "examples": [],
+            }
+        ],
+        "blobs": {},
+    }
+    path = tmp_path / "edge-stats.json"
+    path.write_text(json.dumps(old))
+    stats = load(path).stats("sequential", "offload")
+    assert (stats.visits, stats.successes, stats.how) == (3, 2, {})
+    assert stats.way("rule").visits == stats.way("slm").visits == 0
+    assert "how" not in load(path).to_json()["edges"][0]["stats"]
+    learn_statistics([StatsUpdate("sequential", "offload", True, 2.0, "slm", True)], path)
+    again = load(path).stats("sequential", "offload")
+    assert (again.visits, again.way("slm").wins, again.way("rule").visits) == (4, 1, 0)
+
+
+def test_a_bad_way_record_is_reported_with_its_path(tmp_path):
+    from cudaify.regraph.graph import GraphFormatError, from_json
+
+    data = default_graph().to_json()
+    data["edges"][0]["stats"]["how"] = {"slm": {"visits": 1, "wins": 2}}
+    with pytest.raises(GraphFormatError, match=r"\$\.edges\[0\]\.stats\.how\.slm\.wins"):
+        from_json(data)
+    data["edges"][0]["stats"]["how"] = {"model": {"visits": 1}}
+    with pytest.raises(GraphFormatError, match="not one of 'rule', 'slm'"):
+        from_json(data)
