@@ -224,7 +224,9 @@ class Stages:
 
     # -- the callbacks -------------------------------------------------------------------
 
-    def expand(self, variant: Variant, method_name: str, how: str = "rule"):
+    def expand(self, variant: Variant, method_name: str, how: str = "rule", refused: str = ""):
+        """The edge's child, or why there is none; `refused` (an SLM edge): why the
+        method's rule could not apply it here, which the model is told."""
         from cudaify.transforms import get
 
         method = get(method_name)
@@ -243,6 +245,7 @@ class Stages:
                     examples,
                     lambda code: self.validate(code, method, variant),
                     context=self.context,  # the rule's own targets decide what the model edits
+                    refused=refused,
                 )
             except ModelFailure as failure:  # this edge dies; the search goes on
                 return None, f"the model failed ({failure.kind}): {failure}"

@@ -1,6 +1,8 @@
 """Applying a reasoning-graph edge with the small model: the model edits only the functions
 the edge changes (focus.py picks them, cuts them out of the variant and splices the answer
-back), prompted with the method's instruction and the edge's examples cut the same way;
+back), prompted with the method's instruction and the edge's examples cut the same way (where
+the method's rule refused the variant, also with its reason, the functions it points at
+in focus, and a request for the rewrite the rule could not make);
 strict extraction of the one fenced block, the whole-program check, and one repair round
 with what was wrong (as a judge would) before the edge counts as failed. Checking is handed
 in (`validate`), so this module never compiles anything. The whole-program baselines
@@ -23,6 +25,7 @@ from cudaify.transforms.slm.prompt import (
     edit_prompt,
     focus_format,
     focused_prompt,
+    refused_note,
     repair_prompt,
 )
 from cudaify.transforms.structure import launch_problems
@@ -105,14 +108,21 @@ def edit(
     validate: Validate,
     sampling: Sampling = EDIT_SAMPLING,
     context: Context | None = None,
+    refused: str = "",
 ) -> Attempt:
     """The model's answer to one edge, after the repair round when the first failed: the
     target functions (picked with the method's rule where `context` is given) are cut out,
-    the model answers them, and its answer is spliced back into the variant."""
+    the model answers them, and its answer is spliced back into the variant. `refused`:
+    why the method's rule could not apply it here; the model is told, shown the functions
+    the reason points at, and asked for the rewrite the rule could not make."""
     focus = focusing.pick_targets(method, variant, context)
+    note = ""
+    if refused:
+        focus = focusing.refused_targets(focus, refused, context)
+        note = refused_note(method.name, refused)
     reduced = [focusing.reduce_example(example, variant.code) for example in examples]
     shown = [(example, example.names or focus.targets) for example in reduced]
-    messages = focused_prompt(method.instruction or method.summary, shown, focus)
+    messages = focused_prompt(method.instruction or method.summary, shown, focus, note)
     budget = answer_tokens(focus, reduced, sampling.max_tokens)
     return converse(
         engine,
@@ -142,9 +152,14 @@ def apply_with_slm(
     validate: Validate,
     sampling: Sampling = EDIT_SAMPLING,
     context: Context | None = None,
+    refused: str = "",
 ) -> Outcome:
+    """An edge's child by the model, or why there is none; `refused` as for `edit`. The
+    answer passes the same checks whether or not the rule refused."""
     return edge_outcome(
-        method, variant, edit(engine, method, variant, examples, validate, sampling, context)
+        method,
+        variant,
+        edit(engine, method, variant, examples, validate, sampling, context, refused),
     )
 
 

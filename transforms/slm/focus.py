@@ -249,6 +249,54 @@ def pick_targets(method: Method, variant: Variant, context: Context | None = Non
     return Focus(code, _in_order(code, loops or set(defined)), "loops")
 
 
+# where a rule's refusal points: `file:line:col:`, "at line N"; and names it quotes
+_AT_LOCATION = re.compile(r"[\w./+-]+:(\d+):\d+:|\bline (\d+)\b")
+_QUOTED = re.compile(r"'([A-Za-z_]\w*)'")
+
+
+def refused_targets(focus: Focus, reason: str, context: Context | None = None) -> Focus:
+    """The focus of an edge whose rule refused with `reason`: the functions the reason
+    points at, where it names any (the function holding a `file:line:col` or `line N`
+    of the analysed program, a kernel or function it quotes, with the host functions
+    that launch a quoted kernel), so the model sees the nest the rule could not handle;
+    else `focus` as it was picked."""
+    code = focus.code
+    defined = functions(code)
+    # lines count in the analysed program; its functions keep their names in the variant
+    numbered = context.program.source if context is not None else code
+    named = {name for name in _functions_at_lines(numbered, _lines(reason)) if name in defined}
+    named |= {name for name in _QUOTED.findall(reason) if name in defined}
+    if not named:
+        return focus
+    data = kt.encode(code)
+    launchers = {
+        _enclosing_function(launch.call, data)
+        for launch in kt.launches(data)
+        if launch.kernel in named
+    }
+    chosen = named | {name for name in launchers if name in defined}
+    return Focus(code, _in_order(code, chosen), "refusal")
+
+
+def _lines(reason: str) -> set[int]:
+    return {int(a or b) for a, b in _AT_LOCATION.findall(reason)}
+
+
+def _functions_at_lines(code: str, lines: set[int]) -> set[str]:
+    if not lines:
+        return set()
+    data = kt.encode(code)
+    found = set()
+    for item in items(code):
+        if not item.is_function:
+            continue
+        first = data.count(b"\n", 0, item.start) + 1
+        last = data.count(b"\n", 0, item.end) + 1
+        if any(first <= line <= last for line in lines):
+            found.add(item.name)
+    return found
+
+
 def _rule_targets(method: Method, variant: Variant, context: Context) -> list[str]:
     try:
         if method.applies(variant, context) is not None:

@@ -29,6 +29,14 @@ FOCUS_FORMAT = (
     "you changed."
 )
 MAX_PROBLEM_CHARS = 3000  # compiler logs can be long; the model needs the first errors
+# an edge whose rule refused: the model is asked for what the rule could not do
+REFUSED = (
+    "The compiler's rule for {method} could not apply it to this code: {reason}\n"
+    "Make {method}'s result possible here, or apply {method} by hand: rewrite the loop nest "
+    "below as far as it needs (interchange loops, distribute a loop, rewrite its index "
+    "expressions, or choose the tile sizes or the launch parameters), keeping what every "
+    "iteration computes and the output the program prints."
+)
 
 
 class ExampleLike(Protocol):
@@ -78,10 +86,23 @@ def focus_format(names: Sequence[str]) -> str:
     return FOCUS_FORMAT.format(names=_names(names))
 
 
+def refused_note(method: str, reason: str) -> str:
+    """What an edge's task says when the method's rule refused: the reason, and the
+    rewrites asked for in its place."""
+    return REFUSED.format(method=method, reason=reason.strip())
+
+
 def _focused_task(
-    instruction: str, functions: str, names: Sequence[str], declarations: str = ""
+    instruction: str,
+    functions: str,
+    names: Sequence[str],
+    declarations: str = "",
+    note: str = "",
 ) -> str:
-    parts = [f"Task: {instruction.strip()}", f"Change only {_names(names)}:\n{fenced(functions)}"]
+    parts = [f"Task: {instruction.strip()}"]
+    if note:
+        parts.append(note)
+    parts.append(f"Change only {_names(names)}:\n{fenced(functions)}")
     if declarations.strip():  # after the functions: a small model copies the first block
         parts.append(
             "The rest of the program declares (read-only, do not repeat):\n"
@@ -106,10 +127,13 @@ def focused_prompt(
     method_instruction: str,
     examples: Sequence[tuple[ExampleLike, Sequence[str]]],
     focus: FocusLike,
+    note: str = "",
 ) -> list[Message]:
     """Messages asking the model to apply one method to the target functions only: each
     example (already cut to its changed functions, with their names) as an earlier turn,
-    then the target functions with the declarations they may use as read-only context."""
+    then the target functions with the declarations they may use as read-only context.
+    `note` (a rule's refusal, `refused_note`) goes in the last task only: the examples
+    show the method's result as it was reached elsewhere."""
     messages: list[Message] = [{"role": "system", "content": SYSTEM}]
     for example, names in examples:
         said = example.detail.strip() or "I applied the change."
@@ -120,7 +144,9 @@ def focused_prompt(
             {"role": "user", "content": task},
             {"role": "assistant", "content": f"{fenced(example.after)}\n\n{said}"},
         ]
-    task = _focused_task(method_instruction, focus.target_text, focus.targets, focus.context_text())
+    task = _focused_task(
+        method_instruction, focus.target_text, focus.targets, focus.context_text(), note
+    )
     messages.append({"role": "user", "content": task})
     return messages
 
