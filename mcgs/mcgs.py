@@ -19,7 +19,7 @@ another path immediately counts for every parent (the transposition problem of n
 
 Selection is PUCT over edges (a, edge = (method, how), how = rule | slm):
 
-    score(n, a) = Q(child) + C_PUCT * P(n, a) * sqrt(sum_b N(n, b)) / (1 + N(n, a))
+    score(n, a) = Q(child) + C_PUCT * P(n, a) * sqrt(1 + sum_b N(n, b)) / (1 + N(n, a))
 
 with Q(child) = the first-play urgency for an edge not expanded yet: FPU for a rule edge;
 for an SLM edge, the mean reward of the model's answers in this search so far, counting
@@ -34,14 +34,34 @@ where an edge's gain is its child's speedup over its parent's (not over the CPU)
 never seen weighs 1/2, and data_residency after an offload that it makes 5x faster weighs
 more, however slow that offload was.
     P(m)       = LAMBDA * P_slm(m) + (1 - LAMBDA) * P_graph(m)    (P_graph alone without an SLM)
-    P(n, (m, how)) = P(m) / (number of ways m can be applied here)
+    P(n, (m, how)) = P(m) * share(how)
+    share(how) ∝ (wins(how) + 1) / (visits(how) + 2), normalised over the ways here
+
+where visits(how) and wins(how) count the graph's attempts of the edge (n's method, m)
+made that way, a win being a child verified and faster than its parent (`how` in the edge
+statistics; an older file without them: equal shares, P(m) / number of ways). The model's
+edge of a method whose rule keeps failing where the model's answers win gets most of it.
 
 Cost before score: a rule edge costs a source rewrite and one verification, an SLM edge a
 generation as well, and rules succeed far more often (the measured edge pass rates of the
-local models are 0-46%). So at each node, every rule edge not tried yet comes first, in
-prior order; only when a node's rule edges have all been tried (taken, or dead) do its SLM
-edges compete, with the children, by PUCT. Without this a high-prior SLM edge at the root
-could spend the whole time budget while a rule that applies was never tried.
+local models are 0-46%). So while a node has rule edges not tried yet, it makes its first
+moves: the next untried rule edge, in the cost model's order then the prior's, unless an
+untried SLM edge scores above every untried rule edge, its first-play value counted at most
+FPU (a rule's). A rule edge never tried thus comes before an SLM edge whose prior is not
+higher; an SLM edge goes first where its prior is enough higher than the best untried
+rule's, C_PUCT * sqrt(N(n)) * (P(n, slm) - P(n, rule)) > FPU - min(FPU, Q_slm), which
+with no record of the model's wins (equal shares, Q_slm = FPU_SLM: a gap of 0.5) takes a
+method the graph ranks far above the others. The children wait until every rule edge was
+tried (taken, or dead); then all live edges compete by PUCT. Without the first moves a
+high-prior SLM edge at the root could spend the whole time budget while a rule that
+applies was never tried.
+
+Model edges do what rules cannot: when a method's rule refuses a node (its precondition
+fails, with a reason such as "kernel 'k' maps one loop: nothing to swap"), the SLM edge of
+that method at the node is given that reason (`ExpandHow`'s `refused`; the rule is tried
+first when its edge was not, a source rewrite). The model is told why the rule could not
+apply the method to the nest the reason names, and asked for a rewrite that makes the
+method's result possible or applies it by hand; its answer is checked like any other.
 
 Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5.
 
@@ -79,6 +99,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from cudaify.backend.cost import rank_agreement
 from cudaify.backend.evaluate import TIME_BUDGET
@@ -126,8 +147,16 @@ def build_order(deferred: bool, cost_rank: int, prior: float) -> tuple[bool, int
     return (deferred, cost_rank, -prior)
 
 
-# (variant, method, how) -> (child, "") or (None, why not)
-ExpandHow = Callable[[Variant, str, str], tuple[Variant | None, str]]
+class ExpandHow(Protocol):
+    """(variant, method, how) -> (child, "") or (None, why not). For an SLM edge,
+    `refused` is why the method's rule could not apply it to this variant ("" when it
+    could): the model is told, and asked for what the rule could not do."""
+
+    def __call__(
+        self, variant: Variant, method: str, how: str, refused: str = ""
+    ) -> tuple[Variant | None, str]: ...
+
+
 Evaluate = Callable[[Variant], Evaluation]
 # (variant, candidate methods) -> probability per method (the SLM's choice), or {}
 MethodPrior = Callable[[Variant, list[str]], dict[str, float]]
@@ -212,6 +241,18 @@ def _edge_weight(graph: ReGraph, source: str, method: str) -> float:
 def _supersedes(method: str) -> tuple[str, ...]:
     found = METHODS.get(method)
     return found.supersedes if found is not None else ()
+
+
+def how_shares(graph: ReGraph, source: str, method: str, ways: tuple[str, ...]) -> dict[str, float]:
+    """Each way's share of a method's prior at `source`, from what its edges made that way
+    have won (verified and faster than the parent): (wins + 1) / (visits + 2), normalised
+    over `ways`. Equal shares where nothing was recorded by way (older statistics)."""
+    if not graph.graph.has_edge(source, method):
+        return dict.fromkeys(ways, 1.0 / len(ways)) if ways else {}
+    stats = graph.stats(source, method)
+    weights = {how: (stats.way(how).wins + 1) / (stats.way(how).visits + 2) for how in ways}
+    total = sum(weights.values()) or 1.0
+    return {how: weight / total for how, weight in weights.items()}
 
 
 def mixed_prior(graph_p: dict[str, float], slm_p: dict[str, float]) -> dict[str, float]:
@@ -398,8 +439,9 @@ class GraphSearch:
         prior = mixed_prior(graph_prior(self.graph, source, methods), slm_p)
         ways = self._ways()  # asked after the prior: its request may have switched the model off
         for method in methods:
+            shares = how_shares(self.graph, source, method, ways)
             for how in ways:
-                node.edges.append(Edge(method, how, prior[method] / len(ways)))
+                node.edges.append(Edge(method, how, prior[method] * shares[how]))
         if self.prefetch is not None:
             self._make_rule_children(node)
 
@@ -497,7 +539,8 @@ class GraphSearch:
         if child is not None:
             edge.made = None
         else:
-            child, reason = self._expand(node.variant, edge.method, edge.how)
+            refused = self._refusal(node, edge.method) if edge.how == "slm" else ""
+            child, reason = self._expand(node.variant, edge.method, edge.how, refused)
         if child is None:
             edge.dead = reason or "did not apply"
             self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
@@ -509,6 +552,24 @@ class GraphSearch:
         if edge.how == "slm":
             self._slm_answers.append(reward(made.evaluation))
         return made
+
+    def _refusal(self, node: Node, method: str) -> str:
+        """Why `method`'s rule cannot apply it at `node` ("" when it can, or rules are not
+        a way here): the model's edge for the method is told. A rule edge not tried yet is
+        tried now (a source rewrite, kept for when it is taken); one that refuses dies, as
+        it would when taken."""
+        rule = next((e for e in node.edges if e.method == method and e.how == "rule"), None)
+        if rule is None:
+            return ""
+        if rule.dead:
+            return rule.dead
+        if rule.child is not None or rule.made is not None:
+            return ""
+        child, reason = self._expand(node.variant, method, "rule")
+        if child is None:
+            rule.dead = reason or "did not apply"
+            self.result.skipped.append((f"{method} (rule)", rule.dead))
+        return rule.dead
 
     def _stepping_stone(self, variant: Variant) -> Node | None:
         """A new state whose cheapest rule child (by the cost model, moving at least its
@@ -571,9 +632,11 @@ class GraphSearch:
         self._recompute(stone)
         return stone
 
-    def _expand(self, variant: Variant, method: str, how: str) -> tuple[Variant | None, str]:
+    def _expand(
+        self, variant: Variant, method: str, how: str, refused: str = ""
+    ) -> tuple[Variant | None, str]:
         if how != "rule":
-            return self.expand_fn(variant, method, how)
+            return self.expand_fn(variant, method, how, refused)
         key = (variant.key, method)
         if key not in self._rule_children:
             self._rule_children[key] = self.expand_fn(variant, method, how)
@@ -645,10 +708,16 @@ class GraphSearch:
     # -- one playout --------------------------------------------------------------------
 
     def _score(self, node: Node, edge: Edge) -> float:
+        return self._puct(node, edge) + self.rng.random() * 1e-9  # seeded tie-break
+
+    def _puct(self, node: Node, edge: Edge, first_play_cap: float = math.inf) -> float:
         parent_visits = sum(e.visits for e in node.edges)
-        q = self.nodes[edge.child].value if edge.child else self._first_play(edge)
+        if edge.child:
+            q = self.nodes[edge.child].value
+        else:
+            q = min(first_play_cap, self._first_play(edge))
         explore = C_PUCT * edge.prior * math.sqrt(parent_visits + 1) / (1 + edge.visits)
-        return q + explore + self.rng.random() * 1e-9  # seeded tie-break
+        return q + explore
 
     def _first_play(self, edge: Edge) -> float:
         if edge.how != "slm":
@@ -658,8 +727,11 @@ class GraphSearch:
     def _select(self, node: Node, on_path: set[str], remaining: int) -> Edge | None:
         """The edge to follow, among those that can still teach something: not dead, not
         back into the current path, and not into a part of the graph already explored to
-        the depth limit (re-walking it would cost an iteration and change nothing). A rule
-        edge not tried yet first, the highest prior's; else the best PUCT score."""
+        the depth limit (re-walking it would cost an iteration and change nothing). While
+        rule edges are untried, the node's first moves: the next rule edge (the cost
+        model's order, then the prior's), unless an SLM edge not tried yet scores above
+        every untried rule edge by PUCT, its first play at most a rule's (a model's answer
+        costs more); then the best PUCT score, children included."""
         live = [
             e
             for e in node.edges
@@ -670,12 +742,19 @@ class GraphSearch:
         if not live:
             return None
         untried_rules = [e for e in live if e.how == "rule" and e.child is None]
-        if untried_rules:  # cost before score: see the module's docstring
-            return min(
-                untried_rules,
-                key=lambda e: (*build_order(e.deferred, e.cost_rank, e.prior), -self.rng.random()),
-            )
-        return max(live, key=lambda e: self._score(node, e))
+        if not untried_rules:
+            return max(live, key=lambda e: self._score(node, e))
+        # cost before score (see the module's docstring): the children wait
+        first = min(
+            untried_rules,
+            key=lambda e: (*build_order(e.deferred, e.cost_rank, e.prior), -self.rng.random()),
+        )
+        untried_slm = [e for e in live if e.how == "slm" and e.child is None]
+        if not untried_slm:
+            return first
+        model = max(untried_slm, key=lambda e: self._score(node, e))
+        rules_best = max(self._puct(node, e) for e in untried_rules)
+        return model if self._puct(node, model, first_play_cap=FPU) > rules_best else first
 
     def _open(self, node: Node, remaining: int, visiting: set[str]) -> bool:
         """Whether anything new can be reached from this node within `remaining` steps."""

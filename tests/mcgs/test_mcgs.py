@@ -42,7 +42,7 @@ class Landscape:
         self.expanded: list[tuple[str, ...]] = []
         self.evaluated: list[str] = []
 
-    def expand(self, variant: Variant, method: str, how: str):
+    def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
         applied = frozenset(variant.methods) | {method}
         if method in variant.methods:
             return None, "already applied"
@@ -211,7 +211,7 @@ class Precondition(Landscape):
         super().__init__(speed)
         self.applicable = applicable
 
-    def expand(self, variant: Variant, method: str, how: str):
+    def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
         if method not in self.applicable:
             return None, f"{method}: precondition not met"
         return super().expand(variant, method, how)
@@ -266,7 +266,7 @@ class Costly(Precondition):
         self.now = now
         self.ways: list[tuple[str, str]] = []
 
-    def expand(self, variant: Variant, method: str, how: str):
+    def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
         self.now[0] += 60.0 if how == "slm" else 1.0
         self.ways.append((method, how))
         if how == "slm":  # the model's answer fails its checks, as small models' mostly do
@@ -279,17 +279,19 @@ class Costly(Precondition):
 
 
 def test_rule_edges_are_tried_before_the_model_is_asked(monkeypatch):
-    """The graph ranks `a` first, but its rule does not apply here; `b`'s rule does and
-    gives 50x. The model's try at `a` costs a minute, more than the 50 s budget: asked
-    first, it spent the budget and `b` was never tried (seen on the H200: mcgs kept host
-    code for threshold_counts, where the reduction rule gives 55x)."""
+    """The graph ranks `a` first (its rule's wins), but its rule does not apply here;
+    `b`'s rule does and gives 50x. The model's try at `a` costs a minute, more than the
+    50 s budget: asked first, it spent the budget and `b` was never tried (seen on the
+    H200: mcgs kept host code for threshold_counts, where the reduction rule gives 55x).
+    `a`'s prior is its rule's record: its model edge's share does not lift it above the
+    untried rule edges."""
     import cudaify.mcgs.mcgs as mcgs_module
 
     now = [0.0]
     monkeypatch.setattr(mcgs_module.time, "perf_counter", lambda: now[0])
     graph = graph_of(("sequential", "a"), ("sequential", "b"), ("sequential", "c"))
     for _ in range(8):
-        graph.stats("sequential", "a").record(True, 4.0)
+        graph.stats("sequential", "a").record(True, 4.0, "rule", True)
     land = Costly({"b", "c"}, {frozenset("b"): 50.0}, now)
     budget = Budget(iterations=40, seconds=50.0, max_depth=2, rollout_depth=0)
     gs = GraphSearch(graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget)
@@ -355,7 +357,7 @@ def test_a_rounding_only_child_is_rescued_and_its_rescue_is_the_node(rollout_dep
     graph = graph_of(("sequential", "a"), ("a", "b"), ("exact", "b"))
     rescued: list[tuple[str, ...]] = []
 
-    def expand(variant: Variant, method: str, how: str):
+    def expand(variant: Variant, method: str, how: str, refused: str = ""):
         if method in variant.methods:
             return None, "already applied"
         return variant.then(method, f"{variant.code}+{method}", how), ""
@@ -468,7 +470,7 @@ def test_a_child_is_measured_only_against_siblings_that_move_at_least_its_functi
     land = Landscape({})
     moves = {"a": ("hot",), "b": ("tail",), "c": ("hot",), "d": ("hot", "tail")}
 
-    def expand(variant: Variant, method: str, how: str):
+    def expand(variant: Variant, method: str, how: str, refused: str = ""):
         child, reason = land.expand(variant, method, how)
         if child is None:
             return child, reason
@@ -727,3 +729,92 @@ def test_rollout_paths_are_built_with_their_nodes_children_and_change_nothing():
     assert sorted(ahead.expanded) == sorted(set(ahead.expanded))  # each edge applied once
     assert ahead.evaluated == plain.evaluated
     assert result.best_verified.variant.code == expected.best_verified.variant.code == "a+c+d"
+
+
+class Asked(Precondition):
+    """Records every expansion as (method, how, refused); every model answer fails."""
+
+    def __init__(self, applicable: set[str], speed: dict[frozenset, float] | None = None):
+        super().__init__(applicable, speed or {})
+        self.asked: list[tuple[str, str, str]] = []
+
+    def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
+        self.asked.append((method, how, refused))
+        if how == "slm":
+            return None, "the SLM's answer failed its checks"
+        return super().expand(variant, method, how)
+
+
+def _first_model(asked: list[tuple[str, str, str]]) -> int:
+    return next(i for i, (_, how, _) in enumerate(asked) if how == "slm")
+
+
+def test_a_model_edge_that_won_goes_before_an_untried_rule_of_a_low_prior_method():
+    """`x`'s model edges won 10 of 10 times where its rule never did: its SLM edge takes
+    most of `x`'s prior and is asked before the rule edge of `y`, a method the graph ranks
+    low; the model is told why `x`'s rule refused here. Without the per-way record (an
+    older statistics file) the same graph tries every rule edge first."""
+    graph = graph_of(("sequential", "x"), ("sequential", "y"))
+    for _ in range(10):
+        graph.stats("sequential", "x").record(False, None, "rule", False)
+        graph.stats("sequential", "x").record(True, 3.0, "slm", True)
+    budget = Budget(iterations=1, max_depth=1, rollout_depth=0)
+    land = Asked({"y"})
+    run(GraphSearch(graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget))
+    first = _first_model(land.asked)
+    assert land.asked[first] == ("x", "slm", "x: precondition not met")
+    assert ("y", "rule", "") not in land.asked[:first]
+    # the same counts, no record by way: equal shares, and the rules come first
+    graph.stats("sequential", "x").how.clear()
+    land = Asked({"y"})
+    budget = Budget(iterations=3, max_depth=1, rollout_depth=0)
+    run(GraphSearch(graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget))
+    first = _first_model(land.asked)
+    assert {m for m, how, _ in land.asked[:first] if how == "rule"} == {"x", "y"}
+
+
+def test_with_no_statistics_every_untried_rule_edge_comes_first():
+    """Equal priors: a rule edge never tried comes before any model edge, even when the
+    model's answers in this search have been good (its first play counts as at most a
+    rule's while rules are untried: the rule is cheaper)."""
+    graph = graph_of(*[("sequential", m) for m in "abcd"])
+    for good_answers in (False, True):
+        land = Asked(set("abcd"))
+        gs = GraphSearch(
+            graph,
+            land.expand,
+            land.evaluate,
+            ways=("rule", "slm"),
+            budget=Budget(iterations=6, max_depth=1, rollout_depth=0),
+        )
+        if good_answers:
+            gs._slm_answers += [reward(correct(50.0))] * 5
+        run(gs)
+        first = _first_model(land.asked)
+        assert first == 4, land.asked
+        assert sorted(m for m, _, _ in land.asked[:first]) == list("abcd")
+
+
+def test_the_model_edge_is_told_why_the_rule_refused_and_nothing_when_it_applied():
+    graph = graph_of(("sequential", "a"), ("sequential", "b"))
+    land = Asked({"b"})
+    budget = Budget(iterations=8, max_depth=1, rollout_depth=0)
+    run(GraphSearch(graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget))
+    told = {method: refused for method, how, refused in land.asked if how == "slm"}
+    assert told == {"a": "a: precondition not met", "b": ""}
+    # the rule of `a` was tried once: its refusal is remembered on its dead edge
+    assert land.asked.count(("a", "rule", "")) == 1
+
+
+def test_the_share_of_each_way_follows_its_wins():
+    from cudaify.mcgs.mcgs import how_shares
+
+    graph = graph_of(("sequential", "x"))
+    assert how_shares(graph, "sequential", "x", ("rule", "slm")) == {"rule": 0.5, "slm": 0.5}
+    for _ in range(4):
+        graph.stats("sequential", "x").record(True, 2.0, "slm", True)
+    graph.stats("sequential", "x").record(True, 2.0, "rule", False)
+    shares = how_shares(graph, "sequential", "x", ("rule", "slm"))
+    rule, slm = 1 / 3, 5 / 6  # (wins + 1) / (visits + 2)
+    assert shares == pytest.approx({"rule": rule / (rule + slm), "slm": slm / (rule + slm)})
+    assert how_shares(graph, "sequential", "x", ("rule",)) == {"rule": 1.0}
