@@ -84,7 +84,8 @@ def kernel_roofline(
         return measured
     moved = work.bytes * launches
     # FLOPs in a loop of unknown trips are not counted: the kernel stands against the
-    # bandwidth alone
+    # bandwidth alone, with no bound (a product's k loop of unknown length may well make
+    # it compute-bound: calling it memory-bound at 0% would misreport it)
     flops = work.flops * launches if work.flops_known else 0.0
     precision = work.precision if work.flops_known else None
     if not moved:  # nothing counted: no intensity, never "compute bound" for want of bytes
@@ -101,7 +102,7 @@ def kernel_roofline(
         intensity=flops / moved if work.flops_known else None,
         roof=roof,
         percent=percent,
-        bound=bound,
+        bound=bound if work.flops_known else None,
     )
 
 

@@ -4,6 +4,7 @@ lines and the bench's columns; on a GPU, the probes and one kernel in plausible 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -278,12 +279,16 @@ def test_a_kernel_over_arrays_of_unknown_extent_gets_no_roofline() -> None:
     assert placed.kernels[0].percent is None and placed.kernels[0].bound is None
 
 
-def test_a_kernel_with_uncounted_flops_stands_against_the_bandwidth() -> None:
+def test_a_kernel_with_uncounted_flops_stands_against_the_bandwidth_with_no_bound() -> None:
+    """Its share of the copy bandwidth is measured; whether memory or compute bounds it is
+    not known (a product's k loop of unknown length), so it is not called memory-bound."""
     peaks = Peaks(fp32=60e12, fp64=30e12)
     work = Work(bytes=1e9, flops=1e12, precision="fp32", exact=False, flops_known=False)
     placed = roofline.kernel_roofline("k", 1, 1e-3, work, 3e12, peaks)
-    assert placed.bound == "memory" and placed.flops is None
+    assert placed.bound is None and placed.flops is None
     assert placed.percent == pytest.approx(100 * 1e9 / 1e-3 / 3e12)
+    counted = roofline.kernel_roofline("k", 1, 1e-3, replace(work, flops_known=True), 3e12, peaks)
+    assert counted.bound == "compute"  # 1000 FLOP/B: the same kernel with its FLOPs known
 
 
 def test_memory_bound_kernel_is_placed_under_the_bandwidth() -> None:
