@@ -48,7 +48,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
@@ -149,12 +149,19 @@ def _launch_values(
     kernel: kt.Kernel, launch: kt.Launch, data: bytes, values: _Values
 ) -> dict[str, int]:
     """The kernel's parameters a launch passes known integers (trip counts, sizes)."""
+    return _by_parameter(kernel, launch, data, values.of)
+
+
+def _by_parameter(
+    kernel: kt.Kernel, launch: kt.Launch, data: bytes, value_of: Callable[[Node], int | None]
+) -> dict[str, int]:
+    """Each kernel parameter's value, `value_of` its launch argument, where it has one."""
     arguments = launch.call.child_by_field_name("arguments")
     given = arguments.named_children if arguments is not None else []
     names = [_parameter_name(p, data) for p in cs.parameter_nodes(kernel.node)]
     found = {}
     for name, argument in zip(names, given, strict=False):
-        value = values.of(argument) if name else None
+        value = value_of(argument) if name else None
         if name and value is not None:
             found[name] = value
     return found
@@ -936,15 +943,7 @@ class _Extents:
         self.values, self.calls, self.functions = repeats.values, repeats.calls, repeats.functions
 
     def of_launch(self, kernel: kt.Kernel, launch: kt.Launch) -> dict[str, int]:
-        arguments = launch.call.child_by_field_name("arguments")
-        given = arguments.named_children if arguments is not None else []
-        names = [_parameter_name(p, self.data) for p in cs.parameter_nodes(kernel.node)]
-        found = {}
-        for name, argument in zip(names, given, strict=False):
-            elements = self.of(argument) if name else None
-            if name and elements is not None:
-                found[name] = elements
-        return found
+        return _by_parameter(kernel, launch, self.data, self.of)
 
     def of(self, node: Node, depth: int = 0) -> int | None:
         if depth > _CALL_DEPTH:
