@@ -1244,7 +1244,7 @@ class _RegionEmitter:
         body_lines += codegen.print_ast(ast, names, on_user, indent)
         params = self._kernel_params(part, statements_used, shared, host_c)
         grid: list[tuple[str, str]] = []
-        strides = [stride for *_, stride in _grid_bounds(part, host, model)]
+        bounds = _grid_bounds(part, host, model)
         for c_name in mapped_c:
             lo, trips = self.names.fresh(f"lo_{c_name}"), self.names.fresh(f"trips_{c_name}")
             grid.append((lo, trips))
@@ -1269,7 +1269,8 @@ class _RegionEmitter:
             )
             type_ = names.types.get(c_name, "long long")
             cast = "" if type_ == "long long" else f"({type_})"
-            step = f"{strides[k]} * " if strides[k] != 1 else ""
+            stride = bounds[k][3]
+            step = f"{stride} * " if stride != 1 else ""
             loops.append(f"{ind}    const {type_} {c_name} = {cast}({lo} + {step}{counter});")
         closing = ["    " * (level + 1) + "}" for level in reversed(range(depth))]
         called = "\n".join(body_lines)
@@ -1291,6 +1292,7 @@ class _RegionEmitter:
             threads,
             host_c,
             grid,
+            bounds,
             shared,
             [*expanded, *arrays],
             extra,
@@ -1529,20 +1531,21 @@ class _RegionEmitter:
         threads,
         host_c,
         grid,
+        bounds,
         shared,
         expanded,
         extra=(),
         summed: bool = False,
     ) -> list[str]:
         """What the host runs for one instance of the kernel's launch statement K<index>
-        (its host values are the statement's arguments, h0.. in the generated text).
+        (its host values are the statement's arguments, h0.. in the generated text;
+        `bounds`: each grid dimension's, from _grid_bounds).
         `summed`: the kernel adds per-warp partial sums, so fewer blocks along x, each
         thread summing several instances in its register, mean fewer atomic adds."""
         lines: list[str] = []
         names = codegen.Names({v: k for k, v in self.space.params.items()})
         for isl_name, c_name in zip(host, host_c, strict=True):
             names.add(isl_name, c_name)
-        bounds = _grid_bounds(part, host, self.model)
         trips_names = []
         for (lo_pa, hi_pa, context, stride), (lo, trips) in zip(bounds, grid, strict=True):
             lines.append(f"const long long {lo} = {codegen.pw_aff(lo_pa, context, names)};")
