@@ -520,18 +520,13 @@ def _cub_function(plan: ScanPlan) -> str:
 
 
 def _cub_call(plan: ScanPlan, storage: str, storage_bytes: str, terms: str, sums: str) -> str:
-    trips = plan.level.trips
+    operands = [storage, storage_bytes, terms, sums]
     if plan.stores_directly:  # `sums` is the output: the starting value seeds the scan
-        return (
-            f"cub::DeviceScan::InclusiveScanInit({storage}, {storage_bytes}, {terms}, {sums}, "
-            f"cudaify_sum(), {plan.names['start']}, {trips})"
-        )
-    if plan.multiplier:
-        return (
-            f"cub::DeviceScan::InclusiveScan({storage}, {storage_bytes}, {terms}, {sums}, "
-            f"cudaify_compose(), {trips})"
-        )
-    return f"cub::DeviceScan::InclusiveSum({storage}, {storage_bytes}, {terms}, {sums}, {trips})"
+        operands += ["cudaify_sum()", plan.names["start"]]
+    elif plan.multiplier:
+        operands.append("cudaify_compose()")
+    operands.append(plan.level.trips)
+    return f"cub::DeviceScan::{_cub_function(plan)}({', '.join(operands)})"
 
 
 def _device_side(plan: ScanPlan) -> list[str]:
