@@ -469,8 +469,7 @@ class GraphSearch:
                 continue
             child, reason = self._expand(node.variant, edge.method, edge.how)
             if child is None:
-                edge.dead = reason or "did not apply"
-                self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
+                self._dies(edge, reason)
                 continue
             edge.made = child
         made = self._rank_by_cost(node)
@@ -542,8 +541,7 @@ class GraphSearch:
             refused = self._refusal(node, edge.method) if edge.how == "slm" else ""
             child, reason = self._expand(node.variant, edge.method, edge.how, refused)
         if child is None:
-            edge.dead = reason or "did not apply"
-            self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
+            self._dies(edge, reason)
             if edge.how == "slm":
                 self._slm_answers.append(STRUCTURE_FAIL)
             return None
@@ -567,9 +565,14 @@ class GraphSearch:
             return ""
         child, reason = self._expand(node.variant, method, "rule")
         if child is None:
-            rule.dead = reason or "did not apply"
-            self.result.skipped.append((f"{method} (rule)", rule.dead))
+            self._dies(rule, reason)
         return rule.dead
+
+    def _dies(self, edge: Edge, reason: str) -> None:
+        """The edge leads nowhere (a precondition not met, an unusable answer): why, kept
+        on the edge and in the result's skipped steps."""
+        edge.dead = reason or "did not apply"
+        self.result.skipped.append((f"{edge.method} ({edge.how})", edge.dead))
 
     def _stepping_stone(self, variant: Variant) -> Node | None:
         """A new state whose cheapest rule child (by the cost model, moving at least its
