@@ -40,7 +40,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -234,9 +234,8 @@ class ReGraph:
         for source, target in self.edges():
             copied.add_edge(source, target)
             copied.examples(source, target).extend(self.examples(source, target))
-            copied.graph.edges[source, target]["stats"] = EdgeStats().combined(
-                self.stats(source, target)
-            )
+            stats = self.stats(source, target)
+            copied.graph.edges[source, target]["stats"] = replace(stats, how=dict(stats.how))
         return copied
 
     def to_json(self) -> dict[str, Any]:
