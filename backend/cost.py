@@ -1257,9 +1257,6 @@ class _Counted:
         condition = loop.child_by_field_name("condition")
         if init is None or condition is None or condition.type != "binary_expression":
             return None
-        halving = self._halving_trips(loop, init, condition)
-        if halving is not None:
-            return halving
         operator = cs.text(condition.child_by_field_name("operator") or condition, self.data)
         right = condition.child_by_field_name("right")
         start = kn.initializer(init) if init.type == "declaration" else None
@@ -1267,6 +1264,9 @@ class _Counted:
             start = init.child_by_field_name("right")
         first = self._value(start) if start is not None else None
         bound = self._value(right) if right is not None else None
+        halving = self._halving_trips(loop, operator, first, bound)
+        if halving is not None:
+            return halving
         if bound is None and right is not None:  # a tile's tail: `n = r < 16 ? r : 16`
             bound = _clamped(right, self.tree, self.data, self.constants)
             self.exact = self.exact and bound is None
@@ -1275,19 +1275,15 @@ class _Counted:
         span = bound - first + (1 if operator == "<=" else 0)
         return max(0.0, math.ceil(span / self._step(loop)))
 
-    def _halving_trips(self, loop: Node, init: Node, condition: Node) -> float | None:
-        """Trips of a tree reduction's `for (s = 16; s > 0; s /= 2)` (or `s >>= 1`)."""
+    def _halving_trips(
+        self, loop: Node, operator: str, first: int | None, bound: int | None
+    ) -> float | None:
+        """Trips of a tree reduction's `for (s = 16; s > 0; s /= 2)` (or `s >>= 1`), from
+        the loop's start and bound as `_trips` read them."""
         update = loop.child_by_field_name("update")
         text = kn.compact(cs.text(update, self.data)) if update is not None else ""
-        operator = cs.text(condition.child_by_field_name("operator") or condition, self.data)
         if not re.fullmatch(r"\w+(?:/=2|>>=1)", text) or operator not in (">", ">="):
             return None
-        start = kn.initializer(init) if init.type == "declaration" else None
-        if start is None and init.type == "assignment_expression":
-            start = init.child_by_field_name("right")
-        right = condition.child_by_field_name("right")
-        first = self._value(start) if start is not None else None
-        bound = self._value(right) if right is not None else None
         if first is None or bound is None:
             return None
         trips, value = 0, first
