@@ -49,6 +49,8 @@ class BenchRow:
     bound: str | None = None
     # that kernel: "name: 81% of the memory roof (...)", see backend/roofline.describe
     kernel: str = ""
+    # steps of the written variant's path that the language model applied
+    model_steps: int = 0
 
 
 def discover(folder: Path) -> list[Path]:
@@ -111,6 +113,7 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
         search_seconds=trace.get("search", {}).get("seconds", time.perf_counter() - began),
         note=note_of(result.warnings),
         wall_seconds=time.perf_counter() - began,
+        model_steps=sum(1 for step in chosen if step.get("applied_by") == "slm"),
     )
 
 

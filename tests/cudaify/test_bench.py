@@ -76,6 +76,33 @@ def test_comparison_counts_unverified_programs_as_1x():
     assert math.isnan(geomean([]))
 
 
+def test_comparison_counts_model_steps_that_beat_rules():
+    import dataclasses
+
+    def modelled(speedup: float, program: str, steps: int = 1) -> BenchRow:
+        return dataclasses.replace(row("mcgs", True, speedup, program), model_steps=steps)
+
+    rows = [
+        modelled(8.0, "a"),  # a model step, faster than rules' 4x: counted
+        modelled(3.0, "b"),  # a model step, slower than rules' 4x
+        modelled(2.0, "c", steps=0),  # faster than rules, but no model step
+        dataclasses.replace(modelled(9.0, "d"), verified=False),  # not verified
+        modelled(1.5, "e"),  # rules kept host code there: 1x
+        row("rules", True, 4.0, "a"),
+        row("rules", True, 4.0, "b"),
+        row("rules", True, 1.0, "c"),
+        row("rules", False, None, "e"),
+    ]
+    lines = comparison(rows).splitlines()
+    assert lines[0].endswith("| with a model step | model step, faster than rules |")
+    mcgs = next(line for line in lines if line.startswith("| mcgs"))
+    assert mcgs.endswith("| 3 | 2 |")
+    rules = next(line for line in lines if line.startswith("| rules"))
+    assert rules.endswith("| 0 | - |")
+    alone = comparison([modelled(8.0, "a")]).splitlines()[-1]
+    assert alone.endswith("| 1 | - |")
+
+
 def test_markdown_has_every_column():
     text = markdown([row("mcgs", True, 12.5)])
     header = text.splitlines()[0]
