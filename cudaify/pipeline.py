@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cudaify import __version__
-from cudaify.backend.budget import Breakdown, Deadline
+from cudaify.backend.budget import Breakdown, Deadline, OutOfTime
 from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash, objective_speedup
 from cudaify.core.config import Config, result_settings
 from cudaify.core.errors import ConfigError, InputError, ModelFailure
@@ -237,8 +237,8 @@ class Stages:
                 return None, f"the model is switched off ({self.guard.off_reason})"
             self.slm_calls += 1
             examples = self.examples(variant, method_name)
-            try:
-                outcome = apply_with_slm(
+            outcome, failed = _answered(
+                lambda: apply_with_slm(
                     self._model(),
                     method,
                     variant,
@@ -247,8 +247,9 @@ class Stages:
                     context=self.context,  # the rule's own targets decide what the model edits
                     refused=refused,
                 )
-            except ModelFailure as failure:  # this edge dies; the search goes on
-                return None, f"the model failed ({failure.kind}): {failure}"
+            )
+            if outcome is None:  # this edge dies; the search goes on
+                return None, failed
             child = outcome.variant
             if child is not None:
                 child = dataclasses.replace(child, offloaded=self.timed)
@@ -266,12 +267,13 @@ class Stages:
         from cudaify.transforms.slm.apply import whole_program
 
         self.slm_calls += 1
-        try:
-            outcome = whole_program(
+        outcome, failed = _answered(
+            lambda: whole_program(
                 self._model(), style, start, lambda code: self.validate(code, None)
             )
-        except ModelFailure as failure:
-            return None, f"the model failed ({failure.kind}): {failure}"
+        )
+        if outcome is None:
+            return None, failed
         child = outcome.variant
         return (dataclasses.replace(child, offloaded=self.timed) if child else None), outcome.reason
 
@@ -316,6 +318,18 @@ class Stages:
         if child is None:
             log.info("a mismatch rounding may explain is not rescued: %s", reason)
         return child
+
+
+def _answered(ask: Callable[[], Any]) -> tuple[Any, str]:
+    """The model's outcome, or (None, why there is none): the model failed, or the time
+    budget ran out while its answer was being checked (nvcc cut short). Either way the edge
+    dies and the search goes on, which then sees the budget spent."""
+    try:
+        return ask(), ""
+    except ModelFailure as failure:
+        return None, f"the model failed ({failure.kind}): {failure}"
+    except OutOfTime as spent:
+        return None, f"the model's answer was not checked: {spent}"
 
 
 class _Generating:

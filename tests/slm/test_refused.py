@@ -188,3 +188,31 @@ def test_the_pipeline_passes_the_rules_refusal_to_the_model(
     assert bool(said) == bool(refused)
     if refused:
         assert refused in said[0] and "__global__ void saxpy_kernel" in said[0]
+
+
+def test_an_answer_the_budget_cuts_short_kills_only_its_edge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time budget running out while nvcc checks a model's answer ends that edge with
+    its reason (the search then sees the budget spent), instead of escaping the search and
+    failing the whole compile (found on an H200 bench: `OutOfTime` raised through mcgs)."""
+    from cudaify.backend.budget import OutOfTime
+
+    monkeypatch.setenv("CUDAIFY_CACHE_DIR", str(tmp_path / "cache"))
+    program, _context, _variant = offloaded_saxpy()
+    checked: list[str] = []
+
+    def spent(code: str, method: object, before: object = None) -> list[Problem]:
+        checked.append(code)
+        raise OutOfTime("the time budget of 30 s is spent")
+
+    with DecoyServer() as server:
+        stages = Stages(program, model_config(server.url, tmp_path))
+        variant, _ = stages.expand(Variant(program.source), "offload")
+        assert variant is not None
+        monkeypatch.setattr(stages, "validate", spent)
+        child, reason = stages.expand(variant, "coalesce", "slm")
+    assert checked, "the decoy's answer never reached the checks"
+    assert child is None and reason == (
+        "the model's answer was not checked: the time budget of 30 s is spent"
+    )
