@@ -220,7 +220,7 @@ class Stages:
         request through the guard (see transforms.slm.guard)."""
         from cudaify.transforms.slm.guard import Guarded
 
-        return Guarded(_Generating(self.engine, self.generating), self.guard)
+        return Guarded(_Generating(self.engine, self.generating, self.generation_stop), self.guard)
 
     # -- the callbacks -------------------------------------------------------------------
 
@@ -297,11 +297,24 @@ class Stages:
         FINALIST_RESERVE of the budget, which is left for timing the finalists with the
         GPU alone (a screening run's timing shares it: under make -j16 it held the other
         programs' GPU work, see Evaluation.program_speedup)."""
+        left = self._search_left()
+        return left is not None and left <= 0.0
+
+    def _search_left(self) -> float | None:
+        """Seconds the search may still spend (None: no budget): the time left less, on a
+        GPU, the finalists' reserve."""
         remaining = self.deadline.remaining()
         if remaining is None:
-            return False
+            return None
         reserve = FINALIST_RESERVE * (self.config.time_budget or 0.0)
-        return remaining <= (reserve if self.evaluator.run_on_gpu else 0.0)
+        return remaining - (reserve if self.evaluator.run_on_gpu else 0.0)
+
+    def generation_stop(self) -> float | None:
+        """When a model's answer must be done (time.monotonic), None without a budget: when
+        `out_of_time` turns true, so an answer begun late cannot overrun the budget (a
+        generation of 1,000-3,000 tokens takes 5-60 s)."""
+        left = self._search_left()
+        return None if left is None else time.monotonic() + left
 
     def prefetch(self, variants: Sequence[Variant]) -> None:
         """The search's `prefetch`: build these candidates on other cores meanwhile."""
@@ -333,20 +346,24 @@ def _answered(ask: Callable[[], Any]) -> tuple[Any, str]:
 
 
 class _Generating:
-    """An engine whose every completion holds a generation slot (see cudaify.core.slots); the
-    validation between retries (nvcc) does not."""
+    """An engine whose every completion holds a generation slot (see cudaify.core.slots),
+    and ends when the search must stop (`stop_at`: the instant, time.monotonic; see
+    engine.generation_deadline); the validation between retries (nvcc) does not."""
 
-    def __init__(self, engine: Any, slot: Callable[[], Any]):
+    def __init__(self, engine: Any, slot: Callable[[], Any], stop_at: Callable[[], float | None]):
         self._engine = engine
         self._slot = slot
+        self._stop_at = stop_at
 
     def __getattr__(self, name: str) -> Any:
+        from cudaify.transforms.slm.engine import generation_deadline
+
         attribute = getattr(self._engine, name)
         if name not in ("complete", "choose") or not callable(attribute):
             return attribute
 
         def held(*args: Any, **kwargs: Any) -> Any:
-            with self._slot():
+            with self._slot(), generation_deadline(self._stop_at()):
                 return attribute(*args, **kwargs)
 
         return held

@@ -73,6 +73,11 @@ def test_set_up_errors_and_long_prompts_pass_through_uncounted():
     with pytest.raises(ModelError) as caught:
         guard.ask(replay_miss)
     assert not isinstance(caught.value, ModelFailure)
+    # the command's time budget ran out mid-answer: the model is not to blame, even on
+    # its first request (which would otherwise switch it off)
+    with pytest.raises(ModelFailure) as spent:
+        guard.ask(fail("budget"))
+    assert spent.value.kind == "budget"
     assert guard.on and not guard.failures
 
 

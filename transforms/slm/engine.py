@@ -21,6 +21,7 @@ on the option it chose.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import math
@@ -28,7 +29,8 @@ import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -111,6 +113,37 @@ class Engine(Protocol):
     ) -> dict[str, float]: ...
 
 
+# The instant (time.monotonic) at which a generation must end: the command's time budget
+# reaches into the model this way, not through Sampling, whose fields key the answer cache.
+_STOP_AT: ContextVar[float | None] = ContextVar("cudaify_generation_stop_at", default=None)
+
+
+@contextlib.contextmanager
+def generation_deadline(stop_at: float | None) -> Iterator[None]:
+    """Requests made inside end by `stop_at` (time.monotonic; None: no limit): a local
+    generation stops there and fails as "budget", an endpoint's wait is cut to it."""
+    token = _STOP_AT.set(stop_at)
+    try:
+        yield
+    finally:
+        _STOP_AT.reset(token)
+
+
+def _time_left(where: str) -> float | None:
+    """Seconds until the generation deadline (None: none); a passed one is a failure."""
+    stop_at = _STOP_AT.get()
+    if stop_at is None:
+        return None
+    left = stop_at - time.monotonic()
+    if left <= 0:
+        raise _budget_spent(where)
+    return left
+
+
+def _budget_spent(where: str) -> ModelFailure:
+    return ModelFailure("budget", f"{where}: the time budget ran out before the answer was done")
+
+
 def import_llama_cpp():
     """Import llama_cpp with passive OpenMP waiting. llama.cpp's OpenMP threads spin while
     idle, and on cores shared with nvcc and candidate runs the spinning starved generation
@@ -186,6 +219,7 @@ class LocalEngine:
 
     def complete(self, messages: Sequence[Message], sampling: Sampling) -> Completion:
         started = time.perf_counter()
+        stopped = self._stop_at_deadline()
         try:
             response = self.llm.create_chat_completion(
                 messages=list(messages),  # type: ignore[arg-type]
@@ -194,6 +228,7 @@ class LocalEngine:
                 max_tokens=sampling.max_tokens,
                 seed=sampling.seed,
                 stop=list(sampling.stop),
+                stopping_criteria=stopped.criteria if stopped else None,
             )
         except ValueError as exc:  # the prompt does not fit the context
             raise PromptTooLong(f"{self.model_path.name}: {exc}") from exc
@@ -202,6 +237,8 @@ class LocalEngine:
         except RuntimeError as exc:  # llama_decode failed: a crash, often out of memory
             kind = "oom" if "memory" in str(exc).lower() else "crash"
             raise ModelFailure(kind, f"{self.model_path.name}: {exc}") from exc
+        if stopped and stopped.fired:
+            raise _budget_spent(self.model_path.name)
         _check_finish(response["choices"][0], self.model_path.name)  # type: ignore[index]
         usage = response["usage"]  # type: ignore[index]
         return Completion(
@@ -215,11 +252,18 @@ class LocalEngine:
         self, messages: Sequence[Message], options: Sequence[str], sampling: Sampling
     ) -> dict[str, float]:
         _check_options(options)
+        _time_left(self.model_path.name)
         prefix = self.chat_prompt(messages) + CHOICE_PREFIX
         continuations = [prefix + option + CHOICE_SUFFIX for option in options]
         base, tails = self._split_tokens(prefix, continuations)
         scores = self._score(base, tails)
         return normalise(dict(zip(options, scores, strict=True)), sampling.temperature)
+
+    def _stop_at_deadline(self) -> _Deadline | None:
+        """A stopping criterion that ends the generation at the generation deadline."""
+        if _time_left(self.model_path.name) is None:
+            return None
+        return _Deadline(_STOP_AT.get() or 0.0, import_llama_cpp().StoppingCriteriaList)
 
     def chat_prompt(self, messages: Sequence[Message]) -> str:
         """The model's own chat template applied to the messages, ready for the answer."""
@@ -291,6 +335,21 @@ def _common_prefix(first: Sequence[int], second: Sequence[int]) -> int:
     return length
 
 
+class _Deadline:
+    """llama.cpp's stopping criterion for one generation: true (stop) from `stop_at` on,
+    remembering that it fired."""
+
+    def __init__(self, stop_at: float, criteria_list: Any):
+        self.stop_at = stop_at
+        self.fired = False
+        self.criteria = criteria_list([self])
+
+    def __call__(self, _input_ids: Any, _logits: Any) -> bool:
+        if time.monotonic() >= self.stop_at:
+            self.fired = True
+        return self.fired
+
+
 class RemoteEngine:
     """Any OpenAI-compatible `/v1/chat/completions` endpoint. The API key is read from an
     environment variable (never a flag, so it stays out of shell history and traces)."""
@@ -358,7 +417,9 @@ class RemoteEngine:
             self.url, data=json.dumps(body).encode(), headers=headers, method="POST"
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+            left = _time_left(self.url)
+            timeout = self.timeout if left is None else min(self.timeout, left)
+            with urllib.request.urlopen(request, timeout=timeout) as reply:
                 return json.loads(reply.read().decode())
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
@@ -379,6 +440,9 @@ class RemoteEngine:
             raise ModelFailure("http", message) from exc
 
     def _timed_out(self) -> ModelFailure:
+        stop_at = _STOP_AT.get()
+        if stop_at is not None and time.monotonic() >= stop_at:
+            return _budget_spent(self.url)  # the budget cut the wait, not the server
         return ModelFailure("timeout", f"{self.url}: no answer within {self.timeout:g} s")
 
 

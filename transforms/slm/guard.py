@@ -49,6 +49,8 @@ class Guard:
         except PromptTooLong:
             raise  # this prompt cannot fit; the model itself is fine
         except ModelFailure as exc:
+            if exc.kind == "budget":
+                raise  # the command's time ran out, not the model
             raise self._failed(exc) from exc
         except MemoryError as exc:
             raise self._failed(ModelFailure("oom", "the model ran out of memory")) from exc
