@@ -51,6 +51,9 @@ class BenchRow:
     kernel: str = ""
     # steps of the written variant's path that the language model applied
     model_steps: int = 0
+    # the run's seconds with the language model (loading, slot waits, answers) and its edits
+    model_seconds: float = 0.0
+    slm_calls: int = 0
 
 
 def discover(folder: Path) -> list[Path]:
@@ -114,6 +117,8 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
         note=note_of(result.warnings),
         wall_seconds=time.perf_counter() - began,
         model_steps=sum(1 for step in chosen if step.get("applied_by") == "slm"),
+        model_seconds=(trace.get("time") or {}).get("model") or 0.0,
+        slm_calls=trace.get("search", {}).get("slm_calls", 0),
     )
 
 

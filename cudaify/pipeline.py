@@ -126,6 +126,7 @@ class Stages:
                 breakdown=breakdown,
             )
         self.deadline = self.evaluator.deadline
+        self.breakdown = breakdown or Breakdown()
         self._engine: Any = None
         from cudaify.transforms.slm.guard import Guard
 
@@ -154,7 +155,8 @@ class Stages:
     @property
     def engine(self) -> Any:
         if self._engine is None:
-            self._engine = open_engine_once(self.config)
+            with self.breakdown.measure("model"):
+                self._engine = open_engine_once(self.config)
         return self._engine
 
     def _slots_folder(self) -> Path:
@@ -220,7 +222,14 @@ class Stages:
         request through the guard (see transforms.slm.guard)."""
         from cudaify.transforms.slm.guard import Guarded
 
-        return Guarded(_Generating(self.engine, self.generating, self.generation_stop), self.guard)
+        return Guarded(_Generating(self.engine, self._model_time, self.generation_stop), self.guard)
+
+    @contextlib.contextmanager
+    def _model_time(self) -> Iterator[None]:
+        """A request to the model: its generation slot (waited for), then the answer,
+        counted as the breakdown's "model" (the GPU wait inside it as "wait")."""
+        with self.breakdown.measure("model"), self.generating():
+            yield
 
     # -- the callbacks -------------------------------------------------------------------
 
@@ -759,7 +768,7 @@ def _compile(
 
 # -- time ----------------------------------------------------------------------------------
 
-_MEASURED = ("analysis", "reference", "compile", "run", "wait")
+_MEASURED = ("analysis", "reference", "compile", "run", "wait", "model")
 
 
 def time_breakdown(
@@ -767,7 +776,8 @@ def time_breakdown(
 ) -> dict[str, Any]:
     """Where the command's time went, in seconds, adding up to `total`: the analysis, the
     CPU reference (build, runs), waiting for candidates' builds, their runs, waits for
-    the GPU, and `search`: the rest (rules, checks, the model, the search itself). And
+    the GPU, the language model (loading it, its answers and the waits for a generation
+    slot), and `search`: the rest (rules, checks, the search itself). And
     why the search ended early, if it did: `cut_short` (the budget), `converged`."""
     total = deadline.elapsed()
     measured = {kind: breakdown.get(kind) for kind in _MEASURED}

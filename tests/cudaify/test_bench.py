@@ -7,6 +7,7 @@ import dataclasses
 import math
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cudaify.backend.report import comparison, effective_speedup, geomean, markdown
@@ -344,3 +345,33 @@ def test_the_readme_table_has_the_speedups_the_roofline_and_the_bound(tmp_path):
     written = (tmp_path / "roofline.md").read_text()
     assert readme_table([placed, failed]) in written
     assert "- memory-bound: 1 of 1 at or above 70%" in written
+
+
+def test_a_row_counts_the_model_in_the_written_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_one reads from the trace the model-applied steps of the written path, the
+    model's seconds and its edits."""
+    from types import SimpleNamespace
+
+    from cudaify import bench, pipeline
+    from cudaify.core.config import Config
+
+    steps = [
+        {"method": "offload", "applied_by": "rule", "stage": "correct"},
+        {"method": "coalesce", "applied_by": "slm", "stage": "correct"},
+    ]
+    trace = {"chosen": steps, "time": {"model": 4.25}, "search": {"seconds": 9.0, "slm_calls": 3}}
+    done = SimpleNamespace(
+        trace=trace,
+        verified=True,
+        methods=("offload", "coalesce"),
+        region_speedup=3.0,
+        warnings=(),
+    )
+    monkeypatch.setattr(pipeline, "compile_file", lambda *args, **kwargs: done)
+    source = tmp_path / "p.c"
+    source.write_text(SEQUENTIAL)
+    made = bench.run_one(source, "mcgs", Config(slm="off"))
+    assert (made.model_steps, made.model_seconds, made.slm_calls) == (1, 4.25, 3)
+    assert made.methods == "offload+coalesce" and made.verified

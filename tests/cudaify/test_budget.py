@@ -178,7 +178,7 @@ def test_the_trace_and_verbose_output_break_the_time_down(
     with caplog.at_level("INFO", logger="cudaify"):
         result = compile_with(tmp_path, time_budget=25.0, strategy="greedy")
     times = result.trace["time"]
-    parts = ("analysis", "reference", "compile", "run", "wait", "search")
+    parts = ("analysis", "reference", "compile", "run", "wait", "model", "search")
     assert set(parts) <= set(times)
     # the fake clock moved only in verifications, which the breakdown does not see
     # (screen is replaced): they count as the search's own time

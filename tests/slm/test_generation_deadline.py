@@ -111,13 +111,15 @@ class Recording:
         from cudaify.transforms.slm import engine
 
         self.stop_at.append(engine._STOP_AT.get())
+        time.sleep(0.05)
         return completion_reply("")
 
 
 @pytest.mark.parametrize("budget", [30.0, 0.0])
 def test_the_search_asks_the_model_under_the_commands_budget(budget: float, tmp_path: Path) -> None:
     """Stages' model requests end when the search must stop (no GPU here: at the deadline
-    itself); without a budget they have no deadline."""
+    itself); without a budget they have no deadline. Their time is the breakdown's
+    "model"."""
     from cudaify.backend.budget import Deadline
     from cudaify.pipeline import Stages
 
@@ -131,6 +133,7 @@ def test_the_search_asks_the_model_under_the_commands_budget(budget: float, tmp_
     asked = time.monotonic()
     stages._model().complete(MESSAGES, Sampling())
     (stop_at,) = recording.stop_at
+    assert stages.breakdown.get("model") >= 0.05  # the answer's time is the model's
     if budget:
         assert stop_at is not None and asked + budget - 1 < stop_at <= asked + budget
     else:
