@@ -306,10 +306,10 @@ class Stages:
         FINALIST_RESERVE of the budget, which is left for timing the finalists with the
         GPU alone (a screening run's timing shares it: under make -j16 it held the other
         programs' GPU work, see Evaluation.program_speedup)."""
-        left = self._search_left()
+        left = self.search_left()
         return left is not None and left <= 0.0
 
-    def _search_left(self) -> float | None:
+    def search_left(self) -> float | None:
         """Seconds the search may still spend (None: no budget): the time left less, on a
         GPU, the finalists' reserve."""
         remaining = self.deadline.remaining()
@@ -322,7 +322,7 @@ class Stages:
         """When a model's answer must be done (time.monotonic), None without a budget: when
         `out_of_time` turns true, so an answer begun late cannot overrun the budget (a
         generation of 1,000-3,000 tokens takes 5-60 s)."""
-        left = self._search_left()
+        left = self.search_left()
         return None if left is None else time.monotonic() + left
 
     def prefetch(self, variants: Sequence[Variant]) -> None:
@@ -548,6 +548,7 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         stop=stop,
         prefetch=stages.prefetch,
         predict=predicted_cost,
+        time_left=stages.search_left,
         wins=lambda evaluation: (
             evaluation.stage >= Stage.CORRECT
             and (objective_speedup(evaluation, config.objective) or 0.0) > 1.0

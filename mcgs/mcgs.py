@@ -63,7 +63,14 @@ first when its edge was not, a source rewrite). The model is told why the rule c
 apply the method to the nest the reason names, and asked for a rewrite that makes the
 method's result possible or applies it by hand; its answer is checked like any other.
 
-Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5.
+Time before moves: under a time budget (`time_left`), a model edge is started only where
+the search's time left covers what a model edge has taken in this search so far (its mean:
+answer, nvcc, run), SLM_EDGE_SECONDS before the first. Otherwise the rule steps deeper in
+the graph take that time. On an H200 bench with the default 30 s budget (before this rule),
+mcgs with the model verified 0-3 candidates of 6 programs where the rules alone verified 3-9
+and found a variant faster than the CPU; mcgs wrote host code for all 6.
+
+Constants: C_PUCT = 1.5, FPU = 0.25, FPU_SLM = -0.25, LAMBDA = 0.5, SLM_EDGE_SECONDS = 15.
 
 Convergence (`Budget.patience`): once a verified variant beats the CPU (by the command's
 objective, `wins`: the whole program unless `--objective region`), the search ends
@@ -130,6 +137,9 @@ MIN_GAIN = 0.05
 FPU = 0.25
 FPU_SLM = -0.25  # the wrong-output band: what a model's answer is until this search sees some
 LAMBDA = 0.5
+# what a model edge costs before this search has timed one: answer, nvcc, run (the 1.5B
+# default model on an H200: 17 s per edge on average over 25 edges, `make bench-slm --run`)
+SLM_EDGE_SECONDS = 15.0
 # a child the cost model predicts this many times dearer than its cheapest sibling is
 # built last: after every other rule child of its node, and not ahead of its turn
 DEFER = 8.0
@@ -280,8 +290,13 @@ class GraphSearch:
         prefetch: Prefetch | None = None,
         predict: Predict | None = None,
         wins: Callable[[Evaluation], bool] | None = None,
+        time_left: Callable[[], float | None] | None = None,
     ):
         self.graph = graph
+        # the seconds the search may still spend (None: no limit): a model edge starts only
+        # where its answer and checks are expected to fit (see `_affordable`)
+        self.time_left = time_left
+        self._slm_seconds: list[float] = []  # how long each model edge took, checks included
         # whether a verified variant would be written (it beats the CPU by the command's
         # objective: the whole program by default): patience counts only from one such
         # variant. A region faster than the CPU in a program that is slower as a whole is
@@ -533,6 +548,14 @@ class GraphSearch:
                 edge.dead = "SLM call budget spent"
                 return None
             self.slm_calls += 1
+        began = time.perf_counter()
+        try:
+            return self._make_child(node, edge)
+        finally:
+            if edge.how == "slm":
+                self._slm_seconds.append(time.perf_counter() - began)
+
+    def _make_child(self, node: Node, edge: Edge) -> Node | None:
         child: Variant | None = edge.made
         reason = ""
         if child is not None:
@@ -735,12 +758,14 @@ class GraphSearch:
         model's order, then the prior's), unless an SLM edge not tried yet scores above
         every untried rule edge by PUCT, its first play at most a rule's (a model's answer
         costs more); then the best PUCT score, children included."""
+        affordable = self._affordable()
         live = [
             e
             for e in node.edges
             if not self._dead(e)
             and not (e.child and e.child in on_path)
             and not (e.child and not self._open(self.nodes[e.child], remaining - 1, set()))
+            and (affordable or e.how != "slm" or e.child is not None)
         ]
         if not live:
             return None
@@ -753,11 +778,23 @@ class GraphSearch:
             key=lambda e: (*build_order(e.deferred, e.cost_rank, e.prior), -self.rng.random()),
         )
         untried_slm = [e for e in live if e.how == "slm" and e.child is None]
-        if not untried_slm:
+        if not untried_slm or not self._affordable():
             return first
         model = max(untried_slm, key=lambda e: self._score(node, e))
         rules_best = max(self._puct(node, e) for e in untried_rules)
         return model if self._puct(node, model, first_play_cap=FPU) > rules_best else first
+
+    def _affordable(self) -> bool:
+        """Whether a model edge can still finish: the search's time left covers the mean
+        time of this search's model edges so far (answer, nvcc, run), or SLM_EDGE_SECONDS
+        before the first. A late answer would be cut off at the budget's end, its time lost
+        to the rule steps still untried deeper in the graph."""
+        left = self.time_left() if self.time_left else None
+        if left is None:
+            return True
+        taken = self._slm_seconds
+        expected = sum(taken) / len(taken) if taken else SLM_EDGE_SECONDS
+        return left >= expected
 
     def _open(self, node: Node, remaining: int, visiting: set[str]) -> bool:
         """Whether anything new can be reached from this node within `remaining` steps."""

@@ -818,3 +818,46 @@ def test_the_share_of_each_way_follows_its_wins():
     rule, slm = 1 / 3, 5 / 6  # (wins + 1) / (visits + 2)
     assert shares == pytest.approx({"rule": rule / (rule + slm), "slm": slm / (rule + slm)})
     assert how_shares(graph, "sequential", "x", ("rule",)) == {"rule": 1.0}
+
+
+@pytest.mark.parametrize("timed", [False, True])
+def test_a_model_edge_starts_only_where_its_answer_fits_the_time_left(monkeypatch, timed: bool):
+    """Root rules `a` (0.5x alone) and `c` (does not apply) take 12 s of a 25 s budget;
+    `b` after `a` gives 20x. Model edges cost 60 s here, and the model's answers earlier in
+    this search were good, so the root's model edges rank above descending into `a`.
+    Knowing the time left (13 s, under SLM_EDGE_SECONDS), the search spends none of it on
+    the model and reaches a+b; without it, the answer overruns the budget first."""
+    import cudaify.mcgs.mcgs as mcgs_module
+
+    now = [0.0]
+    monkeypatch.setattr(mcgs_module.time, "perf_counter", lambda: now[0])
+    graph = graph_of(("sequential", "a"), ("sequential", "c"), ("a", "b"), ("a", "c"))
+    land = Costly({"a", "b"}, {frozenset("a"): 0.5, frozenset("ab"): 20.0}, now)
+    budget = Budget(iterations=40, max_depth=2, rollout_depth=0)
+    gs = GraphSearch(
+        graph,
+        land.expand,
+        land.evaluate,
+        ways=("rule", "slm"),
+        budget=budget,
+        stop=lambda: now[0] >= 25.0,
+        time_left=(lambda: 25.0 - now[0]) if timed else None,
+    )
+    gs._slm_answers += [reward(correct(50.0))] * 3
+    result = run(gs)
+    asked_model = any(how == "slm" for _, how in land.ways)
+    found = result.best_verified is not None and result.best_verified.variant.code == "a+b"
+    assert (asked_model, found) == ((False, True) if timed else (True, False)), land.ways
+
+
+def test_what_a_model_edge_costs_is_learned_from_this_searchs_edges():
+    from cudaify.mcgs.mcgs import SLM_EDGE_SECONDS
+
+    left = [SLM_EDGE_SECONDS - 5.0]
+    gs = search(graph_of(("sequential", "a")), Landscape({}), time_left=lambda: left[0])
+    assert not gs._affordable()  # before any answer: the measured default
+    gs._slm_seconds += [2.0, 4.0]  # this machine answers in 3 s
+    assert gs._affordable()
+    left[0] = 2.5
+    assert not gs._affordable()
+    assert search(graph_of(("sequential", "a")), Landscape({}))._affordable()  # no budget
