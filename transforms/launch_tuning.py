@@ -168,7 +168,8 @@ def _plan(code: str) -> tuple[list[Edit], list[str], list[str]]:
                 raise _Refuse("it uses shared memory, barriers or shuffles")
             shapes = {_block_sizes(launch) for launch in launches}
             for launch in launches:
-                _grid_threads(launch)
+                if len(_grid_threads(launch)) != len(_block_sizes(launch)):
+                    raise _Refuse("its grid and block have different numbers of dimensions")
             if len(shapes) != 1:
                 raise _Refuse("its launches use different shapes")
             current = shapes.pop()

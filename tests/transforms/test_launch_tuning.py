@@ -129,3 +129,18 @@ def test_every_shape_prints_what_gcc_prints(case: str, steps: int, tmp_path) -> 
     cu = tmp_path / f"{case}.cu"
     cu.write_text(applied(analysed(source), "offload", *["launch_tuning"] * steps).code)
     same_output_as_gcc(source, cu, tmp_path)
+
+
+def test_refuses_a_grid_of_more_dimensions_than_its_block() -> None:
+    """A model's answer launched a 1-D block on a 2-D grid: the rule refuses it (it crashed
+    with an IndexError, an internal error of the whole compile)."""
+    program = analysed(GOLDEN / "launch_tuning" / "saxpy.c")
+    offloaded = applied(program, "offload")
+    one_d = "const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));"
+    assert one_d in offloaded.code
+    two_d = (
+        "const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u), cudaify_blocks(1, 1, 65535u));"
+    )
+    variant = Variant(offloaded.code.replace(one_d, two_d))
+    reason = TUNING.applies(variant, Context(program))
+    assert reason is not None and "different numbers of dimensions" in reason
