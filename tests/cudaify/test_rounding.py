@@ -128,6 +128,7 @@ def test_every_strategy_is_given_the_rescue(strategy: str, monkeypatch) -> None:
         rescue=object(),
         out_of_time=object(),
         prefetch=object(),
+        search_left=object(),
         slm_enabled=False,
     )
     settings = {"methods": ("offload",)} if strategy == "sequence" else {"strategy": strategy}
@@ -136,6 +137,8 @@ def test_every_strategy_is_given_the_rescue(strategy: str, monkeypatch) -> None:
     assert given.get("rescue") is stages.rescue or stages.rescue in arguments  # type: ignore[operator]
     # and the command's deadline: --time-budget bounds every strategy
     assert given.get("stop") is stages.out_of_time or stages.out_of_time in arguments  # type: ignore[operator]
+    if strategy == "mcgs":  # and what is left of it, which decides whether a model edge fits
+        assert given.get("time_left") is stages.search_left
     if strategy == "exhaustive":
         assert "fp_exact" not in given["every_method"]  # type: ignore[operator]
         assert "offload" in given["every_method"]  # type: ignore[operator]
