@@ -158,10 +158,31 @@ def test_unknown_model_names_are_input_errors():
         models.path("gpt-5")
 
 
-def test_file_sha256_hashes_files_outside_the_registry(tmp_path):
+def test_file_sha256_hashes_files_outside_the_registry(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAIFY_CACHE_DIR", str(tmp_path / "cache"))
     gguf = tmp_path / "mine.gguf"
     gguf.write_bytes(WHOLE)
     assert models.file_sha256(gguf) == hashlib.sha256(WHOLE).hexdigest()
+
+
+def test_a_files_digest_is_kept_until_the_file_changes(tmp_path, monkeypatch):
+    """Hashed once per (path, size, modification time): the same bytes rewritten behind its
+    back with the old time keep the kept digest (proof it was not reread); a new time
+    rehashes."""
+    import os
+
+    monkeypatch.setenv("CUDAIFY_CACHE_DIR", str(tmp_path / "cache"))
+    gguf = tmp_path / "mine.gguf"
+    gguf.write_bytes(WHOLE)
+    first = models.file_sha256(gguf)
+    stat = gguf.stat()
+    changed = bytes(reversed(WHOLE))
+    gguf.write_bytes(changed)
+    os.utime(gguf, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert models.file_sha256(gguf) == first  # served from the cache
+    os.utime(gguf, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert models.file_sha256(gguf) == hashlib.sha256(changed).hexdigest() != first
+    assert len(list((tmp_path / "cache" / "model-digests").iterdir())) == 2
 
 
 def test_install_removes_partial_files_of_killed_installs(wheels, tmp_path, monkeypatch):

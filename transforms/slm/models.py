@@ -267,15 +267,38 @@ def _is_gguf(file: Path) -> bool:
 
 
 def file_sha256(file: Path) -> str:
-    """The checksum of a model file; registry models use their pinned value (no rehash)."""
+    """The checksum of a model file; registry models use their pinned value (no rehash).
+    Another file's is kept in the cache directory keyed by its path, size and modification
+    time, so a 1 GB model named by its path is hashed once, not at every load (2-4 s)."""
+    stat = file.stat()
     for entry in REGISTRY.values():
-        if file.name == entry.file and file.stat().st_size == entry.size:
+        if file.name == entry.file and stat.st_size == entry.size:
             return entry.sha256
+    kept = _digest_file(file, stat)
+    with contextlib.suppress(OSError):
+        known = kept.read_text().strip()
+        if re.fullmatch(r"[0-9a-f]{64}", known):
+            return known
     digest = hashlib.sha256()
     with file.open("rb") as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
+    with contextlib.suppress(OSError):  # a read-only cache only costs the next rehash
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.part")
+        partial.write_text(digest.hexdigest())
+        partial.replace(kept)
     return digest.hexdigest()
+
+
+def _digest_file(file: Path, stat: os.stat_result) -> Path:
+    from platformdirs import user_cache_dir
+
+    from cudaify.core import content_hash
+
+    root = Path(os.environ.get("CUDAIFY_CACHE_DIR") or user_cache_dir("cudaify"))
+    key = content_hash(str(file.resolve()), str(stat.st_size), str(stat.st_mtime_ns))
+    return root / "model-digests" / key
 
 
 @contextlib.contextmanager
