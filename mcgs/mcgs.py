@@ -778,7 +778,7 @@ class GraphSearch:
             key=lambda e: (*build_order(e.deferred, e.cost_rank, e.prior), -self.rng.random()),
         )
         untried_slm = [e for e in live if e.how == "slm" and e.child is None]
-        if not untried_slm or not self._affordable():
+        if not untried_slm:  # none when no model edge is affordable (see `live`)
             return first
         model = max(untried_slm, key=lambda e: self._score(node, e))
         rules_best = max(self._puct(node, e) for e in untried_rules)
