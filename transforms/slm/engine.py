@@ -129,15 +129,12 @@ def generation_deadline(stop_at: float | None) -> Iterator[None]:
         _STOP_AT.reset(token)
 
 
-def _time_left(where: str) -> float | None:
-    """Seconds until the generation deadline (None: none); a passed one is a failure."""
+def _stop_at(where: str) -> float | None:
+    """The generation deadline (None: none); one already passed is a failure."""
     stop_at = _STOP_AT.get()
-    if stop_at is None:
-        return None
-    left = stop_at - time.monotonic()
-    if left <= 0:
+    if stop_at is not None and time.monotonic() >= stop_at:
         raise _budget_spent(where)
-    return left
+    return stop_at
 
 
 def _budget_spent(where: str) -> ModelFailure:
@@ -252,7 +249,7 @@ class LocalEngine:
         self, messages: Sequence[Message], options: Sequence[str], sampling: Sampling
     ) -> dict[str, float]:
         _check_options(options)
-        _time_left(self.model_path.name)
+        _stop_at(self.model_path.name)
         prefix = self.chat_prompt(messages) + CHOICE_PREFIX
         continuations = [prefix + option + CHOICE_SUFFIX for option in options]
         base, tails = self._split_tokens(prefix, continuations)
@@ -261,9 +258,10 @@ class LocalEngine:
 
     def _stop_at_deadline(self) -> _Deadline | None:
         """A stopping criterion that ends the generation at the generation deadline."""
-        if _time_left(self.model_path.name) is None:
+        stop_at = _stop_at(self.model_path.name)
+        if stop_at is None:
             return None
-        return _Deadline(_STOP_AT.get() or 0.0, import_llama_cpp().StoppingCriteriaList)
+        return _Deadline(stop_at, import_llama_cpp().StoppingCriteriaList)
 
     def chat_prompt(self, messages: Sequence[Message]) -> str:
         """The model's own chat template applied to the messages, ready for the answer."""
@@ -417,8 +415,12 @@ class RemoteEngine:
             self.url, data=json.dumps(body).encode(), headers=headers, method="POST"
         )
         try:
-            left = _time_left(self.url)
-            timeout = self.timeout if left is None else min(self.timeout, left)
+            stop_at = _stop_at(self.url)
+            timeout = (
+                self.timeout
+                if stop_at is None
+                else min(self.timeout, max(1e-3, stop_at - time.monotonic()))
+            )
             with urllib.request.urlopen(request, timeout=timeout) as reply:
                 return json.loads(reply.read().decode())
         except urllib.error.HTTPError as exc:
