@@ -49,13 +49,17 @@ def request_key(identity: str, kind: str, request: Mapping[str, Any]) -> str:
     return content_hash("cudaify-slm-v1", identity, kind, _canonical(request))
 
 
-def default_cache_dir() -> Path:
-    """`completions/` under the project's cache directory ($CUDAIFY_CACHE_DIR, as the
-    configuration reads it, else the platform's user cache directory)."""
+def cache_root() -> Path:
+    """The project's cache directory: $CUDAIFY_CACHE_DIR, as the configuration reads it,
+    else the platform's user cache directory."""
     from platformdirs import user_cache_dir
 
-    root = os.environ.get("CUDAIFY_CACHE_DIR") or user_cache_dir("cudaify")
-    return Path(root) / "completions"
+    return Path(os.environ.get("CUDAIFY_CACHE_DIR") or user_cache_dir("cudaify"))
+
+
+def default_cache_dir() -> Path:
+    """`completions/` under the project's cache directory (`cache_root`)."""
+    return cache_root() / "completions"
 
 
 class CompletionCache:

@@ -292,13 +292,11 @@ def file_sha256(file: Path) -> str:
 
 
 def _digest_file(file: Path, stat: os.stat_result) -> Path:
-    from platformdirs import user_cache_dir
-
     from cudaify.core import content_hash
+    from cudaify.transforms.slm.cache import cache_root
 
-    root = Path(os.environ.get("CUDAIFY_CACHE_DIR") or user_cache_dir("cudaify"))
     key = content_hash(str(file.resolve()), str(stat.st_size), str(stat.st_mtime_ns))
-    return root / "model-digests" / key
+    return cache_root() / "model-digests" / key
 
 
 @contextlib.contextmanager
