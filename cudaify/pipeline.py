@@ -126,7 +126,7 @@ class Stages:
                 breakdown=breakdown,
             )
         self.deadline = self.evaluator.deadline
-        self.breakdown = breakdown or Breakdown()
+        self.breakdown = self.evaluator.breakdown  # one account of the time: its and the model's
         self._engine: Any = None
         from cudaify.transforms.slm.guard import Guard
 
