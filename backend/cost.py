@@ -1296,12 +1296,9 @@ class _Counted:
         locals (never assigned again) through their initializers, `c ? a : b`."""
         if depth > _EXPANSION_DEPTH:
             return None
-        while node.type in ("parenthesized_expression", "cast_expression"):
-            inner = node.child_by_field_name("value") if node.type == "cast_expression" else None
-            inner = inner or (node.named_children[-1] if node.named_children else None)
-            if inner is None:
-                return None
-            node = inner
+        node = _unwrapped(node)
+        if node.type in ("parenthesized_expression", "cast_expression"):
+            return None  # one with nothing inside
         if node.type == "conditional_expression":
             test = node.child_by_field_name("condition")
             taken = self._value(test, depth + 1) if test is not None else None
