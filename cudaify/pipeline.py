@@ -264,10 +264,13 @@ class Stages:
                 child = dataclasses.replace(child, offloaded=self.timed)
                 self._parents[child.key] = variant
             return child, outcome.reason
-        reason = method.applies(variant, self.context)
-        if reason:
+        try:
+            reason = method.applies(variant, self.context)
+            outcome = None if reason else method.apply_rule(variant, self.context)
+        except Exception as exc:  # noqa: BLE001 - see _rule_failed
+            return None, _rule_failed(method_name, variant, exc)
+        if outcome is None:
             return None, reason
-        outcome = method.apply_rule(variant, self.context)
         if outcome.variant is not None:
             self._parents[outcome.variant.key] = variant
         return outcome.variant, outcome.reason
@@ -340,6 +343,19 @@ class Stages:
         if child is None:
             log.info("a mismatch rounding may explain is not rescued: %s", reason)
         return child
+
+
+def _rule_failed(method: str, variant: Variant, exc: Exception) -> str:
+    """A rule that raised on a variant a model wrote (code no rule of ours made, so no
+    test of ours had it) kills only this edge: the search goes on and nothing unverified
+    is written. On code only the rules wrote it is a bug of cudaify's, raised as one."""
+    if not any(step.applied_by == "slm" for step in variant.steps):
+        raise exc
+    log.warning(
+        "the '%s' rule failed on a variant the model wrote (%s: %s); the edge is skipped",
+        method, type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG),
+    )
+    return f"the rule failed on the model's code ({type(exc).__name__}: {exc})"
 
 
 def _answered(ask: Callable[[], Any]) -> tuple[Any, str]:

@@ -216,3 +216,37 @@ def test_an_answer_the_budget_cuts_short_kills_only_its_edge(
     assert child is None and reason == (
         "the model's answer was not checked: the time budget of 30 s is spent"
     )
+
+
+@pytest.mark.parametrize("written_by", ["slm", "rule"])
+def test_a_rule_that_raises_on_the_models_code_kills_only_its_edge(
+    written_by: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule applied to code the model wrote meets text no rule of ours produced (on the
+    H200, launch_tuning raised IndexError on a model's 1-D block over a 2-D grid, and the
+    whole compile ended with an internal error). There the edge dies with the exception
+    named; on code only rules wrote, the same exception is cudaify's bug and propagates."""
+    from cudaify.core.config import Config
+    from cudaify.transforms.base import Method
+
+    monkeypatch.setenv("CUDAIFY_CACHE_DIR", str(tmp_path / "cache"))
+    program, _context, variant = offloaded_saxpy()
+    stages = Stages(program, Config(cache=False, slm="off"))
+    # the model's edit: the offloaded program, its launch rewritten (as a step records it)
+    edited = variant.then("launch_tuning", variant.code + "\n// tuned\n", written_by)
+    seen: list[str] = []
+
+    def broken(self: Method, variant: Variant, context: Context):
+        seen.append(variant.code)
+        raise IndexError("tuple index out of range")
+
+    monkeypatch.setattr(type(METHODS["unroll"]), "apply_rule", broken)
+    monkeypatch.setattr(type(METHODS["unroll"]), "applies", lambda self, v, c: None)
+    if written_by == "rule":
+        with pytest.raises(IndexError):
+            stages.expand(edited, "unroll")
+        return
+    child, reason = stages.expand(edited, "unroll")
+    assert seen == [edited.code]
+    assert child is None
+    assert reason == "the rule failed on the model's code (IndexError: tuple index out of range)"
