@@ -353,7 +353,10 @@ def _rule_failed(method: str, variant: Variant, exc: Exception) -> str:
         raise exc
     log.warning(
         "the '%s' rule failed on a variant the model wrote (%s: %s); the edge is skipped",
-        method, type(exc).__name__, exc, exc_info=log.isEnabledFor(logging.DEBUG),
+        method,
+        type(exc).__name__,
+        exc,
+        exc_info=log.isEnabledFor(logging.DEBUG),
     )
     return f"the rule failed on the model's code ({type(exc).__name__}: {exc})"
 
