@@ -24,26 +24,43 @@ MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 class Tokens:
-    """llama_cpp.Llama's chat completion as far as the engine uses it: one token per 10 ms,
+    """llama_cpp.Llama's completion as far as the engine uses it: one token per 10 ms,
     asking the stopping criteria after each, up to max_tokens or an end of answer after
-    `answer` tokens."""
+    `answer` tokens. The chat template is llama.cpp's own (a ChatML one here)."""
+
+    metadata = {
+        "tokenizer.chat_template": "{% for m in messages %}<|im_start|>{{ m.role }}\n"
+        "{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
+    }
 
     def __init__(self, answer: int = 10_000) -> None:
         self.generated = 0
         self.answer = answer
+        self.prompts: list[str] = []
 
-    def create_chat_completion(self, *, max_tokens: int, stopping_criteria: Any = None, **_: Any):
+    def token_eos(self) -> int:
+        return 2
+
+    def token_bos(self) -> int:
+        return -1
+
+    def detokenize(self, tokens: list[int], special: bool) -> bytes:
+        return b"<|endoftext|>" if tokens == [2] else b""
+
+    def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
+        self.prompts.append(text.decode())
+        return list(range(len(text.split())))
+
+    def create_completion(self, *, max_tokens: int, stopping_criteria: Any, **_: Any):
         finish = "length"
         for _token in range(max_tokens):
             time.sleep(0.01)
             self.generated += 1
-            if self.generated == self.answer or (
-                stopping_criteria is not None and stopping_criteria([], [])
-            ):
+            if self.generated == self.answer or stopping_criteria([7], []):
                 finish = "stop"
                 break
         return {
-            "choices": [{"message": {"content": "x" * self.generated}, "finish_reason": finish}],
+            "choices": [{"text": "x" * self.generated, "finish_reason": finish}],
             "usage": {"prompt_tokens": 3, "completion_tokens": self.generated},
         }
 
@@ -70,6 +87,7 @@ def test_without_a_deadline_the_generation_runs_to_its_end() -> None:
     with generation_deadline(None):
         answer = local(llm).complete(MESSAGES, Sampling(max_tokens=100))
     assert llm.generated == 30 and answer.text == "x" * 30
+    assert llm.prompts == ["<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant"]
     later = Tokens(answer=30)  # a deadline far enough away changes nothing
     with generation_deadline(time.monotonic() + 60):
         assert local(later).complete(MESSAGES, Sampling(max_tokens=100)).text == "x" * 30
@@ -138,3 +156,104 @@ def test_the_search_asks_the_model_under_the_commands_budget(budget: float, tmp_
         assert stop_at is not None and asked + budget - 1 < stop_at <= asked + budget
     else:
         assert stop_at is None
+
+
+class Prompting:
+    """llama_cpp.Llama as the option scoring uses it: reading a batch of the prompt
+    takes 50 ms (a CPU's prompt reading, scaled down)."""
+
+    n_batch = 100
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.n_tokens = 0
+
+    def reset(self) -> None:
+        self.n_tokens = 0
+
+    def eval(self, tokens: list[int]) -> None:
+        time.sleep(0.05)
+        self.read += len(tokens)
+        self.n_tokens += len(tokens)
+
+
+def test_scoring_options_stops_reading_the_prompt_at_the_deadline() -> None:
+    """The method-choice prior reads the whole program before it scores an option; on a
+    CPU that took 45 of a 60 s budget. It stops between batches once the deadline passed."""
+    llm = Prompting()
+    engine = local(llm)  # type: ignore[arg-type]
+    engine._logprobs = lambda: [0.0] * 8  # type: ignore[method-assign]
+    began = time.monotonic()
+    with pytest.raises(ModelFailure) as failure:
+        engine._score(list(range(2000)), [[1, 2], [3]], stop_at=began + 0.12)
+    assert failure.value.kind == "budget"
+    assert 100 <= llm.read <= 400 and time.monotonic() - began < 0.5  # of 2000 tokens, 1 s
+    whole = Prompting()
+    scorer = local(whole)  # type: ignore[arg-type]
+    scorer._logprobs = lambda: [0.0, -1.0, -2.0, -3.0]  # type: ignore[method-assign]
+    assert scorer._score(list(range(250)), [[1, 2], [3]], stop_at=None) == [-1.0 + -2.0, -3.0]
+    assert whole.read == 250 + 1  # the prompt in 3 batches, then the first tail's first token
+
+
+def test_a_deadline_inside_another_ends_at_the_earlier() -> None:
+    from cudaify.transforms.slm.engine import _STOP_AT
+
+    now = time.monotonic()
+    with generation_deadline(now + 5):
+        with generation_deadline(now + 50):
+            assert _STOP_AT.get() == now + 5  # a share cannot outlive the budget
+        with generation_deadline(now + 1):
+            assert _STOP_AT.get() == now + 1
+        with generation_deadline(None):
+            assert _STOP_AT.get() == now + 5
+    with generation_deadline(None):
+        assert _STOP_AT.get() is None
+
+
+class SlowChooser:
+    """An engine whose method choice reads the program for `seconds`, within the
+    generation deadline it was asked under, as the local engine does."""
+
+    identity = "slow-chooser"
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.stop_at: list[float | None] = []
+
+    def choose(self, messages: Any, options: Any, sampling: Sampling) -> dict[str, float]:
+        from cudaify.transforms.slm import engine
+
+        stop_at = engine._STOP_AT.get()
+        self.stop_at.append(stop_at)
+        if stop_at is not None and time.monotonic() + self.seconds > stop_at:
+            time.sleep(max(0.0, stop_at - time.monotonic()))
+            raise engine._budget_spent("slow-chooser")
+        time.sleep(self.seconds)
+        return {option: 1.0 / len(options) for option in options}
+
+
+def test_the_method_prior_answers_within_its_share_or_says_it_could_not(tmp_path: Path) -> None:
+    """Stages.method_prior: within the seconds the search gives it, the model's choice;
+    past them, None (the search then stops asking), not {} (a failure of the model), and
+    the command's 30 s budget does not lengthen a share of 0.2 s."""
+    from cudaify.backend.budget import Deadline
+    from cudaify.core import Variant
+    from cudaify.pipeline import Stages
+
+    from .test_decoy_endpoint import GOLDEN, analysed, model_config
+
+    program = analysed(GOLDEN / "offload" / "saxpy.c")
+    config = model_config("http://127.0.0.1:9", tmp_path).with_(time_budget=30.0)
+    stages = Stages(program, config, Deadline(30.0))
+    variant = Variant(program.source)
+    stages._engine = SlowChooser(0.05)
+    assert stages.method_prior(variant, ["offload", "schedule"], 0.2) == {
+        "offload": 0.5,
+        "schedule": 0.5,
+    }
+    stages._engine = slow = SlowChooser(1.0)
+    began = time.monotonic()
+    assert stages.method_prior(variant, ["offload", "schedule"], 0.2) is None
+    assert time.monotonic() - began < 0.6
+    (stop_at,) = slow.stop_at
+    assert stop_at is not None and stop_at < began + 0.25  # the share, not the 30 s
