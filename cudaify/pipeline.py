@@ -203,19 +203,27 @@ class Stages:
             return []
         return retrieve(self.graph, variant.code, source, method_name, self.config.examples)
 
-    def method_prior(self, variant: Variant, methods: list[str]) -> dict[str, float]:
+    def method_prior(
+        self, variant: Variant, methods: list[str], seconds: float | None = None
+    ) -> dict[str, float] | None:
+        """The model's probabilities of the next methods at `variant`; {} where it failed
+        (the graph's prior alone, as without a model), None where it could not answer
+        within `seconds` (its slot wait and answer; the model's load, once, not counted)."""
         from cudaify.transforms import METHODS
-        from cudaify.transforms.slm.engine import Sampling
+        from cudaify.transforms.slm.engine import Sampling, generation_deadline
         from cudaify.transforms.slm.prompt import choice_prompt
 
         options = [(m, METHODS[m].summary if m in METHODS else "") for m in methods]
         prompt = choice_prompt(variant.code, options)
         sampling = Sampling(temperature=0.0, seed=self.config.seed)
         try:
-            return self._model().choose(prompt, methods, sampling)
-        except ModelFailure as failure:  # the graph's prior alone, as without a model
+            model = self._model()
+            share = None if seconds is None else time.monotonic() + seconds
+            with generation_deadline(share):
+                return model.choose(prompt, methods, sampling)
+        except ModelFailure as failure:
             log.info("no method-choice prior here: %s", failure)
-            return {}
+            return None if failure.kind == "budget" else {}
 
     def _model(self) -> Any:
         """The engine as the search uses it: one generation slot per request, every

@@ -140,6 +140,9 @@ LAMBDA = 0.5
 # what a model edge costs before this search has timed one: answer, nvcc, run (the 1.5B
 # default model on an H200: 17 s per edge on average over 25 edges, `make bench-slm --run`)
 SLM_EDGE_SECONDS = 15.0
+# the share of the search's time left one method-choice request may take (its slot wait and
+# the model's reading of the program): on an H200 one takes 0.2-1 s; on two CPU cores 45 s
+PRIOR_SHARE = 0.1
 # a child the cost model predicts this many times dearer than its cheapest sibling is
 # built last: after every other rule child of its node, and not ahead of its turn
 DEFER = 8.0
@@ -168,8 +171,9 @@ class ExpandHow(Protocol):
 
 
 Evaluate = Callable[[Variant], Evaluation]
-# (variant, candidate methods) -> probability per method (the SLM's choice), or {}
-MethodPrior = Callable[[Variant, list[str]], dict[str, float]]
+# (variant, candidate methods, seconds it may take or None) -> probability per method (the
+# SLM's choice), {} where the model failed, None where it could not answer in those seconds
+MethodPrior = Callable[[Variant, list[str], "float | None"], "dict[str, float] | None"]
 
 
 @dataclass(frozen=True)
@@ -315,6 +319,7 @@ class GraphSearch:
         self.rescue = rescue
         self.ways = ways
         self.method_prior = method_prior
+        self._prior_on = True  # False once a request overran its share: too slow here
         # False once the model was switched off after its failures: from then on the search
         # is the rules-only search, its SLM edges dead and new nodes without any
         self.model_on = model_on
@@ -365,15 +370,15 @@ class GraphSearch:
         if best is None or best_cost is None:
             return False
         # look one step ahead of every faster state not expanded yet: its rule children
-        # are made (a source rewrite each, no build) to be priced; without a model's
-        # prior, whose request would be a generation
-        if self.method_prior is None and self.prefetch is not None:
+        # are made (a source rewrite each, no build) to be priced; their edges take the
+        # graph's prior alone, as a model's request for each would cost more than a rewrite
+        if self.prefetch is not None:
             for node in list(self.nodes.values()):
                 depth = len(node.variant.steps)
                 if node.expanded or node.terminal or node.utility < FASTER:
                     continue
                 if 0 < depth < self.budget.max_depth:
-                    self._make_edges(node)
+                    self._make_edges(node, ask_model=False)
         moved = frozenset(best.offloaded)
         for node in self.nodes.values():
             for edge in node.edges:
@@ -444,13 +449,13 @@ class GraphSearch:
     def _graph_node(self, variant: Variant) -> str:
         return variant.node if variant.steps else START
 
-    def _make_edges(self, node: Node) -> None:
+    def _make_edges(self, node: Node, ask_model: bool = True) -> None:
         source = self._graph_node(node.variant)
         methods = self.graph.successors(source)
         node.expanded = True
         if not methods:
             return
-        slm_p = self.method_prior(node.variant, methods) if self.method_prior else {}
+        slm_p = self._model_prior(node, methods) if ask_model else {}
         prior = mixed_prior(graph_prior(self.graph, source, methods), slm_p)
         ways = self._ways()  # asked after the prior: its request may have switched the model off
         for method in methods:
@@ -459,6 +464,22 @@ class GraphSearch:
                 node.edges.append(Edge(method, how, prior[method] * shares[how]))
         if self.prefetch is not None:
             self._make_rule_children(node)
+
+    def _model_prior(self, node: Node, methods: list[str]) -> dict[str, float]:
+        """The model's method-choice prior at `node`, given PRIOR_SHARE of the time left
+        (no limit without a budget). One request that overruns its share ends the model's
+        prior for this search: the graph's prior orders the edges from then on, and the
+        time goes to candidates (on two CPU cores the prior took 45 s of a 60 s budget)."""
+        if self.method_prior is None or not self._prior_on:
+            return {}
+        left = self.time_left() if self.time_left else None
+        answer = self.method_prior(
+            node.variant, methods, None if left is None else max(0.0, PRIOR_SHARE * left)
+        )
+        if answer is None:
+            self._prior_on = False
+            return {}
+        return answer
 
     def _ways(self) -> tuple[str, ...]:
         if self.model_on is not None and not self.model_on():

@@ -652,13 +652,22 @@ def test_the_search_converges_after_patience_candidates_without_a_gain():
     assert result.best_verified.evaluation.region_speedup == pytest.approx(1.52)
 
 
-def test_patience_waits_for_a_made_child_the_cost_model_calls_much_cheaper():
+@pytest.mark.parametrize("with_model", [False, True])
+def test_patience_waits_for_a_made_child_the_cost_model_calls_much_cheaper(with_model: bool):
     """a is the best (1.5x) and nothing after it gains; with patience 2 the search stops
     before b's children are tried. When the model predicts b -> y at under half of a's
-    cost, the search goes on until y is tried (and y, 20x, is the best)."""
+    cost, the search goes on until y is tried (and y, 20x, is the best). The same with a
+    language model's method prior: the states looked ahead of take the graph's prior (on an
+    H200, mcgs with the model left matvec at 4.1x where the rules found 19.5x)."""
     edges = [("sequential", "a"), ("sequential", "b"), ("a", "x"), ("b", "y"), ("b", "z")]
     speed = {frozenset("a"): 1.5, frozenset("b"): 1.4, frozenset("by"): 20.0}
     plain = {"a": 100.0, "b": 100.0, "a+x": 100.0, "b+y": 100.0, "b+z": 100.0}
+
+    asked: list[str] = []
+
+    def uniform(variant: Variant, methods: list[str], seconds: float | None) -> dict[str, float]:
+        asked.append(variant.code)
+        return {method: 1 / len(methods) for method in methods}
 
     def searched(costs: dict[str, float]) -> tuple[Landscape, SearchResult]:
         land = Landscape(speed)
@@ -670,6 +679,7 @@ def test_patience_waits_for_a_made_child_the_cost_model_calls_much_cheaper():
                 budget=budget,
                 prefetch=lambda variants: None,
                 predict=lambda variant: costs[variant.code],
+                method_prior=uniform if with_model else None,
             )
         )
         return land, result
@@ -678,6 +688,8 @@ def test_patience_waits_for_a_made_child_the_cost_model_calls_much_cheaper():
     assert result.converged and "b+y" not in land.evaluated
     land, result = searched(plain | {"b+y": 40.0})
     assert "b+y" in land.evaluated and result.best_verified.variant.code == "b+y"
+    # the model is asked at the states the search expands, not at those it looks ahead of
+    assert asked == (["seq", "a", "seq", "a"] if with_model else [])
 
 
 def test_a_gain_of_five_percent_starts_the_count_again():
@@ -861,3 +873,26 @@ def test_what_a_model_edge_costs_is_learned_from_this_searchs_edges():
     left[0] = 2.5
     assert not gs._affordable()
     assert search(graph_of(("sequential", "a")), Landscape({}))._affordable()  # no budget
+
+
+def test_the_model_prior_gets_a_share_of_the_time_left_and_none_after_overrunning_it():
+    """Each method-choice request may take PRIOR_SHARE of the search's time left; one that
+    could not answer within it (None) is the last: on two CPU cores reading the program
+    took 45 s of a 60 s budget, and the candidates had the rest."""
+    from cudaify.mcgs.mcgs import PRIOR_SHARE
+
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("a", "b"), ("b", "a"))
+    for answers, expected_calls in (("fast", 4), ("slow", 1)):
+        shares: list[float | None] = []
+
+        def prior(variant, methods, seconds, answers=answers, shares=shares):
+            shares.append(seconds)
+            return {methods[0]: 1.0} if answers == "fast" else None
+
+        land = Landscape({frozenset("ab"): 5.0})
+        result = run(search(graph, land, method_prior=prior, time_left=lambda: 20.0))
+        assert result.best_verified.variant.code == "a+b"
+        assert shares == [pytest.approx(PRIOR_SHARE * 20.0)] * expected_calls, answers
+    unlimited: list[float | None] = []
+    run(search(graph, Landscape({}), method_prior=lambda v, m, s: unlimited.append(s) or {}))
+    assert unlimited and set(unlimited) == {None}
