@@ -145,9 +145,37 @@ class GpuLock:
     def release(self) -> None:
         held = self._held
         held.depth -= 1
-        if held.depth == 0:
-            self._drop(held.ticket, held.handle)
+        if held.depth <= 0:  # below 0 only after a `make_way` whose new wait was interrupted
+            if held.ticket is not None:
+                self._drop(held.ticket, held.handle)
             held.ticket = held.handle = None
+            held.depth = 0
+
+    def make_way(self) -> bool:
+        """For a long shared hold (a model's generation, 5-60 s): where a timing asked for
+        the GPU after this hold began, give the place up and queue again behind it, so
+        the timing waits for one token, not the whole answer (with generations holding the
+        GPU for 15-20 s under `bench -j 8`, every timing waited for them, and the shared
+        holds asked meanwhile waited behind those timings: searches got 1-3 candidates
+        in 30 s). Returns whether it made way. Only this thread's outermost shared hold
+        may; any other hold is left as it is."""
+        held = self._held
+        if getattr(held, "depth", 0) != 1 or held.exclusive:
+            return False
+        mine = held.ticket
+        waiting = False
+        for name in os.listdir(self.queue):
+            other = Ticket.parse(name)
+            if other is not None and other.exclusive and mine.ahead_of(other):
+                waiting = True
+                break
+        if not waiting:
+            return False
+        self._drop(held.ticket, held.handle)
+        held.depth = 0
+        held.ticket = held.handle = None
+        self.acquire(exclusive=False)
+        return True
 
     def users(self) -> int:
         """The processes with a hold on this GPU now, held or asked for, this one counted

@@ -171,9 +171,12 @@ class Stages:
             yield
             return
         from cudaify.core.slots import one_slot
+        from cudaify.transforms.slm.engine import generation_pauses
 
+        gpu = self.evaluator.gpu
         with one_slot(self._slots_folder(), self.config.slm_jobs):
-            with self.evaluator.gpu.shared():
+            # between tokens, a timing asked meanwhile gets the GPU (see GpuLock.make_way)
+            with gpu.shared(), generation_pauses(gpu.make_way):
                 yield
 
     def validate(self, code: str, method: Any, before: Variant | None = None) -> list[Problem]:

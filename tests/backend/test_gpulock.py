@@ -296,3 +296,35 @@ def test_users_counts_the_processes_sharing_the_gpu_not_this_ones_threads(
         assert lock.users() == 1
     leave.set()
     thread.join(30)
+
+
+def test_a_long_shared_hold_makes_way_for_a_timing_asked_after_it(tmp_path: Path) -> None:
+    """A model's generation holds the GPU shared for 5-60 s; at its next token it gives a
+    timing that asked meanwhile the GPU and queues again behind it, and a timing asked
+    before the generation (none here) or no timing at all leaves it holding."""
+    lock = gpu_lock(tmp_path, "0")
+    events: list[str] = []
+    timing_done = threading.Event()
+
+    def timing() -> None:
+        with lock:
+            events.append("timing start")
+            time.sleep(0.2)
+            events.append("timing end")
+        timing_done.set()
+
+    with lock.shared():
+        assert not lock.make_way()  # nobody waits
+        with lock.shared():
+            assert not lock.make_way()  # a nested hold is left alone
+        timer = threading.Thread(target=timing)
+        timer.start()
+        time.sleep(0.1)
+        assert events == []  # the timing waits for the generation's hold
+        assert lock.make_way()  # the next token: way made, back once the timing is done
+        events.append("generation goes on")
+        assert lock.held == "shared"
+        assert not lock.make_way()
+    timer.join()
+    assert events == ["timing start", "timing end", "generation goes on"]
+    assert not list(lock.queue.iterdir())  # no ticket left behind

@@ -257,3 +257,25 @@ def test_the_method_prior_answers_within_its_share_or_says_it_could_not(tmp_path
     assert time.monotonic() - began < 0.6
     (stop_at,) = slow.stop_at
     assert stop_at is not None and stop_at < began + 0.25  # the share, not the 30 s
+
+
+def test_a_local_generation_makes_way_between_tokens() -> None:
+    """Inside `generation_pauses`, a local generation calls the make-way callback between
+    tokens every MAKE_WAY_EVERY seconds (where a timing takes the GPU meanwhile), and an
+    option scoring between the batches of the prompt it reads."""
+    from cudaify.transforms.slm.engine import MAKE_WAY_EVERY, generation_pauses
+
+    calls: list[float] = []
+    llm = Tokens(answer=40)  # 0.4 s of tokens
+    with generation_pauses(lambda: calls.append(time.monotonic())):
+        answer = local(llm).complete(MESSAGES, Sampling(max_tokens=100))
+    assert answer.text == "x" * 40
+    assert 3 <= len(calls) <= 0.4 / MAKE_WAY_EVERY + 1
+    assert all(b - a >= MAKE_WAY_EVERY * 0.9 for a, b in zip(calls, calls[1:], strict=False))
+    reading = Prompting()
+    scorer = local(reading)  # type: ignore[arg-type]
+    scorer._logprobs = lambda: [0.0] * 4  # type: ignore[method-assign]
+    calls.clear()
+    with generation_pauses(lambda: calls.append(time.monotonic())):
+        scorer._score(list(range(500)), [[1]], stop_at=None)  # 5 batches of 50 ms
+    assert len(calls) >= 3

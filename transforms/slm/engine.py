@@ -29,7 +29,7 @@ import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -134,6 +134,44 @@ def generation_deadline(stop_at: float | None) -> Iterator[None]:
         _STOP_AT.reset(token)
 
 
+# What a local model calls between tokens (and between batches of a prompt it reads): the
+# pipeline's way of letting a timing have the GPU meanwhile (backend.gpulock's make_way).
+_MAKE_WAY: ContextVar[Callable[[], object] | None] = ContextVar("cudaify_make_way", default=None)
+MAKE_WAY_EVERY = 0.05  # seconds between two looks
+
+
+@contextlib.contextmanager
+def generation_pauses(make_way: Callable[[], object] | None) -> Iterator[None]:
+    """Local generations inside call `make_way` every MAKE_WAY_EVERY seconds or so, between
+    two tokens: it may block while something else uses the GPU (a timing), then return."""
+    token = _MAKE_WAY.set(make_way)
+    try:
+        yield
+    finally:
+        _MAKE_WAY.reset(token)
+
+
+class _Pauses:
+    """A stopping criterion that never stops: between tokens, at most every MAKE_WAY_EVERY
+    seconds, it calls the make-way callback of `generation_pauses`."""
+
+    def __init__(self, make_way: Callable[[], object]):
+        self.make_way = make_way
+        self.last = time.monotonic()
+
+    def __call__(self, _input_ids: Any = None, _logits: Any = None) -> bool:
+        now = time.monotonic()
+        if now - self.last >= MAKE_WAY_EVERY:
+            self.make_way()
+            self.last = time.monotonic()
+        return False
+
+
+def _pauses() -> _Pauses | None:
+    make_way = _MAKE_WAY.get()
+    return None if make_way is None else _Pauses(make_way)
+
+
 def _stop_at(where: str) -> float | None:
     """The generation deadline (None: none); one already passed is a failure."""
     stop_at = _STOP_AT.get()
@@ -227,7 +265,12 @@ class LocalEngine:
         started = time.perf_counter()
         stopped = self._stop_at_deadline()
         formatted = self._formatted(messages)
-        criteria = [*(formatted.stopping_criteria or []), *([stopped] if stopped else [])]
+        pauses = _pauses()
+        criteria = [
+            *(formatted.stopping_criteria or []),
+            *([stopped] if stopped else []),
+            *([pauses] if pauses else []),
+        ]
         ends = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop]
         try:
             response = self.llm.create_completion(
@@ -329,13 +372,14 @@ class LocalEngine:
         time and, like every option's scoring, ends as "budget" once `stop_at` passed."""
         self.llm.reset()
         batch = max(1, int(getattr(self.llm, "n_batch", 512)))
+        pauses = _pauses()
         for first in range(0, len(base), batch):
-            self._in_time(stop_at)
+            self._in_time(stop_at, pauses)
             self.llm.eval(base[first : first + batch])
         start = self._logprobs()
         scores = []
         for tail in tails:
-            self._in_time(stop_at)
+            self._in_time(stop_at, pauses)
             self.llm.n_tokens = len(base)  # eval() drops the KV cache past this point
             total, logprobs = 0.0, start
             for position, token in enumerate(tail):
@@ -346,7 +390,9 @@ class LocalEngine:
             scores.append(total)
         return scores
 
-    def _in_time(self, stop_at: float | None) -> None:
+    def _in_time(self, stop_at: float | None, pauses: _Pauses | None = None) -> None:
+        if pauses is not None:
+            pauses()
         if stop_at is not None and time.monotonic() >= stop_at:
             raise _budget_spent(self.model_path.name)
 
