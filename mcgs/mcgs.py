@@ -140,9 +140,12 @@ LAMBDA = 0.5
 # what a model edge costs before this search has timed one: answer, nvcc, run (the 1.5B
 # default model on an H200: 17 s per edge on average over 25 edges, `make bench-slm --run`)
 SLM_EDGE_SECONDS = 15.0
-# the share of the search's time left one method-choice request may take (its slot wait and
-# the model's reading of the program): on an H200 one takes 0.2-1 s; on two CPU cores 45 s
+# the share of the search's time the model's method-choice requests may take in all (their
+# slot waits and the model's reading of the program): on an H200 one takes 0.2-1 s (plus
+# the slot waits of `bench -j 8`); on two CPU cores 45 s
 PRIOR_SHARE = 0.1
+# a request given less than this is not made
+PRIOR_MIN_SECONDS = 0.05
 # a child the cost model predicts this many times dearer than its cheapest sibling is
 # built last: after every other rule child of its node, and not ahead of its turn
 DEFER = 8.0
@@ -320,6 +323,8 @@ class GraphSearch:
         self.ways = ways
         self.method_prior = method_prior
         self._prior_on = True  # False once a request overran its share: too slow here
+        self._prior_seconds = 0.0  # what the method-choice requests have taken so far
+        self._began = time.perf_counter()  # when the search began (reset by `run`)
         # False once the model was switched off after its failures: from then on the search
         # is the rules-only search, its SLM edges dead and new nodes without any
         self.model_on = model_on
@@ -466,16 +471,23 @@ class GraphSearch:
             self._make_rule_children(node)
 
     def _model_prior(self, node: Node, methods: list[str]) -> dict[str, float]:
-        """The model's method-choice prior at `node`, given PRIOR_SHARE of the time left
-        (no limit without a budget). One request that overruns its share ends the model's
-        prior for this search: the graph's prior orders the edges from then on, and the
-        time goes to candidates (on two CPU cores the prior took 45 s of a 60 s budget)."""
+        """The model's method-choice prior at `node`. Under a time budget its requests
+        share PRIOR_SHARE of the search's time (elapsed and left): each may take what
+        the ones before it left of that share, and one that overruns it ends the model's
+        prior for this search. The graph's prior orders the edges from then on, and the
+        time goes to candidates (on two CPU cores one request took 45 s of a 60 s budget)."""
         if self.method_prior is None or not self._prior_on:
             return {}
         left = self.time_left() if self.time_left else None
-        answer = self.method_prior(
-            node.variant, methods, None if left is None else max(0.0, PRIOR_SHARE * left)
-        )
+        share = None
+        if left is not None:
+            elapsed = time.perf_counter() - self._began
+            share = PRIOR_SHARE * (elapsed + max(0.0, left)) - self._prior_seconds
+            if share < PRIOR_MIN_SECONDS:
+                return {}
+        asked = time.perf_counter()
+        answer = self.method_prior(node.variant, methods, share)
+        self._prior_seconds += time.perf_counter() - asked
         if answer is None:
             self._prior_on = False
             return {}
@@ -871,7 +883,7 @@ class GraphSearch:
 
     def run(self, start: Variant, start_evaluation: Evaluation | None = None) -> SearchResult:
         """Playouts until a budget is spent or nothing new is reachable within the depth."""
-        began = time.perf_counter()
+        began = self._began = time.perf_counter()
         if self.budget.seconds is not None:
             self._deadline = began + self.budget.seconds
         root = self._node_for(start, start_evaluation)

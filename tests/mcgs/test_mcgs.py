@@ -875,24 +875,34 @@ def test_what_a_model_edge_costs_is_learned_from_this_searchs_edges():
     assert search(graph_of(("sequential", "a")), Landscape({}))._affordable()  # no budget
 
 
-def test_the_model_prior_gets_a_share_of_the_time_left_and_none_after_overrunning_it():
-    """Each method-choice request may take PRIOR_SHARE of the search's time left; one that
-    could not answer within it (None) is the last: on two CPU cores reading the program
-    took 45 s of a 60 s budget, and the candidates had the rest."""
+def test_the_model_prior_shares_a_tenth_of_the_search_time_and_stops_after_overrunning_it(
+    monkeypatch,
+):
+    """The method-choice requests share PRIOR_SHARE of the search's time: each may take
+    what the earlier ones left of it (a 20 s search: 2 s in all), none is made once it is
+    spent, and one that could not answer within its share (None) is the last: on two CPU
+    cores reading the program took 45 s of a 60 s budget, and the candidates had the rest."""
+    import cudaify.mcgs.mcgs as mcgs_module
     from cudaify.mcgs.mcgs import PRIOR_SHARE
 
     graph = graph_of(("sequential", "a"), ("sequential", "b"), ("a", "b"), ("b", "a"))
-    for answers, expected_calls in (("fast", 4), ("slow", 1)):
+    now = [0.0]
+    monkeypatch.setattr(mcgs_module.time, "perf_counter", lambda: now[0])
+    for answers, expected in (("fast", [2.0] * 4), ("slow", [2.0]), ("0.8 s", [2.0, 1.2, 0.4])):
         shares: list[float | None] = []
 
         def prior(variant, methods, seconds, answers=answers, shares=shares):
             shares.append(seconds)
-            return {methods[0]: 1.0} if answers == "fast" else None
+            if answers == "0.8 s":
+                now[0] += 0.8
+            return {methods[0]: 1.0} if answers != "slow" else None
 
+        now[0] = 0.0
         land = Landscape({frozenset("ab"): 5.0})
-        result = run(search(graph, land, method_prior=prior, time_left=lambda: 20.0))
+        result = run(search(graph, land, method_prior=prior, time_left=lambda: 20.0 - now[0]))
         assert result.best_verified.variant.code == "a+b"
-        assert shares == [pytest.approx(PRIOR_SHARE * 20.0)] * expected_calls, answers
+        assert PRIOR_SHARE * 20.0 == 2.0
+        assert shares == pytest.approx(expected), answers
     unlimited: list[float | None] = []
     run(search(graph, Landscape({}), method_prior=lambda v, m, s: unlimited.append(s) or {}))
     assert unlimited and set(unlimited) == {None}
