@@ -41,7 +41,13 @@ from cudaify.core.errors import CudaifyError
 from cudaify.transforms import METHODS
 from cudaify.transforms.base import Context, Method
 from cudaify.transforms.slm.apply import EDIT_SAMPLING, Attempt, edge_outcome, edit
-from cudaify.transforms.slm.engine import Completion, Engine, Message, Sampling
+from cudaify.transforms.slm.engine import (
+    Completion,
+    Engine,
+    Message,
+    Sampling,
+    generation_pauses,
+)
 
 START = "sequential"
 OUTCOMES = ("ok", "unchanged", "compile", "structure", "extract", "context", "timeout", "error")
@@ -255,6 +261,11 @@ class EdgeResult:
     cached: int  # completions served from the cache or a replay file
     correct: bool | None = None  # None: not run on a GPU
     load_average: float = 0.0
+    # the program the model's last answer made (spliced into the variant), "" without one
+    answer: str = ""
+    # every rule applied to that program: "method: ExceptionType: message" for each that
+    # raised (in a search only that edge dies, but it is a rule's bug to fix)
+    rule_failures: tuple[str, ...] = ()
 
     @property
     def structure_ok(self) -> bool:
@@ -307,6 +318,8 @@ class _Progress:
     outcome: str = "error"
     reason: str = ""
     correct: bool | None = None
+    answer: str = ""
+    rule_failures: tuple[str, ...] = ()
 
 
 def run_edge(edge: Edge, engine: Engine, model: str, options: EdgeOptions) -> EdgeResult:
@@ -341,6 +354,8 @@ def run_edge(edge: Edge, engine: Engine, model: str, options: EdgeOptions) -> Ed
         cached=sum(1 for c in completions if c.cached),
         correct=progress.correct,
         load_average=os.getloadavg()[0],
+        answer=progress.answer,
+        rule_failures=progress.rule_failures,
     )
 
 
@@ -361,8 +376,9 @@ def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress
     method = METHODS[edge.method]
     examples = stages.examples(edge.variant, method.name)
     # Shared use of the GPU while the model writes: a `cudaify bench` running beside this
-    # one takes its reported timings only while no edge generates (see backend.gpulock).
-    with stages.evaluator.gpu.shared():
+    # one takes its reported timings between two tokens (see backend.gpulock's make_way).
+    gpu = stages.evaluator.gpu
+    with gpu.shared(), generation_pauses(gpu.make_way):
         attempt = edit(
             engine,
             method,
@@ -373,11 +389,31 @@ def _apply(edge: Edge, engine: Engine, options: EdgeOptions, progress: _Progress
             edge.starts.context,
         )
     progress.outcome, progress.reason = classify(attempt, edge.variant)
+    if attempt.code is not None:
+        progress.answer = attempt.code
+        progress.rule_failures = rules_on(
+            edge.variant.then(method.name, attempt.code, "slm"), edge.starts.context
+        )
     if progress.outcome != "ok" or not options.run or not stages.evaluator.run_on_gpu:
         return None
     child = edge_outcome(method, edge.variant, attempt).variant
     assert child is not None  # an `ok` answer is a child of the search
     return child
+
+
+def rules_on(variant: Variant, context: Context) -> tuple[str, ...]:
+    """Every method's rule applied to `variant` (code a model wrote): the ones that raised,
+    as "method: ExceptionType: message". A refusal or a child is fine; an exception is a
+    rule that met code it was not written for (launch_tuning's IndexError on a model's 1-D
+    block over a 2-D grid was found this way, by hand)."""
+    failures = []
+    for name, method in METHODS.items():
+        try:
+            if method.applies(variant, context) is None:
+                method.apply_rule(variant, context)
+        except Exception as exc:  # noqa: BLE001 - the exception is what is recorded
+            failures.append(" ".join(f"{name}: {type(exc).__name__}: {exc}".split())[:MAX_REASON])
+    return tuple(failures)
 
 
 def _run(edge: Edge, child: Variant, progress: _Progress) -> None:
@@ -529,6 +565,7 @@ class Results:
             parts.append(speed_table(self.speeds))
         if self.edges:
             parts.append(table(summarise(self.edges)))
+            parts.append(rule_failures(self.edges))
         parts += self.notes
         return "\n\n".join(parts) + "\n"
 
@@ -542,6 +579,21 @@ class Results:
         }
         _write_atomically(self.directory / "summary.json", json.dumps(summary, indent=1))
         _write_atomically(self.directory / "summary.md", self.markdown())
+
+
+def rule_failures(results: Sequence[EdgeResult]) -> str:
+    """Which rules raised on the programs the models' answers made (the answers that
+    spliced into their variant), one line per failure and the edge it came from."""
+    answered = [r for r in results if r.answer]
+    lines = [
+        f"Rules applied to the {len(answered)} answers that made a program: "
+        + (f"{sum(len(r.rule_failures) for r in answered)} raised." if answered else "none.")
+    ]
+    for r in answered:
+        lines += [
+            f"- {failure} (on {r.model}'s {r.method} of {r.program})" for failure in r.rule_failures
+        ]
+    return "\n".join(lines)
 
 
 def speed_table(speeds: Sequence[dict[str, Any]]) -> str:

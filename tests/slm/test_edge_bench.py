@@ -175,6 +175,16 @@ def test_counts_structure_compile_and_pass_then_replays_them(edges, tmp_path):
     written = (tmp_path / "out" / "edges.jsonl").read_text().splitlines()
     assert [json.loads(line)["outcome"] for line in written] == [r.outcome for r in done]
     assert "1/3 (33%)" in (tmp_path / "out" / "summary.md").read_text()
+    # each answer that made a program is kept, and every rule was applied to it
+    kept = {json.loads(line)["program"]: json.loads(line)["answer"] for line in written}
+    assert "__global__" in kept["good/scale"] and "undeclared_name" in kept["badcompile/square"]
+    assert kept["good/scale"] == found["good"].answer
+    assert all(result.rule_failures == () for result in done)
+    assert kept["badstructure/shift"] == ""  # its answer renamed the function: no splice
+    assert (
+        "Rules applied to the 2 answers that made a program: 0 raised."
+        in (tmp_path / "out" / "summary.md").read_text()
+    )
 
     calls = model.calls
     replaying = CachedEngine(None, replay=Replay(record))
@@ -320,3 +330,30 @@ def test_the_gpu_run_of_a_passing_answer_is_not_cut_by_the_edge_deadline(edges, 
     [result] = run_edges([good], model, "scripted", options, Results(None), lambda _: None)
     assert (result.outcome, result.correct, result.reason) == ("ok", True, "")
     assert result.seconds > 1.5
+
+
+def test_a_rule_that_raises_on_a_models_program_is_recorded(edges, tmp_path, monkeypatch):
+    """Every rule is applied to the program each answer made: one that raises (a rule met
+    code it was not written for) is recorded with its edge, and the benchmark goes on."""
+    from cudaify.transforms import METHODS
+
+    seen: list[str] = []
+
+    def broken(self, variant, context):
+        seen.append(variant.methods[-1])
+        raise IndexError("tuple index out of range")
+
+    monkeypatch.setattr(type(METHODS["launch_tuning"]), "applies", lambda self, v, c: None)
+    monkeypatch.setattr(type(METHODS["launch_tuning"]), "apply_rule", broken)
+    results = Results(tmp_path / "out")
+    good = [edge for edge in edges if edge.program == "good/scale"]
+    model = ScriptedModel(offloaded_code(edges))
+    [done] = run_edges(good, model, "scripted", EdgeOptions(), results, say=lambda _: None)
+    assert done.outcome == "ok" and seen == ["offload"]
+    assert done.rule_failures == ("launch_tuning: IndexError: tuple index out of range",)
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "1 answers that made a program: 1 raised." in summary
+    assert (
+        "- launch_tuning: IndexError: tuple index out of range"
+        " (on scripted's offload of good/scale)" in summary
+    )
