@@ -322,7 +322,9 @@ class GraphSearch:
         self.rescue = rescue
         self.ways = ways
         self.method_prior = method_prior
-        self._prior_on = True  # False once a request overran its share: too slow here
+        # False once a method-choice request overran its share: the model is too slow here
+        # (or its generation slots too busy) for this budget, for its edges too
+        self._prior_on = True
         self._prior_seconds = 0.0  # what the method-choice requests have taken so far
         self._began = time.perf_counter()  # when the search began (reset by `run`)
         # False once the model was switched off after its failures: from then on the search
@@ -821,10 +823,15 @@ class GraphSearch:
         """Whether a model edge can still finish: the search's time left covers the mean
         time of this search's model edges so far (answer, nvcc, run), or SLM_EDGE_SECONDS
         before the first. A late answer would be cut off at the budget's end, its time lost
-        to the rule steps still untried deeper in the graph."""
+        to the rule steps still untried deeper in the graph. A model that could not even
+        read the program within its method prior's share of the time (`_model_prior`)
+        cannot read it and write an answer in the time left: on two CPU cores the first
+        model edge of a 90 s search ran for 70 s and was cut off."""
         left = self.time_left() if self.time_left else None
         if left is None:
             return True
+        if self.method_prior is not None and not self._prior_on:
+            return False
         taken = self._slm_seconds
         expected = sum(taken) / len(taken) if taken else SLM_EDGE_SECONDS
         return left >= expected

@@ -875,6 +875,38 @@ def test_what_a_model_edge_costs_is_learned_from_this_searchs_edges():
     assert search(graph_of(("sequential", "a")), Landscape({}))._affordable()  # no budget
 
 
+def test_a_model_too_slow_for_its_prior_gets_no_edges_either():
+    """Root rule `a` works, `b` does not apply; the model's prior cannot answer within its
+    share (None): the search asks it nothing more, method prior or edge, however good its
+    answers were, and spends the budget on rules."""
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("a", "b"))
+    land = Costly({"a"}, {frozenset("a"): 2.0}, [0.0])
+    for answers in (None, {}):
+        asked: list[str] = []
+
+        def prior(variant, methods, seconds, answers=answers, asked=asked):
+            asked.append(variant.code)
+            return answers
+
+        gs = GraphSearch(
+            graph,
+            land.expand,
+            land.evaluate,
+            ways=("rule", "slm"),
+            method_prior=prior,
+            budget=Budget(iterations=40, max_depth=2, rollout_depth=0),
+            time_left=lambda: 1000.0,
+        )
+        gs._slm_answers += [reward(correct(50.0))] * 3  # the model's answers were good
+        land.ways.clear()
+        run(gs)
+        model_edges = [method for method, how in land.ways if how == "slm"]
+        if answers is None:
+            assert asked == ["seq"] and model_edges == [], (asked, land.ways)
+        else:  # a model that answers (here: nothing to add) keeps its edges
+            assert model_edges, land.ways
+
+
 def test_the_model_prior_shares_a_tenth_of_the_search_time_and_stops_after_overrunning_it(
     monkeypatch,
 ):
