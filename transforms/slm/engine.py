@@ -138,6 +138,8 @@ def generation_deadline(stop_at: float | None) -> Iterator[None]:
 # pipeline's way of letting a timing have the GPU meanwhile (backend.gpulock's make_way).
 _MAKE_WAY: ContextVar[Callable[[], object] | None] = ContextVar("cudaify_make_way", default=None)
 MAKE_WAY_EVERY = 0.05  # seconds between two looks
+# tokens of a prompt an option scoring reads between two looks at its deadline
+SCORE_BATCH = 128
 
 
 @contextlib.contextmanager
@@ -371,7 +373,8 @@ class LocalEngine:
         time (on two CPU cores, 40 s for a program of 300 lines), so it goes a batch at a
         time and, like every option's scoring, ends as "budget" once `stop_at` passed."""
         self.llm.reset()
-        batch = max(1, int(getattr(self.llm, "n_batch", 512)))
+        # a batch of 128 tokens takes about 2.5 s on two CPU cores, 10 ms on an H200
+        batch = max(1, min(SCORE_BATCH, int(getattr(self.llm, "n_batch", SCORE_BATCH))))
         pauses = _pauses()
         for first in range(0, len(base), batch):
             self._in_time(stop_at, pauses)
