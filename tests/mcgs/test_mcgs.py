@@ -832,6 +832,17 @@ def test_the_share_of_each_way_follows_its_wins():
     assert how_shares(graph, "sequential", "x", ("rule",)) == {"rule": 1.0}
 
 
+def with_a_good_model(graph: ReGraph, land: Costly, **kwargs) -> GraphSearch:
+    """A search with rule and model edges (depth 2, no rollouts) whose model's answers
+    earlier in this search were good (50x): its model edges rank high."""
+    budget = Budget(iterations=40, max_depth=2, rollout_depth=0)
+    gs = GraphSearch(
+        graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget, **kwargs
+    )
+    gs._slm_answers += [reward(correct(50.0))] * 3
+    return gs
+
+
 @pytest.mark.parametrize("timed", [False, True])
 def test_a_model_edge_starts_only_where_its_answer_fits_the_time_left(monkeypatch, timed: bool):
     """Root rules `a` (0.5x alone) and `c` (does not apply) take 12 s of a 25 s budget;
@@ -845,17 +856,12 @@ def test_a_model_edge_starts_only_where_its_answer_fits_the_time_left(monkeypatc
     monkeypatch.setattr(mcgs_module.time, "perf_counter", lambda: now[0])
     graph = graph_of(("sequential", "a"), ("sequential", "c"), ("a", "b"), ("a", "c"))
     land = Costly({"a", "b"}, {frozenset("a"): 0.5, frozenset("ab"): 20.0}, now)
-    budget = Budget(iterations=40, max_depth=2, rollout_depth=0)
-    gs = GraphSearch(
+    gs = with_a_good_model(
         graph,
-        land.expand,
-        land.evaluate,
-        ways=("rule", "slm"),
-        budget=budget,
+        land,
         stop=lambda: now[0] >= 25.0,
         time_left=(lambda: 25.0 - now[0]) if timed else None,
     )
-    gs._slm_answers += [reward(correct(50.0))] * 3
     result = run(gs)
     asked_model = any(how == "slm" for _, how in land.ways)
     found = result.best_verified is not None and result.best_verified.variant.code == "a+b"
@@ -888,18 +894,8 @@ def test_a_model_too_slow_for_its_prior_gets_no_edges_either():
             asked.append(variant.code)
             return answers
 
-        gs = GraphSearch(
-            graph,
-            land.expand,
-            land.evaluate,
-            ways=("rule", "slm"),
-            method_prior=prior,
-            budget=Budget(iterations=40, max_depth=2, rollout_depth=0),
-            time_left=lambda: 1000.0,
-        )
-        gs._slm_answers += [reward(correct(50.0))] * 3  # the model's answers were good
         land.ways.clear()
-        run(gs)
+        run(with_a_good_model(graph, land, method_prior=prior, time_left=lambda: 1000.0))
         model_edges = [method for method, how in land.ways if how == "slm"]
         if answers is None:
             assert asked == ["seq"] and model_edges == [], (asked, land.ways)
