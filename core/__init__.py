@@ -4,6 +4,7 @@ what verifying it found. Frozen data only; the stages return new objects."""
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -97,8 +98,10 @@ class Variant:
     node: str = "sequential"
     offloaded: tuple[str, ...] = ()
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        # asked thousands of times per search (the search's states, caches and parents
+        # are keyed by it); the code never changes (frozen), so it is hashed once
         return normalised_hash(self.code)
 
     @property
