@@ -179,40 +179,46 @@ def declared_names(declaration: Node, source: bytes, scope: str) -> list[Declare
 
 def _scope_declarations(scope: Node, at: int, source: bytes) -> list[Declared]:
     """Declarations of one scope that come before byte `at`, in order."""
+    return [d for end, d in _declarations_in(scope, source) if end <= at]
+
+
+@functools.lru_cache(maxsize=1024)
+def _declarations_in(scope: Node, source: bytes) -> tuple[tuple[int, Declared], ...]:
+    """Every declaration of one scope, in order, with the byte where the statement that
+    makes it ends (-1: a parameter, visible throughout). Cached: `visible` asks the same
+    scopes for every name it resolves (23,000 times in one search)."""
     if scope.type == "translation_unit":
-        return [
-            d
+        return tuple(
+            (child.end_byte, d)
             for child in scope.children
-            if child.type == "declaration" and child.end_byte <= at
+            if child.type == "declaration"
             for d in declared_names(child, source, "global")
-        ]
+        )
     if scope.type == "compound_statement":
-        found: list[Declared] = []
+        found: list[tuple[int, Declared]] = []
         for child in scope.children:
-            if child.end_byte > at:
-                continue
             if child.type == "declaration":
-                found += declared_names(child, source, "local")
+                found += [(child.end_byte, d) for d in declared_names(child, source, "local")]
             elif child.type == "expression_statement":
-                found += _pointer_to_array_declaration(child, source)
-        return found
+                found += [(child.end_byte, d) for d in _pointer_to_array_declaration(child, source)]
+        return tuple(found)
     if scope.type == "for_statement":
         init = scope.child_by_field_name("initializer")
-        if init is not None and init.type == "declaration" and init.end_byte <= at:
-            return declared_names(init, source, "header")
-        return []
+        if init is not None and init.type == "declaration":
+            return tuple((init.end_byte, d) for d in declared_names(init, source, "header"))
+        return ()
     if scope.type in ("function_definition", "lambda_expression"):
         declarator = scope.child_by_field_name("declarator")
         params = find_child(declarator, "parameter_list")
         if params is None:
-            return []
-        return [
-            d
+            return ()
+        return tuple(
+            (-1, d)
             for child in params.named_children
             if child.type == "parameter_declaration"
             for d in declared_names(child, source, "param")
-        ]
-    return []
+        )
+    return ()
 
 
 def find_child(node: Node | None, kind: str) -> Node | None:

@@ -49,20 +49,16 @@ def parsed(code: str) -> Source:
 # ---- tokens --------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
 def tokens(node: Node, source: Source) -> tuple[str, ...]:
-    """The leaves under `node` in order, comments left out: what the compiler reads."""
+    """The leaves under `node` in order, comments left out: what the compiler reads.
+    (Cached: the structural checks compare every child of a state with that state.)"""
     found: list[str] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type == "comment":
-            continue
-        if current.child_count == 0:
+    for current in cs.walk(node):
+        if current.child_count == 0 and current.type != "comment":
             spelled = source.text(current).strip()
             if spelled:
                 found.append(spelled)
-            continue
-        stack.extend(reversed(current.children))
     return tuple(found)
 
 
