@@ -163,13 +163,7 @@ class GpuLock:
         if getattr(held, "depth", 0) != 1 or held.exclusive:
             return False
         mine = held.ticket
-        waiting = False
-        for name in os.listdir(self.queue):
-            other = Ticket.parse(name)
-            if other is not None and other.exclusive and mine.ahead_of(other):
-                waiting = True
-                break
-        if not waiting:
+        if not any(other.exclusive and mine.ahead_of(other) for other in self._tickets()):
             return False
         self._drop(held.ticket, held.handle)
         held.depth = 0
@@ -181,13 +175,16 @@ class GpuLock:
         """The processes with a hold on this GPU now, held or asked for, this one counted
         once whatever its threads hold: how many programs share the GPU at this moment."""
         try:
-            names = os.listdir(self.queue)
+            tickets = self._tickets()
         except FileNotFoundError:
             return 1
-        tickets = (Ticket.parse(name) for name in names)
-        return len({os.getpid()} | {t.pid for t in tickets if t is not None})
+        return len({os.getpid()} | {t.pid for t in tickets})
 
     # -- the queue ---------------------------------------------------------------------
+
+    def _tickets(self) -> list[Ticket]:
+        """Every ticket in the queue now (tickets being made are not yet in it)."""
+        return [t for t in map(Ticket.parse, os.listdir(self.queue)) if t is not None]
 
     def _take_ticket(self, exclusive: bool) -> tuple[Ticket, IO[bytes]]:
         """A ticket, locked by this thread before anyone can see it."""
@@ -210,14 +207,13 @@ class GpuLock:
     def _ahead(self, ticket: Ticket) -> list[Ticket]:
         """The tickets this one waits for: every earlier one for an exclusive hold, the
         earlier exclusive ones for a shared hold."""
-        ahead = []
-        for name in os.listdir(self.queue):
-            other = Ticket.parse(name)
-            if other is None or other.name == ticket.name or not other.ahead_of(ticket):
-                continue
-            if ticket.exclusive or other.exclusive:
-                ahead.append(other)
-        return ahead
+        return [
+            other
+            for other in self._tickets()
+            if other.name != ticket.name
+            and other.ahead_of(ticket)
+            and (ticket.exclusive or other.exclusive)
+        ]
 
     def _wait_for_turn(self, ticket: Ticket, timeout: float | None) -> None:
         began = time.monotonic()

@@ -830,7 +830,7 @@ class GraphSearch:
         left = self.time_left() if self.time_left else None
         if left is None:
             return True
-        if self.method_prior is not None and not self._prior_on:
+        if not self._prior_on:  # only ever off for a model's prior that overran its share
             return False
         taken = self._slm_seconds
         expected = sum(taken) / len(taken) if taken else SLM_EDGE_SECONDS
