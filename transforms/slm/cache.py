@@ -51,10 +51,10 @@ def request_key(identity: str, kind: str, request: Mapping[str, Any]) -> str:
 
 def cache_root() -> Path:
     """The project's cache directory: $CUDAIFY_CACHE_DIR, as the configuration reads it,
-    else the platform's user cache directory."""
-    from platformdirs import user_cache_dir
+    else the platform's user cache directory (core.config's `default_cache_dir`)."""
+    from cudaify.core.config import Config, default_cache_dir
 
-    return Path(os.environ.get("CUDAIFY_CACHE_DIR") or user_cache_dir("cudaify"))
+    return default_cache_dir(Config(cache_dir=os.environ.get("CUDAIFY_CACHE_DIR") or None))
 
 
 def default_cache_dir() -> Path:
