@@ -221,8 +221,7 @@ class Stages:
         sampling = Sampling(temperature=0.0, seed=self.config.seed)
         try:
             model = self._model()
-            share = None if seconds is None else time.monotonic() + seconds
-            with generation_deadline(share):
+            with generation_deadline(None if seconds is None else time.monotonic() + seconds):
                 return model.choose(prompt, methods, sampling)
         except ModelFailure as failure:
             log.info("no method-choice prior here: %s", failure)
@@ -276,12 +275,9 @@ class Stages:
                 self._parents[child.key] = variant
             return child, outcome.reason
         try:
-            reason = method.applies(variant, self.context)
-            outcome = None if reason else method.apply_rule(variant, self.context)
+            outcome = method.rule(variant, self.context)
         except Exception as exc:  # noqa: BLE001 - see _rule_failed
             return None, _rule_failed(method_name, variant, exc)
-        if outcome is None:
-            return None, reason
         if outcome.variant is not None:
             self._parents[outcome.variant.key] = variant
         return outcome.variant, outcome.reason

@@ -409,8 +409,7 @@ def rules_on(variant: Variant, context: Context) -> tuple[str, ...]:
     failures = []
     for name, method in METHODS.items():
         try:
-            if method.applies(variant, context) is None:
-                method.apply_rule(variant, context)
+            method.rule(variant, context)
         except Exception as exc:  # noqa: BLE001 - the exception is what is recorded
             failures.append(" ".join(f"{name}: {type(exc).__name__}: {exc}".split())[:MAX_REASON])
     return tuple(failures)

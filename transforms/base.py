@@ -49,6 +49,12 @@ class Method:
         """Apply the deterministic implementation."""
         raise NotImplementedError
 
+    def rule(self, variant: Variant, ctx: Context) -> Outcome:
+        """The rule's child of `variant`, or why there is none: its precondition's reason
+        where it does not apply, else what `apply_rule` makes."""
+        reason = self.applies(variant, ctx)
+        return Outcome(None, reason) if reason is not None else self.apply_rule(variant, ctx)
+
     def check(self, before: Variant, after: Variant, ctx: Context) -> list[Problem]:
         """The method's own structural postcondition."""
         return []

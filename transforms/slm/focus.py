@@ -299,9 +299,7 @@ def _functions_at_lines(code: str, lines: set[int]) -> set[str]:
 
 def _rule_targets(method: Method, variant: Variant, context: Context) -> list[str]:
     try:
-        if method.applies(variant, context) is not None:
-            return []
-        produced = method.apply_rule(variant, context).variant
+        produced = method.rule(variant, context).variant
     except Exception:  # noqa: BLE001 - a rule's bug only means the fallback picks
         return []
     if produced is None:
