@@ -934,3 +934,22 @@ def test_the_model_prior_shares_a_tenth_of_the_search_time_and_stops_after_overr
     unlimited: list[float | None] = []
     run(search(graph, Landscape({}), method_prior=lambda v, m, s: unlimited.append(s) or {}))
     assert unlimited and set(unlimited) == {None}
+
+
+def test_the_model_prior_is_asked_only_where_the_graph_has_little_record():
+    """The graph has tried the root's two edges 4 times (2 per edge): its prior orders them
+    alone. Below `a`, whose one edge it never tried, the model is asked. With one attempt
+    in all at the root (half an attempt per edge) the model is asked there too."""
+    asked: list[str] = []
+
+    def prior(variant, methods, seconds):
+        asked.append(variant.code)
+        return {method: 1 / len(methods) for method in methods}
+
+    for root_attempts, expected in ((4, ["a"]), (1, ["seq", "a"])):
+        graph = graph_of(("sequential", "a"), ("sequential", "b"), ("a", "b"))
+        for attempt in range(root_attempts):
+            graph.stats("sequential", "ab"[attempt % 2]).record(True, gain=1.5)
+        asked.clear()
+        run(search(graph, Landscape({frozenset("a"): 2.0}), method_prior=prior))
+        assert asked == expected, root_attempts
