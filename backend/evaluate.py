@@ -172,6 +172,9 @@ class Evaluator:
         self.flags = tuple(program.flags) or tuple(config.flags)
         self.source_dir = Path(program.path).resolve().parent if program.path else None
         self._reference: ReferenceResult | None = None
+        self._reference_lock = threading.Lock()
+        # the reference run started by start_ahead, on a thread of its own
+        self._reference_ahead: Future[ReferenceResult] | None = None
         self._reference_timings: dict[tuple[str, ...], Timing] = {}
         self._reference_measured: dict[tuple[str, ...], _ReferenceSamples | None] = {}
         self._lock = threading.RLock()
@@ -231,18 +234,34 @@ class Evaluator:
         OutOfTime when the deadline cut it short."""
         if self._reference is not None:  # no lock: a shared GPU holder may ask
             return self._reference
-        with self._lock:
+        with self._reference_lock:
             if self._reference is None:
                 began = time.perf_counter()
                 with self.breakdown.measure("reference"):
-                    self._reference = self._load_or_run_reference()
+                    self._reference = self._started_reference() or self._load_or_run_reference()
                 log.debug("the reference: built and run, %.2f s", time.perf_counter() - began)
             return self._reference
 
-    def _load_or_run_reference(self) -> ReferenceResult:
+    def _started_reference(self) -> ReferenceResult | None:
+        """The reference start_ahead began, waited for; its failure raised, unless close()
+        stopped it (None: run it now)."""
+        ahead, self._reference_ahead = self._reference_ahead, None
+        if ahead is None:
+            return None
+        try:
+            return ahead.result()
+        except (InputError, OutOfTime):
+            if self._cancel.is_set() and not self.deadline.expired:
+                return None  # killed by close(), not by the program or the deadline
+            raise
+
+    def _load_or_run_reference(
+        self, cancel: threading.Event | None = None, source: _Source | None = None
+    ) -> ReferenceResult:
         """The run is of the region's timing build where the input can be instrumented
-        (its output is the program's own): that run is also the region's first sample."""
-        build, names = self._reference_build(self.region)
+        (its output is the program's own): that run is also the region's first sample.
+        Setting `cancel` kills the run; `source`: see _reference_build."""
+        build, names = self._reference_build(self.region, source)
         key = content_hash("reference-run", str(build.binary), self._depends())
         stored = self.cache.read_json("reference-runs", key)
         if stored is not None:
@@ -250,7 +269,7 @@ class Evaluator:
         limit = self._limit(self.config.run_timeout or REFERENCE_TIMEOUT)
         # a CPU program: it needs no GPU, and waiting behind other programs' GPU timings
         # (bench -j N, make -j) would spend the time budget before any candidate
-        sample = timed_run(build.binary, timeout=limit, cuda=False)  # type: ignore[arg-type]
+        sample = timed_run(build.binary, timeout=limit, cuda=False, cancel=cancel)  # type: ignore[arg-type]
         run = sample.run
         problem = run.problem(limit)
         if problem is not None or run.exit_code is None:
@@ -266,18 +285,32 @@ class Evaluator:
         )
         return result
 
-    def _reference_build(self, offloaded: tuple[str, ...]) -> tuple[Build, tuple[str, ...]]:
+    def _reference_build(
+        self, offloaded: tuple[str, ...], source: _Source | None = None
+    ) -> tuple[Build, tuple[str, ...]]:
         """The reference's timing build of `offloaded` (and those names), or its plain
-        build (and no names) when they cannot be instrumented."""
+        build (and no names) when they cannot be instrumented. `source`: what
+        `_reference_source` made of them already."""
+        code, names = source if source is not None else self._reference_source(offloaded)
+        if code is not None:
+            try:
+                return self._compile_reference(code, timed=True), names
+            except SourceError:
+                self._cut_short()  # a build the deadline stopped is no reason to give up
+        return self._compile_reference(), ()
+
+    def _reference_source(self, offloaded: tuple[str, ...]) -> _Source:
+        """The timing build's source of `offloaded` and their names; (None, ()) when they
+        cannot be instrumented. Made on the caller's thread (tree-sitter's parser is
+        shared), so the build and run can go to another."""
         if offloaded:
             try:
                 language = self.program.language
                 apart = len(offloaded) <= MAX_PER_FUNCTION  # else only their union is timed
-                code = instrument(self.program.source, language, offloaded, apart).code
-                return self._compile_reference(code, timed=True), offloaded
-            except (InstrumentError, SourceError):
-                self._cut_short()  # a build the deadline stopped is no reason to give up
-        return self._compile_reference(), ()
+                return instrument(self.program.source, language, offloaded, apart).code, offloaded
+            except InstrumentError:
+                self._cut_short()
+        return None, ()
 
     def _compile_reference(self, code: str | None = None, timed: bool = False) -> Build:
         build = compile_reference(
@@ -416,8 +449,30 @@ class Evaluator:
         bandwidth probe (the roofline of the written variant)."""
         if not self.run_on_gpu:
             return
+        self._start_reference()
         prepare_objects(runtime_units(cuda=True), nvcc_base(self.arch), "nvcc", self.cache)
         prepare_bandwidth(self.cache, self.arch)
+
+    def _start_reference(self) -> None:
+        """Build and run the reference on a thread of its own, while the search applies
+        its first rules (a second or two of Python before its first candidate needs the
+        reference's output). A program with no loop outside main offers no candidates:
+        nothing is started for it. The thread is a daemon: a command that ends before it
+        does (the search found nothing to build) does not wait for it."""
+        if not self.region or self._reference is not None or self._reference_ahead is not None:
+            return
+        future: Future[ReferenceResult] = Future()
+        source = self._reference_source(self.region)
+
+        def run() -> None:
+            with self.breakdown.quiet():  # the search counts its wait when it takes it
+                try:
+                    future.set_result(self._load_or_run_reference(self._cancel, source))
+                except BaseException as error:  # noqa: BLE001 - handed to the caller
+                    future.set_exception(error)
+
+        self._reference_ahead = future
+        threading.Thread(target=run, name="reference", daemon=True).start()
 
     def prefetch(self, variants: Sequence[Variant]) -> None:
         """Start compiling `variants` on other cores (at most `compile_jobs` at once)
@@ -1067,6 +1122,10 @@ class Evaluator:
                 if outcome.problem is not None:
                     return outcome.problem
         return None
+
+
+# a timing build's source and the functions it times (None, (): the plain build)
+_Source = tuple[str | None, tuple[str, ...]]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from cudaify.backend.evaluate import (
 from cudaify.backend.gpu import gpu_available
 from cudaify.core import Evaluation, Stage, Timing, Variant
 from cudaify.core.config import Config
-from cudaify.core.errors import SourceError
+from cudaify.core.errors import InputError, SourceError
 from cudaify.frontend.facts import Program
 
 REFERENCE = """#include <stdio.h>
@@ -320,3 +320,92 @@ def test_cudas_start_alone_is_the_least_measured_with_the_gpu_alone(
     # beside the GPU's lock, for every process of this machine
     again = evaluator(tmp_path, cache, run=True)
     assert again._sharing(Timing(), users=4).context_alone == 0.25
+
+
+# Each run appends a line to RUNS; with FIRST_SLEEPS the first one (no line yet) sleeps
+# 60 s; with CRASHES each run aborts.
+AHEAD = """#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+double work(int n) {
+    double s = 0;
+    for (int i = 1; i <= n; i++) s += 1.0 / i;
+    return s;
+}
+int main(void) {
+    int before = 0;
+    FILE *runs = fopen(RUNS, "r");
+    if (runs) {
+        for (int c = fgetc(runs); c != EOF; c = fgetc(runs)) before += c == '\\n';
+        fclose(runs);
+    }
+    runs = fopen(RUNS, "a");
+    fputs("ran\\n", runs);
+    fclose(runs);
+    if (before == 0 && FIRST_SLEEPS) sleep(60);
+    if (CRASHES) abort();
+    printf("total %.6f\\n", work(1000));
+    return 0;
+}
+"""
+
+
+def started_ahead(tmp_path: Path, cache: Cache, first_sleeps: int = 0, crashes: int = 0):
+    """An evaluator of AHEAD whose reference start_ahead began, once its run has started;
+    and the file its runs append to."""
+    from cudaify.pipeline import prepare
+
+    runs = tmp_path / "runs.txt"
+    path = tmp_path / "ahead.c"
+    defines = f'#define RUNS "{runs}"\n#define FIRST_SLEEPS {first_sleeps}\n'
+    path.write_text(defines + f"#define CRASHES {crashes}\n" + AHEAD)
+    evaluator = Evaluator(prepare(str(path), Config()), Config(), cache=cache, run_on_gpu=True)
+    assert evaluator.region == ("work",)
+    evaluator._start_reference()
+    began = time.monotonic()
+    while not runs.exists() and time.monotonic() - began < 60:
+        time.sleep(0.05)
+    return evaluator, runs
+
+
+def test_the_reference_started_ahead_is_the_run_the_search_gets(
+    tmp_path: Path, cache: Cache
+) -> None:
+    """start_ahead builds and runs the reference on another thread while the search
+    applies its first rules; asking for it then takes that run, not a second one."""
+    evaluator, runs = started_ahead(tmp_path, cache)
+    reference = evaluator.reference()
+    assert reference.stdout.startswith("total 7.485") and reference.exit_code == 0
+    assert runs.read_text() == "ran\n"
+    assert evaluator.reference() is reference
+
+
+def test_a_reference_started_ahead_fails_once_and_says_why(tmp_path: Path, cache: Cache) -> None:
+    evaluator, runs = started_ahead(tmp_path, cache, crashes=1)
+    with pytest.raises(InputError, match="the input program itself failed"):
+        evaluator.reference()
+    assert runs.read_text() == "ran\n"  # not run again to find out
+
+
+def test_a_reference_close_stopped_is_run_again_when_asked(tmp_path: Path, cache: Cache) -> None:
+    """close() (the search ended without needing the reference) kills its run; a later
+    request (the finalists') runs it again instead of reporting the kill as the input's
+    failure."""
+    evaluator, runs = started_ahead(tmp_path, cache, first_sleeps=1)
+    began = time.monotonic()
+    evaluator.close()
+    reference = evaluator.reference()
+    assert time.monotonic() - began < 30  # the 60 s sleep was killed
+    assert reference.stdout.startswith("total 7.485") and runs.read_text() == "ran\nran\n"
+
+
+def test_a_program_with_no_loop_outside_main_starts_no_reference(
+    tmp_path: Path, cache: Cache
+) -> None:
+    path = tmp_path / "flat.c"
+    path.write_text('#include <stdio.h>\nint main(void) { printf("%d\\n", 4); return 0; }\n')
+    from cudaify.pipeline import prepare
+
+    evaluator = Evaluator(prepare(str(path), Config()), Config(), cache=cache, run_on_gpu=True)
+    evaluator._start_reference()
+    assert evaluator._reference_ahead is None
