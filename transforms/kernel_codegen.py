@@ -419,6 +419,12 @@ def byte_size(data: ArrayData) -> str:
     return f"(size_t)({data.count}) * sizeof({element_type(data)})"
 
 
+# The calls that allocate and free a call's device buffer: the runtime's
+# (runtime_helpers.cuh) or CUDA's own, which a model's answer may write.
+DEVICE_MALLOCS = frozenset({"cudaify_malloc", "cudaMalloc"})
+DEVICE_FREES = frozenset({"cudaify_free", "cudaFree"})
+
+
 def host_address(data: ArrayData, writable: bool) -> str:
     """The host address of the array's first copied element."""
     if data.kind == "vector":  # the elements, not the std::vector object
