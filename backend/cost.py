@@ -55,6 +55,7 @@ from tree_sitter import Node, Tree
 
 from cudaify.core import Variant
 from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_codegen as kc
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms import kernel_text as kt
 
@@ -70,6 +71,8 @@ MIN_PARALLEL = 8192.0  # outputs (threads) under which a launch leaves the GPU m
 _CALL_DEPTH = 6
 RUNTIME_PREFIX = "cudaify_"  # data_residency's runtime functions
 _COPIES = frozenset({"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyToSymbol"})
+# Calls that give a pointer its device buffer: (&pointer, bytes, ...)
+_DEVICE_ALLOCATIONS = kc.DEVICE_MALLOCS | {"cudaMallocAsync", "cudaMallocManaged"}
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
 
 
@@ -933,8 +936,9 @@ def _mean_work(sites: list[tuple[Work, float]]) -> Work:
 class _Extents:
     """The elements of the array a launch passes a kernel's pointer parameter, followed
     back through the host code: an array declared with its sizes (`static float x[N]`),
-    a pointer the residency runtime, malloc or cudaMalloc gave (`cudaify_map(x, (size_t)n
-    * sizeof(float), ...)`: n), through casts and offsets (`d_u - 1`: the same block),
+    a pointer the residency runtime, malloc, cudaify_malloc or cudaMalloc gave
+    (`cudaify_map(x, (size_t)n * sizeof(float), ...)`: n), through casts and offsets
+    (`d_u - 1`: the same block),
     and a host function's parameter by the largest its calls pass. A size counts its
     `sizeof` as 1 (the element's)."""
 
@@ -990,7 +994,7 @@ class _Extents:
         return max(found) if None not in found else None  # type: ignore[type-var]
 
     def _allocated(self, use: Node, name: str) -> int | None:
-        """A pointer's block: its initializer, its one assignment, or cudaMalloc(&it, ...)."""
+        """A pointer's block: its initializer, its one assignment, or cudaify_malloc(&it, ...)."""
         value = _LoopExpansion(self.tree, self.data, set()).initializer(name, use)
         value = value or self._pointer_initializer(name, use)
         if value is not None:
@@ -999,7 +1003,7 @@ class _Extents:
         for call in cs.walk(function) if function is not None else ():
             if call.type != "call_expression":
                 continue
-            if cs.call_name(call, self.data) not in ("cudaMalloc", "cudaMallocManaged"):
+            if cs.call_name(call, self.data) not in _DEVICE_ALLOCATIONS:
                 continue
             arguments = call.child_by_field_name("arguments")
             given = arguments.named_children if arguments is not None else []

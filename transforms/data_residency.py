@@ -34,7 +34,7 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.kernel_codegen import MATH_FUNCTIONS, paren
+from cudaify.transforms.kernel_codegen import DEVICE_FREES, DEVICE_MALLOCS, MATH_FUNCTIONS, paren
 from cudaify.transforms.prelude import runtime_text
 
 RUNTIME_MARKER = "/* ---- cudaify data residency ---- */"
@@ -144,9 +144,11 @@ class DataResidency(Method):
 
 
 # host calls that move or allocate device data: what residency takes out of loops
-TRANSFERS = frozenset(
-    {"cudaMemcpy", "cudaMemcpyAsync", "cudaMalloc", "cudaMallocAsync", "cudaFree"}
-    | {"cudaFreeAsync", "cudaMemcpy2D", "cudaMemset", "cudaMemsetAsync"}
+TRANSFERS = (
+    frozenset({"cudaMemcpy", "cudaMemcpyAsync", "cudaMallocAsync", "cudaFreeAsync"})
+    | {"cudaMemcpy2D", "cudaMemset", "cudaMemsetAsync"}
+    | DEVICE_MALLOCS
+    | DEVICE_FREES
 )
 
 
@@ -261,7 +263,9 @@ class _Transfer:
 _STATEMENT = re.compile(
     r"^(?P<indent>[ \t]*)"
     r"(?:(?:if \((?P<guard>.*)\) )?"
-    r"CUDAIFY_CHECK\((?P<call>cudaMalloc|cudaMemcpy|cudaFree)\((?P<args>.*)\)\);"
+    # the runtime's pooled allocation and free, or CUDA's own (a model may write those)
+    r"CUDAIFY_CHECK\((?P<call>cudaify_malloc|cudaMalloc|cudaMemcpy|cudaify_free|cudaFree)"
+    r"\((?P<args>.*)\)\);"
     # the element type may be a template's: std::pair<double, double>
     r"|(?P<elem>[A-Za-z_](?:[\w \t:<>,]*?[\w>])?)"
     r"[ \t]*\*[ \t]*(?P<name>\w+)[ \t]*=[ \t]*NULL;)[ \t]*\n",
@@ -302,10 +306,10 @@ def _transfers(code: str) -> list[_Transfer]:
         guard = match.group("guard") or ""
         if guard and not (call == "cudaMemcpy" and args[-1:] == ("cudaMemcpyHostToDevice",)):
             continue  # only a copy in may be conditional
-        if call == "cudaMalloc" and len(args) == 2 and args[0].startswith("(void **)&"):
+        if call in DEVICE_MALLOCS and len(args) == 2 and args[0].startswith("(void **)&"):
             device = args[0].removeprefix("(void **)&").strip()
             found.append(_Transfer("malloc", device, start, end, args, indent))
-        elif call == "cudaFree" and len(args) == 1:
+        elif call in DEVICE_FREES and len(args) == 1:
             found.append(_Transfer("free", args[0], start, end, args, indent))
         elif call == "cudaMemcpy" and len(args) == 4 and args[3] == "cudaMemcpyHostToDevice":
             found.append(_Transfer("to_device", args[0], start, end, args, indent, guard=guard))
@@ -447,7 +451,13 @@ class _Scoper:
 
     def __init__(self, data: bytes, tree: Tree, plan: _Plan) -> None:
         self.data, self.tree, self.plan = data, tree, plan
-        self.functions = cs.function_nodes(tree, data)
+        # the runtime's allocation helpers are read as CUDA's own calls: they set the
+        # pointer they are given and touch no program memory
+        self.functions = {
+            name: node
+            for name, node in cs.function_nodes(tree, data).items()
+            if name not in DEVICE_MALLOCS | DEVICE_FREES
+        }
         self.launching = {
             name
             for name, node in self.functions.items()

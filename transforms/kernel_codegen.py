@@ -419,6 +419,24 @@ def byte_size(data: ArrayData) -> str:
     return f"(size_t)({data.count}) * sizeof({element_type(data)})"
 
 
+# The calls that allocate and free a call's device buffer: the runtime's
+# (runtime_helpers.cuh) or CUDA's own, which a model's answer may write.
+DEVICE_MALLOCS = frozenset({"cudaify_malloc", "cudaMalloc"})
+DEVICE_FREES = frozenset({"cudaify_free", "cudaFree"})
+
+
+def device_malloc(device: str, size: str) -> str:
+    """The statement that gives pointer `device` a buffer of `size` bytes for this call:
+    from the runtime's stream-ordered pool (no driver call for a size the pool holds)."""
+    return f"CUDAIFY_CHECK(cudaify_malloc((void **)&{device}, {size}));"
+
+
+def device_free(device: str) -> str:
+    """The statement that gives `device_malloc`'s buffer back to the pool, in stream order
+    (no wait for the whole device, as cudaFree has)."""
+    return f"CUDAIFY_CHECK(cudaify_free({device}));"
+
+
 def host_address(data: ArrayData, writable: bool) -> str:
     """The host address of the array's first copied element."""
     if data.kind == "vector":  # the elements, not the std::vector object

@@ -39,7 +39,9 @@ from cudaify.transforms.kernel_codegen import (
     called_lambdas,
     definition_node,
     device_code,
+    device_free,
     device_helpers,
+    device_malloc,
     element_type,
     first_statement,
     for_node,
@@ -620,7 +622,7 @@ def _transfer_in(plan: NestPlan) -> list[str]:
         lines.append(f"{element_type(data)} *{devices[data.name]} = NULL;")
     for data in plan.arrays:
         device = devices[data.name]
-        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {byte_size(data)}));")
+        lines.append(device_malloc(device, byte_size(data)))
     # Written arrays are copied in too: elements the nest does not write must keep
     # their values when the range is copied back.
     for data in plan.arrays:
@@ -632,7 +634,7 @@ def _transfer_in(plan: NestPlan) -> list[str]:
     for type_, name in plan.flags:
         lines += [
             f"{type_} *d_{name}_flag = NULL;",
-            f"CUDAIFY_CHECK(cudaMalloc((void **)&d_{name}_flag, sizeof({type_})));",
+            device_malloc(f"d_{name}_flag", f"sizeof({type_})"),
             f"CUDAIFY_CHECK(cudaMemcpy(d_{name}_flag, &{name}, sizeof({type_}), "
             "cudaMemcpyHostToDevice));",
         ]
@@ -701,11 +703,11 @@ def _transfer_out(plan: NestPlan) -> list[str]:
         lines += [
             f"CUDAIFY_CHECK(cudaMemcpy(&{name}, d_{name}_flag, sizeof({type_}), "
             "cudaMemcpyDeviceToHost));",
-            f"CUDAIFY_CHECK(cudaFree(d_{name}_flag));",
+            device_free(f"d_{name}_flag"),
         ]
     if len(lines) == 0:
         lines.append("CUDAIFY_CHECK(cudaDeviceSynchronize());")
-    lines += [f"CUDAIFY_CHECK(cudaFree({devices[a.name]}));" for a in plan.arrays]
+    lines += [device_free(devices[a.name]) for a in plan.arrays]
     return lines
 
 

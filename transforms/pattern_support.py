@@ -27,6 +27,8 @@ from cudaify.transforms.kernel_codegen import (
     Level,
     Refuse,
     byte_size,
+    device_free,
+    device_malloc,
     element_type,
     host_address,
     host_only_parts,
@@ -543,7 +545,7 @@ def copy_in(arrays: tuple[ArrayData, ...], devices: dict[str, str]) -> list[str]
     lines = [f"{element_type(a)} *{devices[a.name]} = NULL;" for a in arrays]
     for data in arrays:
         device = devices[data.name]
-        lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {byte_size(data)}));")
+        lines.append(device_malloc(device, byte_size(data)))
     for data in arrays:
         device, host = devices[data.name], host_address(data, writable=False)
         lines.append(
@@ -566,4 +568,4 @@ def copy_out(arrays: tuple[ArrayData, ...], devices: dict[str, str]) -> list[str
 
 
 def frees(names: list[str]) -> list[str]:
-    return [f"CUDAIFY_CHECK(cudaFree({name}));" for name in names]
+    return [device_free(name) for name in names]

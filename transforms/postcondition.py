@@ -442,6 +442,10 @@ def pragmas(source: Source, node: Node, word: str) -> list[Node]:
     return found
 
 
+# The runtime's allocation calls name a buffer and its byte count: no copy ties them.
+_ALLOCATIONS = frozenset({"cudaify_malloc", "cudaify_free"})
+
+
 def aliases(
     source: Source, function: Node, names: set[str], through_launches: bool = False
 ) -> set[str]:
@@ -452,7 +456,7 @@ def aliases(
     tied = set(names)
     links = []
     for name, call in calls(function, source):
-        if name.startswith(("cudaMemcpy", "cudaify_")):
+        if name.startswith(("cudaMemcpy", "cudaify_")) and name not in _ALLOCATIONS:
             links.append({n for arg in arguments(call) for n in identifiers(arg, source)})
     if through_launches:
         for launch in launches(source, function):

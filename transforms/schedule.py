@@ -55,6 +55,8 @@ from cudaify.transforms.kernel_codegen import (
     MATH_FUNCTIONS,
     byte_size,
     definition_node,
+    device_free,
+    device_malloc,
     element_type,
     host_address,
     line_indent,
@@ -770,9 +772,7 @@ class _Expansion:
         lines = _box_lines(self.lows, self.extents, self.bounds, self.context, names)
         size = " * ".join(f"(size_t)({e} > 0 ? {e} : 1)" for e in self.extents)
         lines.append(f"{type_} *{self.array} = NULL;")
-        lines.append(
-            f"CUDAIFY_CHECK(cudaMalloc((void **)&{self.array}, {size} * sizeof({type_})));"
-        )
+        lines.append(device_malloc(self.array, f"{size} * sizeof({type_})"))
         return lines
 
     def params(self, type_: str) -> list[str]:
@@ -874,10 +874,7 @@ class _ArrayExpansion:
         lines.append(f"const long long {self.size} = (long long)({self.data.count});")
         slices = " * ".join(f"(size_t)({e} > 0 ? {e} : 1)" for e in self.extents)
         lines.append(f"{elem} *{self.array} = NULL;")
-        lines.append(
-            f"CUDAIFY_CHECK(cudaMalloc((void **)&{self.array}, {slices} * (size_t){self.size} "
-            f"* sizeof({elem})));"
-        )
+        lines.append(device_malloc(self.array, f"{slices} * (size_t){self.size} * sizeof({elem})"))
         lines.append(f"long long {self.offset} = -1;")
         runs = self.last.params()
         within = self.context.intersect(runs.align_params(self.context.get_space()))
@@ -1727,7 +1724,7 @@ class _RegionEmitter:
         for data in self.arrays:
             device = self.devices[data.name]
             lines.append(f"{_device_element(data)} *{device} = NULL;")
-            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, {byte_size(data)}));")
+            lines.append(device_malloc(device, byte_size(data)))
             copy = (
                 f"CUDAIFY_CHECK(cudaMemcpy({device}, {host_address(data, False)}, "
                 f"{byte_size(data)}, cudaMemcpyHostToDevice));"
@@ -1744,15 +1741,15 @@ class _RegionEmitter:
             if data.name in self.snapshots:
                 snapshot = self.snapshots[data.name]
                 lines.append(f"{_device_element(data)} *{snapshot} = NULL;")
-                lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{snapshot}, {byte_size(data)}));")
+                lines.append(device_malloc(snapshot, byte_size(data)))
         if self.flag:
             lines.append(f"int *{self.flag} = NULL;")
-            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{self.flag}, sizeof(int)));")
+            lines.append(device_malloc(self.flag, "sizeof(int)"))
         for index, device in self.shared.items():
             name = self.model.webs[index].scalar
             type_ = self.scalar_types[name]
             lines.append(f"{std_device.device_text(type_)} *{device} = NULL;")
-            lines.append(f"CUDAIFY_CHECK(cudaMalloc((void **)&{device}, sizeof({type_})));")
+            lines.append(device_malloc(device, f"sizeof({type_})"))
             scalar = next(s for s in self.scop.scalars if s.name == name)
             if not scalar.declared_inside:
                 lines.append(
@@ -1783,13 +1780,13 @@ class _RegionEmitter:
                 )
         if not lines:
             lines.append("CUDAIFY_CHECK(cudaDeviceSynchronize());")
-        lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.devices.values()]
-        lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.shared.values()]
-        lines += [f"CUDAIFY_CHECK(cudaFree({e.array}));" for e in self.expanded.values()]
-        lines += [f"CUDAIFY_CHECK(cudaFree({e.array}));" for e in self.private_arrays.values()]
-        lines += [f"CUDAIFY_CHECK(cudaFree({d}));" for d in self.snapshots.values()]
+        lines += [device_free(d) for d in self.devices.values()]
+        lines += [device_free(d) for d in self.shared.values()]
+        lines += [device_free(e.array) for e in self.expanded.values()]
+        lines += [device_free(e.array) for e in self.private_arrays.values()]
+        lines += [device_free(d) for d in self.snapshots.values()]
         if self.flag:
-            lines.append(f"CUDAIFY_CHECK(cudaFree({self.flag}));")
+            lines.append(device_free(self.flag))
         return lines
 
     def _host_loops(self, indent: str) -> list[str]:

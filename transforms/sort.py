@@ -31,7 +31,7 @@ from cudaify.frontend.facts import Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import pattern_support as ps
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.kernel_codegen import where_kernels_go
+from cudaify.transforms.kernel_codegen import device_free, device_malloc, where_kernels_go
 
 SORTS = ("sort", "stable_sort")
 CUB_INCLUDE = "#include <cub/device/device_radix_sort.cuh> /* cudaify: CUB's radix sort */"
@@ -360,7 +360,7 @@ def _block(plan: SortPlan) -> str:
     cub = f"cub::DeviceRadixSort::{sort}"
     inner = [
         f"{key} *d_cudaify_keys = NULL;",
-        f"CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, {size}));",
+        device_malloc("d_cudaify_keys", size),
         f"CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, {host}, {size}, cudaMemcpyHostToDevice));",
         "/* CUB's spare buffer and temporary storage: static, they only grow */",
         f"static {key} *cudaify_spare = NULL;",
@@ -384,7 +384,7 @@ def _block(plan: SortPlan) -> str:
         "    CUDAIFY_CHECK(cudaGetLastError());",
         "}",
         f"CUDAIFY_CHECK(cudaMemcpy({host}, d_cudaify_keys, {size}, cudaMemcpyDeviceToHost));",
-        "CUDAIFY_CHECK(cudaFree(d_cudaify_keys));",
+        device_free("d_cudaify_keys"),
     ]
     ind, step = plan.indent, "    "
     order = "descending" if plan.descending else "ascending"

@@ -94,7 +94,7 @@ def test_data_residency_maps_every_array_of_the_launch() -> None:
     code = variant.code
     for mapped in ("key", "count", "weight", "hist"):
         assert f"cudaify_map({mapped}, " in code
-        assert f"cudaMalloc((void **)&d_{mapped}," not in code
+        assert f"cudaify_malloc((void **)&d_{mapped}," not in code
     # one scope around both loops of main that call the wrappers (the key and hist
     # arrays stay on the device from the first to the second); no host statement inside
     # the wrapper's device block needed a barrier

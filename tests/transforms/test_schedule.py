@@ -111,7 +111,7 @@ def test_work_in_main_gets_kernels_and_the_sum_adds_atomically(outputs: dict[str
     assert main_kernels
     assert any("atomicAdd((double *)&((*d_sum))" in body_of(code, k) for k in main_kernels)
     main = code[code.index("int main(void)") :]
-    assert main.index("double a = 2.5;") < main.index("cudaMalloc")
+    assert main.index("double a = 2.5;") < main.index("cudaify_malloc")
     assert "CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost));" in main
 
 
@@ -119,7 +119,7 @@ def test_csr_extents_come_from_an_inspector_over_the_rows(outputs: dict[str, str
     code = outputs["spmv_csr"]
     assert "for (int i = 0; i < n; i += 1) {" in code
     assert "(long long)(row_ptr[i]) + 0, hi_reach = (long long)(row_ptr[i + 1]) + 0;" in code
-    assert "cudaMalloc((void **)&d_val, (size_t)(end_val - first_val) * sizeof(double))" in code
+    assert "cudaify_malloc((void **)&d_val, (size_t)(end_val - first_val) * sizeof(double))" in code
     (kernel,) = [k for k in kernels(code) if k.startswith("spmv")]
     assert "for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++)" in body_of(code, kernel)
 

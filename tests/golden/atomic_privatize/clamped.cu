@@ -54,6 +54,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -315,9 +366,9 @@ void clamped(int n, const int *key, int lo, int nbins, int limit, int *count, do
             int *d_key = NULL;
             int *d_count = NULL;
             double *d_weight = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_key, (size_t)(n) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(nbins) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_weight, (size_t)(nbins) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_key, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_count, (size_t)(nbins) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_weight, (size_t)(nbins) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_key, key, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(nbins) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_weight, weight, (size_t)(nbins) * sizeof(double), cudaMemcpyHostToDevice));
@@ -336,9 +387,9 @@ void clamped(int n, const int *key, int lo, int nbins, int limit, int *count, do
             CUDAIFY_CHECK(cudaMemcpy(&outside, d_outside, sizeof(int), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaMemcpy(count, d_count, (size_t)(nbins) * sizeof(int), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaMemcpy(weight, d_weight, (size_t)(nbins) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_key));
-            CUDAIFY_CHECK(cudaFree(d_count));
-            CUDAIFY_CHECK(cudaFree(d_weight));
+            CUDAIFY_CHECK(cudaify_free(d_key));
+            CUDAIFY_CHECK(cudaify_free(d_count));
+            CUDAIFY_CHECK(cudaify_free(d_weight));
         }
         if (outside) {
             /* cudaify: host fallback: no work for the GPU, or an index fell outside the copied range */
@@ -404,8 +455,8 @@ void accumulate(int n, const int *key, int nbins, int mod, long long *hist)
         if (!outside_2) {
             int *d_key_2 = NULL;
             long long *d_hist = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_key_2, (size_t)(n) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_hist, (size_t)(nbins) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_key_2, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_hist, (size_t)(nbins) * sizeof(long long)));
             CUDAIFY_CHECK(cudaMemcpy(d_key_2, key, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_hist, hist, (size_t)(nbins) * sizeof(long long), cudaMemcpyHostToDevice));
             static int *d_outside_2 = NULL; /* kept for later calls */
@@ -433,8 +484,8 @@ void accumulate(int n, const int *key, int nbins, int mod, long long *hist)
                 CUDAIFY_CHECK(cudaMemcpyAsync(d_hist, d_saved_2, (size_t)(nbins) * sizeof(long long), cudaMemcpyDeviceToDevice));
             }
             CUDAIFY_CHECK(cudaMemcpy(hist, d_hist, (size_t)(nbins) * sizeof(long long), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_key_2));
-            CUDAIFY_CHECK(cudaFree(d_hist));
+            CUDAIFY_CHECK(cudaify_free(d_key_2));
+            CUDAIFY_CHECK(cudaify_free(d_hist));
         }
         if (outside_2) {
             /* cudaify: host fallback: no work for the GPU, or an index fell outside the copied range */

@@ -55,6 +55,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -279,7 +330,7 @@ void keep_large(const std::vector<float> &in, float limit, std::vector<float> &o
         const long long trips_i = cudaify_trips(0, n, 1, 0);
         if (trips_i > 0) {
             float *d_in = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(in.size()) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_in, (size_t)(in.size()) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_in, in.data(), (size_t)(in.size()) * sizeof(float), cudaMemcpyHostToDevice));
             static float *values_out = NULL;
             static unsigned char *flags_out = NULL;
@@ -320,7 +371,7 @@ void keep_large(const std::vector<float> &in, float limit, std::vector<float> &o
             out.resize(size_out + (size_t)kept_out);
             if (kept_out > 0)
                 CUDAIFY_CHECK(cudaMemcpy(out.data() + size_out, selected_out, (size_t)kept_out * sizeof(float), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaify_free(d_in));
         }
     }
 }
@@ -342,7 +393,7 @@ void squares(const double *a, int n, std::vector<double> &out)
         const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
         if (trips_i_2 > 0) {
             double *d_a = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_a, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             static double *values_out_2 = NULL;
             static long long capacity_out_2 = 0;
@@ -361,7 +412,7 @@ void squares(const double *a, int n, std::vector<double> &out)
             out.resize(size_out_2 + (size_t)kept_out_2);
             if (kept_out_2 > 0)
                 CUDAIFY_CHECK(cudaMemcpy(out.data() + size_out_2, values_out_2, (size_t)kept_out_2 * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_a));
+            CUDAIFY_CHECK(cudaify_free(d_a));
         }
     }
 }
@@ -386,7 +437,7 @@ void odd_positions(const std::vector<int> &v, std::vector<long> &out)
         const long long trips_i_3 = cudaify_trips(3, (int)v.size(), 1, 0);
         if (trips_i_3 > 0) {
             int *d_v = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(v.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_v, (size_t)(v.size()) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_v, v.data(), (size_t)(v.size()) * sizeof(int), cudaMemcpyHostToDevice));
             static long *values_out_3 = NULL;
             static unsigned char *flags_out_3 = NULL;
@@ -427,7 +478,7 @@ void odd_positions(const std::vector<int> &v, std::vector<long> &out)
             out.resize(size_out_3 + (size_t)kept_out_3);
             if (kept_out_3 > 0)
                 CUDAIFY_CHECK(cudaMemcpy(out.data() + size_out_3, selected_out_3, (size_t)kept_out_3 * sizeof(long), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_v));
+            CUDAIFY_CHECK(cudaify_free(d_v));
         }
     }
 }

@@ -56,6 +56,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -101,10 +152,10 @@ void project(int rows, int cols, const real *a, const real *q, real *r, real *ou
             real *d_a = NULL;
             real *d_r = NULL;
             real *d_out = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_q, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_a, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_r, (size_t)(cols) * sizeof(real)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_q, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_a, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_r, (size_t)(cols) * sizeof(real)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_out, (size_t)((long long)cols*(long long)rows) * sizeof(real)));
             CUDAIFY_CHECK(cudaMemcpy(d_q, q, (size_t)((long long)cols*(long long)rows) * sizeof(real), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)((long long)cols*(long long)rows) * sizeof(real), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_r, r, (size_t)(cols) * sizeof(real), cudaMemcpyHostToDevice));
@@ -115,10 +166,10 @@ void project(int rows, int cols, const real *a, const real *q, real *r, real *ou
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(r, d_r, (size_t)(cols) * sizeof(real), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)((long long)cols*(long long)rows) * sizeof(real), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_q));
-            CUDAIFY_CHECK(cudaFree(d_a));
-            CUDAIFY_CHECK(cudaFree(d_r));
-            CUDAIFY_CHECK(cudaFree(d_out));
+            CUDAIFY_CHECK(cudaify_free(d_q));
+            CUDAIFY_CHECK(cudaify_free(d_a));
+            CUDAIFY_CHECK(cudaify_free(d_r));
+            CUDAIFY_CHECK(cudaify_free(d_out));
         }
     }
 }
@@ -147,11 +198,11 @@ void determinants(int n, const double *x, const double *y, double *det, float *f
             double *d_y = NULL;
             float *d_f = NULL;
             int *d_idx = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_det, (size_t)(n) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(((long long)n + 1)) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(((long long)n + 1)) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_f, (size_t)(n) * sizeof(float)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_idx, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_det, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(((long long)n + 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(((long long)n + 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_f, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_idx, (size_t)(n) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_det, det, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(((long long)n + 1)) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(((long long)n + 1)) * sizeof(double), cudaMemcpyHostToDevice));
@@ -164,11 +215,11 @@ void determinants(int n, const double *x, const double *y, double *det, float *f
             CUDAIFY_CHECK(cudaMemcpy(det, d_det, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaMemcpy(f, d_f, (size_t)(n) * sizeof(float), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaMemcpy(idx, d_idx, (size_t)(n) * sizeof(int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_det));
-            CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_y));
-            CUDAIFY_CHECK(cudaFree(d_f));
-            CUDAIFY_CHECK(cudaFree(d_idx));
+            CUDAIFY_CHECK(cudaify_free(d_det));
+            CUDAIFY_CHECK(cudaify_free(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_f));
+            CUDAIFY_CHECK(cudaify_free(d_idx));
         }
     }
 }
@@ -191,8 +242,8 @@ void weigh(int n, const struct weight *s, double *v)
         if (trips_k > 0) {
             double *d_v = NULL;
             struct weight *d_s = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)(n) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_s, (size_t)(n) * sizeof(struct weight)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_v, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_s, (size_t)(n) * sizeof(struct weight)));
             CUDAIFY_CHECK(cudaMemcpy(d_v, v, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_s, s, (size_t)(n) * sizeof(struct weight), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -200,8 +251,8 @@ void weigh(int n, const struct weight *s, double *v)
             weigh_kernel<<<grid, block>>>(d_v, d_s, trips_k);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(v, d_v, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_v));
-            CUDAIFY_CHECK(cudaFree(d_s));
+            CUDAIFY_CHECK(cudaify_free(d_v));
+            CUDAIFY_CHECK(cudaify_free(d_s));
         }
     }
 }

@@ -46,6 +46,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -97,8 +148,8 @@ void blur3d(int n, const double *in, double *out)
         if (trips_i > 0 && trips_j > 0 && trips_k > 0) {
             double *d_out = NULL;
             double *d_in = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)((long long)n*(long long)n*(long long)n - (long long)n*(long long)n - (long long)n - 2) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_out, (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_in, (size_t)((long long)n*(long long)n*(long long)n - (long long)n*(long long)n - (long long)n - 2) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out + (n*n + n + 1), (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_in, in + (n + 1), (size_t)((long long)n*(long long)n*(long long)n - (long long)n*(long long)n - (long long)n - 2) * sizeof(double), cudaMemcpyHostToDevice));
             const dim3 block(32, 4, 2);
@@ -106,8 +157,8 @@ void blur3d(int n, const double *in, double *out)
             blur3d_kernel<<<grid, block>>>(d_out - (n*n + n + 1), d_in - (n + 1), n, trips_i, trips_j, trips_k);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(out + (n*n + n + 1), d_out, (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_out));
-            CUDAIFY_CHECK(cudaFree(d_in));
+            CUDAIFY_CHECK(cudaify_free(d_out));
+            CUDAIFY_CHECK(cudaify_free(d_in));
         }
     }
 }

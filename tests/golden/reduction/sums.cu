@@ -53,6 +53,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -280,7 +331,7 @@ double sum_and_squares(int n, const float *x, double *squares_out)
         const long long trips_i = cudaify_trips(0, n, 1, 0);
         if (trips_i > 0) {
             float *d_x = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(n) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
             const unsigned int blocks = cudaify_blocks(trips_i, 256, 1024u);
             static cudaify_value_t<decltype(s)> *d_partial_s = NULL;
@@ -299,7 +350,7 @@ double sum_and_squares(int n, const float *x, double *squares_out)
                 s = cudaify_plus()(s, partial_s[b]);
                 q = cudaify_plus()(q, partial_q[b]);
             }
-            CUDAIFY_CHECK(cudaFree(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_x));
         }
     }
     *squares_out = q;
@@ -335,7 +386,7 @@ float range(int n, const float *x, float *low)
         const long long trips_i_2 = cudaify_trips(0, n, 1, 0);
         if (trips_i_2 > 0) {
             float *d_x_2 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x_2, (size_t)(n) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_x_2, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
             const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 1024u);
             static cudaify_value_t<decltype(lo)> *d_partial_lo = NULL;
@@ -354,7 +405,7 @@ float range(int n, const float *x, float *low)
                 lo = cudaify_minimum()(lo, partial_lo[b_2]);
                 hi = cudaify_maximum()(hi, partial_hi[b_2]);
             }
-            CUDAIFY_CHECK(cudaFree(d_x_2));
+            CUDAIFY_CHECK(cudaify_free(d_x_2));
         }
     }
     *low = lo;
@@ -385,7 +436,7 @@ double product(long n, const double *y)
         const long long trips_i_3 = cudaify_trips(0, n, 1, 0);
         if (trips_i_3 > 0) {
             double *d_y = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             const unsigned int blocks_3 = cudaify_blocks(trips_i_3, 256, 1024u);
             static cudaify_value_t<decltype(p)> *d_partial_p = NULL;
@@ -398,7 +449,7 @@ double product(long n, const double *y)
             for (unsigned int b_3 = 0; b_3 < blocks_3; b_3++) {
                 p = cudaify_times()(p, partial_p[b_3]);
             }
-            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_y));
         }
         i = (long)(0 + trips_i_3);
     }

@@ -65,6 +65,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -274,8 +325,8 @@ void running_total(int n, const long long *in, long long *out)
         if (trips_i > 0) {
             long long *d_in = NULL;
             long long *d_out = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_in, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_out, (size_t)(n) * sizeof(long long)));
             CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             const long long start_2 = running;
@@ -295,8 +346,8 @@ void running_total(int n, const long long *in, long long *out)
             CUDAIFY_CHECK(cudaMemcpy(&total_2, d_out + (trips_i - 1), sizeof(long long), cudaMemcpyDeviceToHost));
             running = total_2;
             CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(n) * sizeof(long long), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_in));
-            CUDAIFY_CHECK(cudaFree(d_out));
+            CUDAIFY_CHECK(cudaify_free(d_in));
+            CUDAIFY_CHECK(cudaify_free(d_out));
         }
     }
 }
@@ -319,8 +370,8 @@ int offsets(int n, const int *count, int *start)
         if (trips_i_2 > 0) {
             int *d_count = NULL;
             int *d_start = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_count, (size_t)(n) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_start, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_count, (size_t)(n) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_start, (size_t)(n) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_count, count, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_start, start, (size_t)(n) * sizeof(int), cudaMemcpyHostToDevice));
             const int start_3 = next;
@@ -352,8 +403,8 @@ int offsets(int n, const int *count, int *start)
             CUDAIFY_CHECK(cudaMemcpy(&total_3, sums_2 + (trips_i_2 - 1), sizeof(int), cudaMemcpyDeviceToHost));
             next = start_3 + total_3;
             CUDAIFY_CHECK(cudaMemcpy(start, d_start, (size_t)(n) * sizeof(int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_count));
-            CUDAIFY_CHECK(cudaFree(d_start));
+            CUDAIFY_CHECK(cudaify_free(d_count));
+            CUDAIFY_CHECK(cudaify_free(d_start));
         }
     }
     return next;
@@ -378,8 +429,8 @@ void cumulative(int n, const double *in, double *out)
         if (trips_i_3 > 0) {
             double *d_in_2 = NULL;
             double *d_out_2 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_2, (size_t)(n) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_in_2, (size_t)((n - 1)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_out_2, (size_t)(n) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_in_2, in + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out_2, out, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
             double start_4;
@@ -409,8 +460,8 @@ void cumulative(int n, const double *in, double *out)
             }
             CUDAIFY_CHECK(cub::DeviceScan::InclusiveScanInit(storage_3, storage_bytes_3, terms_3, d_out_2 + 1, cudaify_sum(), start_4, trips_i_3));
             CUDAIFY_CHECK(cudaMemcpy(out, d_out_2, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_in_2));
-            CUDAIFY_CHECK(cudaFree(d_out_2));
+            CUDAIFY_CHECK(cudaify_free(d_in_2));
+            CUDAIFY_CHECK(cudaify_free(d_out_2));
         }
     }
 }
@@ -434,8 +485,8 @@ void weighted_total(int n, const long long *in, long long *out)
         if (trips_i_4 > 0) {
             long long *d_in_3 = NULL;
             long long *d_out_3 = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_in_3, (size_t)(n) * sizeof(long long)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out_3, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_in_3, (size_t)(n) * sizeof(long long)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_out_3, (size_t)(n) * sizeof(long long)));
             CUDAIFY_CHECK(cudaMemcpy(d_in_3, in, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out_3, out, (size_t)(n) * sizeof(long long), cudaMemcpyHostToDevice));
             const long long start_5 = acc;
@@ -467,8 +518,8 @@ void weighted_total(int n, const long long *in, long long *out)
             CUDAIFY_CHECK(cudaMemcpy(&total_5, d_out_3 + (trips_i_4 - 1), sizeof(long long), cudaMemcpyDeviceToHost));
             acc = total_5;
             CUDAIFY_CHECK(cudaMemcpy(out, d_out_3, (size_t)(n) * sizeof(long long), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_in_3));
-            CUDAIFY_CHECK(cudaFree(d_out_3));
+            CUDAIFY_CHECK(cudaify_free(d_in_3));
+            CUDAIFY_CHECK(cudaify_free(d_out_3));
         }
     }
 }

@@ -52,6 +52,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -231,19 +282,19 @@ static void stats(const float *x, int n, double *total, float *peak, double *low
     {
         /* cudaify: this region runs on the GPU (stats: region at line 16 -> 4 kernel(s), grids 1-D, 1-D, 1-D, 1-D) */
         float *d_x = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(float)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(n) * sizeof(float)));
         CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(float), cudaMemcpyHostToDevice));
         double *d_m = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_m, sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_m, sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_m, &m, sizeof(double), cudaMemcpyHostToDevice));
         float *d_p = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_p, sizeof(float)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_p, sizeof(float)));
         CUDAIFY_CHECK(cudaMemcpy(d_p, &p, sizeof(float), cudaMemcpyHostToDevice));
         double *d_s = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_s, sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_s, sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_s, &s, sizeof(double), cudaMemcpyHostToDevice));
         int *d_w = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_w, sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_w, sizeof(int)));
         CUDAIFY_CHECK(cudaMemcpy(d_w, &w, sizeof(int), cudaMemcpyHostToDevice));
         {
             const long long lo_i = 0;
@@ -281,11 +332,11 @@ static void stats(const float *x, int n, double *total, float *peak, double *low
         CUDAIFY_CHECK(cudaMemcpy(&p, d_p, sizeof(float), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(&s, d_s, sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(&w, d_w, sizeof(int), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_x));
-        CUDAIFY_CHECK(cudaFree(d_m));
-        CUDAIFY_CHECK(cudaFree(d_p));
-        CUDAIFY_CHECK(cudaFree(d_s));
-        CUDAIFY_CHECK(cudaFree(d_w));
+        CUDAIFY_CHECK(cudaify_free(d_x));
+        CUDAIFY_CHECK(cudaify_free(d_m));
+        CUDAIFY_CHECK(cudaify_free(d_p));
+        CUDAIFY_CHECK(cudaify_free(d_s));
+        CUDAIFY_CHECK(cudaify_free(d_w));
     }
     *total = s;
     *peak = p;
@@ -308,7 +359,7 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 32 -> 1 kernel(s), grids 1-D) */
         float *d_x_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(20000) * sizeof(float)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_x_2, (size_t)(20000) * sizeof(float)));
         {
             const long long lo_i_5 = 0;
             const long long trips_i_5 = (19999) - lo_i_5 + 1;
@@ -318,7 +369,7 @@ int main(void)
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(x, d_x_2, (size_t)(20000) * sizeof(float), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_x_2));
+        CUDAIFY_CHECK(cudaify_free(d_x_2));
     }
     double total, low;
     float peak;

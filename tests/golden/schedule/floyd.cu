@@ -53,6 +53,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -111,12 +162,12 @@ static void floyd(int n, int path[N][N])
     {
         /* cudaify: this region runs on the GPU (floyd: region at line 13 -> 2 kernel(s), grids 2-D, serial, 1 host loop level(s), k: host loop around a 2-D launch, speculative (reads across its instances checked at run time; a step that changes what they read reruns in order)) */
         int *d_path = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_path, (size_t)(14400) * sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_path, (size_t)(14400) * sizeof(int)));
         CUDAIFY_CHECK(cudaMemcpy(d_path, path, (size_t)(14400) * sizeof(int), cudaMemcpyHostToDevice));
         int *d_path_before = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_path_before, (size_t)(14400) * sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_path_before, (size_t)(14400) * sizeof(int)));
         int *d_changed = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_changed, sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_changed, sizeof(int)));
         for (long long c0 = 0; (c0 < n); c0 += 1) {
             {
                 const long long h0 = c0;
@@ -141,9 +192,9 @@ static void floyd(int n, int path[N][N])
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(path, d_path, (size_t)(14400) * sizeof(int), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_path));
-        CUDAIFY_CHECK(cudaFree(d_path_before));
-        CUDAIFY_CHECK(cudaFree(d_changed));
+        CUDAIFY_CHECK(cudaify_free(d_path));
+        CUDAIFY_CHECK(cudaify_free(d_path_before));
+        CUDAIFY_CHECK(cudaify_free(d_changed));
     }
 }
 
@@ -164,7 +215,7 @@ static void fill(int negative)
     {
         /* cudaify: this region runs on the GPU (fill: region at line 22 -> 1 kernel(s), grids 2-D) */
         int *d_path_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_path_2, (size_t)(14400) * sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_path_2, (size_t)(14400) * sizeof(int)));
         {
             const long long lo_j_2 = 0;
             const long long trips_j_2 = (119) - lo_j_2 + 1;
@@ -176,7 +227,7 @@ static void fill(int negative)
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(path, d_path_2, (size_t)(14400) * sizeof(int), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_path_2));
+        CUDAIFY_CHECK(cudaify_free(d_path_2));
     }
     if (negative)
         path[N - 1][N - 1] = -1; /* a negative cycle the last step finds: no overflow */
@@ -216,10 +267,10 @@ static void print(const char *what)
     {
         /* cudaify: this region runs on the GPU (print: region at line 32 -> 1 kernel(s), grids 1-D) */
         int *d_path_3 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_path_3, (size_t)(14400) * sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_path_3, (size_t)(14400) * sizeof(int)));
         CUDAIFY_CHECK(cudaMemcpy(d_path_3, path, (size_t)(14400) * sizeof(int), cudaMemcpyHostToDevice));
         long *d_sum = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_sum, sizeof(long)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_sum, sizeof(long)));
         CUDAIFY_CHECK(cudaMemcpy(d_sum, &sum, sizeof(long), cudaMemcpyHostToDevice));
         {
             const long long lo_i_3 = 0;
@@ -230,8 +281,8 @@ static void print(const char *what)
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(long), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_path_3));
-        CUDAIFY_CHECK(cudaFree(d_sum));
+        CUDAIFY_CHECK(cudaify_free(d_path_3));
+        CUDAIFY_CHECK(cudaify_free(d_sum));
     }
     printf("%s: sum=%ld first=%d last=%d\n", what, sum, path[0][N - 1], path[N - 1][0]);
 }

@@ -53,6 +53,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -95,13 +146,13 @@ static void gemm(int ni, int nj, int nk, double alpha, double beta,
     {
         /* cudaify: this region runs on the GPU (gemm: region at line 15 -> 1 kernel(s), grids 2-D) */
         double *d_C = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_C, (size_t)(7680) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_C, (size_t)(7680) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_C, C, (size_t)(7680) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_A = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(6912) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_A, (size_t)(6912) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(6912) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_B = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_B, (size_t)(5760) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_B, (size_t)(5760) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_B, B, (size_t)(5760) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_j = 0;
@@ -114,9 +165,9 @@ static void gemm(int ni, int nj, int nk, double alpha, double beta,
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(C, d_C, (size_t)(7680) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_C));
-        CUDAIFY_CHECK(cudaFree(d_A));
-        CUDAIFY_CHECK(cudaFree(d_B));
+        CUDAIFY_CHECK(cudaify_free(d_C));
+        CUDAIFY_CHECK(cudaify_free(d_A));
+        CUDAIFY_CHECK(cudaify_free(d_B));
     }
 }
 
@@ -189,11 +240,11 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 26 -> 3 kernel(s), grids 2-D, 2-D, 2-D) */
         double *d_A_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(6912) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_A_2, (size_t)(6912) * sizeof(double)));
         double *d_B_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_B_2, (size_t)(5760) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_B_2, (size_t)(5760) * sizeof(double)));
         double *d_C_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_C_2, (size_t)(7680) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_C_2, (size_t)(7680) * sizeof(double)));
         {
             const long long lo_j_2 = 0;
             const long long trips_j_2 = (79) - lo_j_2 + 1;
@@ -227,19 +278,19 @@ int main(void)
         CUDAIFY_CHECK(cudaMemcpy(A, d_A_2, (size_t)(6912) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(B, d_B_2, (size_t)(5760) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(C, d_C_2, (size_t)(7680) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_A_2));
-        CUDAIFY_CHECK(cudaFree(d_B_2));
-        CUDAIFY_CHECK(cudaFree(d_C_2));
+        CUDAIFY_CHECK(cudaify_free(d_A_2));
+        CUDAIFY_CHECK(cudaify_free(d_B_2));
+        CUDAIFY_CHECK(cudaify_free(d_C_2));
     }
     gemm(NI, NJ, NK, 1.5, 1.2, C, A, B);
     double sum = 0.0;
     {
         /* cudaify: this region runs on the GPU (main: region at line 37 -> 1 kernel(s), grids 1-D) */
         double *d_C_3 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_C_3, (size_t)(7680) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_C_3, (size_t)(7680) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_C_3, C, (size_t)(7680) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_sum = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_sum, sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_sum, sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_sum, &sum, sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i_4 = 0;
@@ -250,8 +301,8 @@ int main(void)
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(&sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_C_3));
-        CUDAIFY_CHECK(cudaFree(d_sum));
+        CUDAIFY_CHECK(cudaify_free(d_C_3));
+        CUDAIFY_CHECK(cudaify_free(d_sum));
     }
     printf("sum=%.10e c00=%.10e c_last=%.10e\n", sum, C[0][0], C[NI - 1][NJ - 1]);
     return 0;

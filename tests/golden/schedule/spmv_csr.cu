@@ -48,6 +48,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -111,19 +162,19 @@ static void spmv(int n, const int *row_ptr, const int *col, const double *val,
             }
         }
         int *d_row_ptr = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_row_ptr, (size_t)((n + 1)) * sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_row_ptr, (size_t)((n + 1)) * sizeof(int)));
         CUDAIFY_CHECK(cudaMemcpy(d_row_ptr, row_ptr, (size_t)((n + 1)) * sizeof(int), cudaMemcpyHostToDevice));
         double *d_val = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_val, (size_t)(end_val - first_val) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_val, (size_t)(end_val - first_val) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_val, val + (first_val), (size_t)(end_val - first_val) * sizeof(double), cudaMemcpyHostToDevice));
         int *d_col = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_col, (size_t)(end_col - first_col) * sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_col, (size_t)(end_col - first_col) * sizeof(int)));
         CUDAIFY_CHECK(cudaMemcpy(d_col, col + (first_col), (size_t)(end_col - first_col) * sizeof(int), cudaMemcpyHostToDevice));
         double *d_x = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(n) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(n) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_y = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(n) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(n) * sizeof(double)));
         {
             const long long lo_i = 0;
             const long long trips_i = ((n - 1)) - lo_i + 1;
@@ -133,11 +184,11 @@ static void spmv(int n, const int *row_ptr, const int *col, const double *val,
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_row_ptr));
-        CUDAIFY_CHECK(cudaFree(d_val));
-        CUDAIFY_CHECK(cudaFree(d_col));
-        CUDAIFY_CHECK(cudaFree(d_x));
-        CUDAIFY_CHECK(cudaFree(d_y));
+        CUDAIFY_CHECK(cudaify_free(d_row_ptr));
+        CUDAIFY_CHECK(cudaify_free(d_val));
+        CUDAIFY_CHECK(cudaify_free(d_col));
+        CUDAIFY_CHECK(cudaify_free(d_x));
+        CUDAIFY_CHECK(cudaify_free(d_y));
     }
 }
 
@@ -204,13 +255,13 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 32 -> 2 kernel(s), grids 1-D, serial) */
         int *d_col_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_col_2, (size_t)(nnz) * sizeof(int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_col_2, (size_t)(nnz) * sizeof(int)));
         double *d_val_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_val_2, (size_t)(nnz) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_val_2, (size_t)(nnz) * sizeof(double)));
         double *d_x_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_x_2, (size_t)(3000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_x_2, (size_t)(3000) * sizeof(double)));
         unsigned int *d_state = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_state, sizeof(unsigned int)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_state, sizeof(unsigned int)));
         CUDAIFY_CHECK(cudaMemcpy(d_state, &state, sizeof(unsigned int), cudaMemcpyHostToDevice));
         {
             const long long lo_i_2 = 0;
@@ -227,20 +278,20 @@ int main(void)
         CUDAIFY_CHECK(cudaMemcpy(col, d_col_2, (size_t)(nnz) * sizeof(int), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(val, d_val_2, (size_t)(nnz) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(x, d_x_2, (size_t)(3000) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_col_2));
-        CUDAIFY_CHECK(cudaFree(d_val_2));
-        CUDAIFY_CHECK(cudaFree(d_x_2));
-        CUDAIFY_CHECK(cudaFree(d_state));
+        CUDAIFY_CHECK(cudaify_free(d_col_2));
+        CUDAIFY_CHECK(cudaify_free(d_val_2));
+        CUDAIFY_CHECK(cudaify_free(d_x_2));
+        CUDAIFY_CHECK(cudaify_free(d_state));
     }
     spmv(n, row_ptr, col, val, x, y);
     double total = 0.0;
     {
         /* cudaify: this region runs on the GPU (main: region at line 41 -> 1 kernel(s), grids 1-D) */
         double *d_y_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_y_2, (size_t)(3000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_y_2, (size_t)(3000) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_y_2, y, (size_t)(3000) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_total = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_total, sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_total, sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_total, &total, sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i_3 = 0;
@@ -251,8 +302,8 @@ int main(void)
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(&total, d_total, sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_y_2));
-        CUDAIFY_CHECK(cudaFree(d_total));
+        CUDAIFY_CHECK(cudaify_free(d_y_2));
+        CUDAIFY_CHECK(cudaify_free(d_total));
     }
     printf("total=%.9e y0=%.9e y_last=%.9e\n", total, y[0], y[n - 1]);
     return 0;

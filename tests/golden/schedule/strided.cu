@@ -56,6 +56,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -90,7 +141,7 @@ void scale_every_third(int n, double *v)
     {
         /* cudaify: this region runs on the GPU (scale_every_third: region at line 16 -> 1 kernel(s), grids 1-D) */
         double *d_v = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_v, (size_t)((((-((n - 2) % 3)) + n) - 1)) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_v, (size_t)((((-((n - 2) % 3)) + n) - 1)) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_v, v + (1), (size_t)((((-((n - 2) % 3)) + n) - 1)) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i = 1;
@@ -101,7 +152,7 @@ void scale_every_third(int n, double *v)
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(v + (1), d_v, (size_t)((((-((n - 2) % 3)) + n) - 1)) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_v));
+        CUDAIFY_CHECK(cudaify_free(d_v));
     }
 }
 
@@ -242,12 +293,12 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 24 -> 4 kernel(s), grids 1-D, serial, 1-D, 1-D) */
         long long *d_w = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_w, (size_t)(100000) * sizeof(long long)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_w, (size_t)(100000) * sizeof(long long)));
         CUDAIFY_CHECK(cudaMemcpy(d_w, w, (size_t)(100000) * sizeof(long long), cudaMemcpyHostToDevice));
         double *d_v_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_v_2, (size_t)(100000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_v_2, (size_t)(100000) * sizeof(double)));
         long long *d_probes = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_probes, sizeof(long long)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_probes, sizeof(long long)));
         CUDAIFY_CHECK(cudaMemcpy(d_probes, &probes, sizeof(long long), cudaMemcpyHostToDevice));
         {
             const long long lo_i_2 = 0;
@@ -280,9 +331,9 @@ int main(void)
         CUDAIFY_CHECK(cudaMemcpy(w, d_w, (size_t)(100000) * sizeof(long long), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(v, d_v_2, (size_t)(100000) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(&probes, d_probes, sizeof(long long), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_w));
-        CUDAIFY_CHECK(cudaFree(d_v_2));
-        CUDAIFY_CHECK(cudaFree(d_probes));
+        CUDAIFY_CHECK(cudaify_free(d_w));
+        CUDAIFY_CHECK(cudaify_free(d_v_2));
+        CUDAIFY_CHECK(cudaify_free(d_probes));
     }
     scale_every_third(N, v);
     double total;
@@ -290,16 +341,16 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 32 -> 5 kernel(s), grids serial, 2-D, 1-D, serial, 1-D) */
         double *d_grid = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_grid, (size_t)(19200) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_grid, (size_t)(19200) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_grid, grid, (size_t)(19200) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_v_3 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_v_3, (size_t)(100000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_v_3, (size_t)(100000) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_v_3, v, (size_t)(100000) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_corner = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_corner, sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_corner, sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_corner, &corner, sizeof(double), cudaMemcpyHostToDevice));
         double *d_total = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_total, sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_total, sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_total, &total, sizeof(double), cudaMemcpyHostToDevice));
         {
             main_kernel_5<<<1, 1>>>((double (*)[COLS])(d_grid), d_v_3, d_corner);
@@ -338,10 +389,10 @@ int main(void)
         CUDAIFY_CHECK(cudaMemcpy(grid, d_grid, (size_t)(19200) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(&corner, d_corner, sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(&total, d_total, sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_grid));
-        CUDAIFY_CHECK(cudaFree(d_v_3));
-        CUDAIFY_CHECK(cudaFree(d_corner));
-        CUDAIFY_CHECK(cudaFree(d_total));
+        CUDAIFY_CHECK(cudaify_free(d_grid));
+        CUDAIFY_CHECK(cudaify_free(d_v_3));
+        CUDAIFY_CHECK(cudaify_free(d_corner));
+        CUDAIFY_CHECK(cudaify_free(d_total));
     }
     printf("probes=%lld total=%.9e corner=%.9e v1=%.3f v2=%.3f\n", probes, total, corner, v[1], v[2]);
     free(w);

@@ -52,6 +52,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -106,13 +157,13 @@ static void sums(int n, int m, double A[N][M], double rows[N], double cols[M])
     {
         /* cudaify: this region runs on the GPU (sums: region at line 13 -> 2 kernel(s), grids 1-D, 1-D) */
         double *d_A = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_A, (size_t)(60000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_A, (size_t)(60000) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_A, A, (size_t)(60000) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_rows = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_rows, (size_t)(300) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_rows, (size_t)(300) * sizeof(double)));
         if (!((n >= 300))) CUDAIFY_CHECK(cudaMemcpy(d_rows, rows, (size_t)(300) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_cols = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_cols, (size_t)(200) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_cols, (size_t)(200) * sizeof(double)));
         if (!((m >= 200))) CUDAIFY_CHECK(cudaMemcpy(d_cols, cols, (size_t)(200) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i = 0;
@@ -132,9 +183,9 @@ static void sums(int n, int m, double A[N][M], double rows[N], double cols[M])
         }
         CUDAIFY_CHECK(cudaMemcpy(rows, d_rows, (size_t)(300) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(cols, d_cols, (size_t)(200) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_A));
-        CUDAIFY_CHECK(cudaFree(d_rows));
-        CUDAIFY_CHECK(cudaFree(d_cols));
+        CUDAIFY_CHECK(cudaify_free(d_A));
+        CUDAIFY_CHECK(cudaify_free(d_rows));
+        CUDAIFY_CHECK(cudaify_free(d_cols));
     }
 }
 
@@ -155,7 +206,7 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 29 -> 1 kernel(s), grids 2-D) */
         double *d_A_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_A_2, (size_t)(60000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_A_2, (size_t)(60000) * sizeof(double)));
         {
             const long long lo_j_2 = 0;
             const long long trips_j_2 = (199) - lo_j_2 + 1;
@@ -167,7 +218,7 @@ int main(void)
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(A, d_A_2, (size_t)(60000) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_A_2));
+        CUDAIFY_CHECK(cudaify_free(d_A_2));
     }
     sums(N, M, A, rows, cols);
     double r = 0.0, c = 0.0;

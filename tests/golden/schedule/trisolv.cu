@@ -51,6 +51,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -100,13 +151,13 @@ static void trisolv(int n, double L[N][N], double x[N], double b[N])
     {
         /* cudaify: this region runs on the GPU (trisolv: region at line 11 -> 3 kernel(s), grids 1-D, serial, 1-D, 1 host loop level(s)) */
         double *d_x = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(400) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(400) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(400) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_b = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_b, (size_t)(400) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_b, (size_t)(400) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_b, b, (size_t)(400) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_L = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_L, (size_t)(160000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_L, (size_t)(160000) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_L, L, (size_t)(160000) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i = 0;
@@ -135,9 +186,9 @@ static void trisolv(int n, double L[N][N], double x[N], double b[N])
             }
         }
         CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(400) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_x));
-        CUDAIFY_CHECK(cudaFree(d_b));
-        CUDAIFY_CHECK(cudaFree(d_L));
+        CUDAIFY_CHECK(cudaify_free(d_x));
+        CUDAIFY_CHECK(cudaify_free(d_b));
+        CUDAIFY_CHECK(cudaify_free(d_L));
     }
 }
 
@@ -169,9 +220,9 @@ int main(void)
     {
         /* cudaify: this region runs on the GPU (main: region at line 21 -> 2 kernel(s), grids 2-D, 1-D) */
         double *d_b_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_b_2, (size_t)(400) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_b_2, (size_t)(400) * sizeof(double)));
         double *d_L_2 = NULL;
-        CUDAIFY_CHECK(cudaMalloc((void **)&d_L_2, (size_t)(160000) * sizeof(double)));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_L_2, (size_t)(160000) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_L_2, L, (size_t)(160000) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_j = 0;
@@ -193,8 +244,8 @@ int main(void)
         }
         CUDAIFY_CHECK(cudaMemcpy(b, d_b_2, (size_t)(400) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(L, d_L_2, (size_t)(160000) * sizeof(double), cudaMemcpyDeviceToHost));
-        CUDAIFY_CHECK(cudaFree(d_b_2));
-        CUDAIFY_CHECK(cudaFree(d_L_2));
+        CUDAIFY_CHECK(cudaify_free(d_b_2));
+        CUDAIFY_CHECK(cudaify_free(d_L_2));
     }
     trisolv(N, L, x, b);
     double sum = 0.0;

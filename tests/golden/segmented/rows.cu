@@ -55,6 +55,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -349,9 +400,9 @@ void segment_sums(const std::vector<double> &values, const std::vector<int> &off
             int *d_offsets = NULL;
             double *d_values = NULL;
             double *d_sums = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_offsets, (size_t)(offsets.size()) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_values, (size_t)(values.size()) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_sums, (size_t)(sums.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_offsets, (size_t)(offsets.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_values, (size_t)(values.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_sums, (size_t)(sums.size()) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_offsets, offsets.data(), (size_t)(offsets.size()) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_values, values.data(), (size_t)(values.size()) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_sums, sums.data(), (size_t)(sums.size()) * sizeof(double), cudaMemcpyHostToDevice));
@@ -360,9 +411,9 @@ void segment_sums(const std::vector<double> &values, const std::vector<int> &off
             segment_sums_kernel<<<grid, block>>>(d_offsets, d_values, d_sums, trips_s);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(sums.data(), d_sums, (size_t)(sums.size()) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_offsets));
-            CUDAIFY_CHECK(cudaFree(d_values));
-            CUDAIFY_CHECK(cudaFree(d_sums));
+            CUDAIFY_CHECK(cudaify_free(d_offsets));
+            CUDAIFY_CHECK(cudaify_free(d_values));
+            CUDAIFY_CHECK(cudaify_free(d_sums));
         }
     }
 }
@@ -414,8 +465,8 @@ void normalise_rows(const std::vector<float> &x, std::vector<float> &y, int rows
         if (trips_r > 0) {
             float *d_x = NULL;
             float *d_y = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(float)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(x.size()) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(y.size()) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(float), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(float), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -423,8 +474,8 @@ void normalise_rows(const std::vector<float> &x, std::vector<float> &y, int rows
             normalise_rows_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(float), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_y));
         }
     }
 }
@@ -531,9 +582,9 @@ void choices(const std::vector<int> &scores, int rows, int cols, std::vector<int
             int *d_scores = NULL;
             int *d_first_max = NULL;
             int *d_last_min = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_scores, (size_t)(scores.size()) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_first_max, (size_t)(first_max.size()) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_last_min, (size_t)(last_min.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_scores, (size_t)(scores.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_first_max, (size_t)(first_max.size()) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_last_min, (size_t)(last_min.size()) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_scores, scores.data(), (size_t)(scores.size()) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_first_max, first_max.data(), (size_t)(first_max.size()) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_last_min, last_min.data(), (size_t)(last_min.size()) * sizeof(int), cudaMemcpyHostToDevice));
@@ -543,9 +594,9 @@ void choices(const std::vector<int> &scores, int rows, int cols, std::vector<int
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(first_max.data(), d_first_max, (size_t)(first_max.size()) * sizeof(int), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaMemcpy(last_min.data(), d_last_min, (size_t)(last_min.size()) * sizeof(int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_scores));
-            CUDAIFY_CHECK(cudaFree(d_first_max));
-            CUDAIFY_CHECK(cudaFree(d_last_min));
+            CUDAIFY_CHECK(cudaify_free(d_scores));
+            CUDAIFY_CHECK(cudaify_free(d_first_max));
+            CUDAIFY_CHECK(cudaify_free(d_last_min));
         }
     }
 }
@@ -588,8 +639,8 @@ void even_bits(const unsigned *words, unsigned *out, int rows, int cols)
         if (trips_r > 0) {
             unsigned int *d_words = NULL;
             unsigned int *d_out = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_words, (size_t)((((long long)rows - 1)) * (long long)cols + ((((long long)cols % 2) + (long long)cols) - 2) + 1) * sizeof(unsigned int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(rows) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_words, (size_t)((((long long)rows - 1)) * (long long)cols + ((((long long)cols % 2) + (long long)cols) - 2) + 1) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_out, (size_t)(rows) * sizeof(unsigned int)));
             CUDAIFY_CHECK(cudaMemcpy(d_words, words, (size_t)((((long long)rows - 1)) * (long long)cols + ((((long long)cols % 2) + (long long)cols) - 2) + 1) * sizeof(unsigned int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out, (size_t)(rows) * sizeof(unsigned int), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -597,8 +648,8 @@ void even_bits(const unsigned *words, unsigned *out, int rows, int cols)
             even_bits_kernel<<<grid, block>>>(d_words, d_out, cols, trips_r);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)(rows) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_words));
-            CUDAIFY_CHECK(cudaFree(d_out));
+            CUDAIFY_CHECK(cudaify_free(d_words));
+            CUDAIFY_CHECK(cudaify_free(d_out));
         }
     }
 }
@@ -625,8 +676,8 @@ void decay(const double *x, double *y, int rows, int cols)
         if (trips_r > 0) {
             double *d_x = NULL;
             double *d_y = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)((long long)cols*(long long)rows) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)((long long)cols*(long long)rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(rows) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)((long long)cols*(long long)rows) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(rows) * sizeof(double), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -634,8 +685,8 @@ void decay(const double *x, double *y, int rows, int cols)
             decay_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(rows) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_y));
         }
     }
 }
@@ -665,8 +716,8 @@ void weighted(const double *x, double *y, int rows, int cols)
         if (trips_r > 0) {
             double *d_x = NULL;
             double *d_y = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)((long long)cols*(long long)rows) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)((long long)cols*(long long)rows) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(rows) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)((long long)cols*(long long)rows) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(rows) * sizeof(double), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -674,8 +725,8 @@ void weighted(const double *x, double *y, int rows, int cols)
             weighted_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(y, d_y, (size_t)(rows) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_y));
         }
     }
 }
@@ -724,8 +775,8 @@ void row_prefix(const std::vector<double> &x, std::vector<double> &y, int rows, 
         if (trips_r > 0) {
             double *d_x = NULL;
             double *d_y = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(double), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -733,8 +784,8 @@ void row_prefix(const std::vector<double> &x, std::vector<double> &y, int rows, 
             row_prefix_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_y));
         }
     }
 }
@@ -781,8 +832,8 @@ void row_xor_before(const std::vector<unsigned> &words, std::vector<unsigned> &o
         if (trips_r > 0) {
             unsigned int *d_out = NULL;
             unsigned int *d_words = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_out, (size_t)(out.size()) * sizeof(unsigned int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_words, (size_t)(words.size()) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_out, (size_t)(out.size()) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_words, (size_t)(words.size()) * sizeof(unsigned int)));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out.data(), (size_t)(out.size()) * sizeof(unsigned int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_words, words.data(), (size_t)(words.size()) * sizeof(unsigned int), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -790,8 +841,8 @@ void row_xor_before(const std::vector<unsigned> &words, std::vector<unsigned> &o
             row_xor_before_kernel<<<grid, block>>>(d_out, d_words, cols, trips_r);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(out.data(), d_out, (size_t)(out.size()) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_out));
-            CUDAIFY_CHECK(cudaFree(d_words));
+            CUDAIFY_CHECK(cudaify_free(d_out));
+            CUDAIFY_CHECK(cudaify_free(d_words));
         }
     }
 }
@@ -836,8 +887,8 @@ void row_doubled(const std::vector<double> &x, std::vector<double> &y, int rows,
         if (trips_r > 0) {
             double *d_x = NULL;
             double *d_y = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(double), cudaMemcpyHostToDevice));
             const dim3 block(256);
@@ -845,8 +896,8 @@ void row_doubled(const std::vector<double> &x, std::vector<double> &y, int rows,
             row_doubled_kernel<<<grid, block>>>(d_x, d_y, cols, trips_r);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_y));
         }
     }
 }
@@ -876,9 +927,9 @@ void row_twice(const std::vector<double> &x, std::vector<double> &y, std::vector
             double *d_x = NULL;
             double *d_y = NULL;
             double *d_z = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_z, (size_t)(z.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_x, (size_t)(x.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(y.size()) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_z, (size_t)(z.size()) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x.data(), (size_t)(x.size()) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_y, y.data(), (size_t)(y.size()) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_z, z.data(), (size_t)(z.size()) * sizeof(double), cudaMemcpyHostToDevice));
@@ -888,9 +939,9 @@ void row_twice(const std::vector<double> &x, std::vector<double> &y, std::vector
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(y.data(), d_y, (size_t)(y.size()) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaMemcpy(z.data(), d_z, (size_t)(z.size()) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_x));
-            CUDAIFY_CHECK(cudaFree(d_y));
-            CUDAIFY_CHECK(cudaFree(d_z));
+            CUDAIFY_CHECK(cudaify_free(d_x));
+            CUDAIFY_CHECK(cudaify_free(d_y));
+            CUDAIFY_CHECK(cudaify_free(d_z));
         }
     }
 }

@@ -66,6 +66,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -283,7 +334,7 @@ long long whole(std::vector<int> &keys)
         const long long cudaify_sort_count = (long long)(keys.size());
         if (cudaify_sort_count > 1) {
             int *d_cudaify_keys = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys.data(), (size_t)(cudaify_sort_count) * sizeof(int), cudaMemcpyHostToDevice));
             /* CUB's spare buffer and temporary storage: static, they only grow */
             static int *cudaify_spare = NULL;
@@ -311,7 +362,7 @@ long long whole(std::vector<int> &keys)
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(keys.data(), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+            CUDAIFY_CHECK(cudaify_free(d_cudaify_keys));
         }
     }
     long long sum = 0;
@@ -327,7 +378,7 @@ void middle(std::vector<unsigned> &keys, int from, int to)
         const long long cudaify_sort_count = (long long)(to) - (from);
         if (cudaify_sort_count > 1) {
             unsigned *d_cudaify_keys = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(unsigned)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(unsigned)));
             CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys.data() + (from), (size_t)(cudaify_sort_count) * sizeof(unsigned), cudaMemcpyHostToDevice));
             /* CUB's spare buffer and temporary storage: static, they only grow */
             static unsigned *cudaify_spare = NULL;
@@ -355,7 +406,7 @@ void middle(std::vector<unsigned> &keys, int from, int to)
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(keys.data() + (from), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(unsigned), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+            CUDAIFY_CHECK(cudaify_free(d_cudaify_keys));
         }
     }
 }
@@ -367,7 +418,7 @@ void pointer_range(float *values, int n)
         const long long cudaify_sort_count = (long long)(n);
         if (cudaify_sort_count > 1) {
             float *d_cudaify_keys = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, values, (size_t)(cudaify_sort_count) * sizeof(float), cudaMemcpyHostToDevice));
             /* CUB's spare buffer and temporary storage: static, they only grow */
             static float *cudaify_spare = NULL;
@@ -395,7 +446,7 @@ void pointer_range(float *values, int n)
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(values, d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(float), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+            CUDAIFY_CHECK(cudaify_free(d_cudaify_keys));
         }
     }
 }
@@ -407,7 +458,7 @@ void descending(std::vector<long> &keys)
         const long long cudaify_sort_count = (long long)(keys.size());
         if (cudaify_sort_count > 1) {
             long *d_cudaify_keys = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(long)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(long)));
             CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys.data(), (size_t)(cudaify_sort_count) * sizeof(long), cudaMemcpyHostToDevice));
             /* CUB's spare buffer and temporary storage: static, they only grow */
             static long *cudaify_spare = NULL;
@@ -435,7 +486,7 @@ void descending(std::vector<long> &keys)
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(keys.data(), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(long), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+            CUDAIFY_CHECK(cudaify_free(d_cudaify_keys));
         }
     }
 }
@@ -447,7 +498,7 @@ void by_lambda(short *keys, int n)
         const long long cudaify_sort_count = (long long)(n);
         if (cudaify_sort_count > 1) {
             short *d_cudaify_keys = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(short)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(short)));
             CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, keys, (size_t)(cudaify_sort_count) * sizeof(short), cudaMemcpyHostToDevice));
             /* CUB's spare buffer and temporary storage: static, they only grow */
             static short *cudaify_spare = NULL;
@@ -475,7 +526,7 @@ void by_lambda(short *keys, int n)
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(keys, d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(short), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+            CUDAIFY_CHECK(cudaify_free(d_cudaify_keys));
         }
     }
 }
@@ -487,7 +538,7 @@ void stable(std::vector<double> &values)
         const long long cudaify_sort_count = (long long)(values.size());
         if (cudaify_sort_count > 1) {
             double *d_cudaify_keys = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(double)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(double)));
             CUDAIFY_CHECK(cudaMemcpy(d_cudaify_keys, values.data(), (size_t)(cudaify_sort_count) * sizeof(double), cudaMemcpyHostToDevice));
             /* CUB's spare buffer and temporary storage: static, they only grow */
             static double *cudaify_spare = NULL;
@@ -515,7 +566,7 @@ void stable(std::vector<double> &values)
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(values.data(), d_cudaify_keys, (size_t)(cudaify_sort_count) * sizeof(double), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_cudaify_keys));
+            CUDAIFY_CHECK(cudaify_free(d_cudaify_keys));
         }
     }
 }

@@ -55,6 +55,57 @@ __attribute__((constructor)) static void cudaify_start_context(void)
         cudaify_context_started = 1;
 }
 
+/* Device buffers that a call allocates and frees come from the device's memory pool, in
+   stream order: a cudaFree waits for the whole device, and a function called in a loop
+   would ask the driver for its buffers again on every call. The pool keeps what is freed
+   (its release threshold raised to everything), so the next call's buffers of the same
+   sizes are served from it. Allocations, frees, copies and launches all go to the legacy
+   default stream, so they stay in program order. Devices without memory pools get
+   cudaMalloc and cudaFree. The device is asked at the first allocation, not in the context
+   thread: that needs no synchronisation with it, and a function loaded from a shared
+   library (the region timing) asks the context current at its first call. */
+#include <stdint.h>
+static int cudaify_async_pool = -1; /* unknown until the first allocation */
+static inline int cudaify_has_async_pool(void)
+{
+    if (cudaify_async_pool >= 0)
+        return cudaify_async_pool;
+    int device = 0, supported = 0;
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaify_async_pool =
+        cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) ==
+            cudaSuccess &&
+        supported && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    if (!cudaify_async_pool)
+        (void)cudaGetLastError(); /* the plain calls say what is wrong, if anything is */
+    return cudaify_async_pool;
+}
+static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
+{
+    if (bytes == 0 || !cudaify_has_async_pool())
+        return cudaMalloc(ptr, bytes); /* 0 bytes: NULL, as cudaMalloc gives */
+    cudaError_t status = cudaMallocAsync(ptr, bytes, 0);
+    if (status != cudaErrorMemoryAllocation)
+        return status;
+    /* the pool may hold freed buffers of other sizes: give them back and ask once more */
+    (void)cudaGetLastError();
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+        (void)cudaMemPoolTrimTo(pool, 0);
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+static inline cudaError_t cudaify_free(void *ptr)
+{
+    if (ptr == NULL)
+        return cudaSuccess;
+    return cudaify_has_async_pool() ? cudaFreeAsync(ptr, 0) : cudaFree(ptr);
+}
+
 /* Iterations of `for (v = first; v < bound; v += step)` (`<=` when inclusive; a negative
    step counts down with `>` / `>=`). */
 static inline long long cudaify_trips(long long first, long long bound, long long step,
@@ -281,7 +332,7 @@ void sweep(int n, float source, float *u)
         const long long trips_j = cudaify_trips(1, n - 1, 1, 0);
         if (trips_i > 0 && trips_j > 0) {
             float *d_u = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_u, (size_t)(n*n - 2) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_u, (size_t)(n*n - 2) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_u, u + (1), (size_t)(n*n - 2) * sizeof(float), cudaMemcpyHostToDevice));
             const long long tiles_i = (trips_i + 31) / 32, tiles_j = (trips_j + 31) / 32;
             for (long long wave = 0; wave < tiles_i + tiles_j - 1; wave++) {
@@ -291,7 +342,7 @@ void sweep(int n, float source, float *u)
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(u + (1), d_u, (size_t)(n*n - 2) * sizeof(float), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_u));
+            CUDAIFY_CHECK(cudaify_free(d_u));
         }
     }
 }
@@ -325,8 +376,8 @@ void min_path(int rows, int cols, const int cost[M][M], int best[M][M])
         if (trips_i_2 > 0 && trips_j_2 > 0) {
             int *d_best = NULL;
             int *d_cost = NULL;
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_best, (size_t)(90000) * sizeof(int)));
-            CUDAIFY_CHECK(cudaMalloc((void **)&d_cost, (size_t)(90000) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_best, (size_t)(90000) * sizeof(int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_cost, (size_t)(90000) * sizeof(int)));
             CUDAIFY_CHECK(cudaMemcpy(d_best, best, (size_t)(90000) * sizeof(int), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_cost, cost, (size_t)(90000) * sizeof(int), cudaMemcpyHostToDevice));
             const long long tiles_i_2 = (trips_i_2 + 31) / 32, tiles_j_2 = (trips_j_2 + 31) / 32;
@@ -337,8 +388,8 @@ void min_path(int rows, int cols, const int cost[M][M], int best[M][M])
                 CUDAIFY_CHECK(cudaGetLastError());
             }
             CUDAIFY_CHECK(cudaMemcpy(best, d_best, (size_t)(90000) * sizeof(int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaFree(d_best));
-            CUDAIFY_CHECK(cudaFree(d_cost));
+            CUDAIFY_CHECK(cudaify_free(d_best));
+            CUDAIFY_CHECK(cudaify_free(d_cost));
         }
         i = (int)(1 + trips_i_2);
         if (trips_i_2 > 0) j = (int)(1 + trips_j_2);
