@@ -36,7 +36,11 @@ it weighs:
   million elements);
 - **repetition**: a launch or a copy inside host loops, or in a function called from inside
   loops, counts once per iteration of the loops around it (a copy in a time-step loop is
-  what data_residency removes).
+  what data_residency removes);
+- **host work**: an element access the host code of a timed function (any but main) still
+  makes costs HOST units per time it runs (a CPU core's access against a GPU's coalesced
+  one): a variant that moves a function's small loop and leaves its main nest on the CPU
+  costs what that nest costs there.
 
 The cost is relative: it ranks siblings, it does not predict seconds. The search records
 each state's predicted cost beside its measured region time in the trace, and the rank
@@ -67,6 +71,14 @@ ATOMIC = 4.0
 TRANSFER = 60.0  # per element copied
 LAUNCH = 1e6  # a launch's few microseconds, in element accesses
 MIN_PARALLEL = 8192.0  # outputs (threads) under which a launch leaves the GPU mostly idle
+# an element access the host code makes, in units. Fitted, not derived: by bandwidth a CPU
+# core's access is worth 100-300 units, but the kernel terms underprice a short loop's GPU
+# version (a reduction's launches and synchronisation), so from 8 up a 1-D sum left on the
+# CPU outweighed the GPU variants that moved it and ran slower. Rank agreement of the
+# predicted cost with the measured whole-program time over the states of 35 searches
+# (three H100 runs of bench_time_budget.sh's 16 programs): +0.37 without host work, +0.58
+# to +0.63 at 1-5 units (no program worse), +0.43 at 8-200.
+HOST = 3.0
 # deepest host call chain followed for repetition (recursion and deep chains stop here)
 _CALL_DEPTH = 6
 RUNTIME_PREFIX = "cudaify_"  # data_residency's runtime functions
@@ -85,6 +97,7 @@ class Estimate:
     transfer: float  # host<->device copies, repetitions included
     launch: float  # launch overheads, repetitions included
     coalesced: float  # the share of global accesses (by weight) that are coalesced
+    host: float = 0.0  # element accesses left to the CPU in the timed functions
 
     def to_json(self) -> dict[str, float]:
         return {
@@ -93,6 +106,7 @@ class Estimate:
             "transfer": round(self.transfer, 2),
             "launch": round(self.launch, 2),
             "coalesced": round(self.coalesced, 3),
+            "host": round(self.host, 2),
         }
 
 
@@ -127,7 +141,29 @@ def predict(variant: Variant) -> Estimate | None:
     )
     units = sum(units for units, _ in traffic.values())
     coalesced = sum(good for _, good in traffic.values()) / units if units else 1.0
-    return Estimate(kernel + transfer + launch_cost, kernel, transfer, launch_cost, coalesced)
+    host = _host_work(data, repeats)
+    cost = kernel + transfer + launch_cost + host
+    return Estimate(cost, kernel, transfer, launch_cost, coalesced, host)
+
+
+def _host_work(data: bytes, repeats: _Repeats) -> float:
+    """HOST units per element access the host code of the timed functions (every function
+    but main, the kernels, device functions and the runtime's) still makes, each as often
+    as the code around it runs: a variant that offloads a function's first loop and leaves
+    its main nest on the CPU is not cheaper than one that offloads the nest."""
+    total = 0.0
+    for name, definition in repeats.functions.items():
+        if name == "main" or name.startswith(RUNTIME_PREFIX) or _device_side(definition):
+            continue
+        for node in cs.walk(definition):
+            if node.type == "subscript_expression" and not _is_inner_subscript(node):
+                total += HOST * repeats.at(node)
+    return total
+
+
+def _device_side(definition: Node) -> bool:
+    """A kernel or a device function (`__host__ __device__` ones run on the GPU here)."""
+    return any(child.type in ("__global__", "__device__") for child in definition.children)
 
 
 def parameter_values(code: str, function: str) -> dict[str, int]:

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from cudaify.backend.cost import (
+    HOST as HOST_UNITS,
+)
+from cudaify.backend.cost import (
     LAUNCH,
     MIN_PARALLEL,
     STRIDED,
@@ -276,3 +279,62 @@ def test_a_kernel_looping_over_block_tiles_is_not_counted() -> None:
     assert set(kernel_work((golden / "register_tiling/matmul_flat.cu").read_text())) == {
         "matmul_kernel"
     }
+
+
+# The same function twice: LEFT offloads its first loop and leaves the nest to the CPU,
+# MOVED launches a kernel for the nest and leaves the first loop.
+HOST_WORK = """
+#define N 2048
+__global__ void clear(float *s, long long trips)
+{
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x)
+        s[t] = 0.0f;
+}
+__global__ void product(float *s, float (*A)[N], float *r, long long trips)
+{
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x)
+        for (int i = 0; i < N; i++)
+            s[t] += r[i] * A[i][t];
+}
+__device__ float twice(float *v, int i)
+{
+    float x = 0;
+    for (int k = 0; k < 4; k++) x += v[i];
+    return x;
+}
+void kernel_bicg(float *s, float (*A)[N], float *r)
+{
+LAUNCHES
+}
+int main(void)
+{
+    static float s[N], A[N][N], r[N];
+    for (int i = 0; i < N; i++) r[i] = (float)i;
+    kernel_bicg(s, A, r);
+    return 0;
+}
+"""
+LEFT = """    clear<<<64, 256>>>(s, N);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            s[j] += r[i] * A[i][j];"""
+MOVED = """    for (int j = 0; j < N; j++)
+        s[j] = 0.0f;
+    product<<<64, 256>>>(s, A, r, N);"""
+
+
+def test_host_loops_left_in_a_timed_function_cost_what_they_do_on_the_cpu() -> None:
+    """A variant that moves a function's small loop and leaves its nest on the CPU is not
+    cheaper than one that moves the nest (PolyBench bicg's offload left its N x N nest on
+    the host and was predicted the cheapest of its search; it ran the slowest). Only the
+    host code of timed functions counts: main's loops and device functions do not."""
+    left = predict(Variant(code=HOST_WORK.replace("LAUNCHES", LEFT)))
+    moved = predict(Variant(code=HOST_WORK.replace("LAUNCHES", MOVED)))
+    assert left is not None and moved is not None
+    assert left.host == pytest.approx(HOST_UNITS * 3 * 2048 * 2048)  # s[j], r[i], A[i][j]
+    # s[j] once per j; main's r[i] is not counted
+    assert moved.host == pytest.approx(HOST_UNITS * 2048)
+    assert left.cost > moved.cost
+    assert left.to_json()["host"] == pytest.approx(left.host)
