@@ -22,7 +22,6 @@ inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
 inline cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t) { return cudaMalloc(p, n); }
 inline cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
 inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
-inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, void * = nullptr) { std::memcpy(d, s, n); return 0; }
 enum { cudaHostRegisterDefault = 0 };
 inline cudaError_t cudaHostRegister(void *, size_t, unsigned int) { return 0; }
 inline cudaError_t cudaHostUnregister(void *) { return 0; }
