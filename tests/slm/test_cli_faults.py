@@ -7,6 +7,7 @@ output, no temporary file and a readable cache."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import socket
@@ -24,6 +25,15 @@ from .httpserver import FakeServer, completion_reply
 ROOT = Path(__file__).resolve().parents[2]
 SAXPY = ROOT / "examples" / "saxpy.c"
 FAST = ["--iterations", "4", "--time-budget", "60", "--seed", "0", "--no-cache"]
+# The search asks the model's method prior only where the reasoning graph has little record
+# (mcgs.PRIOR_EVIDENCE), which the shipped graph has at saxpy's first states: these tests
+# ask it everywhere, so that the first request (the start's) meets the fault.
+PRIOR_EVERYWHERE = "import math, cudaify.mcgs.mcgs as m; m.PRIOR_EVIDENCE = math.inf"
+
+
+@pytest.fixture(autouse=True)
+def prior_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cudaify.mcgs.mcgs.PRIOR_EVIDENCE", math.inf)
 
 
 def compile_with(tmp_path: Path, *args: str) -> tuple[object, Path, Path]:
@@ -140,7 +150,8 @@ def test_an_interrupt_mid_search_leaves_no_output_and_a_usable_cache(tmp_path, n
     out_dir.mkdir()
     out = out_dir / "saxpy.cu"
     env = {**os.environ, "CUDAIFY_CACHE_DIR": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "cudaify.cli", str(SAXPY), "-o", str(out), *FAST]
+    program = f"{PRIOR_EVERYWHERE}; from cudaify.cli import main; main()"
+    command = [sys.executable, "-c", program, str(SAXPY), "-o", str(out), *FAST]
     with FakeServer() as server:
         server.delay = 60.0
         flags = ["--slm", "on", "--llm-url", server.url, "--llm-model", "m"]
