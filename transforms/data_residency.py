@@ -34,7 +34,13 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
-from cudaify.transforms.kernel_codegen import DEVICE_FREES, DEVICE_MALLOCS, MATH_FUNCTIONS, paren
+from cudaify.transforms.kernel_codegen import (
+    DEVICE_ALLOCATIONS,
+    DEVICE_FREES,
+    DEVICE_MALLOCS,
+    MATH_FUNCTIONS,
+    paren,
+)
 from cudaify.transforms.prelude import runtime_text
 
 RUNTIME_MARKER = "/* ---- cudaify data residency ---- */"
@@ -147,8 +153,7 @@ class DataResidency(Method):
 TRANSFERS = (
     frozenset({"cudaMemcpy", "cudaMemcpyAsync", "cudaMallocAsync", "cudaFreeAsync"})
     | {"cudaMemcpy2D", "cudaMemset", "cudaMemsetAsync"}
-    | DEVICE_MALLOCS
-    | DEVICE_FREES
+    | DEVICE_ALLOCATIONS
 )
 
 
@@ -456,7 +461,7 @@ class _Scoper:
         self.functions = {
             name: node
             for name, node in cs.function_nodes(tree, data).items()
-            if name not in DEVICE_MALLOCS | DEVICE_FREES
+            if name not in DEVICE_ALLOCATIONS
         }
         self.launching = {
             name

@@ -423,6 +423,7 @@ def byte_size(data: ArrayData) -> str:
 # (runtime_helpers.cuh) or CUDA's own, which a model's answer may write.
 DEVICE_MALLOCS = frozenset({"cudaify_malloc", "cudaMalloc"})
 DEVICE_FREES = frozenset({"cudaify_free", "cudaFree"})
+DEVICE_ALLOCATIONS = DEVICE_MALLOCS | DEVICE_FREES
 
 
 def device_malloc(device: str, size: str) -> str:

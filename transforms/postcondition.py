@@ -18,6 +18,7 @@ from tree_sitter import Node
 
 from cudaify.core import Problem
 from cudaify.transforms import csource as cs
+from cudaify.transforms.kernel_codegen import DEVICE_ALLOCATIONS
 
 
 @dataclass(frozen=True)
@@ -442,10 +443,6 @@ def pragmas(source: Source, node: Node, word: str) -> list[Node]:
     return found
 
 
-# The runtime's allocation calls name a buffer and its byte count: no copy ties them.
-_ALLOCATIONS = frozenset({"cudaify_malloc", "cudaify_free"})
-
-
 def aliases(
     source: Source, function: Node, names: set[str], through_launches: bool = False
 ) -> set[str]:
@@ -456,7 +453,8 @@ def aliases(
     tied = set(names)
     links = []
     for name, call in calls(function, source):
-        if name.startswith(("cudaMemcpy", "cudaify_")) and name not in _ALLOCATIONS:
+        # the runtime's allocation calls name a buffer and its byte count: no copy ties them
+        if name.startswith(("cudaMemcpy", "cudaify_")) and name not in DEVICE_ALLOCATIONS:
             links.append({n for arg in arguments(call) for n in identifiers(arg, source)})
     if through_launches:
         for launch in launches(source, function):
