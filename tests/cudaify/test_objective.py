@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,21 +96,72 @@ def test_a_variant_faster_as_a_whole_is_written_and_states_both_speedups(
 
 
 def test_finalists_follow_the_objective() -> None:
-    from cudaify.mcgs.search import Candidate
-
-    def made(name: str, region: float, whole: float) -> Candidate:
-        evaluation = Evaluation(
-            stage=Stage.CORRECT,
-            ran_on_gpu=True,
-            timing=Timing(wall=1.0, region=1.0, runs=1),
-            reference=Timing(wall=whole, region=region, runs=5),
-        )
-        return Candidate(Variant(code="seq").then(name, f"code-{name}", "rule"), evaluation)
-
     # a: the fastest region, slow as a whole (a copy per call); b: the other way round
     found = [made("a", 10.0, 1.2), made("b", 4.0, 3.0)]
     assert [c.variant.node for c in pipeline.finalists(found, "program")] == ["b"]
     assert [c.variant.node for c in pipeline.finalists(found, "region")] == ["a"]
+
+
+def made(name: str, region: float, whole: float, shared_by: int = 1) -> Any:
+    """A verified candidate whose region and whole program ran `region` and `whole` times
+    as fast as the CPU's (the reference's times; the variant's are 1 s)."""
+    from cudaify.mcgs.search import Candidate
+
+    evaluation = Evaluation(
+        stage=Stage.CORRECT,
+        ran_on_gpu=True,
+        timing=Timing(wall=1.0, region=1.0, runs=1, shared_by=shared_by),
+        reference=Timing(wall=whole, region=region, runs=5),
+    )
+    return Candidate(Variant(code="seq").then(name, f"code-{name}", "rule"), evaluation)
+
+
+def test_whole_program_ties_are_settled_by_the_region() -> None:
+    """b is 2.5% behind a as a whole, within CUDA's start's noise, with a region 3x as
+    fast: b leads, and a, the best by the objective, is timed in full too. c's whole
+    program is 25% behind: no tie, whatever its region."""
+    found = [made("a", 100.0, 2.0), made("b", 300.0, 1.95), made("c", 1000.0, 1.5)]
+    assert [c.variant.node for c in pipeline.finalists(found, "program")] == ["b", "a"]
+    assert [c.variant.node for c in pipeline.finalists(found, "region")][0] == "c"
+    # 10% behind is no tie
+    apart = [made("a", 100.0, 2.0), made("b", 300.0, 1.8)]
+    assert [c.variant.node for c in pipeline.finalists(apart, "program")] == ["a", "b"]
+
+
+def test_finish_settles_a_tie_by_the_full_timings() -> None:
+    """By one run each, b is 10% behind a as a whole (not a tie) but close enough to be
+    timed in full; timed in full, it is 2% behind with a region 3x as fast: b is written."""
+    from cudaify.mcgs.search import SearchResult
+
+    full = {"a": (100.0, 2.0), "b": (300.0, 1.96)}
+
+    class Evaluator:
+        def __init__(self) -> None:
+            self.detailed: list[str] = []
+
+        def prefetch_harness(self, variants: list[Variant]) -> None:
+            pass
+
+        def remeasure(self, variant: Variant, evaluation: Evaluation, **_: Any) -> Evaluation:
+            region, whole = full[variant.node]
+            return made(variant.node, region, whole).evaluation
+
+        def detail(self, variant: Variant, evaluation: Evaluation) -> Evaluation:
+            self.detailed.append(variant.node)
+            return evaluation
+
+    result = SearchResult("mcgs", candidates=[made("a", 100.0, 2.0), made("b", 300.0, 1.8)])
+    evaluator = Evaluator()
+    chosen = pipeline.finish(result, evaluator, Config())
+    assert chosen.variant.node == "b" and evaluator.detailed == ["b"]
+    assert chosen.evaluation.program_speedup == pytest.approx(1.96)
+
+
+def test_a_tie_never_chooses_a_program_slower_than_the_cpu() -> None:
+    found = [made("a", 10.0, 1.02), made("b", 100.0, 0.99)]
+    assert [c.variant.node for c in pipeline.finalists(found, "program")][0] == "a"
+    slow = [made("a", 10.0, 0.9), made("b", 100.0, 0.88)]
+    assert [c.variant.node for c in pipeline.finalists(slow, "program")][0] == "a"
 
 
 def test_the_objective_is_a_checked_setting_and_part_of_the_result_key(tmp_path: Path) -> None:
