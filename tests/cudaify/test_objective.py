@@ -128,6 +128,32 @@ def test_whole_program_ties_are_settled_by_the_region() -> None:
     assert [c.variant.node for c in pipeline.finalists(apart, "program")] == ["a", "b"]
 
 
+def test_ties_are_judged_with_cudas_start_taken_out() -> None:
+    """b's run read 10% slower as a whole than a's, all of it in CUDA's start (0.13 s
+    against the 0.095 s this GPU takes at least), which is the same work for every
+    variant: without it b is as fast, and its region is 3x a's. c lost its 10% outside
+    CUDA's start: no tie."""
+    from cudaify.mcgs.search import Candidate
+
+    def timed(name: str, region: float, wall: float, context: float) -> Candidate:
+        evaluation = Evaluation(
+            stage=Stage.CORRECT,
+            ran_on_gpu=True,
+            timing=Timing(wall=wall, region=0.01 / region, context=context, context_alone=0.095),
+            reference=Timing(wall=0.6, region=0.01, runs=5),
+        )
+        return Candidate(Variant(code="seq").then(name, f"code-{name}", "rule"), evaluation)
+
+    a, b, c = (
+        timed("a", 100.0, 0.30, 0.095),
+        timed("b", 300.0, 0.33, 0.13),
+        timed("c", 300.0, 0.33, 0.095),
+    )
+    assert b.evaluation.program_speedup == pytest.approx(0.6 / 0.33)  # reported as measured
+    assert [x.variant.node for x in pipeline.finalists([a, b], "program")] == ["b", "a"]
+    assert [x.variant.node for x in pipeline.finalists([a, c], "program")] == ["a", "c"]
+
+
 def test_finish_settles_a_tie_by_the_full_timings() -> None:
     """By one run each, b is 10% behind a as a whole (not a tie) but close enough to be
     timed in full; timed in full, it is 2% behind with a region 3x as fast: b is written."""
