@@ -895,39 +895,43 @@ def _speedup(candidate: Any, objective: str = "program") -> float:
 def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
     """The verified candidates worth timing in full: the leader by the search's one-run
     timing (see `_leader`), the best by the objective if that is another, and up to
-    FINALISTS - 1 in all whose speedup (by the objective) was close enough to the best's
-    that one run's noise could have ranked them wrong: within FINALIST_MARGIN of it, or
-    FINALIST_MARGIN_ALONE where no screening run shared the GPU."""
+    FINALISTS - 1 in all whose speedup (by the objective, as `_judged` reads it) was close
+    enough to the best's that one run's noise could have ranked them wrong: within
+    FINALIST_MARGIN of it, or FINALIST_MARGIN_ALONE where no screening run shared the GPU."""
     verified = [c for c in candidates if c.evaluation.verified and c.evaluation.ran_on_gpu]
     ranked = sorted(verified, key=lambda c: c.reward, reverse=True)
     if not ranked:
         return []
-    leader = _leader(ranked, objective)
-    top = max(ranked, key=lambda c: _speedup(c, objective))
-    best = _speedup(top, objective)
+    top = max(ranked, key=lambda c: _judged(c, objective))
+    best = _judged(top, objective)
+    leader = _leader(ranked, top, objective)
     alone = all(c.evaluation.timing is None or c.evaluation.timing.shared_by <= 1 for c in ranked)
     margin = FINALIST_MARGIN_ALONE if alone else FINALIST_MARGIN
     first = [leader] if top is leader else [leader, top]
     close = [
         c
         for c in ranked
-        if all(c is not f for f in first) and _speedup(c, objective) >= margin * best
+        if all(c is not f for f in first) and _judged(c, objective) >= margin * best
     ]
     return [*first, *close][:FINALISTS]
 
 
-def _leader(ranked: list[Any], objective: str) -> Any:
-    """The best by the objective; by the whole program, the fastest region among those
-    that beat the CPU as a whole and tie with the best (within WHOLE_TIE, compared with
-    CUDA's start taken out, see `_steady`)."""
-    best = max(ranked, key=lambda c: _speedup(c, objective))
+def _leader(ranked: list[Any], top: Any, objective: str) -> Any:
+    """`top`, the best by the objective; by the whole program, the fastest region among
+    those that beat the CPU as a whole and tie with it (within WHOLE_TIE)."""
     if objective == "region":
-        return best
-    top = max(_steady(c) for c in ranked)
-    tied = [c for c in ranked if _steady(c) >= WHOLE_TIE * top and _speedup(c, objective) > 1.0]
+        return top
+    best = _judged(top, objective)
+    tied = [c for c in ranked if _judged(c, objective) >= WHOLE_TIE * best and _speedup(c) > 1.0]
     if not tied:
-        return best
+        return top
     return max(tied, key=lambda c: (c.evaluation.region_speedup or 0.0, _steady(c)))
+
+
+def _judged(candidate: Any, objective: str) -> float:
+    """What variants are ranked by: the region's speedup, or the whole program's with CUDA's
+    start taken out (see `_steady`)."""
+    return _speedup(candidate, "region") if objective == "region" else _steady(candidate)
 
 
 def _steady(candidate: Any) -> float:

@@ -152,6 +152,9 @@ def test_ties_are_judged_with_cudas_start_taken_out() -> None:
     assert b.evaluation.program_speedup == pytest.approx(0.6 / 0.33)  # reported as measured
     assert [x.variant.node for x in pipeline.finalists([a, b], "program")] == ["b", "a"]
     assert [x.variant.node for x in pipeline.finalists([a, c], "program")] == ["a", "c"]
+    # one run 17% behind (outside FINALIST_MARGIN_ALONE), 8% of it CUDA's start: a finalist
+    d = timed("d", 50.0, 0.36, 0.13)
+    assert [x.variant.node for x in pipeline.finalists([a, d], "program")] == ["a", "d"]
 
 
 def test_finish_settles_a_tie_by_the_full_timings() -> None:
