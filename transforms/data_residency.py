@@ -30,7 +30,7 @@ from typing import Literal
 from tree_sitter import Node, Tree
 
 from cudaify.core import Problem, Variant
-from cudaify.frontend.edits import Edit, apply_edits
+from cudaify.frontend.edits import Edit, apply_edits, shifted_offset
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
@@ -194,6 +194,9 @@ def residency_problems(code: str) -> list[Problem]:
 class _Plan:
     code: str = ""
     scopes: list[str] = field(default_factory=list)  # one line per scope opened
+    # the same before the edits: a line with {} for each line number, and the byte offsets
+    # (in the mapped text) of the statements those are; `_plan` numbers them in the output
+    opened: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
 
     def reason(self) -> str:
@@ -221,11 +224,22 @@ def _plan(code: str) -> _Plan:
         plan.reasons.append(f"'{hidden}' launches kernels from a class or namespace")
         return plan
     edits = _Scoper(data, tree, plan).edits()
-    if not plan.scopes:
+    if not plan.opened:
         return plan
     edits.append(Edit(*[_runtime_position(data)] * 2, RUNTIME, "residency runtime"))
-    plan.code = apply_edits(data, edits).decode("utf-8", errors="surrogateescape")
+    written = apply_edits(data, edits)
+    plan.code = written.decode("utf-8", errors="surrogateescape")
+    plan.scopes = [
+        line.format(*(_line_after(written, edits, at) for at in anchors))
+        for line, anchors in plan.opened
+    ]
     return plan
+
+
+def _line_after(written: bytes, edits: list[Edit], offset: int) -> int:
+    """The line of the written code where the statement at `offset` before `edits` now
+    starts (what is inserted in front of it, such as a scope's opening, goes before it)."""
+    return written.count(b"\n", 0, shifted_offset(edits, offset + 1) - 1) + 1
 
 
 def _hidden_launchers(tree: Tree, data: bytes) -> str | None:
@@ -566,9 +580,8 @@ class _Scoper:
                     continue
                 edits.extend(inside)
                 edits.extend(self._scope_edits(child))
-                self.plan.scopes.append(
-                    f"{name}: arrays stay on the device across the loop at line {cs.line_of(child)}"
-                )
+                across = f"{name}: arrays stay on the device across the loop at line {{}}"
+                self.plan.opened.append((across, (child.start_byte,)))
             else:
                 edits.extend(self._scopes_in(name, child))
         return edits
@@ -624,9 +637,12 @@ class _Scoper:
                 "close scope",
             ),
         ]
-        self.plan.scopes.append(
-            f"{name}: arrays stay on the device from line {cs.line_of(run[0])} to "
-            f"{cs.line_of(run[-1])} ({len(working)} statements launch work)"
+        self.plan.opened.append(
+            (
+                f"{name}: arrays stay on the device from line {{}} to {{}} ({len(working)} "
+                "statements launch work)",
+                (run[0].start_byte, run[-1].start_byte),
+            )
         )
         return inside
 

@@ -56,7 +56,13 @@ def test_a_time_loop_in_main_gets_one_scope_and_no_barrier() -> None:
         assert call not in wrapper
     assert "float *d_next = (float *)cudaify_map(next + (1), (size_t)((n - 2))" in wrapper
     assert "cudaify_unmap(next + (1), d_next, (size_t)((n - 2)) * sizeof(float), 1);" in wrapper
-    assert variant.steps[-1].detail == "main: arrays stay on the device across the loop at line 159"
+    # the line is the written program's, where the loop now is (after the runtime's text)
+    loop = code[: code.index("for (int t = 0;")].count("\n") + 1
+    assert code.splitlines()[loop - 2].strip() == "cudaify_scope_begin();"
+    assert (
+        variant.steps[-1].detail
+        == f"main: arrays stay on the device across the loop at line {loop}"
+    )
 
 
 def test_a_time_loop_inside_the_offloaded_function_gets_the_scope() -> None:
@@ -705,3 +711,43 @@ def test_a_host_loop_that_only_reads_through_casts_copies_back_and_keeps_the_map
     code = applied(analysed(path), "offload", "data_residency").code
     main = code[code.index("int main()") :]
     assert "cudaify_host_reads();" in main and "cudaify_host_writes" not in main
+
+
+RUN_OF_CALLS = """\
+#include <stdio.h>
+#define N 4096
+static void scale(float *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        x[i] = 2.0f * x[i];
+}
+static void shift(float *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        x[i] = x[i] + 1.0f;
+}
+int main(void)
+{
+    static float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 0.5f * i;
+    scale(x, N);
+    shift(x, N);
+    scale(x, N);
+    printf("%f %f\\n", x[0], x[N - 1]);
+    return 0;
+}
+"""
+
+
+def test_a_run_of_launching_calls_is_named_by_its_lines_in_the_written_program(
+    program_of,
+) -> None:
+    variant = applied(program_of(RUN_OF_CALLS), "offload", "data_residency")
+    lines = variant.code.splitlines()
+    first = lines.index("    scale(x, N);") + 1
+    last = len(lines) - lines[::-1].index("    scale(x, N);")
+    assert lines[first - 2].strip() == "cudaify_scope_begin();"
+    assert variant.steps[-1].detail == (
+        f"main: arrays stay on the device from line {first} to {last} (3 statements launch work)"
+    )
