@@ -117,13 +117,18 @@ enum cudaDeviceAttr { cudaDevAttrMemoryPoolsSupported = 115 };
 enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
 static int pools = 1, fail_async = 0;
 static int asked = 0, mallocs = 0, frees = 0, async_mallocs = 0, async_frees = 0, trims = 0;
+/* tight: the device has no memory beside what the pool keeps from frees (held) */
+static int tight = 0, held = 0, refused = 0;
 static uint64_t threshold = 0;
 static const char *cudaGetErrorString(cudaError_t e) { (void)e; return "?"; }
 static cudaError_t cudaGetLastError(void) { return 0; }
 static cudaError_t cudaGetDeviceCount(int *count) { *count = 0; return 0; }
 static cudaError_t cudaFree(void *p) { if (p) frees++; free(p); return 0; }
 static cudaError_t cudaMalloc(void **p, size_t n)
-{ mallocs++; *p = n ? malloc(n) : NULL; return 0; }
+{
+    if (n && tight && held) { refused++; return cudaErrorMemoryAllocation; }
+    mallocs++; *p = n ? malloc(n) : NULL; return 0;
+}
 static cudaError_t cudaGetDevice(int *device) { *device = 0; return 0; }
 static cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr a, int device)
 { (void)a; (void)device; asked++; *value = pools; return 0; }
@@ -132,7 +137,7 @@ static cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device)
 static cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr a, void *v)
 { (void)pool; (void)a; threshold = *(uint64_t *)v; return 0; }
 static cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep)
-{ (void)pool; (void)keep; trims++; return 0; }
+{ (void)pool; (void)keep; trims++; held = 0; return 0; }
 static cudaError_t cudaStreamSynchronize(cudaStream_t s) { (void)s; return 0; }
 static cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s)
 {
@@ -141,7 +146,7 @@ static cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s)
     async_mallocs++; *p = malloc(n); return 0;
 }
 static cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
-{ (void)s; async_frees++; free(p); return 0; }
+{ (void)s; async_frees++; held = 1; free(p); return 0; }
 """
 
 HELPERS_MAIN = r"""
@@ -149,6 +154,7 @@ int main(int argc, char **argv)
 {
     pools = argc > 1 && argv[1][0] == '1';
     fail_async = argc > 2 ? atoi(argv[2]) : 0;
+    tight = argc > 3;
     for (int call = 0; call < 3; call++) {
         double *d = NULL;
         CUDAIFY_CHECK(cudaify_malloc((void **)&d, 1000 + call));
@@ -157,8 +163,12 @@ int main(int argc, char **argv)
     void *empty = NULL;
     CUDAIFY_CHECK(cudaify_malloc(&empty, 0));
     CUDAIFY_CHECK(cudaify_free(empty));
-    printf("asked=%d malloc=%d free=%d async_malloc=%d async_free=%d trims=%d max=%d\n", asked,
-           mallocs, frees, async_mallocs, async_frees, trims, threshold == UINT64_MAX);
+    void *kept = NULL; /* a buffer kept across calls: CUDA's own allocation */
+    CUDAIFY_CHECK(cudaMalloc(&kept, 5000));
+    CUDAIFY_CHECK(cudaFree(kept));
+    printf("asked=%d malloc=%d free=%d async_malloc=%d async_free=%d trims=%d max=%d "
+           "refused=%d\n", asked, mallocs, frees, async_mallocs, async_frees, trims,
+           threshold == UINT64_MAX, refused);
     return empty != NULL;
 }
 """
@@ -182,13 +192,24 @@ def helpers_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("arguments", "counts"),
     [
         # memory pools: the device is asked once, the threshold keeps everything freed
-        (["1"], "asked=1 malloc=1 free=0 async_malloc=3 async_free=3 trims=0 max=1"),
+        (["1"], "asked=1 malloc=2 free=1 async_malloc=3 async_free=3 trims=0 max=1 refused=0"),
         # none: CUDA's synchronous pair
-        (["0"], "asked=1 malloc=4 free=3 async_malloc=0 async_free=0 trims=0 max=0"),
+        (["0"], "asked=1 malloc=5 free=4 async_malloc=0 async_free=0 trims=0 max=0 refused=0"),
         # the pool out of memory once: trimmed, then asked again
-        (["1", "1"], "asked=1 malloc=1 free=0 async_malloc=3 async_free=3 trims=1 max=1"),
+        (["1", "1"], "asked=1 malloc=2 free=1 async_malloc=3 async_free=3 trims=1 max=1 refused=0"),
+        # CUDA's own allocation refused while the pool keeps freed buffers: the pool gives
+        # them back and the allocation is asked once more
+        (
+            ["1", "0", "tight"],
+            "asked=1 malloc=2 free=1 async_malloc=3 async_free=3 trims=1 max=1 refused=1",
+        ),
+        # no pool: nothing kept, so nothing to give back: the refusal is the program's error
+        (
+            ["0", "0", "tight"],
+            "asked=1 malloc=5 free=4 async_malloc=0 async_free=0 trims=0 max=0 refused=0",
+        ),
     ],
-    ids=["pools", "no-pools", "out-of-memory"],
+    ids=["pools", "no-pools", "out-of-memory", "kept-buffers", "kept-buffers-no-pool"],
 )
 def test_the_helpers_use_the_pool_when_the_device_has_one(
     helpers_program: Path, arguments: list[str], counts: str
@@ -258,3 +279,40 @@ def test_an_offloaded_call_in_a_loop_prints_what_gcc_prints(program_of, tmp_path
     cuda = tmp_path / "looped.cu"
     cuda.write_text(applied(program, "offload").code)
     same_output_as_gcc(Path(program.path), cuda, tmp_path)
+
+
+KEPT_AFTER_POOL = r"""
+int main(void)
+{
+    size_t available = 0, total = 0;
+    CUDAIFY_CHECK(cudaMemGetInfo(&available, &total));
+    size_t most = available / 10 * 6; /* two of these do not fit at once */
+    void *pooled = NULL;
+    CUDAIFY_CHECK(cudaify_malloc(&pooled, most));
+    CUDAIFY_CHECK(cudaify_free(pooled));
+    CUDAIFY_CHECK(cudaDeviceSynchronize());
+    size_t after = 0;
+    CUDAIFY_CHECK(cudaMemGetInfo(&after, &total));
+    void *kept = NULL; /* a buffer kept across calls: CUDA's own allocation */
+    CUDAIFY_CHECK(cudaMalloc(&kept, most));
+    CUDAIFY_CHECK(cudaFree(kept));
+    printf("pool kept %d, %s\n", cudaify_async_pool == 1 && after + most / 2 < available,
+           "allocated");
+    return 0;
+}
+"""
+
+
+@pytest.mark.gpu
+def test_cudas_own_allocation_gets_what_the_pool_keeps(tmp_path: Path) -> None:
+    """On a real device: 60% of the free memory through the pool and back (the pool keeps
+    it), then the same size with cudaMalloc, as a buffer kept across calls is made: the pool
+    gives its memory back and the allocation succeeds."""
+    source = tmp_path / "kept.cu"
+    source.write_text(PRELUDE + KEPT_AFTER_POOL)
+    nvcc = toolchain.find_tool("nvcc")
+    built = toolchain.run([nvcc, "-O2", str(source), "-o", str(tmp_path / "kept")], timeout=240)
+    assert built.ok, built.errors()
+    done = toolchain.run([str(tmp_path / "kept")], timeout=120)
+    assert done.ok, done.errors()
+    assert done.text().strip() == "pool kept 1, allocated"

@@ -4,12 +4,20 @@
 /* ---- cudaify runtime helpers ---- */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cuda_runtime.h>
 
-/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero. */
+/* Every CUDA call is checked: on failure, say where and why on stderr and exit non-zero.
+   A cudaMalloc that runs out of memory is asked once more after the stream-ordered pool
+   (below) gives back the freed buffers it keeps: they are free to the program, not to the
+   driver. */
+static int cudaify_give_back_pool(void);
 #define CUDAIFY_CHECK(call)                                                              \
     do {                                                                                 \
         cudaError_t cudaify_status_ = (call);                                            \
+        if (cudaify_status_ == cudaErrorMemoryAllocation &&                              \
+            strncmp(#call, "cudaMalloc(", 11) == 0 && cudaify_give_back_pool())          \
+            cudaify_status_ = (call);                                                    \
         if (cudaify_status_ != cudaSuccess) {                                            \
             fprintf(stderr, "%s:%d: CUDA error: %s\n", __FILE__, __LINE__,               \
                     cudaGetErrorString(cudaify_status_));                                \
@@ -82,13 +90,21 @@ static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes)
     if (status != cudaErrorMemoryAllocation)
         return status;
     /* the pool may hold freed buffers of other sizes: give them back and ask once more */
-    (void)cudaGetLastError();
+    (void)cudaify_give_back_pool();
+    return cudaMallocAsync(ptr, bytes, 0);
+}
+/* The pool's freed buffers back to the driver (once every free queued has run), after an
+   allocation ran out of memory; 0 where no pool is in use, so there is nothing to retry. */
+static int cudaify_give_back_pool(void)
+{
+    if (cudaify_async_pool != 1)
+        return 0;
+    (void)cudaGetLastError(); /* the allocation's error */
     int device = 0;
     cudaMemPool_t pool;
-    if (cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
-        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
-        (void)cudaMemPoolTrimTo(pool, 0);
-    return cudaMallocAsync(ptr, bytes, 0);
+    return cudaStreamSynchronize(0) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess &&
+           cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+           cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
 }
 static inline cudaError_t cudaify_free(void *ptr)
 {
