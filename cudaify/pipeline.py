@@ -859,13 +859,14 @@ FINALIST_MARGIN = 0.6  # ... those whose one-run speedup is within this factor o
 FINALIST_MARGIN_ALONE = 0.85  # ... or within this one when every screening run had the GPU
 # alone, so that only run-to-run noise separates them (on an H200, 16 programs alone:
 # the finalists took 1.3-5.4 s of a median 15.3 s compile)
-# Whole-program speedups within this factor of the best's are a tie, settled by the region's.
-# CUDA's start alone varies by 30-40 ms from run to run (0.10-0.14 s on the H100s), 5-10% of
-# a program that runs 0.35 s; one variant of PolyBench-sized nbody read 1.51x-1.90x in four
-# searches. The region is timed by CUDA events, and it is the part that grows with the
-# input, where the fixed start does not: of two variants the whole program cannot tell
-# apart, the one that does less on the GPU (one copy of the data instead of one per step:
-# 0.36 ms against 1.7 ms) is the better program at the user's sizes.
+# Whole-program speedups (CUDA's start taken out, see `_steady`) within this factor of the
+# best's are a tie, settled by the region's. What is left of a run's fixed cost still moves:
+# the process's exit after main took 93-108 ms on one H100, 5% of a program that runs 0.33 s
+# (one variant of nbody read 1.45x-1.90x as a whole in five searches). The region is timed
+# by CUDA events, and it is the part that grows with the input, where the fixed costs do
+# not: of two variants the whole program cannot tell apart, the one that does less on the
+# GPU (one copy of the data instead of one per step: 0.36 ms against 1.7 ms) is the better
+# program at the user's sizes.
 WHOLE_TIE = 0.95
 
 
@@ -938,7 +939,8 @@ def _steady(candidate: Any) -> float:
     """The whole-program speedup with CUDA's start at the least this GPU took: the context
     is created before main (runtime/cuda_context.h) and its modules load lazily, so its
     start is the same work for every variant of a program, and the largest part of the
-    noise between two runs of one (0.095-0.130 s on one H100, where nbody runs 0.33 s).
+    noise between two runs of one (0.095-0.23 s a run on the H100s, where nbody runs
+    0.33 s in all).
     For comparing variants only: what the output reports is what was measured."""
     evaluation = candidate.evaluation
     timing, reference = evaluation.timing, evaluation.reference
@@ -979,7 +981,8 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         for candidate in pending:
             # the best finalist re-timed so far (one stopped after its first run is below
             # it by RACE_MARGIN, never the best): one run far below it ends a finalist's
-            # (by the whole program, one that can still tie with it may win by its region)
+            # timing; by the whole program it is lowered by WHOLE_TIE, since a finalist
+            # that can still tie with it may win by its region
             done = [c for c in result.candidates if c.variant.key in timed]
             beat = max((_speedup(c, config.objective) for c in done), default=None)
             if beat is not None and config.objective == "program":
