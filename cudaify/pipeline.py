@@ -862,11 +862,11 @@ FINALIST_MARGIN_ALONE = 0.85  # ... or within this one when every screening run 
 # Whole-program speedups (CUDA's start taken out, see `_steady`) within this factor of the
 # best's are a tie, settled by the region's. What is left of a run's fixed cost still moves:
 # the process's exit after main took 93-108 ms on one H100, 5% of a program that runs 0.33 s
-# (one variant of nbody read 1.45x-1.90x as a whole in five searches). The region is timed
-# by CUDA events, and it is the part that grows with the input, where the fixed costs do
-# not: of two variants the whole program cannot tell apart, the one that does less on the
-# GPU (one copy of the data instead of one per step: 0.36 ms against 1.7 ms) is the better
-# program at the user's sizes.
+# (one variant of nbody read 1.30x-1.90x as a whole, one run in each of six searches). The
+# region is timed by CUDA events, and it is the part that grows with the input, where the
+# fixed costs do not: of two variants the whole program cannot tell apart, the one that
+# does less on the GPU (one copy of the data instead of one per step: 0.36 ms against
+# 1.7 ms) is the better program at the user's sizes.
 WHOLE_TIE = 0.95
 
 
