@@ -92,6 +92,18 @@ def test_a_naive_gemm_does_2n3_flops_on_3n2_elements() -> None:
     assert work == Work(bytes=3 * n * n * 8, flops=2 * n**3, precision="fp64", exact=True)
 
 
+def test_a_loop_whose_condition_isl_wrote_in_parentheses_is_counted() -> None:
+    """schedule's kernels come from isl's code generator, which writes `(k < n)`: the
+    loop was read as one of unknown trips, so PolyBench gemm's kernel had no FLOP count
+    and no roofline. Its trips are exact, as those of `k < n`."""
+    isl = GEMM.replace("for (int k = 0; k < n; k++)", "for (int k = 0; (k < n); k += 1)")
+    assert isl != GEMM
+    assert kernel_work(isl)["gemm_kernel"] == kernel_work(GEMM)["gemm_kernel"]
+    grid = isl.replace("t_i < trips_i;", "(t_i < trips_i);")  # a grid level too
+    assert grid != isl
+    assert kernel_work(grid)["gemm_kernel"] == kernel_work(GEMM)["gemm_kernel"]
+
+
 def test_a_stencils_neighbours_are_one_array_read_once_and_an_estimate() -> None:
     work = kernel_work(STENCIL)["blur"]
     n = 4096 - 1
