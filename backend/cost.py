@@ -84,7 +84,7 @@ _CALL_DEPTH = 6
 RUNTIME_PREFIX = "cudaify_"  # data_residency's runtime functions
 _COPIES = frozenset({"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyToSymbol"})
 # Calls that give a pointer its device buffer: (&pointer, bytes, ...)
-_DEVICE_ALLOCATIONS = kc.DEVICE_MALLOCS | {"cudaMallocAsync", "cudaMallocManaged"}
+_DEVICE_MALLOCS = kc.DEVICE_MALLOCS | {"cudaMallocAsync", "cudaMallocManaged"}
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
 
 
@@ -1050,7 +1050,7 @@ class _Extents:
         for call in cs.walk(function) if function is not None else ():
             if call.type != "call_expression":
                 continue
-            if cs.call_name(call, self.data) not in _DEVICE_ALLOCATIONS:
+            if cs.call_name(call, self.data) not in _DEVICE_MALLOCS:
                 continue
             arguments = call.child_by_field_name("arguments")
             given = arguments.named_children if arguments is not None else []
