@@ -102,18 +102,21 @@ def test_finalists_follow_the_objective() -> None:
     assert [c.variant.node for c in pipeline.finalists(found, "region")] == ["a"]
 
 
-def made(name: str, region: float, whole: float, shared_by: int = 1) -> Any:
-    """A verified candidate whose region and whole program ran `region` and `whole` times
-    as fast as the CPU's (the reference's times; the variant's are 1 s)."""
+def verified(name: str, timing: Timing, reference: Timing) -> Any:
+    """A verified candidate `name` with these timings."""
     from cudaify.mcgs.search import Candidate
 
     evaluation = Evaluation(
-        stage=Stage.CORRECT,
-        ran_on_gpu=True,
-        timing=Timing(wall=1.0, region=1.0, runs=1, shared_by=shared_by),
-        reference=Timing(wall=whole, region=region, runs=5),
+        stage=Stage.CORRECT, ran_on_gpu=True, timing=timing, reference=reference
     )
     return Candidate(Variant(code="seq").then(name, f"code-{name}", "rule"), evaluation)
+
+
+def made(name: str, region: float, whole: float, shared_by: int = 1) -> Any:
+    """A verified candidate whose region and whole program ran `region` and `whole` times
+    as fast as the CPU's (the reference's times; the variant's are 1 s)."""
+    timing = Timing(wall=1.0, region=1.0, runs=1, shared_by=shared_by)
+    return verified(name, timing, Timing(wall=whole, region=region, runs=5))
 
 
 def test_whole_program_ties_are_settled_by_the_region() -> None:
@@ -133,16 +136,10 @@ def test_ties_are_judged_with_cudas_start_taken_out() -> None:
     against the 0.095 s this GPU takes at least), which is the same work for every
     variant: without it b is as fast, and its region is 3x a's. c lost its 10% outside
     CUDA's start: no tie."""
-    from cudaify.mcgs.search import Candidate
 
-    def timed(name: str, region: float, wall: float, context: float) -> Candidate:
-        evaluation = Evaluation(
-            stage=Stage.CORRECT,
-            ran_on_gpu=True,
-            timing=Timing(wall=wall, region=0.01 / region, context=context, context_alone=0.095),
-            reference=Timing(wall=0.6, region=0.01, runs=5),
-        )
-        return Candidate(Variant(code="seq").then(name, f"code-{name}", "rule"), evaluation)
+    def timed(name: str, region: float, wall: float, context: float) -> Any:
+        timing = Timing(wall=wall, region=0.01 / region, context=context, context_alone=0.095)
+        return verified(name, timing, Timing(wall=0.6, region=0.01, runs=5))
 
     a, b, c = (
         timed("a", 100.0, 0.30, 0.095),
