@@ -955,7 +955,8 @@ def kernel_work(code: str) -> dict[str, Work]:
         kernel = kernels[launch.kernel]
         bound = _launch_values(kernel, launch, data, repeats.values)
         given = extents.of_launch(kernel, launch)
-        work = _Counted(kernel, tree, data, {**constants, **bound}, given).work()
+        block = _block_threads(launch, data, constants, repeats.values.of)
+        work = _Counted(kernel, tree, data, {**constants, **bound}, given, block).work()
         sites.setdefault(launch.kernel, []).append((work, repeats.at(launch.call)))
     # a kernel one of whose launches cannot be counted is not counted
     return {
@@ -963,6 +964,34 @@ def kernel_work(code: str) -> dict[str, Work]:
         for name, found in sites.items()
         if all(work is not None for work, _ in found)
     }
+
+
+def _block_threads(
+    launch: kt.Launch,
+    data: bytes,
+    constants: dict[str, int],
+    value_of: Callable[[Node], int | None],
+) -> dict[str, int]:
+    """The threads per block a launch gives along x, y and z, where the text gives them:
+    `<<<grid, dim3(16, 16)>>>`, `const dim3 block(16, 16);` before `<<<grid, block>>>`, or
+    `<<<blocks, 256>>>` (a dimension not named is 1)."""
+    syntax = next((c for c in launch.call.children if c.type == "kernel_call_syntax"), None)
+    configuration = syntax.named_children if syntax is not None else []
+    if len(configuration) < 2:
+        return {}
+    shape = configuration[1]
+    sizes: list[int | None]
+    if launch.block is not None:
+        sizes = [
+            int(a) if a.isdigit() else constants.get(a) for a in map(str.strip, launch.block.args)
+        ]
+    elif shape.type == "call_expression" and cs.call_name(shape, data) == "dim3":
+        arguments = shape.child_by_field_name("arguments")
+        sizes = [value_of(a) for a in (arguments.named_children if arguments else [])]
+    else:
+        sizes = [value_of(shape)]
+    sizes += [1] * (3 - len(sizes))
+    return {dim: size for dim, size in zip("xyz", sizes, strict=False) if size}
 
 
 def _mean_work(sites: list[tuple[Work, float]]) -> Work:
@@ -1041,11 +1070,13 @@ class _Extents:
         return max(found) if None not in found else None  # type: ignore[type-var]
 
     def _allocated(self, use: Node, name: str) -> int | None:
-        """A pointer's block: its initializer, its one assignment, or cudaify_malloc(&it, ...)."""
+        """A pointer's block: its initializer, its one assignment, or cudaify_malloc(&it, ...)
+        (after `float *d_x = NULL;`)."""
         value = _LoopExpansion(self.tree, self.data, set()).initializer(name, use)
         value = value or self._pointer_initializer(name, use)
-        if value is not None:
-            return self._allocation(value)
+        found = self._allocation(value) if value is not None else None
+        if found is not None:
+            return found
         function = cs.enclosing_function(use)
         for call in cs.walk(function) if function is not None else ():
             if call.type != "call_expression":
@@ -1116,13 +1147,22 @@ def _unwrapped(node: Node) -> Node:
 @dataclass(frozen=True)
 class _Loop:
     var: str | None
-    span: float  # how far its variable ranges (its iterations times its step)
+    span: float  # how far its variable ranges (its values times its step)
     known: bool
     step: float = 1.0
+    # a loop over block tiles: the block's threads that run each value (a loop dealing
+    # values to those threads: the share of them each thread runs)
+    threads: float = 1.0
+
+    @property
+    def values(self) -> float:
+        """The values its variable takes."""
+        return self.span / self.step
 
     @property
     def trips(self) -> float:
-        return self.span / self.step
+        """How often its body runs, all threads that run it together counted once each."""
+        return self.values * self.threads
 
 
 @dataclass(frozen=True)
@@ -1145,9 +1185,11 @@ class _Counted:
         data: bytes,
         constants: dict[str, int],
         extents: dict[str, int] | None = None,
+        block: dict[str, int] | None = None,
     ):
         self.tree, self.data, self.constants = tree, data, constants
         self.extents = extents or {}  # pointer parameter -> the elements its launch passes
+        self.block = block or {}  # "x", "y", "z" -> the launch's threads per block, if given
         self.parameters = {
             name
             for name in (_parameter_name(p, data) for p in cs.parameter_nodes(kernel.node))
@@ -1169,9 +1211,8 @@ class _Counted:
             for node in cs.walk(self.body)
         )
         self.guarded = False
-        # a loop over block tiles (its start reads blockIdx, not threadIdx: every thread of
-        # a block runs each of its iterations, on outputs of its own chosen inside) is not
-        # one output per thread and iteration, which is all this count can read
+        self.uncounted = False  # a loop over block tiles whose block shape is not given
+        # in a kernel over block tiles the loops count every thread of the block
         self.block_tiled = self.body is not None and any(
             node.type in _LOOPS and _block_level(node, data) for node in cs.walk(self.body)
         )
@@ -1180,7 +1221,7 @@ class _Counted:
 
     def work(self) -> Work | None:
         """None where the bytes cannot be counted (see `Work`)."""
-        if (not self.grid and not self.guarded) or self.block_tiled:
+        if (not self.grid and not self.guarded) or self.uncounted:
             return None
         total = 0.0
         by_array: dict[tuple[str, str], list[_Access]] = {}
@@ -1234,6 +1275,10 @@ class _Counted:
     def _loop(self, loop: Node) -> _Loop:
         """A grid level ranges over its bound; another loop over its trips times its step."""
         var = _loop_variable(loop, self.data)
+        if _block_level(loop, self.data):
+            return self._block_loop(loop, var)
+        if self.block_tiled and _grid_stride(loop, self.data) is not None:
+            return self._threads_loop(loop, var)
         if _grid_stride(loop, self.data) is not None:
             self.grid = True
             bound = self._grid_bound(loop)
@@ -1248,15 +1293,63 @@ class _Counted:
         step = self._step(loop)
         return _Loop(var, trips * step, True, step)
 
+    def _block_loop(self, loop: Node, var: str | None) -> _Loop:
+        """A loop over block tiles, as shared_tiling and gemm_tiling write it: `for (row =
+        blockIdx.y * 64; row < T; row += 64 * gridDim.y)`. Its variable takes every 64th
+        value below T, and every thread of the block runs each value on outputs it picks
+        inside (its micro-tile), so its body runs T / 64 times the block's threads along y:
+        with a micro-tile of 64 / 16 rows that is one run per row below T, the source's
+        count. Without the launch's block shape its trips are unknown, and so is the
+        kernel's work (a thread's outputs are not one per value here)."""
+        init = loop.child_by_field_name("initializer")
+        text = kn.compact(cs.text(init, self.data)) if init is not None else ""
+        tile = re.search(r"\bblockIdx\.([xyz])\*(\d+)", text)
+        bound = self._grid_bound(loop)
+        threads = self.block.get(tile.group(1)) if tile else None
+        self.grid = True
+        if tile is None or bound is None or not threads:
+            self.uncounted = True
+            return _Loop(var, UNKNOWN_TRIPS, False)
+        return _Loop(var, float(bound), True, float(tile.group(2)), float(threads))
+
+    def _threads_loop(self, loop: Node, var: str | None) -> _Loop:
+        """Inside block tiles, a loop that deals a tile's rows to the block's threads: `for
+        (r = threadIdx.y; r < 32; r += 8)`. The block's threads together take every value
+        below 32, each of them 32 / 8 (the block loops already count the 8 threads along
+        y): its variable ranges over all 32, its body runs a thread's share. So does `for
+        (s = threadIdx.y * blockDim.x + threadIdx.x; s < 374; s += 256)` over a block of
+        32 x 8 threads. Any other step is not read."""
+        init = loop.child_by_field_name("initializer")
+        start = kn.compact(cs.text(init, self.data)) if init is not None else ""
+        dim = re.search(r"=threadIdx\.([xyz]);?$", start)
+        flat = re.search(r"=threadIdx\.y\*blockDim\.x\+threadIdx\.x;?$", start)
+        threads = (
+            self.block.get(dim.group(1))
+            if dim
+            else self.block.get("x", 0) * self.block.get("y", 0)
+            if flat
+            else None
+        )
+        bound = self._grid_bound(loop)
+        step = self._step_of(loop)
+        if not threads or bound is None or step is None or step != threads:
+            self.uncounted = True
+            return _Loop(var, UNKNOWN_TRIPS, False)
+        return _Loop(var, float(bound), True, 1.0, 1.0 / step)
+
+    def _step_of(self, loop: Node) -> int | None:
+        """`v += c`'s c, where it is a known integer."""
+        update = loop.child_by_field_name("update")
+        text = kn.compact(cs.text(update, self.data)) if update is not None else ""
+        match = re.fullmatch(r"\w+\+=(.+)", text)
+        return self._value_of_text(match.group(1)) if match else None
+
     def _step(self, loop: Node) -> float:
         """A sequential loop's step (1 where not constant); 1 for a grid level, whose
         threads together take every value of its range."""
         if _grid_stride(loop, self.data) is not None:
             return 1.0
-        update = loop.child_by_field_name("update")
-        text = kn.compact(cs.text(update, self.data)) if update is not None else ""
-        match = re.fullmatch(r"\w+\+=(.+)", text)
-        step = self._value_of_text(match.group(1)) if match else None
+        step = self._step_of(loop)
         return float(step) if step and step > 0 else 1.0
 
     def _value_of_text(self, text: str) -> int | None:
@@ -1641,9 +1734,11 @@ class _Range:
             step = int(round(slope * loop.step))
             if not step:
                 continue
-            reach = step * max(int(round(loop.trips)) - 1, 0)
+            reach = step * max(math.ceil(loop.values) - 1, 0)
+            if filled and loop.step > 1:  # the threads fill each step, up to the loop's end
+                reach = int(round(slope * (loop.span - 1)))
             low, high = low + min(0, reach), high + max(0, reach)
-            count *= loop.trips
+            count *= loop.values
             steps.append(abs(step))
         stride = 1 if filled and steps else math.gcd(*steps)
         length = (high - low) // stride + 1 if stride else 1
@@ -1696,8 +1791,11 @@ def _merged(ranges: list[_Range]) -> int:
 
 def _references(access: _Access) -> float:
     """Iterations of the loops around an access (one element each), infinite where a
-    loop's trips are unknown."""
-    return math.prod(loop.trips if loop.known else math.inf for loop in access.loops)
+    loop's trips are unknown. A loop over block tiles runs whole blocks: the last tile's
+    threads past the edge run it too (their loads guarded, but not counted apart)."""
+    return math.prod(
+        (math.ceil(loop.values) * loop.threads if loop.known else math.inf) for loop in access.loops
+    )
 
 
 class _LoopExpansion(_Expansion):

@@ -17,6 +17,7 @@ from cudaify.backend.cost import (
     TRANSFER,
     UNIFORM,
     UNKNOWN_TRIPS,
+    Work,
     predict,
     rank_agreement,
 )
@@ -265,20 +266,56 @@ def test_rank_agreement_is_spearmans(pairs, expected) -> None:
     assert got == (pytest.approx(expected) if expected is not None else None)
 
 
-def test_a_kernel_looping_over_block_tiles_is_not_counted() -> None:
+def test_a_kernel_looping_over_block_tiles_counts_the_sources_work() -> None:
     """gemm_tiling's and shared_tiling's kernels walk block tiles (a loop starting at
-    blockIdx, every thread of the block in each iteration): counted as one output per
-    thread and iteration they read 67x the 2mnk FLOPs of the product; they get their time
-    only, never a wrong roofline."""
+    blockIdx, every thread of the block in each iteration, a micro-tile each): read as one
+    output per thread and iteration they counted 67x the product's FLOPs. Each tile now
+    runs once per thread of the launch's block, and a loop dealing a tile's rows to the
+    threads once per share: the counts are the source's, up to k's last partial tile."""
     from cudaify.backend.cost import kernel_work
 
     golden = Path(__file__).parents[1] / "golden"
-    for name in ("gemm_tiling/sgemm_flat.cu", "gemm_tiling/dgemm_alpha_beta.cu"):
-        assert kernel_work((golden / name).read_text()) == {}
-    # offload's one output per thread and grid-stride iteration is still counted
+
+    def work(name: str) -> Work:
+        (found,) = kernel_work((golden / name).read_text()).values()
+        return found
+
+    # sgemm_flat: C (77 x 41) = A (77 x 53) B (53 x 41) in float, 128 x 128 tiles of 8 x 8
+    # per thread, k 8 at a time (53 -> 56: the last tile's 3 missing ks computed on zeros)
+    sgemm = work("gemm_tiling/sgemm_flat.cu")
+    assert sgemm.bytes == 4 * (77 * 53 + 53 * 41 + 77 * 41)  # a, b read, c written once
+    assert sgemm.flops == 2 * 77 * 41 * 56 and sgemm.precision == "fp32"
+    assert not sgemm.exact  # gathers through the tile loads, k's partial tile
+    # dgemm_alpha_beta: c (70 x 45) *= beta, += alpha a b^T over 37 ks (-> 48, 16 a time)
+    dgemm = work("gemm_tiling/dgemm_alpha_beta.cu")
+    assert dgemm.bytes == 8 * (70 * 37 + 45 * 37 + 2 * 70 * 45)  # c read and written
+    assert dgemm.flops == 70 * 45 * (1 + 3 * 48) and dgemm.precision == "fp64"
+    # shared_tiling's transpose: 32 x 32 tiles, 32 x 8 threads, each thread 4 rows of it
+    transpose = work("shared_tiling/transpose_2d.cu")
+    assert transpose.bytes == 8 * 2 * 45 * 70  # read once, written once
+    assert transpose.flops == 4 * 45 * 70  # sqrt (1), +, -, *
+    # a 1-D stencil's halo loop: 258 slots per 256 threads, each thread its share
+    heat = work("shared_tiling/heat.cu")
+    assert heat == Work(bytes=8 * (5003 + 5001), flops=5 * 5001, precision="fp64", exact=True)
+    # the flat thread index deals 374 slots of a 2-D stencil's tile to 256 threads
+    jacobi = work("shared_tiling/jacobi.cu")
+    assert jacobi.bytes == 4 * (83 * 71 + 80 * 69)  # u (irregular: its extent), v exactly
+    assert jacobi.flops == 10 * 80 * 69
+    # offload's one output per thread and grid-stride iteration is counted as before
     assert set(kernel_work((golden / "register_tiling/matmul_flat.cu").read_text())) == {
         "matmul_kernel"
     }
+
+
+def test_a_block_tile_kernel_without_its_block_shape_is_not_counted() -> None:
+    """Without the block's threads a tile's runs cannot be counted: no work, no
+    roofline, never a figure off by the block's size."""
+    from cudaify.backend.cost import kernel_work
+
+    code = (Path(__file__).parents[1] / "golden" / "gemm_tiling/sgemm_flat.cu").read_text()
+    unknown = code.replace("const dim3 block(16, 16);", "const dim3 block(tuned_x, 16);")
+    assert unknown != code and "matmul_kernel" in kernel_work(code)
+    assert kernel_work(unknown) == {}
 
 
 # The same function twice: LEFT offloads its first loop and leaves the nest to the CPU,
