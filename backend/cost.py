@@ -1488,6 +1488,8 @@ class _Counted:
         self.fp32 = any(p.fp32 for p in parts) or self.fp32
         self.fp64 = any(p.fp64 for p in parts) or self.fp64
         self.grid = any(p.grid for p in parts) or self.grid
+        self.guarded = any(p.guarded for p in parts) or self.guarded
+        self.uncounted = any(p.uncounted for p in parts) or self.uncounted
 
     def _assignment(self, node: Node, loops: tuple[_Loop, ...], weight: float) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")

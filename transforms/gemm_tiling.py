@@ -40,6 +40,7 @@ reaches every barrier."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -76,6 +77,11 @@ SHAPES = {
     "float": Shape(128, 128, 8, 8, 8, "float4", 4),
     "double": Shape(64, 64, 16, 4, 4, "double2", 2),
 }
+# Where the wide tiles would leave multiprocessors idle (fewer 128 x 128 tiles than the GPU
+# has multiprocessors: a 900 x 900 float product makes 64 of them on an H100's 132), the
+# launch takes these, four times as many blocks; the kernel runs the path its grid was
+# sized for (any grid computes every output on either path).
+NARROW = {"float": Shape(64, 64, 16, 4, 4, "float4", 4)}
 _LANES = "xyzw"
 _ACCUMULATE = frozenset({"+=", "-="})
 _ARITHMETIC_OPS = frozenset({"+", "-", "*", "/"})
@@ -260,6 +266,8 @@ def _plan(tile: st.TilePlan, taken: set[str]) -> GemmPlan:
             ("half", "half"),
             ("r", "out_r"),
             ("c", "out_c"),
+            ("narrow", "narrow"),
+            ("chooser", f"{kernel.name}_tile"),
         )
     }
     for operand in tile.operands:
@@ -547,6 +555,8 @@ def _emit(code: str, plans: list[GemmPlan]) -> str:
         for launch in kn.launches(kernel.tree, source, kernel.name):
             edits += _launch_edits(launch, plan, source)
         text = _kernel_body(plan)
+        if plan.elem_type in NARROW:
+            text += "\n\n" + _chooser(plan)
         edits.append(
             Edit(kernel.body.start_byte, kernel.body.end_byte, text, f"gemm {kernel.name}")
         )
@@ -558,9 +568,12 @@ def _launch_edits(launch: kn.Launch, plan: GemmPlan, source: bytes) -> list[Edit
     assert kernel.rows is not None
     cols = kn.launch_argument(launch, kernel, kernel.cols.trips, source)
     rows = kn.launch_argument(launch, kernel, kernel.rows.trips, source)
+    across, down = str(shape.block_n), str(shape.block_m)
+    if plan.elem_type in NARROW:  # square tiles, chosen at run time
+        across = down = f"{plan.names['chooser']}({cs.text(rows, source)}, {cs.text(cols, source)})"
     grid = (
-        f"cudaify_blocks({cs.text(cols, source)}, {shape.block_n}, 2147483647u), "
-        f"cudaify_blocks({cs.text(rows, source)}, {shape.block_m}, 65535u)"
+        f"cudaify_blocks({cs.text(cols, source)}, {across}, 2147483647u), "
+        f"cudaify_blocks({cs.text(rows, source)}, {down}, 65535u)"
     )
     block = f"{THREADS[0]}, {THREADS[1]}"
     return kn.resize_launch(
@@ -579,22 +592,85 @@ def _kernel_body(plan: GemmPlan) -> str:
     kernel = tile.kernel
     assert kernel.rows is not None
     one = "    "
-    tm, tn = shape.micro_m, shape.micro_n
     lines = [
         "{",
         f"{one}/* cudaify gemm_tiling: blocks of {THREADS[0]} x {THREADS[1]} threads own "
-        f"{shape.block_m} x {shape.block_n} outputs, each thread {tm} x {tn} of them in "
-        f"registers; {shape.step_k} iterations of '{tile.kloop.var}' are staged at a time. */",
+        f"{_owned(shape)}; {shape.step_k} iterations of '{tile.kloop.var}' are staged at a "
+        "time. */",
         f"{one}if (blockDim.x != {THREADS[0]} || blockDim.y != {THREADS[1]}) __trap();",
+        f"{one}const int {names['tid']} = threadIdx.y * {THREADS[0]} + threadIdx.x;",
     ]
+    narrow = NARROW.get(plan.elem_type)
+    if narrow is None:
+        lines += _tiles(plan, one)
+    else:
+        wide = [
+            f"(long long)gridDim.{level.dim} > ({level.trips} + {extent - 1}) / {extent}"
+            for level, extent in ((kernel.rows, shape.block_m), (kernel.cols, shape.block_n))
+        ]
+        lines += [
+            f"{one}/* a grid sized for {_owned(narrow)} (more blocks than the wide tiles "
+            "need): the GPU has more multiprocessors than wide tiles */",
+            f"{one}const bool {names['narrow']} = {' || '.join(wide)};",
+            f"{one}if ({names['narrow']}) {{",
+            *_tiles(dataclasses.replace(plan, shape=narrow), one * 2),
+            f"{one}}} else {{",
+            *_tiles(plan, one * 2),
+            f"{one}}}",
+        ]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _owned(shape: Shape) -> str:
+    return (
+        f"{shape.block_m} x {shape.block_n} outputs, each thread {shape.micro_m} x "
+        f"{shape.micro_n} of them in registers"
+    )
+
+
+def _chooser(plan: GemmPlan) -> str:
+    """The host function that picks the launch's square tile: the wide one where the GPU
+    has a multiprocessor for each wide tile or fewer, else the narrow one."""
+    wide, narrow = plan.shape.block_m, NARROW[plan.elem_type].block_m
+    return "\n".join(
+        [
+            f"/* cudaify gemm_tiling: {wide} x {wide} tiles where there are at least as many as "
+            f"multiprocessors, else {narrow} x {narrow} */",
+            f"static int {plan.names['chooser']}(long long rows, long long cols)",
+            "{",
+            "    static int processors = 0;",
+            "    if (processors == 0) {",
+            "        int device = 0;",
+            "        if (cudaGetDevice(&device) != cudaSuccess || "
+            "cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) "
+            "!= cudaSuccess || processors < 1) {",
+            "            (void)cudaGetLastError();",
+            "            processors = 1;",
+            "        }",
+            "    }",
+            f"    return ((rows + {wide - 1}) / {wide}) * ((cols + {wide - 1}) / {wide}) < "
+            f"processors ? {narrow} : {wide};",
+            "}",
+        ]
+    )
+
+
+def _tiles(plan: GemmPlan, indent: str) -> list[str]:
+    """The shared tiles and the loops over block tiles, at one shape."""
+    tile, shape, names = plan.tile, plan.shape, plan.names
+    kernel = tile.kernel
+    assert kernel.rows is not None
+    one = "    "
+    tm, tn = shape.micro_m, shape.micro_n
+    lines = []
     for operand in tile.operands:
         extent = shape.block_m if operand.role == "rows" else shape.block_n
         lines.append(
-            f"{one}alignas(16) __shared__ {operand.elem_type} "
+            f"{indent}alignas(16) __shared__ {operand.elem_type} "
             f"{operand.tile}[{shape.step_k}][{extent + shape.width}];"
         )
-    lines.append(f"{one}const int {names['tid']} = threadIdx.y * {THREADS[0]} + threadIdx.x;")
-    indent = one
+    outer = indent
     for level, start, extent in (
         (kernel.rows, names["tile_i"], shape.block_m),
         (kernel.cols, names["tile_j"], shape.block_n),
@@ -623,8 +699,8 @@ def _kernel_body(plan: GemmPlan) -> str:
     for _ in range(2):
         indent = indent[: -len(one)]
         lines.append(f"{indent}}}")
-    lines.append("}")
-    return "\n".join(lines)
+    assert indent == outer
+    return lines
 
 
 def _trips(span: str, step: int) -> str:

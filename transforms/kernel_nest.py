@@ -517,6 +517,9 @@ def _divergence(
 ) -> str:
     current = barrier.parent
     while current is not None and current != definition:
+        if current.type == "if_statement" and _uniform_condition(current, tree, source, written):
+            current = current.parent  # every thread of the block takes the same branch
+            continue
         if current.type in _DIVERGENT:
             return f"__syncthreads() inside a {current.type.replace('_', ' ')}"
         if current.type == "binary_expression" and cs.text(
@@ -529,6 +532,31 @@ def _divergence(
             return "__syncthreads() inside a loop whose trip count differs between threads"
         current = current.parent
     return ""
+
+
+def _uniform_condition(branch: Node, tree: Tree, source: bytes, written: set[str]) -> bool:
+    """An if whose condition has the same value in every thread of a block: it reads only
+    blockIdx, blockDim, gridDim, parameters the kernel never writes, macros and const
+    locals computed from those (no call, no memory)."""
+    condition = branch.child_by_field_name("condition")
+    if condition is None or any(
+        n.type
+        in ("call_expression", "subscript_expression", "pointer_expression", "field_expression")
+        and not _builtin_field(n, source)
+        for n in cs.walk(condition)
+    ):
+        return False
+    return all(
+        _uniform_name(ident, tree, source, written, set()) for ident in cs.identifiers_in(condition)
+    )
+
+
+def _builtin_field(node: Node, source: bytes) -> bool:
+    """`gridDim.x`: a field of a block-uniform builtin, not memory."""
+    if node.type != "field_expression":
+        return False
+    argument = node.child_by_field_name("argument")
+    return argument is not None and cs.text(argument, source) in BLOCK_UNIFORM_BUILTINS
 
 
 def _uniform_header(

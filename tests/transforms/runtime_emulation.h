@@ -10,11 +10,19 @@ inline cudaError_t cudaGetDeviceCount(int *count) { *count = 1; return 0; }
 /* The runtime's stream-ordered pool (cudaify_malloc): an emulated device that has one. */
 typedef void *cudaStream_t;
 typedef void *cudaMemPool_t;
-enum cudaDeviceAttr { cudaDevAttrMemoryPoolsSupported = 115 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMemoryPoolsSupported = 115 };
+/* the emulated device's multiprocessors (gemm_tiling sizes its tiles by them) */
+#ifndef EMULATED_PROCESSORS
+#define EMULATED_PROCESSORS 132
+#endif
 enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
 enum { cudaErrorMemoryAllocation = 2 };
 inline cudaError_t cudaGetDevice(int *device) { *device = 0; return 0; }
-inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr, int) { *value = 1; return 0; }
+inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int)
+{
+    *value = attribute == cudaDevAttrMultiProcessorCount ? EMULATED_PROCESSORS : 1;
+    return 0;
+}
 inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int) { *pool = nullptr; return 0; }
 inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return 0; }
 inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return 0; }

@@ -77,14 +77,21 @@ def test_golden_output_is_stable_and_compiles(name: str, update_golden: bool, tm
     assert nvcc_compiles(variant.code, tmp_path) == ""
 
 
+@pytest.mark.parametrize("processors", [132, 1])
 @pytest.mark.parametrize("name", CASES)
-def test_golden_output_emulated_on_the_cpu_prints_what_gcc_prints(name: str, tmp_path) -> None:
+def test_golden_output_emulated_on_the_cpu_prints_what_gcc_prints(
+    name: str, processors: int, tmp_path
+) -> None:
     """Every thread a std::thread, every barrier a std::barrier: the vector and scalar
-    loads, the edges and the micro-tiles, without a GPU."""
+    loads, the edges and the micro-tiles, without a GPU. On 132 multiprocessors a float
+    product of these sizes launches narrow tiles, on 1 wide ones: both paths run."""
     from cudaify.backend.compare import compare
 
     expected = gcc_output(GOLDEN / "gemm_tiling" / f"{name}.c", tmp_path)
-    actual = run_emulated((GOLDEN / "gemm_tiling" / f"{name}.cu").read_text(), tmp_path)
+    flags = (f"-DEMULATED_PROCESSORS={processors}",)
+    actual = run_emulated(
+        (GOLDEN / "gemm_tiling" / f"{name}.cu").read_text(), tmp_path, flags=flags
+    )
     assert actual.ok, actual.errors() + actual.text()
     assert compare(expected, actual.text()) is None
 
@@ -109,8 +116,22 @@ def test_float_gets_128x128_tiles_of_8x8_outputs_with_float4_loads() -> None:
     assert "sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];" in code
     assert "c[i * p + j] = sum_tile[out_r][out_c];" in code
     assert "const dim3 block(16, 16);" in code
-    assert "cudaify_blocks(trips_j, 128, 2147483647u), cudaify_blocks(trips_i, 128, 65535u)" in code
-    assert code.count("__syncthreads();") == 2
+    # the launch sizes its grid by the tile the GPU fills: 128 x 128 where there are at least
+    # as many as multiprocessors, else 64 x 64 (4 x 4 per thread, k 16 at a time)
+    assert (
+        "cudaify_blocks(trips_j, matmul_kernel_tile(trips_i, trips_j), 2147483647u), "
+        "cudaify_blocks(trips_i, matmul_kernel_tile(trips_i, trips_j), 65535u)"
+    ) in code
+    assert "static int matmul_kernel_tile(long long rows, long long cols)" in code
+    assert "return ((rows + 127) / 128) * ((cols + 127) / 128) < processors ? 64 : 128;" in code
+    # the kernel runs the path its grid was sized for
+    assert (
+        "const bool narrow = (long long)gridDim.y > (trips_i + 127) / 128 || "
+        "(long long)gridDim.x > (trips_j + 127) / 128;"
+    ) in code
+    assert "alignas(16) __shared__ float tile_a[16][68];" in code
+    assert "float sum_tile[4][4];" in code
+    assert code.count("__syncthreads();") == 4
 
 
 def test_double_accumulates_in_registers_and_keeps_alpha_and_beta_per_output() -> None:
@@ -188,13 +209,19 @@ def test_the_check_finds_a_skipped_barrier_and_a_missing_micro_tile() -> None:
     after = GEMM.apply_rule(before, Context(program)).variant
     assert after is not None
     assert gemm_problems(before.code, after.code) == []
-    guarded = after.code.replace(
-        "                __syncthreads();\n                const int count_k",
-        "                if (threadIdx.x == 0) __syncthreads();\n                const int count_k",
-        1,
+    guarded = re.sub(
+        r"__syncthreads\(\);(\n\s+const int count_k)",
+        r"if (threadIdx.x == 0) __syncthreads();\1",
+        after.code,
+        count=1,
     )
     assert guarded != after.code
     assert any("inside a if statement" in p.message for p in gemm_problems(before.code, guarded))
+    # the barriers sit under `if (narrow)`, a value of the grid and the parameters: every
+    # thread of a block takes the same branch. One the threads differ on is refused.
+    assert "    if (narrow) {" in after.code
+    per_thread = after.code.replace("    if (narrow) {", "    if (narrow || threadIdx.y > 7) {", 1)
+    assert any("inside a if statement" in p.message for p in gemm_problems(before.code, per_thread))
     shared = applied(program, "offload", "shared_tiling")
     assert [p.message for p in gemm_problems(before.code, shared.code)] == [
         "no launched kernel keeps a micro-tile of outputs per thread"

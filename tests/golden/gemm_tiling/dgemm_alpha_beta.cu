@@ -138,9 +138,9 @@ __global__ void dgemm_kernel(double *c, double *a, double *b, int nj, double bet
 {
     /* cudaify gemm_tiling: blocks of 16 x 16 threads own 64 x 64 outputs, each thread 4 x 4 of them in registers; 16 iterations of 'k' are staged at a time. */
     if (blockDim.x != 16 || blockDim.y != 16) __trap();
+    const int thread = threadIdx.y * 16 + threadIdx.x;
     alignas(16) __shared__ double tile_a[16][66];
     alignas(16) __shared__ double tile_b[16][66];
-    const int thread = threadIdx.y * 16 + threadIdx.x;
     for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
         for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
             double acc_c[4][4];

@@ -138,246 +138,504 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
 {
     /* cudaify gemm_tiling: blocks of 16 x 16 threads own 128 x 128 outputs, each thread 8 x 8 of them in registers; 8 iterations of 'k' are staged at a time. */
     if (blockDim.x != 16 || blockDim.y != 16) __trap();
-    alignas(16) __shared__ float tile_a[8][132];
-    alignas(16) __shared__ float tile_b[8][132];
     const int thread = threadIdx.y * 16 + threadIdx.x;
-    for (long long tile_row = blockIdx.y * 128LL; tile_row < trips_i; tile_row += 128LL * gridDim.y) {
-        for (long long tile_col = blockIdx.x * 128LL; tile_col < trips_j; tile_col += 128LL * gridDim.x) {
-            float sum_tile[8][8];
-            const long long span_k = (long long)(m) - (long long)(0);
-            const long long trips_k = span_k > 0 ? span_k : 0;
-            #pragma unroll
-            for (int out_r = 0; out_r < 8; out_r++) {
+    /* a grid sized for 64 x 64 outputs, each thread 4 x 4 of them in registers (more blocks than the wide tiles need): the GPU has more multiprocessors than wide tiles */
+    const bool narrow = (long long)gridDim.y > (trips_i + 127) / 128 || (long long)gridDim.x > (trips_j + 127) / 128;
+    if (narrow) {
+        alignas(16) __shared__ float tile_a[16][68];
+        alignas(16) __shared__ float tile_b[16][68];
+        for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
+            for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
+                float sum_tile[4][4];
+                const long long span_k = (long long)(m) - (long long)(0);
+                const long long trips_k = span_k > 0 ? span_k : 0;
                 #pragma unroll
-                for (int out_c = 0; out_c < 8; out_c++) {
-                    const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                    const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                    const bool active = t_i < trips_i && t_j < trips_j;
-                    sum_tile[out_r][out_c] = {};
-                    if (active) {
-                        sum_tile[out_r][out_c] = 0.0f;
-                    }
-                }
-            }
-            for (long long tile_k = 0; tile_k < trips_k; tile_k += 8) {
-                #pragma unroll
-                for (int part = 0; part < 1; part++) {
-                    const int group = thread + part * 256;
-                    const int slot_outer = group / 2;
-                    const int slot_inner = (group % 2) * 4;
-                    bool loaded = false;
-                    {
-                        const long long t_i = tile_row + slot_outer;
-                        const long long t_k = tile_k + slot_inner;
-                        if (tile_row + slot_outer < trips_i && tile_k + slot_inner + 3 < trips_k) {
-                            int i = (int)t_i;
-                            int k = (int)((0) + t_k);
-                            const float *address = &(a[i * m + k]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                tile_a[slot_inner][slot_outer] = packed.x;
-                                tile_a[slot_inner + 1][slot_outer] = packed.y;
-                                tile_a[slot_inner + 2][slot_outer] = packed.z;
-                                tile_a[slot_inner + 3][slot_outer] = packed.w;
-                                loaded = true;
-                            }
+                for (int out_r = 0; out_r < 4; out_r++) {
+                    #pragma unroll
+                    for (int out_c = 0; out_c < 4; out_c++) {
+                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                        const bool active = t_i < trips_i && t_j < trips_j;
+                        sum_tile[out_r][out_c] = {};
+                        if (active) {
+                            sum_tile[out_r][out_c] = 0.0f;
                         }
                     }
-                    if (!loaded) {
+                }
+                for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 4;
+                        const int slot_inner = (group % 4) * 4;
+                        bool loaded = false;
                         {
                             const long long t_i = tile_row + slot_outer;
                             const long long t_k = tile_k + slot_inner;
-                            if (t_i < trips_i && t_k < trips_k) {
+                            if (tile_row + slot_outer < trips_i && tile_k + slot_inner + 3 < trips_k) {
                                 int i = (int)t_i;
                                 int k = (int)((0) + t_k);
-                                tile_a[slot_inner][slot_outer] = a[i * m + k];
-                            } else {
-                                tile_a[slot_inner][slot_outer] = {};
+                                const float *address = &(a[i * m + k]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    tile_a[slot_inner][slot_outer] = packed.x;
+                                    tile_a[slot_inner + 1][slot_outer] = packed.y;
+                                    tile_a[slot_inner + 2][slot_outer] = packed.z;
+                                    tile_a[slot_inner + 3][slot_outer] = packed.w;
+                                    loaded = true;
+                                }
                             }
                         }
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = tile_k + slot_inner + 1;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                tile_a[slot_inner + 1][slot_outer] = a[i * m + k];
-                            } else {
-                                tile_a[slot_inner + 1][slot_outer] = {};
+                        if (!loaded) {
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner][slot_outer] = {};
+                                }
                             }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = tile_k + slot_inner + 2;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                tile_a[slot_inner + 2][slot_outer] = a[i * m + k];
-                            } else {
-                                tile_a[slot_inner + 2][slot_outer] = {};
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner + 1;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner + 1][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner + 1][slot_outer] = {};
+                                }
                             }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = tile_k + slot_inner + 3;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                tile_a[slot_inner + 3][slot_outer] = a[i * m + k];
-                            } else {
-                                tile_a[slot_inner + 3][slot_outer] = {};
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner + 2;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner + 2][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner + 2][slot_outer] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner + 3;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner + 3][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner + 3][slot_outer] = {};
+                                }
                             }
                         }
                     }
-                }
-                #pragma unroll
-                for (int part = 0; part < 1; part++) {
-                    const int group = thread + part * 256;
-                    const int slot_outer = group / 32;
-                    const int slot_inner = (group % 32) * 4;
-                    bool loaded = false;
-                    {
-                        const long long t_j = tile_col + slot_inner;
-                        const long long t_k = tile_k + slot_outer;
-                        if (tile_col + slot_inner + 3 < trips_j && tile_k + slot_outer < trips_k) {
-                            int j = (int)t_j;
-                            int k = (int)((0) + t_k);
-                            const float *address = &(b[k * p + j]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                tile_b[slot_outer][slot_inner] = packed.x;
-                                tile_b[slot_outer][slot_inner + 1] = packed.y;
-                                tile_b[slot_outer][slot_inner + 2] = packed.z;
-                                tile_b[slot_outer][slot_inner + 3] = packed.w;
-                                loaded = true;
-                            }
-                        }
-                    }
-                    if (!loaded) {
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 16;
+                        const int slot_inner = (group % 16) * 4;
+                        bool loaded = false;
                         {
                             const long long t_j = tile_col + slot_inner;
                             const long long t_k = tile_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
+                            if (tile_col + slot_inner + 3 < trips_j && tile_k + slot_outer < trips_k) {
                                 int j = (int)t_j;
                                 int k = (int)((0) + t_k);
-                                tile_b[slot_outer][slot_inner] = b[k * p + j];
-                            } else {
-                                tile_b[slot_outer][slot_inner] = {};
+                                const float *address = &(b[k * p + j]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    tile_b[slot_outer][slot_inner] = packed.x;
+                                    tile_b[slot_outer][slot_inner + 1] = packed.y;
+                                    tile_b[slot_outer][slot_inner + 2] = packed.z;
+                                    tile_b[slot_outer][slot_inner + 3] = packed.w;
+                                    loaded = true;
+                                }
                             }
                         }
-                        {
-                            const long long t_j = tile_col + slot_inner + 1;
-                            const long long t_k = tile_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                tile_b[slot_outer][slot_inner + 1] = b[k * p + j];
-                            } else {
-                                tile_b[slot_outer][slot_inner + 1] = {};
+                        if (!loaded) {
+                            {
+                                const long long t_j = tile_col + slot_inner;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner] = {};
+                                }
                             }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 2;
-                            const long long t_k = tile_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                tile_b[slot_outer][slot_inner + 2] = b[k * p + j];
-                            } else {
-                                tile_b[slot_outer][slot_inner + 2] = {};
+                            {
+                                const long long t_j = tile_col + slot_inner + 1;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner + 1] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner + 1] = {};
+                                }
                             }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 3;
-                            const long long t_k = tile_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                tile_b[slot_outer][slot_inner + 3] = b[k * p + j];
-                            } else {
-                                tile_b[slot_outer][slot_inner + 3] = {};
+                            {
+                                const long long t_j = tile_col + slot_inner + 2;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner + 2] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner + 2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 3;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner + 3] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner + 3] = {};
+                                }
                             }
                         }
                     }
-                }
-                __syncthreads();
-                const int count_k = (int)(trips_k - tile_k < 8 ? trips_k - tile_k : 8);
-                if (count_k == 8) {
-                    #pragma unroll
-                    for (int kk_k = 0; kk_k < 8; kk_k++) {
-                        float frag_a[8];
+                    __syncthreads();
+                    const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
+                    if (count_k == 16) {
                         #pragma unroll
-                        for (int half = 0; half < 2; half++) {
-                            const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
-                            frag_a[half * 4 + 0] = packed.x;
-                            frag_a[half * 4 + 1] = packed.y;
-                            frag_a[half * 4 + 2] = packed.z;
-                            frag_a[half * 4 + 3] = packed.w;
-                        }
-                        float frag_b[8];
-                        #pragma unroll
-                        for (int half = 0; half < 2; half++) {
-                            const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
-                            frag_b[half * 4 + 0] = packed.x;
-                            frag_b[half * 4 + 1] = packed.y;
-                            frag_b[half * 4 + 2] = packed.z;
-                            frag_b[half * 4 + 3] = packed.w;
-                        }
-                        #pragma unroll
-                        for (int out_r = 0; out_r < 8; out_r++) {
+                        for (int kk_k = 0; kk_k < 16; kk_k++) {
+                            float frag_a[4];
                             #pragma unroll
-                            for (int out_c = 0; out_c < 8; out_c++) {
-                                sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                            for (int half = 0; half < 1; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                frag_a[half * 4 + 0] = packed.x;
+                                frag_a[half * 4 + 1] = packed.y;
+                                frag_a[half * 4 + 2] = packed.z;
+                                frag_a[half * 4 + 3] = packed.w;
                             }
-                        }
-                    }
-                } else {
-                    for (int kk_k = 0; kk_k < count_k; kk_k++) {
-                        float frag_a[8];
-                        #pragma unroll
-                        for (int half = 0; half < 2; half++) {
-                            const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
-                            frag_a[half * 4 + 0] = packed.x;
-                            frag_a[half * 4 + 1] = packed.y;
-                            frag_a[half * 4 + 2] = packed.z;
-                            frag_a[half * 4 + 3] = packed.w;
-                        }
-                        float frag_b[8];
-                        #pragma unroll
-                        for (int half = 0; half < 2; half++) {
-                            const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
-                            frag_b[half * 4 + 0] = packed.x;
-                            frag_b[half * 4 + 1] = packed.y;
-                            frag_b[half * 4 + 2] = packed.z;
-                            frag_b[half * 4 + 3] = packed.w;
-                        }
-                        #pragma unroll
-                        for (int out_r = 0; out_r < 8; out_r++) {
+                            float frag_b[4];
                             #pragma unroll
-                            for (int out_c = 0; out_c < 8; out_c++) {
-                                sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                            for (int half = 0; half < 1; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                frag_b[half * 4 + 0] = packed.x;
+                                frag_b[half * 4 + 1] = packed.y;
+                                frag_b[half * 4 + 2] = packed.z;
+                                frag_b[half * 4 + 3] = packed.w;
+                            }
+                            #pragma unroll
+                            for (int out_r = 0; out_r < 4; out_r++) {
+                                #pragma unroll
+                                for (int out_c = 0; out_c < 4; out_c++) {
+                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                }
+                            }
+                        }
+                    } else {
+                        for (int kk_k = 0; kk_k < count_k; kk_k++) {
+                            float frag_a[4];
+                            #pragma unroll
+                            for (int half = 0; half < 1; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                frag_a[half * 4 + 0] = packed.x;
+                                frag_a[half * 4 + 1] = packed.y;
+                                frag_a[half * 4 + 2] = packed.z;
+                                frag_a[half * 4 + 3] = packed.w;
+                            }
+                            float frag_b[4];
+                            #pragma unroll
+                            for (int half = 0; half < 1; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                frag_b[half * 4 + 0] = packed.x;
+                                frag_b[half * 4 + 1] = packed.y;
+                                frag_b[half * 4 + 2] = packed.z;
+                                frag_b[half * 4 + 3] = packed.w;
+                            }
+                            #pragma unroll
+                            for (int out_r = 0; out_r < 4; out_r++) {
+                                #pragma unroll
+                                for (int out_c = 0; out_c < 4; out_c++) {
+                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                }
                             }
                         }
                     }
+                    __syncthreads();
                 }
-                __syncthreads();
-            }
-            #pragma unroll
-            for (int out_r = 0; out_r < 8; out_r++) {
                 #pragma unroll
-                for (int out_c = 0; out_c < 8; out_c++) {
-                    const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                    const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                    const bool active = t_i < trips_i && t_j < trips_j;
-                    int i = (int)t_i;
-                    int j = (int)t_j;
-                    if (active) {
-                        c[i * p + j] = sum_tile[out_r][out_c];
+                for (int out_r = 0; out_r < 4; out_r++) {
+                    #pragma unroll
+                    for (int out_c = 0; out_c < 4; out_c++) {
+                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                        const bool active = t_i < trips_i && t_j < trips_j;
+                        int i = (int)t_i;
+                        int j = (int)t_j;
+                        if (active) {
+                            c[i * p + j] = sum_tile[out_r][out_c];
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        alignas(16) __shared__ float tile_a[8][132];
+        alignas(16) __shared__ float tile_b[8][132];
+        for (long long tile_row = blockIdx.y * 128LL; tile_row < trips_i; tile_row += 128LL * gridDim.y) {
+            for (long long tile_col = blockIdx.x * 128LL; tile_col < trips_j; tile_col += 128LL * gridDim.x) {
+                float sum_tile[8][8];
+                const long long span_k = (long long)(m) - (long long)(0);
+                const long long trips_k = span_k > 0 ? span_k : 0;
+                #pragma unroll
+                for (int out_r = 0; out_r < 8; out_r++) {
+                    #pragma unroll
+                    for (int out_c = 0; out_c < 8; out_c++) {
+                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                        const bool active = t_i < trips_i && t_j < trips_j;
+                        sum_tile[out_r][out_c] = {};
+                        if (active) {
+                            sum_tile[out_r][out_c] = 0.0f;
+                        }
+                    }
+                }
+                for (long long tile_k = 0; tile_k < trips_k; tile_k += 8) {
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 2;
+                        const int slot_inner = (group % 2) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_i = tile_row + slot_outer;
+                            const long long t_k = tile_k + slot_inner;
+                            if (tile_row + slot_outer < trips_i && tile_k + slot_inner + 3 < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                const float *address = &(a[i * m + k]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    tile_a[slot_inner][slot_outer] = packed.x;
+                                    tile_a[slot_inner + 1][slot_outer] = packed.y;
+                                    tile_a[slot_inner + 2][slot_outer] = packed.z;
+                                    tile_a[slot_inner + 3][slot_outer] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (!loaded) {
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner][slot_outer] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner + 1;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner + 1][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner + 1][slot_outer] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner + 2;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner + 2][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner + 2][slot_outer] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = tile_k + slot_inner + 3;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    tile_a[slot_inner + 3][slot_outer] = a[i * m + k];
+                                } else {
+                                    tile_a[slot_inner + 3][slot_outer] = {};
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 32;
+                        const int slot_inner = (group % 32) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_j = tile_col + slot_inner;
+                            const long long t_k = tile_k + slot_outer;
+                            if (tile_col + slot_inner + 3 < trips_j && tile_k + slot_outer < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                const float *address = &(b[k * p + j]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    tile_b[slot_outer][slot_inner] = packed.x;
+                                    tile_b[slot_outer][slot_inner + 1] = packed.y;
+                                    tile_b[slot_outer][slot_inner + 2] = packed.z;
+                                    tile_b[slot_outer][slot_inner + 3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (!loaded) {
+                            {
+                                const long long t_j = tile_col + slot_inner;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 1;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner + 1] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner + 1] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 2;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner + 2] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner + 2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 3;
+                                const long long t_k = tile_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    tile_b[slot_outer][slot_inner + 3] = b[k * p + j];
+                                } else {
+                                    tile_b[slot_outer][slot_inner + 3] = {};
+                                }
+                            }
+                        }
+                    }
+                    __syncthreads();
+                    const int count_k = (int)(trips_k - tile_k < 8 ? trips_k - tile_k : 8);
+                    if (count_k == 8) {
+                        #pragma unroll
+                        for (int kk_k = 0; kk_k < 8; kk_k++) {
+                            float frag_a[8];
+                            #pragma unroll
+                            for (int half = 0; half < 2; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                frag_a[half * 4 + 0] = packed.x;
+                                frag_a[half * 4 + 1] = packed.y;
+                                frag_a[half * 4 + 2] = packed.z;
+                                frag_a[half * 4 + 3] = packed.w;
+                            }
+                            float frag_b[8];
+                            #pragma unroll
+                            for (int half = 0; half < 2; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                frag_b[half * 4 + 0] = packed.x;
+                                frag_b[half * 4 + 1] = packed.y;
+                                frag_b[half * 4 + 2] = packed.z;
+                                frag_b[half * 4 + 3] = packed.w;
+                            }
+                            #pragma unroll
+                            for (int out_r = 0; out_r < 8; out_r++) {
+                                #pragma unroll
+                                for (int out_c = 0; out_c < 8; out_c++) {
+                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                }
+                            }
+                        }
+                    } else {
+                        for (int kk_k = 0; kk_k < count_k; kk_k++) {
+                            float frag_a[8];
+                            #pragma unroll
+                            for (int half = 0; half < 2; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                frag_a[half * 4 + 0] = packed.x;
+                                frag_a[half * 4 + 1] = packed.y;
+                                frag_a[half * 4 + 2] = packed.z;
+                                frag_a[half * 4 + 3] = packed.w;
+                            }
+                            float frag_b[8];
+                            #pragma unroll
+                            for (int half = 0; half < 2; half++) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                frag_b[half * 4 + 0] = packed.x;
+                                frag_b[half * 4 + 1] = packed.y;
+                                frag_b[half * 4 + 2] = packed.z;
+                                frag_b[half * 4 + 3] = packed.w;
+                            }
+                            #pragma unroll
+                            for (int out_r = 0; out_r < 8; out_r++) {
+                                #pragma unroll
+                                for (int out_c = 0; out_c < 8; out_c++) {
+                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                }
+                            }
+                        }
+                    }
+                    __syncthreads();
+                }
+                #pragma unroll
+                for (int out_r = 0; out_r < 8; out_r++) {
+                    #pragma unroll
+                    for (int out_c = 0; out_c < 8; out_c++) {
+                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                        const bool active = t_i < trips_i && t_j < trips_j;
+                        int i = (int)t_i;
+                        int j = (int)t_j;
+                        if (active) {
+                            c[i * p + j] = sum_tile[out_r][out_c];
+                        }
                     }
                 }
             }
         }
     }
+}
+
+/* cudaify gemm_tiling: 128 x 128 tiles where there are at least as many as multiprocessors, else 64 x 64 */
+static int matmul_kernel_tile(long long rows, long long cols)
+{
+    static int processors = 0;
+    if (processors == 0) {
+        int device = 0;
+        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || processors < 1) {
+            (void)cudaGetLastError();
+            processors = 1;
+        }
+    }
+    return ((rows + 127) / 128) * ((cols + 127) / 128) < processors ? 64 : 128;
 }
 
 /* C = A * B, row-major flat arrays, sizes that are not multiples of any tile */
@@ -398,7 +656,7 @@ void matmul(int n, int m, int p, const float *a, const float *b, float *c)
             CUDAIFY_CHECK(cudaMemcpy(d_b, b, (size_t)((long long)m*(long long)p) * sizeof(float), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_c, c, (size_t)((long long)n*(long long)p) * sizeof(float), cudaMemcpyHostToDevice));
             const dim3 block(16, 16);
-            const dim3 grid(cudaify_blocks(trips_j, 128, 2147483647u), cudaify_blocks(trips_i, 128, 65535u));
+            const dim3 grid(cudaify_blocks(trips_j, matmul_kernel_tile(trips_i, trips_j), 2147483647u), cudaify_blocks(trips_i, matmul_kernel_tile(trips_i, trips_j), 65535u));
             matmul_kernel<<<grid, block>>>(d_a, d_b, d_c, m, p, trips_i, trips_j);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(c, d_c, (size_t)((long long)n*(long long)p) * sizeof(float), cudaMemcpyDeviceToHost));
