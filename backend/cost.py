@@ -19,7 +19,13 @@ it weighs:
   blockDim.x + threadIdx.x`) costs 1; one that does not depend on it (the warp reads one
   address) UNIFORM; any other stride, or a subscript that is not a polynomial (gathers),
   STRIDED;
-- **reuse through shared memory**: an access to a `__shared__` array costs SHARED;
+- **reuse through shared memory**: an access to a `__shared__` array costs SHARED; one to
+  a small array of the kernel's own (constant sizes, at most REGISTER_ELEMENTS elements:
+  a micro-tile of outputs, a fragment) nothing, registers;
+- **block tiles**: a loop over block tiles (its start reads blockIdx, not threadIdx:
+  `row = blockIdx.y * 64`) is run by each of the block's 16 threads along y for 64 rows of
+  outputs, so what a thread moves inside it counts 16 / 64 per output (the launch's
+  block shape read from the text; without it, as a grid level);
 - **atomics**: each atomic update costs ATOMIC;
 - **work per output**: an access inside a loop of the kernel that is not a grid level
   costs the loop's trip count times more; a grid level whose stride is several grids wide
@@ -126,9 +132,10 @@ def predict(variant: Variant) -> Estimate | None:
     for launch in launches:
         # the kernel's integer parameters whose values the launch's arguments fix
         bound = _launch_values(kernels[launch.kernel], launch, data, repeats.values)
-        key = (launch.kernel, *sorted(bound.items()))
+        block = _block_threads(launch, data, constants, repeats.values.of)
+        key = (launch.kernel, *sorted(bound.items()), *sorted(block.items()))
         if key not in traffic:
-            read = _Kernel(kernels[launch.kernel], tree, data, {**constants, **bound})
+            read = _Kernel(kernels[launch.kernel], tree, data, {**constants, **bound}, block)
             outputs = max(read.outputs, MIN_PARALLEL)
             traffic[key] = (read.units * outputs, read.good * outputs)
         times = repeats.at(launch.call)
@@ -242,12 +249,21 @@ def _ranks(values: Sequence[float]) -> list[float]:
 class _Kernel:
     """The traffic of one launch of a kernel, per thread of a one-output-per-thread grid."""
 
-    def __init__(self, kernel: kt.Kernel, tree: Tree, data: bytes, constants: dict[str, int]):
+    def __init__(
+        self,
+        kernel: kt.Kernel,
+        tree: Tree,
+        data: bytes,
+        constants: dict[str, int],
+        block: dict[str, int] | None = None,
+    ):
         self.data = data
         self.constants = constants
+        self.block = block or {}  # the launch's threads per block along x, y, z
         body = kernel.node.child_by_field_name("body")
         self.tree = tree
         self.shared = _shared_arrays(body, data) if body is not None else set()
+        self.registers = _register_arrays(body, data) if body is not None else set()
         self.seen: set[tuple[int, str]] = set()  # (enclosing loop, access) counted already
         self.units = self.good = 0.0
         # the outputs of one launch: the trip counts of the grid levels, the deepest nest
@@ -262,6 +278,7 @@ class _Kernel:
             grid = _grid_stride(node, self.data)
             if grid is not None:  # a grid level: each thread runs it once per output...
                 weight /= grid  # ...and covers `grid` outputs where it strides that far
+                weight *= self._threads_per_output(node)
             elif not _retry_loop(node, self.data):  # a compare-and-swap mostly succeeds at once
                 weight *= _trips(node, self.data, self.constants, self.tree)
         elif kind == "if_statement":
@@ -275,6 +292,20 @@ class _Kernel:
             self._access(node, weight)
         for child in node.children:
             self._walk(child, weight)
+
+    def _threads_per_output(self, loop: Node) -> float:
+        """A loop over block tiles (`row = blockIdx.y * 64; ...; row += 64 * gridDim.y`)
+        runs once per thread of the block along y for 64 outputs: each thread's traffic
+        counts for 64 / 16 outputs there (its micro-tile's rows), so per output it is
+        16 / 64 of it. 1 for any other grid level, or where the block's shape is not
+        given."""
+        if not _block_level(loop, self.data):
+            return 1.0
+        init = loop.child_by_field_name("initializer")
+        text = kn.compact(cs.text(init, self.data)) if init is not None else ""
+        tile = re.search(r"\bblockIdx\.([xyz])\*(\d+)", text)
+        threads = self.block.get(tile.group(1)) if tile else None
+        return threads / int(tile.group(2)) if tile and threads and int(tile.group(2)) else 1.0
 
     def _branches(self, node: Node, weight: float) -> None:
         """An if costs its condition, its branch when it has one (a guard is mostly
@@ -309,6 +340,8 @@ class _Kernel:
         if key in self.seen:
             return
         self.seen.add(key)
+        if array in self.registers:
+            return  # a micro-tile or a fragment: registers, no memory traffic
         if array in self.shared:
             self.units += SHARED * weight
             return
@@ -618,6 +651,30 @@ def _shared_arrays(body: Node, data: bytes) -> set[str]:
     for node in cs.walk(body):
         if node.type == "declaration" and "__shared__" in cs.text(node, data).split("[")[0]:
             found |= {d.name for d in cs.declared_names(node, data, "local")}
+    return found
+
+
+REGISTER_ELEMENTS = 64  # the largest local array priced as registers (an 8 x 8 micro-tile)
+
+
+def _register_arrays(body: Node, data: bytes) -> set[str]:
+    """The kernel's own arrays (not `__shared__`) of constant sizes and at most
+    REGISTER_ELEMENTS elements: gemm_tiling's micro-tile of outputs and its fragments,
+    which nvcc keeps in registers (the loops over them are unrolled)."""
+    found = set()
+    for node in cs.walk(body):
+        if node.type != "declaration" or "__shared__" in cs.text(node, data).split("[")[0]:
+            continue
+        for declarator in node.children_by_field_name("declarator"):
+            sizes, current = [], declarator
+            while current is not None and current.type == "array_declarator":
+                size = current.child_by_field_name("size")
+                text = cs.text(size, data).strip() if size is not None else ""
+                sizes.append(int(text) if text.isdigit() else None)
+                current = current.child_by_field_name("declarator")
+            if sizes and current is not None and current.type == "identifier":
+                if None not in sizes and math.prod(sizes) <= REGISTER_ELEMENTS:  # type: ignore[arg-type]
+                    found.add(cs.text(current, data))
     return found
 
 
