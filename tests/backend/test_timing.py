@@ -87,6 +87,24 @@ def test_region_time_of_three_50ms_calls_is_about_150ms(cache: Cache) -> None:
     assert sample.run.seconds >= sample.region
 
 
+def test_only_the_kernel_timing_run_loads_cuda_modules_eagerly(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Lazy loading puts a kernel's load inside its first launch's events: the run that
+    times kernels loads them with the context; the measured runs keep CUDA's default."""
+    from cudaify.backend import timing
+
+    seen: list[dict[str, str]] = []
+
+    def fake_run(binary, *, timeout, cuda, env, cancel):  # type: ignore[no-untyped-def]
+        seen.append(dict(env))
+        return run_binary(Path("/bin/true"), timeout=5)
+
+    monkeypatch.setattr(timing, "run_binary", fake_run)
+    timed_run(tmp_path / "program", timeout=5, cuda=True, kernels=True)
+    timed_run(tmp_path / "program", timeout=5, cuda=True)
+    assert seen[0]["CUDA_MODULE_LOADING"] == "EAGER" and seen[0]["CUDAIFY_KERNEL_TIMING"] == "1"
+    assert "CUDA_MODULE_LOADING" not in seen[1] and "CUDAIFY_KERNEL_TIMING" not in seen[1]
+
+
 def test_wrapper_preserves_return_values_output_and_exit_code(cache: Cache) -> None:
     plain = compile_reference(SLEEPY_C, "c", cache=cache)
     timed = _timed_reference(SLEEPY_C, ["work", "fill"], cache)
