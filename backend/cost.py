@@ -299,13 +299,9 @@ class _Kernel:
         counts for 64 / 16 outputs there (its micro-tile's rows), so per output it is
         16 / 64 of it. 1 for any other grid level, or where the block's shape is not
         given."""
-        if not _block_level(loop, self.data):
-            return 1.0
-        init = loop.child_by_field_name("initializer")
-        text = kn.compact(cs.text(init, self.data)) if init is not None else ""
-        tile = re.search(r"\bblockIdx\.([xyz])\*(\d+)", text)
-        threads = self.block.get(tile.group(1)) if tile else None
-        return threads / int(tile.group(2)) if tile and threads and int(tile.group(2)) else 1.0
+        tile = _block_tile(loop, self.data)
+        threads = self.block.get(tile[0]) if tile else None
+        return threads / tile[1] if tile and threads else 1.0
 
     def _branches(self, node: Node, weight: float) -> None:
         """An if costs its condition, its branch when it has one (a guard is mostly
@@ -447,6 +443,16 @@ def _block_level(loop: Node, data: bytes) -> bool:
     init = loop.child_by_field_name("initializer")
     text = cs.text(init, data) if init is not None else ""
     return bool(re.search(r"\bblockIdx\.", text)) and not re.search(r"\bthreadIdx\.", text)
+
+
+def _block_tile(loop: Node, data: bytes) -> tuple[str, int] | None:
+    """A loop over block tiles' dimension and tile: `row = blockIdx.y * 64LL`: ("y", 64)."""
+    if not _block_level(loop, data):
+        return None
+    init = loop.child_by_field_name("initializer")
+    text = kn.compact(cs.text(init, data)) if init is not None else ""
+    tile = re.search(r"\bblockIdx\.([xyz])\*(\d+)", text)
+    return (tile.group(1), int(tile.group(2))) if tile and int(tile.group(2)) else None
 
 
 def _trips(
@@ -1358,16 +1364,14 @@ class _Counted:
         with a micro-tile of 64 / 16 rows that is one run per row below T, the source's
         count. Without the launch's block shape its trips are unknown, and so is the
         kernel's work (a thread's outputs are not one per value here)."""
-        init = loop.child_by_field_name("initializer")
-        text = kn.compact(cs.text(init, self.data)) if init is not None else ""
-        tile = re.search(r"\bblockIdx\.([xyz])\*(\d+)", text)
+        tile = _block_tile(loop, self.data)
         bound = self._grid_bound(loop)
-        threads = self.block.get(tile.group(1)) if tile else None
+        threads = self.block.get(tile[0]) if tile else None
         self.grid = True
         if tile is None or bound is None or not threads:
             self.uncounted = True
             return _Loop(var, UNKNOWN_TRIPS, False)
-        return _Loop(var, float(bound), True, float(tile.group(2)), float(threads))
+        return _Loop(var, float(bound), True, float(tile[1]), float(threads))
 
     def _threads_loop(self, loop: Node, var: str | None) -> _Loop:
         """Inside block tiles, a loop that deals a tile's rows to the block's threads: `for
