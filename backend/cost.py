@@ -1267,6 +1267,7 @@ class _Counted:
         self.exact = True
         self.flops_known = True  # False once FLOPs are counted in a loop of unknown trips
         self.inside_unknown = 0  # loops of unknown trips around the walk's position
+        self.open: list[_Loop] = []  # the loops around the walk's position, innermost last
         self.accesses: list[tuple[_Access, str]] = []  # (access, "read" | "write")
         # grid-stride levels count the threads; without them, guards on the thread's index
         self.grid = self.body is not None and any(
@@ -1305,12 +1306,15 @@ class _Counted:
         if kind in _LOOPS:
             loop = self._loop(node)
             loops, weight = loops + (loop,), weight * loop.trips
-            if not loop.known:
-                self.inside_unknown += 1
-                for child in node.children:
-                    self._walk(child, loops, weight)
-                self.inside_unknown -= 1
-                return
+            self.open.append(loop)
+            self.inside_unknown += 0 if loop.known else 1
+            for child in node.children:
+                self._walk(child, loops, weight)
+            self.inside_unknown -= 0 if loop.known else 1
+            self.open.pop()
+            return
+        elif kind in ("break_statement", "return_statement") and self._leaves_early(node):
+            self.uncounted = True  # its trips are the most it runs: no least bytes
         elif kind == "if_statement" and not self.grid and self._guards(node):
             guards = self._guards(node)
             self.guarded = True
@@ -1334,6 +1338,20 @@ class _Counted:
             self._access(node, loops, "read")
         for child in node.children:
             self._walk(child, loops, weight)
+
+    def _leaves_early(self, node: Node) -> bool:
+        """A `break` out of a loop of known trips (not out of a switch), or a `return`
+        inside one: a find-first's thread stops at its first match, so the loop's trips
+        and the bytes counted from them are what it may read, not what it must
+        (find_first_negative's kernel read 101% of the copy bandwidth by them)."""
+        if node.type == "return_statement":
+            return any(loop.known for loop in self.open)
+        current = node.parent
+        while current is not None and current.type not in _LOOPS:
+            if current.type == "switch_statement":
+                return False
+            current = current.parent
+        return bool(self.open) and self.open[-1].known
 
     def _loop(self, loop: Node) -> _Loop:
         """A grid level ranges over its bound; another loop over its trips times its step."""

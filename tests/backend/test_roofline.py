@@ -133,6 +133,25 @@ def test_a_kernel_whose_extent_is_its_launch_shape_is_not_counted() -> None:
     assert kernel_work(UNGUARDED) == {}
 
 
+def test_a_find_first_that_stops_at_its_match_is_not_counted() -> None:
+    """A thread that breaks out of its grid-stride loop at its first match reads what the
+    data says, up to the loop's trips: bytes counted from them are the most it may read,
+    not the least it must (find_first_negative's kernel read 101% of the copy bandwidth
+    by them). Such a kernel gets its time, no roofline; the loop without the break is
+    counted."""
+    code = HISTOGRAM.replace(
+        "atomicAdd(&bins[keys[t]], 1);", "if (keys[t] < 0) { bins[0] = (int)t; break; }"
+    ).replace(
+        "int main(void) { return 0; }",
+        "int main(void) { static int keys[N], bins[256]; run(keys, bins); return 0; }",
+    )
+    assert "break;" in code
+    assert "count" in kernel_work(code.replace(" break;", ""))
+    assert kernel_work(code) == {}
+    golden = Path(__file__).parents[1] / "golden" / "reduction" / "find_first.cu"
+    assert kernel_work(golden.read_text()) == {}
+
+
 # offload and register_tiling's shape (heat1d's kernel as emitted): 4 outputs per thread
 HEAT = """
 #define N (1 << 20)
