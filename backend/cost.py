@@ -25,7 +25,9 @@ it weighs:
 - **block tiles**: a loop over block tiles (its start reads blockIdx, not threadIdx:
   `row = blockIdx.y * 64`) is run by each of the block's 16 threads along y for 64 rows of
   outputs, so what a thread moves inside it counts 16 / 64 per output (the launch's
-  block shape read from the text; without it, as a grid level);
+  block shape read from the text; without it, as a grid level); a loop inside it that
+  deals a tile's rows to those threads (`r = threadIdx.y; r < 32; r += 8`) runs a
+  thread's share, 32 / 8 times, and is no grid level;
 - **atomics**: each atomic update costs ATOMIC;
 - **work per output**: an access inside a loop of the kernel that is not a grid level
   costs the loop's trip count times more; a grid level whose stride is several grids wide
@@ -266,8 +268,23 @@ class _Kernel:
         self.registers = _register_arrays(body, data) if body is not None else set()
         self.seen: set[tuple[int, str]] = set()  # (enclosing loop, access) counted already
         self.units = self.good = 0.0
+        # loops dealing a block tile's rows to its threads: a thread's share, not outputs
+        tiled = body is not None and any(
+            n.type in _LOOPS and _block_level(n, data) for n in cs.walk(body)
+        )
+        self.dealt = {
+            n.start_byte: step
+            for n in (cs.walk(body) if tiled and body is not None else ())
+            if n.type in _LOOPS
+            and _grid_stride(n, data) is not None
+            and (step := _dealt(n, data, self.block, self._value_of_text)) is not None
+        }
         # the outputs of one launch: the trip counts of the grid levels, the deepest nest
-        self.outputs = _grid_outputs(body, data, constants, tree) if body is not None else 1.0
+        self.outputs = (
+            _grid_outputs(body, data, constants, tree, frozenset(self.dealt))
+            if body is not None
+            else 1.0
+        )
         if body is not None:
             self._walk(body, 1.0)
 
@@ -276,7 +293,10 @@ class _Kernel:
         kind = node.type
         if kind in _LOOPS:
             grid = _grid_stride(node, self.data)
-            if grid is not None:  # a grid level: each thread runs it once per output...
+            if node.start_byte in self.dealt:  # a thread's share of a tile's rows
+                bound = _bound(node, self.data, self.constants, self.tree)
+                weight *= bound / self.dealt[node.start_byte]
+            elif grid is not None:  # a grid level: each thread runs it once per output...
                 weight /= grid  # ...and covers `grid` outputs where it strides that far
                 weight *= self._threads_per_output(node)
             elif not _retry_loop(node, self.data):  # a compare-and-swap mostly succeeds at once
@@ -292,6 +312,9 @@ class _Kernel:
             self._access(node, weight)
         for child in node.children:
             self._walk(child, weight)
+
+    def _value_of_text(self, text: str) -> int | None:
+        return _literal(text, self.constants)
 
     def _threads_per_output(self, loop: Node) -> float:
         """A loop over block tiles (`row = blockIdx.y * 64; ...; row += 64 * gridDim.y`)
@@ -352,16 +375,58 @@ def _retry_loop(loop: Node, data: bytes) -> bool:
     return loop.type == "while_statement" and "atomicCAS(" in cs.text(loop, data)
 
 
-def _grid_outputs(node: Node, data: bytes, constants: dict[str, int], tree: Tree) -> float:
+def _grid_outputs(
+    node: Node,
+    data: bytes,
+    constants: dict[str, int],
+    tree: Tree,
+    per_thread: frozenset[int] = frozenset(),
+) -> float:
     """The iterations of the grid levels under `node` (their trip counts multiplied along
-    the deepest nest of them): how many outputs one launch computes."""
+    the deepest nest of them): how many outputs one launch computes. Loops in `per_thread`
+    (their start bytes: loops dealing a tile's rows to the block's threads) are not
+    levels."""
     inner = max(
-        (_grid_outputs(child, data, constants, tree) for child in node.named_children),
+        (_grid_outputs(child, data, constants, tree, per_thread) for child in node.named_children),
         default=1.0,
     )
-    if node.type in _LOOPS and _grid_stride(node, data) is not None:
-        return _bound(node, data, constants, tree) * inner
+    if node.type in _LOOPS and node.start_byte not in per_thread:
+        if _grid_stride(node, data) is not None:
+            return _bound(node, data, constants, tree) * inner
     return inner
+
+
+def _dealt(
+    loop: Node, data: bytes, block: dict[str, int], value_of: Callable[[str], int | None]
+) -> int | None:
+    """Inside block tiles, a loop that deals values to the block's threads: `for (r =
+    threadIdx.y; r < 32; r += 8)` over 8 threads along y, or over the flat thread index
+    `for (s = threadIdx.y * blockDim.x + threadIdx.x; s < 374; s += 256)` over 32 x 8:
+    the threads together take every value, each one value in `step`. Its step, where the
+    loop is one; None for any other."""
+    init = loop.child_by_field_name("initializer")
+    start = kn.compact(cs.text(init, data)) if init is not None else ""
+    dim = re.search(r"=threadIdx\.([xyz]);?$", start)
+    flat = re.search(r"=threadIdx\.y\*blockDim\.x\+threadIdx\.x;?$", start)
+    if dim:
+        threads = block.get(dim.group(1))
+    else:
+        threads = block.get("x", 0) * block.get("y", 0) if flat else None
+    step = _update_step(loop, data, value_of)
+    return step if threads and step == threads else None
+
+
+def _literal(text: str, constants: dict[str, int]) -> int | None:
+    """A number or a file constant's value."""
+    return int(text) if text.isdigit() else constants.get(text)
+
+
+def _update_step(loop: Node, data: bytes, value_of: Callable[[str], int | None]) -> int | None:
+    """`v += c`'s c, where `value_of` knows it."""
+    update = loop.child_by_field_name("update")
+    text = kn.compact(cs.text(update, data)) if update is not None else ""
+    match = re.fullmatch(r"\w+\+=(.+)", text)
+    return value_of(match.group(1)) if match else None
 
 
 def _bound(loop: Node, data: bytes, constants: dict[str, int], tree: Tree) -> float:
@@ -1392,49 +1457,26 @@ class _Counted:
         return _Loop(var, float(bound), True, float(tile[1]), float(threads))
 
     def _threads_loop(self, loop: Node, var: str | None) -> _Loop:
-        """Inside block tiles, a loop that deals a tile's rows to the block's threads: `for
-        (r = threadIdx.y; r < 32; r += 8)`. The block's threads together take every value
-        below 32, each of them 32 / 8 (the block loops already count the 8 threads along
-        y): its variable ranges over all 32, its body runs a thread's share. So does `for
-        (s = threadIdx.y * blockDim.x + threadIdx.x; s < 374; s += 256)` over a block of
-        32 x 8 threads. Any other step is not read."""
-        init = loop.child_by_field_name("initializer")
-        start = kn.compact(cs.text(init, self.data)) if init is not None else ""
-        dim = re.search(r"=threadIdx\.([xyz]);?$", start)
-        flat = re.search(r"=threadIdx\.y\*blockDim\.x\+threadIdx\.x;?$", start)
-        threads = (
-            self.block.get(dim.group(1))
-            if dim
-            else self.block.get("x", 0) * self.block.get("y", 0)
-            if flat
-            else None
-        )
+        """Inside block tiles, a loop that deals a tile's rows to the block's threads
+        (`_dealt`): its variable ranges over all of them, its body runs a thread's share.
+        Any other loop starting at the thread's index is not read."""
         bound = self._grid_bound(loop)
-        step = self._step_of(loop)
-        if not threads or bound is None or step is None or step != threads:
+        step = _dealt(loop, self.data, self.block, self._value_of_text)
+        if bound is None or step is None:
             self.uncounted = True
             return _Loop(var, UNKNOWN_TRIPS, False)
         return _Loop(var, float(bound), True, 1.0, 1.0 / step)
-
-    def _step_of(self, loop: Node) -> int | None:
-        """`v += c`'s c, where it is a known integer."""
-        update = loop.child_by_field_name("update")
-        text = kn.compact(cs.text(update, self.data)) if update is not None else ""
-        match = re.fullmatch(r"\w+\+=(.+)", text)
-        return self._value_of_text(match.group(1)) if match else None
 
     def _step(self, loop: Node) -> float:
         """A sequential loop's step (1 where not constant); 1 for a grid level, whose
         threads together take every value of its range."""
         if _grid_stride(loop, self.data) is not None:
             return 1.0
-        step = self._step_of(loop)
+        step = _update_step(loop, self.data, self._value_of_text)
         return float(step) if step and step > 0 else 1.0
 
     def _value_of_text(self, text: str) -> int | None:
-        if text.isdigit():
-            return int(text)
-        return self.constants.get(text)
+        return _literal(text, self.constants)
 
     def _guards(self, node: Node) -> tuple[_Loop, ...]:
         """`if (i < n && j < m)` on locals computed from the thread's index: each such

@@ -492,3 +492,17 @@ def test_the_transpose_benchmark_staged_on_a_gpu_prints_what_gcc_prints(tmp_path
     actual = toolchain.run([str(tmp_path / "gpu")], timeout=120)
     assert actual.returncode == expected.returncode == 0, actual.errors()
     assert compare(expected.text(), actual.text()) is None
+
+
+def test_the_search_prices_tiles_dealt_to_the_threads_per_output() -> None:
+    """The benchmark transpose (2900 x 1700 floats): the tiled kernel deals each 32 x 32
+    tile's rows to 32 x 8 threads, 4 rows each, and both its global accesses are coalesced
+    where the plain kernel's store is strided. Its price was 7.5x the plain kernel's (every
+    dealt row read as 32 more outputs, every block loop as one output per thread), so the
+    search built it after every other child; it is now the cheaper of the two."""
+    from cudaify.backend.cost import predict
+
+    program = analysed(Path(__file__).parents[2] / "benchmarks" / "linalg" / "transpose.c")
+    plain, staged = predict(offloaded(program)), predict(tiled(program))
+    assert plain is not None and staged is not None
+    assert staged.kernel < plain.kernel / 2
