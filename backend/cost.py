@@ -737,15 +737,16 @@ def _register_arrays(body: Node, data: bytes) -> set[str]:
         if node.type != "declaration" or "__shared__" in cs.text(node, data).split("[")[0]:
             continue
         for declarator in node.children_by_field_name("declarator"):
-            sizes, current = [], declarator
+            sizes: list[str] = []
+            current = declarator
             while current is not None and current.type == "array_declarator":
                 size = current.child_by_field_name("size")
-                text = cs.text(size, data).strip() if size is not None else ""
-                sizes.append(int(text) if text.isdigit() else None)
+                sizes.append(cs.text(size, data).strip() if size is not None else "")
                 current = current.child_by_field_name("declarator")
-            if sizes and current is not None and current.type == "identifier":
-                if None not in sizes and math.prod(sizes) <= REGISTER_ELEMENTS:  # type: ignore[arg-type]
-                    found.add(cs.text(current, data))
+            if not sizes or current is None or current.type != "identifier":
+                continue
+            if all(s.isdigit() for s in sizes) and math.prod(map(int, sizes)) <= REGISTER_ELEMENTS:
+                found.add(cs.text(current, data))
     return found
 
 
@@ -1340,7 +1341,8 @@ class _Counted:
             for node in cs.walk(self.body)
         )
         self.guarded = False
-        self.uncounted = False  # a loop over block tiles whose block shape is not given
+        # a loop over block tiles whose block shape is not given, or one left early
+        self.uncounted = False
         # in a kernel over block tiles the loops count every thread of the block
         self.block_tiled = self.body is not None and any(
             node.type in _LOOPS and _block_level(node, data) for node in cs.walk(self.body)
