@@ -416,6 +416,13 @@ def _dealt(
     return step if threads and step == threads else None
 
 
+def _start(init: Node) -> Node | None:
+    """A for loop's first value: `int k = E` or `k = E`'s E."""
+    if init.type == "declaration":
+        return kn.initializer(init)
+    return init.child_by_field_name("right") if init.type == "assignment_expression" else None
+
+
 def _literal(text: str, constants: dict[str, int]) -> int | None:
     """A number or a file constant's value."""
     return int(text) if text.isdigit() else constants.get(text)
@@ -1282,6 +1289,10 @@ class _Loop:
     # a loop over block tiles: the block's threads that run each value (a loop dealing
     # values to those threads: the share of them each thread runs)
     threads: float = 1.0
+    first: float = 0.0  # a sequential loop's first value, where known (else 0)
+    # a loop whose start or bound moves with the loops around it (`k = i + 1`): its trips
+    # are their mean, its variable's range is not one the footprint can read
+    moving: bool = False
 
     @property
     def values(self) -> float:
@@ -1334,6 +1345,7 @@ class _Counted:
         self.flops_known = True  # False once FLOPs are counted in a loop of unknown trips
         self.inside_unknown = 0  # loops of unknown trips around the walk's position
         self.open: list[_Loop] = []  # the loops around the walk's position, innermost last
+        self.moving = False  # the loop `_trips` just read is a triangular one
         self.accesses: list[tuple[_Access, str]] = []  # (access, "read" | "write")
         # grid-stride levels count the threads; without them, guards on the thread's index
         self.grid = self.body is not None and any(
@@ -1434,12 +1446,16 @@ class _Counted:
                 self.exact = False
             span = float(bound) if bound is not None else UNKNOWN_TRIPS
             return _Loop(var, span, bound is not None)
+        self.moving = False
         trips = self._trips(loop)
         if trips is None:
             self.exact = False
             return _Loop(var, UNKNOWN_TRIPS, False)
         step = self._step(loop)
-        return _Loop(var, trips * step, True, step)
+        init = loop.child_by_field_name("initializer")
+        start = _start(init) if init is not None else None
+        first = self._value(start) if start is not None else None
+        return _Loop(var, trips * step, True, step, first=float(first or 0), moving=self.moving)
 
     def _block_loop(self, loop: Node, var: str | None) -> _Loop:
         """A loop over block tiles, as shared_tiling and gemm_tiling write it: `for (row =
@@ -1526,9 +1542,7 @@ class _Counted:
             return None
         operator = cs.text(condition.child_by_field_name("operator") or condition, self.data)
         right = condition.child_by_field_name("right")
-        start = kn.initializer(init) if init.type == "declaration" else None
-        if start is None and init.type == "assignment_expression":
-            start = init.child_by_field_name("right")
+        start = _start(init)
         first = self._value(start) if start is not None else None
         bound = self._value(right) if right is not None else None
         halving = self._halving_trips(loop, operator, first, bound)
@@ -1537,10 +1551,54 @@ class _Counted:
         if bound is None and right is not None:  # a tile's tail: `n = r < 16 ? r : 16`
             bound = _clamped(right, self.tree, self.data, self.constants)
             self.exact = self.exact and bound is None
-        if operator not in ("<", "<=") or first is None or bound is None:
+        if operator not in ("<", "<="):
             return None
-        span = bound - first + (1 if operator == "<=" else 0)
-        return max(0.0, math.ceil(span / self._step(loop)))
+        extra = 1 if operator == "<=" else 0
+        if first is None or bound is None:
+            return self._triangular_trips(start, right, extra, self._step(loop))
+        return max(0.0, math.ceil((bound - first + extra) / self._step(loop)))
+
+    def _triangular_trips(
+        self, start: Node | None, bound: Node | None, extra: int, step: float
+    ) -> float | None:
+        """A loop whose start or bound moves with the loops around it, `for (k = i + 1; k <
+        m; k++)` inside `for (i = 0; i < m - 1; i++)`: its trips averaged over their values
+        (the mean start and bound, affine in them: m / 2 here, the nest's (m - 1) m / 2 in
+        all, exact where the span never falls below zero), an estimate."""
+        around = {loop.var: loop for loop in self.open if loop.var and loop.known}
+        if start is None or bound is None or not around:
+            return None
+        first, last = self._mean(start, around), self._mean(bound, around)
+        if first is None or last is None:
+            return None
+        self.exact = False
+        self.moving = True
+        return max(0.0, (last - first + extra) / step)
+
+    def _mean(self, node: Node, around: dict[str, _Loop]) -> float | None:
+        """The mean of an expression affine in the variables of the loops `around` (each
+        ranging over its values from its first), the other names launch values or
+        constants; None for any other."""
+        polynomial = self._polynomial(node, set(around))
+        if polynomial is None:
+            return None
+        total = 0.0
+        for monomial, coefficient in polynomial.items():
+            if sum(name in around for name in monomial) > 1:
+                return None
+            term = float(coefficient)
+            for name in monomial:
+                loop = around.get(name)
+                value = (
+                    loop.first + loop.step * (math.ceil(loop.values) - 1) / 2
+                    if loop is not None
+                    else self.constants.get(name)
+                )
+                if value is None:
+                    return None
+                term *= value
+            total += term
+        return total
 
     def _halving_trips(
         self, loop: Node, operator: str, first: int | None, bound: int | None
@@ -1826,7 +1884,8 @@ class _Counted:
             if not variables:
                 offset += value
                 continue
-            if len(variables) > 1 or unknown or not loops[variables[0]].known:
+            loop = loops[variables[0]] if len(variables) == 1 else None
+            if loop is None or unknown or not loop.known or loop.moving:
                 return None
             slopes[variables[0]] = slopes.get(variables[0], 0) + value
         return _Range.over(offset, symbolic, slopes, loops, filled)

@@ -133,6 +133,42 @@ def test_a_kernel_whose_extent_is_its_launch_shape_is_not_counted() -> None:
     assert kernel_work(UNGUARDED) == {}
 
 
+TRIANGULAR = """
+#define M 100
+#define N 50
+__global__ void trmm(double (*B)[N], double (*A)[M], int m, long long trips_j) {
+    for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j;
+         t_j += (long long)blockDim.x * gridDim.x) {
+        const int j = (int)t_j;
+        for (int i = 0; (i < (m - 1)); i += 1)
+            for (int k = (i + 1); (k < m); k += 1)
+                B[i][j] += A[k][i] * B[k][j];
+    }
+}
+static double A[M][M], B[M][N];
+void run(void) { trmm<<<1, 64>>>(B, A, M, N); }
+int main(void) { run(); return 0; }
+"""
+
+
+def test_a_triangular_loop_counts_the_nests_iterations() -> None:
+    """PolyBench trmm's kernel as schedule writes it: k from i + 1 to m. Its trips are their
+    mean over i (m / 2), the nest's (m - 1) m / 2 in all: the source's FLOPs exactly. Its
+    variable's range moves with i, so the footprint reads its accesses as irregular (at
+    most their arrays). It had no count: k's start was not a value."""
+    work = kernel_work(TRIANGULAR)["trmm"]
+    assert work.flops == 2 * 50 * (99 * 100 // 2) and work.precision == "fp64"
+    # A and B read as irregular (at most their arrays), B written on rows 0..98
+    assert work.bytes == 8 * (100 * 100 + 100 * 50 + 99 * 50) and not work.exact
+    # a bound that is not affine in the loops around it stays unknown: no FLOP count
+    gathered = TRIANGULAR.replace("(k < m)", "(k < i * i)")
+    assert not kernel_work(gathered)["trmm"].flops_known
+    # a window that moves with the grid (`k = DEG * v; k < DEG * v + DEG`) runs its DEG
+    # trips, its footprint still the arrays' extents (adj 3n, dist read and written)
+    ranged = (Path(__file__).parents[1] / "golden" / "data_residency" / "ranged.cu").read_text()
+    assert kernel_work(ranged)["relax_kernel"].bytes == 4 * (3 * 4096 + 2 * 4096)
+
+
 def test_a_find_first_that_stops_at_its_match_is_not_counted() -> None:
     """A thread that breaks out of its grid-stride loop at its first match reads what the
     data says, up to the loop's trips: bytes counted from them are the most it may read,
