@@ -269,9 +269,7 @@ class _Kernel:
         self.seen: set[tuple[int, str]] = set()  # (enclosing loop, access) counted already
         self.units = self.good = 0.0
         # loops dealing a block tile's rows to its threads: a thread's share, not outputs
-        tiled = body is not None and any(
-            n.type in _LOOPS and _block_level(n, data) for n in cs.walk(body)
-        )
+        tiled = body is not None and _block_tiled(body, data)
         self.dealt = {
             n.start_byte: step
             for n in (cs.walk(body) if tiled and body is not None else ())
@@ -517,6 +515,11 @@ def _block_level(loop: Node, data: bytes) -> bool:
     return bool(re.search(r"\bblockIdx\.", text)) and not re.search(r"\bthreadIdx\.", text)
 
 
+def _block_tiled(body: Node, data: bytes) -> bool:
+    """Whether a kernel loops over block tiles anywhere in `body`."""
+    return any(node.type in _LOOPS and _block_level(node, data) for node in cs.walk(body))
+
+
 def _block_tile(loop: Node, data: bytes) -> tuple[str, int] | None:
     """A loop over block tiles' dimension and tile: `row = blockIdx.y * 64LL`: ("y", 64)."""
     if not _block_level(loop, data):
@@ -541,14 +544,7 @@ def _trips(
         return UNKNOWN_TRIPS
     init = loop.child_by_field_name("initializer")
     condition = loop.child_by_field_name("condition")
-    update = loop.child_by_field_name("update")
-    step = 1
-    if update is not None:
-        text = kn.compact(cs.text(update, data))
-        match = re.fullmatch(r"\w+\+=(\w+)", text)
-        if match:
-            value = constants.get(match.group(1))
-            step = int(match.group(1)) if match.group(1).isdigit() else (value or 1)
+    step = _update_step(loop, data, lambda text: _literal(text, constants)) or 1
     first = _value_assigned(init, data, constants)
     bound = None
     if condition is not None and condition.type == "binary_expression":
@@ -609,12 +605,7 @@ def _clamped(bound: Node, tree: Tree, data: bytes, constants: dict[str, int]) ->
 
 
 def _value_assigned(init: Node | None, data: bytes, constants: dict[str, int]) -> int | None:
-    if init is None:
-        return None
-    # `int k = 0` (a declaration) or `k = 0` (an assignment)
-    value = (
-        kn.initializer(init) if init.type == "declaration" else init.child_by_field_name("right")
-    )
+    value = _start(init) if init is not None else None
     return kn.evaluate(value, data, constants) if value is not None else None
 
 
@@ -1345,7 +1336,6 @@ class _Counted:
         self.flops_known = True  # False once FLOPs are counted in a loop of unknown trips
         self.inside_unknown = 0  # loops of unknown trips around the walk's position
         self.open: list[_Loop] = []  # the loops around the walk's position, innermost last
-        self.moving = False  # the loop `_trips` just read is a triangular one
         self.accesses: list[tuple[_Access, str]] = []  # (access, "read" | "write")
         # grid-stride levels count the threads; without them, guards on the thread's index
         self.grid = self.body is not None and any(
@@ -1356,9 +1346,7 @@ class _Counted:
         # a loop over block tiles whose block shape is not given, or one left early
         self.uncounted = False
         # in a kernel over block tiles the loops count every thread of the block
-        self.block_tiled = self.body is not None and any(
-            node.type in _LOOPS and _block_level(node, data) for node in cs.walk(self.body)
-        )
+        self.block_tiled = self.body is not None and _block_tiled(self.body, data)
         if self.body is not None:
             self._walk(self.body, (), 1.0)
 
@@ -1446,16 +1434,13 @@ class _Counted:
                 self.exact = False
             span = float(bound) if bound is not None else UNKNOWN_TRIPS
             return _Loop(var, span, bound is not None)
-        self.moving = False
-        trips = self._trips(loop)
-        if trips is None:
+        read = self._trips(loop)
+        if read is None:
             self.exact = False
             return _Loop(var, UNKNOWN_TRIPS, False)
+        trips, first, moving = read
         step = self._step(loop)
-        init = loop.child_by_field_name("initializer")
-        start = _start(init) if init is not None else None
-        first = self._value(start) if start is not None else None
-        return _Loop(var, trips * step, True, step, first=float(first or 0), moving=self.moving)
+        return _Loop(var, trips * step, True, step, first=float(first or 0), moving=moving)
 
     def _block_loop(self, loop: Node, var: str | None) -> _Loop:
         """A loop over block tiles, as shared_tiling and gemm_tiling write it: `for (row =
@@ -1531,9 +1516,10 @@ class _Counted:
         right = condition.child_by_field_name("right") if condition is not None else None
         return self._value(right) if right is not None else None
 
-    def _trips(self, loop: Node) -> float | None:
-        """Exact trips of `for (v = a; v < b; v += c)` where a, b and c are known (kernel
-        locals followed to their initializers), else None."""
+    def _trips(self, loop: Node) -> tuple[float, int | None, bool] | None:
+        """Trips of `for (v = a; v < b; v += c)`, with its first value a where known and
+        whether they are a triangular loop's mean (`_triangular_trips`): exact where a, b
+        and c are known (kernel locals followed to their initializers), else None."""
         if loop.type != "for_statement":
             return None
         init = loop.child_by_field_name("initializer")
@@ -1547,7 +1533,7 @@ class _Counted:
         bound = self._value(right) if right is not None else None
         halving = self._halving_trips(loop, operator, first, bound)
         if halving is not None:
-            return halving
+            return halving, first, False
         if bound is None and right is not None:  # a tile's tail: `n = r < 16 ? r : 16`
             bound = _clamped(right, self.tree, self.data, self.constants)
             self.exact = self.exact and bound is None
@@ -1555,8 +1541,9 @@ class _Counted:
             return None
         extra = 1 if operator == "<=" else 0
         if first is None or bound is None:
-            return self._triangular_trips(start, right, extra, self._step(loop))
-        return max(0.0, math.ceil((bound - first + extra) / self._step(loop)))
+            mean = self._triangular_trips(start, right, extra, self._step(loop))
+            return (mean, first, True) if mean is not None else None
+        return max(0.0, math.ceil((bound - first + extra) / self._step(loop))), first, False
 
     def _triangular_trips(
         self, start: Node | None, bound: Node | None, extra: int, step: float
@@ -1572,7 +1559,6 @@ class _Counted:
         if first is None or last is None:
             return None
         self.exact = False
-        self.moving = True
         return max(0.0, (last - first + extra) / step)
 
     def _mean(self, node: Node, around: dict[str, _Loop]) -> float | None:
