@@ -781,6 +781,8 @@ def _access_weight(node: Node, data: bytes, tree: Tree) -> float:
     index = _last_index(node)
     if index is None:
         return UNIFORM
+    if any(_mentions_thread_x(outer, tree, data) for outer in _outer_indices(node)):
+        return STRIDED  # `A[i][j]` with i the thread's: each lane reads its own row
     polynomial = _Expansion(tree, data).of(index, 0)
     if polynomial is None:
         # not a polynomial (a gather through another array, a division): coalesced only by
@@ -817,6 +819,12 @@ class _Expansion:
         if kind == "binary_expression":
             operator = cs.text(node.child_by_field_name("operator") or node, self.data)
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            warp = _warp_arithmetic(operator, right, self.data)
+            if warp == "warp" and left is not None:
+                # `(blockIdx.x * blockDim.x + threadIdx.x) / 32`: one value for a warp
+                return {(kn.compact(cs.text(node, self.data)),): 1}
+            if warp == "lane" and left is not None:
+                return self.of(left, depth)  # `threadIdx.x % 32`: side by side in a warp
             if operator not in ("+", "-", "*") or left is None or right is None:
                 return None
             a, b = self.of(left, depth), self.of(right, depth)
@@ -842,6 +850,15 @@ class _Expansion:
         return None
 
 
+def _warp_arithmetic(operator: str, right: Node | None, data: bytes) -> str | None:
+    """`x / 32k` is one value across a warp (`warp`), `x % 32k` steps as x does within it
+    (`lane`): warps start at multiples of 32 threads."""
+    value = _literal(cs.text(right, data), {}) if right is not None else None
+    if value is None or value <= 0 or value % 32:
+        return None
+    return {"/": "warp", "%": "lane"}.get(operator)
+
+
 def _mentions_thread_x(index: Node, tree: Tree, data: bytes) -> bool:
     expansion = _Expansion(tree, data)
     for node in cs.walk(index):
@@ -850,6 +867,18 @@ def _mentions_thread_x(index: Node, tree: Tree, data: bytes) -> bool:
             if polynomial is None or any(THREAD_X in monomial for monomial in polynomial):
                 return True
     return False
+
+
+def _outer_indices(node: Node) -> list[Node]:
+    """The subscripts before the last one (`i` of `A[i][j]`): rows, planes."""
+    found = []
+    inner = node.child_by_field_name("argument")
+    while inner is not None and inner.type == "subscript_expression":
+        index = _last_index(inner)
+        if index is not None:
+            found.append(index)
+        inner = inner.child_by_field_name("argument")
+    return found
 
 
 def _last_index(node: Node) -> Node | None:
@@ -1336,6 +1365,7 @@ class _Counted:
         self.flops_known = True  # False once FLOPs are counted in a loop of unknown trips
         self.inside_unknown = 0  # loops of unknown trips around the walk's position
         self.open: list[_Loop] = []  # the loops around the walk's position, innermost last
+        self.bounds: set[int] = set()  # the `break`s that are shared loops' bounds
         self.accesses: list[tuple[_Access, str]] = []  # (access, "read" | "write")
         # grid-stride levels count the threads; without them, guards on the thread's index
         self.grid = self.body is not None and any(
@@ -1413,6 +1443,10 @@ class _Counted:
         (find_first_negative's kernel read 101% of the copy bandwidth by them)."""
         if node.type == "return_statement":
             return any(loop.known for loop in self.open)
+        if any(self.data[b : b + 5] == b"break" and b == node.start_byte for b in self.bounds) or (
+            node.parent is not None and node.parent.start_byte in self.bounds
+        ):
+            return False  # a shared loop's bound (`_shared_loop`)
         current = node.parent
         while current is not None and current.type not in _LOOPS:
             if current.type == "switch_statement":
@@ -1423,6 +1457,9 @@ class _Counted:
     def _loop(self, loop: Node) -> _Loop:
         """A grid level ranges over its bound; another loop over its trips times its step."""
         var = _loop_variable(loop, self.data)
+        shared = self._shared_loop(loop, var)
+        if shared is not None:
+            return shared
         if _block_level(loop, self.data):
             return self._block_loop(loop, var)
         if self.block_tiled and _grid_stride(loop, self.data) is not None:
@@ -1441,6 +1478,65 @@ class _Counted:
         trips, first, moving = read
         step = self._step(loop)
         return _Loop(var, trips * step, True, step, first=float(first or 0), moving=moving)
+
+    def _shared_loop(self, loop: Node, var: str | None) -> _Loop | None:
+        """A loop a warp's lanes or a block's rows share, as `segmented` writes it: `for
+        (long long c = lane;; c += 32) { T j = (T)(first + c * step); if (!(j < bound))
+        break; ... }`, `lane` a local holding `threadIdx.x % 32` or `threadIdx.y`. The 32
+        threads together run each value of c once, so per iteration of the level around
+        it the body runs (bound - first) / step times, as the source loop did; its `break`
+        is its bound, not an early exit. None for any other loop."""
+        init, update = loop.child_by_field_name("initializer"), loop.child_by_field_name("update")
+        body = loop.child_by_field_name("body")
+        if loop.type != "for_statement" or _condition(loop) is not None:
+            return None
+        start = _start(init) if init is not None else None
+        lane = (
+            _Expansion(self.tree, self.data).initializer(cs.text(start, self.data), start)
+            if start is not None and start.type == "identifier"
+            else None
+        )
+        statements = kn.statements_of(body) if body is not None else []
+        if (
+            var is None
+            or lane is None
+            or kn.compact(cs.text(lane, self.data)) not in ("threadIdx.x%32", "threadIdx.y")
+            or update is None
+            or kn.compact(cs.text(update, self.data)) != f"{var}+=32"
+            or len(statements) < 2
+            or statements[1].type != "if_statement"
+        ):
+            return None
+        value, first = kn.declared_variable(statements[0], self.data), kn.initializer(statements[0])
+        test = statements[1].child_by_field_name("condition") or statements[1]
+        test = _unwrapped(test.named_children[-1] if test.type == "condition_clause" else test)
+        leave = statements[1].child_by_field_name("consequence")
+        argument = test.child_by_field_name("argument") if test.type == "unary_expression" else None
+        compared = _unwrapped(argument) if argument is not None else None
+        if compared is None or compared.type != "binary_expression" or leave is None:
+            return None
+        operator = cs.text(compared.child_by_field_name("operator") or compared, self.data)
+        left, right = compared.child_by_field_name("left"), compared.child_by_field_name("right")
+        if (
+            cs.text(test.child_by_field_name("operator") or test, self.data) != "!"
+            or operator not in ("<", "<=")
+            or left is None
+            or cs.text(left, self.data) != value
+            or right is None
+            or first is None
+            or kn.compact(cs.text(leave, self.data)) not in ("break;", "{break;}")
+        ):
+            return None
+        polynomial = _LoopExpansion(self.tree, self.data, {var}).of(first, 0)
+        bound = self._value(right)
+        if polynomial is None or bound is None or set(polynomial) - {(), (var,)}:
+            return None  # the value is not a number plus c times a step
+        step, low = polynomial.get((var,), 0), polynomial.get((), 0)
+        if step <= 0:
+            return None
+        trips = max(0, math.ceil((bound - low + (operator == "<=")) / step))
+        self.bounds.add(leave.start_byte)
+        return _Loop(var, float(trips), True)
 
     def _block_loop(self, loop: Node, var: str | None) -> _Loop:
         """A loop over block tiles, as shared_tiling and gemm_tiling write it: `for (row =

@@ -28,22 +28,34 @@ warp per row; so does this rule. It rewrites offload's 1-D kernels:
 - `__syncwarp()` after each shared loop and each lane-0 statement makes their writes
   visible to the other lanes before anything reads them.
 
+schedule's 1-D kernels name no analysed loop: there an inner loop is shared only when its
+body is one accumulation read from the text, `acc = acc + term;` (`-`, `*`, the compound
+forms) into a scalar of the kernel or into an element whose subscripts the loop leaves
+alone (`tmp[i]`, as PolyBench's matrix-vector products keep their sums): each lane runs it
+on a register of its own from the identity, and lane 0 combines the warp's result into
+the element. The term must not read the accumulator, call anything but math functions,
+or read an array whose address moves with the loop other than one element a step in its
+last subscript (a column sum would send the lanes rows apart: it keeps a thread per
+iteration).
+
 Preconditions: a 1-D kernel of offload's shape whose comment names its source loop (the
 analysis facts of its inner loops are matched to the kernel's `for` statements in
-order); every statement of the body is one of the kinds above; each shared loop counts
-up by a constant step from a declared variable and cannot exit early. Float sums combine
-in another order (within the comparison tolerance, as the reduction method's)."""
+order), or, without one, the accumulations above; every statement of the body is one of
+the kinds above; each shared loop counts up by a constant step from a declared variable
+and cannot exit early. Float sums combine in another order (within the comparison
+tolerance, as the reduction method's)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node, Tree
 
 from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
-from cudaify.frontend.facts import Function, Loop, Program, Reduction
+from cudaify.frontend.facts import Function, Loop, Program, Reduction, Span
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms import pattern_support as ps
@@ -55,6 +67,8 @@ from cudaify.transforms.reduction import ArgGroup, Reduced, marked_body
 
 WARP = 32
 THREADS = 256  # threads per block: THREADS / WARP iterations of the kernel's loop each
+# the rows layout: a block of WARP iterations (x) by ROWS rows (y) that share their loops
+ROWS = 32
 
 WARP_MARKER = "/* ---- cudaify warp helpers ---- */"
 WARP_HELPERS = runtime_text("warp_helpers.cuh")
@@ -84,6 +98,9 @@ class Shared:
     counter: str = ""
     body: str = ""
     body_indent: str = ""
+    # an accumulator in memory (`tmp[i]`, a scheduled kernel's): the lanes run the body on
+    # a register of their own (`reduced[0]`), and lane 0 combines their result into it
+    element: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,6 +129,11 @@ class KernelPlan:
     lane_zero: tuple[Node, ...]  # statements that write memory: lane 0 runs them
     taken: frozenset[str]
     launches: tuple[Edit, ...]  # every launch resized: a warp per iteration
+    # `lanes`: a warp per iteration; `rows`: 32 side-by-side iterations per block, whose
+    # 32 rows (threadIdx.y) share the inner loops (a loop that reads down columns)
+    layout: str = "lanes"
+    base: str = ""  # rows: the first iteration of the block's turn
+    inside: str = ""  # rows: whether the thread's iteration is one of the loop's
 
 
 class Segmented(Method):
@@ -120,7 +142,7 @@ class Segmented(Method):
         "one warp per iteration of a kernel's loop: its lanes share inner reductions and scans"
     )
     category = "mapping"
-    follows = ("offload",)
+    follows = ("offload", "schedule", "data_residency")
     instruction = (
         "In the 1-D kernel, give each iteration of the grid-stride loop a whole warp: the "
         "loop counts warps ((blockIdx.x * blockDim.x + threadIdx.x) / 32, stepping by "
@@ -173,17 +195,27 @@ def _first(reasons: list[str]) -> str:
 def _describe(plan: KernelPlan) -> str:
     parts = []
     for shared in plan.shared:
-        combined = [f"{r.var} ({r.op})" for r in shared.reduced]
-        combined += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
-        what = f" combining {', '.join(combined)}" if combined else ""
+        what = f" combining {', '.join(_combined_names(shared))}" if _combined_names(shared) else ""
         if shared.scan is not None:
             form = "inclusive" if shared.scan.inclusive else "exclusive"
             what = f" scanning {shared.scan.acc} ({shared.scan.op}, {form})"
-        parts.append(f"'{shared.loop.var}' (line {shared.loop.line}){what}")
+        parts.append(f"'{shared.loop.var}'{_line(shared.loop.line)}{what}")
+    if plan.layout == "rows":
+        return (
+            f"{plan.kernel.name}: {WARP} side-by-side '{plan.kernel.cols.var}' per block of "
+            f"{plan.function}(){_line(plan.line)}, its {ROWS} rows sharing loop {', '.join(parts)}"
+        )
     return (
-        f"{plan.kernel.name}: one warp per '{plan.kernel.cols.var}' of {plan.function}() "
-        f"(line {plan.line}), its lanes sharing loop {', '.join(parts)}"
+        f"{plan.kernel.name}: one warp per '{plan.kernel.cols.var}' of {plan.function}()"
+        f"{_line(plan.line)}, its lanes sharing loop {', '.join(parts)}"
     )
+
+
+def _combined_names(shared: Shared) -> list[str]:
+    """What a shared loop's lanes combine: `acc (+)`, `tmp[i] (+)`, `best (argmax)`."""
+    names = [f"{shared.element or r.var} ({r.op})" for r in shared.reduced]
+    names += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
+    return names
 
 
 # ---- the postcondition ----------------------------------------------------------------
@@ -217,7 +249,9 @@ def segmented_problems(code: str) -> list[Problem]:
 
 def _warp_stride_loop(definition: Node, source: bytes) -> Node | None:
     """The kernel's outer loop when it counts warps (`.../ 32`, stepping by a 32nd of the
-    grid) and holds a loop that strides by 32 lanes, else None."""
+    grid) and holds a loop that strides by 32 lanes, or when it takes turns of 32
+    iterations per block (the rows layout) and holds a loop that strides by 32 rows and a
+    barrier where the rows meet, else None."""
     body = definition.child_by_field_name("body")
     if body is None:
         return None
@@ -229,9 +263,18 @@ def _warp_stride_loop(definition: Node, source: bytes) -> Node | None:
             continue
         head = kn.compact(cs.text(init, source))
         step = kn.compact(cs.text(update, source))
-        if not (
-            re.search(r"\(blockIdx\.x\*\(longlong\)blockDim\.x\+threadIdx\.x\)/32", head)
-            and re.search(r"\+=\(longlong\)blockDim\.x\*gridDim\.x/32$", step)
+        warps = re.search(
+            r"\(blockIdx\.x\*\(longlong\)blockDim\.x\+threadIdx\.x\)/32", head
+        ) and re.search(r"\+=\(longlong\)blockDim\.x\*gridDim\.x/32$", step)
+        turns = re.search(r"=\(longlong\)blockIdx\.x\*32;", head) and re.search(
+            r"\+=\(longlong\)32\*gridDim\.x$", step
+        )
+        if not warps and not (
+            turns
+            and any(
+                n.type == "call_expression" and cs.call_name(n, source) == "__syncthreads"
+                for n in cs.walk(loop)
+            )
         ):
             continue
         for inner in cs.walk(loop):
@@ -280,32 +323,75 @@ def _plan(
     kernel = kn.read_kernel(definition, tree, source)
     if kernel.rows is not None:
         raise kn.Refuse("it maps two loops (a warp per iteration needs a 1-D kernel)")
-    function, root = _source_loop(definition, source, program, kernel)
+    if _named_loop(definition, source) is None:
+        # no analysed loop behind it (schedule's kernels): its inner loops are read from
+        # their text, and only plain accumulations are shared, by a warp's lanes where
+        # they read along rows, by a block's rows where they read down columns
+        try:
+            return _planned(kernel, tree, source, set(taken), "lanes")
+        except _Strided as strided:
+            try:
+                return _planned(kernel, tree, source, set(taken), "rows")
+            except kn.Refuse as refusal:
+                raise kn.Refuse(f"{strided}; a block's rows: {refusal}") from None
+    found, root = _source_loop(definition, source, program, kernel)
     fors = _loops_in(kernel.cols.statements)
     facts = list(root.walk()[1:])
     if [_loop_var(n, source) for n in fors] != [loop.var for loop in facts]:
         raise kn.Refuse(
-            f"its inner loops are not those of the loop at line {root.line} of {function.name}()"
+            f"its inner loops are not those of the loop at line {root.line} of {found.name}()"
         )
     fact_of = {n.start_byte: loop for n, loop in zip(fors, facts, strict=True)}
+
+    def share(node: Node) -> Shared:
+        return _shared(node, fact_of[node.start_byte], kernel, taken)
+
+    return _planned(kernel, tree, source, taken, "lanes", share, found.name, root.line)
+
+
+def _planned(
+    kernel: kn.Kernel,
+    tree: Tree,
+    source: bytes,
+    taken: set[str],
+    layout: str,
+    share: Callable[[Node], Shared] | None = None,
+    function: str = "",
+    line: int = 0,
+) -> KernelPlan:
+    """The plan of `kernel` in `layout`: its inner loops shared by `share` (the analysed
+    loops'), else read as accumulations; the other statements run by every lane or by
+    lane 0."""
+    if share is None:
+        function = _launching_function(kernel, tree, source)
+
+        def share(node: Node) -> Shared:
+            return _accumulation(node, kernel, taken, layout)
+
     shared: list[Shared] = []
     lane_zero: list[Node] = []
     for statement in kernel.cols.statements:
         if statement.type == "for_statement":
-            shared.append(_shared(statement, fact_of[statement.start_byte], kernel, taken))
+            shared.append(share(statement))
         elif _writes_memory(statement, source):
             _require_lane_zero(statement, source)
             lane_zero.append(statement)
         else:
             _require_uniform(statement, source)
+            if layout == "rows" and _reads_memory(statement):
+                # every row runs it, and a thread past the last iteration too
+                raise kn.Refuse(f"{_quoted(statement, source)} reads memory in every thread")
     if not shared:
         raise kn.Refuse("its loop body has no inner loop for the lanes to share")
-    launches = _launch_edits(kernel, tree, source)
+    launches = _launch_edits(kernel, tree, source, layout)
     return KernelPlan(
         kernel=kernel,
-        function=function.name,
-        line=root.line,
-        lane=kn.fresh("cudaify_lane", taken),
+        function=function,
+        line=line,
+        lane=kn.fresh("cudaify_lane" if layout == "lanes" else "cudaify_row", taken),
+        layout=layout,
+        base=kn.fresh("cudaify_base", taken) if layout == "rows" else "",
+        inside=kn.fresh("cudaify_in", taken) if layout == "rows" else "",
         shared=tuple(shared),
         lane_zero=tuple(lane_zero),
         taken=frozenset(taken),
@@ -327,6 +413,220 @@ def _source_loop(
     if function is None or root is None or var != kernel.cols.var:
         raise kn.Refuse(f"the loop '{var}' at line {line} of {name}() is not in the analysis")
     return function, root
+
+
+def _launching_function(kernel: kn.Kernel, tree: Tree, source: bytes) -> str:
+    """The host function that launches the kernel (the first launch's)."""
+    for launch in kn.launches(tree, source, kernel.name):
+        function = cs.enclosing_function(launch.call)
+        name = cs.function_name(function, source) if function is not None else None
+        if name:
+            return name
+    raise kn.Refuse(f"kernel '{kernel.name}' is never launched")
+
+
+# the operators of an accumulation `acc = acc OP term` / `acc OP= term`, and how the lanes'
+# results combine: each lane starts at the identity, so `acc - t1 - t2` leaves -(t1 + t2)
+_ACCUMULATING = {"+": "+", "-": "+", "*": "*"}
+
+
+class _Strided(kn.Refuse):
+    """The lanes would read rows apart: the block's rows may share the loop instead."""
+
+
+def _accumulation(node: Node, kernel: kn.Kernel, taken: set[str], layout: str) -> Shared:
+    """An inner loop no analysis describes (a scheduled kernel's), shared when its body is
+    one accumulation: `acc = acc + term;` (or `-`, `*`, the compound forms, `term + acc`)
+    into a scalar of the kernel or into an element whose subscripts the loop never changes
+    (`tmp[i]`), the term reading neither. Anything else is refused."""
+    source = kernel.source
+    var = _loop_var(node, source)
+    where = f"loop '{var}'"
+    body = node.child_by_field_name("body")
+    statements = kn.statements_of(body) if body is not None else []
+    if len(statements) != 1 or statements[0].type != "expression_statement":
+        raise kn.Refuse(f"{where}: its body is not one accumulation `acc = acc + term;`")
+    statement = statements[0]
+    target, operator, right = _assignment_parts(statement, source)
+    if target is None or right is None:
+        raise kn.Refuse(f"{where}: its body is not one accumulation `acc = acc + term;`")
+    target = _unparenthesized(target)
+    accumulator = kn.compact(cs.text(target, source))
+    uses = [target]
+    if operator == "=":
+        right = _unparenthesized(right)
+        sign = right.child_by_field_name("operator")
+        op = cs.text(sign, source) if sign is not None else ""
+        sides = [right.child_by_field_name("left"), right.child_by_field_name("right")]
+        if right.type != "binary_expression" or op not in _ACCUMULATING or None in sides:
+            raise kn.Refuse(f"{where}: `{accumulator} = ...` is not `{accumulator} + term`")
+        own = [n for n in sides if n is not None and kn.compact(cs.text(n, source)) == accumulator]
+        if not own or (op == "-" and own[0] is not sides[0]):
+            raise kn.Refuse(f"{where}: `{accumulator} = ...` is not `{accumulator} {op} term`")
+        uses.append(own[0])
+        term = sides[1] if own[0] is sides[0] else sides[0]
+    elif operator[:-1] in _ACCUMULATING and operator.endswith("="):
+        op, term = operator[:-1], right
+    else:
+        raise kn.Refuse(f"{where}: `{operator}` does not accumulate")
+    assert term is not None
+    base = _accumulator_base(target, var, kernel, where)
+    named = {cs.text(n, source) for n in cs.walk(term) if n.type == "identifier"}
+    if base in named:
+        raise kn.Refuse(f"{where}: the term reads '{base}', which the loop accumulates into")
+    if not _pure(term, source):
+        raise kn.Refuse(f"{where}: the term writes memory or calls a function with effects")
+    if layout == "lanes" and (strided := _strided_read(term, var, source=source)) is not None:
+        raise _Strided(f"{where}: the lanes would read `{strided}` rows apart, not side by side")
+    if layout == "rows" and (
+        strided := _strided_read(term, kernel.cols.var, kernel.cols.counter, source=source)
+    ):
+        raise kn.Refuse(f"{where}: the iterations side by side would read `{strided}` apart")
+    declared = cs.visible(kernel.tree, source, base, target.start_byte)
+    if declared is None:
+        raise kn.Refuse(f"{where}: '{base}' is not declared in the kernel")
+    element = target.type != "identifier"
+    if not element and (declared.scope != "local" or declared.kind != "scalar"):
+        raise kn.Refuse(f"{where}: '{base}' is not a scalar declared in the kernel")
+    device_type = " ".join(QUALIFIERS.sub("", declared.base).split())
+    if not device_type or "auto" in device_type.split():
+        raise kn.Refuse(f"{where}: the type of '{base}' is not known")
+    functor = ps.OPERATORS[_ACCUMULATING[op]]
+    local = kn.fresh(f"cudaify_acc_{base}", taken) if element else base
+    taken.add(local)
+    reduced = Reduced(
+        var=local,
+        op=_ACCUMULATING[op],
+        functor=functor,
+        device_type=device_type,
+        partials=kn.fresh(f"cudaify_lanes_{base}", taken),
+        host_partials="",
+    )
+    taken.add(reduced.partials)
+    start = statement.start_byte
+    registers = [
+        Edit(n.start_byte - start, n.end_byte - start, local, "the lane's register") for n in uses
+    ]
+    text = apply_edits(source[start : statement.end_byte], registers)
+    loop = _header_loop(node, var, source)
+    return replace(
+        _shared(node, loop, kernel, taken, reduced=(reduced,)),
+        body=text.decode("utf-8", errors="surrogateescape"),
+        body_indent=kn.line_indent(source, statement.start_byte),
+        element=accumulator if element else "",
+    )
+
+
+def _line(line: int) -> str:
+    """` (line N)` for a loop of the source; nothing for one of a scheduled kernel, whose
+    lines are the generated code's."""
+    return f" (line {line})" if line else ""
+
+
+def _unparenthesized(node: Node) -> Node:
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _accumulator_base(target: Node, var: str, kernel: kn.Kernel, where: str) -> str:
+    """The name an accumulator stores into: itself, or the array of `a[i][k]`, whose
+    subscripts read no memory, nor the loop's variable."""
+    source = kernel.source
+    current = target
+    while current.type == "subscript_expression":
+        for index in current.named_children[1:]:
+            if not kn.effect_free(index) or var in {
+                cs.text(n, source) for n in cs.walk(index) if n.type == "identifier"
+            }:
+                raise kn.Refuse(
+                    f"{where}: the element `{kn.compact(cs.text(target, source))}` moves with "
+                    "the loop or reads memory"
+                )
+        current = _unparenthesized(current.named_children[0])
+    if current.type != "identifier":
+        raise kn.Refuse(f"{where}: it accumulates into `{cs.text(target, source)}`")
+    return cs.text(current, source)
+
+
+def _strided_read(term: Node, *names: str, source: bytes) -> str | None:
+    """An element the term reads whose address moves with `names` (a loop's variable)
+    other than by one element a step (in a subscript before the last, or multiplied in
+    the last), else None: threads that take consecutive iterations read side by side only
+    where the variable steps the last subscript by one."""
+
+    def moves(index: Node) -> bool:
+        return any(cs.text(n, source) in names for n in cs.walk(index) if n.type == "identifier")
+
+    for node in cs.walk(term):
+        if node.type != "subscript_expression" or (
+            node.parent is not None and node.parent.type == "subscript_expression"
+        ):
+            continue  # the outermost subscript of each access
+        text = kn.compact(cs.text(node, source))
+        last = node.named_children[1:]
+        inner = _unparenthesized(node.named_children[0])
+        if any(moves(i) for i in last) and any(
+            n.type == "binary_expression"
+            and cs.text(n.child_by_field_name("operator") or n, source) in ("*", "/", "<<")
+            and moves(n)
+            for i in last
+            for n in cs.walk(i)
+        ):
+            return text
+        while inner.type == "subscript_expression":
+            if any(moves(i) for i in inner.named_children[1:]):
+                return text
+            inner = _unparenthesized(inner.named_children[0])
+    return None
+
+
+def _reads_memory(node: Node) -> bool:
+    """An element, a dereference or a field through a pointer anywhere in `node`."""
+    return any(
+        n.type in ("subscript_expression", "pointer_expression")
+        or (n.type == "field_expression" and any(c.type == "->" for c in n.children))
+        for n in cs.walk(node)
+    )
+
+
+def _pure(node: Node, source: bytes) -> bool:
+    """No assignment, increment or call other than math functions and casts."""
+    for n in cs.walk(node):
+        if n.type in ("assignment_expression", "update_expression", "lambda_expression"):
+            return False
+        if n.type == "call_expression" and cs.call_name(n, source) not in _PURE_CALLS:
+            return False
+    return True
+
+
+def _header_loop(node: Node, var: str, source: bytes) -> Loop:
+    """What `_shared` needs of a loop the analysis never saw, read from its header: the
+    variable, a constant step (0 when it has none) and no early exit (its body is one
+    expression)."""
+    update = node.child_by_field_name("update")
+    text = kn.compact(cs.text(update, source)) if update is not None else ""
+    step = 0
+    if text in (f"{var}++", f"++{var}"):
+        step = 1
+    elif (match := re.fullmatch(rf"{re.escape(var)}\+=(\d+)", text)) is not None:
+        step = int(match.group(1))
+    body = node.child_by_field_name("body")
+    assert body is not None
+    return Loop(
+        var=var,
+        lower="",
+        upper="",
+        step=step,
+        upper_inclusive=False,
+        line=0,
+        column=0,
+        depth=1,
+        span=Span(node.start_byte, node.end_byte),
+        body_span=Span(body.start_byte, body.end_byte),
+        var_declared_in_header=var != "?",
+        pattern="reduction",
+    )
 
 
 def _loops_in(statements: tuple[Node, ...]) -> list[Node]:
@@ -357,9 +657,17 @@ def _loop_var(node: Node, source: bytes) -> str:
     return "?"
 
 
-def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Shared:
+def _shared(
+    node: Node,
+    loop: Loop,
+    kernel: kn.Kernel,
+    taken: set[str],
+    reduced: tuple[Reduced, ...] | None = None,
+) -> Shared:
+    """The shared loop `node` with its facts `loop`; `reduced` replaces the reductions the
+    facts name (an accumulation read from the text)."""
     source = kernel.source
-    where = f"loop '{loop.var}' (line {loop.line})"
+    where = f"loop '{loop.var}'{_line(loop.line)}"
     if loop.early_exit:
         raise kn.Refuse(f"{where} can exit early")
     if not loop.var_declared_in_header:
@@ -370,6 +678,7 @@ def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Share
         raise kn.Refuse(f"{where} is {loop.pattern}: {loop.reason or 'not a reduction'}")
     init = node.child_by_field_name("initializer")
     condition = node.child_by_field_name("condition")
+    condition = _unparenthesized(condition) if condition is not None else None
     first = kn.initializer(init) if init is not None else None
     if init is None or condition is None or first is None:
         raise kn.Refuse(f"{where} has no `T {loop.var} = first; {loop.var} < bound` header")
@@ -385,7 +694,9 @@ def _shared(node: Node, loop: Loop, kernel: kn.Kernel, taken: set[str]) -> Share
     ):
         raise kn.Refuse(f"{where}: its test is not `{loop.var} < bound` or `<=`")
     var_type = cs.base_type(init, source)
-    reduced, groups = _combined(loop.reductions, node, kernel, taken)
+    groups: tuple[ArgGroup, ...] = ()
+    if reduced is None:
+        reduced, groups = _combined(loop.reductions, node, kernel, taken)
     if loop.pattern == "scan":
         scan, counter, body, body_indent = _scan_form(node, loop, kernel), "", "", ""
     else:
@@ -617,7 +928,11 @@ def _emit(code: str, plans: list[KernelPlan]) -> str:
     source = code.encode("utf-8", errors="surrogateescape")
     first = min(plan.kernel.definition.start_byte for plan in plans)
     comment = plans[0].kernel.definition.prev_named_sibling
-    at = min(first, comment.start_byte) if comment is not None else first
+    at = (
+        min(first, comment.start_byte)
+        if comment is not None and comment.type == "comment"
+        else first
+    )
     edits, helpers = ps.prelude_edits(source, at)
     if WARP_MARKER.encode() not in source:
         helpers += WARP_HELPERS
@@ -634,12 +949,14 @@ def _kernel_edits(plan: KernelPlan) -> list[Edit]:
     cols = kernel.cols
     edits = []
     comment = kernel.definition.prev_named_sibling
-    if comment is not None:
+    if comment is not None and comment.type == "comment":
         text = cs.text(comment, source).replace(
             "one thread per iteration.",
             "one warp per iteration, its lanes sharing the inner loops.",
         )
         edits.append(Edit(comment.start_byte, comment.end_byte, text, "the kernel's mapping"))
+    if plan.layout == "rows":
+        return edits + _rows_edits(plan)
     indent = kn.line_indent(source, cols.node.start_byte)
     init = cols.node.child_by_field_name("initializer")
     update = cols.node.child_by_field_name("update")
@@ -674,6 +991,105 @@ def _kernel_edits(plan: KernelPlan) -> list[Edit]:
     return edits
 
 
+def _rows_edits(plan: KernelPlan) -> list[Edit]:
+    """The rows layout: the grid-stride loop takes turns of WARP side-by-side iterations
+    per block (every thread of the block runs every turn, so the barriers are reached by
+    all; a thread past the last iteration runs no shared loop and writes nothing), row 0
+    runs the statements that write memory, and the rows share the inner loops."""
+    kernel, source = plan.kernel, plan.kernel.source
+    cols = kernel.cols
+    indent = kn.line_indent(source, cols.node.start_byte)
+    inner = kn.line_indent(source, cols.declaration.start_byte)
+    init = cols.node.child_by_field_name("initializer")
+    condition = cols.node.child_by_field_name("condition")
+    update = cols.node.child_by_field_name("update")
+    assert init is not None and condition is not None and update is not None
+    t, base, inside = cols.counter, plan.base, plan.inside
+    turn = f"(long long){WARP} * gridDim.x"
+    edits = [
+        Edit(
+            init.start_byte,
+            init.end_byte,
+            f"long long {base} = (long long)blockIdx.x * {WARP};",
+            "a block's turn: 32 iterations",
+        ),
+        Edit(condition.start_byte, condition.end_byte, f"{base} < {cols.trips}", "turns"),
+        Edit(update.start_byte, update.end_byte, f"{base} += {turn}", "the grid's turns"),
+        Edit(
+            cols.declaration.start_byte,
+            cols.declaration.start_byte,
+            f"const long long {t} = {base} + threadIdx.x;\n"
+            f"{inner}const bool {inside} = {t} < {cols.trips};\n{inner}",
+            "the thread's iteration",
+        ),
+        Edit(
+            cols.node.start_byte,
+            cols.node.start_byte,
+            f"const int {plan.lane} = threadIdx.y;\n{indent}",
+            "the thread's row",
+        ),
+    ]
+    for statement in plan.lane_zero:
+        at = kn.line_indent(source, statement.start_byte)
+        moved = kn.moved(statement, source, at + "    ")
+        text = f"if ({inside} && {plan.lane} == 0)\n{at}    {moved}\n{at}__syncthreads();"
+        edits.append(Edit(statement.start_byte, statement.end_byte, text, "row 0 writes"))
+    for shared in plan.shared:
+        text = _rows_text(plan, shared, set(plan.taken))
+        edits.append(Edit(shared.node.start_byte, shared.node.end_byte, text, "the rows share"))
+    return edits
+
+
+def _rows_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
+    """A shared accumulation in the rows layout: row r runs iterations r, r + ROWS, ... on
+    a register from the identity, the rows' results meet in shared memory, every row adds
+    them up in row order (all rows hold the same total), and row 0 combines it into an
+    element (a scalar takes it in every row)."""
+    source = plan.kernel.source
+    loop, row = shared.loop, plan.lane
+    (r,) = shared.reduced
+    indent = kn.line_indent(source, shared.node.start_byte)
+    i1, i2 = indent + "    ", indent + "    " * 2
+    first = kn.fresh(f"cudaify_first_{loop.var}", taken | {shared.counter})
+    rows = kn.fresh(f"cudaify_rows_{r.partials.removeprefix('cudaify_lanes_')}", taken)
+    other = kn.fresh("cudaify_r", taken)
+    step = f" * {loop.step}" if loop.step != 1 else ""
+    test = "<=" if shared.inclusive else "<"
+    counter, body_at = shared.counter, i2 + "        "
+    lines = [
+        f"{{ /* the block's rows share loop '{loop.var}'; they combine "
+        f"{', '.join(_combined_names(shared))} */",
+        f"{i1}__shared__ {r.device_type} {rows}[{ROWS}][{WARP}];",
+        f"{i1}const long long {first} = (long long)({shared.first});",
+        f"{i1}{r.device_type} {r.partials};",
+        f"{i1}{{",
+        f"{i2}{r.device_type} {r.var} = {r.functor}::identity<{r.device_type}>();",
+        f"{i2}if ({plan.inside})",
+        f"{i2}    for (long long {counter} = {row};; {counter} += {ROWS}) {{",
+        f"{body_at}{shared.var_type} {loop.var} = ({shared.var_type})({first} + {counter}{step});",
+        f"{body_at}if (!({loop.var} {test} {shared.bound}))",
+        f"{body_at}    break;",
+        body_at + kn.reindent(shared.body, shared.body_indent, body_at),
+        f"{i2}    }}",
+        f"{i2}{rows}[{row}][threadIdx.x] = {r.var};",
+        f"{i1}}}",
+        f"{i1}__syncthreads();",
+        f"{i1}{r.partials} = {rows}[0][threadIdx.x];",
+        f"{i1}for (int {other} = 1; {other} < {ROWS}; {other}++)",
+        f"{i1}    {r.partials} = {r.functor}()({r.partials}, {rows}[{other}][threadIdx.x]);",
+        f"{i1}__syncthreads();",
+    ]
+    if shared.element:
+        lines += [
+            f"{i1}if ({plan.inside} && {row} == 0)",
+            f"{i1}    {shared.element} = {r.functor}()({shared.element}, {r.partials});",
+        ]
+    else:
+        lines.append(f"{i1}{r.var} = {r.functor}()({r.var}, {r.partials});")
+    lines += [f"{indent}}}", f"{indent}__syncthreads();"]
+    return "\n".join(lines)
+
+
 def _body_text(node: Node, source: bytes) -> tuple[str, str]:
     """The statements of a loop body (without braces) and their indentation."""
     body = node.child_by_field_name("body")
@@ -698,13 +1114,12 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
     counter = shared.counter
     first = kn.fresh(f"cudaify_first_{loop.var}", taken | {counter})
     values = [*shared.reduced, *(r for g in shared.groups for r in g.values)]
-    combined = [f"{r.var} ({r.op})" for r in shared.reduced]
-    combined += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
+    combined = _combined_names(shared)
     what = f"; they combine {', '.join(combined)}" if combined else ""
     step = f" * {loop.step}" if loop.step != 1 else ""
     test = "<=" if shared.inclusive else "<"
     lines = [
-        f"{{ /* the warp's lanes share loop '{loop.var}' (line {loop.line}){what} */",
+        f"{{ /* the warp's lanes share loop '{loop.var}'{_line(loop.line)}{what} */",
         f"{i1}const long long {first} = (long long)({shared.first});",
     ]
     lines += [f"{i1}{r.device_type} {r.partials};" for r in values]
@@ -739,7 +1154,13 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
     if values:
         lines.append(f"{i1}}}")
     for r in shared.reduced:
-        lines.append(f"{i1}{r.var} = {r.functor}()({r.var}, {r.partials});")
+        if shared.element:  # memory: lane 0 alone reads and writes it
+            lines.append(f"{i1}if ({plan.lane} == 0)")
+            lines.append(
+                f"{i1}    {shared.element} = {r.functor}()({shared.element}, {r.partials});"
+            )
+        else:
+            lines.append(f"{i1}{r.var} = {r.functor}()({r.var}, {r.partials});")
     for g in shared.groups:
         assert g.key is not None
         lines.append(f"{i1}if ({g.at_partials} >= 0 && {g.key.partials} {g.beats} {g.key.var}) {{")
@@ -835,15 +1256,20 @@ def _group_allreduce(g: ArgGroup, indent: str) -> list[str]:
     return lines
 
 
-def _launch_edits(kernel: kn.Kernel, tree: Tree, source: bytes) -> list[Edit]:
+def _launch_edits(
+    kernel: kn.Kernel, tree: Tree, source: bytes, layout: str = "lanes"
+) -> list[Edit]:
     edits = []
     found = kn.launches(tree, source, kernel.name)
     if not found:
         raise kn.Refuse(f"kernel '{kernel.name}' is never launched")
+    per_block, block = (
+        (THREADS // WARP, str(THREADS)) if layout == "lanes" else (WARP, f"{WARP}, {ROWS}")
+    )
     for launch in found:
         trips = kn.launch_argument(launch, kernel, kernel.cols.trips, source)
-        grid = f"cudaify_blocks({cs.text(trips, source)}, {THREADS // WARP}, {MOST_BLOCKS['x']}u)"
+        grid = f"cudaify_blocks({cs.text(trips, source)}, {per_block}, {MOST_BLOCKS['x']}u)"
         edits += kn.resize_launch(
-            launch, tree, source, (grid, str(THREADS)), (trips,), "a warp per iteration"
+            launch, tree, source, (grid, block), (trips,), f"{layout}: their shape"
         )
     return edits

@@ -18,6 +18,7 @@ from cudaify.backend.cost import (
     UNIFORM,
     UNKNOWN_TRIPS,
     Work,
+    kernel_work,
     predict,
     rank_agreement,
 )
@@ -89,6 +90,32 @@ def test_coalesced_uniform_and_strided_accesses_are_weighed_apart() -> None:
     # coalesced read of the index itself)
     gather = cost_of("b[i * n + j] = a[(int)b[j] % n];")
     assert gather.kernel == pytest.approx((2.0 + STRIDED) * OUTPUTS)
+
+
+def test_a_row_subscript_on_the_thread_is_strided_and_a_warp_s_lanes_are_side_by_side() -> None:
+    """`A[j][k]` with j the thread's: each lane reads a row of its own, however its last
+    subscript moves; a warp per row (`t / 32`), its lanes on `threadIdx.x % 32`, reads the
+    row side by side."""
+    rows = cost_of("float (*m)[64] = (float (*)[64])a; b[j] = m[j][0] + m[j][1];")
+    assert rows.kernel == pytest.approx((1.0 + 2 * STRIDED) * OUTPUTS)
+    assert rows.coalesced == pytest.approx(1.0 / (1.0 + 2 * STRIDED))
+    warp = """
+__global__ void scale(float *a, float *b, int n, long long trips_i, long long trips_j)
+{
+    const int lane = threadIdx.x % 32;
+    for (long long t_j = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_j < trips_j;
+         t_j += (long long)blockDim.x * gridDim.x / 32) {
+        int j = (int)t_j;
+        float (*m)[64] = (float (*)[64])a;
+        BODY
+    }
+}
+"""
+    lanes = cost_of("b[j] = m[j][lane];", kernel=warp)
+    across = cost_of("b[j] = m[lane][j];", kernel=warp)
+    assert lanes.coalesced == 1.0 and across.coalesced < 0.05
+    # b[j]: one address for the warp; m: side by side, or rows apart
+    assert lanes.kernel / across.kernel == pytest.approx((UNIFORM + 1.0) / (UNIFORM + STRIDED))
 
 
 def test_work_per_output_follows_the_loops_in_the_kernel() -> None:
@@ -410,3 +437,19 @@ def test_host_loops_left_in_a_timed_function_cost_what_they_do_on_the_cpu() -> N
     assert moved.host == pytest.approx(HOST_UNITS * 2048)
     assert left.cost > moved.cost
     assert left.to_json()["host"] == pytest.approx(left.host)
+
+
+def test_loops_a_warp_s_lanes_or_a_block_s_rows_share_count_the_source_s_work() -> None:
+    """segmented's shared loops (`for (c = lane;; c += 32) { j = first + c; if (!(j <
+    bound)) break; ... }`) run the source loop's iterations once among the 32 threads: the
+    count is the source's, exact, and their `break` is no early exit. 45 x 70 doubles."""
+    golden = Path(__file__).parents[1] / "golden" / "segmented" / "scheduled_rows.cu"
+    work = kernel_work(golden.read_text())
+    a, vector, column = 45 * 70 * 8, 45 * 8, 70 * 8
+    # a warp per row: y[i] = 0.5 + sum_j A[i][j] x[j] (A, x read; y written, read by lane 0)
+    assert work["kernels_kernel_2"] == Work(a + column + 2 * vector, 45 * 70 * 2, "fp64", True)
+    # 32 side-by-side columns per block, its rows sharing i: colsum[j] += A[i][j]
+    assert work["kernels_kernel_3"] == Work(a + 2 * column, 45 * 70, "fp64", True)
+    # the column's mean, then its variance (4 FLOPs a value), then one store
+    assert work["kernels_kernel_6"] == Work(a + column, 45 * 70 * 5 + 70, "fp64", True)
+

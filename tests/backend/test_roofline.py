@@ -324,9 +324,24 @@ def test_a_matvec_reads_the_vector_once_per_launch() -> None:
 
 def test_a_loop_of_unknown_trips_is_capped_by_its_arrays_extents() -> None:
     n = 4096
-    work = kernel_work(MATVEC)["matvec_kernel"]
+    # the lanes' loop as a while loop: its trips are not read
+    lanes = MATVEC.replace(
+        "for (long long t_j = lane;; t_j += 32) {\n            int j = (int)t_j;\n"
+        "            if (!(j < n))\n                break;",
+        "for (int j = lane; j < n * (1 + (int)x[0] * 0); j += 32) {",
+    )
+    assert lanes != MATVEC
+    work = kernel_work(lanes)["matvec_kernel"]
     assert work.bytes == 4 * (n * n + n + n)
     assert not work.flops_known and not work.exact
+
+
+def test_a_loop_the_lanes_share_counts_the_rows_once() -> None:
+    """segmented's lane loop, `for (c = lane;; c += 32)` up to its `break`: the 32 lanes
+    together run j over 0..n - 1 once per row, so the count is the product's, exact."""
+    n = 4096
+    work = kernel_work(MATVEC)["matvec_kernel"]
+    assert work == Work(4 * (n * n + n + n), 2 * n * n, "fp32", True, True)
 
 
 def test_repeated_references_count_once() -> None:

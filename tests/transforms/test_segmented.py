@@ -14,6 +14,7 @@ from cudaify.transforms.segmented import plan_kernels, segmented_problems
 
 SEGMENTED = get("segmented")
 ROWS = GOLDEN / "segmented" / "rows.cpp"
+SCHEDULED = GOLDEN / "segmented" / "scheduled_rows.c"
 WARPS = Path(__file__).resolve().parent / "warp_emulation.h"
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -200,6 +201,168 @@ def test_the_postcondition_refuses_decoys() -> None:
     # a warp per iteration, but the lanes never share an inner loop
     unshared = re.sub(r"(cudaify_(?:t|tile)_\w+) \+= 32", r"\1 += 1", after)
     assert [p.message for p in segmented_problems(unshared)] == [message]
+
+
+def test_the_postcondition_refuses_rows_decoys() -> None:
+    """The rows layout: turns of 32 iterations per block, a loop the rows share, and the
+    barrier where their results meet; without the barrier, or a turn per thread, refused."""
+    program = analysed(SCHEDULED)
+    scheduled = applied(program, "schedule")
+    rows_only = scheduled.code
+    after = SEGMENTED.apply_rule(scheduled, Context(program)).variant
+    assert after is not None
+    # keep only the rows-layout kernels' launches: the warp kernels are not launched
+    for name in ("kernels_kernel_2", "kernels_kernel_4", "kernels_kernel_7"):
+        rows_only = re.sub(rf"{name}<<<[^\n]*\n", "", after.code)
+        after = after.then("edit", rows_only, "slm")
+    assert segmented_problems(rows_only) == []
+    message = (
+        "no launched kernel whose grid-stride loop gives each iteration a warp and whose inner "
+        "loops its lanes share"
+    )
+    no_barrier = rows_only.replace("__syncthreads();", "")
+    assert [p.message for p in segmented_problems(no_barrier)] == [message]
+    per_thread = rows_only.replace("cudaify_base += (long long)32 * gridDim.x", "cudaify_base += 1")
+    assert [p.message for p in segmented_problems(per_thread)] == [message]
+
+
+def test_scheduled_golden_output_is_stable_and_compiles(update_golden: bool, tmp_path) -> None:
+    matches_golden(SCHEDULED, "segmented", update_golden, tmp_path, after=("schedule",))
+
+
+def test_scheduled_kernels_share_their_accumulations_read_from_the_text() -> None:
+    """schedule's kernels name no analysed loop: an inner loop whose body is one
+    accumulation into a kernel scalar or into an element the loop never moves is shared,
+    by a warp's lanes where it reads along a row, by a block's rows where the iterations
+    side by side read a row together (a column sum); a body that also resets the element,
+    and a loop that reads every other column, are left as they were."""
+    program = analysed(SCHEDULED)
+    scheduled = applied(program, "schedule")
+    plans, reasons = plan_kernels(scheduled.code, program)
+    assert [(plan.kernel.name, plan.layout) for plan in plans] == [
+        ("kernels_kernel_2", "lanes"),
+        ("kernels_kernel_3", "rows"),
+        ("kernels_kernel_4", "lanes"),
+        ("kernels_kernel_6", "rows"),
+        ("kernels_kernel_7", "lanes"),
+    ]
+    assert reasons == [
+        "segmented: kernel 'init_kernel': its loop body has no inner loop for the lanes to share",
+        "segmented: kernel 'init_kernel_2': it maps two loops (a warp per iteration needs a 1-D "
+        "kernel)",
+        "segmented: kernel 'kernels_kernel': loop 'j': its body is not one accumulation "
+        "`acc = acc + term;`",
+        "segmented: kernel 'kernels_kernel_5': loop 'i': the lanes would read `A[i][2*j]` rows "
+        "apart, not side by side; a block's rows: loop 'i': the iterations side by side would "
+        "read `A[i][2*j]` apart",
+    ]
+    outcome = SEGMENTED.apply_rule(scheduled, Context(program))
+    assert outcome.variant is not None
+    assert outcome.variant.steps[-1].detail.split("; ") == [
+        "kernels_kernel_2: one warp per 'i' of kernels(), its lanes sharing loop 'j' combining "
+        "y[i] (+)",
+        "kernels_kernel_3: 32 side-by-side 'j' per block of kernels(), its 32 rows sharing loop "
+        "'i' combining colsum[j] (+)",
+        "kernels_kernel_4: one warp per 'i' of kernels(), its lanes sharing loop 'j' combining "
+        "d (+)",
+        "kernels_kernel_6: 32 side-by-side 'j' per block of kernels(), its 32 rows sharing loop "
+        "'c0' combining m (+), 'c0' combining v (+)",
+        "kernels_kernel_7: one warp per 'i' of kernels(), its lanes sharing loop 'j' combining "
+        "prod[i] (*)",
+    ]
+    code = outcome.variant.code
+    # the element: a register per lane from the identity, lane 0 adds the warp's total
+    assert "double cudaify_acc_y = cudaify_plus::identity<double>();" in code
+    assert "cudaify_acc_y = cudaify_acc_y + A[i][j] * x[j];" in code
+    assert (
+        "if (cudaify_lane == 0)\n                y[i] = cudaify_plus()(y[i], cudaify_lanes_y);"
+    ) in code
+    # `d -= term` on the lanes' copies from 0, the warp's sum joins the value before
+    assert "d -= A[i][j] * 0.5;" in code
+    assert "d = cudaify_plus()(d, cudaify_lanes_d);" in code
+    assert "cudaify_acc_prod *= 1.0 + A[i][j] / 64.0;" in code
+    # the rows: every thread of the block runs every turn (the barriers), a thread past
+    # the end runs no shared loop and writes nothing; the rows' results meet in shared
+    # memory and are added in row order
+    assert "const bool cudaify_in = t_j_3 < trips_j_3;" in code
+    assert "if (cudaify_in)\n                    for (long long cudaify_t_i = cudaify_row;;" in code
+    assert "__shared__ double cudaify_rows_colsum[32][32];" in code
+    assert "cudaify_rows_colsum[cudaify_row][threadIdx.x] = cudaify_acc_colsum;" in code
+    assert (
+        "if (cudaify_in && cudaify_row == 0)\n                colsum[j] = cudaify_plus()"
+        "(colsum[j], cudaify_lanes_colsum);"
+    ) in code
+    assert (
+        "kernels_kernel_3<<<dim3(cudaify_blocks(trips_j_3, 32, 2147483647u)), dim3(32, 32)>>>"
+        in (code)
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("y[i] = y[i] + A[i][j] * y[j];", "the term reads 'y', which the loop accumulates into"),
+        ("y[i] = A[i][j] - y[i];", "`y[i] = ...` is not `y[i] - term`"),
+        ("y[j] = y[j] + A[i][j];", "the element `y[j]` moves with the loop or reads memory"),
+        ("y[i] = y[i] + bump(A[i][j]);", "the term writes memory or calls a function"),
+        ("y[i] = y[i] + A[i][2 * j];", "the lanes would read `A[i][2*j]` rows apart"),
+        ("y[i] /= A[i][j];", "`/=` does not accumulate"),
+    ],
+)
+def test_an_accumulation_it_cannot_share_is_refused(body: str, reason: str) -> None:
+    import cudaify.transforms.kernel_nest as kn
+    from cudaify.transforms import csource as cs
+    from cudaify.transforms.segmented import _accumulation
+
+    code = (
+        "__device__ double bump(double v);\n"
+        "__global__ void k(double *y, double (*A)[64], int n, long long lo, long long trips)\n"
+        "{\n"
+        "    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips; "
+        "t += (long long)blockDim.x * gridDim.x) {\n"
+        "        const int i = (int)(lo + t);\n"
+        f"        for (int j = 0; (j < n); j += 1) {{\n            {body}\n        }}\n"
+        "    }\n"
+        "}\n"
+    )
+    source = code.encode()
+    tree = cs.parse(source)
+    kernel = kn.read_kernel(kn.kernels(tree, source)[0], tree, source)
+    loop = next(n for n in kernel.cols.statements if n.type == "for_statement")
+    with pytest.raises(kn.Refuse) as refused:
+        _accumulation(loop, kernel, set(), "lanes")
+    assert reason in str(refused.value)
+
+
+def test_scheduled_emulated_on_the_cpu_prints_what_gcc_prints(tmp_path) -> None:
+    code = applied(analysed(SCHEDULED), "schedule", "segmented").code
+    assert _emulated_problem(code, tmp_path, SCHEDULED) is None
+
+
+def test_scheduled_without_lane_zero_s_combination_the_output_differs(tmp_path) -> None:
+    """Every lane adding its total into the element, not lane 0 alone, adds it 32 times."""
+    code = applied(analysed(SCHEDULED), "schedule", "segmented").code
+    broken = code.replace(
+        "if (cudaify_lane == 0)\n                y[i] = cudaify_plus()",
+        "if (cudaify_lane >= 0)\n                y[i] = cudaify_plus()",
+    )
+    assert broken != code
+    assert _emulated_problem(broken, tmp_path, SCHEDULED) is not None
+
+
+def test_scheduled_rows_without_the_other_rows_results_the_output_differs(tmp_path) -> None:
+    """Row 0's own share of a column is not the column's sum: the meeting in shared memory
+    is what makes the rows layout right."""
+    code = applied(analysed(SCHEDULED), "schedule", "segmented").code
+    broken = code.replace("cudaify_r = 1; cudaify_r < 32;", "cudaify_r = 1; cudaify_r < 1;")
+    assert broken != code
+    assert _emulated_problem(broken, tmp_path, SCHEDULED) is not None
+
+
+@pytest.mark.gpu
+def test_scheduled_on_the_gpu_it_prints_what_gcc_prints(tmp_path) -> None:
+    code = applied(analysed(SCHEDULED), "schedule", "segmented").code
+    assert gpu_output_problem(code, SCHEDULED, tmp_path) is None
 
 
 @pytest.mark.gpu
