@@ -29,14 +29,17 @@ warp per row; so does this rule. It rewrites offload's 1-D kernels:
   visible to the other lanes before anything reads them.
 
 schedule's 1-D kernels name no analysed loop: there an inner loop is shared only when its
-body is one accumulation read from the text, `acc = acc + term;` (`-`, `*`, the compound
-forms) into a scalar of the kernel or into an element whose subscripts the loop leaves
-alone (`tmp[i]`, as PolyBench's matrix-vector products keep their sums): each lane runs it
-on a register of its own from the identity, and lane 0 combines the warp's result into
-the element. The term must not read the accumulator, call anything but math functions,
-or read an array whose address moves with the loop other than one element a step in its
-last subscript (a column sum would send the lanes rows apart: it keeps a thread per
-iteration).
+body is accumulations read from the text, `acc = acc + term;` (`-`, `*`, the compound
+forms), each into a scalar of the kernel or an element whose subscripts the loop leaves
+alone (`tmp[i]`, as PolyBench's matrix-vector products keep their sums), and the resets isl
+fuses into such a loop (`if (j == 0) y[i] = 0.0;` before y's accumulation: run before the
+loop, where it runs at all): each lane runs them on registers of its own from the
+identity, and lane 0 combines the warp's results into the elements. No term may read an
+accumulator, call anything but math functions, or read an array whose address moves with
+the loop other than one element a step in its last subscript. Where a loop reads down
+columns instead (the lanes would read rows apart), the rows layout shares it: blocks of
+32 x 32 threads, 32 side-by-side iterations per block, the block's 32 rows taking the
+loop's iterations in turn and meeting in shared memory.
 
 Preconditions: a 1-D kernel of offload's shape whose comment names its source loop (the
 analysis facts of its inner loops are matched to the kernel's `for` statements in
@@ -98,9 +101,13 @@ class Shared:
     counter: str = ""
     body: str = ""
     body_indent: str = ""
-    # an accumulator in memory (`tmp[i]`, a scheduled kernel's): the lanes run the body on
-    # a register of their own (`reduced[0]`), and lane 0 combines their result into it
-    element: str = ""
+    # accumulators in memory (`tmp[i]`, a scheduled kernel's), one per `reduced` ("" for a
+    # scalar): the lanes run the body on registers of their own, and lane 0 combines their
+    # result into it
+    elements: tuple[str, ...] = ()
+    # first-run resets taken out of the loop (`y[i] = 0.0`, their targets): run before it
+    # where it runs at all
+    resets: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -213,7 +220,8 @@ def _describe(plan: KernelPlan) -> str:
 
 def _combined_names(shared: Shared) -> list[str]:
     """What a shared loop's lanes combine: `acc (+)`, `tmp[i] (+)`, `best (argmax)`."""
-    names = [f"{shared.element or r.var} ({r.op})" for r in shared.reduced]
+    elements = shared.elements or ("",) * len(shared.reduced)
+    names = [f"{e or r.var} ({r.op})" for r, e in zip(shared.reduced, elements, strict=True)]
     names += [f"{g.key.var} (arg{g.key.op})" for g in shared.groups if g.key is not None]
     return names
 
@@ -434,19 +442,133 @@ class _Strided(kn.Refuse):
     """The lanes would read rows apart: the block's rows may share the loop instead."""
 
 
+@dataclass(frozen=True)
+class _Accumulated:
+    """One accumulation of a loop body read from its text: `target OP= term`."""
+
+    statement: Node
+    target: Node
+    text: str  # the target's text, spaces removed: `tmp[i]`
+    base: str  # the scalar or the array it stores into
+    op: str  # + - *
+    term: Node
+    uses: tuple[Node, ...]  # the target and its own reading on the right
+
+
 def _accumulation(node: Node, kernel: kn.Kernel, taken: set[str], layout: str) -> Shared:
     """An inner loop no analysis describes (a scheduled kernel's), shared when its body is
-    one accumulation: `acc = acc + term;` (or `-`, `*`, the compound forms, `term + acc`)
-    into a scalar of the kernel or into an element whose subscripts the loop never changes
-    (`tmp[i]`), the term reading neither. Anything else is refused."""
+    accumulations, `acc = acc + term;` (or `-`, `*`, the compound forms, `term + acc`),
+    each into its own scalar of the kernel or element whose subscripts the loop never
+    changes (`tmp[i]`), no term reading an accumulator; and, as isl writes a reset fused
+    into the loop, `if (v == first) acc = value;` before that accumulator's own
+    statement (it runs once, where the loop runs at all: it is run before the loop,
+    under that test). Anything else is refused."""
     source = kernel.source
     var = _loop_var(node, source)
     where = f"loop '{var}'"
     body = node.child_by_field_name("body")
-    statements = kn.statements_of(body) if body is not None else []
-    if len(statements) != 1 or statements[0].type != "expression_statement":
+    init = node.child_by_field_name("initializer")
+    first_value = kn.initializer(init) if init is not None else None
+    first = kn.compact(cs.text(first_value, source)) if first_value is not None else "?"
+    found: list[_Accumulated] = []
+    resets: list[tuple[Node, str]] = []  # (the assignment, its target's text)
+    for statement in kn.statements_of(body) if body is not None else []:
+        if statement.type == "if_statement":
+            reset = _first_reset(statement, var, first, source)
+            if reset is None:
+                raise kn.Refuse(f"{where}: {_quoted(statement, source)} is not a first-run reset")
+            resets.append(reset)
+            continue
+        item = _accumulated(statement, var, kernel, where)
+        if any(item.text == other.text for other in found):
+            raise kn.Refuse(f"{where}: `{item.text}` accumulates twice")
+        found.append(item)
+    if not found:
         raise kn.Refuse(f"{where}: its body is not one accumulation `acc = acc + term;`")
-    statement = statements[0]
+    bases = {item.base for item in found}
+    for assignment, target in resets:
+        later = [item for item in found if item.text == target]
+        value = assignment.child_by_field_name("right")
+        if (
+            not later
+            or later[0].statement.start_byte < assignment.start_byte
+            or [r for _, r in resets].count(target) > 1
+            or value is None
+            or not _pure(value, source)
+            or bases & _names(value, source)
+        ):
+            raise kn.Refuse(f"{where}: the reset of `{target}` is not before its accumulation")
+    for item in found:
+        read = bases & _names(item.term, source)
+        if read:
+            raise kn.Refuse(
+                f"{where}: the term reads '{sorted(read)[0]}', which the loop accumulates into"
+            )
+        _require_side_by_side(item.term, var, kernel, layout, where)
+    reduced = tuple(_register(item, kernel, taken, where) for item in found)
+    indent = kn.line_indent(source, found[0].statement.start_byte)
+    lines = [_in_register(item, r.var, source) for item, r in zip(found, reduced, strict=True)]
+    loop = _header_loop(node, var, source)
+    return replace(
+        _shared(node, loop, kernel, taken, reduced=reduced),
+        body=f"\n{indent}".join(lines),
+        body_indent=indent,
+        elements=tuple(item.text if item.target.type != "identifier" else "" for item in found),
+        resets=tuple((cs.text(assignment, source), target) for assignment, target in resets),
+    )
+
+
+def _in_register(item: _Accumulated, register: str, source: bytes) -> str:
+    """The accumulation's text, an element's uses replaced by the lane's register."""
+    start, end = item.statement.start_byte, item.statement.end_byte
+    if item.target.type == "identifier":
+        return source[start:end].decode("utf-8", errors="surrogateescape")
+    edits = [
+        Edit(n.start_byte - start, n.end_byte - start, register, "the lane's register")
+        for n in item.uses
+    ]
+    return apply_edits(source[start:end], edits).decode("utf-8", errors="surrogateescape")
+
+
+def _names(node: Node, source: bytes) -> set[str]:
+    return {cs.text(n, source) for n in cs.walk(node) if n.type == "identifier"}
+
+
+def _first_reset(statement: Node, var: str, first: str, source: bytes) -> tuple[Node, str] | None:
+    """`if (v == first) target = value;` (braces allowed, no else): the assignment and its
+    target's text, else None."""
+    condition = statement.child_by_field_name("condition")
+    consequence = statement.child_by_field_name("consequence")
+    if condition is None or consequence is None or statement.child_by_field_name("alternative"):
+        return None
+    test = _unparenthesized(
+        condition.named_children[-1] if condition.type == "condition_clause" else condition
+    )
+    if test.type != "binary_expression":
+        return None
+    operator = test.child_by_field_name("operator")
+    sides = {
+        kn.compact(cs.text(n, source))
+        for n in (test.child_by_field_name("left"), test.child_by_field_name("right"))
+        if n is not None
+    }
+    if operator is None or cs.text(operator, source) != "==" or sides != {var, first}:
+        return None
+    inner = kn.statements_of(consequence)
+    if len(inner) != 1 or inner[0].type != "expression_statement":
+        return None
+    target, assigned, _ = _assignment_parts(inner[0], source)
+    if target is None or assigned != "=":
+        return None
+    expression = inner[0].named_children[0]
+    return expression, kn.compact(cs.text(_unparenthesized(target), source))
+
+
+def _accumulated(statement: Node, var: str, kernel: kn.Kernel, where: str) -> _Accumulated:
+    """`statement` read as an accumulation, or Refuse."""
+    source = kernel.source
+    if statement.type != "expression_statement":
+        raise kn.Refuse(f"{where}: its body is not one accumulation `acc = acc + term;`")
     target, operator, right = _assignment_parts(statement, source)
     if target is None or right is None:
         raise kn.Refuse(f"{where}: its body is not one accumulation `acc = acc + term;`")
@@ -471,50 +593,41 @@ def _accumulation(node: Node, kernel: kn.Kernel, taken: set[str], layout: str) -
         raise kn.Refuse(f"{where}: `{operator}` does not accumulate")
     assert term is not None
     base = _accumulator_base(target, var, kernel, where)
-    named = {cs.text(n, source) for n in cs.walk(term) if n.type == "identifier"}
-    if base in named:
-        raise kn.Refuse(f"{where}: the term reads '{base}', which the loop accumulates into")
     if not _pure(term, source):
         raise kn.Refuse(f"{where}: the term writes memory or calls a function with effects")
+    return _Accumulated(statement, target, accumulator, base, op, term, tuple(uses))
+
+
+def _require_side_by_side(term: Node, var: str, kernel: kn.Kernel, layout: str, where: str) -> None:
+    """The lanes (consecutive values of the loop's variable) or the rows' side-by-side
+    iterations (consecutive values of the kernel's) read neighbouring elements."""
+    source = kernel.source
     if layout == "lanes" and (strided := _strided_read(term, var, source=source)) is not None:
         raise _Strided(f"{where}: the lanes would read `{strided}` rows apart, not side by side")
     if layout == "rows" and (
         strided := _strided_read(term, kernel.cols.var, kernel.cols.counter, source=source)
     ):
         raise kn.Refuse(f"{where}: the iterations side by side would read `{strided}` apart")
-    declared = cs.visible(kernel.tree, source, base, target.start_byte)
+
+
+def _register(item: _Accumulated, kernel: kn.Kernel, taken: set[str], where: str) -> Reduced:
+    """The register each lane accumulates `item` in: the kernel's scalar itself (each lane
+    declares its own copy), or a fresh one for an element."""
+    declared = cs.visible(kernel.tree, kernel.source, item.base, item.target.start_byte)
     if declared is None:
-        raise kn.Refuse(f"{where}: '{base}' is not declared in the kernel")
-    element = target.type != "identifier"
+        raise kn.Refuse(f"{where}: '{item.base}' is not declared in the kernel")
+    element = item.target.type != "identifier"
     if not element and (declared.scope != "local" or declared.kind != "scalar"):
-        raise kn.Refuse(f"{where}: '{base}' is not a scalar declared in the kernel")
+        raise kn.Refuse(f"{where}: '{item.base}' is not a scalar declared in the kernel")
     device_type = " ".join(QUALIFIERS.sub("", declared.base).split())
     if not device_type or "auto" in device_type.split():
-        raise kn.Refuse(f"{where}: the type of '{base}' is not known")
-    functor = ps.OPERATORS[_ACCUMULATING[op]]
-    local = kn.fresh(f"cudaify_acc_{base}", taken) if element else base
+        raise kn.Refuse(f"{where}: the type of '{item.base}' is not known")
+    local = kn.fresh(f"cudaify_acc_{item.base}", taken) if element else item.base
     taken.add(local)
-    reduced = Reduced(
-        var=local,
-        op=_ACCUMULATING[op],
-        functor=functor,
-        device_type=device_type,
-        partials=kn.fresh(f"cudaify_lanes_{base}", taken),
-        host_partials="",
-    )
-    taken.add(reduced.partials)
-    start = statement.start_byte
-    registers = [
-        Edit(n.start_byte - start, n.end_byte - start, local, "the lane's register") for n in uses
-    ]
-    text = apply_edits(source[start : statement.end_byte], registers)
-    loop = _header_loop(node, var, source)
-    return replace(
-        _shared(node, loop, kernel, taken, reduced=(reduced,)),
-        body=text.decode("utf-8", errors="surrogateescape"),
-        body_indent=kn.line_indent(source, statement.start_byte),
-        element=accumulator if element else "",
-    )
+    partials = kn.fresh(f"cudaify_lanes_{item.base}", taken)
+    taken.add(partials)
+    op = _ACCUMULATING[item.op]
+    return Reduced(local, op, ps.OPERATORS[op], device_type, partials, "")
 
 
 def _line(line: int) -> str:
@@ -1041,29 +1154,36 @@ def _rows_edits(plan: KernelPlan) -> list[Edit]:
 
 
 def _rows_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
-    """A shared accumulation in the rows layout: row r runs iterations r, r + ROWS, ... on
-    a register from the identity, the rows' results meet in shared memory, every row adds
-    them up in row order (all rows hold the same total), and row 0 combines it into an
-    element (a scalar takes it in every row)."""
+    """A shared loop of accumulations in the rows layout: row r runs iterations r, r +
+    ROWS, ... on registers from the identity, the rows' results meet in shared memory,
+    every row adds them up in row order (all rows hold the same totals), and row 0
+    combines each into its element (a scalar takes it in every row)."""
     source = plan.kernel.source
     loop, row = shared.loop, plan.lane
-    (r,) = shared.reduced
+    elements = shared.elements or ("",) * len(shared.reduced)
     indent = kn.line_indent(source, shared.node.start_byte)
     i1, i2 = indent + "    ", indent + "    " * 2
     first = kn.fresh(f"cudaify_first_{loop.var}", taken | {shared.counter})
-    rows = kn.fresh(f"cudaify_rows_{r.partials.removeprefix('cudaify_lanes_')}", taken)
+    rows = {
+        r.var: kn.fresh(f"cudaify_rows_{r.partials.removeprefix('cudaify_lanes_')}", taken)
+        for r in shared.reduced
+    }
     other = kn.fresh("cudaify_r", taken)
     step = f" * {loop.step}" if loop.step != 1 else ""
     test = "<=" if shared.inclusive else "<"
     counter, body_at = shared.counter, i2 + "        "
     lines = [
-        f"{{ /* the block's rows share loop '{loop.var}'; they combine "
+        *_reset_lines(shared, f"{plan.inside} && {row} == 0", "__syncthreads();", indent),
+        f"{indent}{{ /* the block's rows share loop '{loop.var}'; they combine "
         f"{', '.join(_combined_names(shared))} */",
-        f"{i1}__shared__ {r.device_type} {rows}[{ROWS}][{WARP}];",
+        *(f"{i1}__shared__ {r.device_type} {rows[r.var]}[{ROWS}][{WARP}];" for r in shared.reduced),
         f"{i1}const long long {first} = (long long)({shared.first});",
-        f"{i1}{r.device_type} {r.partials};",
+        *(f"{i1}{r.device_type} {r.partials};" for r in shared.reduced),
         f"{i1}{{",
-        f"{i2}{r.device_type} {r.var} = {r.functor}::identity<{r.device_type}>();",
+        *(
+            f"{i2}{r.device_type} {r.var} = {r.functor}::identity<{r.device_type}>();"
+            for r in shared.reduced
+        ),
         f"{i2}if ({plan.inside})",
         f"{i2}    for (long long {counter} = {row};; {counter} += {ROWS}) {{",
         f"{body_at}{shared.var_type} {loop.var} = ({shared.var_type})({first} + {counter}{step});",
@@ -1071,23 +1191,28 @@ def _rows_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
         f"{body_at}    break;",
         body_at + kn.reindent(shared.body, shared.body_indent, body_at),
         f"{i2}    }}",
-        f"{i2}{rows}[{row}][threadIdx.x] = {r.var};",
+        *(f"{i2}{rows[r.var]}[{row}][threadIdx.x] = {r.var};" for r in shared.reduced),
         f"{i1}}}",
         f"{i1}__syncthreads();",
-        f"{i1}{r.partials} = {rows}[0][threadIdx.x];",
-        f"{i1}for (int {other} = 1; {other} < {ROWS}; {other}++)",
-        f"{i1}    {r.partials} = {r.functor}()({r.partials}, {rows}[{other}][threadIdx.x]);",
-        f"{i1}__syncthreads();",
     ]
-    if shared.element:
+    for r in shared.reduced:
         lines += [
-            f"{i1}if ({plan.inside} && {row} == 0)",
-            f"{i1}    {shared.element} = {r.functor}()({shared.element}, {r.partials});",
+            f"{i1}{r.partials} = {rows[r.var]}[0][threadIdx.x];",
+            f"{i1}for (int {other} = 1; {other} < {ROWS}; {other}++)",
+            f"{i1}    {r.partials} = {r.functor}()({r.partials}, "
+            f"{rows[r.var]}[{other}][threadIdx.x]);",
         ]
-    else:
-        lines.append(f"{i1}{r.var} = {r.functor}()({r.var}, {r.partials});")
+    lines.append(f"{i1}__syncthreads();")
+    for r, element in zip(shared.reduced, elements, strict=True):
+        if element:
+            lines += [
+                f"{i1}if ({plan.inside} && {row} == 0)",
+                f"{i1}    {element} = {r.functor}()({element}, {r.partials});",
+            ]
+        else:
+            lines.append(f"{i1}{r.var} = {r.functor}()({r.var}, {r.partials});")
     lines += [f"{indent}}}", f"{indent}__syncthreads();"]
-    return "\n".join(lines)
+    return "\n".join(lines)[len(indent) :]  # the edit starts after the loop's indentation
 
 
 def _body_text(node: Node, source: bytes) -> tuple[str, str]:
@@ -1119,7 +1244,8 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
     step = f" * {loop.step}" if loop.step != 1 else ""
     test = "<=" if shared.inclusive else "<"
     lines = [
-        f"{{ /* the warp's lanes share loop '{loop.var}'{_line(loop.line)}{what} */",
+        *_reset_lines(shared, f"{plan.lane} == 0", "__syncwarp();", indent),
+        f"{indent}{{ /* the warp's lanes share loop '{loop.var}'{_line(loop.line)}{what} */",
         f"{i1}const long long {first} = (long long)({shared.first});",
     ]
     lines += [f"{i1}{r.device_type} {r.partials};" for r in values]
@@ -1153,12 +1279,11 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
         lines += _group_allreduce(g, i2)
     if values:
         lines.append(f"{i1}}}")
-    for r in shared.reduced:
-        if shared.element:  # memory: lane 0 alone reads and writes it
+    elements = shared.elements or ("",) * len(shared.reduced)
+    for r, element in zip(shared.reduced, elements, strict=True):
+        if element:  # memory: lane 0 alone reads and writes it
             lines.append(f"{i1}if ({plan.lane} == 0)")
-            lines.append(
-                f"{i1}    {shared.element} = {r.functor}()({shared.element}, {r.partials});"
-            )
+            lines.append(f"{i1}    {element} = {r.functor}()({element}, {r.partials});")
         else:
             lines.append(f"{i1}{r.var} = {r.functor}()({r.var}, {r.partials});")
     for g in shared.groups:
@@ -1168,7 +1293,26 @@ def _shared_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:
         lines.append(f"{i1}}}")
     lines.append(f"{indent}}}")
     lines.append(f"{indent}__syncwarp();")
-    return "\n".join(lines)
+    return "\n".join(lines)[len(indent) :]  # the edit starts after the loop's indentation
+
+
+def _reset_lines(shared: Shared, writer: str, meet: str, indent: str) -> list[str]:
+    """A loop's first-run resets, before it, each line indented: where the loop runs at all
+    (its first value within its bound), an element's by `writer` alone, then the threads
+    meet (`meet`); a scalar's by every thread."""
+    test = "<=" if shared.inclusive else "<"
+    runs = f"({shared.first}) {test} ({shared.bound})"
+    elements = set(shared.elements) - {""}
+    lines = []
+    for assignment, target in shared.resets:
+        memory = target in elements
+        lines += [
+            f"{indent}if ({writer} && {runs})" if memory else f"{indent}if ({runs})",
+            f"{indent}    {assignment};",
+        ]
+        if memory:
+            lines.append(f"{indent}{meet}")
+    return lines
 
 
 def _scan_text(plan: KernelPlan, shared: Shared, scan: ScanForm, taken: set[str]) -> str:

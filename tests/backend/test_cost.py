@@ -447,9 +447,11 @@ def test_loops_a_warp_s_lanes_or_a_block_s_rows_share_count_the_source_s_work() 
     work = kernel_work(golden.read_text())
     a, vector, column = 45 * 70 * 8, 45 * 8, 70 * 8
     # a warp per row: y[i] = 0.5 + sum_j A[i][j] x[j] (A, x read; y written, read by lane 0)
-    assert work["kernels_kernel_2"] == Work(a + column + 2 * vector, 45 * 70 * 2, "fp64", True)
+    assert work["kernels_kernel_10"] == Work(a + column + 2 * vector, 45 * 70 * 2, "fp64", True)
     # 32 side-by-side columns per block, its rows sharing i: colsum[j] += A[i][j]
-    assert work["kernels_kernel_3"] == Work(a + 2 * column, 45 * 70, "fp64", True)
+    assert work["kernels_kernel_9"] == Work(a + 2 * column, 45 * 70, "fp64", True)
     # the column's mean, then its variance (4 FLOPs a value), then one store
-    assert work["kernels_kernel_6"] == Work(a + column, 45 * 70 * 5 + 70, "fp64", True)
-
+    assert work["kernels_kernel_3"] == Work(a + column, 45 * 70 * 5 + 70, "fp64", True)
+    # two sums in one pass, one reset fused into the loop (run before it): both read and
+    # written once, and the difference after
+    assert work["kernels_kernel_5"] == Work(a + column + 4 * vector, 45 * 70 * 4 + 45, "fp64", True)

@@ -208,13 +208,15 @@ def test_the_postcondition_refuses_rows_decoys() -> None:
     barrier where their results meet; without the barrier, or a turn per thread, refused."""
     program = analysed(SCHEDULED)
     scheduled = applied(program, "schedule")
-    rows_only = scheduled.code
     after = SEGMENTED.apply_rule(scheduled, Context(program)).variant
     assert after is not None
     # keep only the rows-layout kernels' launches: the warp kernels are not launched
-    for name in ("kernels_kernel_2", "kernels_kernel_4", "kernels_kernel_7"):
-        rows_only = re.sub(rf"{name}<<<[^\n]*\n", "", after.code)
-        after = after.then("edit", rows_only, "slm")
+    plans, _ = plan_kernels(scheduled.code, program)
+    lanes = [plan.kernel.name for plan in plans if plan.layout == "lanes"]
+    assert len(lanes) == 4
+    rows_only = after.code
+    for name in lanes:
+        rows_only = re.sub(rf"{name}<<<[^\n]*\n", "", rows_only)
     assert segmented_problems(rows_only) == []
     message = (
         "no launched kernel whose grid-stride loop gives each iteration a warp and whose inner "
@@ -240,35 +242,44 @@ def test_scheduled_kernels_share_their_accumulations_read_from_the_text() -> Non
     scheduled = applied(program, "schedule")
     plans, reasons = plan_kernels(scheduled.code, program)
     assert [(plan.kernel.name, plan.layout) for plan in plans] == [
+        ("kernels_kernel", "rows"),
         ("kernels_kernel_2", "lanes"),
         ("kernels_kernel_3", "rows"),
         ("kernels_kernel_4", "lanes"),
-        ("kernels_kernel_6", "rows"),
-        ("kernels_kernel_7", "lanes"),
+        ("kernels_kernel_5", "lanes"),
+        ("kernels_kernel_8", "rows"),
+        ("kernels_kernel_9", "rows"),
+        ("kernels_kernel_10", "lanes"),
     ]
     assert reasons == [
         "segmented: kernel 'init_kernel': its loop body has no inner loop for the lanes to share",
         "segmented: kernel 'init_kernel_2': it maps two loops (a warp per iteration needs a 1-D "
         "kernel)",
-        "segmented: kernel 'kernels_kernel': loop 'j': its body is not one accumulation "
-        "`acc = acc + term;`",
-        "segmented: kernel 'kernels_kernel_5': loop 'i': the lanes would read `A[i][2*j]` rows "
+        "segmented: kernel 'kernels_kernel_6': loop 'j': the reset of `fused[i]` is not before "
+        "its accumulation",
+        "segmented: kernel 'kernels_kernel_7': loop 'i': the lanes would read `A[i][2*j]` rows "
         "apart, not side by side; a block's rows: loop 'i': the iterations side by side would "
         "read `A[i][2*j]` apart",
     ]
     outcome = SEGMENTED.apply_rule(scheduled, Context(program))
     assert outcome.variant is not None
     assert outcome.variant.steps[-1].detail.split("; ") == [
+        "kernels_kernel: 32 side-by-side 'j' per block of kernels(), its 32 rows sharing loop "
+        "'i' combining csum[j] (+)",
         "kernels_kernel_2: one warp per 'i' of kernels(), its lanes sharing loop 'j' combining "
-        "y[i] (+)",
+        "prod[i] (*)",
         "kernels_kernel_3: 32 side-by-side 'j' per block of kernels(), its 32 rows sharing loop "
-        "'i' combining colsum[j] (+)",
+        "'c0' combining m (+), 'c0' combining v (+)",
         "kernels_kernel_4: one warp per 'i' of kernels(), its lanes sharing loop 'j' combining "
         "d (+)",
-        "kernels_kernel_6: 32 side-by-side 'j' per block of kernels(), its 32 rows sharing loop "
-        "'c0' combining m (+), 'c0' combining v (+)",
-        "kernels_kernel_7: one warp per 'i' of kernels(), its lanes sharing loop 'j' combining "
-        "prod[i] (*)",
+        "kernels_kernel_5: one warp per 'i' of kernels(), its lanes sharing loop 'c0_2' "
+        "combining rsq[i] (+), rsum[i] (+)",
+        "kernels_kernel_8: 32 side-by-side 'j' per block of kernels(), its 32 rows sharing loop "
+        "'i' combining cabs[j] (+)",
+        "kernels_kernel_9: 32 side-by-side 'j' per block of kernels(), its 32 rows sharing loop "
+        "'i' combining colsum[j] (+)",
+        "kernels_kernel_10: one warp per 'i' of kernels(), its lanes sharing loop 'j' combining "
+        "y[i] (+)",
     ]
     code = outcome.variant.code
     # the element: a register per lane from the identity, lane 0 adds the warp's total
@@ -281,10 +292,15 @@ def test_scheduled_kernels_share_their_accumulations_read_from_the_text() -> Non
     assert "d -= A[i][j] * 0.5;" in code
     assert "d = cudaify_plus()(d, cudaify_lanes_d);" in code
     assert "cudaify_acc_prod *= 1.0 + A[i][j] / 64.0;" in code
+    # two sums in one loop, the reset isl fused into it run first, where the loop runs
+    assert (
+        "if (cudaify_lane == 0 && (0) <= (69))\n            rsum[i] = 0.0;\n        __syncwarp();"
+    ) in code
+    assert "cudaify_acc_rsum = A[i][(c0_2)] * x[(c0_2)] + cudaify_acc_rsum;" in code
     # the rows: every thread of the block runs every turn (the barriers), a thread past
     # the end runs no shared loop and writes nothing; the rows' results meet in shared
     # memory and are added in row order
-    assert "const bool cudaify_in = t_j_3 < trips_j_3;" in code
+    assert "const bool cudaify_in = t_j_7 < trips_j_7;" in code
     assert "if (cudaify_in)\n                    for (long long cudaify_t_i = cudaify_row;;" in code
     assert "__shared__ double cudaify_rows_colsum[32][32];" in code
     assert "cudaify_rows_colsum[cudaify_row][threadIdx.x] = cudaify_acc_colsum;" in code
@@ -293,7 +309,7 @@ def test_scheduled_kernels_share_their_accumulations_read_from_the_text() -> Non
         "(colsum[j], cudaify_lanes_colsum);"
     ) in code
     assert (
-        "kernels_kernel_3<<<dim3(cudaify_blocks(trips_j_3, 32, 2147483647u)), dim3(32, 32)>>>"
+        "kernels_kernel_9<<<dim3(cudaify_blocks(trips_j_7, 32, 2147483647u)), dim3(32, 32)>>>"
         in (code)
     )
 
@@ -307,6 +323,10 @@ def test_scheduled_kernels_share_their_accumulations_read_from_the_text() -> Non
         ("y[i] = y[i] + bump(A[i][j]);", "the term writes memory or calls a function"),
         ("y[i] = y[i] + A[i][2 * j];", "the lanes would read `A[i][2*j]` rows apart"),
         ("y[i] /= A[i][j];", "`/=` does not accumulate"),
+        ("y[i] += A[i][j]; y[i] += x[j];", "`y[i]` accumulates twice"),
+        ("y[i] += A[i][j]; if (j == 0) y[i] = 0.0;", "the reset of `y[i]` is not before"),
+        ("if (j == 1) y[i] = 0.0; y[i] += A[i][j];", "`if (j == 1) y[i] = 0.0;` is not a first"),
+        ("x[i] += A[i][j]; y[i] += x[i] * A[i][j];", "the term reads 'x', which the loop"),
     ],
 )
 def test_an_accumulation_it_cannot_share_is_refused(body: str, reason: str) -> None:
@@ -316,7 +336,8 @@ def test_an_accumulation_it_cannot_share_is_refused(body: str, reason: str) -> N
 
     code = (
         "__device__ double bump(double v);\n"
-        "__global__ void k(double *y, double (*A)[64], int n, long long lo, long long trips)\n"
+        "__global__ void k(double *y, double *x, double (*A)[64], int n, long long lo, "
+        "long long trips)\n"
         "{\n"
         "    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips; "
         "t += (long long)blockDim.x * gridDim.x) {\n"
@@ -357,6 +378,49 @@ def test_scheduled_rows_without_the_other_rows_results_the_output_differs(tmp_pa
     broken = code.replace("cudaify_r = 1; cudaify_r < 32;", "cudaify_r = 1; cudaify_r < 1;")
     assert broken != code
     assert _emulated_problem(broken, tmp_path, SCHEDULED) is not None
+
+
+COLUMN_PAIRS = GOLDEN / "segmented" / "column_pairs.cu"
+
+
+def test_two_sums_and_a_fused_reset_share_a_block_s_rows(tmp_path) -> None:
+    """A kernel as schedule writes them (one thread per column, two sums in its loop, one
+    reset on the loop's first run as isl fuses it): the rows layout keeps both sums in
+    registers, runs the reset before the loop where the loop runs at all, and prints what
+    the sequential loops print (the expected output is computed apart), also for a loop
+    of no rows, whose reset must not run."""
+    from emulation import run_emulated
+
+    from cudaify.core import Variant
+    from cudaify.frontend.facts import Program
+
+    code = COLUMN_PAIRS.read_text()
+    program = Program(str(COLUMN_PAIRS), code, "c++")
+    plans, reasons = plan_kernels(code, program)
+    assert reasons == [] and [(p.kernel.name, p.layout) for p in plans] == [
+        ("pairs_kernel", "rows")
+    ]
+    outcome = SEGMENTED.apply_rule(Variant(code), Context(program))
+    assert outcome.variant is not None
+    rewritten = outcome.variant.code
+    assert outcome.variant.steps[-1].detail == (
+        "pairs_kernel: 32 side-by-side 'j' per block of run(), its 32 rows sharing "
+        "loop 'i' combining sum[j] (+), mag[j] (+)"
+    )
+    assert (
+        "if (cudaify_in && cudaify_row == 0 && (0) < (rows))\n            mag[j] = 0.0;\n"
+        "        __syncthreads();"
+    ) in rewritten
+    assert "cudaify_acc_mag += A[i][j] * A[i][j];" in rewritten
+    assert "pairs_kernel<<<dim3(cudaify_blocks(trips_j, 32, 2147483647u)), dim3(32, 32)>>>" in (
+        rewritten
+    )
+    assert segmented_problems(rewritten) == []
+    expected = COLUMN_PAIRS.with_suffix(".expected").read_text()
+    for text, same in ((rewritten, True), (rewritten.replace("&& (0) < (rows)", ""), False)):
+        ran = run_emulated(text, tmp_path, timeout=600, flags=("-include", str(WARPS)))
+        assert ran.ok, ran.errors()
+        assert (compare(expected, ran.text()) is None) is same
 
 
 @pytest.mark.gpu

@@ -3,8 +3,10 @@
    each column's loop among a block's rows (45 values: a row past the end runs none).
    A matrix-vector product into array elements, a difference into a scalar, a product of
    factors near 1, a column sum, a column's mean then its variance (the second loop reads
-   the first's total in every row), and two it must leave alone: a fused reset, and
-   every other column (neither layout reads it side by side). */
+   the first's total in every row), a row's sum and sum of squares in one pass (their
+   resets fused into the loop by isl, as in PolyBench gesummv), a column's two sums in one
+   pass, and two it must leave alone: a reset after the first sum, and every other column
+   (neither layout reads it side by side). */
 #include <stdio.h>
 
 #define ROWS 45
@@ -19,6 +21,8 @@ static double colsum[COLS];
 static double fused[ROWS];
 static double colvar[COLS];
 static double half[COLS / 2];
+static double rsum[ROWS], rsq[ROWS];
+static double csum[COLS], cabs[COLS];
 
 static void init(void)
 {
@@ -68,6 +72,23 @@ static void kernels(void)
             half[j] += A[i][2 * j];
     }
     for (int i = 0; i < ROWS; i++) {
+        rsum[i] = 0.0;
+        rsq[i] = 0.0;
+        for (int j = 0; j < COLS; j++) {
+            rsum[i] = A[i][j] * x[j] + rsum[i];
+            rsq[i] = A[i][j] * A[i][j] + rsq[i];
+        }
+        rsq[i] = rsq[i] - rsum[i];
+    }
+    for (int j = 0; j < COLS; j++) {
+        csum[j] = 1.0;
+        cabs[j] = 0.0;
+        for (int i = 0; i < ROWS; i++) {
+            csum[j] += A[i][j];
+            cabs[j] += A[i][j] > 0 ? A[i][j] : -A[i][j];
+        }
+    }
+    for (int i = 0; i < ROWS; i++) {
         fused[i] = 0.0;
         for (int j = 0; j < COLS; j++) {
             fused[i] += A[i][j];
@@ -83,11 +104,13 @@ int main(void)
     kernels();
     double total = 0.0;
     for (int i = 0; i < ROWS; i++) {
-        printf("%d %.6f %.6f %.6f %.6f\n", i, y[i], gap[i], prod[i], fused[i]);
+        printf("%d %.6f %.6f %.6f %.6f %.6f %.6f\n", i, y[i], gap[i], prod[i], fused[i], rsum[i],
+               rsq[i]);
         total += y[i];
     }
     for (int j = 0; j < COLS; j += 7)
-        printf("col %d %.6f %.6f %.6f\n", j, colsum[j], colvar[j], half[j / 2]);
+        printf("col %d %.6f %.6f %.6f %.6f %.6f\n", j, colsum[j], colvar[j], half[j / 2], csum[j],
+               cabs[j]);
     printf("total %.6f\n", total);
     return 0;
 }

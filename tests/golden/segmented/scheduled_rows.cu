@@ -8,8 +8,10 @@
    each column's loop among a block's rows (45 values: a row past the end runs none).
    A matrix-vector product into array elements, a difference into a scalar, a product of
    factors near 1, a column sum, a column's mean then its variance (the second loop reads
-   the first's total in every row), and two it must leave alone: a fused reset, and
-   every other column (neither layout reads it side by side). */
+   the first's total in every row), a row's sum and sum of squares in one pass (their
+   resets fused into the loop by isl, as in PolyBench gesummv), a column's two sums in one
+   pass, and two it must leave alone: a reset after the first sum, and every other column
+   (neither layout reads it side by side). */
 #include <stdio.h>
 
 #define ROWS 45
@@ -24,6 +26,8 @@ static double colsum[COLS];
 static double fused[ROWS];
 static double colvar[COLS];
 static double half[COLS / 2];
+static double rsum[ROWS], rsq[ROWS];
+static double csum[COLS], cabs[COLS];
 
 /* ---- cudaify runtime helpers ---- */
 #include <stdio.h>
@@ -157,7 +161,7 @@ static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
     return (unsigned int)(blocks < 1 ? 1 : (blocks > (long long)most ? most : blocks));
 }
 
-/* Region of init() at line 25: scheduled by isl. */
+/* Region of init() at line 29: scheduled by isl. */
 __global__ void init_kernel(double (*A)[COLS], double *x, long long lo_j, long long trips_j)
 {
     for (long long t_j = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j < trips_j; t_j += (long long)blockDim.x * gridDim.x) {
@@ -166,7 +170,7 @@ __global__ void init_kernel(double (*A)[COLS], double *x, long long lo_j, long l
     }
 }
 
-/* Region of init() at line 25: scheduled by isl. */
+/* Region of init() at line 29: scheduled by isl. */
 __global__ void init_kernel_2(double (*A)[COLS], double *x, long long lo_j_2, long long trips_j_2, long long lo_i, long long trips_i)
 {
     for (long long t_i = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_i < trips_i; t_i += (long long)blockDim.y * gridDim.y) {
@@ -181,7 +185,7 @@ __global__ void init_kernel_2(double (*A)[COLS], double *x, long long lo_j_2, lo
 static void init(void)
 {
     {
-        /* cudaify: this region runs on the GPU (init: region at line 25 -> 2 kernel(s), grids 1-D, 2-D) */
+        /* cudaify: this region runs on the GPU (init: region at line 29 -> 2 kernel(s), grids 1-D, 2-D) */
         double *d_A = NULL;
         CUDAIFY_CHECK(cudaify_malloc((void **)&d_A, (size_t)(3150) * sizeof(double)));
         double *d_x = NULL;
@@ -208,20 +212,6 @@ static void init(void)
         CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(70) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaify_free(d_A));
         CUDAIFY_CHECK(cudaify_free(d_x));
-    }
-}
-
-/* Region of kernels() at line 34: scheduled by isl. */
-__global__ void kernels_kernel(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *fused, long long lo_i_2, long long trips_i_2)
-{
-    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.x * gridDim.x) {
-        const int i = (int)(lo_i_2 + t_i_2);
-        fused[i] = 0.0;
-        for (int j = 0; (j <= 69); j += 1) {
-            fused[i] += A[i][j];
-            if (j == 0)
-                fused[i] = 1.0;
-        }
     }
 }
 
@@ -459,37 +449,8 @@ __device__ CudaifyT cudaify_warp_inclusive_scan(CudaifyT value, CudaifyOp op)
     return value;
 }
 
-/* Region of kernels() at line 34: scheduled by isl. */
-__global__ void kernels_kernel_2(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *fused, long long lo_i_3, long long trips_i_3)
-{
-    const int cudaify_lane = threadIdx.x % 32;
-    for (long long t_i_3 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.x * gridDim.x / 32) {
-        const int i = (int)(lo_i_3 + t_i_3);
-        if (cudaify_lane == 0)
-            y[i] = 0.5;
-        __syncwarp();
-        { /* the warp's lanes share loop 'j'; they combine y[i] (+) */
-            const long long cudaify_first_j = (long long)(0);
-            double cudaify_lanes_y;
-            {
-                double cudaify_acc_y = cudaify_plus::identity<double>();
-                for (long long cudaify_t_j = cudaify_lane;; cudaify_t_j += 32) {
-                    int j = (int)(cudaify_first_j + cudaify_t_j);
-                    if (!(j <= 69))
-                        break;
-                    cudaify_acc_y = cudaify_acc_y + A[i][j] * x[j];
-                }
-                cudaify_lanes_y = cudaify_warp_allreduce(cudaify_acc_y, cudaify_plus());
-            }
-            if (cudaify_lane == 0)
-                y[i] = cudaify_plus()(y[i], cudaify_lanes_y);
-        }
-        __syncwarp();
-    }
-}
-
-/* Region of kernels() at line 34: scheduled by isl. */
-__global__ void kernels_kernel_3(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *fused, long long lo_j_3, long long trips_j_3)
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_3, long long trips_j_3)
 {
     const int cudaify_row = threadIdx.y;
     for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_3; cudaify_base += (long long)32 * gridDim.x) {
@@ -497,85 +458,72 @@ __global__ void kernels_kernel_3(double *y, double (*A)[COLS], double *x, double
         const bool cudaify_in = t_j_3 < trips_j_3;
         const int j = (int)(lo_j_3 + t_j_3);
         if (cudaify_in && cudaify_row == 0)
-            colsum[j] = 0.0;
+            csum[j] = 1.0;
         __syncthreads();
-        { /* the block's rows share loop 'i'; they combine colsum[j] (+) */
-            __shared__ double cudaify_rows_colsum[32][32];
+        { /* the block's rows share loop 'i'; they combine csum[j] (+) */
+            __shared__ double cudaify_rows_csum[32][32];
             const long long cudaify_first_i = (long long)(0);
-            double cudaify_lanes_colsum;
+            double cudaify_lanes_csum;
             {
-                double cudaify_acc_colsum = cudaify_plus::identity<double>();
+                double cudaify_acc_csum = cudaify_plus::identity<double>();
                 if (cudaify_in)
                     for (long long cudaify_t_i = cudaify_row;; cudaify_t_i += 32) {
                         int i = (int)(cudaify_first_i + cudaify_t_i);
                         if (!(i <= 44))
                             break;
-                        cudaify_acc_colsum += A[i][j];
+                        cudaify_acc_csum += A[i][j];
                     }
-                cudaify_rows_colsum[cudaify_row][threadIdx.x] = cudaify_acc_colsum;
+                cudaify_rows_csum[cudaify_row][threadIdx.x] = cudaify_acc_csum;
             }
             __syncthreads();
-            cudaify_lanes_colsum = cudaify_rows_colsum[0][threadIdx.x];
+            cudaify_lanes_csum = cudaify_rows_csum[0][threadIdx.x];
             for (int cudaify_r = 1; cudaify_r < 32; cudaify_r++)
-                cudaify_lanes_colsum = cudaify_plus()(cudaify_lanes_colsum, cudaify_rows_colsum[cudaify_r][threadIdx.x]);
+                cudaify_lanes_csum = cudaify_plus()(cudaify_lanes_csum, cudaify_rows_csum[cudaify_r][threadIdx.x]);
             __syncthreads();
             if (cudaify_in && cudaify_row == 0)
-                colsum[j] = cudaify_plus()(colsum[j], cudaify_lanes_colsum);
+                csum[j] = cudaify_plus()(csum[j], cudaify_lanes_csum);
         }
         __syncthreads();
     }
 }
 
-/* Region of kernels() at line 34: scheduled by isl. */
-__global__ void kernels_kernel_4(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *fused, long long lo_i_4, long long trips_i_4)
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_2(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_i_2, long long trips_i_2)
 {
     const int cudaify_lane = threadIdx.x % 32;
-    for (long long t_i_4 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.x * gridDim.x / 32) {
-        const int i = (int)(lo_i_4 + t_i_4);
-        double d;
-        d = 1.0;
-        { /* the warp's lanes share loop 'j'; they combine d (+) */
+    for (long long t_i_2 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_i_2 < trips_i_2; t_i_2 += (long long)blockDim.x * gridDim.x / 32) {
+        const int i = (int)(lo_i_2 + t_i_2);
+        if (cudaify_lane == 0)
+            prod[i] = 1.0;
+        __syncwarp();
+        { /* the warp's lanes share loop 'j'; they combine prod[i] (*) */
             const long long cudaify_first_j = (long long)(0);
-            double cudaify_lanes_d;
+            double cudaify_lanes_prod;
             {
-                double d = cudaify_plus::identity<double>();
+                double cudaify_acc_prod = cudaify_times::identity<double>();
                 for (long long cudaify_t_j = cudaify_lane;; cudaify_t_j += 32) {
                     int j = (int)(cudaify_first_j + cudaify_t_j);
                     if (!(j <= 69))
                         break;
-                    d -= A[i][j] * 0.5;
+                    cudaify_acc_prod *= 1.0 + A[i][j] / 64.0;
                 }
-                cudaify_lanes_d = cudaify_warp_allreduce(d, cudaify_plus());
+                cudaify_lanes_prod = cudaify_warp_allreduce(cudaify_acc_prod, cudaify_times());
             }
-            d = cudaify_plus()(d, cudaify_lanes_d);
+            if (cudaify_lane == 0)
+                prod[i] = cudaify_times()(prod[i], cudaify_lanes_prod);
         }
-        __syncwarp();
-        if (cudaify_lane == 0)
-            gap[i] = d;
         __syncwarp();
     }
 }
 
-/* Region of kernels() at line 34: scheduled by isl. */
-__global__ void kernels_kernel_5(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *fused, long long lo_j_4, long long trips_j_4)
-{
-    for (long long t_j_4 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_4 < trips_j_4; t_j_4 += (long long)blockDim.x * gridDim.x) {
-        const int j = (int)(lo_j_4 + t_j_4);
-        half[j] = 0.0;
-        for (int i = 0; (i <= 44); i += 1) {
-            half[j] += A[i][2 * j];
-        }
-    }
-}
-
-/* Region of kernels() at line 34: scheduled by isl. */
-__global__ void kernels_kernel_6(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *fused, long long lo_j_5, long long trips_j_5)
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_3(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_4, long long trips_j_4)
 {
     const int cudaify_row = threadIdx.y;
-    for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_5; cudaify_base += (long long)32 * gridDim.x) {
-        const long long t_j_5 = cudaify_base + threadIdx.x;
-        const bool cudaify_in = t_j_5 < trips_j_5;
-        const int j = (int)(lo_j_5 + t_j_5);
+    for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_4; cudaify_base += (long long)32 * gridDim.x) {
+        const long long t_j_4 = cudaify_base + threadIdx.x;
+        const bool cudaify_in = t_j_4 < trips_j_4;
+        const int j = (int)(lo_j_4 + t_j_4);
         double m;
         double v;
         m = 0.0;
@@ -633,30 +581,203 @@ __global__ void kernels_kernel_6(double *y, double (*A)[COLS], double *x, double
     }
 }
 
-/* Region of kernels() at line 34: scheduled by isl. */
-__global__ void kernels_kernel_7(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *fused, long long lo_i_5, long long trips_i_5)
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_4(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_i_3, long long trips_i_3)
 {
     const int cudaify_lane = threadIdx.x % 32;
-    for (long long t_i_5 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_i_5 < trips_i_5; t_i_5 += (long long)blockDim.x * gridDim.x / 32) {
-        const int i = (int)(lo_i_5 + t_i_5);
-        if (cudaify_lane == 0)
-            prod[i] = 1.0;
-        __syncwarp();
-        { /* the warp's lanes share loop 'j'; they combine prod[i] (*) */
+    for (long long t_i_3 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_i_3 < trips_i_3; t_i_3 += (long long)blockDim.x * gridDim.x / 32) {
+        const int i = (int)(lo_i_3 + t_i_3);
+        double d;
+        d = 1.0;
+        { /* the warp's lanes share loop 'j'; they combine d (+) */
             const long long cudaify_first_j = (long long)(0);
-            double cudaify_lanes_prod;
+            double cudaify_lanes_d;
             {
-                double cudaify_acc_prod = cudaify_times::identity<double>();
+                double d = cudaify_plus::identity<double>();
                 for (long long cudaify_t_j = cudaify_lane;; cudaify_t_j += 32) {
                     int j = (int)(cudaify_first_j + cudaify_t_j);
                     if (!(j <= 69))
                         break;
-                    cudaify_acc_prod *= 1.0 + A[i][j] / 64.0;
+                    d -= A[i][j] * 0.5;
                 }
-                cudaify_lanes_prod = cudaify_warp_allreduce(cudaify_acc_prod, cudaify_times());
+                cudaify_lanes_d = cudaify_warp_allreduce(d, cudaify_plus());
+            }
+            d = cudaify_plus()(d, cudaify_lanes_d);
+        }
+        __syncwarp();
+        if (cudaify_lane == 0)
+            gap[i] = d;
+        __syncwarp();
+    }
+}
+
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_5(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_i_4, long long trips_i_4)
+{
+    const int cudaify_lane = threadIdx.x % 32;
+    for (long long t_i_4 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_i_4 < trips_i_4; t_i_4 += (long long)blockDim.x * gridDim.x / 32) {
+        const int i = (int)(lo_i_4 + t_i_4);
+        if (cudaify_lane == 0)
+            rsq[i] = 0.0;
+        __syncwarp();
+        if (cudaify_lane == 0 && (0) <= (69))
+            rsum[i] = 0.0;
+        __syncwarp();
+        { /* the warp's lanes share loop 'c0_2'; they combine rsq[i] (+), rsum[i] (+) */
+            const long long cudaify_first_c0_2 = (long long)(0);
+            double cudaify_lanes_rsq;
+            double cudaify_lanes_rsum;
+            {
+                double cudaify_acc_rsq = cudaify_plus::identity<double>();
+                double cudaify_acc_rsum = cudaify_plus::identity<double>();
+                for (long long cudaify_t_c0_2 = cudaify_lane;; cudaify_t_c0_2 += 32) {
+                    long long c0_2 = (long long)(cudaify_first_c0_2 + cudaify_t_c0_2);
+                    if (!(c0_2 <= 69))
+                        break;
+                    cudaify_acc_rsq = A[i][(c0_2)] * A[i][(c0_2)] + cudaify_acc_rsq;
+                    cudaify_acc_rsum = A[i][(c0_2)] * x[(c0_2)] + cudaify_acc_rsum;
+                }
+                cudaify_lanes_rsq = cudaify_warp_allreduce(cudaify_acc_rsq, cudaify_plus());
+                cudaify_lanes_rsum = cudaify_warp_allreduce(cudaify_acc_rsum, cudaify_plus());
             }
             if (cudaify_lane == 0)
-                prod[i] = cudaify_times()(prod[i], cudaify_lanes_prod);
+                rsq[i] = cudaify_plus()(rsq[i], cudaify_lanes_rsq);
+            if (cudaify_lane == 0)
+                rsum[i] = cudaify_plus()(rsum[i], cudaify_lanes_rsum);
+        }
+        __syncwarp();
+        if (cudaify_lane == 0)
+            rsq[i] = rsq[i] - rsum[i];
+        __syncwarp();
+    }
+}
+
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_6(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_i_5, long long trips_i_5)
+{
+    for (long long t_i_5 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_5 < trips_i_5; t_i_5 += (long long)blockDim.x * gridDim.x) {
+        const int i = (int)(lo_i_5 + t_i_5);
+        fused[i] = 0.0;
+        for (int j = 0; (j <= 69); j += 1) {
+            fused[i] += A[i][j];
+            if (j == 0)
+                fused[i] = 1.0;
+        }
+    }
+}
+
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_7(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_5, long long trips_j_5)
+{
+    for (long long t_j_5 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_j_5 < trips_j_5; t_j_5 += (long long)blockDim.x * gridDim.x) {
+        const int j = (int)(lo_j_5 + t_j_5);
+        half[j] = 0.0;
+        for (int i = 0; (i <= 44); i += 1) {
+            half[j] += A[i][2 * j];
+        }
+    }
+}
+
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_8(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_6, long long trips_j_6)
+{
+    const int cudaify_row = threadIdx.y;
+    for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_6; cudaify_base += (long long)32 * gridDim.x) {
+        const long long t_j_6 = cudaify_base + threadIdx.x;
+        const bool cudaify_in = t_j_6 < trips_j_6;
+        const int j = (int)(lo_j_6 + t_j_6);
+        if (cudaify_in && cudaify_row == 0)
+            cabs[j] = 0.0;
+        __syncthreads();
+        { /* the block's rows share loop 'i'; they combine cabs[j] (+) */
+            __shared__ double cudaify_rows_cabs[32][32];
+            const long long cudaify_first_i = (long long)(0);
+            double cudaify_lanes_cabs;
+            {
+                double cudaify_acc_cabs = cudaify_plus::identity<double>();
+                if (cudaify_in)
+                    for (long long cudaify_t_i = cudaify_row;; cudaify_t_i += 32) {
+                        int i = (int)(cudaify_first_i + cudaify_t_i);
+                        if (!(i <= 44))
+                            break;
+                        cudaify_acc_cabs += A[i][j] > 0 ? A[i][j] : -A[i][j];
+                    }
+                cudaify_rows_cabs[cudaify_row][threadIdx.x] = cudaify_acc_cabs;
+            }
+            __syncthreads();
+            cudaify_lanes_cabs = cudaify_rows_cabs[0][threadIdx.x];
+            for (int cudaify_r = 1; cudaify_r < 32; cudaify_r++)
+                cudaify_lanes_cabs = cudaify_plus()(cudaify_lanes_cabs, cudaify_rows_cabs[cudaify_r][threadIdx.x]);
+            __syncthreads();
+            if (cudaify_in && cudaify_row == 0)
+                cabs[j] = cudaify_plus()(cabs[j], cudaify_lanes_cabs);
+        }
+        __syncthreads();
+    }
+}
+
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_9(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_7, long long trips_j_7)
+{
+    const int cudaify_row = threadIdx.y;
+    for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_7; cudaify_base += (long long)32 * gridDim.x) {
+        const long long t_j_7 = cudaify_base + threadIdx.x;
+        const bool cudaify_in = t_j_7 < trips_j_7;
+        const int j = (int)(lo_j_7 + t_j_7);
+        if (cudaify_in && cudaify_row == 0)
+            colsum[j] = 0.0;
+        __syncthreads();
+        { /* the block's rows share loop 'i'; they combine colsum[j] (+) */
+            __shared__ double cudaify_rows_colsum[32][32];
+            const long long cudaify_first_i = (long long)(0);
+            double cudaify_lanes_colsum;
+            {
+                double cudaify_acc_colsum = cudaify_plus::identity<double>();
+                if (cudaify_in)
+                    for (long long cudaify_t_i = cudaify_row;; cudaify_t_i += 32) {
+                        int i = (int)(cudaify_first_i + cudaify_t_i);
+                        if (!(i <= 44))
+                            break;
+                        cudaify_acc_colsum += A[i][j];
+                    }
+                cudaify_rows_colsum[cudaify_row][threadIdx.x] = cudaify_acc_colsum;
+            }
+            __syncthreads();
+            cudaify_lanes_colsum = cudaify_rows_colsum[0][threadIdx.x];
+            for (int cudaify_r = 1; cudaify_r < 32; cudaify_r++)
+                cudaify_lanes_colsum = cudaify_plus()(cudaify_lanes_colsum, cudaify_rows_colsum[cudaify_r][threadIdx.x]);
+            __syncthreads();
+            if (cudaify_in && cudaify_row == 0)
+                colsum[j] = cudaify_plus()(colsum[j], cudaify_lanes_colsum);
+        }
+        __syncthreads();
+    }
+}
+
+/* Region of kernels() at line 38: scheduled by isl. */
+__global__ void kernels_kernel_10(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_i_6, long long trips_i_6)
+{
+    const int cudaify_lane = threadIdx.x % 32;
+    for (long long t_i_6 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; t_i_6 < trips_i_6; t_i_6 += (long long)blockDim.x * gridDim.x / 32) {
+        const int i = (int)(lo_i_6 + t_i_6);
+        if (cudaify_lane == 0)
+            y[i] = 0.5;
+        __syncwarp();
+        { /* the warp's lanes share loop 'j'; they combine y[i] (+) */
+            const long long cudaify_first_j = (long long)(0);
+            double cudaify_lanes_y;
+            {
+                double cudaify_acc_y = cudaify_plus::identity<double>();
+                for (long long cudaify_t_j = cudaify_lane;; cudaify_t_j += 32) {
+                    int j = (int)(cudaify_first_j + cudaify_t_j);
+                    if (!(j <= 69))
+                        break;
+                    cudaify_acc_y = cudaify_acc_y + A[i][j] * x[j];
+                }
+                cudaify_lanes_y = cudaify_warp_allreduce(cudaify_acc_y, cudaify_plus());
+            }
+            if (cudaify_lane == 0)
+                y[i] = cudaify_plus()(y[i], cudaify_lanes_y);
         }
         __syncwarp();
     }
@@ -665,7 +786,7 @@ __global__ void kernels_kernel_7(double *y, double (*A)[COLS], double *x, double
 static void kernels(void)
 {
     {
-        /* cudaify: this region runs on the GPU (kernels: region at line 34 -> 7 kernel(s), grids 1-D, 1-D, 1-D, 1-D, 1-D, 1-D, 1-D) */
+        /* cudaify: this region runs on the GPU (kernels: region at line 38 -> 10 kernel(s), grids 1-D, 1-D, 1-D, 1-D, 1-D, 1-D, 1-D, 1-D, 1-D, 1-D) */
         double *d_y = NULL;
         CUDAIFY_CHECK(cudaify_malloc((void **)&d_y, (size_t)(45) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_y, y, (size_t)(45) * sizeof(double), cudaMemcpyHostToDevice));
@@ -688,14 +809,42 @@ static void kernels(void)
         double *d_half = NULL;
         CUDAIFY_CHECK(cudaify_malloc((void **)&d_half, (size_t)(35) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_half, half, (size_t)(35) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_rsum = NULL;
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_rsum, (size_t)(45) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_rsum, rsum, (size_t)(45) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_rsq = NULL;
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_rsq, (size_t)(45) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_rsq, rsq, (size_t)(45) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_csum = NULL;
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_csum, (size_t)(70) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_csum, csum, (size_t)(70) * sizeof(double), cudaMemcpyHostToDevice));
+        double *d_cabs = NULL;
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_cabs, (size_t)(70) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_cabs, cabs, (size_t)(70) * sizeof(double), cudaMemcpyHostToDevice));
         double *d_fused = NULL;
         CUDAIFY_CHECK(cudaify_malloc((void **)&d_fused, (size_t)(45) * sizeof(double)));
         CUDAIFY_CHECK(cudaMemcpy(d_fused, fused, (size_t)(45) * sizeof(double), cudaMemcpyHostToDevice));
         {
+            const long long lo_j_3 = 0;
+            const long long trips_j_3 = (69) - lo_j_3 + 1;
+            if (trips_j_3 > 0) {
+                kernels_kernel<<<dim3(cudaify_blocks(trips_j_3, 32, 2147483647u)), dim3(32, 32)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_j_3, trips_j_3);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
             const long long lo_i_2 = 0;
             const long long trips_i_2 = (44) - lo_i_2 + 1;
             if (trips_i_2 > 0) {
-                kernels_kernel<<<dim3(cudaify_blocks(trips_i_2, 256, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_fused, lo_i_2, trips_i_2);
+                kernels_kernel_2<<<dim3(cudaify_blocks(trips_i_2, 8, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_i_2, trips_i_2);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_j_4 = 0;
+            const long long trips_j_4 = (69) - lo_j_4 + 1;
+            if (trips_j_4 > 0) {
+                kernels_kernel_3<<<dim3(cudaify_blocks(trips_j_4, 32, 2147483647u)), dim3(32, 32)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_j_4, trips_j_4);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }
@@ -703,15 +852,7 @@ static void kernels(void)
             const long long lo_i_3 = 0;
             const long long trips_i_3 = (44) - lo_i_3 + 1;
             if (trips_i_3 > 0) {
-                kernels_kernel_2<<<dim3(cudaify_blocks(trips_i_3, 8, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_fused, lo_i_3, trips_i_3);
-                CUDAIFY_CHECK(cudaGetLastError());
-            }
-        }
-        {
-            const long long lo_j_3 = 0;
-            const long long trips_j_3 = (69) - lo_j_3 + 1;
-            if (trips_j_3 > 0) {
-                kernels_kernel_3<<<dim3(cudaify_blocks(trips_j_3, 32, 2147483647u)), dim3(32, 32)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_fused, lo_j_3, trips_j_3);
+                kernels_kernel_4<<<dim3(cudaify_blocks(trips_i_3, 8, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_i_3, trips_i_3);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }
@@ -719,23 +860,7 @@ static void kernels(void)
             const long long lo_i_4 = 0;
             const long long trips_i_4 = (44) - lo_i_4 + 1;
             if (trips_i_4 > 0) {
-                kernels_kernel_4<<<dim3(cudaify_blocks(trips_i_4, 8, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_fused, lo_i_4, trips_i_4);
-                CUDAIFY_CHECK(cudaGetLastError());
-            }
-        }
-        {
-            const long long lo_j_4 = 0;
-            const long long trips_j_4 = (34) - lo_j_4 + 1;
-            if (trips_j_4 > 0) {
-                kernels_kernel_5<<<dim3(cudaify_blocks(trips_j_4, 256, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_fused, lo_j_4, trips_j_4);
-                CUDAIFY_CHECK(cudaGetLastError());
-            }
-        }
-        {
-            const long long lo_j_5 = 0;
-            const long long trips_j_5 = (69) - lo_j_5 + 1;
-            if (trips_j_5 > 0) {
-                kernels_kernel_6<<<dim3(cudaify_blocks(trips_j_5, 32, 2147483647u)), dim3(32, 32)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_fused, lo_j_5, trips_j_5);
+                kernels_kernel_5<<<dim3(cudaify_blocks(trips_i_4, 8, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_i_4, trips_i_4);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }
@@ -743,7 +868,39 @@ static void kernels(void)
             const long long lo_i_5 = 0;
             const long long trips_i_5 = (44) - lo_i_5 + 1;
             if (trips_i_5 > 0) {
-                kernels_kernel_7<<<dim3(cudaify_blocks(trips_i_5, 8, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_fused, lo_i_5, trips_i_5);
+                kernels_kernel_6<<<dim3(cudaify_blocks(trips_i_5, 256, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_i_5, trips_i_5);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_j_5 = 0;
+            const long long trips_j_5 = (34) - lo_j_5 + 1;
+            if (trips_j_5 > 0) {
+                kernels_kernel_7<<<dim3(cudaify_blocks(trips_j_5, 256, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_j_5, trips_j_5);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_j_6 = 0;
+            const long long trips_j_6 = (69) - lo_j_6 + 1;
+            if (trips_j_6 > 0) {
+                kernels_kernel_8<<<dim3(cudaify_blocks(trips_j_6, 32, 2147483647u)), dim3(32, 32)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_j_6, trips_j_6);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_j_7 = 0;
+            const long long trips_j_7 = (69) - lo_j_7 + 1;
+            if (trips_j_7 > 0) {
+                kernels_kernel_9<<<dim3(cudaify_blocks(trips_j_7, 32, 2147483647u)), dim3(32, 32)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_j_7, trips_j_7);
+                CUDAIFY_CHECK(cudaGetLastError());
+            }
+        }
+        {
+            const long long lo_i_6 = 0;
+            const long long trips_i_6 = (44) - lo_i_6 + 1;
+            if (trips_i_6 > 0) {
+                kernels_kernel_10<<<dim3(cudaify_blocks(trips_i_6, 8, 2147483647u)), dim3(256)>>>(d_y, (double (*)[COLS])(d_A_2), d_x_2, d_gap, d_prod, d_colsum, d_colvar, d_half, d_rsum, d_rsq, d_csum, d_cabs, d_fused, lo_i_6, trips_i_6);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }
@@ -753,6 +910,10 @@ static void kernels(void)
         CUDAIFY_CHECK(cudaMemcpy(colsum, d_colsum, (size_t)(70) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(colvar, d_colvar, (size_t)(70) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(half, d_half, (size_t)(35) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(rsum, d_rsum, (size_t)(45) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(rsq, d_rsq, (size_t)(45) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(csum, d_csum, (size_t)(70) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(cabs, d_cabs, (size_t)(70) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaMemcpy(fused, d_fused, (size_t)(45) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaify_free(d_y));
         CUDAIFY_CHECK(cudaify_free(d_A_2));
@@ -762,6 +923,10 @@ static void kernels(void)
         CUDAIFY_CHECK(cudaify_free(d_colsum));
         CUDAIFY_CHECK(cudaify_free(d_colvar));
         CUDAIFY_CHECK(cudaify_free(d_half));
+        CUDAIFY_CHECK(cudaify_free(d_rsum));
+        CUDAIFY_CHECK(cudaify_free(d_rsq));
+        CUDAIFY_CHECK(cudaify_free(d_csum));
+        CUDAIFY_CHECK(cudaify_free(d_cabs));
         CUDAIFY_CHECK(cudaify_free(d_fused));
     }
 }
@@ -772,11 +937,13 @@ int main(void)
     kernels();
     double total = 0.0;
     for (int i = 0; i < ROWS; i++) {
-        printf("%d %.6f %.6f %.6f %.6f\n", i, y[i], gap[i], prod[i], fused[i]);
+        printf("%d %.6f %.6f %.6f %.6f %.6f %.6f\n", i, y[i], gap[i], prod[i], fused[i], rsum[i],
+               rsq[i]);
         total += y[i];
     }
     for (int j = 0; j < COLS; j += 7)
-        printf("col %d %.6f %.6f %.6f\n", j, colsum[j], colvar[j], half[j / 2]);
+        printf("col %d %.6f %.6f %.6f %.6f %.6f\n", j, colsum[j], colvar[j], half[j / 2], csum[j],
+               cabs[j]);
     printf("total %.6f\n", total);
     return 0;
 }
