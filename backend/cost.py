@@ -1468,7 +1468,10 @@ class _Counted:
             self.grid = True
             bound = self._grid_bound(loop)
             if bound is None:
-                self.exact = False
+                # the launch's size is not in the text (or changes from launch to launch, as
+                # a wavefront's diagonals): the arrays' extents would bound what it may
+                # touch, not what it must; no count
+                self.uncounted = True
             span = float(bound) if bound is not None else UNKNOWN_TRIPS
             return _Loop(var, span, bound is not None)
         read = self._trips(loop)

@@ -336,6 +336,36 @@ def test_a_loop_of_unknown_trips_is_capped_by_its_arrays_extents() -> None:
     assert not work.flops_known and not work.exact
 
 
+BAND = """
+__global__ void band(double *a, long long lo, long long trips)
+{
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x) {
+        const long long i = lo + t;
+        a[i] = a[i] * 0.5;
+    }
+}
+void sweep(double *a)
+{
+    double *d_a = (double *)cudaify_map(a, (size_t)(4096) * sizeof(double), 1, 1);
+    for (long long h = 0; h < 64; h++) {
+        const long long lo = h * 64;
+        const long long trips = 64 - (h % 3);
+        band<<<1, 64>>>(d_a, lo, trips);
+    }
+}
+int main(void) { static double a[4096]; sweep(a); return 0; }
+"""
+
+
+def test_a_launch_whose_size_the_text_does_not_fix_gets_no_count() -> None:
+    """Each launch of a band touches 62-64 elements, its size computed in the host's loop
+    (as a wavefront's diagonals are): the array's extent (4096 elements) bounds what a
+    launch may touch, not what it must, so it is no count at all (it read 64 times the
+    bytes; PolyBench seidel-2d's kernel read 328% of the copy bandwidth by it)."""
+    assert kernel_work(BAND) == {}
+
+
 def test_a_loop_the_lanes_share_counts_the_rows_once() -> None:
     """segmented's lane loop, `for (c = lane;; c += 32)` up to its `break`: the 32 lanes
     together run j over 0..n - 1 once per row, so the count is the product's, exact."""
