@@ -974,13 +974,7 @@ class Evaluator:
         with self._hold(exclusive=True):
             timing = evaluation.timing
             if timed:
-                timing, failed = with_kernel_times(
-                    timing,
-                    binary,
-                    timeout=limit,
-                    cuda=True,
-                    expected_exit=reference.exit_code,
-                )
+                timing, failed = self._kernel_times(timing, binary, limit)
                 if failed is not None:
                     self._cut_short()
                     problem = Problem("flaky", f"passed, then a timed run failed: {failed}")
@@ -988,6 +982,31 @@ class Evaluator:
             hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
             timing = self._with_roofline(timing, variant.code)
             return replace(evaluation, timing=timing, hardware=hardware)
+
+    def _kernel_times(
+        self, timing: Timing, binary: Path, limit: float
+    ) -> tuple[Timing, Problem | None]:
+        return with_kernel_times(
+            timing, binary, timeout=limit, cuda=True, expected_exit=self.reference().exit_code
+        )
+
+    def kernel_roofline(self, variant: Variant) -> Timing | None:
+        """The kernels of `variant` timed by CUDA events in one run of its timing build, and
+        placed under the roofline; None without a GPU, or where the build or its run
+        fails. `cudaify bench` measures a written variant so when its search used the
+        whole time budget and left it none."""
+        if not self.run_on_gpu:
+            return None
+        build, timed, _seconds = self.compile(variant)
+        if not build.ok or build.binary is None or not timed:
+            return None
+        reference = self.reference()
+        limit = self._limit(time_limit(reference.seconds, self.config.run_timeout))
+        with self._hold(exclusive=True):
+            timing, failed = self._kernel_times(Timing(), build.binary, limit)
+            if failed is not None or not timing.kernel_times:
+                return None
+            return self._with_roofline(timing, variant.code)
 
     def evaluate_many(self, variants: Sequence[Variant]) -> list[Evaluation]:
         """Compile every variant in parallel (one compiler per core), then run them one

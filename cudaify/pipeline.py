@@ -1156,6 +1156,21 @@ def check_file(source_path: str, cuda_path: str, config: Config) -> Evaluation:
     return Evaluator(program, config).evaluate(Variant(code=code, offloaded=timed))
 
 
+def written_roofline(source_path: str, code: str, config: Config) -> Any:
+    """The kernels of a written program timed by CUDA events and placed under the roofline,
+    measured apart from the compile that wrote it, with no time budget (`cudaify bench`'s
+    table, where that compile's search used its whole budget and left no time for them):
+    a `Timing`, or None without a GPU or where the timing build or its run fails. The
+    timing build wraps every function of the input that holds a loop nest (other than
+    main), as `check` times them."""
+    from cudaify.backend.evaluate import Evaluator
+
+    program = prepare(source_path, config)
+    timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
+    evaluator = Evaluator(program, config.with_(time_budget=0.0))
+    return evaluator.kernel_roofline(Variant(code=code, offloaded=timed))
+
+
 def describe_evaluation(evaluation: Evaluation) -> list[str]:
     """Readable lines: how far the candidate got, and why it stopped."""
     lines = [f"stage reached: {evaluation.stage.label}"]

@@ -66,6 +66,18 @@ def variant(code: str = CANDIDATE) -> Variant:
     return Variant(code=code, node="offload", offloaded=("work",))
 
 
+def test_a_written_variant_s_kernels_cost_one_build_and_one_run(
+    tmp_path: Path, cache: Cache, counts: Counts
+) -> None:
+    """cudaify bench's kernel timing of a written variant: its timing build and one
+    event-timed run; a run that names no kernel gives no figures."""
+    evaluator = make(tmp_path, cache)
+    evaluator.reference_timing(("work",))
+    counts.reset()
+    assert evaluator.kernel_roofline(variant()) is None  # the stand-in's run times no kernel
+    assert counts.runs == {"candidate": 1} and counts.compiles == 1
+
+
 def test_a_full_evaluation_costs_one_compile_and_runs_plus_two_runs(
     tmp_path: Path, cache: Cache, counts: Counts
 ) -> None:

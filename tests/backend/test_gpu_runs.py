@@ -107,6 +107,20 @@ def test_cuda_candidate_is_verified_and_timed_on_the_gpu(tmp_path: Path) -> None
     )
 
 
+def test_a_written_program_s_kernels_are_timed_apart_from_its_compile(tmp_path: Path) -> None:
+    """What `cudaify bench` measures for a written variant whose search left no time for
+    its kernel timing: one event-timed run, the kernels placed under the roofline."""
+    timing = _evaluator(tmp_path).kernel_roofline(Variant(code=CANDIDATE, offloaded=("saxpy",)))
+    assert timing is not None
+    (saxpy,) = timing.kernels
+    assert saxpy.name == "saxpy_kernel" and saxpy.launches == 10, saxpy
+    assert saxpy.bytes == 10 * 12 * (1 << 24) and saxpy.bound == "memory"
+    assert timing.roofline_percent is not None and 20 < timing.roofline_percent < 130
+    # a program that fails its run has no such figures
+    wild = CANDIDATE.replace("if (i < n) y[i] = a * x[i] + y[i];", "y[i * 4096] = a * x[i];")
+    assert _evaluator(tmp_path).kernel_roofline(Variant(code=wild, offloaded=("saxpy",))) is None
+
+
 def test_wrong_kernel_is_caught_on_the_gpu(tmp_path: Path) -> None:
     wrong = CANDIDATE.replace("if (i < n) y[i]", "if (i < n / 2) y[i]")
     result = _evaluator(tmp_path).evaluate(Variant(code=wrong, offloaded=("saxpy",)))

@@ -365,13 +365,89 @@ def test_a_row_counts_the_model_in_the_written_path(
     done = SimpleNamespace(
         trace=trace,
         verified=True,
+        offloaded=True,
+        text="",
         methods=("offload", "coalesce"),
         region_speedup=3.0,
         warnings=(),
     )
     monkeypatch.setattr(pipeline, "compile_file", lambda *args, **kwargs: done)
+    monkeypatch.setattr(pipeline, "written_roofline", lambda *args, **kwargs: None)
     source = tmp_path / "p.c"
     source.write_text(SEQUENTIAL)
     made = bench.run_one(source, "mcgs", Config(slm="off"))
     assert (made.model_steps, made.model_seconds, made.slm_calls) == (1, 4.25, 3)
     assert made.methods == "offload+coalesce" and made.verified
+
+
+def test_a_written_variant_without_kernel_times_gets_them_after_the_compile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that used its whole budget writes its variant without the kernel timing:
+    the bench measures the written program's kernels after the compile (the program and
+    its text), and the row says so; a row whose compile timed them keeps its own."""
+    from types import SimpleNamespace
+
+    from cudaify import bench, pipeline
+    from cudaify.core import KernelRoofline, Timing
+    from cudaify.core.config import Config
+
+    kernel = KernelRoofline(
+        name="saxpy_kernel",
+        launches=2,
+        seconds=0.004,
+        bytes=9.6e9,
+        flops=8e8,
+        precision="fp32",
+        exact=True,
+        bytes_per_second=2.4e12,
+        flops_per_second=2e11,
+        intensity=1 / 12,
+        roof=2.4e12,
+        percent=81.6,
+        bound="memory",
+    )
+    measured = Timing(kernels=(kernel,), roofline_percent=81.6, bound="memory")
+    asked: list[tuple[str, str]] = []
+
+    def written_roofline(source: str, text: str, config: Config) -> Timing:
+        asked.append((source, text))
+        return measured
+
+    monkeypatch.setattr(pipeline, "written_roofline", written_roofline)
+    source = tmp_path / "saxpy.c"
+    source.write_text(SEQUENTIAL)
+    for kernels, expected in (([], 81.6), ([dataclasses.asdict(kernel)], 12.0)):
+        candidate = {"kernels": kernels, "roofline_percent": 12.0} if kernels else {}
+        trace = {"chosen": [], "timing": {"candidate": candidate, "roofline_percent": 12.0}}
+        done = SimpleNamespace(
+            trace=trace,
+            verified=True,
+            offloaded=True,
+            text="// the written program",
+            methods=("offload",),
+            region_speedup=3.0,
+            warnings=("the time budget (30 s) ran out",),
+        )
+        monkeypatch.setattr(pipeline, "compile_file", lambda *args, d=done, **kwargs: d)
+        made = bench.run_one(source, "mcgs", Config(slm="off"))
+        assert made.roofline_percent == expected
+        assert made.kernel.startswith("saxpy_kernel: 82% of the memory roof")
+    assert asked == [(str(source), "// the written program")]  # the first row only
+    first = bench.run_one  # the note of a measured row says where its roofline came from
+    monkeypatch.setattr(
+        pipeline,
+        "compile_file",
+        lambda *args, **kwargs: SimpleNamespace(
+            trace={"chosen": [], "timing": {}},
+            verified=True,
+            offloaded=True,
+            text="x",
+            methods=("offload",),
+            region_speedup=3.0,
+            warnings=(),
+        ),
+    )
+    assert first(source, "mcgs", Config(slm="off")).note.startswith(
+        "roofline measured after the compile"
+    )
