@@ -1093,14 +1093,27 @@ def _kernel_edits(plan: KernelPlan) -> list[Edit]:
     )
     lane = f"const int {plan.lane} = threadIdx.x % {WARP};\n{indent}"
     edits.append(Edit(cols.node.start_byte, cols.node.start_byte, lane, "the thread's lane"))
+    return edits + _body_edits(plan, f"{plan.lane} == 0", "__syncwarp();", _shared_text)
+
+
+def _body_edits(
+    plan: KernelPlan,
+    writer: str,
+    meet: str,
+    shared_text: Callable[[KernelPlan, Shared, set[str]], str],
+) -> list[Edit]:
+    """The body's statements that write memory run where `writer` holds, the threads then
+    meet (`meet`); the shared loops become `shared_text`'s."""
+    source = plan.kernel.source
+    edits = []
     for statement in plan.lane_zero:
-        inner = kn.line_indent(source, statement.start_byte)
-        moved = kn.moved(statement, source, inner + "    ")
-        text = f"if ({plan.lane} == 0)\n{inner}    {moved}\n{inner}__syncwarp();"
-        edits.append(Edit(statement.start_byte, statement.end_byte, text, "lane 0 writes"))
+        at = kn.line_indent(source, statement.start_byte)
+        moved = kn.moved(statement, source, at + "    ")
+        text = f"if ({writer})\n{at}    {moved}\n{at}{meet}"
+        edits.append(Edit(statement.start_byte, statement.end_byte, text, "one thread writes"))
     for shared in plan.shared:
-        text = _shared_text(plan, shared, set(plan.taken))
-        edits.append(Edit(shared.node.start_byte, shared.node.end_byte, text, "the lanes share"))
+        text = shared_text(plan, shared, set(plan.taken))
+        edits.append(Edit(shared.node.start_byte, shared.node.end_byte, text, "shared loop"))
     return edits
 
 
@@ -1142,15 +1155,18 @@ def _rows_edits(plan: KernelPlan) -> list[Edit]:
             "the thread's row",
         ),
     ]
-    for statement in plan.lane_zero:
-        at = kn.line_indent(source, statement.start_byte)
-        moved = kn.moved(statement, source, at + "    ")
-        text = f"if ({inside} && {plan.lane} == 0)\n{at}    {moved}\n{at}__syncthreads();"
-        edits.append(Edit(statement.start_byte, statement.end_byte, text, "row 0 writes"))
-    for shared in plan.shared:
-        text = _rows_text(plan, shared, set(plan.taken))
-        edits.append(Edit(shared.node.start_byte, shared.node.end_byte, text, "the rows share"))
-    return edits
+    # 1024 threads a block: the compiler keeps to the registers that lets (a kernel that
+    # needed more would not launch at all)
+    bounds = next((c for c in kernel.definition.children if c.type == "launch_bounds"), None)
+    declarator = kernel.definition.child_by_field_name("declarator")
+    limit = f"__launch_bounds__({WARP * ROWS})"
+    if bounds is not None:
+        edits.append(Edit(bounds.start_byte, bounds.end_byte, limit, "a block's threads"))
+    elif declarator is not None:
+        at = declarator.start_byte
+        edits.append(Edit(at, at, f"{limit} ", "a block's threads"))
+    writer = f"{inside} && {plan.lane} == 0"
+    return edits + _body_edits(plan, writer, "__syncthreads();", _rows_text)
 
 
 def _rows_text(plan: KernelPlan, shared: Shared, taken: set[str]) -> str:

@@ -303,6 +303,8 @@ def test_scheduled_kernels_share_their_accumulations_read_from_the_text() -> Non
     assert "const bool cudaify_in = t_j_7 < trips_j_7;" in code
     assert "if (cudaify_in)\n                    for (long long cudaify_t_i = cudaify_row;;" in code
     assert "__shared__ double cudaify_rows_colsum[32][32];" in code
+    # 1024 threads a block: the rows kernels (4 of them) say so to the compiler
+    assert code.count("__global__ void __launch_bounds__(1024) kernels_kernel") == 4
     assert "cudaify_rows_colsum[cudaify_row][threadIdx.x] = cudaify_acc_colsum;" in code
     assert (
         "if (cudaify_in && cudaify_row == 0)\n                colsum[j] = cudaify_plus()"

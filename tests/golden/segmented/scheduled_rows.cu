@@ -450,7 +450,7 @@ __device__ CudaifyT cudaify_warp_inclusive_scan(CudaifyT value, CudaifyOp op)
 }
 
 /* Region of kernels() at line 38: scheduled by isl. */
-__global__ void kernels_kernel(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_3, long long trips_j_3)
+__global__ void __launch_bounds__(1024) kernels_kernel(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_3, long long trips_j_3)
 {
     const int cudaify_row = threadIdx.y;
     for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_3; cudaify_base += (long long)32 * gridDim.x) {
@@ -517,7 +517,7 @@ __global__ void kernels_kernel_2(double *y, double (*A)[COLS], double *x, double
 }
 
 /* Region of kernels() at line 38: scheduled by isl. */
-__global__ void kernels_kernel_3(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_4, long long trips_j_4)
+__global__ void __launch_bounds__(1024) kernels_kernel_3(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_4, long long trips_j_4)
 {
     const int cudaify_row = threadIdx.y;
     for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_4; cudaify_base += (long long)32 * gridDim.x) {
@@ -679,7 +679,7 @@ __global__ void kernels_kernel_7(double *y, double (*A)[COLS], double *x, double
 }
 
 /* Region of kernels() at line 38: scheduled by isl. */
-__global__ void kernels_kernel_8(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_6, long long trips_j_6)
+__global__ void __launch_bounds__(1024) kernels_kernel_8(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_6, long long trips_j_6)
 {
     const int cudaify_row = threadIdx.y;
     for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_6; cudaify_base += (long long)32 * gridDim.x) {
@@ -717,7 +717,7 @@ __global__ void kernels_kernel_8(double *y, double (*A)[COLS], double *x, double
 }
 
 /* Region of kernels() at line 38: scheduled by isl. */
-__global__ void kernels_kernel_9(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_7, long long trips_j_7)
+__global__ void __launch_bounds__(1024) kernels_kernel_9(double *y, double (*A)[COLS], double *x, double *gap, double *prod, double *colsum, double *colvar, double *half, double *rsum, double *rsq, double *csum, double *cabs, double *fused, long long lo_j_7, long long trips_j_7)
 {
     const int cudaify_row = threadIdx.y;
     for (long long cudaify_base = (long long)blockIdx.x * 32; cudaify_base < trips_j_7; cudaify_base += (long long)32 * gridDim.x) {
