@@ -1443,9 +1443,7 @@ class _Counted:
         (find_first_negative's kernel read 101% of the copy bandwidth by them)."""
         if node.type == "return_statement":
             return any(loop.known for loop in self.open)
-        if any(self.data[b : b + 5] == b"break" and b == node.start_byte for b in self.bounds) or (
-            node.parent is not None and node.parent.start_byte in self.bounds
-        ):
+        if node.start_byte in self.bounds:
             return False  # a shared loop's bound (`_shared_loop`)
         current = node.parent
         while current is not None and current.type not in _LOOPS:
@@ -1538,7 +1536,7 @@ class _Counted:
         if step <= 0:
             return None
         trips = max(0, math.ceil((bound - low + (operator == "<=")) / step))
-        self.bounds.add(leave.start_byte)
+        self.bounds.add((leave.named_children[0] if leave.named_children else leave).start_byte)
         return _Loop(var, float(trips), True)
 
     def _block_loop(self, loop: Node, var: str | None) -> _Loop:

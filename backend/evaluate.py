@@ -969,8 +969,7 @@ class Evaluator:
         binary = build.binary
         if not build.ok or binary is None:
             return evaluation
-        reference = self.reference()
-        limit = self._limit(time_limit(reference.seconds, self.config.run_timeout))
+        limit = self._run_limit()
         with self._hold(exclusive=True):
             timing = evaluation.timing
             if timed:
@@ -982,6 +981,11 @@ class Evaluator:
             hardware = hardware_counters(binary, timeout=5 * limit) if self.profile else ()
             timing = self._with_roofline(timing, variant.code)
             return replace(evaluation, timing=timing, hardware=hardware)
+
+    def _run_limit(self) -> float:
+        """How long one run of a candidate may take: from the reference's time, within the
+        deadline."""
+        return self._limit(time_limit(self.reference().seconds, self.config.run_timeout))
 
     def _kernel_times(
         self, timing: Timing, binary: Path, limit: float
@@ -1000,8 +1004,7 @@ class Evaluator:
         build, timed, _seconds = self.compile(variant)
         if not build.ok or build.binary is None or not timed:
             return None
-        reference = self.reference()
-        limit = self._limit(time_limit(reference.seconds, self.config.run_timeout))
+        limit = self._run_limit()
         with self._hold(exclusive=True):
             timing, failed = self._kernel_times(Timing(), build.binary, limit)
             if failed is not None or not timing.kernel_times:

@@ -143,21 +143,28 @@ def with_written_roofline(row: BenchRow, path: Path, text: str, config: Config) 
         row,
         roofline_percent=measured.roofline_percent,
         bound=measured.bound,
-        kernel=dominant_kernel([dataclasses.asdict(k) for k in measured.kernels]),
+        kernel=_described_top(measured.kernels),
         note=f"{said}; {row.note}" if row.note else said,
     )
 
 
 def dominant_kernel(kernels: Sequence[dict[str, Any]]) -> str:
     """The trace's kernel that took the most time, in one line ("" when none was timed)."""
-    from cudaify.backend.roofline import describe
     from cudaify.core import KernelRoofline
+
+    fields = {f.name for f in dataclasses.fields(KernelRoofline)}
+    return _described_top(
+        [KernelRoofline(**{k: v for k, v in kernel.items() if k in fields}) for kernel in kernels]
+    )
+
+
+def _described_top(kernels: Sequence[Any]) -> str:
+    """The kernel (a `KernelRoofline`) that took the most time, in one line ("" for none)."""
+    from cudaify.backend.roofline import describe
 
     if not kernels:
         return ""
-    top = max(kernels, key=lambda k: k.get("seconds") or 0.0)
-    fields = {f.name for f in dataclasses.fields(KernelRoofline)}
-    return describe(KernelRoofline(**{k: v for k, v in top.items() if k in fields}))
+    return describe(max(kernels, key=lambda k: k.seconds or 0.0))
 
 
 def note_of(warnings: Sequence[str], limit: int = 300) -> str:

@@ -1147,7 +1147,7 @@ def check_file(source_path: str, cuda_path: str, config: Config) -> Evaluation:
 
     program = prepare(source_path, config)
     code = read_source(cuda_path).decode("utf-8", "surrogateescape")
-    timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
+    timed = _timed_functions(program)
     problems = structural_problems(program, code, None)
     if problems:
         return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
@@ -1166,9 +1166,14 @@ def written_roofline(source_path: str, code: str, config: Config) -> Any:
     from cudaify.backend.evaluate import Evaluator
 
     program = prepare(source_path, config)
-    timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
     evaluator = Evaluator(program, config.with_(time_budget=0.0))
-    return evaluator.kernel_roofline(Variant(code=code, offloaded=timed))
+    return evaluator.kernel_roofline(Variant(code=code, offloaded=_timed_functions(program)))
+
+
+def _timed_functions(program: Any) -> tuple[str, ...]:
+    """The functions of the input whose calls a given CUDA program's timing wraps: every
+    one that holds a loop nest, other than main."""
+    return tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
 
 
 def describe_evaluation(evaluation: Evaluation) -> list[str]:

@@ -202,7 +202,8 @@ def _first(reasons: list[str]) -> str:
 def _describe(plan: KernelPlan) -> str:
     parts = []
     for shared in plan.shared:
-        what = f" combining {', '.join(_combined_names(shared))}" if _combined_names(shared) else ""
+        combined = _combined_names(shared)
+        what = f" combining {', '.join(combined)}" if combined else ""
         if shared.scan is not None:
             form = "inclusive" if shared.scan.inclusive else "exclusive"
             what = f" scanning {shared.scan.acc} ({shared.scan.op}, {form})"
@@ -531,7 +532,7 @@ def _in_register(item: _Accumulated, register: str, source: bytes) -> str:
 
 
 def _names(node: Node, source: bytes) -> set[str]:
-    return {cs.text(n, source) for n in cs.walk(node) if n.type == "identifier"}
+    return {cs.text(n, source) for n in cs.identifiers_in(node)}
 
 
 def _first_reset(statement: Node, var: str, first: str, source: bytes) -> tuple[Node, str] | None:
@@ -649,9 +650,7 @@ def _accumulator_base(target: Node, var: str, kernel: kn.Kernel, where: str) -> 
     current = target
     while current.type == "subscript_expression":
         for index in current.named_children[1:]:
-            if not kn.effect_free(index) or var in {
-                cs.text(n, source) for n in cs.walk(index) if n.type == "identifier"
-            }:
+            if not kn.effect_free(index) or var in _names(index, source):
                 raise kn.Refuse(
                     f"{where}: the element `{kn.compact(cs.text(target, source))}` moves with "
                     "the loop or reads memory"
@@ -669,7 +668,7 @@ def _strided_read(term: Node, *names: str, source: bytes) -> str | None:
     where the variable steps the last subscript by one."""
 
     def moves(index: Node) -> bool:
-        return any(cs.text(n, source) in names for n in cs.walk(index) if n.type == "identifier")
+        return bool(_names(index, source) & set(names))
 
     for node in cs.walk(term):
         if node.type != "subscript_expression" or (
@@ -715,8 +714,8 @@ def _pure(node: Node, source: bytes) -> bool:
 
 def _header_loop(node: Node, var: str, source: bytes) -> Loop:
     """What `_shared` needs of a loop the analysis never saw, read from its header: the
-    variable, a constant step (0 when it has none) and no early exit (its body is one
-    expression)."""
+    variable, a constant step (0 when it has none) and no early exit (its body is
+    accumulations and first-run resets, `_accumulation`'s)."""
     update = node.child_by_field_name("update")
     text = kn.compact(cs.text(update, source)) if update is not None else ""
     step = 0
