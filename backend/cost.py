@@ -1114,12 +1114,87 @@ def kernel_work(code: str) -> dict[str, Work]:
         block = _block_threads(launch, data, constants, repeats.values.of)
         work = _Counted(kernel, tree, data, {**constants, **bound}, given, block).work()
         sites.setdefault(launch.kernel, []).append((work, repeats.at(launch.call)))
+    scans = [
+        (_scan_work(call, tree, data, repeats.values), repeats.at(call))
+        for call in _scans(tree, data)
+    ]
+    if scans:
+        sites[LIBRARY_SCAN] = scans
     # a kernel one of whose launches cannot be counted is not counted
     return {
         name: _mean_work([(work, times) for work, times in found if work is not None])
         for name, found in sites.items()
         if all(work is not None for work, _ in found)
     }
+
+
+# cub's device-wide scans (transforms/scan.py writes them, and so may a model's answer) are
+# a library's kernels: the timing reports them by their mangled names (an init kernel and
+# one single-pass scan kernel per call), and the roofline places them together under this
+# name, with the work of the calls that launch them
+LIBRARY_SCAN = "cub::DeviceScan"
+# where each scan takes its item count, after (storage, storage_bytes, in, out)
+_SCAN_ITEMS = {
+    "InclusiveSum": 4,
+    "ExclusiveSum": 4,
+    "InclusiveScan": 5,
+    "ExclusiveScan": 6,
+    "InclusiveScanInit": 6,
+}
+_NO_STORAGE = frozenset({"nullptr", "NULL", "0"})
+
+
+def _scans(tree: Tree, data: bytes) -> list[Node]:
+    """The calls of cub::DeviceScan that launch a scan: a call whose storage is null only
+    asks for the storage's size."""
+    found = []
+    for node in cs.walk(tree.root_node):
+        if node.type != "call_expression" or node.child_by_field_name("function") is None:
+            continue
+        function = kn.compact(cs.text(node.child_by_field_name("function"), data))
+        if not function.startswith(f"{LIBRARY_SCAN}::"):
+            continue
+        arguments = node.child_by_field_name("arguments")
+        given = arguments.named_children if arguments is not None else []
+        if given and kn.compact(cs.text(_unwrapped(given[0]), data)) not in _NO_STORAGE:
+            found.append(node)
+    return found
+
+
+def _scan_work(call: Node, tree: Tree, data: bytes, values: _Values) -> Work | None:
+    """What one scan must move: its input read and its output written once each, the
+    item count and the element sizes read from the call (None where the text does not
+    give them: a ByKey scan, an iterator, an in-place call, an unknown count). Its
+    operations are not counted: one per element is far below any GPU's ridge, so a scan
+    stands against the bandwidth."""
+    function = kn.compact(cs.text(call.child_by_field_name("function") or call, data))
+    position = _SCAN_ITEMS.get(function.rsplit("::", 1)[-1])
+    arguments = call.child_by_field_name("arguments")
+    given = arguments.named_children if arguments is not None else []
+    if position is None or len(given) <= position:
+        return None
+    items = values.of(given[position])
+    sizes = [_pointee_bytes(operand, tree, data) for operand in given[2:4]]
+    if items is None or None in sizes:
+        return None
+    return Work(
+        bytes=float(items * sum(s for s in sizes if s)), flops=0.0, precision=None, exact=True
+    )
+
+
+def _pointee_bytes(operand: Node, tree: Tree, data: bytes) -> int | None:
+    """The element size of the pointer or array `operand` names (`d_in`, `d_x + 1`)."""
+    operand = _unwrapped(operand)
+    left = operand.child_by_field_name("left")
+    while operand.type == "binary_expression" and left is not None:
+        operand = _unwrapped(left)
+        left = operand.child_by_field_name("left")
+    if operand.type != "identifier":
+        return None
+    declared = cs.visible(tree, data, cs.text(operand, data), operand.start_byte)
+    if declared is None or declared.kind not in ("pointer", "array"):
+        return None
+    return _element_bytes(declared.base)
 
 
 def _block_threads(
@@ -2136,17 +2211,21 @@ def _spelled(subscripts: tuple[kn.Poly | None, ...]) -> str:
 
 
 _THREAD_SHAPE = re.compile(r"^(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$")
-_PAIR = re.compile(r"^(?:\w+::)*pair<(.+),(.+)>$")
+_PAIR = re.compile(r"^(?:\w+::)*pair\s*<(.+),(.+)>$")
+# scan's affine maps (transforms/scan.py AFFINE_HELPERS): a multiplier and an addend
+_AFFINE = re.compile(r"^cudaify_affine\s*<(.+)>$")
 
 
 def _element_bytes(base: str) -> int | None:
     """The size of an element of type `base`: a scalar of _ELEMENT_BYTES, a pair of them
-    (`std::pair<double, double>`: 16); None for any other."""
+    (`std::pair<double, double>`: 16, scan's `cudaify_affine<double>` the same); None for
+    any other."""
     plain = _plain_type(base)
-    pair = _PAIR.match(plain.replace(" ", ""))
+    pair = _PAIR.match(plain) or _AFFINE.match(plain)
     if pair is None:
         return _ELEMENT_BYTES.get(plain)
-    sizes = [_element_bytes(part) for part in pair.groups()]
+    parts = pair.groups() if len(pair.groups()) == 2 else pair.groups() * 2
+    sizes = [_element_bytes(part.strip()) for part in parts]
     return sum(s for s in sizes if s is not None) if None not in sizes else None
 
 

@@ -17,15 +17,18 @@ percentage is a lower bound."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from cudaify.backend.bandwidth import Peaks
-from cudaify.backend.cost import Work
+from cudaify.backend.cost import LIBRARY_SCAN, Work
 from cudaify.core import KernelRoofline, Timing
 
 MEMORY = "memory"
 COMPUTE = "compute"
+# cub's scan kernels as the runtime names them (Itanium-mangled, in cub's detail::scan)
+_CUB_SCAN_KERNEL = re.compile(r"\d+cub\w*?\d+DeviceScan(Init)?Kernel")
 
 
 def place(
@@ -114,8 +117,9 @@ def with_kernels(
     took the most time. Without per-kernel figures `timing` is returned as it is."""
     names = list(work)
     kernels = []
-    for reported, launches, seconds in timing.kernel_times:
-        name = source_name(reported, names)
+    times = _library_scans(timing.kernel_times)
+    for reported, launches, seconds in times:
+        name = LIBRARY_SCAN if reported == LIBRARY_SCAN else source_name(reported, names)
         found = work.get(name) if name is not None else None
         kernels.append(
             kernel_roofline(name or reported, launches, seconds, found, bandwidth, peaks)
@@ -127,6 +131,23 @@ def with_kernels(
     percent = sum(k.seconds * (k.percent or 0.0) for k in placed) / weight
     dominant = max(placed, key=lambda k: k.seconds)
     return replace(timing, kernels=tuple(kernels), roofline_percent=percent, bound=dominant.bound)
+
+
+def _library_scans(
+    kernel_times: Sequence[tuple[str, int, float]],
+) -> list[tuple[str, int, float]]:
+    """`kernel_times` with cub's scan kernels taken together as LIBRARY_SCAN: the time of
+    every instantiation of its scan and init kernels, and the scan kernel's launches (one
+    per call), since the text counts the work of a call, not of a kernel of the library."""
+    kinds = [_CUB_SCAN_KERNEL.search(name) for name, _, _ in kernel_times]
+    scans = [entry for entry, kind in zip(kernel_times, kinds, strict=True) if kind]
+    launches = sum(
+        entry[1] for entry, kind in zip(kernel_times, kinds, strict=True) if kind and not kind[1]
+    )
+    if not launches:
+        return list(kernel_times)
+    rest = [entry for entry, kind in zip(kernel_times, kinds, strict=True) if not kind]
+    return [*rest, (LIBRARY_SCAN, launches, sum(seconds for _, _, seconds in scans))]
 
 
 def describe(kernel: KernelRoofline) -> str:

@@ -557,3 +557,79 @@ def test_the_peaks_are_plausible_on_this_gpu(tmp_path: Path) -> None:
     assert 5e12 < peaks.fp32 < 2e14, peaks
     assert peaks.fp32 / 64 <= peaks.fp64 <= peaks.fp32 * 1.1, peaks
     print(f"\npeaks: fp32 {peaks.fp32 / 1e12:.1f} TFLOP/s, fp64 {peaks.fp64 / 1e12:.1f} TFLOP/s")
+
+
+# a scan as transforms/scan.py writes it: the size query (no kernel) and the scan itself;
+# the runtime reports cub's kernels by their mangled names, one instantiation per type
+SCANS = """
+#include <cub/device/device_scan.cuh>
+#define N 1000000
+void scan_both(int n, const long long *in, long long *out, const double *v, double *w) {
+    const long long trips = cudaify_trips(0, n, 1, 0);
+    long long *d_in = NULL, *d_out = NULL;
+    double *d_v = NULL, *d_w = NULL;
+    size_t bytes = 0;
+    static void *storage = NULL;
+    CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, d_in, d_out, trips));
+    CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, bytes, d_in, d_out, trips));
+    CUDAIFY_CHECK(cub::DeviceScan::ExclusiveScan(storage, bytes, d_v, d_w + 1, cudaify_sum(),
+                                                 0.0, n / 2));
+}
+int main(void) {
+    static long long a[N], b[N];
+    static double c[N], d[N];
+    for (int round = 0; round < 3; round++) scan_both(N, a, b, c, d);
+    return 0;
+}
+"""
+SCAN_KERNEL = (
+    "_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelINS2_10policy_hubIxxxy11"
+    "cudaify_sumE10Policy1000EPxS8_NS0_13ScanTileStateIxLb1EEES5_NS1_10InputValueIxS8_EEyxLb1ExEEvT0_"
+)
+SCAN_INIT = (
+    "_ZN3cub17CUB_300001_SM_9006detail4scan20DeviceScanInitKernelINS0_13ScanTileStateIxLb1EEEEEvT_i"
+)
+
+
+def test_a_scan_call_moves_its_input_and_output_once_and_a_size_query_nothing() -> None:
+    work = kernel_work(SCANS)["cub::DeviceScan"]
+    # a call per round of each: 16 bytes per item over 10^6 items, 16 over 5 * 10^5: the
+    # mean of the two calls (each runs 3 times), an estimate since they differ
+    assert work.bytes == pytest.approx((16 * 1_000_000 + 16 * 500_000) / 2)
+    assert not work.exact and work.flops == 0.0 and work.precision is None
+    only_sums = SCANS.replace("CUDAIFY_CHECK(cub::DeviceScan::ExclusiveScan", "// ")
+    assert kernel_work(only_sums)["cub::DeviceScan"] == Work(16e6, 0.0, None, True)
+    # a size query alone launches nothing: no scan to count
+    queries = only_sums.replace("InclusiveSum(storage,", "InclusiveSum(nullptr,")
+    assert "cub::DeviceScan" not in kernel_work(queries)
+    # an operand whose type the text does not give leaves the scans uncounted
+    iterator = only_sums.replace("(storage, bytes, d_in,", "(storage, bytes, it,")
+    assert "cub::DeviceScan" not in kernel_work(iterator)
+
+
+def test_cubs_scan_kernels_stand_together_under_the_calls_work() -> None:
+    work = {"cub::DeviceScan": Work(16e6, 0.0, None, True)}
+    timing = Timing(
+        kernel=0.02,
+        kernel_times=(
+            (SCAN_KERNEL, 3, 15e-6 * 3),
+            (SCAN_INIT, 3, 2e-6 * 3),
+            (SCAN_KERNEL.replace("IxxxyN", "IdddyN").replace("Ixxxy11", "Iddd11"), 2, 20e-6),
+            ("_Z10other_kernelPf", 1, 1e-3),
+        ),
+    )
+    placed = roofline.with_kernels(timing, work, 3e12, None)
+    other, scan = placed.kernels
+    assert other.name == "_Z10other_kernelPf" and other.percent is None
+    # five calls (the init kernels' launches are part of them), all their kernels' time
+    assert scan.name == "cub::DeviceScan" and scan.launches == 5
+    assert scan.seconds == pytest.approx(71e-6) and scan.bytes == 5 * 16e6
+    assert scan.bound == "memory"
+    assert scan.percent == pytest.approx(100 * 5 * 16e6 / 71e-6 / 3e12)
+    # without a count the scan still stands as one entry, unplaced
+    alone = roofline.with_kernels(timing, {}, 3e12, None)
+    assert [k.name for k in alone.kernels][-1] == "cub::DeviceScan"
+    assert alone.kernels[-1].percent is None
+    # init kernels alone (no scan launched) are left as the runtime named them
+    init_only = replace(timing, kernel_times=((SCAN_INIT, 1, 1e-6),))
+    assert roofline.with_kernels(init_only, work, 3e12, None).kernels[0].name == SCAN_INIT
