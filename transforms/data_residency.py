@@ -250,9 +250,28 @@ def _hidden_launchers(tree: Tree, data: bytes) -> str | None:
         for node in nodes:
             if (node.start_byte, node.end_byte) in top:
                 continue
-            if any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
+            if _launch_calls(node, data):
                 return name
     return None
+
+
+# cub's device-wide algorithms (scan's, sort's and compact's calls) launch kernels of their
+# own: a function that calls one leaves device data written, as a launch does
+_LIBRARY_LAUNCH = re.compile(r"^cub::Device\w+::")
+
+
+def _launch_calls(node: Node, data: bytes) -> list[Node]:
+    """The calls in `node` that run device work: kernel launches (`k<<<...>>>(...)`) and
+    calls of cub's device-wide algorithms."""
+    found = []
+    for n in cs.walk(node):
+        if n.type == "kernel_call_syntax" and n.parent is not None:
+            found.append(n.parent)
+        elif n.type == "call_expression" and n.child_by_field_name("function") is not None:
+            callee = "".join(cs.text(n.child_by_field_name("function"), data).split())
+            if _LIBRARY_LAUNCH.match(callee):
+                found.append(n)
+    return found
 
 
 def _runtime_position(data: bytes) -> int:
@@ -478,9 +497,7 @@ class _Scoper:
             if name not in DEVICE_ALLOCATIONS
         }
         self.launching = {
-            name
-            for name, node in self.functions.items()
-            if any(n.type == "kernel_call_syntax" for n in cs.walk(node))
+            name for name, node in self.functions.items() if _launch_calls(node, data)
         }
         self._safe: dict[str, str | None] = {}
         self._reaches: dict[str, bool] = {}
@@ -741,9 +758,9 @@ class _Scoper:
 
     def has_device_work(self, node: Node) -> bool:
         """Whether `node` launches a kernel or calls a function that does."""
+        if _launch_calls(node, self.data):
+            return True
         for n in cs.walk(node):
-            if n.type == "kernel_call_syntax":
-                return True
             if n.type == "call_expression" and self.reaches_launch(cs.call_name(n, self.data)):
                 return True
         return False
@@ -826,7 +843,7 @@ class _Scoper:
         only name addresses and scalars and nothing touches memory after the call."""
         calls = [n for n in cs.walk(node) if n.type == "call_expression"]
         wrappers = [c for c in calls if self.reaches_launch(cs.call_name(c, self.data))]
-        if any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
+        if _launch_calls(node, self.data):
             raise _Refuse(f"line {cs.line_of(node)}: launches mixed with host code")
         for wrapper in wrappers:
             self._require_wrapper(wrapper, scope)
@@ -959,7 +976,8 @@ class _Scoper:
         """A block that launches and names program memory only in its maps."""
         if node.type != "compound_statement":
             return False
-        if not any(n.type == "kernel_call_syntax" for n in cs.walk(node)):
+        launches = _launch_calls(node, self.data)
+        if not launches:
             return False
         maps = [
             n
@@ -968,13 +986,12 @@ class _Scoper:
         ]
         if not maps:
             return False
-        launches = [n.parent for n in cs.walk(node) if n.type == "kernel_call_syntax"]
         for n in cs.walk(node):
             if n.type == "call_expression" and n not in launches:
                 name = cs.call_name(n, self.data)
                 if name in self.functions and self._effects_of(name)[0]:
                     return False  # a user function inside the block may touch memory
-        skip = maps + [n for n in launches if n is not None]
+        skip = maps + launches
         return not self._touches_memory(node, skip=skip, declared_after=node.start_byte)
 
     # -- host statements
