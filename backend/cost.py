@@ -40,6 +40,8 @@ it weighs:
 - **parallelism**: a launch of fewer than MIN_PARALLEL outputs leaves the GPU mostly idle
   and takes as long as MIN_PARALLEL would (one output per thread of a 1-D grid over 1000
   rows, each running a whole inner nest, is slow however little it moves in all);
+- **library scans**: a cub::DeviceScan call reads each item and writes each sum once,
+  coalesced (2 units per item of its count), in two launches;
 - **launches**: LAUNCH units each (a launch's few microseconds: a coalesced pass over a
   million elements);
 - **repetition**: a launch or a copy inside host loops, or in a function called from inside
@@ -119,12 +121,14 @@ class Estimate:
 
 
 def predict(variant: Variant) -> Estimate | None:
-    """The predicted cost of `variant`, or None when it launches no kernel (host code)."""
+    """The predicted cost of `variant`, or None when it runs nothing on the GPU (host
+    code: no kernel launch and no call of cub's device-wide scan)."""
     data = kt.encode(variant.code)
     tree = cs.parse(data)
     kernels = {k.name: k for k in kt.kernels(data)}
     launches = [launch for launch in kt.launches(data) if launch.kernel in kernels]
-    if not launches:
+    scans = _scans(tree, data)
+    if not launches and not scans:
         return None
     constants = _constants(tree, data)
     repeats = _Repeats(tree, data, constants)
@@ -148,6 +152,15 @@ def predict(variant: Variant) -> Estimate | None:
         for node in cs.walk(tree.root_node)
         if node.type == "call_expression" and cs.call_name(node, data) in _COPIES
     )
+    for call in scans:
+        # cub's single pass reads each item and writes each sum once, side by side, in
+        # two launches (its tile states' init, then the scan)
+        count = _scan_count(call, data)
+        items = repeats.values.of(count) if count is not None else None
+        key = ("cub", call.start_byte)
+        traffic[key] = (2.0 * (items or UNKNOWN_TRIPS),) * 2
+        kernel += repeats.at(call) * traffic[key][0]
+        launch_cost += repeats.at(call) * 2 * LAUNCH
     units = sum(units for units, _ in traffic.values())
     coalesced = sum(good for _, good in traffic.values()) / units if units else 1.0
     host = _host_work(data, repeats)
@@ -1167,19 +1180,25 @@ def _scan_work(call: Node, tree: Tree, data: bytes, values: _Values) -> Work | N
     give them: a ByKey scan, an iterator, an in-place call, an unknown count). Its
     operations are not counted: one per element is far below any GPU's ridge, so a scan
     stands against the bandwidth."""
-    function = kn.compact(cs.text(call.child_by_field_name("function") or call, data))
-    position = _SCAN_ITEMS.get(function.rsplit("::", 1)[-1])
+    count = _scan_count(call, data)
     arguments = call.child_by_field_name("arguments")
     given = arguments.named_children if arguments is not None else []
-    if position is None or len(given) <= position:
-        return None
-    items = values.of(given[position])
+    items = values.of(count) if count is not None else None
     sizes = [_pointee_bytes(operand, tree, data) for operand in given[2:4]]
     if items is None or None in sizes:
         return None
     return Work(
         bytes=float(items * sum(s for s in sizes if s)), flops=0.0, precision=None, exact=True
     )
+
+
+def _scan_count(call: Node, data: bytes) -> Node | None:
+    """The item count a cub::DeviceScan call passes (None for a form it does not read)."""
+    function = kn.compact(cs.text(call.child_by_field_name("function") or call, data))
+    position = _SCAN_ITEMS.get(function.rsplit("::", 1)[-1])
+    arguments = call.child_by_field_name("arguments")
+    given = arguments.named_children if arguments is not None else []
+    return given[position] if position is not None and position < len(given) else None
 
 
 def _pointee_bytes(operand: Node, tree: Tree, data: bytes) -> int | None:

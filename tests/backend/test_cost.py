@@ -455,3 +455,54 @@ def test_loops_a_warp_s_lanes_or_a_block_s_rows_share_count_the_source_s_work() 
     # two sums in one pass, one reset fused into the loop (run before it): both read and
     # written once, and the difference after
     assert work["kernels_kernel_5"] == Work(a + column + 4 * vector, 45 * 70 * 4 + 45, "fp64", True)
+
+
+SCANNED = """
+#define N 1000000
+void running(int n, const double *in, double *out)
+{
+    const long long trips = cudaify_trips(0, n, 1, 0);
+    double *d_in = NULL, *d_out = NULL;
+    size_t bytes = 0;
+    static void *storage = NULL;
+    COPY_IN
+    CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, d_in, d_out, trips));
+    CUDAIFY_CHECK(cub::DeviceScan::InclusiveSum(storage, bytes, d_in, d_out, trips));
+    COPY_OUT
+}
+int main(void)
+{
+    static double in[N], out[N];
+    for (int r = 0; r < 10; r++)
+        running(N, in, out);
+    return 0;
+}
+"""
+SCAN_COPIES = (
+    "CUDAIFY_CHECK(cudaMemcpy(d_in, in, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));",
+    "CUDAIFY_CHECK(cudaMemcpy(out, d_out, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));",
+)
+
+
+def test_a_library_scan_is_priced_as_a_pass_over_its_items_in_two_launches() -> None:
+    """A variant whose only device work is cub's scan is GPU code, priced: each call reads
+    and writes each of its 10^6 items once, coalesced, in two launches (the size query
+    launches nothing); its copies each call cost what data_residency would save."""
+    resident = predict(Variant(SCANNED.replace("COPY_IN", "").replace("COPY_OUT", "")))
+    assert resident is not None
+    assert resident.kernel == 10 * 2 * 1_000_000 and resident.coalesced == 1.0
+    assert resident.launch == 10 * 2 * LAUNCH and resident.transfer == 0
+    copied = predict(
+        Variant(SCANNED.replace("COPY_IN", SCAN_COPIES[0]).replace("COPY_OUT", SCAN_COPIES[1]))
+    )
+    assert copied is not None and copied.transfer == 10 * 2 * 1_000_000 * TRANSFER
+    assert copied.cost > 8 * resident.cost  # a stepping stone to the resident scan
+    # a count the text does not give is an unknown size
+    unknown = predict(
+        Variant(
+            SCANNED.replace("COPY_IN", "")
+            .replace("COPY_OUT", "")
+            .replace("running(N, in, out)", "running(rand(), in, out)")
+        )
+    )
+    assert unknown is not None and unknown.kernel == 10 * 2 * UNKNOWN_TRIPS
