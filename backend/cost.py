@@ -506,6 +506,16 @@ def _size(
         if operator == "/":
             return a / b if b else a
         return max(a, b)  # a sum or a difference: the larger term
+    if kind == "conditional_expression":
+        # a size guarded by its loop running at all (schedule's `(n >= 2) ? (...) : 0`): the
+        # branch taken where the text fixes the condition, else the size where it runs
+        condition = node.child_by_field_name("condition")
+        lookup = (
+            values.of if values is not None else (lambda name: constants.get(cs.text(name, data)))
+        )
+        holds = _evaluate(condition, data, lookup) if condition is not None else None
+        branch = node.child_by_field_name("alternative" if holds == 0 else "consequence")
+        return _size(branch, data, constants, values) if branch is not None else UNKNOWN_TRIPS
     return UNKNOWN_TRIPS
 
 

@@ -226,6 +226,23 @@ def pw_aff_to_c(pa: isl.PwAff, context: isl.Set, space: Space) -> str:
     return ast_to_c(build.expr_from_pw_aff(pa), space)
 
 
+def set_to_c(holds: isl.Set, space: Space) -> str:
+    """A parameter set as a C condition (`(m >= 1)`)."""
+    build = isl.AstBuild.from_context(isl.Set.universe(holds.get_space()))
+    return f"({ast_to_c(build.expr_from_set(holds), space)})"
+
+
+def guarded_count(count: str, texts: str, nonempty: isl.Set, space: Space) -> str:
+    """`count` (an element or trip count whose bounds are `texts`), none outside
+    `nonempty`: isl prints a bound for the parameters where its set has elements, and a
+    quotient or remainder in it (`m - 1 - (m - 1) % 997`) is a floor's only there; an
+    affine bound needs no guard (where the set is empty it gives a count of none)."""
+    guard = nonempty.coalesce()
+    if not any(op in texts for op in "/%") or guard.plain_is_universe():
+        return count
+    return f"({set_to_c(guard, space)} ? ({count}) : 0)"
+
+
 def ast_to_c(expr: isl.AstExpr, space: Space) -> str:
     kind = expr.get_type()
     if kind == isl.ast_expr_type.int:

@@ -22,7 +22,7 @@ from cudaify.frontend.affine import (
     symbol,
     to_affine,
 )
-from cudaify.frontend.dependence import Instance, Space, image, pw_aff_to_c
+from cudaify.frontend.dependence import Instance, Space, guarded_count, image, pw_aff_to_c
 from cudaify.frontend.facts import Affine, ArrayData
 
 
@@ -84,7 +84,8 @@ def _bounded(use: ArrayUse) -> tuple[str, str | None, bool]:
         context = flat.params()
         low, high = flat.dim_min(0).coalesce(), flat.dim_max(0).coalesce()
         count = high.sub(low).add_constant_val(isl.Val(1)).coalesce()
-        return pw_aff_to_c(low, context, space), pw_aff_to_c(count, context, space), False
+        first, elements = pw_aff_to_c(low, context, space), pw_aff_to_c(count, context, space)
+        return first, guarded_count(elements, first + elements, context, space), False
     return _symbolic(use, space)
 
 

@@ -442,8 +442,8 @@ def evaluate_with(
     call: Callable[[Node], int | None] | None = None,
 ) -> int | None:
     """The integer value of an integer expression: literals, C's arithmetic, shift,
-    comparison and logical operators, casts; each identifier (and `defined(X)`'s X) read
-    through `lookup`, each call through `call` (None: unknown)."""
+    comparison, logical and conditional operators, casts; each identifier (and
+    `defined(X)`'s X) read through `lookup`, each call through `call` (None: unknown)."""
 
     def value(inner: Node | None) -> int | None:
         return evaluate_with(inner, source, lookup, call) if inner is not None else None
@@ -477,6 +477,11 @@ def evaluate_with(
         if a is None or b is None or operator not in _OPERATORS:
             return None
         return _OPERATORS[operator](a, b)
+    if kind == "conditional_expression":
+        holds = value(node.child_by_field_name("condition"))
+        if holds is None:
+            return None
+        return value(node.child_by_field_name("consequence" if holds else "alternative"))
     return None
 
 

@@ -45,6 +45,7 @@ from tree_sitter import Tree
 
 from cudaify.core import Problem, Variant
 from cudaify.frontend import polyhedral
+from cudaify.frontend.dependence import guarded_count
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import ArrayData, Function, Program, Scop
 from cudaify.transforms import csource as cs
@@ -1544,12 +1545,16 @@ class _RegionEmitter:
         for isl_name, c_name in zip(host, host_c, strict=True):
             names.add(isl_name, c_name)
         trips_names = []
-        for (lo_pa, hi_pa, context, stride), (lo, trips) in zip(bounds, grid, strict=True):
-            lines.append(f"const long long {lo} = {codegen.pw_aff(lo_pa, context, names)};")
+        for (lo_pa, hi_pa, context, stride, nonempty), (lo, trips) in zip(
+            bounds, grid, strict=True
+        ):
+            low = codegen.pw_aff(lo_pa, context, names)
+            lines.append(f"const long long {lo} = {low};")
             hi = codegen.pw_aff(hi_pa, context, names)
             span = f"({hi}) - {lo}"
             # (hi - lo) / stride + 1, and none when hi < lo (C's division rounds toward 0)
             count = f"{span} + 1" if stride == 1 else f"({span}) >= 0 ? ({span}) / {stride} + 1 : 0"
+            count = guarded_count(count, low + hi, nonempty, names)  # type: ignore[arg-type]
             lines.append(f"const long long {trips} = {count};")
             trips_names.append(trips)
         arguments = [self._array_argument(data) for data in self.arrays]
@@ -1879,12 +1884,13 @@ def _launch_context(part: KernelPart, host: list[str], threads: list[str]) -> is
 
 def _grid_bounds(
     part: KernelPart, host: list[str], model
-) -> list[tuple[isl.PwAff, isl.PwAff, isl.Set, int]]:
+) -> list[tuple[isl.PwAff, isl.PwAff, isl.Set, int, isl.Set]]:
     """Per grid dimension (x first): its lowest and highest value over the kernel's
-    instances, as functions of the host values, the host context they hold in, and the
+    instances, as functions of the host values, the host context they hold in, the
     dimension's stride: its values are lowest + stride * t (`for (i = 0; i < n; i +=
     4099)` takes every 4099th value, and a thread for each value in between would run
-    instances that do not exist)."""
+    instances that do not exist), and the host values for which the kernel has any
+    instance (beyond what the program's context implies)."""
     schedule = part.prefix
     for member in part.mapped:
         schedule = schedule.flat_range_product(member)
@@ -1895,7 +1901,9 @@ def _grid_bounds(
     first = image.dim(isl.dim_type.param) - part.host_depth
     for j, name in enumerate(host):
         image = image.set_dim_name(isl.dim_type.param, first + j, name)
-    context = image.params().intersect(model.context.align_params(image.get_space()))
+    known = model.context.align_params(image.get_space())
+    context = image.params().intersect(known)
+    nonempty = image.params().gist(known)  # see guarded_count
     bounds = []
     count = len(part.mapped)
     for k in range(count):
@@ -1904,7 +1912,7 @@ def _grid_bounds(
         )
         stride = alone.get_stride(0)
         step = stride.to_python() if stride.is_int() and stride.is_pos() else 1
-        bounds.append((alone.dim_min(0), alone.dim_max(0), context, step))
+        bounds.append((alone.dim_min(0), alone.dim_max(0), context, step, nonempty))
     return bounds
 
 

@@ -633,3 +633,11 @@ def test_cubs_scan_kernels_stand_together_under_the_calls_work() -> None:
     # init kernels alone (no scan launched) are left as the runtime named them
     init_only = replace(timing, kernel_times=((SCAN_INIT, 1, 1e-6),))
     assert roofline.with_kernels(init_only, work, 3e12, None).kernels[0].name == SCAN_INIT
+
+
+def test_a_strided_launch_whose_size_is_guarded_by_its_loop_running_is_counted() -> None:
+    """schedule's `for (i = 1; i < n; i += 3)` launches `(n >= 2) ? (...) / 3 + 1 : 0`
+    threads (its golden): 33333 of the 10^5 elements read and written, two FLOPs each."""
+    golden = Path(__file__).resolve().parent.parent / "golden" / "schedule" / "strided.cu"
+    work = kernel_work(golden.read_text())
+    assert work["scale_every_third_kernel"] == Work(2 * 8 * 33333.0, 2 * 33333.0, "fp64", True)

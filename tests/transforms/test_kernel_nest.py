@@ -34,6 +34,9 @@ def value_of(expression: str, names: dict[str, int] | None = None, calls: int | 
         ("N > 512 && !(N == 0)", 1),
         ("N / 0", None),
         ("M + 1", None),  # a name nobody knows
+        ("(N >= 2) ? (N - 1 - (N - 2) % 3) : 0", 1021),  # the branch the condition takes
+        ("(N < 2) ? M : 7", 7),  # the branch not taken may be unknown
+        ("(M >= 2) ? N : 0", None),
     ],
 )
 def test_c_integer_semantics(expression: str, expected: int | None) -> None:

@@ -326,3 +326,39 @@ def test_golden_runs_on_the_gpu_and_prints_what_gcc_does(case: str, tmp_path: Pa
 
     source = RESIDENT if case == "residency" else FOLDER / f"{case}.c"
     same_output_as_gcc(source, source.with_suffix(".cu"), tmp_path)
+
+
+def test_a_strided_loops_launch_and_copies_are_empty_where_the_loop_is(
+    outputs: dict[str, str], tmp_path: Path
+) -> None:
+    """isl prints the last value of `for (i = 1; i < n; i += 3)` for the n where the loop
+    runs (n >= 2): `n - 1 - (n - 2) % 3`, whose % is a floor's only there. For n = 1 or 0
+    that text gives one element and one trip (a copy past the array, a kernel reading
+    element 0 of an empty buffer: an illegal address on the GPU); guarded, none. The
+    generated sizes, built by gcc, against the loop's own counts for n from -3 to 12."""
+    from cudaify.core import toolchain
+
+    function = outputs["strided"].split("void scale_every_third(int n, double *v)")[1]
+    function = function.split("\n}\n")[0]
+    trips = re.search(r"const long long trips_i = (.*);", function)
+    copied = re.search(
+        r"cudaMemcpy\(d_v, v \+ \(1\), \(size_t\)(.*) \* sizeof\(double\), cudaM", function
+    )
+    assert trips is not None and copied is not None
+    program = tmp_path / "sizes.c"
+    program.write_text(
+        "#include <stdio.h>\nint main(void) {\n"
+        "    for (int n = -3; n <= 12; n++) {\n"
+        "        const long long lo_i = 1;\n"
+        f"        const long long trips_i = {trips[1]};\n"
+        f'        printf("%d %lld %lld\\n", n, trips_i, (long long){copied[1]});\n'
+        "    }\n    return 0;\n}\n"
+    )
+    binary = tmp_path / "sizes"
+    built = toolchain.run([toolchain.find_tool("gcc"), str(program), "-o", str(binary)])
+    assert built.ok, built.errors()
+    for line in toolchain.run([str(binary)]).text().splitlines():
+        n, runs, elements = (int(word) for word in line.split())
+        values = range(1, n, 3)
+        assert runs == len(values), line
+        assert elements == (values[-1] if values else 0), line  # v[1] .. v[last]

@@ -157,13 +157,13 @@ int update(long lo, long hi, double gain, double *v)
         const long long trips_k = cudaify_trips(lo, hi, 2, 0);
         if (trips_k > 0) {
             double *d_v = NULL;
-            CUDAIFY_CHECK(cudaify_malloc((void **)&d_v, (size_t)(((((((-(long long)lo) + (long long)hi) % 2) - (long long)lo) + (long long)hi) - 1)) * sizeof(double)));
-            CUDAIFY_CHECK(cudaMemcpy(d_v, v + (lo), (size_t)(((((((-(long long)lo) + (long long)hi) % 2) - (long long)lo) + (long long)hi) - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_v, (size_t)(((((long long)hi >= ((long long)lo + 1))) ? (((((((-(long long)lo) + (long long)hi) % 2) - (long long)lo) + (long long)hi) - 1)) : 0)) * sizeof(double)));
+            CUDAIFY_CHECK(cudaMemcpy(d_v, v + (lo), (size_t)(((((long long)hi >= ((long long)lo + 1))) ? (((((((-(long long)lo) + (long long)hi) % 2) - (long long)lo) + (long long)hi) - 1)) : 0)) * sizeof(double), cudaMemcpyHostToDevice));
             const dim3 block(256);
             const dim3 grid(cudaify_blocks(trips_k, 256, 2147483647u));
             update_kernel<<<grid, block>>>(d_v - (lo), lo, gain, offset, bias, trips_k);
             CUDAIFY_CHECK(cudaGetLastError());
-            CUDAIFY_CHECK(cudaMemcpy(v + (lo), d_v, (size_t)(((((((-(long long)lo) + (long long)hi) % 2) - (long long)lo) + (long long)hi) - 1)) * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(v + (lo), d_v, (size_t)(((((long long)hi >= ((long long)lo + 1))) ? (((((((-(long long)lo) + (long long)hi) % 2) - (long long)lo) + (long long)hi) - 1)) : 0)) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaify_free(d_v));
         }
         k = (long)(lo + trips_k * 2);

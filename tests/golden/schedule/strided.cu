@@ -157,17 +157,17 @@ void scale_every_third(int n, double *v)
     {
         /* cudaify: this region runs on the GPU (scale_every_third: region at line 16 -> 1 kernel(s), grids 1-D) */
         double *d_v = NULL;
-        CUDAIFY_CHECK(cudaify_malloc((void **)&d_v, (size_t)((((-((n - 2) % 3)) + n) - 1)) * sizeof(double)));
-        CUDAIFY_CHECK(cudaMemcpy(d_v, v + (1), (size_t)((((-((n - 2) % 3)) + n) - 1)) * sizeof(double), cudaMemcpyHostToDevice));
+        CUDAIFY_CHECK(cudaify_malloc((void **)&d_v, (size_t)((((n >= 2)) ? ((((-((n - 2) % 3)) + n) - 1)) : 0)) * sizeof(double)));
+        CUDAIFY_CHECK(cudaMemcpy(d_v, v + (1), (size_t)((((n >= 2)) ? ((((-((n - 2) % 3)) + n) - 1)) : 0)) * sizeof(double), cudaMemcpyHostToDevice));
         {
             const long long lo_i = 1;
-            const long long trips_i = (((((-((n - 2) % 3)) + n) - 1)) - lo_i) >= 0 ? (((((-((n - 2) % 3)) + n) - 1)) - lo_i) / 3 + 1 : 0;
+            const long long trips_i = (((n >= 2)) ? ((((((-((n - 2) % 3)) + n) - 1)) - lo_i) >= 0 ? (((((-((n - 2) % 3)) + n) - 1)) - lo_i) / 3 + 1 : 0) : 0);
             if (trips_i > 0) {
                 scale_every_third_kernel<<<dim3(cudaify_blocks(trips_i, 256, 2147483647u)), dim3(256)>>>(d_v - (1), n, lo_i, trips_i);
                 CUDAIFY_CHECK(cudaGetLastError());
             }
         }
-        CUDAIFY_CHECK(cudaMemcpy(v + (1), d_v, (size_t)((((-((n - 2) % 3)) + n) - 1)) * sizeof(double), cudaMemcpyDeviceToHost));
+        CUDAIFY_CHECK(cudaMemcpy(v + (1), d_v, (size_t)((((n >= 2)) ? ((((-((n - 2) % 3)) + n) - 1)) : 0)) * sizeof(double), cudaMemcpyDeviceToHost));
         CUDAIFY_CHECK(cudaify_free(d_v));
     }
 }
