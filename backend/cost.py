@@ -1566,7 +1566,8 @@ class _Counted:
             return self._block_loop(loop, var)
         if self.block_tiled and _grid_stride(loop, self.data) is not None:
             return self._threads_loop(loop, var)
-        if _grid_stride(loop, self.data) is not None:
+        stride = _grid_stride(loop, self.data)
+        if stride is not None:
             self.grid = True
             bound = self._grid_bound(loop)
             if bound is None:
@@ -1575,7 +1576,9 @@ class _Counted:
                 # touch, not what it must; no count
                 self.uncounted = True
             span = float(bound) if bound is not None else UNKNOWN_TRIPS
-            return _Loop(var, span, bound is not None)
+            # a level whose stride is several grids wide (`+= blockDim.x * gridDim.x * 4`,
+            # register_tiling: four outputs per pass) runs its body once per four values
+            return _Loop(var, span, bound is not None, threads=1.0 / max(stride, 1.0))
         read = self._trips(loop)
         if read is None:
             self.exact = False
