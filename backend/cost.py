@@ -1686,9 +1686,13 @@ class _Counted:
         return _literal(text, self.constants)
 
     def _guards(self, node: Node) -> tuple[_Loop, ...]:
-        """`if (i < n && j < m)` on locals computed from the thread's index: each such
-        local ranges over [0, bound) like a grid level (a kernel of one thread per
-        element)."""
+        """`if (i < n && j < m)` on locals computed from the thread's global index
+        (`blockIdx.x * blockDim.x + threadIdx.x`): each such local ranges over [0, bound)
+        like a grid level (a kernel of one thread per element). A local the block's place
+        moves otherwise (`tile_j * 32 + threadIdx.x`, `tile_j` from a launch argument, as a
+        wavefront's diagonal of tiles) covers what that launch covers, which the text does
+        not give: no guard of the grid (lcs_edit's 1374 launches were each counted as the
+        whole table: 555% of the copy bandwidth)."""
         condition = node.child_by_field_name("condition")
         found: list[_Loop] = []
         pending = [condition] if condition is not None else []
@@ -1709,7 +1713,7 @@ class _Counted:
             elif operator in ("<", "<=") and left.type == "identifier":
                 value = _Expansion(self.tree, self.data).initializer(cs.text(left, self.data), left)
                 bound = self._value(right)
-                thread = value is not None and "Idx." in cs.text(value, self.data)
+                thread = value is not None and _GLOBAL_INDEX.search(cs.text(value, self.data))
                 if thread and bound is not None:
                     span = float(bound + (1 if operator == "<=" else 0))
                     found.append(_Loop(cs.text(left, self.data), span, True))
@@ -2242,6 +2246,11 @@ def _spelled(subscripts: tuple[kn.Poly | None, ...]) -> str:
     return repr([sorted(s.items()) if s is not None else None for s in subscripts])
 
 
+# a thread's global index: its block's place times the block's size, plus its own
+_GLOBAL_INDEX = re.compile(
+    r"blockIdx\.[xyz]\s*\*\s*(?:\(\w+(?:\s+\w+)*\)\s*)?blockDim\.[xyz]"
+    r"|blockDim\.[xyz]\s*\*\s*(?:\(\w+(?:\s+\w+)*\)\s*)?blockIdx\.[xyz]"
+)
 _THREAD_SHAPE = re.compile(r"^(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$")
 _PAIR = re.compile(r"^(?:\w+::)*pair\s*<(.+),(.+)>$")
 # scan's affine maps (transforms/scan.py AFFINE_HELPERS): a multiplier and an addend

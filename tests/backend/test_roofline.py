@@ -668,3 +668,15 @@ def test_a_level_four_grids_wide_runs_its_four_outputs_once_per_four_values() ->
     (kmeans_assign's kernel read 139% of the fp32 peak by the 4x count)."""
     work = kernel_work(COARSENED)["saxpy4"]
     assert work.flops == 2.0 * N and work.bytes == 12.0 * N and work.precision == "fp32"
+
+
+def test_a_wavefronts_tile_diagonal_launches_get_no_count() -> None:
+    """wavefront's kernel guards `t_j < trips_j` with `t_j = tile_j * 32 + threadIdx.x`,
+    `tile_j` from the launch's diagonal: a launch covers one diagonal of tiles, which the
+    text does not give (read as the whole table, each of lcs_edit's 1374 launches read 555%
+    of the copy bandwidth). A guard on the global index still counts (the saxpy above)."""
+    golden = Path(__file__).resolve().parent.parent / "golden" / "wavefront" / "dp_rows.cu"
+    assert "edit_distance_wave" not in kernel_work(golden.read_text())
+    assert kernel_work(
+        SAXPY.replace("blockIdx.x * blockDim.x", "(long long)blockDim.x * blockIdx.x")
+    )["saxpy_kernel"] == Work(12.0 * N, 2.0 * N, "fp32", True)
