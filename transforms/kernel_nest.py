@@ -352,6 +352,20 @@ def resize_launch(
     return [Edit(launch.configuration.start_byte, launch.configuration.end_byte, text, reason)]
 
 
+def launch_bounds_edits(definition: Node, threads: int) -> list[Edit]:
+    """`__launch_bounds__(threads)` on a kernel's definition: its bounds replaced, or put
+    before its declarator, so that the compiler budgets registers for that block size."""
+    text = f"__launch_bounds__({threads})"
+    bounds = next((c for c in definition.children if c.type == "launch_bounds"), None)
+    if bounds is not None:
+        return [Edit(bounds.start_byte, bounds.end_byte, text, "launch bounds")]
+    declarator = definition.child_by_field_name("declarator")
+    if declarator is None:
+        return []
+    at = declarator.start_byte
+    return [Edit(at, at, f"{text} ", "launch bounds")]
+
+
 def _constant_before(node: Node, at: int, tree: Tree, source: bytes) -> bool:
     for ident in cs.identifiers_in(node):
         declared = cs.visible(tree, source, cs.text(ident, source), ident.start_byte)

@@ -16,6 +16,7 @@ size; its launches keep their shape."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from tree_sitter import Node
@@ -23,6 +24,7 @@ from tree_sitter import Node
 from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.transforms import csource as cs
+from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms import kernel_text as kt
 from cudaify.transforms.base import Context, Method, Outcome
 from cudaify.transforms.data_residency import split_arguments
@@ -180,7 +182,7 @@ def _plan(code: str) -> tuple[list[Edit], list[str], list[str]]:
             continue
         for launch in launches:
             edits.extend(_launch_edits(launch, new, factor))
-        edits.extend(_bounds_edits(kernel, new, data))
+        edits.extend(kn.launch_bounds_edits(kernel.node, math.prod(new)))
         details.append(f"{name}: block {_show(current)} -> {_show(new)}")
     return edits, details, reasons
 
@@ -236,17 +238,3 @@ def _launch_edits(launch: kt.Launch, new: tuple[int, ...], factor: tuple[int, ..
         args.append(f"cudaify_blocks({trips}, {new[position] * factor[position]}, {most})")
     edits.append(Edit(launch.grid.start, launch.grid.end, "(" + ", ".join(args) + ")", "grid"))
     return edits
-
-
-def _bounds_edits(kernel: kt.Kernel, new: tuple[int, ...], data: bytes) -> list[Edit]:
-    threads = 1
-    for size in new:
-        threads *= size
-    bounds = next((c for c in kernel.node.children if c.type == "launch_bounds"), None)
-    if bounds is not None:
-        return [Edit(bounds.start_byte, bounds.end_byte, f"__launch_bounds__({threads})", "bounds")]
-    declarator = kernel.node.child_by_field_name("declarator")
-    if declarator is None:
-        return []
-    at = declarator.start_byte
-    return [Edit(at, at, f"__launch_bounds__({threads}) ", "bounds")]

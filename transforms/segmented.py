@@ -1156,14 +1156,7 @@ def _rows_edits(plan: KernelPlan) -> list[Edit]:
     ]
     # 1024 threads a block: the compiler keeps to the registers that lets (a kernel that
     # needed more would not launch at all)
-    bounds = next((c for c in kernel.definition.children if c.type == "launch_bounds"), None)
-    declarator = kernel.definition.child_by_field_name("declarator")
-    limit = f"__launch_bounds__({WARP * ROWS})"
-    if bounds is not None:
-        edits.append(Edit(bounds.start_byte, bounds.end_byte, limit, "a block's threads"))
-    elif declarator is not None:
-        at = declarator.start_byte
-        edits.append(Edit(at, at, f"{limit} ", "a block's threads"))
+    edits += kn.launch_bounds_edits(kernel.definition, WARP * ROWS)
     writer = f"{inside} && {plan.lane} == 0"
     return edits + _body_edits(plan, writer, "__syncthreads();", _rows_text)
 
