@@ -157,10 +157,11 @@ def predict(variant: Variant) -> Estimate | None:
         # two launches (its tile states' init, then the scan)
         count = _scan_count(call, data)
         items = repeats.values.of(count) if count is not None else None
-        key = ("cub", call.start_byte)
-        traffic[key] = (2.0 * (items or UNKNOWN_TRIPS),) * 2
-        kernel += repeats.at(call) * traffic[key][0]
-        launch_cost += repeats.at(call) * 2 * LAUNCH
+        passes = 2.0 * (items or UNKNOWN_TRIPS)
+        traffic[("cub", call.start_byte)] = (passes, passes)  # all of it coalesced
+        times = repeats.at(call)
+        kernel += times * passes
+        launch_cost += times * 2 * LAUNCH
     units = sum(units for units, _ in traffic.values())
     coalesced = sum(good for _, good in traffic.values()) / units if units else 1.0
     host = _host_work(data, repeats)
