@@ -268,7 +268,7 @@ def _launch_calls(node: Node, data: bytes) -> list[Node]:
         if n.type == "kernel_call_syntax" and n.parent is not None:
             found.append(n.parent)
         elif n.type == "call_expression" and n.child_by_field_name("function") is not None:
-            callee = "".join(cs.text(n.child_by_field_name("function"), data).split())
+            callee = kn.compact(cs.text(n.child_by_field_name("function"), data))
             if _LIBRARY_LAUNCH.match(callee):
                 found.append(n)
     return found
