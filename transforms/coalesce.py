@@ -15,6 +15,8 @@ of the loop it now carries, under that dimension's limit)."""
 
 from __future__ import annotations
 
+import re
+
 from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.frontend.facts import Loop, Program
@@ -178,6 +180,9 @@ def _grid_edits(grid: kt.Shape, kernel: kt.Kernel, first: kt.Level, second: kt.L
     a, b = position[first.dim], position[second.dim]
     if max(a, b) >= len(args):
         return []
-    args[a] = args[a].replace(first.trips, second.trips, 1)
-    args[b] = args[b].replace(second.trips, first.trips, 1)
+    # every mention swaps at once: y's row cap names x's trip count (`cudaify_rows`)
+    swap = {first.trips: second.trips, second.trips: first.trips}
+    alternatives = "|".join(re.escape(trips) for trips in sorted(swap, key=len, reverse=True))
+    mention = re.compile(rf"(?<![\w.])(?:{alternatives})(?!\w)")
+    args = [mention.sub(lambda found: swap[found.group(0)], arg) for arg in args]
     return [Edit(grid.start, grid.end, "(" + ", ".join(args) + ")", f"grid of {kernel.name}")]

@@ -46,6 +46,7 @@ from cudaify.transforms.kernel_codegen import (
     first_statement,
     for_node,
     fresh_name,
+    grid_blocks,
     grid_stride_header,
     host_address,
     host_only_parts,
@@ -646,10 +647,9 @@ def _launch(plan: NestPlan) -> list[str]:
     threads = THREADS[len(plan.levels)]
     by_dim = {level.dim: level for level in plan.levels}
     dims = [d for d in ("x", "y", "z") if d in by_dim]
-    blocks = [
-        f"cudaify_blocks({by_dim[d].trips}, {threads[i]}, {MOST_BLOCKS[d]}u)"
-        for i, d in enumerate(dims)
-    ]
+    blocks = grid_blocks(
+        [by_dim[d].trips for d in dims], threads, [f"{MOST_BLOCKS[d]}u" for d in dims]
+    )
     arguments = [_device_argument(a, kernel_argument(a, devices[a.name])) for a in plan.arrays]
     arguments += [_device_scalar(type_, name) for type_, name in plan.scalars]
     arguments += [level.trips for level in plan.levels]

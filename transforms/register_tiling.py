@@ -33,6 +33,7 @@ from cudaify.frontend.edits import Edit, apply_edits
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
+from cudaify.transforms.kernel_codegen import grid_blocks
 
 FACTOR = 4
 THREADS = {1: (256,), 2: (32, 8)}  # offload's blocks: the kernel works with any shape
@@ -252,14 +253,12 @@ def _emit(code: str, plans: list[CoarsenPlan]) -> str:
 def _launch_edits(launch: kn.Launch, plan: CoarsenPlan, source: bytes) -> list[Edit]:
     kernel = plan.kernel
     threads = THREADS[len(kernel.levels)]
-    reads = []
-    blocks = []
+    reads, per_block, most = [], [], []
     for position, level in enumerate(reversed(kernel.levels)):  # x first
-        argument = kn.launch_argument(launch, kernel, level.trips, source)
-        reads.append(argument)
-        per_block = threads[position] * (FACTOR if level is plan.level else 1)
-        most = "2147483647u" if level.dim == "x" else "65535u"
-        blocks.append(f"cudaify_blocks({cs.text(argument, source)}, {per_block}, {most})")
+        reads.append(kn.launch_argument(launch, kernel, level.trips, source))
+        per_block.append(threads[position] * (FACTOR if level is plan.level else 1))
+        most.append("2147483647u" if level.dim == "x" else "65535u")
+    blocks = grid_blocks([cs.text(read, source) for read in reads], tuple(per_block), most)
     shape = (", ".join(blocks), ", ".join(str(t) for t in threads))
     return kn.resize_launch(launch, kernel.tree, source, shape, tuple(reads), "coarsened grid")
 

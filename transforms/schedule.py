@@ -59,6 +59,7 @@ from cudaify.transforms.kernel_codegen import (
     device_free,
     device_malloc,
     element_type,
+    grid_blocks,
     host_address,
     line_indent,
 )
@@ -1568,11 +1569,15 @@ class _RegionEmitter:
         arguments += extra
         if grid:
             shape = THREADS[len(grid)]
-            most = [SUMMED_BLOCKS if summed and k == 0 else MOST_BLOCKS[k] for k in range(3)]
-            blocks = [
-                f"cudaify_blocks({trips}, {shape[k]}, {most[k]})"
-                for k, (_, trips) in enumerate(grid)
-            ]
+            if summed:
+                # x holds at most SUMMED_BLOCKS blocks, each thread summing many instances
+                most = [SUMMED_BLOCKS, *MOST_BLOCKS[1:]]
+                blocks = [
+                    f"cudaify_blocks({trips}, {shape[k]}, {most[k]})"
+                    for k, trips in enumerate(trips_names)
+                ]
+            else:
+                blocks = grid_blocks(trips_names, shape, list(MOST_BLOCKS[: len(grid)]))
             nonempty = " && ".join(f"{t} > 0" for t in trips_names)
             lines.append(f"if ({nonempty}) {{")
             launch = f"dim3({', '.join(blocks)}), dim3({', '.join(map(str, shape))})"

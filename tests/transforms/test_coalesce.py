@@ -60,8 +60,10 @@ def test_the_contiguous_loop_moves_to_x_and_the_grid_follows() -> None:
     assert "t_j = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_j < trips_j;" in code
     assert (
         "const dim3 grid(cudaify_blocks(trips_i, 32, 2147483647u), "
-        "cudaify_blocks(trips_j, 8, 65535u));" in code
+        "cudaify_blocks(cudaify_rows(trips_j, trips_i), 8, 65535u));" in code
     )
+    # before the swap y's rows were capped beside j's threads on x
+    assert "cudaify_blocks(cudaify_rows(trips_i, trips_j), 8, 65535u));" in before
     assert variant.steps[-1].detail == (
         "scale_add_kernel: loop 'i' (3 unit-stride accesses) moves to x, loop 'j' (0) to y"
     )

@@ -56,7 +56,7 @@ def test_the_grid_divides_by_the_new_block_sizes() -> None:
     assert "const dim3 block(16, 16);" in code
     assert (
         "const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), "
-        "cudaify_blocks(trips_i, 16, 65535u));" in code
+        "cudaify_blocks(cudaify_rows(trips_i, trips_j), 16, 65535u));" in code
     )
 
 
@@ -93,18 +93,21 @@ def test_a_coarsened_grid_keeps_its_outputs_per_thread() -> None:
     dimension counts blocks of 4 * blockDim.y threads, with the new shape too."""
     program = analysed(GOLDEN / "register_tiling" / "matmul_flat.c")
     tiled = applied(program, "offload", "register_tiling")
-    assert "cudaify_blocks(trips_i, 32, 65535u)" in tiled.code  # 4 x 8 rows
+    assert "cudaify_blocks(cudaify_rows(trips_i, trips_j), 32, 65535u)" in tiled.code  # 4 x 8 rows
     tuned = applied(program, "offload", "register_tiling", "launch_tuning")
     assert "const dim3 block(16, 16);" in tuned.code
     assert (
         "const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), "
-        "cudaify_blocks(trips_i, 64, 65535u));" in tuned.code
+        "cudaify_blocks(cudaify_rows(trips_i, trips_j), 64, 65535u));" in tuned.code
     )
     assert TUNING.check(tiled, tuned, Context(program)) == []
     assert structural_problems(program, tuned.code, TUNING) == []
     # a grid that forgets the factor launches 4 times the blocks the rows need
     stale = Variant(
-        tuned.code.replace("cudaify_blocks(trips_i, 64,", "cudaify_blocks(trips_i, 16,")
+        tuned.code.replace(
+            "cudaify_blocks(cudaify_rows(trips_i, trips_j), 64,",
+            "cudaify_blocks(cudaify_rows(trips_i, trips_j), 16,",
+        )
     )
     assert [p.message for p in TUNING.check(tiled, stale, Context(program))] == [
         "the grid of 'matmul_kernel' counts blocks of [16, 16], the block is (16, 16) "

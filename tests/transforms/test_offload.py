@@ -364,3 +364,27 @@ def test_a_function_template_gets_a_templated_kernel_launched_with_its_arguments
     emulated = run_emulated(code, tmp_path)
     assert emulated.ok, emulated.errors()
     assert emulated.text() == _reference_output(source, tmp_path)
+
+
+ROWS = [
+    case for case in CASES if "cudaify_rows(" in (GOLDEN / "offload" / f"{case}.cu").read_text()
+]
+
+
+def test_two_and_three_dimensional_grids_cap_their_rows() -> None:
+    code = (GOLDEN / "offload" / "horner3d.cu").read_text()
+    assert "cudaify_rows(trips_j, trips_k)" in code
+    assert "cudaify_rows(trips_i, trips_k * trips_j)" in code
+    assert {"horner3d", "linear2d", "static2d"} <= set(ROWS)
+
+
+@pytest.mark.parametrize("case", ROWS)
+def test_a_grid_one_row_high_prints_what_gcc_prints(case: str, tmp_path) -> None:
+    """The runtime's thread cap at 1: one block along y and z, the grid-stride loops
+    reach every row."""
+    from emulation import SERIAL_HEADER, gcc_output, run_emulated
+
+    code = (GOLDEN / "offload" / f"{case}.cu").read_text()
+    done = run_emulated(code, tmp_path, header=SERIAL_HEADER, flags=("-DCUDAIFY_GRID_THREADS=1",))
+    assert done.ok, done.errors()
+    assert done.text() == gcc_output(INPUTS[case], tmp_path)

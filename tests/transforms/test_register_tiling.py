@@ -94,7 +94,10 @@ def test_a_2d_kernel_computes_four_rows_per_thread_and_loads_shared_values_once(
     assert "base_i += (long long)blockDim.y * gridDim.y * 4)" in code
     # the grid shrinks along y only; the block keeps offload's shape
     assert "const dim3 block(32, 8);" in code
-    assert "cudaify_blocks(trips_j, 32, 2147483647u), cudaify_blocks(trips_i, 32, 65535u)" in code
+    assert (
+        "cudaify_blocks(trips_j, 32, 2147483647u), "
+        "cudaify_blocks(cudaify_rows(trips_i, trips_j), 32, 65535u)" in code
+    )
 
 
 def test_a_1d_kernel_coarsens_along_x_and_fuses_nested_loops() -> None:

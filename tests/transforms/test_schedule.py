@@ -63,6 +63,27 @@ def test_emulated_output_is_gccs(
     assert compare(expected, done.text()) is None
 
 
+ROWS = [case for case in CASES if "cudaify_rows(" in (FOLDER / f"{case}.cu").read_text()]
+
+
+def test_multi_dimensional_grids_cap_their_rows() -> None:
+    assert {"gemm", "jacobi_time", "strided"} <= set(ROWS)
+
+
+@pytest.mark.parametrize("case", ROWS)
+def test_a_grid_one_row_high_still_covers_every_iteration(
+    case: str, outputs: dict[str, str], tmp_path: Path
+) -> None:
+    """With the runtime's thread cap at 1 every y (and z) dimension gets one block, so the
+    grid-stride loops, not the grid, reach every row."""
+    expected = gcc_output(FOLDER / f"{case}.c", tmp_path)
+    done = run_emulated(
+        outputs[case], tmp_path, header=SERIAL_HEADER, flags=("-DCUDAIFY_GRID_THREADS=1",)
+    )
+    assert done.ok, done.errors()
+    assert compare(expected, done.text()) is None
+
+
 def kernels(code: str) -> list[str]:
     return re.findall(r"__global__ void (\w+)\(", code)
 
