@@ -390,14 +390,14 @@ def grid_stride_header(level: Level, indent: str) -> list[str]:
 
 def grid_blocks(trips: list[str], threads: tuple[int, ...], most: list[str]) -> list[str]:
     """Each grid dimension's block count (x first) for levels of these trip counts and
-    this block shape, at most `most` blocks along each: one thread per iteration along x;
-    along y and z only the rows that keep the whole grid within the runtime's
-    CUDAIFY_GRID_THREADS (`cudaify_rows`), the grid-stride loops covering the rest."""
+    this block shape, at most `most` blocks along each: a thread per iteration while the
+    whole grid stays within the runtime's CUDAIFY_GRID_THREADS, so along x the first
+    2^22 iterations, along y and z the rows that fit beside the lower dimensions'
+    threads (`cudaify_rows`); the grid-stride loops cover the rest."""
     blocks = []
     for position, (count, size, limit) in enumerate(zip(trips, threads, most, strict=True)):
-        if position:
-            across = " * ".join(paren(lower) for lower in trips[:position])
-            count = f"cudaify_rows({count}, {across})"
+        across = " * ".join(paren(lower) for lower in trips[:position]) or "1"
+        count = f"cudaify_rows({count}, {across})"
         blocks.append(f"cudaify_blocks({count}, {size}, {limit})")
     return blocks
 

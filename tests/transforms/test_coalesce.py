@@ -59,7 +59,7 @@ def test_the_contiguous_loop_moves_to_x_and_the_grid_follows() -> None:
     assert "t_i += (long long)blockDim.x * gridDim.x" in code
     assert "t_j = blockIdx.y * (long long)blockDim.y + threadIdx.y; t_j < trips_j;" in code
     assert (
-        "const dim3 grid(cudaify_blocks(trips_i, 32, 2147483647u), "
+        "const dim3 grid(cudaify_blocks(cudaify_rows(trips_i, 1), 32, 2147483647u), "
         "cudaify_blocks(cudaify_rows(trips_j, trips_i), 8, 65535u));" in code
     )
     # before the swap y's rows were capped beside j's threads on x

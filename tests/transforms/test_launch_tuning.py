@@ -55,7 +55,7 @@ def test_the_grid_divides_by_the_new_block_sizes() -> None:
     code = applied(program, "offload", "launch_tuning").code
     assert "const dim3 block(16, 16);" in code
     assert (
-        "const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), "
+        "const dim3 grid(cudaify_blocks(cudaify_rows(trips_j, 1), 16, 2147483647u), "
         "cudaify_blocks(cudaify_rows(trips_i, trips_j), 16, 65535u));" in code
     )
 
@@ -80,7 +80,10 @@ def test_check_finds_a_grid_that_does_not_follow_the_block() -> None:
     after = applied(program, "offload", "launch_tuning")
     assert TUNING.check(before, after, Context(program)) == []
     stale = Variant(
-        after.code.replace("cudaify_blocks(trips_i, 128,", "cudaify_blocks(trips_i, 256,")
+        after.code.replace(
+            "cudaify_blocks(cudaify_rows(trips_i, 1), 128,",
+            "cudaify_blocks(cudaify_rows(trips_i, 1), 256,",
+        )
     )
     problems = TUNING.check(before, stale, Context(program))
     assert [p.message for p in problems] == [
@@ -97,7 +100,7 @@ def test_a_coarsened_grid_keeps_its_outputs_per_thread() -> None:
     tuned = applied(program, "offload", "register_tiling", "launch_tuning")
     assert "const dim3 block(16, 16);" in tuned.code
     assert (
-        "const dim3 grid(cudaify_blocks(trips_j, 16, 2147483647u), "
+        "const dim3 grid(cudaify_blocks(cudaify_rows(trips_j, 1), 16, 2147483647u), "
         "cudaify_blocks(cudaify_rows(trips_i, trips_j), 64, 65535u));" in tuned.code
     )
     assert TUNING.check(tiled, tuned, Context(program)) == []
@@ -139,10 +142,11 @@ def test_refuses_a_grid_of_more_dimensions_than_its_block() -> None:
     with an IndexError, an internal error of the whole compile)."""
     program = analysed(GOLDEN / "launch_tuning" / "saxpy.c")
     offloaded = applied(program, "offload")
-    one_d = "const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u));"
+    one_d = "const dim3 grid(cudaify_blocks(cudaify_rows(trips_i, 1), 256, 2147483647u));"
     assert one_d in offloaded.code
     two_d = (
-        "const dim3 grid(cudaify_blocks(trips_i, 256, 2147483647u), cudaify_blocks(1, 1, 65535u));"
+        "const dim3 grid(cudaify_blocks(cudaify_rows(trips_i, 1), 256, 2147483647u), "
+        "cudaify_blocks(1, 1, 65535u));"
     )
     variant = Variant(offloaded.code.replace(one_d, two_d))
     reason = TUNING.applies(variant, Context(program))

@@ -95,7 +95,7 @@ def test_a_2d_kernel_computes_four_rows_per_thread_and_loads_shared_values_once(
     # the grid shrinks along y only; the block keeps offload's shape
     assert "const dim3 block(32, 8);" in code
     assert (
-        "cudaify_blocks(trips_j, 32, 2147483647u), "
+        "cudaify_blocks(cudaify_rows(trips_j, 1), 32, 2147483647u), "
         "cudaify_blocks(cudaify_rows(trips_i, trips_j), 32, 65535u)" in code
     )
 
@@ -109,7 +109,7 @@ def test_a_1d_kernel_coarsens_along_x_and_fuses_nested_loops() -> None:
     assert "float diff_2 = points[i_2 * DIM + d] - centres[c * DIM + d];" in code
     # each output keeps its statements in order
     assert code.index("int which_0 = -1;") < code.index("float closest_0 = 1.0e30f, second_0")
-    assert "const dim3 grid(cudaify_blocks(trips_i, 1024, 2147483647u));" in code
+    assert "const dim3 grid(cudaify_blocks(cudaify_rows(trips_i, 1), 1024, 2147483647u));" in code
 
 
 def test_the_edge_runs_the_original_body_for_the_outputs_that_exist() -> None:
