@@ -155,8 +155,8 @@ def test_the_golden_floyd_case_checks_each_step_and_reruns_it() -> None:
     step = function[host_loop.end() :]
     snapshot = step.index("cudaMemcpy(d_path_before, d_path, ")
     launch = re.search(
-        r"floyd_kernel<<<dim3\(cudaify_blocks\(\w+, 32, \w+\), "
-        r"cudaify_blocks\(\w+, 8, \w+\)\), dim3\(32, 8\)>>>",
+        r"floyd_kernel<<<dim3\(cudaify_blocks\(cudaify_rows\((\w+), 1\), 32, \w+\), "
+        r"cudaify_blocks\(cudaify_rows\(\w+, \1\), 8, \w+\)\), dim3\(32, 8\)>>>",
         step,
     )
     flag = step.index("cudaMemcpyDeviceToHost")
