@@ -23,8 +23,6 @@ from cudaify.frontend.facts import Loop, Program
 from cudaify.transforms import kernel_text as kt
 from cudaify.transforms.base import Context, Method, Outcome
 
-MOST_BLOCKS = {"x": "2147483647u", "y": "65535u", "z": "65535u"}
-
 
 class Coalesce(Method):
     name = "coalesce"

@@ -34,6 +34,7 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms.base import Context, Method, Outcome
 from cudaify.transforms.kernel_codegen import grid_blocks
+from cudaify.transforms.offload import MOST_BLOCKS
 
 FACTOR = 4
 THREADS = {1: (256,), 2: (32, 8)}  # offload's blocks: the kernel works with any shape
@@ -257,7 +258,7 @@ def _launch_edits(launch: kn.Launch, plan: CoarsenPlan, source: bytes) -> list[E
     for position, level in enumerate(reversed(kernel.levels)):  # x first
         reads.append(kn.launch_argument(launch, kernel, level.trips, source))
         per_block.append(threads[position] * (FACTOR if level is plan.level else 1))
-        most.append("2147483647u" if level.dim == "x" else "65535u")
+        most.append(f"{MOST_BLOCKS[level.dim]}u")
     blocks = grid_blocks([cs.text(read, source) for read in reads], tuple(per_block), most)
     shape = (", ".join(blocks), ", ".join(str(t) for t in threads))
     return kn.resize_launch(launch, kernel.tree, source, shape, tuple(reads), "coarsened grid")

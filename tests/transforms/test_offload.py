@@ -380,8 +380,8 @@ def test_two_and_three_dimensional_grids_cap_their_rows() -> None:
 
 @pytest.mark.parametrize("case", ROWS)
 def test_a_grid_one_row_high_prints_what_gcc_prints(case: str, tmp_path) -> None:
-    """The runtime's thread cap at 1: one block along y and z, the grid-stride loops
-    reach every row."""
+    """The runtime's thread cap at 1: one block along each dimension, the grid-stride
+    loops reach every iteration."""
     from emulation import SERIAL_HEADER, gcc_output, run_emulated
 
     code = (GOLDEN / "offload" / f"{case}.cu").read_text()

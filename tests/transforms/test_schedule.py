@@ -74,8 +74,8 @@ def test_multi_dimensional_grids_cap_their_rows() -> None:
 def test_a_grid_one_row_high_still_covers_every_iteration(
     case: str, outputs: dict[str, str], tmp_path: Path
 ) -> None:
-    """With the runtime's thread cap at 1 every y (and z) dimension gets one block, so the
-    grid-stride loops, not the grid, reach every row."""
+    """With the runtime's thread cap at 1 every grid dimension gets one block, so the
+    grid-stride loops, not the grid, reach every iteration."""
     expected = gcc_output(FOLDER / f"{case}.c", tmp_path)
     done = run_emulated(
         outputs[case], tmp_path, header=SERIAL_HEADER, flags=("-DCUDAIFY_GRID_THREADS=1",)
