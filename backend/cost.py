@@ -63,11 +63,11 @@ import copy
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node, Tree
 
-from cudaify.core import Variant
+from cudaify.core import LaunchValues, Variant
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_codegen as kc
 from cudaify.transforms import kernel_nest as kn
@@ -530,6 +530,46 @@ def _grid_stride(loop: Node, data: bytes) -> float | None:
     update = cs.text(loop.child_by_field_name("update") or init, data)
     factor = re.search(r"gridDim\.[xyz]\s*\*\s*(\d+)", update)
     return float(factor.group(1)) if factor else 1.0
+
+
+def _lambdas(body: Node, data: bytes) -> dict[str, Node]:
+    """`auto name = [...](...) { ... };` in a kernel: the body of each, by name."""
+    found = {}
+    for node in cs.walk(body):
+        if node.type != "init_declarator":
+            continue
+        value = node.child_by_field_name("value")
+        declarator = node.child_by_field_name("declarator")
+        if value is None or value.type != "lambda_expression" or declarator is None:
+            continue
+        lambda_body = value.child_by_field_name("body")
+        if lambda_body is not None and declarator.type == "identifier":
+            found[cs.text(declarator, data)] = lambda_body
+    return found
+
+
+def _in_lambda(node: Node) -> bool:
+    """Whether `node` lies in a lambda's body (inside the kernel being walked)."""
+    current = node.parent
+    while current is not None and current.type != "function_definition":
+        if current.type == "lambda_expression":
+            return True
+        current = current.parent
+    return False
+
+
+def _block_strided(loop: Node, data: bytes) -> bool:
+    """A loop each block runs whole, its threads dealt its values: it starts at the
+    thread's index in the block and steps by the block's size (`for (k = threadIdx.x; k <
+    n; k += blockDim.x)`)."""
+    init = loop.child_by_field_name("initializer")
+    update = loop.child_by_field_name("update")
+    if init is None or update is None:
+        return False
+    start, step = cs.text(init, data), cs.text(update, data)
+    return (
+        "blockIdx." not in start and "gridDim." not in step and bool(re.search(r"blockDim\.", step))
+    )
 
 
 def _block_level(loop: Node, data: bytes) -> bool:
@@ -1077,6 +1117,7 @@ _ELEMENT_BYTES = {
     "double2": 16,
     "int2": 8,
     "int4": 16,
+    "void *": 8,
 }
 _QUALIFIERS = re.compile(
     r"(?:\b(?:const|volatile|__restrict__|restrict|signed(?= \w)|struct|static|register)\b"
@@ -1093,6 +1134,7 @@ _FLOAT_CALL = re.compile(
 _FREE_CALLS = frozenset({"fabs", "fabsf", "fmin", "fminf", "fmax", "fmaxf", "floor", "floorf"})
 _ARITHMETIC = frozenset({"+", "-", "*", "/"})
 _COMPOUND = frozenset({"+=", "-=", "*=", "/="})
+_COMPLEX_FLOPS = {"+": 2.0, "-": 2.0, "*": 6.0, "/": 11.0}
 
 
 @dataclass(frozen=True)
@@ -1130,13 +1172,14 @@ def kernel_work(code: str) -> dict[str, Work]:
     constants = _constants(tree, data)
     repeats = _Repeats(tree, data, constants)
     extents = _Extents(tree, data, repeats)
+    layouts = _Layouts(tree, data)
     sites: dict[str, list[tuple[Work | None, float]]] = {}
     for launch in launches:
         kernel = kernels[launch.kernel]
         bound = _launch_values(kernel, launch, data, repeats.values)
         given = extents.of_launch(kernel, launch)
         block = _block_threads(launch, data, constants, repeats.values.of)
-        work = _Counted(kernel, tree, data, {**constants, **bound}, given, block).work()
+        work = _Counted(kernel, tree, data, {**constants, **bound}, given, block, layouts).work()
         sites.setdefault(launch.kernel, []).append((work, repeats.at(launch.call)))
     scans = [
         (_scan_work(call, tree, data, repeats.values), repeats.at(call))
@@ -1150,6 +1193,183 @@ def kernel_work(code: str) -> dict[str, Work]:
         for name, found in sites.items()
         if all(work is not None for work, _ in found)
     }
+
+
+def launched_work(code: str, kernel: str, launches: Sequence[LaunchValues]) -> Work | None:
+    """The work of one launch of `kernel` (its name in `code`) from the values its launches
+    passed at run time (`launches`, from the event-timed run): each parameter of an
+    integer type its value, each pointer the elements from it to its allocation's end
+    (the cap `_Extents` reads from the text), the block shape the launch gave. For a
+    kernel whose sizes the text does not give (a `std::vector`'s size, a length that
+    changes from call to call: `dot(N - lag, ...)`). The launches' mean weighted by their
+    counts; None where a launch's work cannot be counted, or without launches."""
+    if not launches:
+        return None
+    data = _specialized(kt.encode(code), kernel, launches[0].kernel)
+    tree = cs.parse(data)
+    found = next((k for k in kt.kernels(data) if k.name == kernel), None)
+    if found is None or found.node.child_by_field_name("body") is None:
+        return None
+    constants = _constants(tree, data)
+    parameters = _parameter_types(found, tree, data)
+    layouts = _Layouts(tree, data)
+    sites: list[tuple[Work, float]] = []
+    for launch in launches:
+        values, extents = _passed(parameters, launch, layouts)
+        block = dict(zip("xyz", launch.block, strict=True))
+        counted = _Counted(found, tree, data, {**constants, **values}, extents, block, layouts)
+        work = counted.work()
+        if work is None:
+            return None
+        sites.append((work, float(launch.count)))
+    return replace(_mean_work(sites), exact=False) if len(sites) > 1 else sites[0][0]
+
+
+def _specialized(data: bytes, kernel: str, reported: str) -> bytes:
+    """`data` with the function template `kernel` replaced by the instance the runtime
+    reported (`_Z19stencil_step_kernelILi4EfEvPT0_S1_S1_x`: R = 4, T = float), its
+    template parameters spelled out in its text, so that its element sizes and trip
+    counts are those of the instance; `data` as it is for a kernel that is no template or
+    an instance whose arguments this does not read."""
+    arguments = _template_arguments(reported, kernel)
+    if arguments is None:
+        return data
+    tree = cs.parse(data)
+    for node in cs.walk(tree.root_node):
+        if node.type != "template_declaration":
+            continue
+        definition = next((c for c in node.named_children if c.type == "function_definition"), None)
+        if definition is None or cs.function_name(definition, data) != kernel:
+            continue
+        listed = node.child_by_field_name("parameters")
+        names = [_template_parameter(p, data) for p in (listed.named_children if listed else [])]
+        if len(names) != len(arguments) or None in names:
+            return data
+        text = cs.text(definition, data)
+        for name, argument in zip(names, arguments, strict=True):
+            text = re.sub(rf"\b{re.escape(name or '')}\b", argument, text)
+        return data[: node.start_byte] + text.encode() + data[node.end_byte :]
+    return data
+
+
+def _template_parameter(parameter: Node, data: bytes) -> str | None:
+    """The name a template parameter declares (`typename T`: T; `int R`: R)."""
+    if parameter.type == "type_parameter_declaration":
+        names = [c for c in parameter.named_children if c.type == "type_identifier"]
+        return cs.text(names[-1], data) if names else None
+    if parameter.type == "parameter_declaration":
+        declarator = parameter.child_by_field_name("declarator")
+        return cs.text(declarator, data) if declarator is not None else None
+    return None
+
+
+# Itanium's builtin types, by their one-letter codes
+_MANGLED_TYPES = {
+    "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+    "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long",
+    "m": "unsigned long", "x": "long long", "y": "unsigned long long", "f": "float",
+    "d": "double",
+}  # fmt: skip
+
+
+def _template_arguments(reported: str, kernel: str) -> list[str] | None:
+    """The template arguments of a reported instance of `kernel` at file scope
+    (`_Z11axpy_kernelIdEvPT_S1_S0_x`: ["double"]), as C++ text: builtin types, types by
+    their plain names, integer constants. None for any other name."""
+    prefix = f"_Z{len(kernel)}{kernel}I"
+    if not reported.startswith(prefix):
+        return None
+    rest, found = reported[len(prefix) :], []
+    while rest and rest[0] != "E":
+        literal = re.match(r"L([a-z])(n?)(\d+)E", rest)
+        named = re.match(r"(\d+)", rest)
+        if literal is not None and literal[1] in _MANGLED_TYPES:
+            found.append(("-" if literal[2] else "") + literal[3])
+            rest = rest[literal.end() :]
+        elif rest[0] in _MANGLED_TYPES:
+            found.append(_MANGLED_TYPES[rest[0]])
+            rest = rest[1:]
+        elif named is not None:
+            length = int(named[1])
+            found.append(rest[named.end() : named.end() + length])
+            rest = rest[named.end() + length :]
+        else:
+            return None
+    return found if rest.startswith("E") and found else None
+
+
+def _parameter_types(kernel: kt.Kernel, tree: Tree, data: bytes) -> list[cs.Declared | None]:
+    """Each parameter of `kernel` as declared, in order (None for one without a name)."""
+    body = kernel.node.child_by_field_name("body")
+    found: list[cs.Declared | None] = []
+    for parameter in cs.parameter_nodes(kernel.node):
+        name = _parameter_name(parameter, data)
+        declared = cs.visible(tree, data, name, body.start_byte) if name and body else None
+        found.append(declared if declared is not None and declared.scope == "param" else None)
+    return found
+
+
+def _passed(
+    parameters: Sequence[cs.Declared | None], launch: LaunchValues, layouts: _Layouts
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The integer values and the pointers' extents (in elements) one recorded launch
+    passed, by parameter name."""
+    values: dict[str, int] = {}
+    extents: dict[str, int] = {}
+    for declared, bits, extent in zip(parameters, launch.values, launch.extents, strict=False):
+        if declared is None or bits is None:
+            continue
+        if declared.kind == "scalar" and _plain_type(declared.base) in _INTEGERS:
+            size, signed = _INTEGERS[_plain_type(declared.base)]
+            bits &= (1 << 8 * size) - 1
+            values[declared.name] = (
+                bits - (1 << 8 * size) if signed and bits >> (8 * size - 1) else bits
+            )
+        elif declared.kind in ("pointer", "array") and extent is not None:
+            size = _element_bytes(declared.base, layouts)
+            if size:
+                extents[declared.name] = extent // size
+    return values, extents
+
+
+# integer parameter types: (bytes, signed)
+_INTEGERS = {
+    **{
+        name: (size, True)
+        for name, size in (
+            ("int", 4),
+            ("int32_t", 4),
+            ("long", 8),
+            ("long long", 8),
+            ("long int", 8),
+            ("long long int", 8),
+            ("int64_t", 8),
+            ("ptrdiff_t", 8),
+            ("short", 2),
+            ("int16_t", 2),
+            ("signed char", 1),
+            ("int8_t", 1),
+        )
+    },
+    **{
+        name: (size, False)
+        for name, size in (
+            ("unsigned", 4),
+            ("unsigned int", 4),
+            ("uint32_t", 4),
+            ("unsigned long", 8),
+            ("unsigned long long", 8),
+            ("uint64_t", 8),
+            ("size_t", 8),
+            ("unsigned short", 2),
+            ("uint16_t", 2),
+            ("unsigned char", 1),
+            ("uint8_t", 1),
+            ("bool", 1),
+            ("char", 1),
+        )
+    },
+}
 
 
 # cub's device-wide scans (transforms/scan.py writes them, and so may a model's answer) are
@@ -1451,8 +1671,10 @@ class _Counted:
         constants: dict[str, int],
         extents: dict[str, int] | None = None,
         block: dict[str, int] | None = None,
+        layouts: _Layouts | None = None,
     ):
         self.tree, self.data, self.constants = tree, data, constants
+        self.layouts = layouts or _Layouts(tree, data)
         self.extents = extents or {}  # pointer parameter -> the elements its launch passes
         self.block = block or {}  # "x", "y", "z" -> the launch's threads per block, if given
         self.parameters = {
@@ -1482,6 +1704,9 @@ class _Counted:
         self.uncounted = False
         # in a kernel over block tiles the loops count every thread of the block
         self.block_tiled = self.body is not None and _block_tiled(self.body, data)
+        # the kernel's lambdas by name: their work counts where they are called
+        self.lambdas = _lambdas(self.body, data) if self.body is not None else {}
+        self.calling: set[str] = set()
         if self.body is not None:
             self._walk(self.body, (), 1.0)
 
@@ -1533,13 +1758,27 @@ class _Counted:
             self._update(node, loops, weight)
         elif kind == "binary_expression":
             self._binary(node, weight)
+        elif kind == "lambda_expression":
+            return  # walked where it is called
         elif kind == "call_expression":
             self._call(node, weight)
             self._atomic(node, loops)
+            self._lambda_call(node, loops, weight)
         elif kind == "subscript_expression" and not _is_inner_subscript(node):
             self._access(node, loops, "read")
         for child in node.children:
             self._walk(child, loops, weight)
+
+    def _lambda_call(self, node: Node, loops: tuple[_Loop, ...], weight: float) -> None:
+        """A call of a lambda the kernel defines: its body's work, once per call."""
+        function = node.child_by_field_name("function")
+        name = cs.text(function, self.data) if function is not None else ""
+        body = self.lambdas.get(name)
+        if body is None or name in self.calling:
+            return
+        self.calling.add(name)
+        self._walk(body, loops, weight)
+        self.calling.discard(name)
 
     def _leaves_early(self, node: Node) -> bool:
         """A `break` out of a loop of known trips (not out of a switch), or a `return`
@@ -1547,6 +1786,8 @@ class _Counted:
         and the bytes counted from them are what it may read, not what it must
         (find_first_negative's kernel read 101% of the copy bandwidth by them)."""
         if node.type == "return_statement":
+            if _in_lambda(node):
+                return False  # a lambda's return leaves the lambda, not the kernel's loop
             return any(loop.known for loop in self.open)
         if node.start_byte in self.bounds:
             return False  # a shared loop's bound (`_shared_loop`)
@@ -1571,12 +1812,17 @@ class _Counted:
         if stride is not None:
             self.grid = True
             bound = self._grid_bound(loop)
+            if bound is None and _block_strided(loop, self.data):
+                # each block runs all of it (zeroing or merging a block's shared copies):
+                # a loop of unknown trips, which matters only where it reaches device memory
+                self.exact = False
+                return _Loop(var, UNKNOWN_TRIPS, False)
             if bound is None:
                 # the launch's size is not in the text (or changes from launch to launch, as
                 # a wavefront's diagonals): the arrays' extents would bound what it may
                 # touch, not what it must; no count
                 self.uncounted = True
-            span = float(bound) if bound is not None else UNKNOWN_TRIPS
+            span = float(max(bound, 0)) if bound is not None else UNKNOWN_TRIPS
             # a level whose stride is several grids wide (`+= blockDim.x * gridDim.x * 4`,
             # register_tiling: four outputs per pass) runs its body once per four values
             return _Loop(var, span, bound is not None, threads=1.0 / max(stride, 1.0))
@@ -1875,7 +2121,7 @@ class _Counted:
         if left is None:
             return
         if operator in _COMPOUND:
-            self._count(self._floating(left), weight)
+            self._count(self._floating(left), weight * self._complex_flops(left, operator[0]))
         if left.type == "subscript_expression":
             if operator != "=":
                 self._access(left, loops, "read")
@@ -1893,7 +2139,28 @@ class _Counted:
     def _binary(self, node: Node, weight: float) -> None:
         operator = cs.text(node.child_by_field_name("operator") or node, self.data)
         if operator in _ARITHMETIC:
-            self._count(self._floating(node), weight)
+            self._count(self._floating(node), weight * self._complex_flops(node, operator))
+
+    def _complex_flops(self, node: Node, operator: str) -> float:
+        """The real operations one `operator` stands for where an operand of `node` is a
+        complex number (`std::complex`, `cuda::std::complex`): 2 for + and -, 6 for *,
+        11 for / (an estimate); 1 for real operands."""
+        operands = [node]
+        if node.type == "binary_expression":
+            operands = [c for c in (node.child_by_field_name(f) for f in ("left", "right")) if c]
+        for operand in operands:
+            operand = _unwrapped(operand)
+            name = (
+                _array_name(operand, self.data)
+                if operand.type == "subscript_expression"
+                else cs.text(operand, self.data)
+                if operand.type == "identifier"
+                else None
+            )
+            if name is not None and _COMPLEX.match(_plain_type(self._type(name, operand))):
+                self.exact = False
+                return _COMPLEX_FLOPS.get(operator, 1.0)
+        return 1.0
 
     def _call(self, node: Node, weight: float) -> None:
         name = cs.call_name(node, self.data) or ""
@@ -1940,6 +2207,8 @@ class _Counted:
             name = _array_name(node, self.data) if kind != "identifier" else None
             name = name or cs.text(node, self.data)
             return _precision_of(self._type(name, node))
+        if kind == "field_expression":  # a struct's member: `points[i].x`, `a.y`
+            return _precision_of(self._member_type(node) or "")
         if kind == "cast_expression":
             cast = node.child_by_field_name("type")
             return _precision_of(cs.text(cast, self.data)) if cast is not None else None
@@ -1971,6 +2240,23 @@ class _Counted:
             return self._floating(operand)
         return None
 
+    def _member_type(self, node: Node) -> str | None:
+        """The declared type of the member a field expression names, where the object's
+        type is a struct or class of the text."""
+        argument = node.child_by_field_name("argument")
+        field = node.child_by_field_name("field")
+        if argument is None or field is None:
+            return None
+        argument = _unwrapped(argument)
+        if argument.type == "subscript_expression":
+            name = _array_name(argument, self.data)
+        elif argument.type == "identifier":
+            name = cs.text(argument, self.data)
+        else:
+            return None
+        owner = _plain_type(self._type(name, argument).replace("*", " ").replace("&", " "))
+        return self.layouts.member(owner, cs.text(field, self.data)) if name else None
+
     def _type(self, name: str, use: Node) -> str:
         declared = cs.visible(self.tree, self.data, name, use.start_byte)
         return declared.base if declared is not None else ""
@@ -1986,7 +2272,7 @@ class _Counted:
             return
         if declared.kind not in ("pointer", "array"):
             return
-        size = _element_bytes(declared.base)
+        size = _element_bytes(declared.base, self.layouts)
         if declared.scope == "global":
             extent = _declared_elements(self.tree, self.data, declared, self.constants)
         else:
@@ -2256,19 +2542,145 @@ _THREAD_SHAPE = re.compile(r"^(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$")
 _PAIR = re.compile(r"^(?:\w+::)*pair\s*<(.+),(.+)>$")
 # scan's affine maps (transforms/scan.py AFFINE_HELPERS): a multiplier and an addend
 _AFFINE = re.compile(r"^cudaify_affine\s*<(.+)>$")
+_COMPLEX = re.compile(r"^(?:\w+::)*complex\s*<(.+)>$")
+# a member's type as reduction declares a struct field's partials
+_MEMBER_TYPE = re.compile(r"^decltype\s*\(\s*cudaify_declval\s*<(.+)>\s*\(\s*\)\s*\.\s*(\w+)\s*\)$")
 
 
-def _element_bytes(base: str) -> int | None:
+def _element_bytes(base: str, layouts: _Layouts | None = None) -> int | None:
     """The size of an element of type `base`: a scalar of _ELEMENT_BYTES, a pair of them
-    (`std::pair<double, double>`: 16, scan's `cudaify_affine<double>` the same); None for
+    (`std::pair<double, double>`: 16, scan's `cudaify_affine<double>` the same), a
+    complex number of them, and with `layouts` (the text's own types) a struct or class of
+    such members laid out as the C ABI does, or one member's type (`decltype(
+    cudaify_declval<Tally>().count)`: reduction's partials of a struct's field); None for
     any other."""
+    found = _layout(base, layouts, 0)
+    return found[0] if found is not None else None
+
+
+def _layout(base: str, layouts: _Layouts | None, depth: int) -> tuple[int, int] | None:
+    """(size, alignment) of type `base`, as `_element_bytes` reads it."""
     plain = _plain_type(base)
-    pair = _PAIR.match(plain) or _AFFINE.match(plain)
-    if pair is None:
-        return _ELEMENT_BYTES.get(plain)
-    parts = pair.groups() if len(pair.groups()) == 2 else pair.groups() * 2
-    sizes = [_element_bytes(part.strip()) for part in parts]
-    return sum(s for s in sizes if s is not None) if None not in sizes else None
+    if plain in _ELEMENT_BYTES:
+        size = _ELEMENT_BYTES[plain]
+        return size, size  # CUDA's vector types too are aligned to their size
+    if depth > 8:
+        return None
+    pair = _PAIR.match(plain) or _AFFINE.match(plain) or _COMPLEX.match(plain)
+    if pair is not None:
+        parts = pair.groups() if len(pair.groups()) == 2 else pair.groups() * 2
+        return _packed([_layout(part.strip(), layouts, depth + 1) for part in parts])
+    member = _MEMBER_TYPE.match(plain)
+    if layouts is None:
+        return None
+    if member is not None:
+        field = layouts.member(member[1].strip(), member[2])
+        return _layout(field, layouts, depth + 1) if field is not None else None
+    fields = layouts.fields(plain)
+    if fields is None:
+        return None
+    return _packed([_layout(field, layouts, depth + 1) for field in fields])
+
+
+def _packed(members: Sequence[tuple[int, int] | None]) -> tuple[int, int] | None:
+    """(size, alignment) of a struct with these members in order (each at the next offset
+    its alignment allows, the whole padded to the largest alignment); None if any is."""
+    offset, alignment = 0, 1
+    for member in members:
+        if member is None:
+            return None
+        size, align = member
+        offset = -(-offset // align) * align + size
+        alignment = max(alignment, align)
+    return (-(-offset // alignment) * alignment, alignment) if members else None
+
+
+class _Layouts:
+    """The struct and class definitions of a text: the type of each data member, in
+    order, an array member as that many members. A type with a base class, a virtual
+    function or a bit-field is not laid out here (its size is not the members')."""
+
+    def __init__(self, tree: Tree, data: bytes):
+        self.tree, self.data = tree, data
+        self._found: dict[str, list[tuple[str, str]] | None] | None = None
+        self._known: dict[str, int] | None = None
+
+    def _constants(self) -> dict[str, int]:
+        if self._known is None:
+            self._known = _constants(self.tree, self.data)
+        return self._known
+
+    def fields(self, name: str) -> list[str] | None:
+        members = self._definitions().get(name)
+        return [type_ for type_, _ in members] if members is not None else None
+
+    def member(self, name: str, field: str) -> str | None:
+        members = self._definitions().get(name)
+        return next((type_ for type_, known in members or () if known == field), None)
+
+    def _definitions(self) -> dict[str, list[tuple[str, str]] | None]:
+        if self._found is None:
+            self._found = {}
+            for node in cs.walk(self.tree.root_node):
+                if node.type not in ("struct_specifier", "class_specifier"):
+                    continue
+                body = node.child_by_field_name("body")
+                name = node.child_by_field_name("name")
+                if body is None:
+                    continue
+                if name is None and node.parent is not None:
+                    if node.parent.type != "type_definition":
+                        continue
+                    name = node.parent.child_by_field_name("declarator")
+                if name is not None:
+                    spelled = _plain_type(cs.text(name, self.data))
+                    self._found.setdefault(spelled, self._members(node, body))
+        return self._found
+
+    def _members(self, node: Node, body: Node) -> list[tuple[str, str]] | None:
+        if any(child.type == "base_class_clause" for child in node.children):
+            return None
+        members: list[tuple[str, str]] = []
+        for field in body.named_children:
+            if field.type in ("function_definition", "declaration", "template_declaration"):
+                if "virtual" in cs.text(field, self.data).split("(")[0].split():
+                    return None
+                continue  # a member function, or a static member
+            if field.type != "field_declaration":
+                continue
+            if any(
+                c.type in ("bitfield_clause", "storage_class_specifier") for c in field.children
+            ):
+                if any(c.type == "bitfield_clause" for c in field.children):
+                    return None
+                continue  # static: not in the object
+            type_node = field.child_by_field_name("type")
+            if type_node is None:
+                return None
+            type_ = cs.text(type_node, self.data)
+            for declarator in field.children_by_field_name("declarator"):
+                if declarator.type == "function_declarator":
+                    if "virtual" in cs.text(field, self.data).split():
+                        return None
+                    continue
+                count, current = 1, declarator
+                while current.type == "array_declarator":
+                    size = current.child_by_field_name("size")
+                    value = (
+                        _literal(cs.text(size, self.data), self._constants())
+                        if size is not None
+                        else None
+                    )
+                    if value is None:
+                        return None
+                    count *= value
+                    current = current.child_by_field_name("declarator") or current
+                spelled = "void *" if current.type == "pointer_declarator" else type_
+                if current.type not in ("field_identifier", "pointer_declarator"):
+                    return None
+                name = cs.text(current, self.data).lstrip("* ")
+                members.extend([(spelled, name)] * count)
+        return members
 
 
 def _declared_elements(
@@ -2310,7 +2722,10 @@ def _plain_type(base: str) -> str:
 
 
 def _precision_of(type_text: str) -> str | None:
-    plain = _plain_type(type_text.replace("*", " "))
+    plain = _plain_type(type_text.replace("*", " ").replace("&", " "))
+    complex_ = _COMPLEX.match(plain)
+    if complex_ is not None:  # a complex number's arithmetic is its parts'
+        return _precision_of(complex_[1])
     if plain in ("double", "double2", "long double"):
         return "fp64"
     if plain in ("float", "float2", "float4", "half", "__half"):

@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from cudaify.backend.bandwidth import Peaks
-from cudaify.backend.cost import LIBRARY_SCAN, Work
-from cudaify.core import KernelRoofline, Timing
+from cudaify.backend.cost import LIBRARY_SCAN, Work, launched_work
+from cudaify.core import KernelRoofline, LaunchValues, Timing
+from cudaify.transforms import kernel_text as kt
 
 MEMORY = "memory"
 COMPUTE = "compute"
@@ -109,6 +110,26 @@ def kernel_roofline(
     )
 
 
+def with_launches(
+    work: Mapping[str, Work], code: str, launches: Sequence[LaunchValues]
+) -> dict[str, Work]:
+    """`work` (counted from the text alone) with the kernels it leaves out counted from
+    the values their launches passed at run time (cost.launched_work), where those give
+    a count: sizes a vector or a call's argument fixes only when the program runs."""
+    names = [kernel.name for kernel in kt.kernels(kt.encode(code))]
+    by_kernel: dict[str, list[LaunchValues]] = {}
+    for launch in launches:
+        name = source_name(launch.kernel, names)
+        if name is not None and name not in work:
+            by_kernel.setdefault(name, []).append(launch)
+    found = dict(work)
+    for name, recorded in by_kernel.items():
+        counted = launched_work(code, name, recorded)
+        if counted is not None:
+            found[name] = counted
+    return found
+
+
 def with_kernels(
     timing: Timing, work: Mapping[str, Work], bandwidth: float | None, peaks: Peaks | None
 ) -> Timing:
@@ -192,4 +213,5 @@ __all__ = [
     "place",
     "source_name",
     "with_kernels",
+    "with_launches",
 ]

@@ -28,7 +28,7 @@ import tree_sitter as ts
 
 from cudaify.backend.compile import Unit
 from cudaify.backend.runner import RunResult, run_binary
-from cudaify.core import Problem, Timing
+from cudaify.core import LaunchValues, Problem, Timing
 
 TIMING_FILE_VARIABLE = "CUDAIFY_TIMING_FILE"
 INNER_PREFIX = "cudaify_timed_"
@@ -381,6 +381,8 @@ class Sample:
     entries: tuple[tuple[int, int, int], ...] = ()
     # a kernel-timing run's: (name, launches, seconds) per kernel function
     kernels: tuple[tuple[str, int, float], ...] = ()
+    # and the values its launches passed
+    launches: tuple[LaunchValues, ...] = ()
 
 
 def subset_time(
@@ -403,13 +405,15 @@ class TimingReport:
     sets: tuple[tuple[int, float], ...] = ()
     entries: tuple[tuple[int, int, int], ...] = ()
     kernels: tuple[tuple[str, int, float], ...] = ()
+    launches: tuple[LaunchValues, ...] = ()
 
 
 def read_timing_file(path: Path) -> TimingReport:
     """region_seconds, calls, context_seconds and (kernel-timing runs) kernel_seconds,
-    transfer_seconds, transfer_bytes and the per-kernel lines (`kernel <name> <launches>
-    <seconds>`) from the runtime's report, and a per-function build's sets and entries;
-    empty when the program left none."""
+    transfer_seconds, transfer_bytes, the per-kernel lines (`kernel <name> <launches>
+    <seconds>`) and the launches' values (`launch <name> <count> <bx> <by> <bz> <param>...`)
+    from the runtime's report, and a per-function build's sets and entries; empty when the
+    program left none."""
     try:
         # the file is the candidate's (untrusted) output: a kernel name CUDA handed back
         # as stray bytes must not stop the measurement (it then matches no kernel)
@@ -420,11 +424,14 @@ def read_timing_file(path: Path) -> TimingReport:
     sets: list[tuple[int, float]] = []
     entries: list[tuple[int, int, int]] = []
     kernels: list[tuple[str, int, float]] = []
+    launches: list[LaunchValues] = []
     try:
         for line in lines:
             words = line.split()
             if words[0] == "kernel":
                 kernels.append((words[1], int(words[2]), float(words[3])))
+            elif words[0] == "launch":
+                launches.append(_launch_values(words))
             elif words[0] == "set":
                 sets.append((int(words[1], 16), float(words[2])))
             elif words[0] == "entry":
@@ -433,7 +440,21 @@ def read_timing_file(path: Path) -> TimingReport:
                 fields[words[0]] = float(words[1])
     except (IndexError, ValueError):
         return TimingReport({})
-    return TimingReport(fields, tuple(sets), tuple(entries), tuple(kernels))
+    return TimingReport(fields, tuple(sets), tuple(entries), tuple(kernels), tuple(launches))
+
+
+def _launch_values(words: list[str]) -> LaunchValues:
+    """One `launch` line (ValueError where it is not one)."""
+    if len(words) < 6:
+        raise ValueError("a launch line needs a name, a count and a block shape")
+    block = (int(words[3]), int(words[4]), int(words[5]))
+    values: list[int | None] = []
+    extents: list[int | None] = []
+    for word in words[6:]:
+        bits, _, extent = word.partition("@")
+        values.append(None if bits == "-" else int(bits))
+        extents.append(int(extent) if extent else None)
+    return LaunchValues(words[1], int(words[2]), block, tuple(values), tuple(extents))
 
 
 def timed_run(
@@ -471,6 +492,7 @@ def timed_run(
         found.sets,
         found.entries,
         found.kernels,
+        found.launches,
     )
 
 
@@ -554,6 +576,7 @@ def with_kernel_times(
             transfer_bytes=sample.transfer_bytes,
             profiled_region=sample.region,
             kernel_times=sample.kernels,
+            launches=sample.launches,
         ),
         None,
     )

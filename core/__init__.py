@@ -165,6 +165,27 @@ class KernelRoofline:
 
 
 @dataclass(frozen=True)
+class LaunchValues:
+    """What launches of one kernel passed, as the event-timed run recorded them (see
+    backend/runtime/kernel_timing.h): `count` launches with this block shape and these
+    parameters. `values`: each parameter's raw bits (zero-extended; None where the run
+    did not read it: a parameter over 8 bytes); `extents`: for a parameter holding a
+    device pointer, the bytes from it to its allocation's end, else None."""
+
+    kernel: str
+    count: int
+    block: tuple[int, int, int]
+    values: tuple[int | None, ...]
+    extents: tuple[int | None, ...]
+
+    def __post_init__(self) -> None:
+        # read back from JSON: lists as tuples again
+        object.__setattr__(self, "block", tuple(int(b) for b in self.block))
+        object.__setattr__(self, "values", tuple(self.values))
+        object.__setattr__(self, "extents", tuple(self.extents))
+
+
+@dataclass(frozen=True)
 class Timing:
     """Medians in seconds; None where not measured. `kernel` and `transfer` are the time
     the region spent in kernels and in cudaMemcpy*, `transfer_bytes` what those copies
@@ -195,6 +216,8 @@ class Timing:
     kernel_times: tuple[tuple[str, int, float], ...] = ()
     kernels: tuple[KernelRoofline, ...] = ()
     bound: str | None = None
+    # the values the kernels' launches passed, in the same run (at most 32 sets a kernel)
+    launches: tuple[LaunchValues, ...] = ()
 
     def __post_init__(self) -> None:
         # read back from JSON (a cached reference's timing): lists and dicts again as tuples
@@ -205,6 +228,10 @@ class Timing:
         )
         object.__setattr__(self, "kernel_times", times)
         object.__setattr__(self, "kernels", kernels)
+        launches = tuple(
+            v if isinstance(v, LaunchValues) else LaunchValues(**v) for v in self.launches
+        )
+        object.__setattr__(self, "launches", launches)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,17 @@
  * cudaify_kernel_report as `kernel <name> <launches> <seconds>` lines, the name as
  * cudaFuncGetName gives it (mangled for C++ linkage) or the key in hex where it cannot.
  * Active only when CUDAIFY_KERNEL_TIMING is set (one run of the measurement: the events
- * cost a few microseconds per launch) and only inside the timed region. */
+ * cost a few microseconds per launch) and only inside the timed region.
+ * The same run records what each launch passed: its block shape and the raw bits of each
+ * parameter of at most 8 bytes (cudaFuncGetParamInfo gives their places in `args`), and
+ * for a parameter that holds a device pointer the bytes from it to its allocation's end
+ * (cuMemGetAddressRange). The roofline counts a kernel's work from these where the text
+ * does not give its sizes (a vector's size(), a size that changes between calls).
+ * Written as `launch <name> <count> <bx> <by> <bz> <param>...` lines, a param as `-`
+ * (not read), `<bits>` or `<bits>@<bytes>`; at most RECORDS distinct ones per kernel. */
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string>
@@ -65,6 +74,80 @@ void add_kernel_time(const void *kernel, double seconds) {
             return;
         }
     per_kernel().push_back(PerKernel{kernel, kernel_name(kernel), 1, seconds});
+}
+/* One distinct set of launch values of a kernel, and how many launches passed it. */
+struct Record {
+    unsigned int block[3];
+    std::vector<unsigned long long> bits;
+    std::vector<long long> extent; /* bytes to the allocation's end; -1: not a device pointer */
+    std::vector<bool> read;
+    long count;
+};
+struct Recorded {
+    const void *kernel;
+    std::string name;
+    std::vector<Record> records;
+};
+const size_t RECORDS = 32;
+const size_t MOST_PARAMETERS = 64;
+std::vector<Recorded> &recorded() {
+    static std::vector<Recorded> *kernels = new std::vector<Recorded>();
+    return *kernels;
+}
+typedef CUresult (*AddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
+AddressRange address_range() {
+    static AddressRange found = [] {
+        void *entry = nullptr;
+        cudaDriverEntryPointQueryResult status;
+        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &entry, 12000,
+                                             cudaEnableDefault, &status) != cudaSuccess ||
+            status != cudaDriverEntryPointSuccess)
+            entry = nullptr;
+        cudaGetLastError();
+        return (AddressRange)entry;
+    }();
+    return found;
+}
+/* The values one launch passes (see the header comment). */
+Record launch_values(const void *kernel, dim3 block, void **args) {
+    Record record{{block.x, block.y, block.z}, {}, {}, {}, 1};
+    AddressRange range = address_range();
+    for (size_t index = 0; args != nullptr && index < MOST_PARAMETERS; index++) {
+        size_t offset = 0, size = 0;
+        if (cudaFuncGetParamInfo(kernel, index, &offset, &size) != cudaSuccess) break;
+        unsigned long long bits = 0;
+        long long extent = -1;
+        bool read = size > 0 && size <= sizeof bits && args[index] != nullptr;
+        if (read) memcpy(&bits, args[index], size);
+        CUdeviceptr base = 0;
+        size_t bytes = 0;
+        if (read && size == sizeof(void *) && bits != 0 && range != nullptr &&
+            range(&base, &bytes, (CUdeviceptr)bits) == CUDA_SUCCESS && bits >= base &&
+            bits - base <= bytes)
+            extent = (long long)(base + bytes - bits);
+        record.bits.push_back(bits);
+        record.extent.push_back(extent);
+        record.read.push_back(read);
+    }
+    cudaGetLastError(); /* the end of the parameters is an error the program must not see */
+    return record;
+}
+void record_launch(const void *kernel, dim3 block, void **args) {
+    Record record = launch_values(kernel, block, args);
+    Recorded *entry = nullptr;
+    for (Recorded &known : recorded())
+        if (known.kernel == kernel) entry = &known;
+    if (entry == nullptr) {
+        recorded().push_back(Recorded{kernel, kernel_name(kernel), {}});
+        entry = &recorded().back();
+    }
+    for (Record &known : entry->records)
+        if (memcmp(known.block, record.block, sizeof record.block) == 0 &&
+            known.bits == record.bits && known.read == record.read) {
+            known.count++;
+            return;
+        }
+    if (entry->records.size() < RECORDS) entry->records.push_back(record);
 }
 std::vector<Span> &pending() {
     static std::vector<Span> *spans = new std::vector<Span>();
@@ -124,8 +207,13 @@ double drain(std::vector<Span> &spans) {
 /* The runtime API call (explicit launches, some libraries). */
 extern "C" cudaError_t __real_cudaLaunchKernel(const void *, dim3, dim3, void **, size_t,
                                                cudaStream_t);
+/* A launch's values, where kernels are being timed. */
+static void note_launch(const void *kernel, dim3 block, void **args) {
+    if (enabled() && cudaify_timing_depth() > 0) record_launch(kernel, block, args);
+}
 extern "C" cudaError_t __wrap_cudaLaunchKernel(const void *f, dim3 grid, dim3 block,
                                                void **args, size_t shared, cudaStream_t stream) {
+    note_launch(f, block, args);
     return timed(stream, [&] { return __real_cudaLaunchKernel(f, grid, block, args, shared, stream); },
                  pending(), f);
 }
@@ -136,6 +224,7 @@ extern "C" cudaError_t __real___cudaLaunchKernel(cudaKernel_t, dim3, dim3, void 
                                                  cudaStream_t);
 extern "C" cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block,
                                                  void **args, size_t shared, cudaStream_t stream) {
+    note_launch((const void *)k, block, args);
     return timed(stream, [&] { return __real___cudaLaunchKernel(k, grid, block, args, shared, stream); },
                  pending(), (const void *)k);
 }
@@ -144,6 +233,7 @@ extern "C" cudaError_t __real___cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, 
 extern "C" cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid, dim3 block,
                                                       void **args, size_t shared,
                                                       cudaStream_t stream) {
+    note_launch((const void *)k, block, args);
     return timed(stream,
                  [&] { return __real___cudaLaunchKernel_ptsz(k, grid, block, args, shared, stream); },
                  pending(), (const void *)k);
@@ -199,4 +289,18 @@ extern "C" void cudaify_kernel_report(FILE *out) {
     if (!enabled()) return;
     for (const PerKernel &known : per_kernel())
         fprintf(out, "kernel %s %ld %.9f\n", known.name.c_str(), known.launches, known.seconds);
+    for (const Recorded &kernel : recorded())
+        for (const Record &record : kernel.records) {
+            fprintf(out, "launch %s %ld %u %u %u", kernel.name.c_str(), record.count,
+                    record.block[0], record.block[1], record.block[2]);
+            for (size_t i = 0; i < record.bits.size(); i++) {
+                if (!record.read[i])
+                    fprintf(out, " -");
+                else if (record.extent[i] >= 0)
+                    fprintf(out, " %llu@%lld", record.bits[i], record.extent[i]);
+                else
+                    fprintf(out, " %llu", record.bits[i]);
+            }
+            fprintf(out, "\n");
+        }
 }

@@ -175,3 +175,34 @@ def test_ncu_counters_are_recorded_where_ncu_works(tmp_path: Path) -> None:
     assert hardware["kernels_profiled"] == 10
     assert 0 < hardware["dram_throughput_pct"] <= 100
     assert 0 < hardware["warp_efficiency_pct"] <= 100
+
+
+def test_a_kernel_whose_size_changes_between_calls_is_counted_from_its_launches(
+    tmp_path: Path,
+) -> None:
+    """Each call passes another n (`saxpy(n - r, ...)`): the text gives no one size, so
+    the kernel's work comes from the values the event-timed run recorded at its launches:
+    n, the block shape, and for the pointers the bytes to their allocations' ends."""
+    varying = "for (int r = 0; r < 10; r++) saxpy(n - r, 0.5f, x, y);"
+    reference = REFERENCE.replace("for (int r = 0; r < 10; r++) saxpy(n, 0.5f, x, y);", varying)
+    candidate = CANDIDATE.replace("for (int r = 0; r < 10; r++) saxpy(n, 0.5f, x, y);", varying)
+    assert reference != REFERENCE and candidate != CANDIDATE
+    path = tmp_path / "saxpy.c"
+    path.write_text(reference)
+    program = Program(path=str(path), source=reference, language="c")
+    evaluator = Evaluator(program, Config(runs=1), cache=Cache(tmp_path / "cache"))
+    timing = evaluator.kernel_roofline(Variant(code=candidate, offloaded=("saxpy",)))
+    assert timing is not None
+    n = 1 << 24
+    recorded = sorted(timing.launches, key=lambda launch: -(launch.values[0] or 0))
+    assert [launch.values[0] for launch in recorded] == [n - r for r in range(10)]
+    first = recorded[0]
+    assert first.count == 1 and first.block == (256, 1, 1)
+    # n and a are no pointers; x and y are, each to an allocation of n floats
+    assert first.extents == (None, None, 4 * n, 4 * n), first
+    (saxpy,) = timing.kernels
+    assert saxpy.launches == 10
+    assert saxpy.bytes == pytest.approx(sum(12 * (n - r) for r in range(10)))
+    assert saxpy.flops == pytest.approx(sum(2 * (n - r) for r in range(10)))
+    assert saxpy.bound == "memory" and saxpy.percent is not None and 20 < saxpy.percent < 130
+    print(f"\nsaxpy, sizes from its launches: {saxpy.percent:.0f}% of the memory roof")

@@ -13,7 +13,7 @@ from cudaify.backend import bandwidth, roofline
 from cudaify.backend.bandwidth import Peaks
 from cudaify.backend.cost import Work, kernel_work
 from cudaify.backend.timing import read_timing_file
-from cudaify.core import Timing
+from cudaify.core import LaunchValues, Timing
 
 N = 1 << 20
 
@@ -680,3 +680,273 @@ def test_a_wavefronts_tile_diagonal_launches_get_no_count() -> None:
     assert kernel_work(
         SAXPY.replace("blockIdx.x * blockDim.x", "(long long)blockDim.x * blockIdx.x")
     )["saxpy_kernel"] == Work(12.0 * N, 2.0 * N, "fp32", True)
+
+
+def test_the_launches_values_are_read(tmp_path: Path) -> None:
+    report = tmp_path / "timing"
+    report.write_text(
+        "region_seconds 0.5\nkernel _Z4stepPfif 2 0.01\n"
+        "launch _Z4stepPfif 2 256 1 1 140737488355328@4096 4294967295 -\n"
+        "launch _Z4stepPfif 1 128 2 1 140737488359424@0 7 1065353216\n"
+    )
+    found = read_timing_file(report)
+    assert found.launches == (
+        LaunchValues(
+            "_Z4stepPfif", 2, (256, 1, 1), (1 << 47, 4294967295, None), (4096, None, None)
+        ),
+        LaunchValues(
+            "_Z4stepPfif", 1, (128, 2, 1), ((1 << 47) + 4096, 7, 1065353216), (0, None, None)
+        ),
+    )
+    # a launch line without its block shape is no report at all, as any malformed line
+    report.write_text("region_seconds 0.5\nlaunch _Z4stepPfif 2 256\n")
+    assert read_timing_file(report).launches == () and read_timing_file(report).fields == {}
+
+
+# a kernel whose size only the running program knows: a vector's size()
+SIZED_AT_RUN_TIME = """
+#include <vector>
+__global__ void scale_kernel(float *x, int n, float s) {
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < n;
+         t += (long long)blockDim.x * gridDim.x)
+        x[t] = s * x[t];
+}
+void scale(std::vector<float> &v, float *d, float s) { scale_kernel<<<64, 256>>>(d, (int)v.size(), s); }
+int main(void) { return 0; }
+"""
+SCALE = "_Z12scale_kernelPfif"
+
+
+def _launch(count: int, n: int, extent: int | None = None) -> LaunchValues:
+    return LaunchValues(
+        SCALE, count, (256, 1, 1), (1 << 40, n & 0xFFFFFFFF, 0), (extent, None, None)
+    )
+
+
+def test_a_kernel_sized_at_run_time_is_counted_from_its_launches_values() -> None:
+    assert kernel_work(SIZED_AT_RUN_TIME) == {}  # the text alone does not give n
+    (alone,) = roofline.with_launches({}, SIZED_AT_RUN_TIME, [_launch(3, 1000)]).values()
+    # a read and a write of each of the n floats, a multiply each
+    assert alone == Work(8000.0, 1000.0, "fp32", True)
+    # launches of several sizes: their mean, weighted by how often each ran
+    mixed = roofline.with_launches({}, SIZED_AT_RUN_TIME, [_launch(2, 1000), _launch(1, 4000)])
+    assert mixed["scale_kernel"].bytes == pytest.approx((2 * 8000 + 32000) / 3)
+    assert not mixed["scale_kernel"].exact
+    # an int's bits are read as a signed int: -1 runs no iteration
+    assert (
+        roofline.with_launches({}, SIZED_AT_RUN_TIME, [_launch(1, -1)])["scale_kernel"].bytes == 0
+    )
+    # the text's own count stands; a launch of no kernel of the text is passed over
+    counted = {"scale_kernel": Work(1.0, 0.0, None, True)}
+    assert roofline.with_launches(counted, SIZED_AT_RUN_TIME, [_launch(1, 1000)]) == counted
+    other = LaunchValues("_Z5otherPf", 1, (256, 1, 1), (1,), (None,))
+    assert roofline.with_launches({}, SIZED_AT_RUN_TIME, [other]) == {}
+
+
+GATHER = """
+__global__ void gather_kernel(float *out, const float *x, const int *idx, int n) {
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < n;
+         t += (long long)blockDim.x * gridDim.x)
+        out[t] = x[idx[t]];
+}
+void gather(std::vector<int> &idx, float *d_out, const float *d_x, const int *d_idx) {
+    gather_kernel<<<64, 256>>>(d_out, d_x, d_idx, (int)idx.size());
+}
+int main(void) { return 0; }
+"""
+
+
+def test_a_pointers_allocation_caps_a_gather_counted_from_its_launches() -> None:
+    """`x[idx[t]]`: a gather reads at most the elements of x's allocation; the launch's
+    pointer to it gives them (the bytes to its end over the element size)."""
+    pointers = (1 << 40, 1 << 41, 1 << 42, 1000)
+
+    def launch(x_bytes: int | None) -> LaunchValues:
+        extents = (4000, x_bytes, 4000, None)
+        return LaunchValues("_Z13gather_kernelPfPKfPKii", 1, (256, 1, 1), pointers, extents)
+
+    (found,) = roofline.with_launches({}, GATHER, [launch(4 * 100)]).values()
+    # out written and idx read over their 1000 elements, x read at most its 100
+    assert found.bytes == 4 * 1000 + 4 * 1000 + 4 * 100 and not found.exact
+    assert roofline.with_launches({}, GATHER, [launch(None)]) == {}  # no allocation: no cap
+
+
+STRUCTS = """
+#define N 1000
+struct Point { double x, y; int id; };
+typedef struct { float a; char tag; } Tagged;
+struct Tally { long long count; double sum; };
+__global__ void norms(const Point *p, Tagged *t, double *out, long long trips,
+                      decltype(cudaify_declval<Tally>().count) *partial) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < trips;
+         i += (long long)blockDim.x * gridDim.x) {
+        out[i] = p[i].x * p[i].x + p[i].y * p[i].y;
+        t[i].a = 1.0f;
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = 1;
+}
+void run(const Point *p, Tagged *t, double *out, long long *partial) {
+    norms<<<64, 256>>>(p, t, out, N, partial);
+}
+int main(void) { return 0; }
+"""
+
+
+def test_struct_elements_are_laid_out_as_the_c_abi_does() -> None:
+    """A struct's element is its members, each at its alignment and the whole padded to
+    the largest (24 bytes for two doubles and an int; 8 for a float and a char); a
+    reduction's partials of a struct member have that member's type. Their members'
+    arithmetic counts: three FLOPs a point, in double."""
+    work = kernel_work(STRUCTS)["norms"]
+    # (the partials: one element, written by each block's first thread)
+    assert work.bytes == 1000 * 24 + 1000 * 8 + 1000 * 8 + 8
+    assert work.flops == 3 * 1000 and work.precision == "fp64"
+    # a member of no layout known here (a base class, a bit-field) leaves it uncounted
+    for unknown in (
+        "struct Point : Base { double x, y; int id; };",
+        "struct Point { double x, y; int id : 4; };",
+    ):
+        assert "norms" not in kernel_work(
+            STRUCTS.replace("struct Point { double x, y; int id; };", unknown)
+        )
+    pair = STRUCTS.replace("const Point *p", "const std::pair<int, double> *q").replace(
+        "p[i].x * p[i].x + p[i].y * p[i].y", "q[i].second"
+    )
+    assert kernel_work(pair)["norms"].bytes == 1000 * 16 + 1000 * 8 + 1000 * 8 + 8
+
+
+COMPLEX_FIR = """
+#include <cuda/std/complex>
+#define N 4096
+#define TAPS 16
+__global__ void fir(const cuda::std::complex<float> *x, const cuda::std::complex<float> *h,
+                    cuda::std::complex<float> *y, long long trips) {
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x) {
+        cuda::std::complex<float> acc(0.0f, 0.0f);
+        for (int k = 0; k < TAPS; k++)
+            acc += h[k] * x[t + k];
+        y[t] = acc;
+    }
+}
+void run(const cuda::std::complex<float> *x, const cuda::std::complex<float> *h,
+         cuda::std::complex<float> *y) { fir<<<64, 256>>>(x, h, y, N); }
+int main(void) { return 0; }
+"""
+
+
+def test_complex_arithmetic_counts_its_real_operations() -> None:
+    """A complex multiply is 6 real operations and an add 2: a tap is 8 FLOPs in float,
+    on 8-byte elements."""
+    work = kernel_work(COMPLEX_FIR)["fir"]
+    assert work.flops == 4096 * 16 * 8 and work.precision == "fp32"
+    assert work.bytes == 8 * (4096 + 15) + 8 * 16 + 8 * 4096
+
+
+PRIVATIZED = """
+#define N 100000
+#define NB 64
+__global__ void hist(const float *x, int *bins, long long trips, int copies) {
+    extern __shared__ int local[];
+    for (long long k = threadIdx.x; k < (long long)(copies * NB); k += blockDim.x)
+        local[k] = 0;
+    __syncthreads();
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x)
+        atomicAdd(&local[(int)x[t] % NB], 1);
+    __syncthreads();
+    for (long long k = threadIdx.x; k < NB; k += blockDim.x)
+        atomicAdd(&bins[k], local[k]);
+}
+int pick(void);
+void run(const float *x, int *bins) { int copies = pick(); hist<<<64, 256>>>(x, bins, N, copies); }
+int main(void) { return 0; }
+"""
+
+
+def test_a_blocks_own_loop_of_unknown_trips_over_shared_memory_leaves_the_count() -> None:
+    """Zeroing a block's shared copies (each block runs the whole loop, its bound a launch
+    value the text does not give) moves no device memory: the kernel is still counted, as
+    an estimate; the same loop over a global array would leave it uncounted."""
+    work = kernel_work(PRIVATIZED)["hist"]
+    assert work.bytes == 4 * 100000 + 2 * 4 * 64 and not work.exact
+    global_zeroing = PRIVATIZED.replace("local[k] = 0;", "bins[k] = 0;")
+    assert "hist" not in kernel_work(global_zeroing)
+
+
+LAMBDAS = """
+#define N 4000
+struct Point { double x, y; };
+__global__ void nearest(const Point *points, double *out, int n, long long trips) {
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x) {
+        auto distance = [](const Point &a, const Point &b) {
+            double dx = a.x - b.x, dy = a.y - b.y;
+            return dx * dx + dy * dy;
+        };
+        double best = 1e300;
+        for (int j = 0; j < n; j++)
+            best = fmin(best, distance(points[t], points[j]));
+        out[t] = best;
+    }
+}
+void run(const Point *p, double *out) { nearest<<<64, 256>>>(p, out, N, N); }
+int main(void) { return 0; }
+"""
+
+
+def test_a_lambdas_work_counts_where_it_is_called_and_its_return_leaves_only_it() -> None:
+    """The lambda's 5 FLOPs run once per call, N times per point (not once where it is
+    defined); its `return` is no early exit of the kernel's loop (which would leave the
+    kernel uncounted, as a find-first's is)."""
+    work = kernel_work(LAMBDAS)["nearest"]
+    assert work.flops == 5 * 4000 * 4000 and work.precision == "fp64"
+    assert work.bytes == 16 * 4000 + 8 * 4000
+    (placed,) = roofline.with_kernels(
+        Timing(kernel=1e-3, kernel_times=(("_Z7nearestPK5PointPdix", 1, 1e-3),)),
+        {"nearest": work},
+        4e12,
+        Peaks(6e13, 3e13),
+    ).kernels
+    assert placed.bound == "compute"
+
+
+TEMPLATE = """
+template <int R, typename T>
+__global__ void stencil_kernel(T *w, T *in, T *out, long long trips) {
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < trips;
+         t += (long long)blockDim.x * gridDim.x) {
+        int i = (int)(R + t);
+        T acc = 0;
+        for (int k = -R; k <= R; k++)
+            acc += w[k + R] * in[i + k];
+        out[i] = acc;
+    }
+}
+template <int R, typename T>
+void step(T *w, T *in, T *out, long long n) { stencil_kernel<R, T><<<64, 256>>>(w, in, out, n - 2 * R); }
+int main(void) { return 0; }
+"""
+
+
+def test_a_kernel_templates_instance_is_counted_with_its_arguments() -> None:
+    """The runtime names the instance (`_Z14stencil_kernelILi4EfEvPT0_S1_S1_x`: R = 4, T =
+    float): its element size and its radius come from there, its size from the launch."""
+    instance = "_Z14stencil_kernelILi4EfEvPT0_S1_S1_x"
+    launch = LaunchValues(instance, 1, (256, 1, 1), (1, 2, 3, 1000), (36, 4032, 4032, None))
+    (work,) = roofline.with_launches({}, TEMPLATE, [launch]).values()
+    # 1000 outputs over 1008 inputs, 9 weights; a multiply and an add per tap
+    assert work.bytes == 4 * (1008 + 9 + 1000) and work.flops == 2 * 9 * 1000
+    assert work.precision == "fp32"
+    double = LaunchValues(
+        "_Z14stencil_kernelILi1EdEvPT0_S1_S1_x",
+        1,
+        (256, 1, 1),
+        (1, 2, 3, 1000),
+        (24, 8016, 8016, None),
+    )
+    (wider,) = roofline.with_launches({}, TEMPLATE, [double]).values()
+    assert wider.bytes == 8 * (1002 + 3 + 1000) and wider.precision == "fp64"
+    # an instance whose arguments are not read (a nested name) gets no count
+    nested = replace(launch, kernel="_ZN2ns14stencil_kernelILi4EfEEvPT0_S2_S2_x")
+    assert roofline.with_launches({}, TEMPLATE, [nested]) == {}
