@@ -11,6 +11,7 @@ looks the same whichever method wrote it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from tree_sitter import Node, Tree
@@ -385,6 +386,57 @@ def grid_stride_header(level: Level, indent: str) -> list[str]:
         f"{t} < {level.trips};",
         f"{indent}     {t} += (long long)blockDim.{d} * gridDim.{d}) {{",
         f"{indent}    {level.var_type} {loop.var} = {value_at(level, t)};",
+    ]
+
+
+# a 1-D reduction's passes: each thread takes this many iterations a pass, their loads
+# issued together (one load in flight per thread reads about half the copy bandwidth)
+UNROLL = 4
+_EXITS = re.compile(r"\b(?:break|return|goto)\b")
+
+
+def unrollable(body: str) -> bool:
+    """Whether a grid-stride loop's body can run UNROLL iterations a pass: nothing in it
+    leaves the loop (`continue` only moves on to the next iteration, as before)."""
+    return not _EXITS.search(body)
+
+
+def unrolled_grid_stride(
+    level: Level, indent: str, body_at: Callable[[str], list[str]]
+) -> list[str]:
+    """A grid-stride loop of one mapped level whose threads take UNROLL iterations a pass,
+    each thread its own in the same order as one at a time (iterations i, i + grid, i + 2
+    grid, ...: a reduction's per-thread order and so its rounding are unchanged). Where
+    all UNROLL exist (every pass but a thread's last) they run in an unrolled loop with no
+    bounds test, so the loads of the UNROLL iterations are independent and in flight
+    together; the last pass tests each. `body_at(indent)`: the body's lines at that
+    indent, which may read the source loop's variable; the loop is closed here."""
+    d, t = level.dim, level.index
+    base, copy = f"{t}_pass", "cudaify_u"
+    grid = f"((long long)blockDim.{d} * gridDim.{d})"
+    inner, innermost = indent + "        ", indent + "            "
+    variable = f"{level.var_type} {level.loop.var} = {value_at(level, t)};"
+    return [
+        f"{indent}for (long long {base} = blockIdx.{d} * (long long)blockDim.{d} + "
+        f"threadIdx.{d}; {base} < {level.trips};",
+        f"{indent}     {base} += (long long)blockDim.{d} * gridDim.{d} * {UNROLL}) {{",
+        f"{indent}    if ({base} + {UNROLL - 1} * {grid} < {level.trips}) {{",
+        "#pragma unroll",
+        f"{indent}        for (int {copy} = 0; {copy} < {UNROLL}; {copy}++) {{",
+        f"{innermost}const long long {t} = {base} + {copy} * {grid};",
+        f"{innermost}{variable}",
+        *body_at(innermost),
+        f"{inner}}}",
+        f"{indent}    }} else {{",
+        f"{indent}        for (int {copy} = 0; {copy} < {UNROLL}; {copy}++) {{",
+        f"{innermost}const long long {t} = {base} + {copy} * {grid};",
+        f"{innermost}if ({t} < {level.trips}) {{",
+        f"{innermost}    {variable}",
+        *body_at(innermost + "    "),
+        f"{innermost}}}",
+        f"{inner}}}",
+        f"{indent}    }}",
+        f"{indent}}}",
     ]
 
 

@@ -52,6 +52,8 @@ from cudaify.transforms.kernel_codegen import (
     require_enough_work,
     require_no_array_sizeof,
     require_no_jumps,
+    unrollable,
+    unrolled_grid_stride,
 )
 
 THREADS = 256  # a multiple of 32: the block reduction works on whole warps
@@ -523,11 +525,17 @@ def _kernel_text(plan: ReductionPlan) -> str:
     ]
     lines += [f"    {declaration}" for declaration in plan.locals_]
     lines += ["    " + text for text in plan.lambdas]
-    lines += grid_stride_header(plan.level, "    ")
-    inner = "        "
-    lines += [f"{inner}{type_} {name};" for type_, name in plan.privates]
-    lines.append(inner + reindent(plan.body, plan.body_indent, inner))
-    lines.append("    }")
+
+    def body_at(inner: str) -> list[str]:
+        declared = [f"{inner}{type_} {name};" for type_, name in plan.privates]
+        return [*declared, inner + reindent(plan.body, plan.body_indent, inner)]
+
+    if unrollable(plan.body):
+        lines += unrolled_grid_stride(plan.level, "    ", body_at)
+    else:
+        lines += grid_stride_header(plan.level, "    ")
+        lines += body_at("        ")
+        lines.append("    }")
     for r in plan.reduced:
         lines.append(f"    {r.var} = cudaify_block_reduce({r.var}, {r.functor}());")
     for g in plan.groups:

@@ -352,10 +352,24 @@ __device__ void cudaify_subtract_at(CudaifyT *global, CudaifyT *local, long long
 __global__ void scale_and_sum_reduce(double *x, long long trips_i_2, double *d_partial_total)
 {
     double total = cudaify_plus::identity<double>();
-    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
-         t_i_2 += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i_2;
-        total += x[i];
+    for (long long t_i_2_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2_pass < trips_i_2;
+         t_i_2_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_2_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i_2) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_2 = t_i_2_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                int i = (int)t_i_2;
+                total += x[i];
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_2 = t_i_2_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i_2 < trips_i_2) {
+                    int i = (int)t_i_2;
+                    total += x[i];
+                }
+            }
+        }
     }
     total = cudaify_block_reduce(total, cudaify_plus());
     if (threadIdx.x == 0) {

@@ -345,15 +345,35 @@ __global__ void nearest_reduce(double *x, double *y, double qx, double qy, long 
     int k{};
     double bx{};
     long long cudaify_at_d0 = -1;
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i;
-        double dx = x[i] - qx, dy = y[i] - qy;
-        double d = dx * dx + dy * dy;
-        if (d < d0) {
-            d0 = d;
-            k = i; cudaify_at_d0 = t_i;
-            bx = x[i]; cudaify_at_d0 = t_i;
+    for (long long t_i_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_pass < trips_i;
+         t_i_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i = t_i_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                int i = (int)t_i;
+                double dx = x[i] - qx, dy = y[i] - qy;
+                double d = dx * dx + dy * dy;
+                if (d < d0) {
+                    d0 = d;
+                    k = i; cudaify_at_d0 = t_i;
+                    bx = x[i]; cudaify_at_d0 = t_i;
+                }
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i = t_i_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i < trips_i) {
+                    int i = (int)t_i;
+                    double dx = x[i] - qx, dy = y[i] - qy;
+                    double d = dx * dx + dy * dy;
+                    if (d < d0) {
+                        d0 = d;
+                        k = i; cudaify_at_d0 = t_i;
+                        bx = x[i]; cudaify_at_d0 = t_i;
+                    }
+                }
+            }
         }
     }
     { /* argmin of d0: the first iteration of the best value wins, its payloads with it */
@@ -470,12 +490,29 @@ __global__ void last_max_reduce(int *v, long long trips_i_2, int *d_partial_m, i
     int m = cudaify_maximum::identity<int>();
     int at{};
     long long cudaify_at_m = -1;
-    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
-         t_i_2 += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i_2;
-        if (v[i] >= m) {
-            m = v[i];
-            at = i; cudaify_at_m = t_i_2;
+    for (long long t_i_2_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2_pass < trips_i_2;
+         t_i_2_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_2_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i_2) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_2 = t_i_2_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                int i = (int)t_i_2;
+                if (v[i] >= m) {
+                    m = v[i];
+                    at = i; cudaify_at_m = t_i_2;
+                }
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_2 = t_i_2_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i_2 < trips_i_2) {
+                    int i = (int)t_i_2;
+                    if (v[i] >= m) {
+                        m = v[i];
+                        at = i; cudaify_at_m = t_i_2;
+                    }
+                }
+            }
         }
     }
     { /* argmax of m: the last iteration of the best value wins, its payloads with it */
@@ -574,12 +611,29 @@ __global__ void first_min_reduce(int *v, long long trips_i_3, int *d_partial_m_2
     int m = cudaify_minimum::identity<int>();
     long at{};
     long long cudaify_at_m_2 = -1;
-    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
-         t_i_3 += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i_3;
-        if (v[i] % 250 < m) {
-            m = v[i] % 250;
-            at = i; cudaify_at_m_2 = t_i_3;
+    for (long long t_i_3_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3_pass < trips_i_3;
+         t_i_3_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_3_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i_3) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_3 = t_i_3_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                int i = (int)t_i_3;
+                if (v[i] % 250 < m) {
+                    m = v[i] % 250;
+                    at = i; cudaify_at_m_2 = t_i_3;
+                }
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_3 = t_i_3_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i_3 < trips_i_3) {
+                    int i = (int)t_i_3;
+                    if (v[i] % 250 < m) {
+                        m = v[i] % 250;
+                        at = i; cudaify_at_m_2 = t_i_3;
+                    }
+                }
+            }
         }
     }
     { /* argmin of m: the first iteration of the best value wins, its payloads with it */

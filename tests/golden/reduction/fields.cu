@@ -354,14 +354,33 @@ __global__ void tally_reduce(int *v, int threshold, long long trips_i, decltype(
     t.sum = cudaify_plus::identity<decltype(t.sum)>();
     t.mixed = cudaify_bit_xor::identity<decltype(t.mixed)>();
     t.any = cudaify_bit_or::identity<decltype(t.any)>();
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i;
-        if (v[i] > threshold) {
-            t.count += 1;
-            t.sum += v[i];
-            t.mixed ^= (unsigned int)v[i];
-            t.any |= (unsigned int)v[i] & 0xF0u;
+    for (long long t_i_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_pass < trips_i;
+         t_i_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i = t_i_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                int i = (int)t_i;
+                if (v[i] > threshold) {
+                    t.count += 1;
+                    t.sum += v[i];
+                    t.mixed ^= (unsigned int)v[i];
+                    t.any |= (unsigned int)v[i] & 0xF0u;
+                }
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i = t_i_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i < trips_i) {
+                    int i = (int)t_i;
+                    if (v[i] > threshold) {
+                        t.count += 1;
+                        t.sum += v[i];
+                        t.mixed ^= (unsigned int)v[i];
+                        t.any |= (unsigned int)v[i] & 0xF0u;
+                    }
+                }
+            }
         }
     }
     t.count = cudaify_block_reduce(t.count, cudaify_plus());

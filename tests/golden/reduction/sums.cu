@@ -344,11 +344,26 @@ __global__ void sum_and_squares_reduce(float *x, long long trips_i, double *d_pa
 {
     double s = cudaify_plus::identity<double>();
     double q = cudaify_plus::identity<double>();
-    for (long long t_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i < trips_i;
-         t_i += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i;
-        s += x[i];
-        q -= (double)x[i] * x[i];
+    for (long long t_i_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_pass < trips_i;
+         t_i_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i = t_i_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                int i = (int)t_i;
+                s += x[i];
+                q -= (double)x[i] * x[i];
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i = t_i_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i < trips_i) {
+                    int i = (int)t_i;
+                    s += x[i];
+                    q -= (double)x[i] * x[i];
+                }
+            }
+        }
     }
     s = cudaify_block_reduce(s, cudaify_plus());
     q = cudaify_block_reduce(q, cudaify_plus());
@@ -397,13 +412,30 @@ __global__ void range_reduce(float *x, long long trips_i_2, float *d_partial_lo,
 {
     float lo = cudaify_minimum::identity<float>();
     float hi = cudaify_maximum::identity<float>();
-    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
-         t_i_2 += (long long)blockDim.x * gridDim.x) {
-        int i = (int)t_i_2;
-        if (x[i] < lo)
-            lo = x[i];
-        if (x[i] > hi)
-            hi = x[i];
+    for (long long t_i_2_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2_pass < trips_i_2;
+         t_i_2_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_2_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i_2) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_2 = t_i_2_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                int i = (int)t_i_2;
+                if (x[i] < lo)
+                    lo = x[i];
+                if (x[i] > hi)
+                    hi = x[i];
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_2 = t_i_2_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i_2 < trips_i_2) {
+                    int i = (int)t_i_2;
+                    if (x[i] < lo)
+                        lo = x[i];
+                    if (x[i] > hi)
+                        hi = x[i];
+                }
+            }
+        }
     }
     lo = cudaify_block_reduce(lo, cudaify_minimum());
     hi = cudaify_block_reduce(hi, cudaify_maximum());
@@ -451,10 +483,24 @@ float range(int n, const float *x, float *low)
 __global__ void product_reduce(double *y, long long trips_i_3, double *d_partial_p)
 {
     double p = cudaify_times::identity<double>();
-    for (long long t_i_3 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3 < trips_i_3;
-         t_i_3 += (long long)blockDim.x * gridDim.x) {
-        long i = (long)t_i_3;
-        p *= y[i];
+    for (long long t_i_3_pass = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_3_pass < trips_i_3;
+         t_i_3_pass += (long long)blockDim.x * gridDim.x * 4) {
+        if (t_i_3_pass + 3 * ((long long)blockDim.x * gridDim.x) < trips_i_3) {
+#pragma unroll
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_3 = t_i_3_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                long i = (long)t_i_3;
+                p *= y[i];
+            }
+        } else {
+            for (int cudaify_u = 0; cudaify_u < 4; cudaify_u++) {
+                const long long t_i_3 = t_i_3_pass + cudaify_u * ((long long)blockDim.x * gridDim.x);
+                if (t_i_3 < trips_i_3) {
+                    long i = (long)t_i_3;
+                    p *= y[i];
+                }
+            }
+        }
     }
     p = cudaify_block_reduce(p, cudaify_times());
     if (threadIdx.x == 0) {
