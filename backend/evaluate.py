@@ -1119,7 +1119,8 @@ class Evaluator:
         percent = roofline_percent(timing.transfer_bytes, timing.kernel, bandwidth)
         coarse = replace(timing, roofline_percent=percent, bound="memory" if percent else None)
         try:
-            work = roofline.with_launches(kernel_work(code), code, timing.launches)
+            counted = kernel_work(code)
+            work = roofline.with_launches(counted, code, timing.launches, timing.kernel_times)
         except Exception:  # noqa: BLE001 - a text the count cannot read keeps the coarse figure
             log.debug("kernel work not counted", exc_info=True)
             return coarse

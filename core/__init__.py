@@ -216,7 +216,7 @@ class Timing:
     kernel_times: tuple[tuple[str, int, float], ...] = ()
     kernels: tuple[KernelRoofline, ...] = ()
     bound: str | None = None
-    # the values the kernels' launches passed, in the same run (at most 32 sets a kernel)
+    # the values the kernels' launches passed, in the same run (at most 256 sets a kernel)
     launches: tuple[LaunchValues, ...] = ()
 
     def __post_init__(self) -> None:

@@ -88,7 +88,7 @@ struct Recorded {
     std::string name;
     std::vector<Record> records;
 };
-const size_t RECORDS = 32;
+const size_t RECORDS = 256;
 const size_t MOST_PARAMETERS = 64;
 std::vector<Recorded> &recorded() {
     static std::vector<Recorded> *kernels = new std::vector<Recorded>();
