@@ -1326,9 +1326,9 @@ def _passed(
                 bits - (1 << 8 * size) if signed and bits >> (8 * size - 1) else bits
             )
         elif declared.kind in ("pointer", "array") and extent is not None:
-            size = _element_bytes(declared.base, layouts)
-            if size:
-                extents[declared.name] = extent // size
+            element = _element_bytes(declared.base, layouts)
+            if element:
+                extents[declared.name] = extent // element
     return values, extents
 
 
@@ -2254,8 +2254,10 @@ class _Counted:
             name = cs.text(argument, self.data)
         else:
             return None
+        if name is None:
+            return None
         owner = _plain_type(self._type(name, argument).replace("*", " ").replace("&", " "))
-        return self.layouts.member(owner, cs.text(field, self.data)) if name else None
+        return self.layouts.member(owner, cs.text(field, self.data))
 
     def _type(self, name: str, use: Node) -> str:
         declared = cs.visible(self.tree, self.data, name, use.start_byte)

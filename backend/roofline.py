@@ -135,8 +135,8 @@ def with_launches(
         if name is not None and name not in work and whole:
             by_kernel.setdefault(name, []).append(launch)
     found = dict(work)
-    for name, recorded in by_kernel.items():
-        counted = launched_work(code, name, recorded)
+    for name, values in by_kernel.items():
+        counted = launched_work(code, name, values)
         if counted is not None:
             found[name] = counted
     return found
