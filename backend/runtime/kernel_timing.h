@@ -133,6 +133,10 @@ Record launch_values(const void *kernel, dim3 block, void **args) {
     return record;
 }
 void record_launch(const void *kernel, dim3 block, void **args) {
+    /* the lookups below end in an error this clears: never where the program has one of
+     * its own waiting for its cudaGetLastError (that launch is then not recorded, and its
+     * kernel gets no count from the values) */
+    if (cudaPeekAtLastError() != cudaSuccess) return;
     Record record = launch_values(kernel, block, args);
     Recorded *entry = nullptr;
     for (Recorded &known : recorded())

@@ -971,3 +971,11 @@ def test_a_kernel_whose_launches_were_not_all_recorded_gets_no_count() -> None:
     assert "scale_kernel" in _counted({}, SIZED_AT_RUN_TIME, recorded)
     for timed in ([(SCALE, 4, 1e-3)], [], [("_Z5otherPf", 3, 1e-3)]):
         assert roofline.with_launches({}, SIZED_AT_RUN_TIME, recorded, timed) == {}
+
+
+def test_a_report_with_more_sets_than_the_runtime_keeps_gets_no_count() -> None:
+    """The report is the candidate's own output: a kernel with more distinct sets than
+    the runtime keeps (256) is not counted from them, however many launches they cover."""
+    sets = [_launch(1, 1000 + k) for k in range(roofline.MOST_SETS + 1)]
+    assert _counted({}, SIZED_AT_RUN_TIME, sets) == {}
+    assert "scale_kernel" in _counted({}, SIZED_AT_RUN_TIME, sets[: roofline.MOST_SETS])
