@@ -2150,13 +2150,7 @@ class _Counted:
             operands = [c for c in (node.child_by_field_name(f) for f in ("left", "right")) if c]
         for operand in operands:
             operand = _unwrapped(operand)
-            name = (
-                _array_name(operand, self.data)
-                if operand.type == "subscript_expression"
-                else cs.text(operand, self.data)
-                if operand.type == "identifier"
-                else None
-            )
+            name = self._named(operand)
             if name is not None and _COMPLEX.match(_plain_type(self._type(name, operand))):
                 self.exact = False
                 return _COMPLEX_FLOPS.get(operator, 1.0)
@@ -2248,16 +2242,17 @@ class _Counted:
         if argument is None or field is None:
             return None
         argument = _unwrapped(argument)
-        if argument.type == "subscript_expression":
-            name = _array_name(argument, self.data)
-        elif argument.type == "identifier":
-            name = cs.text(argument, self.data)
-        else:
-            return None
+        name = self._named(argument)
         if name is None:
             return None
         owner = _plain_type(self._type(name, argument).replace("*", " ").replace("&", " "))
         return self.layouts.member(owner, cs.text(field, self.data))
+
+    def _named(self, node: Node) -> str | None:
+        """The variable an operand reads: a name, or an element's array; None for others."""
+        if node.type == "subscript_expression":
+            return _array_name(node, self.data)
+        return cs.text(node, self.data) if node.type == "identifier" else None
 
     def _type(self, name: str, use: Node) -> str:
         declared = cs.visible(self.tree, self.data, name, use.start_byte)
@@ -2572,9 +2567,9 @@ def _layout(base: str, layouts: _Layouts | None, depth: int) -> tuple[int, int] 
     if pair is not None:
         parts = pair.groups() if len(pair.groups()) == 2 else pair.groups() * 2
         return _packed([_layout(part.strip(), layouts, depth + 1) for part in parts])
-    member = _MEMBER_TYPE.match(plain)
     if layouts is None:
         return None
+    member = _MEMBER_TYPE.match(plain)
     if member is not None:
         field = layouts.member(member[1].strip(), member[2])
         return _layout(field, layouts, depth + 1) if field is not None else None
@@ -2650,11 +2645,10 @@ class _Layouts:
                 continue  # a member function, or a static member
             if field.type != "field_declaration":
                 continue
-            if any(
-                c.type in ("bitfield_clause", "storage_class_specifier") for c in field.children
-            ):
-                if any(c.type == "bitfield_clause" for c in field.children):
-                    return None
+            kinds = {child.type for child in field.children}
+            if "bitfield_clause" in kinds:
+                return None
+            if "storage_class_specifier" in kinds:
                 continue  # static: not in the object
             type_node = field.child_by_field_name("type")
             if type_node is None:
@@ -2676,7 +2670,10 @@ class _Layouts:
                     if value is None:
                         return None
                     count *= value
-                    current = current.child_by_field_name("declarator") or current
+                    inner = current.child_by_field_name("declarator")
+                    if inner is None:
+                        return None
+                    current = inner
                 spelled = "void *" if current.type == "pointer_declarator" else type_
                 if current.type not in ("field_identifier", "pointer_declarator"):
                     return None
