@@ -41,7 +41,9 @@ it weighs:
   and takes as long as MIN_PARALLEL would (one output per thread of a 1-D grid over 1000
   rows, each running a whole inner nest, is slow however little it moves in all);
 - **library scans**: a cub::DeviceScan call reads each item and writes each sum once,
-  coalesced (2 units per item of its count), in two launches;
+  coalesced (2 units per item of its count), in two launches; the runtime's three-pass
+  `cudaify_scan` reads each item twice and writes each result once (3 units an item), in
+  three launches;
 - **launches**: LAUNCH units each (a launch's few microseconds: a coalesced pass over a
   million elements);
 - **repetition**: a launch or a copy inside host loops, or in a function called from inside
@@ -126,9 +128,9 @@ def predict(variant: Variant) -> Estimate | None:
     data = kt.encode(variant.code)
     tree = cs.parse(data)
     kernels = {k.name: k for k in kt.kernels(data)}
-    launches = [launch for launch in kt.launches(data) if launch.kernel in kernels]
-    scans = _scans(tree, data)
-    if not launches and not scans:
+    launches = _program_launches(data, kernels)
+    scans, passes_scans = _scans(tree, data), _helper_scans(tree, data)
+    if not launches and not scans and not passes_scans:
         return None
     constants = _constants(tree, data)
     repeats = _Repeats(tree, data, constants)
@@ -162,6 +164,15 @@ def predict(variant: Variant) -> Estimate | None:
         times = repeats.at(call)
         kernel += times * passes
         launch_cost += times * 2 * LAUNCH
+    for call in passes_scans:
+        # the three-pass scan: the items read twice, the results written once, coalesced
+        count = _argument(call, HELPER_SCAN_ITEMS)
+        items = repeats.values.of(count) if count is not None else None
+        passes = 3.0 * (items or UNKNOWN_TRIPS)
+        traffic[("passes", call.start_byte)] = (passes, passes)
+        times = repeats.at(call)
+        kernel += times * passes
+        launch_cost += times * 3 * LAUNCH
     units = sum(units for units, _ in traffic.values())
     coalesced = sum(good for _, good in traffic.values()) / units if units else 1.0
     host = _host_work(data, repeats)
@@ -1168,7 +1179,7 @@ def kernel_work(code: str) -> dict[str, Work]:
     data = kt.encode(code)
     tree = cs.parse(data)
     kernels = {k.name: k for k in kt.kernels(data)}
-    launches = [launch for launch in kt.launches(data) if launch.kernel in kernels]
+    launches = _program_launches(data, kernels)
     constants = _constants(tree, data)
     repeats = _Repeats(tree, data, constants)
     extents = _Extents(tree, data, repeats)
@@ -1187,6 +1198,12 @@ def kernel_work(code: str) -> dict[str, Work]:
     ]
     if scans:
         sites[LIBRARY_SCAN] = scans
+    passes = [
+        (_helper_scan_work(call, tree, data, repeats.values, layouts), repeats.at(call))
+        for call in _helper_scans(tree, data)
+    ]
+    if passes:
+        sites[HELPER_SCAN] = passes
     # a kernel one of whose launches cannot be counted is not counted
     return {
         name: _mean_work([(work, times) for work, times in found if work is not None])
@@ -1445,6 +1462,131 @@ def _pointee_bytes(operand: Node, tree: Tree, data: bytes) -> int | None:
     if declared is None or declared.kind not in ("pointer", "array"):
         return None
     return _element_bytes(declared.base)
+
+
+# the runtime's three-pass scan (transforms/runtime/scan_passes.cuh, which scan writes for
+# an affine recurrence): its kernels are generic (the items come from a functor), so the
+# roofline places them together under this name with the work of the calls, as it does
+# cub's; the position of a call's item count
+HELPER_SCAN = "cudaify_scan"
+HELPER_SCAN_ITEMS = 2
+_HELPER_KERNELS = frozenset({"cudaify_scan_shares", "cudaify_scan_share"})
+
+
+def _program_launches(data: bytes, kernels: dict[str, kt.Kernel]) -> list[kt.Launch]:
+    """The launches of the program's kernels: the runtime's three-pass scan launches its
+    own, counted at its calls (`_helper_scans`)."""
+    return [
+        launch
+        for launch in kt.launches(data)
+        if launch.kernel in kernels and launch.kernel not in _HELPER_KERNELS
+    ]
+
+
+def _helper_scans(tree: Tree, data: bytes) -> list[Node]:
+    """The calls of the runtime's `cudaify_scan` (its template arguments aside)."""
+    return [
+        node
+        for node in cs.walk(tree.root_node)
+        if node.type == "call_expression"
+        and node.child_by_field_name("function") is not None
+        and _plain_callee(node.child_by_field_name("function"), data) == HELPER_SCAN
+    ]
+
+
+def _plain_callee(function: Node, data: bytes) -> str:
+    if function.type == "template_function":
+        function = function.child_by_field_name("name") or function
+    return cs.text(function, data)
+
+
+def _argument(call: Node, position: int) -> Node | None:
+    arguments = call.child_by_field_name("arguments")
+    given = arguments.named_children if arguments is not None else []
+    return given[position] if position < len(given) else None
+
+
+def _helper_scan_work(
+    call: Node, tree: Tree, data: bytes, values: _Values, layouts: _Layouts
+) -> Work | None:
+    """What one `cudaify_scan(term{...}, store{...}, n, ...)` must move: per item, the
+    elements its term functor reads and its store functor writes at the item's index, once
+    each (as a cub scan's item is read and its sum written once). None where the count,
+    a functor or an element size is not found."""
+    items = values.of(_argument(call, HELPER_SCAN_ITEMS))
+    per_item = [_functor_bytes(_argument(call, k), tree, data, layouts) for k in (0, 1)]
+    if items is None or None in per_item:
+        return None
+    return Work(
+        bytes=float(items * sum(b for b in per_item if b is not None)),
+        flops=0.0,
+        precision=None,
+        exact=True,
+    )
+
+
+def _functor_bytes(argument: Node | None, tree: Tree, data: bytes, layouts: _Layouts) -> int | None:
+    """The bytes of the distinct elements `Functor{...}`'s call operator reads or writes
+    through its members at an index that depends on the item (its first parameter, or a
+    local computed in the operator): `a[i]` counts, `out[-1]` (the same element for every
+    item) does not. None where the struct, its operator or a member's element size (a row
+    pointer, a type not laid out) is not found."""
+    if argument is None or argument.type != "compound_literal_expression":
+        return None
+    named = argument.child_by_field_name("type")
+    if named is None:
+        return None
+    struct = next(
+        (
+            n
+            for n in cs.walk(tree.root_node)
+            if n.type == "struct_specifier"
+            and n.child_by_field_name("body") is not None
+            and cs.text(n.child_by_field_name("name") or n, data) == cs.text(named, data)
+        ),
+        None,
+    )
+    if struct is None:
+        return None
+    members: dict[str, str] = {}
+    operator: Node | None = None
+    for field in struct.child_by_field_name("body").named_children:
+        if field.type == "field_declaration":
+            for declarator in field.children_by_field_name("declarator"):
+                if declarator.type != "pointer_declarator":
+                    return None  # a row pointer or a scalar member is not counted
+                name = declarator.child_by_field_name("declarator")
+                base = field.child_by_field_name("type")
+                if name is None or base is None:
+                    return None
+                members[cs.text(name, data)] = cs.text(base, data)
+        elif field.type == "function_definition":
+            operator = field
+    body = operator.child_by_field_name("body") if operator is not None else None
+    if operator is None or body is None:
+        return None
+    varying = {
+        cs.text(n, data)
+        for n in cs.walk(operator)
+        if n.type == "identifier"
+        and n.parent is not None
+        and n.parent.type in ("parameter_declaration", "init_declarator")
+    }
+    accessed: dict[tuple[str, str], int] = {}
+    for node in cs.walk(body):
+        if node.type != "subscript_expression":
+            continue
+        array = node.child_by_field_name("argument")
+        index = node.child_by_field_name("index") or node.child_by_field_name("indices")
+        if array is None or index is None or cs.text(array, data) not in members:
+            continue
+        if not {cs.text(n, data) for n in cs.identifiers_in(index)} & varying:
+            continue
+        size = _element_bytes(members[cs.text(array, data)], layouts)
+        if size is None:
+            return None
+        accessed[(cs.text(array, data), cs.text(index, data))] = size
+    return sum(accessed.values())
 
 
 def _block_threads(

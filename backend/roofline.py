@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from cudaify.backend.bandwidth import Peaks
-from cudaify.backend.cost import LIBRARY_SCAN, Work, launched_work
+from cudaify.backend.cost import HELPER_SCAN, LIBRARY_SCAN, Work, launched_work
 from cudaify.core import KernelRoofline, LaunchValues, Timing
 from cudaify.transforms import kernel_text as kt
 
@@ -32,6 +32,8 @@ COMPUTE = "compute"
 MOST_SETS = 256
 # cub's scan kernels as the runtime names them (Itanium-mangled, in cub's detail::scan)
 _CUB_SCAN_KERNEL = re.compile(r"\d+cub\w*?\d+DeviceScan(Init)?Kernel")
+# the runtime's three-pass scan kernels (scan_passes.cuh): pass 1 (`shares`), passes 2 and 3
+_HELPER_SCAN_KERNEL = re.compile(r"^_Z\d+cudaify_scan_share(s?)I")
 
 
 def place(
@@ -156,7 +158,8 @@ def with_kernels(
     kernels = []
     times = _library_scans(timing.kernel_times)
     for reported, launches, seconds in times:
-        name = LIBRARY_SCAN if reported == LIBRARY_SCAN else source_name(reported, names)
+        grouped = reported in (LIBRARY_SCAN, HELPER_SCAN)
+        name = reported if grouped else source_name(reported, names)
         found = work.get(name) if name is not None else None
         kernels.append(
             kernel_roofline(name or reported, launches, seconds, found, bandwidth, peaks)
@@ -182,9 +185,26 @@ def _library_scans(
         entry[1] for entry, kind in zip(kernel_times, kinds, strict=True) if kind and not kind[1]
     )
     if not launches:
-        return list(kernel_times)
+        return _helper_scans(list(kernel_times))
     rest = [entry for entry, kind in zip(kernel_times, kinds, strict=True) if not kind]
-    return [*rest, (LIBRARY_SCAN, launches, sum(seconds for _, _, seconds in scans))]
+    return [
+        *_helper_scans(rest),
+        (LIBRARY_SCAN, launches, sum(seconds for _, _, seconds in scans)),
+    ]
+
+
+def _helper_scans(kernel_times: list[tuple[str, int, float]]) -> list[tuple[str, int, float]]:
+    """`kernel_times` with the runtime's three-pass scan kernels taken together as
+    HELPER_SCAN, with one launch per call: a call launches pass 1 once and the other
+    kernel twice (passes 2 and 3), or only the other kernel, once, for a single tile."""
+    kinds = [_HELPER_SCAN_KERNEL.match(name) for name, _, _ in kernel_times]
+    passes = [(entry, kind) for entry, kind in zip(kernel_times, kinds, strict=True) if kind]
+    if not passes:
+        return kernel_times
+    first = sum(entry[1] for entry, kind in passes if kind[1])
+    calls = sum(entry[1] for entry, kind in passes if not kind[1]) - first
+    rest = [entry for entry, kind in zip(kernel_times, kinds, strict=True) if not kind]
+    return [*rest, (HELPER_SCAN, calls, sum(entry[2] for entry, _ in passes))]
 
 
 def describe(kernel: KernelRoofline) -> str:

@@ -41,7 +41,7 @@ from cudaify.transforms.kernel_codegen import (
     MATH_FUNCTIONS,
     paren,
 )
-from cudaify.transforms.prelude import runtime_text
+from cudaify.transforms.prelude import LAUNCHING_HELPERS, runtime_text
 
 RUNTIME_MARKER = "/* ---- cudaify data residency ---- */"
 PRELUDE_MARKER = "/* ---- cudaify runtime helpers ---- */"
@@ -255,9 +255,12 @@ def _hidden_launchers(tree: Tree, data: bytes) -> str | None:
     return None
 
 
-# cub's device-wide algorithms (scan's, sort's and compact's calls) launch kernels of their
-# own: a function that calls one leaves device data written, as a launch does
-_LIBRARY_LAUNCH = re.compile(r"^cub::Device\w+::")
+# cub's device-wide algorithms (scan's, sort's and compact's calls) and the runtime's
+# launching helpers (scan's cudaify_scan) launch kernels of their own: a function that calls
+# one leaves device data written, as a launch does
+_LIBRARY_LAUNCH = re.compile(
+    r"^(?:cub::Device\w+::|(?:" + "|".join(sorted(LAUNCHING_HELPERS)) + r")(?:<|$))"
+)
 
 
 def _launch_calls(node: Node, data: bytes) -> list[Node]:
@@ -494,7 +497,7 @@ class _Scoper:
         self.functions = {
             name: node
             for name, node in cs.function_nodes(tree, data).items()
-            if name not in DEVICE_ALLOCATIONS
+            if name not in DEVICE_ALLOCATIONS and name not in LAUNCHING_HELPERS
         }
         self.launching = {
             name for name, node in self.functions.items() if _launch_calls(node, data)

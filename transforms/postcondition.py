@@ -67,6 +67,32 @@ def same_tokens(before: Source, after: Source) -> bool:
     return tokens(before.root, before) == tokens(after.root, after)
 
 
+def shipped(source: Source, text: str) -> bool:
+    """Whether `source` holds `text` (a runtime helper cudaify ships, parsed alone) token for
+    token, and defines none of its functions a second time: an overload or a changed copy
+    could take its calls."""
+    helper = parsed(text)
+    wanted, have = tokens(helper.root, helper), tokens(source.root, source)
+    if not wanted or not _holds(have, wanted):
+        return False
+    mine = functions(source)
+    return all(
+        len(mine.get(name, [])) == len(nodes)
+        for name, nodes in functions(helper).items()
+        if not name.startswith("operator")  # a member: other classes have their own
+    )
+
+
+def _holds(have: tuple[str, ...], wanted: tuple[str, ...]) -> bool:
+    """Whether `wanted` is a contiguous run of `have`."""
+    width = len(wanted)
+    return any(
+        have[start : start + width] == wanted
+        for start, token in enumerate(have[: len(have) - width + 1])
+        if token == wanted[0]
+    )
+
+
 # ---- kernels and launches ------------------------------------------------------------------
 
 

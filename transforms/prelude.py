@@ -14,3 +14,9 @@ from importlib import resources
 def runtime_text(name: str) -> str:
     """The text of `runtime/<name>`, byte for byte (no newline translation)."""
     return resources.files(__package__).joinpath("runtime", name).read_bytes().decode("utf-8")
+
+
+# host functions of the runtime that launch kernels of their own (runtime/scan_passes.cuh):
+# a method reads a call of one as it reads a call of a library's device-wide algorithm
+# (cub::DeviceScan::...), not as program code to rewrite
+LAUNCHING_HELPERS = frozenset({"cudaify_scan"})

@@ -635,6 +635,57 @@ def test_cubs_scan_kernels_stand_together_under_the_calls_work() -> None:
     assert roofline.with_kernels(init_only, work, 3e12, None).kernels[0].name == SCAN_INIT
 
 
+AFFINE_SCAN = Path(__file__).parents[1] / "golden" / "scan" / "affine.cu"
+# the runtime names the three-pass scan's kernels by their mangled template instances
+SHARES_KERNEL = (
+    "_Z19cudaify_scan_sharesI14cudaify_affineIdE15cudaify_compose17smooth_scan_termsEvT1_xxT0_PT_"
+)
+SHARE_KERNEL = (
+    "_Z18cudaify_scan_shareI14cudaify_affineIdE15cudaify_compose17smooth_scan_terms"
+    "17smooth_scan_storeEvT1_T2_xxT0_PKT_"
+)
+TOTALS_KERNEL = (
+    "_Z18cudaify_scan_shareI14cudaify_affineIdE15cudaify_compose19cudaify_scan_totalsIS1_E"
+    "S5_EvT1_T2_xxT0_PKT_"
+)
+
+
+def test_the_three_pass_scan_moves_what_its_functors_read_and_store_once() -> None:
+    """scan's affine recurrence over 99999 items (its golden): the term reads a[i] and
+    b[i], the store writes x[t_i], 24 bytes an item; its x[-1], the same element for every
+    item, is not counted, and the passes' generic kernels are not counted apart."""
+    code = AFFINE_SCAN.read_text()
+    work = kernel_work(code)
+    assert work["cudaify_scan"] == Work(24 * 99_999, 0.0, None, True)
+    assert not {"cudaify_scan_share", "cudaify_scan_shares"} & set(work)
+    # a term read through a row pointer (or any member the count cannot size) is not counted
+    rows = code.replace("    double *b;\n    __device__", "    double (*b)[4];\n    __device__")
+    assert rows != code and "cudaify_scan" not in kernel_work(rows)
+    # nor is a call whose functor is not spelled out where it is made
+    hidden = code.replace("smooth_scan_terms{d_a - (1), d_b - (1)}", "terms_of(d_a, d_b)")
+    assert hidden != code and "cudaify_scan" not in kernel_work(hidden)
+
+
+def test_the_three_pass_scan_kernels_stand_together_one_launch_a_call() -> None:
+    """Two calls over several tiles (pass 1 once, the other kernel twice, for passes 2
+    and 3) and one single-tile call (the other kernel once): three calls, all the time."""
+    work = {"cudaify_scan": Work(24e6, 0.0, None, True)}
+    timing = Timing(
+        kernel=0.02,
+        kernel_times=(
+            (SHARES_KERNEL, 2, 200e-6),
+            (TOTALS_KERNEL, 2, 10e-6),
+            (SHARE_KERNEL, 3, 300e-6),
+            ("_Z10other_kernelPf", 1, 1e-3),
+        ),
+    )
+    other, scan = roofline.with_kernels(timing, work, 3e12, None).kernels
+    assert other.name == "_Z10other_kernelPf"
+    assert scan.name == "cudaify_scan" and scan.launches == 3
+    assert scan.seconds == pytest.approx(510e-6) and scan.bytes == 3 * 24e6
+    assert scan.percent == pytest.approx(100 * 3 * 24e6 / 510e-6 / 3e12)
+
+
 def test_a_strided_launch_whose_size_is_guarded_by_its_loop_running_is_counted() -> None:
     """schedule's `for (i = 1; i < n; i += 3)` launches `(n >= 2) ? (...) / 3 + 1 : 0`
     threads (its golden): 33333 of the 10^5 elements read and written, two FLOPs each."""

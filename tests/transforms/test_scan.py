@@ -203,6 +203,77 @@ EMULATED = {
 def test_emulated_on_the_cpu_prints_what_gcc_prints(case: str, tmp_path) -> None:
     """Kernels, transfers and maps run with separate "device" buffers (CUB's scan done
     in order on one thread): a value left on the wrong side would change the output."""
+    _emulated_as_gcc(case, tmp_path)
+
+
+# a recurrence that keeps its history (multipliers 1 or just below, integer steps): a
+# prefix composed in the wrong order or from the wrong share moves every later value
+REMEMBERING = """#include <stdio.h>
+#define N 20001
+void walk(int n, const double *a, const int *step, double *x)
+{
+    for (int i = 1; i < n; i++)
+        x[i] = a[i] * x[i - 1] + (double)(step[i] - 6);
+}
+int main(void)
+{
+    static double a[N], x[N];
+    static int step[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = i % 5 == 0 ? 1.0 - 1e-6 * (i % 7) : 1.0;
+        step[i] = (i * 7919) % 13;
+    }
+    x[0] = 3.0;
+    walk(N, a, step, x);
+    double sum = 0.0;
+    for (int i = 0; i < N; i++)
+        sum += x[i];
+    printf("sum=%.12e\\n", sum);
+    for (int i = 2040; i + 9 < N; i += 2048 * BORDERS)
+        printf("x[%d]=%.12e x[%d]=%.12e\\n", i, x[i], i + 9, x[i + 9]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("shares", [1, 3, 1024])
+def test_the_three_pass_scan_carries_across_tiles_and_shares(shares: int, tmp_path) -> None:
+    """20000 items are 10 tiles of 2048: with at most 1024 shares (the default) 10 blocks
+    scan one tile each from the scanned totals of the blocks before; with 3, blocks of 4,
+    4 and 2 tiles also carry the composition from tile to tile; with 1, one block scans
+    all 10 and passes 1 and 2 do not run. Values printed on both sides of tile borders."""
+    from emulation import gcc_output, run_emulated
+
+    from cudaify.backend.compare import compare
+
+    source = tmp_path / "walk.c"
+    source.write_text(REMEMBERING.replace("N 20001", "N 20001\n#define BORDERS 1"))
+    code = applied(analysed(source), "scan").code
+    assert "cudaify_scan<cudaify_affine<double>>(" in code
+    code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", code)
+    header = Path(__file__).resolve().parent / "scan_emulation.h"
+    flags = ("-include", str(header), f"-DCUDAIFY_SCAN_SHARES={shares}")
+    emulated = run_emulated(code, tmp_path, timeout=600, flags=flags)
+    assert emulated.ok, emulated.errors()
+    expected = gcc_output(source, tmp_path)
+    assert expected.count("x[") == 18
+    assert compare(expected, emulated.text()) is None, emulated.text()
+
+
+@pytest.mark.gpu
+def test_the_three_pass_scan_on_the_gpu_prints_what_gcc_prints(tmp_path) -> None:
+    """CUB's own block primitives over 4 * 10^6 items: 1954 tiles, 977 blocks of two tiles
+    each, values printed across a share border every 37 tiles."""
+    source = tmp_path / "walk.c"
+    source.write_text(REMEMBERING.replace("N 20001", "N 4000001\n#define BORDERS 37"))
+    code = applied(analysed(source), "scan").code
+    assert "cudaify_scan<cudaify_affine<double>>(" in code
+    compiled = tmp_path / "walk.cu"
+    compiled.write_text(code)
+    same_output_as_gcc(source, compiled, tmp_path)
+
+
+def _emulated_as_gcc(case: str, tmp_path: Path) -> None:
     from emulation import gcc_output, run_emulated
 
     from cudaify.backend.compare import compare
@@ -223,17 +294,47 @@ def test_check_wants_cub_and_a_launch() -> None:
     assert [p.message for p in problems] == ["the answer changes nothing but comments and layout"]
 
 
-def test_an_affine_recurrence_scans_composed_maps() -> None:
+def test_an_affine_recurrence_scans_composed_maps_in_three_passes() -> None:
+    """The maps are made where the passes read them and the results stored where they
+    are made: no terms or sums buffer, no CUB device scan (its header left out)."""
     program = analysed(GOLDEN / "scan" / "affine.c")
     code = applied(program, "scan").code
-    assert "terms[t_i] = cudaify_affine<double>{(double)(a[i]), (double)(b[i])};" in code
+    assert "return cudaify_affine<double>{(double)(a[i]), (double)(b[i])};" in code
+    assert "x[t_i] = (double)(sums.cudaify_mul * x[-1] + sums.cudaify_add);" in code
     assert (
-        "cub::DeviceScan::InclusiveScan(storage, storage_bytes, terms, sums, cudaify_compose()"
-        in code
+        "cudaify_scan<cudaify_affine<double>>(smooth_scan_terms{d_a - (1), d_b - (1)}, "
+        "smooth_scan_store{d_x + 1}, trips_i, cudaify_compose(), totals);" in code
     )
-    assert "(double)(sums[t_i].cudaify_mul * start + sums[t_i].cudaify_add)" in code
-    assert "const double start = x[-1];" in code
-    assert "smooth_scan_store<<<blocks, 256>>>(sums, trips_i, d_x + 1);" in code
+    assert "cub::DeviceScan" not in code and "device_scan.cuh" not in code
+    assert "terms[" not in code and "<<<" not in code.split("---- cudaify scan in three")[0]
+
+
+def _three_pass_variant() -> tuple[Variant, Variant, Context]:
+    program = analysed(GOLDEN / "scan" / "affine.c")
+    before = Variant(program.source)
+    return before, applied(program, "scan"), Context(program)
+
+
+def test_the_check_takes_the_three_pass_scan_only_as_shipped() -> None:
+    """`cudaify_scan` counts as a device-wide scan only while the program holds the helper
+    token for token and defines none of its functions again: a copy whose pass 3 stores
+    nothing, or an overload that would take the call, is refused."""
+    before, after, ctx = _three_pass_variant()
+    assert SCAN.check(before, after, ctx) == []
+    refused = "no device-wide scan (cub::DeviceScan, or cudaify_scan as shipped)"
+    gutted = after.code.replace("                store(tile + at, items[k]);\n", "", 1)
+    assert gutted != after.code
+    overload = after.code.replace(
+        "void smooth(",
+        "template <class S, class Op>\n"
+        "void cudaify_scan(smooth_scan_terms, smooth_scan_store, long long, Op, S *) {}\n\n"
+        "void smooth(",
+        1,
+    )
+    assert overload != after.code
+    for decoy in (gutted, overload):
+        problems = SCAN.check(before, Variant(decoy), ctx)
+        assert [p.message for p in problems if p.message.startswith(refused)], problems
 
 
 @pytest.mark.gpu

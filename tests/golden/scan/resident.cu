@@ -17,6 +17,165 @@ struct cudaify_compose {
                 then.cudaify_mul * first.cudaify_add + then.cudaify_add};
     }
 };
+/* ---- cudaify scan in three passes ---- */
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+/* A scan of items CUB's single-pass device scan handles slowly (a struct, such as an affine
+   map: its tile states are not one machine word), in three passes over the items: each
+   block composes its share of them (pass 1), one block scans the shares' totals (pass 2),
+   each block scans its share again from the totals before it and stores every result
+   (pass 3). An item is `term(t)` for t in [0, n); a result goes to `store(t, value)`.
+   `op` need only be associative: each thread composes contiguous items, in order. */
+#define CUDAIFY_SCAN_THREADS 256
+#ifndef CUDAIFY_SCAN_ITEMS
+#define CUDAIFY_SCAN_ITEMS 8
+#endif
+#define CUDAIFY_SCAN_TILE (CUDAIFY_SCAN_THREADS * CUDAIFY_SCAN_ITEMS)
+/* blocks of passes 1 and 3, at most: one tile of pass 2. (Capped by the blocks the GPU holds
+   at once instead, 2^24 doubles took as long on an H200: 0.25-0.27 ms.) */
+#ifndef CUDAIFY_SCAN_SHARES
+#define CUDAIFY_SCAN_SHARES 1024
+#endif
+template <class CudaifyS>
+using cudaify_scan_exchange = cub::BlockExchange<CudaifyS, CUDAIFY_SCAN_THREADS, CUDAIFY_SCAN_ITEMS>;
+
+/* The tile's items from `first` on (`count` of them, at most a tile), blocked: this
+   thread's are first + threadIdx.x * ITEMS + k. They are read striped (a warp reads
+   neighbours) and exchanged; the places past `count` repeat the first item. */
+template <class CudaifyS, class CudaifyTerm>
+__device__ void cudaify_scan_load(const CudaifyTerm &term, long long first, long long count,
+                                  CudaifyS (&items)[CUDAIFY_SCAN_ITEMS],
+                                  typename cudaify_scan_exchange<CudaifyS>::TempStorage &storage)
+{
+    for (int k = 0; k < CUDAIFY_SCAN_ITEMS; k++) {
+        const int at = k * CUDAIFY_SCAN_THREADS + threadIdx.x;
+        items[k] = term(first + (at < count ? at : 0));
+    }
+    cudaify_scan_exchange<CudaifyS>(storage).StripedToBlocked(items, items);
+    __syncthreads();
+}
+
+/* Pass 1: the composition of block b's share of the items (those from b * share), into
+   totals[b]. */
+template <class CudaifyS, class CudaifyOp, class CudaifyTerm>
+__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS)
+cudaify_scan_shares(CudaifyTerm term, long long n, long long share, CudaifyOp op, CudaifyS *totals)
+{
+    typedef cub::BlockReduce<CudaifyS, CUDAIFY_SCAN_THREADS> Reduce;
+    __shared__ union {
+        typename cudaify_scan_exchange<CudaifyS>::TempStorage exchange;
+        typename Reduce::TempStorage reduce;
+    } storage;
+    const long long begin = blockIdx.x * share;
+    const long long end = begin + share < n ? begin + share : n;
+    CudaifyS total;
+    for (long long tile = begin; tile < end; tile += CUDAIFY_SCAN_TILE) {
+        const long long count = end - tile < CUDAIFY_SCAN_TILE ? end - tile : CUDAIFY_SCAN_TILE;
+        CudaifyS items[CUDAIFY_SCAN_ITEMS];
+        cudaify_scan_load(term, tile, count, items, storage.exchange);
+        const long long mine = (long long)threadIdx.x * CUDAIFY_SCAN_ITEMS;
+        CudaifyS part = items[0];
+        for (int k = 1; k < CUDAIFY_SCAN_ITEMS; k++)
+            if (mine + k < count)
+                part = op(part, items[k]);
+        /* the threads holding items are the first ones; BlockReduce keeps their order */
+        const int holding = (int)((count + CUDAIFY_SCAN_ITEMS - 1) / CUDAIFY_SCAN_ITEMS);
+        const CudaifyS block = Reduce(storage.reduce).Reduce(part, op, holding);
+        if (threadIdx.x == 0)
+            total = tile == begin ? block : op(total, block);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0 && begin < end)
+        totals[blockIdx.x] = total;
+}
+
+/* Passes 2 and 3: block b scans its share from the composition of every item before it
+   (`before[b - 1]`, the shares' totals already scanned; with `before` NULL, from its first
+   item) and hands each result to `store`, striped. Pass 2 is one block over the totals,
+   in place: a tile is read whole before it is written. */
+template <class CudaifyS, class CudaifyOp, class CudaifyTerm, class CudaifyStore>
+__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS)
+cudaify_scan_share(CudaifyTerm term, CudaifyStore store, long long n, long long share,
+                   CudaifyOp op, const CudaifyS *before)
+{
+    typedef cub::BlockScan<CudaifyS, CUDAIFY_SCAN_THREADS> Scan;
+    __shared__ union {
+        typename cudaify_scan_exchange<CudaifyS>::TempStorage exchange;
+        typename Scan::TempStorage scan;
+    } storage;
+    __shared__ CudaifyS carried; /* the composition of every item before this tile */
+    const long long begin = blockIdx.x * share;
+    const long long end = begin + share < n ? begin + share : n;
+    bool carrying = before != NULL && blockIdx.x > 0;
+    if (carrying && threadIdx.x == 0)
+        carried = before[blockIdx.x - 1];
+    __syncthreads();
+    for (long long tile = begin; tile < end; tile += CUDAIFY_SCAN_TILE) {
+        const long long count = end - tile < CUDAIFY_SCAN_TILE ? end - tile : CUDAIFY_SCAN_TILE;
+        CudaifyS items[CUDAIFY_SCAN_ITEMS];
+        cudaify_scan_load(term, tile, count, items, storage.exchange);
+        const long long mine = (long long)threadIdx.x * CUDAIFY_SCAN_ITEMS;
+        CudaifyS last = items[0]; /* this thread's last item (fixed indices: registers) */
+        for (int k = 1; k < CUDAIFY_SCAN_ITEMS; k++)
+            if (mine + k < count) {
+                items[k] = op(items[k - 1], items[k]);
+                last = items[k];
+            }
+        CudaifyS earlier, aggregate; /* earlier: undefined in thread 0 */
+        Scan(storage.scan).ExclusiveScan(last, earlier, op, aggregate);
+        if (threadIdx.x > 0 || carrying) {
+            const CudaifyS prefix = threadIdx.x == 0 ? carried
+                                    : carrying       ? op(carried, earlier)
+                                                     : earlier;
+            for (int k = 0; k < CUDAIFY_SCAN_ITEMS; k++)
+                items[k] = op(prefix, items[k]);
+        }
+        __syncthreads();
+        cudaify_scan_exchange<CudaifyS>(storage.exchange).BlockedToStriped(items, items);
+        for (int k = 0; k < CUDAIFY_SCAN_ITEMS; k++) {
+            const int at = k * CUDAIFY_SCAN_THREADS + threadIdx.x;
+            if (at < count)
+                store(tile + at, items[k]);
+        }
+        if (threadIdx.x == 0)
+            carried = carrying ? op(carried, aggregate) : aggregate;
+        carrying = true;
+        __syncthreads();
+    }
+}
+
+/* The shares' totals as pass 2's items and results. */
+template <class CudaifyS>
+struct cudaify_scan_totals {
+    CudaifyS *totals;
+    __device__ CudaifyS operator()(long long t) const { return totals[t]; }
+    __device__ void operator()(long long t, const CudaifyS &value) const { totals[t] = value; }
+};
+
+/* The scan of n items (n > 0); `totals` holds CUDAIFY_SCAN_SHARES values of CudaifyS. */
+template <class CudaifyS, class CudaifyOp, class CudaifyTerm, class CudaifyStore>
+void cudaify_scan(CudaifyTerm term, CudaifyStore store, long long n, CudaifyOp op,
+                  CudaifyS *totals)
+{
+    const long long tiles = (n + CUDAIFY_SCAN_TILE - 1) / CUDAIFY_SCAN_TILE;
+    const long long per_block = (tiles + CUDAIFY_SCAN_SHARES - 1) / CUDAIFY_SCAN_SHARES;
+    const long long blocks = (tiles + per_block - 1) / per_block; /* none left empty */
+    const long long share = per_block * CUDAIFY_SCAN_TILE;
+    const cudaify_scan_totals<CudaifyS> shares{totals};
+    if (blocks <= 1) { /* one share: one block scans every tile */
+        cudaify_scan_share<CudaifyS><<<1, CUDAIFY_SCAN_THREADS>>>(term, store, n, n, op,
+                                                                  (const CudaifyS *)NULL);
+    } else {
+        cudaify_scan_shares<CudaifyS><<<(unsigned int)blocks, CUDAIFY_SCAN_THREADS>>>(
+            term, n, share, op, totals);
+        cudaify_scan_share<CudaifyS><<<1, CUDAIFY_SCAN_THREADS>>>(shares, shares, blocks, blocks,
+                                                                  op, (const CudaifyS *)NULL);
+        cudaify_scan_share<CudaifyS><<<(unsigned int)blocks, CUDAIFY_SCAN_THREADS>>>(
+            term, store, n, share, op, (const CudaifyS *)totals);
+    }
+}
+
 /* cudaify: the sum a seeded CUB scan adds with */
 struct cudaify_sum {
     template <class CudaifyT>
@@ -403,30 +562,30 @@ void running(int n, const double *in, double *out)
     }
 }
 
-/* Scan loop 'i' of smooth() (line 22): the terms of the prefix sum, one per thread. */
-__global__ void smooth_scan_terms(double *a, double *b, long long trips_i_2, cudaify_affine<double> *terms_2)
-{
-    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
-         t_i_2 += (long long)blockDim.x * gridDim.x) {
+/* Scan loop 'i' of smooth() (line 22): its iteration t's map, the term of the scan. */
+struct smooth_scan_terms {
+    double *a;
+    double *b;
+    __device__ cudaify_affine<double> operator()(long long t_i_2) const
+    {
         int i = (int)(1 + t_i_2);
-        terms_2[t_i_2] = cudaify_affine<double>{(double)(a[i]), (double)(b[i])};
+        return cudaify_affine<double>{(double)(a[i]), (double)(b[i])};
     }
-}
+};
 
-/* The starting value plus the scanned terms, stored as the loop stores them; x points at the first element the loop writes. */
-__global__ void smooth_scan_store(const cudaify_affine<double> *sums_2, long long trips_i_2, double *x)
-{
-    const double start_2 = x[-1]; /* the element before the first one written */
-    for (long long t_i_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_i_2 < trips_i_2;
-         t_i_2 += (long long)blockDim.x * gridDim.x) {
-        x[t_i_2] = (double)(sums_2[t_i_2].cudaify_mul * start_2 + sums_2[t_i_2].cudaify_add);
+/* The starting value x[-1] mapped by the maps up to iteration t, stored as the loop stores it (x points at the first element the loop writes). */
+struct smooth_scan_store {
+    double *x;
+    __device__ void operator()(long long t_i_2, const cudaify_affine<double> &sums_2) const
+    {
+        x[t_i_2] = (double)(sums_2.cudaify_mul * x[-1] + sums_2.cudaify_add);
     }
-}
+};
 
 void smooth(int n, const double *a, const double *b, double *x)
 {
     {
-        /* cudaify: this scan runs on the GPU: smooth_scan_terms, cub::DeviceScan::InclusiveScan, smooth_scan_store */
+        /* cudaify: this scan runs on the GPU: cudaify_scan (three passes) */
         const long long trips_i_2 = cudaify_trips(1, n, 1, 0);
         if (trips_i_2 > 0) {
             double *d_a = NULL;
@@ -438,33 +597,10 @@ void smooth(int n, const double *a, const double *b, double *x)
             CUDAIFY_CHECK(cudaMemcpy(d_a, a + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_b, b + (1), (size_t)((n - 1)) * sizeof(double), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_x, x, (size_t)(n) * sizeof(double), cudaMemcpyHostToDevice));
-            static cudaify_affine<double> *terms_2 = NULL, *sums_2 = NULL;
-            static long long capacity_2 = 0;
-            if (trips_i_2 > capacity_2) {
-                if (capacity_2 > 0) {
-                    CUDAIFY_CHECK(cudaFree(terms_2));
-                    CUDAIFY_CHECK(cudaFree(sums_2));
-                }
-                CUDAIFY_CHECK(cudaMalloc((void **)&terms_2, (size_t)trips_i_2 * sizeof(*terms_2)));
-                CUDAIFY_CHECK(cudaMalloc((void **)&sums_2, (size_t)trips_i_2 * sizeof(*sums_2)));
-                capacity_2 = trips_i_2;
-            }
-            const unsigned int blocks_2 = cudaify_blocks(trips_i_2, 256, 2147483647u);
-            smooth_scan_terms<<<blocks_2, 256>>>(d_a - (1), d_b - (1), trips_i_2, terms_2);
-            CUDAIFY_CHECK(cudaGetLastError());
-            /* CUB tells the temporary storage it needs (asked with no storage), then scans */
-            size_t storage_bytes_2 = 0;
-            static void *storage_2 = NULL;
-            static size_t storage_capacity_2 = 0;
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(nullptr, storage_bytes_2, terms_2, sums_2, cudaify_compose(), trips_i_2));
-            if (storage_bytes_2 > storage_capacity_2) {
-                if (storage_2 != NULL)
-                    CUDAIFY_CHECK(cudaFree(storage_2));
-                CUDAIFY_CHECK(cudaMalloc(&storage_2, storage_bytes_2));
-                storage_capacity_2 = storage_bytes_2;
-            }
-            CUDAIFY_CHECK(cub::DeviceScan::InclusiveScan(storage_2, storage_bytes_2, terms_2, sums_2, cudaify_compose(), trips_i_2));
-            smooth_scan_store<<<blocks_2, 256>>>(sums_2, trips_i_2, d_x + 1);
+            static cudaify_affine<double> *totals_2 = NULL; /* the shares' totals (runtime: scan_passes) */
+            if (totals_2 == NULL)
+                CUDAIFY_CHECK(cudaMalloc((void **)&totals_2, CUDAIFY_SCAN_SHARES * sizeof(*totals_2)));
+            cudaify_scan<cudaify_affine<double>>(smooth_scan_terms{d_a - (1), d_b - (1)}, smooth_scan_store{d_x + 1}, trips_i_2, cudaify_compose(), totals_2);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(x, d_x, (size_t)(n) * sizeof(double), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaify_free(d_a));

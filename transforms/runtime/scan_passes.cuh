@@ -1,0 +1,158 @@
+/* ---- cudaify scan in three passes ---- */
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+/* A scan of items CUB's single-pass device scan handles slowly (a struct, such as an affine
+   map: its tile states are not one machine word), in three passes over the items: each
+   block composes its share of them (pass 1), one block scans the shares' totals (pass 2),
+   each block scans its share again from the totals before it and stores every result
+   (pass 3). An item is `term(t)` for t in [0, n); a result goes to `store(t, value)`.
+   `op` need only be associative: each thread composes contiguous items, in order. */
+#define CUDAIFY_SCAN_THREADS 256
+#ifndef CUDAIFY_SCAN_ITEMS
+#define CUDAIFY_SCAN_ITEMS 8
+#endif
+#define CUDAIFY_SCAN_TILE (CUDAIFY_SCAN_THREADS * CUDAIFY_SCAN_ITEMS)
+/* blocks of passes 1 and 3, at most: one tile of pass 2. (Capped by the blocks the GPU holds
+   at once instead, 2^24 doubles took as long on an H200: 0.25-0.27 ms.) */
+#ifndef CUDAIFY_SCAN_SHARES
+#define CUDAIFY_SCAN_SHARES 1024
+#endif
+template <class CudaifyS>
+using cudaify_scan_exchange = cub::BlockExchange<CudaifyS, CUDAIFY_SCAN_THREADS, CUDAIFY_SCAN_ITEMS>;
+
+/* The tile's items from `first` on (`count` of them, at most a tile), blocked: this
+   thread's are first + threadIdx.x * ITEMS + k. They are read striped (a warp reads
+   neighbours) and exchanged; the places past `count` repeat the first item. */
+template <class CudaifyS, class CudaifyTerm>
+__device__ void cudaify_scan_load(const CudaifyTerm &term, long long first, long long count,
+                                  CudaifyS (&items)[CUDAIFY_SCAN_ITEMS],
+                                  typename cudaify_scan_exchange<CudaifyS>::TempStorage &storage)
+{
+    for (int k = 0; k < CUDAIFY_SCAN_ITEMS; k++) {
+        const int at = k * CUDAIFY_SCAN_THREADS + threadIdx.x;
+        items[k] = term(first + (at < count ? at : 0));
+    }
+    cudaify_scan_exchange<CudaifyS>(storage).StripedToBlocked(items, items);
+    __syncthreads();
+}
+
+/* Pass 1: the composition of block b's share of the items (those from b * share), into
+   totals[b]. */
+template <class CudaifyS, class CudaifyOp, class CudaifyTerm>
+__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS)
+cudaify_scan_shares(CudaifyTerm term, long long n, long long share, CudaifyOp op, CudaifyS *totals)
+{
+    typedef cub::BlockReduce<CudaifyS, CUDAIFY_SCAN_THREADS> Reduce;
+    __shared__ union {
+        typename cudaify_scan_exchange<CudaifyS>::TempStorage exchange;
+        typename Reduce::TempStorage reduce;
+    } storage;
+    const long long begin = blockIdx.x * share;
+    const long long end = begin + share < n ? begin + share : n;
+    CudaifyS total;
+    for (long long tile = begin; tile < end; tile += CUDAIFY_SCAN_TILE) {
+        const long long count = end - tile < CUDAIFY_SCAN_TILE ? end - tile : CUDAIFY_SCAN_TILE;
+        CudaifyS items[CUDAIFY_SCAN_ITEMS];
+        cudaify_scan_load(term, tile, count, items, storage.exchange);
+        const long long mine = (long long)threadIdx.x * CUDAIFY_SCAN_ITEMS;
+        CudaifyS part = items[0];
+        for (int k = 1; k < CUDAIFY_SCAN_ITEMS; k++)
+            if (mine + k < count)
+                part = op(part, items[k]);
+        /* the threads holding items are the first ones; BlockReduce keeps their order */
+        const int holding = (int)((count + CUDAIFY_SCAN_ITEMS - 1) / CUDAIFY_SCAN_ITEMS);
+        const CudaifyS block = Reduce(storage.reduce).Reduce(part, op, holding);
+        if (threadIdx.x == 0)
+            total = tile == begin ? block : op(total, block);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0 && begin < end)
+        totals[blockIdx.x] = total;
+}
+
+/* Passes 2 and 3: block b scans its share from the composition of every item before it
+   (`before[b - 1]`, the shares' totals already scanned; with `before` NULL, from its first
+   item) and hands each result to `store`, striped. Pass 2 is one block over the totals,
+   in place: a tile is read whole before it is written. */
+template <class CudaifyS, class CudaifyOp, class CudaifyTerm, class CudaifyStore>
+__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS)
+cudaify_scan_share(CudaifyTerm term, CudaifyStore store, long long n, long long share,
+                   CudaifyOp op, const CudaifyS *before)
+{
+    typedef cub::BlockScan<CudaifyS, CUDAIFY_SCAN_THREADS> Scan;
+    __shared__ union {
+        typename cudaify_scan_exchange<CudaifyS>::TempStorage exchange;
+        typename Scan::TempStorage scan;
+    } storage;
+    __shared__ CudaifyS carried; /* the composition of every item before this tile */
+    const long long begin = blockIdx.x * share;
+    const long long end = begin + share < n ? begin + share : n;
+    bool carrying = before != NULL && blockIdx.x > 0;
+    if (carrying && threadIdx.x == 0)
+        carried = before[blockIdx.x - 1];
+    __syncthreads();
+    for (long long tile = begin; tile < end; tile += CUDAIFY_SCAN_TILE) {
+        const long long count = end - tile < CUDAIFY_SCAN_TILE ? end - tile : CUDAIFY_SCAN_TILE;
+        CudaifyS items[CUDAIFY_SCAN_ITEMS];
+        cudaify_scan_load(term, tile, count, items, storage.exchange);
+        const long long mine = (long long)threadIdx.x * CUDAIFY_SCAN_ITEMS;
+        CudaifyS last = items[0]; /* this thread's last item (fixed indices: registers) */
+        for (int k = 1; k < CUDAIFY_SCAN_ITEMS; k++)
+            if (mine + k < count) {
+                items[k] = op(items[k - 1], items[k]);
+                last = items[k];
+            }
+        CudaifyS earlier, aggregate; /* earlier: undefined in thread 0 */
+        Scan(storage.scan).ExclusiveScan(last, earlier, op, aggregate);
+        if (threadIdx.x > 0 || carrying) {
+            const CudaifyS prefix = threadIdx.x == 0 ? carried
+                                    : carrying       ? op(carried, earlier)
+                                                     : earlier;
+            for (int k = 0; k < CUDAIFY_SCAN_ITEMS; k++)
+                items[k] = op(prefix, items[k]);
+        }
+        __syncthreads();
+        cudaify_scan_exchange<CudaifyS>(storage.exchange).BlockedToStriped(items, items);
+        for (int k = 0; k < CUDAIFY_SCAN_ITEMS; k++) {
+            const int at = k * CUDAIFY_SCAN_THREADS + threadIdx.x;
+            if (at < count)
+                store(tile + at, items[k]);
+        }
+        if (threadIdx.x == 0)
+            carried = carrying ? op(carried, aggregate) : aggregate;
+        carrying = true;
+        __syncthreads();
+    }
+}
+
+/* The shares' totals as pass 2's items and results. */
+template <class CudaifyS>
+struct cudaify_scan_totals {
+    CudaifyS *totals;
+    __device__ CudaifyS operator()(long long t) const { return totals[t]; }
+    __device__ void operator()(long long t, const CudaifyS &value) const { totals[t] = value; }
+};
+
+/* The scan of n items (n > 0); `totals` holds CUDAIFY_SCAN_SHARES values of CudaifyS. */
+template <class CudaifyS, class CudaifyOp, class CudaifyTerm, class CudaifyStore>
+void cudaify_scan(CudaifyTerm term, CudaifyStore store, long long n, CudaifyOp op,
+                  CudaifyS *totals)
+{
+    const long long tiles = (n + CUDAIFY_SCAN_TILE - 1) / CUDAIFY_SCAN_TILE;
+    const long long per_block = (tiles + CUDAIFY_SCAN_SHARES - 1) / CUDAIFY_SCAN_SHARES;
+    const long long blocks = (tiles + per_block - 1) / per_block; /* none left empty */
+    const long long share = per_block * CUDAIFY_SCAN_TILE;
+    const cudaify_scan_totals<CudaifyS> shares{totals};
+    if (blocks <= 1) { /* one share: one block scans every tile */
+        cudaify_scan_share<CudaifyS><<<1, CUDAIFY_SCAN_THREADS>>>(term, store, n, n, op,
+                                                                  (const CudaifyS *)NULL);
+    } else {
+        cudaify_scan_shares<CudaifyS><<<(unsigned int)blocks, CUDAIFY_SCAN_THREADS>>>(
+            term, n, share, op, totals);
+        cudaify_scan_share<CudaifyS><<<1, CUDAIFY_SCAN_THREADS>>>(shares, shares, blocks, blocks,
+                                                                  op, (const CudaifyS *)NULL);
+        cudaify_scan_share<CudaifyS><<<(unsigned int)blocks, CUDAIFY_SCAN_THREADS>>>(
+            term, store, n, share, op, (const CudaifyS *)totals);
+    }
+}
