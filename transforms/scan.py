@@ -71,8 +71,9 @@ from cudaify.transforms.kernel_codegen import (
 from cudaify.transforms.prelude import runtime_text
 
 THREADS = 256
-# the three-pass scan of a struct (the affine recurrence's maps)
+# the three-pass scan of a struct (the affine recurrence's maps), and its first line
 SCAN_PASSES = runtime_text("scan_passes.cuh")
+SCAN_PASSES_MARKER = "/* ---- cudaify scan in three passes ---- */"
 SCAN_PASSES_CALL = "cudaify_scan"
 CUB_INCLUDE = "#include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */"
 # x[i] = m * x[i-1] + e is a scan of the affine maps x -> m x + e under composition.

@@ -9,7 +9,14 @@ from pathlib import Path
 
 from pattern_golden import nvcc_errors
 
-from cudaify.transforms import data_residency, offload, pattern_support, segmented, std_device
+from cudaify.transforms import (
+    data_residency,
+    offload,
+    pattern_support,
+    scan,
+    segmented,
+    std_device,
+)
 from cudaify.transforms.prelude import runtime_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +28,7 @@ FILES = {
     "pattern_helpers.cuh": pattern_support.PATTERN_MARKER,
     "warp_helpers.cuh": segmented.WARP_MARKER,
     "data_residency.cuh": data_residency.RUNTIME_MARKER,
+    "scan_passes.cuh": scan.SCAN_PASSES_MARKER,
 }
 
 # Templates the headers only declare are instantiated by a kernel and a host function.
@@ -46,6 +54,21 @@ void cudaify_probe_host(float *data, long long n)
     cudaify_unmap(data, device, bytes, 1);
     cudaify_scope_end();
 }
+
+struct cudaify_probe_item {
+    const float *in;
+    __device__ float operator()(long long t) const { return in[t]; }
+};
+struct cudaify_probe_result {
+    float *out;
+    __device__ void operator()(long long t, const float &sum) const { out[t] = sum; }
+};
+
+void cudaify_probe_scan(const float *in, float *out, float *totals, long long n)
+{
+    cudaify_scan<float>(cudaify_probe_item{in}, cudaify_probe_result{out}, n, cudaify_plus(),
+                        totals);
+}
 """
 
 
@@ -55,6 +78,7 @@ def test_each_file_is_the_text_its_method_pastes():
     assert pattern_support.PATTERN_PRELUDE == runtime_text("pattern_helpers.cuh")
     assert segmented.WARP_HELPERS == runtime_text("warp_helpers.cuh")
     assert data_residency.RUNTIME == runtime_text("data_residency.cuh")
+    assert scan.SCAN_PASSES == runtime_text("scan_passes.cuh")
     for name, marker in FILES.items():
         assert runtime_text(name).splitlines()[0] == marker, name
 
@@ -67,9 +91,9 @@ def test_the_files_are_package_data():
 
 
 def test_the_runtime_compiles_with_nvcc(tmp_path: Path):
-    """All five, in the order a program holds them, with the includes the pattern
-    methods put first, and a kernel that instantiates the templates."""
-    order = ["runtime_helpers.cuh", "std_device.cuh", "data_residency.cuh"]
+    """All six, in the order a program holds them, with the includes the pattern
+    methods put first, and a kernel and host functions that instantiate the templates."""
+    order = ["scan_passes.cuh", "runtime_helpers.cuh", "std_device.cuh", "data_residency.cuh"]
     order += ["pattern_helpers.cuh", "warp_helpers.cuh"]
     includes = "".join(f'#include "{name}"\n' for name in order)
     folder = resources.files("cudaify.transforms").joinpath("runtime")
