@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -868,6 +869,14 @@ FINALIST_MARGIN_ALONE = 0.85  # ... or within this one when every screening run 
 # does less on the GPU (one copy of the data instead of one per step: 0.36 ms against
 # 1.7 ms) is the better program at the user's sizes.
 WHOLE_TIE = 0.95
+# Of the whole-program ties, regions within this factor of the fastest one's are a tie too:
+# a region dominated by its copies (PolyBench-size products: 20 ms of transfers around a
+# 0.1-0.3 ms kernel) reads the same for a plain kernel and a tiled one. Such ties go to
+# the variant whose kernels the cost model prices lowest (backend/cost.py): the choice can
+# cost at most this share of the region, and the kernel that does less is the one that
+# scales with the user's sizes. On one H200, matmul (900^3 floats) wrote the plain
+# offload (0.34 ms a product) where gemm_tiling's kernel, verified beside it, took 0.11 ms.
+REGION_TIE = 0.95
 
 
 def slower_warning(chosen: Any, objective: str) -> str:
@@ -918,15 +927,30 @@ def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
 
 
 def _leader(ranked: list[Any], top: Any, objective: str) -> Any:
-    """`top`, the best by the objective; by the whole program, the fastest region among
-    those that beat the CPU as a whole and tie with it (within WHOLE_TIE)."""
+    """`top`, the best by the objective; by the whole program, of those that beat the CPU
+    as a whole and tie with it (within WHOLE_TIE), those whose region ties with the fastest
+    region among them (within REGION_TIE), and of these the one whose kernels the cost
+    model prices lowest, then the fastest region."""
     if objective == "region":
         return top
     best = _judged(top, objective)
     tied = [c for c in ranked if _judged(c, objective) >= WHOLE_TIE * best and _speedup(c) > 1.0]
     if not tied:
         return top
-    return max(tied, key=lambda c: (c.evaluation.region_speedup or 0.0, _steady(c)))
+    fastest = max(c.evaluation.region_speedup or 0.0 for c in tied)
+    close = [c for c in tied if (c.evaluation.region_speedup or 0.0) >= REGION_TIE * fastest]
+    return min(
+        close,
+        key=lambda c: (_kernel_cost(c.variant), -(c.evaluation.region_speedup or 0.0), -_steady(c)),
+    )
+
+
+def _kernel_cost(variant: Variant) -> float:
+    """The cost model's price of `variant`'s kernels (infinite where it prices none)."""
+    from cudaify.backend.cost import predict
+
+    estimate = predict(variant)
+    return estimate.kernel if estimate is not None else math.inf
 
 
 def _judged(candidate: Any, objective: str) -> float:

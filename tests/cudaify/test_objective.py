@@ -206,3 +206,74 @@ def test_the_objective_is_a_checked_setting_and_part_of_the_result_key(tmp_path:
         for objective in ("program", "region")
     }
     assert len(keys) == 2
+
+
+PRODUCT = """\
+#include <stdio.h>
+#define N 900
+void product(int n, const float *a, const float *b, float *c) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            float sum = 0.0f;
+            for (int k = 0; k < n; k++)
+                sum += a[i * n + k] * b[k * n + j];
+            c[i * n + j] = sum;
+        }
+}
+int main(void) {
+    static float a[N * N], b[N * N], c[N * N];
+    for (int i = 0; i < N * N; i++) { a[i] = (i % 7) * 0.25f; b[i] = (i % 5) * 0.5f; }
+    product(N, a, b, c);
+    double s = 0;
+    for (int i = 0; i < N * N; i++) s += c[i];
+    printf("%.6e\\n", s);
+    return 0;
+}
+"""
+
+
+def _product_variants(tmp_path: Path) -> tuple[Variant, Variant]:
+    """A 900^3 float product's offload and its gemm_tiling, as the rules write them."""
+    from cudaify.frontend.analyze import analyze
+    from cudaify.frontend.cxx_compat import to_cxx
+    from cudaify.frontend.parse import parse
+    from cudaify.transforms import get
+    from cudaify.transforms.base import Context
+
+    source = tmp_path / "product.c"
+    source.write_text(PRODUCT)
+    compat = to_cxx(parse(str(source), ())).text.encode("utf-8", "surrogateescape")
+    program = analyze(str(source), (), source=compat)
+    offloaded = get("offload").apply_rule(Variant(program.source), Context(program)).variant
+    assert offloaded is not None
+    tiled = get("gemm_tiling").apply_rule(offloaded, Context(program)).variant
+    assert tiled is not None
+    return offloaded, tiled
+
+
+def test_region_ties_go_to_the_kernels_the_cost_model_prices_lowest(tmp_path: Path) -> None:
+    """A product whose region is mostly its copies: the plain kernel's region reads 2%
+    faster than gemm_tiling's, within REGION_TIE, and the whole programs tie; the tiled
+    kernel, priced far below the plain one, is written. 10% apart, the region decides."""
+    from cudaify.backend.cost import predict
+    from cudaify.mcgs.search import Candidate
+
+    plain, tiled = _product_variants(tmp_path)
+    plain_cost, tiled_cost = predict(plain), predict(tiled)
+    assert plain_cost is not None and tiled_cost is not None
+    assert tiled_cost.kernel < plain_cost.kernel / 2
+
+    def timed(variant: Variant, region: float, whole: float) -> Candidate:
+        timing = Timing(wall=1.0, region=1.0, runs=1, shared_by=1)
+        reference = Timing(wall=whole, region=region, runs=5)
+        evaluation = Evaluation(
+            stage=Stage.CORRECT, ran_on_gpu=True, timing=timing, reference=reference
+        )
+        return Candidate(variant, evaluation)
+
+    close = [timed(plain, 40.0, 2.50), timed(tiled, 39.2, 2.48)]
+    assert pipeline.finalists(close, "program")[0].variant is tiled
+    apart = [timed(plain, 40.0, 2.50), timed(tiled, 36.0, 2.48)]
+    assert pipeline.finalists(apart, "program")[0].variant is plain
+    # by the region alone, the region decides
+    assert pipeline.finalists(close, "region")[0].variant is plain
