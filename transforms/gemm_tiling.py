@@ -27,12 +27,15 @@ stores on distinct banks) and the B-like reads into `tile[BK][BN + V]`: each thr
 groups of V elements along the read's unit-stride index, with one float4 / double2 load
 when that index provably moves by one element with the loop (polynomial slope 1, k step
 1), all V elements are inside the iteration space and the address is 16-byte aligned at
-run time, else V scalar loads (zeros past the edges). After a barrier each thread reads
-its fragments and runs the k body once per output of its micro-tile, in the k order of
-the source, then waits again before the next load. The prologue's scalars become
-`T x[TM][TN]` register arrays; an output element the k body accumulates into is loaded
-into a register array after the prologue and stored back before the epilogue (only when
-the k loop runs at least once: then the source touches it in the loop). Each output's
+run time, else V scalar loads (zeros past the edges). The groups are fetched into
+registers one stage ahead: a stage's groups are stored into the tiles after the barrier
+that ends the stage before, then the next stage's loads are issued (in flight while the
+block computes), then after a barrier each thread reads its fragments and runs the k body
+once per output of its micro-tile, in the k order of the source, and waits again. The
+prologue's scalars become `T x[TM][TN]` register arrays; an output element the k body
+accumulates into is loaded into a register array after the prologue and stored back
+before the epilogue (only when the k loop runs at least once: then the source touches it
+in the loop). Each output's
 statements run in their order on the values the source uses: the sums are bit-identical
 to one thread per output (nvcc's FMA contraction aside, as everywhere: fp_exact).
 Outputs past the edges (any sizes) compute on zeros and store nothing; every thread
@@ -249,6 +252,7 @@ def _plan(tile: st.TilePlan, taken: set[str]) -> GemmPlan:
             ("tile_i", "tile_row"),
             ("tile_j", "tile_col"),
             ("tile_k", f"tile_{tile.kloop.var}"),
+            ("fetch_k", f"next_{tile.kloop.var}"),
             ("span", f"span_{tile.kloop.var}"),
             ("trips", f"trips_{tile.kloop.var}"),
             ("count", f"count_{tile.kloop.var}"),
@@ -272,6 +276,7 @@ def _plan(tile: st.TilePlan, taken: set[str]) -> GemmPlan:
     }
     for operand in tile.operands:
         names[f"frag:{operand.tile}"] = kn.fresh(f"frag_{operand.tile[5:]}", taken)
+        names[f"staged:{operand.tile}"] = kn.fresh(f"staged_{operand.tile[5:]}", taken)
     for _, name in locals_.values():
         names[f"local:{name}"] = kn.fresh(f"{name}_tile", taken)
     return GemmPlan(tile, SHAPES[elem], elem, locals_, accumulators, vectorized, names)
@@ -832,17 +837,35 @@ def _renamed(node: Node, plan: GemmPlan, extra: dict[tuple[int, int, str], str])
 
 
 def _k_stages(plan: GemmPlan, indent: str) -> list[str]:
+    """The walk over k, BK at a time. Each stage's slices are fetched into registers one
+    stage ahead: the global loads of stage s + 1 are in flight while the block computes on
+    stage s from shared memory, and they are stored there after the barrier that ends it."""
     names, shape = plan.names, plan.shape
     one = "    "
     inner = indent + one
-    tk, count = names["tile_k"], names["count"]
+    tk, count, fetch_k = names["tile_k"], names["count"], names["fetch_k"]
+    loads = {o.tile: _load(o, plan) for o in plan.tile.operands}
     lines = [
-        f"{indent}for (long long {tk} = 0; {tk} < {names['trips']}; {tk} += {shape.step_k}) {{",
+        f"{indent}{o.elem_type} {names['staged:' + o.tile]}[{_per_thread(o, plan)}][{shape.width}];"
+        for o in plan.tile.operands
     ]
-    for operand in plan.tile.operands:
-        lines += _load(operand, plan, inner)
+    lines.append(f"{indent}long long {fetch_k} = 0;")
+    for fetch, _ in loads.values():
+        lines += [indent + line for line in fetch]
+    lines.append(
+        f"{indent}for (long long {tk} = 0; {tk} < {names['trips']}; {tk} += {shape.step_k}) {{"
+    )
+    for _, store in loads.values():
+        lines += [inner + line for line in store]
     lines += [
         f"{inner}__syncthreads();",
+        f"{inner}{fetch_k} = {tk} + {shape.step_k};",
+        f"{inner}if ({fetch_k} < {names['trips']}) {{",
+    ]
+    for fetch, _ in loads.values():
+        lines += [inner + one + line for line in fetch]
+    lines += [
+        f"{inner}}}",
         f"{inner}const int {count} = (int)({names['trips']} - {tk} < {shape.step_k} ? "
         f"{names['trips']} - {tk} : {shape.step_k});",
         f"{inner}if ({count} == {shape.step_k}) {{",
@@ -863,9 +886,19 @@ def _k_value(plan: GemmPlan, iteration: str) -> str:
     return f"{k.var_type} {k.var} = ({k.var_type})(({k.first}) + {iteration}{step});"
 
 
-def _load(operand: st.Operand, plan: GemmPlan, indent: str) -> list[str]:
-    """The block's load of one operand's slice: groups of V elements along its
-    unit-stride index, one vector load each where it can, else V scalar loads."""
+def _per_thread(operand: st.Operand, plan: GemmPlan) -> int:
+    """The groups of V elements of one operand's slice each thread loads per stage."""
+    shape = plan.shape
+    extent = shape.block_m if operand.role == "rows" else shape.block_n
+    return shape.step_k * extent // shape.width // (THREADS[0] * THREADS[1])
+
+
+def _load(operand: st.Operand, plan: GemmPlan) -> tuple[list[str], list[str]]:
+    """The block's load of one operand's slice of the stage from `fetch_k` on, in two
+    parts (lines at relative indent): the fetch, groups of V elements along its
+    unit-stride index into the thread's staging registers, one vector load each where it
+    can, else V scalar loads (zeros outside the iteration space); and the store of those
+    registers into the shared tile."""
     tile, shape, names = plan.tile, plan.shape, plan.names
     kernel = tile.kernel
     level = kernel.rows if operand.role == "rows" else kernel.cols
@@ -874,25 +907,23 @@ def _load(operand: st.Operand, plan: GemmPlan, indent: str) -> list[str]:
     extent = shape.block_m if operand.role == "rows" else shape.block_n
     width = shape.width
     along = shape.step_k if operand.k_contiguous else extent
-    across = extent if operand.k_contiguous else shape.step_k
-    per_thread = along * across // width // (THREADS[0] * THREADS[1])
+    staged = names[f"staged:{operand.tile}"]
     one = "    "
     q, group, outer, inner_ = names["q"], names["group"], names["outer"], names["inner"]
-    body = indent + one
-    lines = [
-        f"{indent}#pragma unroll",
-        f"{indent}for (int {q} = 0; {q} < {per_thread}; {q}++) {{",
-        f"{body}const int {group} = {names['tid']} + {q} * {THREADS[0] * THREADS[1]};",
-        f"{body}const int {outer} = {group} / {along // width};",
-        f"{body}const int {inner_} = ({group} % {along // width}) * {width};",
+    head = [
+        "#pragma unroll",
+        f"for (int {q} = 0; {q} < {_per_thread(operand, plan)}; {q}++) {{",
+        f"{one}const int {group} = {names['tid']} + {q} * {THREADS[0] * THREADS[1]};",
+        f"{one}const int {outer} = {group} / {along // width};",
+        f"{one}const int {inner_} = ({group} % {along // width}) * {width};",
     ]
     tkv = names["t_k"]
 
     def counters(element: str) -> tuple[str, str]:
         plus = f" + {element}" if element else ""
         if operand.k_contiguous:
-            return f"{start} + {outer}", f"{names['tile_k']} + {inner_}{plus}"
-        return f"{start} + {inner_}{plus}", f"{names['tile_k']} + {outer}"
+            return f"{start} + {outer}", f"{names['fetch_k']} + {inner_}{plus}"
+        return f"{start} + {inner_}{plus}", f"{names['fetch_k']} + {outer}"
 
     def slot(element: str) -> str:
         plus = f" + {element}" if element else ""
@@ -903,6 +934,8 @@ def _load(operand: st.Operand, plan: GemmPlan, indent: str) -> list[str]:
     source = kernel.source
     declaration = kn.moved(level.declaration, source, "")
     loaded = names["loaded"]
+    body = one
+    fetch = list(head)
     if plan.vectorized[operand.tile]:
         mapped, k_at = counters("")
         last_m, last_k = (
@@ -911,7 +944,7 @@ def _load(operand: st.Operand, plan: GemmPlan, indent: str) -> list[str]:
             else (f"{mapped} + {width - 1}", k_at)
         )
         address, packed = names["address"], names["packed"]
-        lines += [
+        fetch += [
             f"{body}bool {loaded} = false;",
             f"{body}{{",
             f"{body}{one}const long long {level.counter} = {mapped};",
@@ -924,40 +957,40 @@ def _load(operand: st.Operand, plan: GemmPlan, indent: str) -> list[str]:
             f"{body}{one * 3}const {shape.vector} {packed} = "
             f"*reinterpret_cast<const {shape.vector} *>({address});",
         ]
-        lines += [
-            f"{body}{one * 3}{slot(str(e) if e else '')} = {packed}.{_LANES[e]};"
-            for e in range(width)
+        fetch += [
+            f"{body}{one * 3}{staged}[{q}][{e}] = {packed}.{_LANES[e]};" for e in range(width)
         ]
-        lines += [
+        fetch += [
             f"{body}{one * 3}{loaded} = true;",
             f"{body}{one * 2}}}",
             f"{body}{one}}}",
             f"{body}}}",
             f"{body}if (!{loaded}) {{",
         ]
-        scalar_indent = body + one
     else:
-        lines.append(f"{body}{{")
-        scalar_indent = body + one
+        fetch.append(f"{body}{{")
+    scalar = body + one
     for e in range(width):
         element = str(e) if e else ""
         mapped, k_at = counters(element)
-        s = scalar_indent
-        lines += [
-            f"{s}{{",
-            f"{s}{one}const long long {level.counter} = {mapped};",
-            f"{s}{one}const long long {tkv} = {k_at};",
-            f"{s}{one}if ({level.counter} < {level.trips} && {tkv} < {names['trips']}) {{",
-            f"{s}{one * 2}{declaration}",
-            f"{s}{one * 2}{_k_value(plan, tkv)}",
-            f"{s}{one * 2}{slot(element)} = {operand.text};",
-            f"{s}{one}}} else {{",
-            f"{s}{one * 2}{slot(element)} = {{}};",
-            f"{s}{one}}}",
-            f"{s}}}",
+        fetch += [
+            f"{scalar}{{",
+            f"{scalar}{one}const long long {level.counter} = {mapped};",
+            f"{scalar}{one}const long long {tkv} = {k_at};",
+            f"{scalar}{one}if ({level.counter} < {level.trips} && {tkv} < {names['trips']}) {{",
+            f"{scalar}{one * 2}{declaration}",
+            f"{scalar}{one * 2}{_k_value(plan, tkv)}",
+            f"{scalar}{one * 2}{staged}[{q}][{e}] = {operand.text};",
+            f"{scalar}{one}}} else {{",
+            f"{scalar}{one * 2}{staged}[{q}][{e}] = {{}};",
+            f"{scalar}{one}}}",
+            f"{scalar}}}",
         ]
-    lines += [f"{body}}}", f"{indent}}}"]
-    return lines
+    fetch += [f"{body}}}", "}"]
+    store = list(head)
+    store += [f"{body}{slot(str(e) if e else '')} = {staged}[{q}][{e}];" for e in range(width)]
+    store.append("}")
+    return fetch, store
 
 
 def _k_loop(plan: GemmPlan, count: str, indent: str) -> list[str]:

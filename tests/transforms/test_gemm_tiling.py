@@ -105,11 +105,22 @@ def test_float_gets_128x128_tiles_of_8x8_outputs_with_float4_loads() -> None:
     )
     # a walks k: its slice is stored k-major (transposed), padded by one vector
     assert "alignas(16) __shared__ float tile_a[8][132];" in code
-    assert "tile_a[slot_inner + 3][slot_outer] = packed.w;" in code
-    assert "tile_b[slot_outer][slot_inner + 3] = packed.w;" in code
-    # one float4 load where aligned and inside the matrix, else four scalar loads
+    assert "tile_a[slot_inner + 3][slot_outer] = staged_a[part][3];" in code
+    assert "tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];" in code
+    # one float4 load where aligned and inside the matrix, else four scalar loads, into the
+    # thread's staging registers
     assert "if (((unsigned long long)address & 15ull) == 0) {" in code
-    assert "tile_a[slot_inner + 1][slot_outer] = a[i * m + k];" in code
+    assert "staged_a[part][3] = packed.w;" in code
+    assert "staged_a[part][1] = a[i * m + k];" in code
+    # one stage ahead: stored after the barrier that ends the stage before, the next one
+    # fetched (its loads in flight) while the block computes on this one
+    assert "float staged_a[1][4];" in code
+    stage = code[code.index("tile_k < trips_k; tile_k += 8) {") :]  # the 128 x 128 path
+    stored = stage.index("tile_a[slot_inner][slot_outer] = staged_a[part][0];")
+    barrier = stage.index("__syncthreads();")
+    fetched = stage.index("if (next_k < trips_k) {")
+    assert stored < barrier < stage.index("next_k = tile_k + 8;") < fetched
+    assert fetched < stage.index("const int count_k") < stage.index("sum_tile[out_r][out_c] +=")
     # the micro-tile: registers, fragments read from shared memory as vectors
     assert "float sum_tile[8][8];" in code
     assert "&tile_b[kk_k][half * 64 + threadIdx.x * 4]" in code
@@ -144,13 +155,15 @@ def test_double_accumulates_in_registers_and_keeps_alpha_and_beta_per_output() -
     assert "c[i * nj + j] = acc_c[out_r][out_c];" in code
     # b[j * nk + k] walks k: column-major for the product, loaded along k
     assert "const double2 packed = *reinterpret_cast<const double2 *>(address);" in code
-    assert "tile_b[slot_inner + 1][slot_outer] = packed.y;" in code
+    assert "staged_b[part][1] = packed.y;" in code
+    assert "tile_b[slot_inner + 1][slot_outer] = staged_b[part][1];" in code
 
 
 def test_a_column_major_operand_loads_along_its_rows() -> None:
     code = applied(case("sgemm_colmajor"), "offload", "gemm_tiling").code
     # a[k * m + i] walks i: float4 groups along i, stored as they come
-    assert "tile_a[slot_outer][slot_inner + 2] = packed.z;" in code
+    assert "staged_a[part][2] = packed.z;" in code
+    assert "tile_a[slot_outer][slot_inner + 2] = staged_a[part][2];" in code
     assert "c[i * n + j] = alpha * acc_tile[out_r][out_c] + beta * c[i * n + j];" in code
 
 
@@ -210,7 +223,7 @@ def test_the_check_finds_a_skipped_barrier_and_a_missing_micro_tile() -> None:
     assert after is not None
     assert gemm_problems(before.code, after.code) == []
     guarded = re.sub(
-        r"__syncthreads\(\);(\n\s+const int count_k)",
+        r"__syncthreads\(\);(\n\s+next_k = )",
         r"if (threadIdx.x == 0) __syncthreads();\1",
         after.code,
         count=1,

@@ -183,100 +183,214 @@ __global__ void dgemm_kernel(double *c, double *a, double *b, int nj, double bet
                     }
                 }
             }
+            double staged_a[2][2];
+            double staged_b[2][2];
+            long long next_k = 0;
+            #pragma unroll
+            for (int part = 0; part < 2; part++) {
+                const int group = thread + part * 256;
+                const int slot_outer = group / 8;
+                const int slot_inner = (group % 8) * 2;
+                bool loaded = false;
+                {
+                    const long long t_i = tile_row + slot_outer;
+                    const long long t_k = next_k + slot_inner;
+                    if (tile_row + slot_outer < trips_i && next_k + slot_inner + 1 < trips_k) {
+                        int i = (int)t_i;
+                        int k = (int)((0) + t_k);
+                        const double *address = &(a[i * nk + k]);
+                        if (((unsigned long long)address & 15ull) == 0) {
+                            const double2 packed = *reinterpret_cast<const double2 *>(address);
+                            staged_a[part][0] = packed.x;
+                            staged_a[part][1] = packed.y;
+                            loaded = true;
+                        }
+                    }
+                }
+                if (!loaded) {
+                    {
+                        const long long t_i = tile_row + slot_outer;
+                        const long long t_k = next_k + slot_inner;
+                        if (t_i < trips_i && t_k < trips_k) {
+                            int i = (int)t_i;
+                            int k = (int)((0) + t_k);
+                            staged_a[part][0] = a[i * nk + k];
+                        } else {
+                            staged_a[part][0] = {};
+                        }
+                    }
+                    {
+                        const long long t_i = tile_row + slot_outer;
+                        const long long t_k = next_k + slot_inner + 1;
+                        if (t_i < trips_i && t_k < trips_k) {
+                            int i = (int)t_i;
+                            int k = (int)((0) + t_k);
+                            staged_a[part][1] = a[i * nk + k];
+                        } else {
+                            staged_a[part][1] = {};
+                        }
+                    }
+                }
+            }
+            #pragma unroll
+            for (int part = 0; part < 2; part++) {
+                const int group = thread + part * 256;
+                const int slot_outer = group / 8;
+                const int slot_inner = (group % 8) * 2;
+                bool loaded = false;
+                {
+                    const long long t_j = tile_col + slot_outer;
+                    const long long t_k = next_k + slot_inner;
+                    if (tile_col + slot_outer < trips_j && next_k + slot_inner + 1 < trips_k) {
+                        int j = (int)t_j;
+                        int k = (int)((0) + t_k);
+                        const double *address = &(b[j * nk + k]);
+                        if (((unsigned long long)address & 15ull) == 0) {
+                            const double2 packed = *reinterpret_cast<const double2 *>(address);
+                            staged_b[part][0] = packed.x;
+                            staged_b[part][1] = packed.y;
+                            loaded = true;
+                        }
+                    }
+                }
+                if (!loaded) {
+                    {
+                        const long long t_j = tile_col + slot_outer;
+                        const long long t_k = next_k + slot_inner;
+                        if (t_j < trips_j && t_k < trips_k) {
+                            int j = (int)t_j;
+                            int k = (int)((0) + t_k);
+                            staged_b[part][0] = b[j * nk + k];
+                        } else {
+                            staged_b[part][0] = {};
+                        }
+                    }
+                    {
+                        const long long t_j = tile_col + slot_outer;
+                        const long long t_k = next_k + slot_inner + 1;
+                        if (t_j < trips_j && t_k < trips_k) {
+                            int j = (int)t_j;
+                            int k = (int)((0) + t_k);
+                            staged_b[part][1] = b[j * nk + k];
+                        } else {
+                            staged_b[part][1] = {};
+                        }
+                    }
+                }
+            }
             for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
                 #pragma unroll
                 for (int part = 0; part < 2; part++) {
                     const int group = thread + part * 256;
                     const int slot_outer = group / 8;
                     const int slot_inner = (group % 8) * 2;
-                    bool loaded = false;
-                    {
-                        const long long t_i = tile_row + slot_outer;
-                        const long long t_k = tile_k + slot_inner;
-                        if (tile_row + slot_outer < trips_i && tile_k + slot_inner + 1 < trips_k) {
-                            int i = (int)t_i;
-                            int k = (int)((0) + t_k);
-                            const double *address = &(a[i * nk + k]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const double2 packed = *reinterpret_cast<const double2 *>(address);
-                                tile_a[slot_inner][slot_outer] = packed.x;
-                                tile_a[slot_inner + 1][slot_outer] = packed.y;
-                                loaded = true;
-                            }
-                        }
-                    }
-                    if (!loaded) {
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = tile_k + slot_inner;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                tile_a[slot_inner][slot_outer] = a[i * nk + k];
-                            } else {
-                                tile_a[slot_inner][slot_outer] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = tile_k + slot_inner + 1;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                tile_a[slot_inner + 1][slot_outer] = a[i * nk + k];
-                            } else {
-                                tile_a[slot_inner + 1][slot_outer] = {};
-                            }
-                        }
-                    }
+                    tile_a[slot_inner][slot_outer] = staged_a[part][0];
+                    tile_a[slot_inner + 1][slot_outer] = staged_a[part][1];
                 }
                 #pragma unroll
                 for (int part = 0; part < 2; part++) {
                     const int group = thread + part * 256;
                     const int slot_outer = group / 8;
                     const int slot_inner = (group % 8) * 2;
-                    bool loaded = false;
-                    {
-                        const long long t_j = tile_col + slot_outer;
-                        const long long t_k = tile_k + slot_inner;
-                        if (tile_col + slot_outer < trips_j && tile_k + slot_inner + 1 < trips_k) {
-                            int j = (int)t_j;
-                            int k = (int)((0) + t_k);
-                            const double *address = &(b[j * nk + k]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const double2 packed = *reinterpret_cast<const double2 *>(address);
-                                tile_b[slot_inner][slot_outer] = packed.x;
-                                tile_b[slot_inner + 1][slot_outer] = packed.y;
-                                loaded = true;
+                    tile_b[slot_inner][slot_outer] = staged_b[part][0];
+                    tile_b[slot_inner + 1][slot_outer] = staged_b[part][1];
+                }
+                __syncthreads();
+                next_k = tile_k + 16;
+                if (next_k < trips_k) {
+                    #pragma unroll
+                    for (int part = 0; part < 2; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 8;
+                        const int slot_inner = (group % 8) * 2;
+                        bool loaded = false;
+                        {
+                            const long long t_i = tile_row + slot_outer;
+                            const long long t_k = next_k + slot_inner;
+                            if (tile_row + slot_outer < trips_i && next_k + slot_inner + 1 < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                const double *address = &(a[i * nk + k]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const double2 packed = *reinterpret_cast<const double2 *>(address);
+                                    staged_a[part][0] = packed.x;
+                                    staged_a[part][1] = packed.y;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (!loaded) {
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][0] = a[i * nk + k];
+                                } else {
+                                    staged_a[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner + 1;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][1] = a[i * nk + k];
+                                } else {
+                                    staged_a[part][1] = {};
+                                }
                             }
                         }
                     }
-                    if (!loaded) {
+                    #pragma unroll
+                    for (int part = 0; part < 2; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 8;
+                        const int slot_inner = (group % 8) * 2;
+                        bool loaded = false;
                         {
                             const long long t_j = tile_col + slot_outer;
-                            const long long t_k = tile_k + slot_inner;
-                            if (t_j < trips_j && t_k < trips_k) {
+                            const long long t_k = next_k + slot_inner;
+                            if (tile_col + slot_outer < trips_j && next_k + slot_inner + 1 < trips_k) {
                                 int j = (int)t_j;
                                 int k = (int)((0) + t_k);
-                                tile_b[slot_inner][slot_outer] = b[j * nk + k];
-                            } else {
-                                tile_b[slot_inner][slot_outer] = {};
+                                const double *address = &(b[j * nk + k]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const double2 packed = *reinterpret_cast<const double2 *>(address);
+                                    staged_b[part][0] = packed.x;
+                                    staged_b[part][1] = packed.y;
+                                    loaded = true;
+                                }
                             }
                         }
-                        {
-                            const long long t_j = tile_col + slot_outer;
-                            const long long t_k = tile_k + slot_inner + 1;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                tile_b[slot_inner + 1][slot_outer] = b[j * nk + k];
-                            } else {
-                                tile_b[slot_inner + 1][slot_outer] = {};
+                        if (!loaded) {
+                            {
+                                const long long t_j = tile_col + slot_outer;
+                                const long long t_k = next_k + slot_inner;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][0] = b[j * nk + k];
+                                } else {
+                                    staged_b[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_outer;
+                                const long long t_k = next_k + slot_inner + 1;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][1] = b[j * nk + k];
+                                } else {
+                                    staged_b[part][1] = {};
+                                }
                             }
                         }
                     }
                 }
-                __syncthreads();
                 const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
                 if (count_k == 16) {
                     #pragma unroll

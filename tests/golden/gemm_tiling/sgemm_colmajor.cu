@@ -181,148 +181,314 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                         }
                     }
                 }
+                float staged_a[1][4];
+                float staged_b[1][4];
+                long long next_k = 0;
+                #pragma unroll
+                for (int part = 0; part < 1; part++) {
+                    const int group = thread + part * 256;
+                    const int slot_outer = group / 16;
+                    const int slot_inner = (group % 16) * 4;
+                    bool loaded = false;
+                    {
+                        const long long t_i = tile_row + slot_inner;
+                        const long long t_k = next_k + slot_outer;
+                        if (tile_row + slot_inner + 3 < trips_i && next_k + slot_outer < trips_k) {
+                            int i = (int)t_i;
+                            int k = (int)((0) + t_k);
+                            const float *address = &(a[k * m + i]);
+                            if (((unsigned long long)address & 15ull) == 0) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                staged_a[part][0] = packed.x;
+                                staged_a[part][1] = packed.y;
+                                staged_a[part][2] = packed.z;
+                                staged_a[part][3] = packed.w;
+                                loaded = true;
+                            }
+                        }
+                    }
+                    if (!loaded) {
+                        {
+                            const long long t_i = tile_row + slot_inner;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][0] = a[k * m + i];
+                            } else {
+                                staged_a[part][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row + slot_inner + 1;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][1] = a[k * m + i];
+                            } else {
+                                staged_a[part][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row + slot_inner + 2;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][2] = a[k * m + i];
+                            } else {
+                                staged_a[part][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row + slot_inner + 3;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][3] = a[k * m + i];
+                            } else {
+                                staged_a[part][3] = {};
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int part = 0; part < 1; part++) {
+                    const int group = thread + part * 256;
+                    const int slot_outer = group / 16;
+                    const int slot_inner = (group % 16) * 4;
+                    bool loaded = false;
+                    {
+                        const long long t_j = tile_col + slot_inner;
+                        const long long t_k = next_k + slot_outer;
+                        if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
+                            int j = (int)t_j;
+                            int k = (int)((0) + t_k);
+                            const float *address = &(b[k * n + j]);
+                            if (((unsigned long long)address & 15ull) == 0) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                staged_b[part][0] = packed.x;
+                                staged_b[part][1] = packed.y;
+                                staged_b[part][2] = packed.z;
+                                staged_b[part][3] = packed.w;
+                                loaded = true;
+                            }
+                        }
+                    }
+                    if (!loaded) {
+                        {
+                            const long long t_j = tile_col + slot_inner;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][0] = b[k * n + j];
+                            } else {
+                                staged_b[part][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col + slot_inner + 1;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][1] = b[k * n + j];
+                            } else {
+                                staged_b[part][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col + slot_inner + 2;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][2] = b[k * n + j];
+                            } else {
+                                staged_b[part][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col + slot_inner + 3;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][3] = b[k * n + j];
+                            } else {
+                                staged_b[part][3] = {};
+                            }
+                        }
+                    }
+                }
                 for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
                         const int slot_outer = group / 16;
                         const int slot_inner = (group % 16) * 4;
-                        bool loaded = false;
-                        {
-                            const long long t_i = tile_row + slot_inner;
-                            const long long t_k = tile_k + slot_outer;
-                            if (tile_row + slot_inner + 3 < trips_i && tile_k + slot_outer < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                const float *address = &(a[k * m + i]);
-                                if (((unsigned long long)address & 15ull) == 0) {
-                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                    tile_a[slot_outer][slot_inner] = packed.x;
-                                    tile_a[slot_outer][slot_inner + 1] = packed.y;
-                                    tile_a[slot_outer][slot_inner + 2] = packed.z;
-                                    tile_a[slot_outer][slot_inner + 3] = packed.w;
-                                    loaded = true;
-                                }
-                            }
-                        }
-                        if (!loaded) {
-                            {
-                                const long long t_i = tile_row + slot_inner;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner] = {};
-                                }
-                            }
-                            {
-                                const long long t_i = tile_row + slot_inner + 1;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner + 1] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner + 1] = {};
-                                }
-                            }
-                            {
-                                const long long t_i = tile_row + slot_inner + 2;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner + 2] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner + 2] = {};
-                                }
-                            }
-                            {
-                                const long long t_i = tile_row + slot_inner + 3;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner + 3] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner + 3] = {};
-                                }
-                            }
-                        }
+                        tile_a[slot_outer][slot_inner] = staged_a[part][0];
+                        tile_a[slot_outer][slot_inner + 1] = staged_a[part][1];
+                        tile_a[slot_outer][slot_inner + 2] = staged_a[part][2];
+                        tile_a[slot_outer][slot_inner + 3] = staged_a[part][3];
                     }
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
                         const int slot_outer = group / 16;
                         const int slot_inner = (group % 16) * 4;
-                        bool loaded = false;
-                        {
-                            const long long t_j = tile_col + slot_inner;
-                            const long long t_k = tile_k + slot_outer;
-                            if (tile_col + slot_inner + 3 < trips_j && tile_k + slot_outer < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                const float *address = &(b[k * n + j]);
-                                if (((unsigned long long)address & 15ull) == 0) {
-                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                    tile_b[slot_outer][slot_inner] = packed.x;
-                                    tile_b[slot_outer][slot_inner + 1] = packed.y;
-                                    tile_b[slot_outer][slot_inner + 2] = packed.z;
-                                    tile_b[slot_outer][slot_inner + 3] = packed.w;
-                                    loaded = true;
+                        tile_b[slot_outer][slot_inner] = staged_b[part][0];
+                        tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
+                        tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
+                        tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
+                    }
+                    __syncthreads();
+                    next_k = tile_k + 16;
+                    if (next_k < trips_k) {
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            bool loaded = false;
+                            {
+                                const long long t_i = tile_row + slot_inner;
+                                const long long t_k = next_k + slot_outer;
+                                if (tile_row + slot_inner + 3 < trips_i && next_k + slot_outer < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    const float *address = &(a[k * m + i]);
+                                    if (((unsigned long long)address & 15ull) == 0) {
+                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                        staged_a[part][0] = packed.x;
+                                        staged_a[part][1] = packed.y;
+                                        staged_a[part][2] = packed.z;
+                                        staged_a[part][3] = packed.w;
+                                        loaded = true;
+                                    }
+                                }
+                            }
+                            if (!loaded) {
+                                {
+                                    const long long t_i = tile_row + slot_inner;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][0] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row + slot_inner + 1;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][1] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][1] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row + slot_inner + 2;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][2] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row + slot_inner + 3;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][3] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][3] = {};
+                                    }
                                 }
                             }
                         }
-                        if (!loaded) {
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            bool loaded = false;
                             {
                                 const long long t_j = tile_col + slot_inner;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
+                                const long long t_k = next_k + slot_outer;
+                                if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
                                     int j = (int)t_j;
                                     int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner] = {};
+                                    const float *address = &(b[k * n + j]);
+                                    if (((unsigned long long)address & 15ull) == 0) {
+                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                        staged_b[part][0] = packed.x;
+                                        staged_b[part][1] = packed.y;
+                                        staged_b[part][2] = packed.z;
+                                        staged_b[part][3] = packed.w;
+                                        loaded = true;
+                                    }
                                 }
                             }
-                            {
-                                const long long t_j = tile_col + slot_inner + 1;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
-                                    int j = (int)t_j;
-                                    int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner + 1] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner + 1] = {};
+                            if (!loaded) {
+                                {
+                                    const long long t_j = tile_col + slot_inner;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][0] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][0] = {};
+                                    }
                                 }
-                            }
-                            {
-                                const long long t_j = tile_col + slot_inner + 2;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
-                                    int j = (int)t_j;
-                                    int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner + 2] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner + 2] = {};
+                                {
+                                    const long long t_j = tile_col + slot_inner + 1;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][1] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][1] = {};
+                                    }
                                 }
-                            }
-                            {
-                                const long long t_j = tile_col + slot_inner + 3;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
-                                    int j = (int)t_j;
-                                    int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner + 3] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner + 3] = {};
+                                {
+                                    const long long t_j = tile_col + slot_inner + 2;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][2] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col + slot_inner + 3;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][3] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][3] = {};
+                                    }
                                 }
                             }
                         }
                     }
-                    __syncthreads();
                     const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
                     if (count_k == 16) {
                         #pragma unroll
@@ -421,148 +587,314 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                         }
                     }
                 }
+                float staged_a[1][4];
+                float staged_b[1][4];
+                long long next_k = 0;
+                #pragma unroll
+                for (int part = 0; part < 1; part++) {
+                    const int group = thread + part * 256;
+                    const int slot_outer = group / 32;
+                    const int slot_inner = (group % 32) * 4;
+                    bool loaded = false;
+                    {
+                        const long long t_i = tile_row + slot_inner;
+                        const long long t_k = next_k + slot_outer;
+                        if (tile_row + slot_inner + 3 < trips_i && next_k + slot_outer < trips_k) {
+                            int i = (int)t_i;
+                            int k = (int)((0) + t_k);
+                            const float *address = &(a[k * m + i]);
+                            if (((unsigned long long)address & 15ull) == 0) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                staged_a[part][0] = packed.x;
+                                staged_a[part][1] = packed.y;
+                                staged_a[part][2] = packed.z;
+                                staged_a[part][3] = packed.w;
+                                loaded = true;
+                            }
+                        }
+                    }
+                    if (!loaded) {
+                        {
+                            const long long t_i = tile_row + slot_inner;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][0] = a[k * m + i];
+                            } else {
+                                staged_a[part][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row + slot_inner + 1;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][1] = a[k * m + i];
+                            } else {
+                                staged_a[part][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row + slot_inner + 2;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][2] = a[k * m + i];
+                            } else {
+                                staged_a[part][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row + slot_inner + 3;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_i < trips_i && t_k < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                staged_a[part][3] = a[k * m + i];
+                            } else {
+                                staged_a[part][3] = {};
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int part = 0; part < 1; part++) {
+                    const int group = thread + part * 256;
+                    const int slot_outer = group / 32;
+                    const int slot_inner = (group % 32) * 4;
+                    bool loaded = false;
+                    {
+                        const long long t_j = tile_col + slot_inner;
+                        const long long t_k = next_k + slot_outer;
+                        if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
+                            int j = (int)t_j;
+                            int k = (int)((0) + t_k);
+                            const float *address = &(b[k * n + j]);
+                            if (((unsigned long long)address & 15ull) == 0) {
+                                const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                staged_b[part][0] = packed.x;
+                                staged_b[part][1] = packed.y;
+                                staged_b[part][2] = packed.z;
+                                staged_b[part][3] = packed.w;
+                                loaded = true;
+                            }
+                        }
+                    }
+                    if (!loaded) {
+                        {
+                            const long long t_j = tile_col + slot_inner;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][0] = b[k * n + j];
+                            } else {
+                                staged_b[part][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col + slot_inner + 1;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][1] = b[k * n + j];
+                            } else {
+                                staged_b[part][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col + slot_inner + 2;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][2] = b[k * n + j];
+                            } else {
+                                staged_b[part][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col + slot_inner + 3;
+                            const long long t_k = next_k + slot_outer;
+                            if (t_j < trips_j && t_k < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                staged_b[part][3] = b[k * n + j];
+                            } else {
+                                staged_b[part][3] = {};
+                            }
+                        }
+                    }
+                }
                 for (long long tile_k = 0; tile_k < trips_k; tile_k += 8) {
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
                         const int slot_outer = group / 32;
                         const int slot_inner = (group % 32) * 4;
-                        bool loaded = false;
-                        {
-                            const long long t_i = tile_row + slot_inner;
-                            const long long t_k = tile_k + slot_outer;
-                            if (tile_row + slot_inner + 3 < trips_i && tile_k + slot_outer < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                const float *address = &(a[k * m + i]);
-                                if (((unsigned long long)address & 15ull) == 0) {
-                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                    tile_a[slot_outer][slot_inner] = packed.x;
-                                    tile_a[slot_outer][slot_inner + 1] = packed.y;
-                                    tile_a[slot_outer][slot_inner + 2] = packed.z;
-                                    tile_a[slot_outer][slot_inner + 3] = packed.w;
-                                    loaded = true;
-                                }
-                            }
-                        }
-                        if (!loaded) {
-                            {
-                                const long long t_i = tile_row + slot_inner;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner] = {};
-                                }
-                            }
-                            {
-                                const long long t_i = tile_row + slot_inner + 1;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner + 1] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner + 1] = {};
-                                }
-                            }
-                            {
-                                const long long t_i = tile_row + slot_inner + 2;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner + 2] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner + 2] = {};
-                                }
-                            }
-                            {
-                                const long long t_i = tile_row + slot_inner + 3;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_i < trips_i && t_k < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    tile_a[slot_outer][slot_inner + 3] = a[k * m + i];
-                                } else {
-                                    tile_a[slot_outer][slot_inner + 3] = {};
-                                }
-                            }
-                        }
+                        tile_a[slot_outer][slot_inner] = staged_a[part][0];
+                        tile_a[slot_outer][slot_inner + 1] = staged_a[part][1];
+                        tile_a[slot_outer][slot_inner + 2] = staged_a[part][2];
+                        tile_a[slot_outer][slot_inner + 3] = staged_a[part][3];
                     }
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
                         const int slot_outer = group / 32;
                         const int slot_inner = (group % 32) * 4;
-                        bool loaded = false;
-                        {
-                            const long long t_j = tile_col + slot_inner;
-                            const long long t_k = tile_k + slot_outer;
-                            if (tile_col + slot_inner + 3 < trips_j && tile_k + slot_outer < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                const float *address = &(b[k * n + j]);
-                                if (((unsigned long long)address & 15ull) == 0) {
-                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                    tile_b[slot_outer][slot_inner] = packed.x;
-                                    tile_b[slot_outer][slot_inner + 1] = packed.y;
-                                    tile_b[slot_outer][slot_inner + 2] = packed.z;
-                                    tile_b[slot_outer][slot_inner + 3] = packed.w;
-                                    loaded = true;
+                        tile_b[slot_outer][slot_inner] = staged_b[part][0];
+                        tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
+                        tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
+                        tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
+                    }
+                    __syncthreads();
+                    next_k = tile_k + 8;
+                    if (next_k < trips_k) {
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 32;
+                            const int slot_inner = (group % 32) * 4;
+                            bool loaded = false;
+                            {
+                                const long long t_i = tile_row + slot_inner;
+                                const long long t_k = next_k + slot_outer;
+                                if (tile_row + slot_inner + 3 < trips_i && next_k + slot_outer < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    const float *address = &(a[k * m + i]);
+                                    if (((unsigned long long)address & 15ull) == 0) {
+                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                        staged_a[part][0] = packed.x;
+                                        staged_a[part][1] = packed.y;
+                                        staged_a[part][2] = packed.z;
+                                        staged_a[part][3] = packed.w;
+                                        loaded = true;
+                                    }
+                                }
+                            }
+                            if (!loaded) {
+                                {
+                                    const long long t_i = tile_row + slot_inner;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][0] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row + slot_inner + 1;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][1] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][1] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row + slot_inner + 2;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][2] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row + slot_inner + 3;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_i < trips_i && t_k < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        staged_a[part][3] = a[k * m + i];
+                                    } else {
+                                        staged_a[part][3] = {};
+                                    }
                                 }
                             }
                         }
-                        if (!loaded) {
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 32;
+                            const int slot_inner = (group % 32) * 4;
+                            bool loaded = false;
                             {
                                 const long long t_j = tile_col + slot_inner;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
+                                const long long t_k = next_k + slot_outer;
+                                if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
                                     int j = (int)t_j;
                                     int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner] = {};
+                                    const float *address = &(b[k * n + j]);
+                                    if (((unsigned long long)address & 15ull) == 0) {
+                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                        staged_b[part][0] = packed.x;
+                                        staged_b[part][1] = packed.y;
+                                        staged_b[part][2] = packed.z;
+                                        staged_b[part][3] = packed.w;
+                                        loaded = true;
+                                    }
                                 }
                             }
-                            {
-                                const long long t_j = tile_col + slot_inner + 1;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
-                                    int j = (int)t_j;
-                                    int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner + 1] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner + 1] = {};
+                            if (!loaded) {
+                                {
+                                    const long long t_j = tile_col + slot_inner;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][0] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][0] = {};
+                                    }
                                 }
-                            }
-                            {
-                                const long long t_j = tile_col + slot_inner + 2;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
-                                    int j = (int)t_j;
-                                    int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner + 2] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner + 2] = {};
+                                {
+                                    const long long t_j = tile_col + slot_inner + 1;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][1] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][1] = {};
+                                    }
                                 }
-                            }
-                            {
-                                const long long t_j = tile_col + slot_inner + 3;
-                                const long long t_k = tile_k + slot_outer;
-                                if (t_j < trips_j && t_k < trips_k) {
-                                    int j = (int)t_j;
-                                    int k = (int)((0) + t_k);
-                                    tile_b[slot_outer][slot_inner + 3] = b[k * n + j];
-                                } else {
-                                    tile_b[slot_outer][slot_inner + 3] = {};
+                                {
+                                    const long long t_j = tile_col + slot_inner + 2;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][2] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col + slot_inner + 3;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (t_j < trips_j && t_k < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        staged_b[part][3] = b[k * n + j];
+                                    } else {
+                                        staged_b[part][3] = {};
+                                    }
                                 }
                             }
                         }
                     }
-                    __syncthreads();
                     const int count_k = (int)(trips_k - tile_k < 8 ? trips_k - tile_k : 8);
                     if (count_k == 8) {
                         #pragma unroll
