@@ -1548,18 +1548,21 @@ def _functor_bytes(argument: Node | None, tree: Tree, data: bytes, layouts: _Lay
     )
     if struct is None:
         return None
-    members: dict[str, str] = {}
+    # pointer members by their element type; a member of another shape (a row pointer,
+    # an array) by None: subscripted, it leaves the functor uncounted. Scalars never are.
+    members: dict[str, str | None] = {}
     operator: Node | None = None
     for field in struct.child_by_field_name("body").named_children:
         if field.type == "field_declaration":
+            base = field.child_by_field_name("type")
             for declarator in field.children_by_field_name("declarator"):
-                if declarator.type != "pointer_declarator":
-                    return None  # a row pointer or a scalar member is not counted
-                name = declarator.child_by_field_name("declarator")
-                base = field.child_by_field_name("type")
-                if name is None or base is None:
+                if declarator.type == "field_identifier":
+                    continue
+                name = next((n for n in cs.walk(declarator) if n.type == "field_identifier"), None)
+                if name is None:
                     return None
-                members[cs.text(name, data)] = cs.text(base, data)
+                plain = declarator.type == "pointer_declarator" and base is not None
+                members[cs.text(name, data)] = cs.text(base, data) if plain else None
         elif field.type == "function_definition":
             operator = field
     body = operator.child_by_field_name("body") if operator is not None else None
@@ -1582,7 +1585,8 @@ def _functor_bytes(argument: Node | None, tree: Tree, data: bytes, layouts: _Lay
             continue
         if not {cs.text(n, data) for n in cs.identifiers_in(index)} & varying:
             continue
-        size = _element_bytes(members[cs.text(array, data)], layouts)
+        element = members[cs.text(array, data)]
+        size = _element_bytes(element, layouts) if element is not None else None
         if size is None:
             return None
         accessed[(cs.text(array, data), cs.text(index, data))] = size

@@ -658,6 +658,11 @@ def test_the_three_pass_scan_moves_what_its_functors_read_and_store_once() -> No
     work = kernel_work(code)
     assert work["cudaify_scan"] == Work(24 * 99_999, 0.0, None, True)
     assert not {"cudaify_scan_share", "cudaify_scan_shares"} & set(work)
+    # a scalar member (the loop's scalars travel in the functor) moves nothing
+    scaled = code.replace(
+        "    double *b;\n    __device__", "    double *b;\n    double scale;\n    __device__"
+    )
+    assert scaled != code and kernel_work(scaled)["cudaify_scan"] == work["cudaify_scan"]
     # a term read through a row pointer (or any member the count cannot size) is not counted
     rows = code.replace("    double *b;\n    __device__", "    double (*b)[4];\n    __device__")
     assert rows != code and "cudaify_scan" not in kernel_work(rows)
