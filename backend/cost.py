@@ -1444,9 +1444,7 @@ def _scan_count(call: Node, data: bytes) -> Node | None:
     """The item count a cub::DeviceScan call passes (None for a form it does not read)."""
     function = kn.compact(cs.text(call.child_by_field_name("function") or call, data))
     position = _SCAN_ITEMS.get(function.rsplit("::", 1)[-1])
-    arguments = call.child_by_field_name("arguments")
-    given = arguments.named_children if arguments is not None else []
-    return given[position] if position is not None and position < len(given) else None
+    return _argument(call, position) if position is not None else None
 
 
 def _pointee_bytes(operand: Node, tree: Tree, data: bytes) -> int | None:
@@ -1488,16 +1486,8 @@ def _helper_scans(tree: Tree, data: bytes) -> list[Node]:
     return [
         node
         for node in cs.walk(tree.root_node)
-        if node.type == "call_expression"
-        and node.child_by_field_name("function") is not None
-        and _plain_callee(node.child_by_field_name("function"), data) == HELPER_SCAN
+        if node.type == "call_expression" and cs.call_name(node, data) == HELPER_SCAN
     ]
-
-
-def _plain_callee(function: Node, data: bytes) -> str:
-    if function.type == "template_function":
-        function = function.child_by_field_name("name") or function
-    return cs.text(function, data)
 
 
 def _argument(call: Node, position: int) -> Node | None:

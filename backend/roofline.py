@@ -18,7 +18,7 @@ percentage is a lower bound."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from cudaify.backend.bandwidth import Peaks
@@ -178,33 +178,42 @@ def _library_scans(
 ) -> list[tuple[str, int, float]]:
     """`kernel_times` with cub's scan kernels taken together as LIBRARY_SCAN: the time of
     every instantiation of its scan and init kernels, and the scan kernel's launches (one
-    per call), since the text counts the work of a call, not of a kernel of the library."""
-    kinds = [_CUB_SCAN_KERNEL.search(name) for name, _, _ in kernel_times]
-    scans = [entry for entry, kind in zip(kernel_times, kinds, strict=True) if kind]
-    launches = sum(
-        entry[1] for entry, kind in zip(kernel_times, kinds, strict=True) if kind and not kind[1]
+    per call), since the text counts the work of a call, not of a kernel of the library.
+    The runtime's three-pass scan kernels alike, as HELPER_SCAN: a call launches pass 1
+    once and the other kernel twice (passes 2 and 3), or only the other kernel, once, for a
+    single share."""
+    helper = _grouped(
+        list(kernel_times),
+        _HELPER_SCAN_KERNEL.match,
+        HELPER_SCAN,
+        lambda found: (
+            sum(n for n, first in found if not first) - sum(n for n, first in found if first)
+        ),
     )
-    if not launches:
-        return _helper_scans(list(kernel_times))
-    rest = [entry for entry, kind in zip(kernel_times, kinds, strict=True) if not kind]
-    return [
-        *_helper_scans(rest),
-        (LIBRARY_SCAN, launches, sum(seconds for _, _, seconds in scans)),
-    ]
+    return _grouped(
+        helper,
+        _CUB_SCAN_KERNEL.search,
+        LIBRARY_SCAN,
+        lambda found: sum(n for n, init in found if not init),
+    )
 
 
-def _helper_scans(kernel_times: list[tuple[str, int, float]]) -> list[tuple[str, int, float]]:
-    """`kernel_times` with the runtime's three-pass scan kernels taken together as
-    HELPER_SCAN, with one launch per call: a call launches pass 1 once and the other
-    kernel twice (passes 2 and 3), or only the other kernel, once, for a single tile."""
-    kinds = [_HELPER_SCAN_KERNEL.match(name) for name, _, _ in kernel_times]
-    passes = [(entry, kind) for entry, kind in zip(kernel_times, kinds, strict=True) if kind]
-    if not passes:
+def _grouped(
+    kernel_times: list[tuple[str, int, float]],
+    kind: Callable[[str], re.Match[str] | None],
+    name: str,
+    calls: Callable[[list[tuple[int, str | None]]], int],
+) -> list[tuple[str, int, float]]:
+    """`kernel_times` with the kernels `kind` matches taken together, last, as `name`: all
+    their time, and `calls(found)` launches, from each one's (launches, the match's first
+    group); unchanged where that count is 0."""
+    kinds = [kind(reported) for reported, _, _ in kernel_times]
+    found = [(entry, match) for entry, match in zip(kernel_times, kinds, strict=True) if match]
+    count = calls([(entry[1], match[1] or None) for entry, match in found])
+    if not count:
         return kernel_times
-    first = sum(entry[1] for entry, kind in passes if kind[1])
-    calls = sum(entry[1] for entry, kind in passes if not kind[1]) - first
-    rest = [entry for entry, kind in zip(kernel_times, kinds, strict=True) if not kind]
-    return [*rest, (HELPER_SCAN, calls, sum(entry[2] for entry, _ in passes))]
+    rest = [entry for entry, match in zip(kernel_times, kinds, strict=True) if not match]
+    return [*rest, (name, count, sum(entry[2] for entry, _ in found))]
 
 
 def describe(kernel: KernelRoofline) -> str:

@@ -939,17 +939,25 @@ def _leader(ranked: list[Any], top: Any, objective: str) -> Any:
         return top
     fastest = max(c.evaluation.region_speedup or 0.0 for c in tied)
     close = [c for c in tied if (c.evaluation.region_speedup or 0.0) >= REGION_TIE * fastest]
+    if len(close) == 1:
+        return close[0]
     return min(
         close,
-        key=lambda c: (_kernel_cost(c.variant), -(c.evaluation.region_speedup or 0.0), -_steady(c)),
+        key=lambda c: (
+            _kernel_cost(c.variant.code),
+            -(c.evaluation.region_speedup or 0.0),
+            -_steady(c),
+        ),
     )
 
 
-def _kernel_cost(variant: Variant) -> float:
-    """The cost model's price of `variant`'s kernels (infinite where it prices none)."""
+@functools.lru_cache(maxsize=32)
+def _kernel_cost(code: str) -> float:
+    """The cost model's price of a variant's kernels (infinite where it prices none).
+    Cached: `finish` chooses its finalists again after each one it times."""
     from cudaify.backend.cost import predict
 
-    estimate = predict(variant)
+    estimate = predict(Variant(code))
     return estimate.kernel if estimate is not None else math.inf
 
 

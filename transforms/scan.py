@@ -452,8 +452,7 @@ def _kernels(plan: ScanPlan) -> str:
     if plan.multiplier:
         return _functors(plan)
     loop, names, level = plan.located.loop, plan.names, plan.level
-    params = [array_param(a) for a in plan.arrays]
-    params += [f"{type_} {name}" for type_, name in plan.scalars]
+    params = _term_inputs(plan)
     params += [f"long long {level.trips}", f"{plan.scan_type} *{names['terms']}"]
     out = plan.form.output
     store_params = [f"const {plan.scan_type} *{names['sums']}"]
@@ -511,8 +510,7 @@ def _functors(plan: ScanPlan) -> str:
     writes, so the start is out[-1])."""
     loop, names, level = plan.located.loop, plan.names, plan.level
     t, out = level.index, plan.form.output
-    members = [array_param(a) for a in plan.arrays]
-    members += [f"{type_} {name}" for type_, name in plan.scalars]
+    members = _term_inputs(plan)
     sums = names["sums"]
     stored = f"{sums}.cudaify_mul * {out}[-1] + {sums}.cudaify_add"
     return (
@@ -543,6 +541,20 @@ def _functors(plan: ScanPlan) -> str:
         )
         + "\n\n"
     )
+
+
+def _term_inputs(plan: ScanPlan) -> list[str]:
+    """What a term reads, declared: the terms kernel's parameters, the term functor's
+    members (the arrays, then the loop's scalars)."""
+    return [array_param(a) for a in plan.arrays] + [f"{t} {name}" for t, name in plan.scalars]
+
+
+def _term_arguments(plan: ScanPlan, devices: dict[str, str]) -> list[str]:
+    """The values `_term_inputs` take at the launch or in the functor: the device copies
+    (indexed as the host arrays), then the scalars."""
+    return [kernel_argument(a, devices[a.name]) for a in plan.arrays] + [
+        name for _, name in plan.scalars
+    ]
 
 
 def _term_value(plan: ScanPlan) -> str:
@@ -622,8 +634,7 @@ def _device_side(plan: ScanPlan) -> list[str]:
     )
     sums = out_at if plan.stores_directly else names["sums"]
     lines += _scratch(plan)
-    arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
-    arguments += [name for _, name in plan.scalars]
+    arguments = _term_arguments(plan, devices)
     arguments += [trips, names["terms"]]
     store_arguments = [names["sums"]]
     store_arguments += [names["start"]] if form.accumulator is not None else []
@@ -673,8 +684,7 @@ def _passes(plan: ScanPlan, devices: dict[str, str], out_at: str) -> list[str]:
     """The three-pass scan of the affine maps: its functors built from the device copies,
     the shares' totals a static buffer allocated once."""
     names, totals, scanned = plan.names, plan.names["totals"], plan.scan_type
-    arguments = [kernel_argument(a, devices[a.name]) for a in plan.arrays]
-    arguments += [name for _, name in plan.scalars]
+    arguments = _term_arguments(plan, devices)
     return [
         f"static {scanned} *{totals} = NULL; /* the shares' totals (runtime: scan_passes) */",
         f"if ({totals} == NULL)",
