@@ -237,11 +237,17 @@ int main(void)
 
 
 @pytest.mark.parametrize("shares", [1, 3, 1024])
-def test_the_three_pass_scan_carries_across_tiles_and_shares(shares: int, tmp_path) -> None:
-    """20000 items are 10 tiles of 2048: with at most 1024 shares (the default) 10 blocks
-    scan one tile each from the scanned totals of the blocks before; with 3, blocks of 4,
-    4 and 2 tiles also carry the composition from tile to tile; with 1, one block scans
-    all 10 and passes 1 and 2 do not run. Values printed on both sides of tile borders."""
+@pytest.mark.parametrize("wide_bytes", [16, 64], ids=["straight", "exchanged"])
+def test_the_three_pass_scan_carries_across_tiles_and_shares(
+    shares: int, wide_bytes: int, tmp_path
+) -> None:
+    """An affine map of doubles is 16 bytes: by default each thread reads its 4 items
+    straight, and 20000 items are 20 tiles of 1024; with CUDAIFY_SCAN_WIDE_BYTES=64 it is
+    read as narrower items are, 8 a thread, striped and exchanged: 10 tiles of 2048. With at
+    most 1024 shares (the default) each block scans one tile from the scanned totals of the
+    blocks before; with 3, blocks of 7, 7 and 6 tiles (4, 4 and 2) also carry the
+    composition from tile to tile; with 1, one block scans every tile and passes 1 and 2 do
+    not run. Values printed on both sides of tile borders."""
     from emulation import gcc_output, run_emulated
 
     from cudaify.backend.compare import compare
@@ -252,7 +258,12 @@ def test_the_three_pass_scan_carries_across_tiles_and_shares(shares: int, tmp_pa
     assert "cudaify_scan<cudaify_affine<double>>(" in code
     code = re.sub(r"#include <(?:cuda/std/\w+|cub/[\w/.]+)>.*\n", "", code)
     header = Path(__file__).resolve().parent / "scan_emulation.h"
-    flags = ("-include", str(header), f"-DCUDAIFY_SCAN_SHARES={shares}")
+    flags = (
+        "-include",
+        str(header),
+        f"-DCUDAIFY_SCAN_SHARES={shares}",
+        f"-DCUDAIFY_SCAN_WIDE_BYTES={wide_bytes}",
+    )
     emulated = run_emulated(code, tmp_path, timeout=600, flags=flags)
     assert emulated.ok, emulated.errors()
     expected = gcc_output(source, tmp_path)
@@ -262,8 +273,9 @@ def test_the_three_pass_scan_carries_across_tiles_and_shares(shares: int, tmp_pa
 
 @pytest.mark.gpu
 def test_the_three_pass_scan_on_the_gpu_prints_what_gcc_prints(tmp_path) -> None:
-    """CUB's own block primitives over 4 * 10^6 items: 1954 tiles, 977 blocks of two tiles
-    each, values printed across a share border every 37 tiles."""
+    """CUB's own block primitives over 4 * 10^6 items: 3907 tiles of 1024, 977 blocks of
+    four tiles each, values printed across a tile border every 74 tiles and a share border
+    every 148."""
     source = tmp_path / "walk.c"
     source.write_text(REMEMBERING.replace("N 20001", "N 4000001\n#define BORDERS 37"))
     code = applied(analysed(source), "scan").code
