@@ -28,12 +28,13 @@ struct cudaify_compose {
    (pass 3). An item is `term(t)` for t in [0, n); a result goes to `store(t, value)`.
    `op` need only be associative: each thread composes contiguous items, in order. */
 #define CUDAIFY_SCAN_THREADS 256
-/* Items a thread composes: 8 items narrower than 16 bytes (CUDAIFY_SCAN_WIDE_BYTES), read striped (a warp reads
-   neighbours) and exchanged through shared memory into each thread's run; 4 items of 16
-   bytes or more (an affine map of doubles), each thread reading its own run straight from
-   the term (its neighbours' loads fill the same cache lines; the exchange of wide items is
-   where pass 3's shared-memory bank conflicts were). On an H200, 2^24 affine maps of doubles
-   0.252 -> 0.221 ms; floats stay exchanged (0.112 ms; 0.118 read straight). */
+/* Items a thread composes: 8 items narrower than CUDAIFY_SCAN_WIDE_BYTES (16), read
+   striped (a warp reads neighbours) and exchanged through shared memory into each thread's
+   run; 4 items of 16 bytes or more (an affine map of doubles), each thread reading its own
+   run straight from the term (its neighbours' loads fill the same cache lines; the exchange
+   of wide items is where pass 3's shared-memory bank conflicts were). On an H200, 2^24
+   affine maps of doubles 0.252 -> 0.222 ms; floats stay exchanged (0.112 ms; 0.118 read
+   straight). */
 #ifndef CUDAIFY_SCAN_ITEMS
 #define CUDAIFY_SCAN_ITEMS 8
 #endif
