@@ -40,6 +40,7 @@ import statistics
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -113,6 +114,12 @@ log = logging.getLogger("cudaify")
 REGION_AGREES = 2.0
 HARNESS_TIMEOUT = 30.0
 HARNESS_RUN = 1.0  # seconds: the harness's process (Python, pycuda, CUDA's start, calls)
+# A finalist's harness library built ahead is waited for, at most this long: a region the
+# program calls once reads its one-time costs (the first allocations and copies: 10-18 ms
+# on an H200 around a 1-2.6 ms steady call of a 900^3 product, varying +-30% between runs
+# of one binary), which decided between a plain kernel and a tiled one at random; the
+# harness reads the steady call
+HARNESS_WAIT = 20.0
 NOTHING_RAN = (
     "no NVIDIA GPU found: the candidate was compiled but nothing was run; its output is unverified"
 )
@@ -873,16 +880,17 @@ class Evaluator:
     ) -> Harness | None:
         """The harness that times the region alone (see region_timing), when the timing
         build wraps one function and nothing the residency runtime does outside it, and
-        its library is at hand: built by `prefetch_harness` by now, or built here (outside
-        the GPU's hold) when the whole-program runs the harness replaces would take longer
-        than the build and the harness. None: the program's runs time the region."""
+        its library is at hand: built by `prefetch_harness` (waited for, see `_built`), or
+        built here (outside the GPU's hold) when the whole-program runs the harness
+        replaces would take longer than the build and the harness. None: the program's
+        runs time the region."""
         name = self._one_function(variant, timed)
         if name is None:
             return None
         ahead = self._harness_builds.get(variant.key)
         saving = (runs - 1) * (evaluation.timing.wall or 0.0)
         prepared: Harness | str
-        if ahead is not None and ahead.done() and ahead.exception() is None:
+        if ahead is not None and self._built(ahead, runs * (evaluation.timing.wall or 0.0)):
             prepared = ahead.result()
         elif saving > evaluation.compile_seconds + HARNESS_RUN:
             with self.breakdown.measure("compile"):
@@ -896,6 +904,17 @@ class Evaluator:
             return None
         return prepared
 
+    def _built(self, ahead: Future[Harness | str], runs_seconds: float) -> bool:
+        """Whether a finalist's library, built ahead, is ready: waited for (outside the
+        GPU's hold) as long as the deadline leaves beyond the program's own runs, at most
+        HARNESS_WAIT. A build that failed is not."""
+        remaining = self.deadline.remaining()
+        wait = HARNESS_WAIT if remaining is None else min(HARNESS_WAIT, remaining - runs_seconds)
+        if not ahead.done() and wait > 0:
+            with self.breakdown.measure("compile"):
+                futures.wait([ahead], timeout=wait)
+        return ahead.done() and ahead.exception() is None
+
     def _one_function(self, variant: Variant, timed: tuple[str, ...]) -> str | None:
         """The one function a timing build wraps, when nothing outside it (the residency
         runtime's scope ends, host barriers) belongs to the region too."""
@@ -905,9 +924,11 @@ class Evaluator:
 
     def prefetch_harness(self, variants: Sequence[Variant]) -> None:
         """Build the harness libraries of finalists on other cores, while the first
-        finalist is re-timed."""
+        finalist is re-timed. These are the finish's builds: `close`, which stops the
+        search's compiles ahead as the finalists take the GPU, does not stop them (it
+        did, so no finalist's region was ever timed by the harness in a compile)."""
         jobs = compile_jobs(self.config)
-        if jobs <= 1 or not self.run_on_gpu or self._cancel.is_set():
+        if jobs <= 1 or not self.run_on_gpu:
             return
         pool = ThreadPoolExecutor(max_workers=min(jobs, len(variants) or 1))
         for variant in variants:

@@ -5,6 +5,8 @@ trusts its reading, and the timing itself (gpu-marked)."""
 from __future__ import annotations
 
 import dataclasses
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from cudaify.backend import evaluate as evaluate_mod
 from cudaify.backend import kernel_differential as kd
 from cudaify.backend import region_timing as rt
+from cudaify.backend.budget import Deadline
 from cudaify.backend.cache import Cache
 from cudaify.backend.cost import parameter_values
 from cudaify.backend.differential import case_at
@@ -132,6 +135,65 @@ def test_a_harness_that_cannot_time_leaves_the_program_runs(  # type: ignore[no-
     variant = Variant(code=code, offloaded=("saxpy",))
     assert evaluator._time_alone(variant, HARNESS, _sample(0.01, 4)) is None
     assert evaluator._time_alone(variant, HARNESS, _sample(0.01, 0)) is None
+
+
+def _built_in(seconds: float) -> Future[rt.Harness | str]:
+    """A library build, as prefetch_harness starts one, that finishes `seconds` from now."""
+    build: Future[rt.Harness | str] = Future()
+    timer = threading.Timer(seconds, build.set_result, [HARNESS])
+    timer.daemon = True
+    timer.start()
+    return build
+
+
+# a finalist of a 0.3 s program whose library took 2 s to build: two more runs (0.6 s)
+# save less than building it here would take, so only the build started ahead can be used
+SHORT = Evaluation(Stage.CORRECT, ran_on_gpu=True, timing=Timing(wall=0.3), compile_seconds=2.0)
+
+
+@pytest.mark.parametrize(
+    ("budget", "used"),
+    [
+        (None, True),  # no time limit: waited for
+        (30.0, True),  # the 0.4 s build fits in what the budget leaves
+        (0.5, False),  # the budget leaves 0.5 s, the runs need 0.9: not waited for
+    ],
+)
+def test_a_library_built_ahead_is_waited_for_while_the_budget_allows(  # type: ignore[no-untyped-def]
+    offloaded, cache: Cache, budget: float | None, used: bool
+) -> None:
+    program, code = offloaded
+    evaluator = Evaluator(program, Config(), cache=cache, run_on_gpu=True)
+    evaluator.deadline = Deadline(budget)
+    variant = Variant(code=code, offloaded=("saxpy",))
+    evaluator._harness_builds[variant.key] = _built_in(0.4)
+    found = evaluator._harness_ready(variant, ("saxpy",), SHORT, runs=3)
+    assert (found is HARNESS) is used
+
+
+def test_a_failed_build_ahead_leaves_the_program_runs(offloaded, cache: Cache) -> None:  # type: ignore[no-untyped-def]
+    program, code = offloaded
+    evaluator = Evaluator(program, Config(), cache=cache, run_on_gpu=True)
+    variant = Variant(code=code, offloaded=("saxpy",))
+    failed: Future[rt.Harness | str] = Future()
+    failed.set_exception(RuntimeError("nvcc crashed"))
+    evaluator._harness_builds[variant.key] = failed
+    assert evaluator._harness_ready(variant, ("saxpy",), SHORT, runs=3) is None
+
+
+def test_the_finalists_libraries_are_built_after_the_search_closed(  # type: ignore[no-untyped-def]
+    offloaded, cache: Cache
+) -> None:
+    # the pipeline closes the evaluator (its compiles ahead stop) before `finish` asks for
+    # the finalists' libraries; they were never built, so no finalist was timed alone
+    program, code = offloaded
+    evaluator = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=True)
+    evaluator.close()
+    variant = Variant(code=code, offloaded=("saxpy",))
+    evaluator.prefetch_harness([variant])
+    built = evaluator._harness_builds[variant.key].result(timeout=120)
+    assert isinstance(built, rt.Harness), built
+    assert built.function == "saxpy" and built.library.is_file()
 
 
 def test_only_a_one_function_region_is_timed_alone(offloaded, cache: Cache) -> None:  # type: ignore[no-untyped-def]
