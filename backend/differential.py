@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,10 +140,12 @@ def _sizes_of(function: Function, arrays: dict[str, _Array]) -> list[str]:
     return [p.name for p in function.params if p.name in names and not p.is_pointer]
 
 
-def _testable(function: Function) -> str:
-    """Why `function` cannot be called on synthetic inputs, or ""."""
+def _testable(function: Function, known: Collection[str] = ()) -> str:
+    """Why `function` cannot be called on synthetic inputs, or "". `known`: parameters
+    whose values the caller gives (the program's own, for the region harness): an integer
+    among them needs no meaning, it is passed as the program passes it."""
     arrays = array_arguments(function)
-    sizes = _sizes_of(function, arrays)
+    sizes = {*_sizes_of(function, arrays), *known}
     for param in function.params:
         if param.is_pointer and param.name not in arrays:
             return f"the extent of '{param.name}' is unknown"
@@ -177,8 +180,9 @@ def case_at(
     function: Function, sizes: dict[str, int], seed: int, max_elements: int
 ) -> tuple[dict[str, Any] | None, str]:
     """The arguments of one call of `function` at the given sizes (every integer parameter
-    an extent depends on), or (None, why not)."""
-    why = _testable(function)
+    an extent depends on; any other integer parameter is called with its value here), or
+    (None, why not)."""
+    why = _testable(function, sizes)
     if why:
         return None, why
     arrays = array_arguments(function)

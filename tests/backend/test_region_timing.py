@@ -84,6 +84,24 @@ def test_one_call_at_the_program_sizes(offloaded) -> None:  # type: ignore[no-un
     assert unknown is None and why == "the value of 'n' is unknown"
 
 
+def test_an_integer_that_sizes_nothing_is_called_with_the_programs_value(tmp_path: Path) -> None:
+    # PolyBench's kernels take their sizes as ints beside arrays of fixed extents
+    # (`double C[NI][NJ]`): the harness passes what main passes, whatever the int means
+    path = tmp_path / "bump.c"
+    path.write_text(
+        "void bump(int n, int k, float *x) { for (int i = 0; i < n; i++) x[i] += k * 0.5f; }\n"
+        "int main(void) { static float x[64]; bump(64, 3, x); return (int)x[5]; }\n"
+    )
+    function = analyze(str(path)).function("bump")
+    assert function is not None
+    unknown, why = case_at(function, {"n": 64}, seed=1, max_elements=1 << 20)
+    assert unknown is None and why == "the meaning of integer parameter 'k' is unknown"
+    case, why = case_at(function, {"n": 64, "k": 3}, seed=1, max_elements=1 << 20)
+    assert why == "" and case is not None
+    assert [a.get("value") for a in case["args"] if a["kind"] == "scalar"] == [64, 3]
+    assert [a["length"] for a in case["args"] if a["kind"] == "array"] == [64]
+
+
 def test_the_library_is_built_only_where_the_harness_can_call_it(offloaded, cache: Cache) -> None:  # type: ignore[no-untyped-def]
     program, code = offloaded
     harness = rt.prepare(program, "saxpy", code, arch="sm_80", cache=cache)
