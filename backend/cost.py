@@ -18,7 +18,9 @@ it weighs:
   (followed through the kernel's local definitions: `j = (int)t_j`, `t_j = blockIdx.x *
   blockDim.x + threadIdx.x`) costs 1; one that does not depend on it (the warp reads one
   address) UNIFORM; any other stride, or a subscript that is not a polynomial (gathers),
-  STRIDED;
+  STRIDED; an element whose address a pointer takes and the kernel reads through
+  `reinterpret_cast<const VEC *>` (VEC a W-lane vector: float4, double2), lanes W elements
+  apart, W coalesced elements (gemm_tiling's 16-byte loads);
 - **reuse through shared memory**: an access to a `__shared__` array costs SHARED; one to
   a small array of the kernel's own (constant sizes, at most REGISTER_ELEMENTS elements:
   a micro-tile of outputs, a fragment) nothing, registers;
@@ -32,7 +34,8 @@ it weighs:
 - **work per output**: an access inside a loop of the kernel that is not a grid level
   costs the loop's trip count times more; a grid level whose stride is several grids wide
   (`+= blockDim.y * gridDim.y * 4`: four outputs per thread) divides what is inside it
-  by that width; an if costs its branch, or the mean of its two branches;
+  by that width; an if costs its branch, or the mean of its two branches, and a branch
+  the code marks unlikely (`if (__builtin_expect(c, 0))`) nothing;
 - **transfers**: a cudaMemcpy moves its elements over PCIe, TRANSFER units each (device
   memory is about 60x faster than PCIe), its size read from its size argument; a copy the
   residency runtime makes (data_residency) counts once, since it copies an array only when
@@ -361,6 +364,12 @@ class _Kernel:
             for branch in (node.child_by_field_name(n) for n in ("consequence", "alternative"))
             if branch is not None
         ]
+        if condition is not None and _UNLIKELY.search(cs.text(condition, self.data)):
+            # `if (__builtin_expect(c, 0))`: the code says it is rarely taken (gemm_tiling's
+            # scalar loads where a vector's address is not aligned): its else alone counts
+            branches = branches[1:]
+            if not branches:
+                return
         for branch in branches:
             part = copy.copy(self)
             part.seen = set(self.seen)
@@ -386,6 +395,11 @@ class _Kernel:
             return  # a micro-tile or a fragment: registers, no memory traffic
         if array in self.shared:
             self.units += SHARED * weight
+            return
+        width = _vector_start(node, self.data, self.tree)
+        if width:  # each lane reads `width` contiguous elements, the warp a contiguous run
+            self.units += width * weight
+            self.good += width * weight
             return
         cost = _access_weight(node, self.data, self.tree)
         self.units += cost * weight
@@ -846,6 +860,49 @@ def _array_name(node: Node, data: bytes) -> str | None:
 
 THREAD_X = "threadIdx.x"
 _EXPANSION_DEPTH = 8  # local definitions followed from a subscript back to threadIdx.x
+_UNLIKELY = re.compile(r"^\(?\s*__builtin_expect\s*\(.*,\s*0[lL]*\s*\)\s*\)?$", re.S)
+# a vector type's lanes: float4, double2, int4, longlong2...
+_VECTOR = re.compile(r"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")
+
+
+def _vector_start(node: Node, data: bytes, tree: Tree) -> int:
+    """W where `node`, an element `a[...]`, is the start of a vector each lane reads: its
+    address initializes a pointer the kernel reads through `reinterpret_cast<const
+    VEC *>(pointer)` with VEC a W-lane vector type, and consecutive lanes' elements lie W
+    apart (gemm_tiling's float4 / double2 loads: one 16-byte load a lane, the warp's run
+    contiguous). 0 for any other access."""
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if (
+        parent is None
+        or parent.type != "pointer_expression"
+        or not cs.text(parent, data).startswith("&")
+    ):
+        return 0
+    declarator = parent.parent
+    if declarator is None or declarator.type != "init_declarator":
+        return 0
+    pointer = declarator.child_by_field_name("declarator")
+    while pointer is not None and pointer.type == "pointer_declarator":
+        pointer = pointer.child_by_field_name("declarator")
+    if pointer is None or pointer.type != "identifier":
+        return 0
+    scope = declarator
+    while scope.parent is not None and scope.type != "function_definition":
+        scope = scope.parent
+    name = re.escape(cs.text(pointer, data))
+    casts = re.findall(
+        rf"reinterpret_cast\s*<\s*const\s+(\w+)\s*\*\s*>\s*\(\s*{name}\s*\)", cs.text(scope, data)
+    )
+    widths = {int(m.group(1)) for m in (_VECTOR.fullmatch(c) for c in casts) if m}
+    if len(widths) != 1:
+        return 0
+    (width,) = widths
+    index = _last_index(node)
+    polynomial = _Expansion(tree, data).of(index, 0) if index is not None else None
+    stride = kn.derivative(polynomial, THREAD_X) if polynomial is not None else None
+    return width if width > 1 and stride == {(): width} else 0
 
 
 def _access_weight(node: Node, data: bytes, tree: Tree) -> float:

@@ -27,7 +27,8 @@ stores on distinct banks) and the B-like reads into `tile[BK][BN + V]`: each thr
 groups of V elements along the read's unit-stride index, with one float4 / double2 load
 when that index provably moves by one element with the loop (polynomial slope 1, k step
 1), all V elements are inside the iteration space and the address is 16-byte aligned at
-run time, else V scalar loads (zeros past the edges). The groups are fetched into
+run time, else V scalar loads (zeros past the edges), under `__builtin_expect(!loaded, 0)`:
+the cost model then prices the vector load, not the rare fallback. The groups are fetched into
 registers one stage ahead: a stage's groups are stored into the tiles after the barrier
 that ends the stage before, then the next stage's loads are issued (in flight while the
 block computes), then after a barrier each thread reads its fragments and runs the k body
@@ -965,7 +966,7 @@ def _load(operand: st.Operand, plan: GemmPlan) -> tuple[list[str], list[str]]:
             f"{body}{one * 2}}}",
             f"{body}{one}}}",
             f"{body}}}",
-            f"{body}if (!{loaded}) {{",
+            f"{body}if (__builtin_expect(!{loaded}, 0)) {{",
         ]
     else:
         fetch.append(f"{body}{{")

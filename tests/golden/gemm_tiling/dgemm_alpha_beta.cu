@@ -207,7 +207,7 @@ __global__ void dgemm_kernel(double *c, double *a, double *b, int nj, double bet
                         }
                     }
                 }
-                if (!loaded) {
+                if (__builtin_expect(!loaded, 0)) {
                     {
                         const long long t_i = tile_row + slot_outer;
                         const long long t_k = next_k + slot_inner;
@@ -253,7 +253,7 @@ __global__ void dgemm_kernel(double *c, double *a, double *b, int nj, double bet
                         }
                     }
                 }
-                if (!loaded) {
+                if (__builtin_expect(!loaded, 0)) {
                     {
                         const long long t_j = tile_col + slot_outer;
                         const long long t_k = next_k + slot_inner;
@@ -319,7 +319,7 @@ __global__ void dgemm_kernel(double *c, double *a, double *b, int nj, double bet
                                 }
                             }
                         }
-                        if (!loaded) {
+                        if (__builtin_expect(!loaded, 0)) {
                             {
                                 const long long t_i = tile_row + slot_outer;
                                 const long long t_k = next_k + slot_inner;
@@ -365,7 +365,7 @@ __global__ void dgemm_kernel(double *c, double *a, double *b, int nj, double bet
                                 }
                             }
                         }
-                        if (!loaded) {
+                        if (__builtin_expect(!loaded, 0)) {
                             {
                                 const long long t_j = tile_col + slot_outer;
                                 const long long t_k = next_k + slot_inner;

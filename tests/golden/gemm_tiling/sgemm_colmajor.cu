@@ -207,7 +207,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_i = tile_row + slot_inner;
                             const long long t_k = next_k + slot_outer;
@@ -277,7 +277,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_j = tile_col + slot_inner;
                             const long long t_k = next_k + slot_outer;
@@ -371,7 +371,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_i = tile_row + slot_inner;
                                     const long long t_k = next_k + slot_outer;
@@ -441,7 +441,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_j = tile_col + slot_inner;
                                     const long long t_k = next_k + slot_outer;
@@ -613,7 +613,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_i = tile_row + slot_inner;
                             const long long t_k = next_k + slot_outer;
@@ -683,7 +683,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_j = tile_col + slot_inner;
                             const long long t_k = next_k + slot_outer;
@@ -777,7 +777,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_i = tile_row + slot_inner;
                                     const long long t_k = next_k + slot_outer;
@@ -847,7 +847,7 @@ __global__ void sgemm_tn_kernel(float *a, float *b, float *c, int p, int m, int 
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_j = tile_col + slot_inner;
                                     const long long t_k = next_k + slot_outer;

@@ -207,7 +207,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_i = tile_row + slot_outer;
                             const long long t_k = next_k + slot_inner;
@@ -277,7 +277,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_j = tile_col + slot_inner;
                             const long long t_k = next_k + slot_outer;
@@ -371,7 +371,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_i = tile_row + slot_outer;
                                     const long long t_k = next_k + slot_inner;
@@ -441,7 +441,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_j = tile_col + slot_inner;
                                     const long long t_k = next_k + slot_outer;
@@ -613,7 +613,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_i = tile_row + slot_outer;
                             const long long t_k = next_k + slot_inner;
@@ -683,7 +683,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                             }
                         }
                     }
-                    if (!loaded) {
+                    if (__builtin_expect(!loaded, 0)) {
                         {
                             const long long t_j = tile_col + slot_inner;
                             const long long t_k = next_k + slot_outer;
@@ -777,7 +777,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_i = tile_row + slot_outer;
                                     const long long t_k = next_k + slot_inner;
@@ -847,7 +847,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                                     }
                                 }
                             }
-                            if (!loaded) {
+                            if (__builtin_expect(!loaded, 0)) {
                                 {
                                     const long long t_j = tile_col + slot_inner;
                                     const long long t_k = next_k + slot_outer;
