@@ -133,7 +133,13 @@ class Stages:
 
         self.guard = Guard(config.model_failures, config.strict_model)
         self.slm_calls = 0
-        self._parents: dict[str, Variant] = {}  # a child's key -> the variant it came from
+        # (a child's key, the method that made it) -> the variant it was made from. By key
+        # alone, a rewrite reached by two orders of commuting steps (offload -> readonly_cache
+        # -> shared_tiling and offload -> shared_tiling -> readonly_cache write the same
+        # code) kept the parent the later one recorded, and readonly_cache's postcondition
+        # was checked against an already restricted kernel: refused, its reward -1, in 5 of
+        # matmul's 23 states
+        self._parents: dict[tuple[str, str], Variant] = {}
         # host functions an SLM variant may have moved to the GPU: timed as the region
         self.timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
 
@@ -273,14 +279,14 @@ class Stages:
             child = outcome.variant
             if child is not None:
                 child = dataclasses.replace(child, offloaded=self.timed)
-                self._parents[child.key] = variant
+                self._parents[child.key, method_name] = variant
             return child, outcome.reason
         try:
             outcome = method.rule(variant, self.context)
         except Exception as exc:  # noqa: BLE001 - see _rule_failed
             return None, _rule_failed(method_name, variant, exc)
         if outcome.variant is not None:
-            self._parents[outcome.variant.key] = variant
+            self._parents[outcome.variant.key, method_name] = variant
         return outcome.variant, outcome.reason
 
     def whole_program(self, start: Variant, style: str):
@@ -306,7 +312,7 @@ class Stages:
         method = METHODS.get(variant.node) if variant.steps else None
         # the postcondition compares with the code the step started from (coalesce: as
         # many kernels as before), not with the sequential program
-        before = before or self._parents.get(variant.key)
+        before = before or self._parents.get((variant.key, variant.node))
         problems = structural_problems(self.program, variant.code, method, before)
         if problems:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
