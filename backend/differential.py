@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaify.backend.cache import Cache
-from cudaify.backend.compile import Build, compile_cuda, compile_reference
+from cudaify.backend.compile import COMPILE_TIMEOUT, Build, compile_cuda, compile_reference
 from cudaify.core import Problem, toolchain
 from cudaify.frontend.facts import Function, Program
 
@@ -254,9 +254,15 @@ def exported(source: str, name: str, cxx: bool) -> str:
 
 
 def candidate_library(
-    program: Program, function_name: str, candidate_code: str, arch: str, cache: Cache
+    program: Program,
+    function_name: str,
+    candidate_code: str,
+    arch: str,
+    cache: Cache,
+    timeout: float = COMPILE_TIMEOUT,
 ) -> Build:
-    """The candidate built as a shared library exporting `function_name` (see exported)."""
+    """The candidate built as a shared library exporting `function_name` (see exported),
+    nvcc cut at `timeout` seconds."""
     source_dir = Path(program.path).resolve().parent if program.path else None
     return compile_cuda(
         exported(candidate_code, function_name, True),
@@ -265,6 +271,7 @@ def candidate_library(
         cache=cache,
         source_dir=source_dir,
         shared=True,
+        timeout=timeout,
     )
 
 

@@ -895,7 +895,12 @@ class Evaluator:
         elif saving > evaluation.compile_seconds + HARNESS_RUN:
             with self.breakdown.measure("compile"):
                 prepared = prepare(
-                    self.program, name, variant.code, arch=gpu.default_arch(), cache=self.cache
+                    self.program,
+                    name,
+                    variant.code,
+                    arch=gpu.default_arch(),
+                    cache=self.cache,
+                    timeout=self._limit(COMPILE_TIMEOUT),
                 )
         else:
             return None
@@ -930,6 +935,10 @@ class Evaluator:
         jobs = compile_jobs(self.config)
         if jobs <= 1 or not self.run_on_gpu:
             return
+        try:  # the budget is a hard limit: a build nobody waits for ends with it
+            limit = self._limit(COMPILE_TIMEOUT)
+        except OutOfTime:
+            return
         pool = ThreadPoolExecutor(max_workers=min(jobs, len(variants) or 1))
         for variant in variants:
             name = self._one_function(variant, self._timable(variant))
@@ -941,6 +950,7 @@ class Evaluator:
                     variant.code,
                     arch=gpu.default_arch(),
                     cache=self.cache,
+                    timeout=limit,
                 )
         pool.shutdown(wait=False)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaify.backend.cache import Cache
+from cudaify.backend.compile import COMPILE_TIMEOUT
 from cudaify.backend.cost import parameter_values
 from cudaify.backend.differential import candidate_library, case_at, ctype_of
 from cudaify.core import toolchain
@@ -52,10 +53,16 @@ class Harness:
 
 
 def prepare(
-    program: Program, function_name: str, candidate_code: str, *, arch: str, cache: Cache
+    program: Program,
+    function_name: str,
+    candidate_code: str,
+    *,
+    arch: str,
+    cache: Cache,
+    timeout: float = COMPILE_TIMEOUT,
 ) -> Harness | str:
-    """The harness of `function_name`, its library built, or why the function cannot be
-    timed alone."""
+    """The harness of `function_name`, its library built (nvcc cut at `timeout` seconds),
+    or why the function cannot be timed alone."""
     function = program.function(function_name)
     if function is None:
         return f"no facts about '{function_name}'"
@@ -65,7 +72,7 @@ def prepare(
     case, why = case_at(function, sizes, SEED, MAX_ELEMENTS)
     if case is None:
         return f"'{function_name}' cannot be called alone: {why}"
-    library = candidate_library(program, function_name, candidate_code, arch, cache)
+    library = candidate_library(program, function_name, candidate_code, arch, cache, timeout)
     if not library.ok or library.binary is None:
         first = (library.diagnostics.splitlines() or [""])[0]
         return f"the candidate does not build as a library: {first}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -212,6 +213,33 @@ def test_the_finalists_libraries_are_built_after_the_search_closed(  # type: ign
     built = evaluator._harness_builds[variant.key].result(timeout=120)
     assert isinstance(built, rt.Harness), built
     assert built.function == "saxpy" and built.library.is_file()
+
+
+def test_a_library_built_ahead_ends_with_the_time_budget(  # type: ignore[no-untyped-def]
+    offloaded, cache: Cache, monkeypatch
+) -> None:
+    """The budget is a hard limit: a finalist's library build gets what is left of it as
+    nvcc's limit, and none starts once it has passed (a build no finalist waits for would
+    otherwise keep the command past its deadline)."""
+    program, code = offloaded
+    limits: list[float] = []
+
+    def build(*args, timeout: float, **kwargs):  # type: ignore[no-untyped-def]
+        limits.append(timeout)
+        return HARNESS
+
+    monkeypatch.setattr(evaluate_mod, "prepare", build)
+    variant = Variant(code=code, offloaded=("saxpy",))
+    evaluator = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=True)
+    evaluator.deadline = Deadline(10.0)
+    evaluator.prefetch_harness([variant])
+    assert evaluator._harness_builds[variant.key].result(timeout=10) is HARNESS
+    assert len(limits) == 1 and 9.0 < limits[0] <= 10.0
+    spent = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=True)
+    spent.deadline = Deadline(0.001)
+    time.sleep(0.01)
+    spent.prefetch_harness([variant])
+    assert spent._harness_builds == {} and len(limits) == 1
 
 
 def test_only_a_one_function_region_is_timed_alone(offloaded, cache: Cache) -> None:  # type: ignore[no-untyped-def]
