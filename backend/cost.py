@@ -888,9 +888,7 @@ def _vector_start(node: Node, data: bytes, tree: Tree) -> int:
         pointer = pointer.child_by_field_name("declarator")
     if pointer is None or pointer.type != "identifier":
         return 0
-    scope = declarator
-    while scope.parent is not None and scope.type != "function_definition":
-        scope = scope.parent
+    scope = cs.enclosing_function(declarator) or tree.root_node
     name = re.escape(cs.text(pointer, data))
     casts = re.findall(
         rf"reinterpret_cast\s*<\s*const\s+(\w+)\s*\*\s*>\s*\(\s*{name}\s*\)", cs.text(scope, data)

@@ -115,7 +115,7 @@ REGION_AGREES = 2.0
 HARNESS_TIMEOUT = 30.0
 HARNESS_RUN = 1.0  # seconds: the harness's process (Python, pycuda, CUDA's start, calls)
 # A finalist's harness library built ahead is waited for, at most this long: a region the
-# program calls once reads its one-time costs (the first allocations and copies: 10-18 ms
+# program calls once reads its one-time costs (the first allocations and copies: 10-21 ms
 # on an H200 around a 1-2.6 ms steady call of a 900^3 product, varying +-30% between runs
 # of one binary), which decided between a plain kernel and a tiled one at random; the
 # harness reads the steady call
