@@ -280,14 +280,22 @@ class Evaluation:
         timing, reference = self.timing, self.reference
         if not self.program_speedup_estimated:
             return _ratio(reference.wall, timing.wall)
-        assert reference.wall is not None and reference.region is not None
-        assert timing.region is not None
-        context = timing.context_alone if timing.context_alone is not None else timing.context
-        outside = max(0.0, reference.wall - reference.region)
-        estimate = outside + timing.region + (context or 0.0)
+        estimate = self.program_from_parts
+        assert estimate is not None
         if timing.wall is not None:
             estimate = min(estimate, timing.wall)
         return _ratio(reference.wall, estimate)
+
+    @property
+    def program_from_parts(self) -> float | None:
+        """The whole program's time from its parts: the reference's time outside the region
+        (the code there is the input's), this variant's region, and CUDA's start as this
+        GPU took it alone (else as measured). None where a part was not measured."""
+        timing, reference = self.timing, self.reference
+        if reference.wall is None or reference.region is None or timing.region is None:
+            return None
+        context = timing.context_alone if timing.context_alone is not None else timing.context
+        return max(0.0, reference.wall - reference.region) + timing.region + (context or 0.0)
 
     @property
     def program_speedup_estimated(self) -> bool:

@@ -875,6 +875,15 @@ FINALIST_MARGIN_ALONE = 0.85  # ... or within this one when every screening run 
 # does less on the GPU (one copy of the data instead of one per step: 0.36 ms against
 # 1.7 ms) is the better program at the user's sizes.
 WHOLE_TIE = 0.95
+# ... but one run of a whole program varies more than that: on an H200, a 900^3 product's
+# offload and its gemm_tiling (medians of ten runs 0.337 and 0.321 s) read 4.07x and 3.34x
+# with CUDA's start taken out, one finalist's run each; ten runs of one binary spanned
+# 0.30-0.41 s. Where either reading rests on fewer than WHOLE_RUNS runs, one within
+# WHOLE_TIE_FEW_RUNS of the best ties too if the whole programs built from their parts
+# (the reference's time outside the region, the region, CUDA's start: no run's noise in
+# them) tie within WHOLE_TIE.
+WHOLE_TIE_FEW_RUNS = 0.75
+WHOLE_RUNS = 3
 # Of the whole-program ties, regions within this factor of the fastest one's are a tie too:
 # a region dominated by its copies (PolyBench-size products: 20 ms of transfers around a
 # 0.1-0.3 ms kernel) reads the same for a plain kernel and a tiled one. Such ties go to
@@ -934,13 +943,12 @@ def finalists(candidates: list[Any], objective: str = "program") -> list[Any]:
 
 def _leader(ranked: list[Any], top: Any, objective: str) -> Any:
     """`top`, the best by the objective; by the whole program, of those that beat the CPU
-    as a whole and tie with it (within WHOLE_TIE), those whose region ties with the fastest
+    as a whole and tie with it (see `_ties`), those whose region ties with the fastest
     region among them (within REGION_TIE), and of these the one whose kernels the cost
     model prices lowest, then the fastest region."""
     if objective == "region":
         return top
-    best = _judged(top, objective)
-    tied = [c for c in ranked if _judged(c, objective) >= WHOLE_TIE * best and _speedup(c) > 1.0]
+    tied = [c for c in ranked if _ties(c, top, objective) and _speedup(c) > 1.0]
     if not tied:
         return top
     fastest = max(c.evaluation.region_speedup or 0.0 for c in tied)
@@ -955,6 +963,24 @@ def _leader(ranked: list[Any], top: Any, objective: str) -> Any:
             -_steady(c),
         ),
     )
+
+
+def _ties(candidate: Any, top: Any, objective: str) -> bool:
+    """Whether `candidate` ties with `top`, the best by the objective (see WHOLE_TIE and
+    WHOLE_TIE_FEW_RUNS)."""
+    judged, best = _judged(candidate, objective), _judged(top, objective)
+    if judged >= WHOLE_TIE * best:
+        return True
+    if judged < WHOLE_TIE_FEW_RUNS * best or not _few_runs(candidate, top):
+        return False
+    mine, theirs = (c.evaluation.program_from_parts for c in (candidate, top))
+    return mine is not None and theirs is not None and theirs >= WHOLE_TIE * mine
+
+
+def _few_runs(*candidates: Any) -> bool:
+    """Whether a whole-program reading of one of `candidates` rests on fewer than
+    WHOLE_RUNS runs."""
+    return any(c.evaluation.timing.runs < WHOLE_RUNS for c in candidates)
 
 
 @functools.lru_cache(maxsize=32)
@@ -1019,24 +1045,33 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         for candidate in pending:
             # the best finalist re-timed so far (one stopped after its first run is below
             # it by RACE_MARGIN, never the best): one run far below it ends a finalist's
-            # timing; by the whole program it is lowered by WHOLE_TIE, since a finalist
-            # that can still tie with it may win by its region
+            # timing; by the whole program it is lowered by WHOLE_TIE (WHOLE_TIE_FEW_RUNS
+            # where it rests on few runs), since a finalist that can still tie with it may
+            # win by its region
             done = [c for c in result.candidates if c.variant.key in timed]
-            beat = max((_speedup(c, config.objective) for c in done), default=None)
-            if beat is not None and config.objective == "program":
-                beat *= WHOLE_TIE
+            best = max(done, key=lambda c: _speedup(c, config.objective), default=None)
+            beat = None
+            if best is not None:
+                beat = _speedup(best, config.objective)
+                if config.objective == "program":
+                    beat *= WHOLE_TIE_FEW_RUNS if _few_runs(best) else WHOLE_TIE
             timed.add(candidate.variant.key)
             began = time.perf_counter()
             evaluation = evaluator.remeasure(
                 candidate.variant, candidate.evaluation, detail=False, beat=beat
             )
+            timed_candidate = Candidate(candidate.variant, evaluation)
             log.debug(
-                "finalist %s: %d timed run(s), %.2f s",
+                "finalist %s: %d timed run(s), %.2f s; whole program %.3gx (steady %.3gx), "
+                "region %.3gx",
                 " -> ".join(candidate.variant.methods),
                 evaluation.timing.runs if evaluation.timing else 0,
                 time.perf_counter() - began,
+                evaluation.program_speedup or 0.0,
+                _steady(timed_candidate),
+                evaluation.region_speedup or 0.0,
             )
-            _replace(result, candidate, Candidate(candidate.variant, evaluation))
+            _replace(result, candidate, timed_candidate)
         if pending:
             continue  # the ranking may have changed: choose the finalists again
         winner = chosen[0]  # the leader, always timed in full (see above)

@@ -112,10 +112,10 @@ def verified(name: str, timing: Timing, reference: Timing) -> Any:
     return Candidate(Variant(code="seq").then(name, f"code-{name}", "rule"), evaluation)
 
 
-def made(name: str, region: float, whole: float, shared_by: int = 1) -> Any:
+def made(name: str, region: float, whole: float, shared_by: int = 1, runs: int = 5) -> Any:
     """A verified candidate whose region and whole program ran `region` and `whole` times
-    as fast as the CPU's (the reference's times; the variant's are 1 s)."""
-    timing = Timing(wall=1.0, region=1.0, runs=1, shared_by=shared_by)
+    as fast as the CPU's (the reference's times; the variant's are 1 s), medians of `runs`."""
+    timing = Timing(wall=1.0, region=1.0, runs=runs, shared_by=shared_by)
     return verified(name, timing, Timing(wall=whole, region=region, runs=5))
 
 
@@ -138,7 +138,9 @@ def test_ties_are_judged_with_cudas_start_taken_out() -> None:
     CUDA's start: no tie."""
 
     def timed(name: str, region: float, wall: float, context: float) -> Any:
-        timing = Timing(wall=wall, region=0.01 / region, context=context, context_alone=0.095)
+        timing = Timing(
+            wall=wall, region=0.01 / region, context=context, context_alone=0.095, runs=5
+        )
         return verified(name, timing, Timing(wall=0.6, region=0.01, runs=5))
 
     a, b, c = (
@@ -277,3 +279,36 @@ def test_region_ties_go_to_the_kernels_the_cost_model_prices_lowest(tmp_path: Pa
     assert pipeline.finalists(apart, "program")[0].variant is plain
     # by the region alone, the region decides
     assert pipeline.finalists(close, "region")[0].variant is plain
+
+
+def test_one_run_readings_tie_where_the_programs_built_from_their_parts_do() -> None:
+    """atb on an H200, one finalist's run each: offload read 4.07x as a whole with CUDA's
+    start taken out, gemm_tiling 3.34x (their medians of ten runs: 0.337 and 0.321 s).
+    Built from their parts (the reference's 36 ms outside the region, the region, CUDA's
+    start) the two programs tie, and gemm_tiling's region is 25% faster: it leads. Timed
+    in full (five runs each) the same readings are no tie; nor is a reading 31% behind,
+    nor a faster region whose program, built from its parts, is 3x as slow."""
+
+    def timed(
+        name: str,
+        wall: float,
+        region: float,
+        context: float,
+        runs: int = 1,
+        reference_region: float = 1.264,
+    ) -> Any:
+        timing = Timing(wall=wall, region=region, context=context, context_alone=0.0953, runs=runs)
+        return verified(name, timing, Timing(wall=1.30, region=reference_region, runs=5))
+
+    offload = timed("offload", 0.325, 0.00094, 0.1009)
+    tiled = timed("tiled", 0.389, 0.00075, 0.0953)
+    assert pipeline._steady(tiled) / pipeline._steady(offload) == pytest.approx(0.82, abs=0.01)
+    assert pipeline.finalists([offload, tiled], "program")[0] is tiled
+    full = [timed("offload", 0.325, 0.00094, 0.1009, 5), timed("tiled", 0.389, 0.00075, 0.0953, 5)]
+    assert pipeline.finalists(full, "program")[0].variant.node == "offload"
+    behind = timed("behind", 0.46, 0.00075, 0.0953)
+    assert pipeline.finalists([offload, behind], "program")[0] is offload
+    # its region covers less of the program: 0.3 s of the reference's time lies outside it
+    narrow = timed("narrow", 0.389, 0.0005, 0.0953, reference_region=1.0)
+    assert narrow.evaluation.region_speedup > tiled.evaluation.region_speedup
+    assert pipeline.finalists([offload, narrow], "program")[0] is offload
