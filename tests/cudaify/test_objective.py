@@ -312,3 +312,32 @@ def test_one_run_readings_tie_where_the_programs_built_from_their_parts_do() -> 
     narrow = timed("narrow", 0.389, 0.0005, 0.0953, reference_region=1.0)
     assert narrow.evaluation.region_speedup > tiled.evaluation.region_speedup
     assert pipeline.finalists([offload, narrow], "program")[0] is offload
+
+
+def test_the_kernels_priced_lowest_within_the_wide_margin_are_timed_as_a_finalist(
+    tmp_path: Path,
+) -> None:
+    """matmul on an H200, screened alone, one run each: the plain offload read 2.27x as a
+    whole, another variant 1.87x, gemm_tiling 1.65x (0.73 of the best, outside
+    FINALIST_MARGIN_ALONE). gemm_tiling, priced far below the plain kernel, is timed as a
+    finalist too; one priced above the leader's is not, nor one below FINALIST_MARGIN."""
+    from cudaify.mcgs.search import Candidate
+
+    plain, tiled = _product_variants(tmp_path)
+    other = Variant(code="int main(void) { return 0; }\n").then("other", "int x;\n", "rule")
+
+    def timed(variant: Variant, region: float, whole: float) -> Candidate:
+        timing = Timing(wall=1.0, region=1.0, runs=1, shared_by=1)
+        reference = Timing(wall=whole, region=region, runs=5)
+        evaluation = Evaluation(
+            stage=Stage.CORRECT, ran_on_gpu=True, timing=timing, reference=reference
+        )
+        return Candidate(variant, evaluation)
+
+    found = [timed(plain, 40.0, 2.27), timed(other, 30.0, 1.87), timed(tiled, 35.0, 1.65)]
+    assert [c.variant for c in pipeline.finalists(found, "program")] == [plain, tiled]
+    # the leader's kernels priced lowest already: nothing more to time
+    swapped = [timed(tiled, 40.0, 2.27), timed(other, 30.0, 1.87), timed(plain, 35.0, 1.65)]
+    assert [c.variant for c in pipeline.finalists(swapped, "program")] == [tiled]
+    far = [timed(plain, 40.0, 2.27), timed(tiled, 35.0, 1.30)]
+    assert [c.variant for c in pipeline.finalists(far, "program")] == [plain]
