@@ -253,29 +253,33 @@ def _product_variants(tmp_path: Path) -> tuple[Variant, Variant]:
     return offloaded, tiled
 
 
+def screened(variant: Variant, region: float, whole: float) -> Any:
+    """`variant` verified in one screening run, its region and whole program `region` and
+    `whole` times as fast as the CPU's."""
+    from cudaify.mcgs.search import Candidate
+
+    timing = Timing(wall=1.0, region=1.0, runs=1, shared_by=1)
+    reference = Timing(wall=whole, region=region, runs=5)
+    evaluation = Evaluation(
+        stage=Stage.CORRECT, ran_on_gpu=True, timing=timing, reference=reference
+    )
+    return Candidate(variant, evaluation)
+
+
 def test_region_ties_go_to_the_kernels_the_cost_model_prices_lowest(tmp_path: Path) -> None:
     """A product whose region is mostly its copies: the plain kernel's region reads 2%
     faster than gemm_tiling's, within REGION_TIE, and the whole programs tie; the tiled
     kernel, priced far below the plain one, is written. 10% apart, the region decides."""
     from cudaify.backend.cost import predict
-    from cudaify.mcgs.search import Candidate
 
     plain, tiled = _product_variants(tmp_path)
     plain_cost, tiled_cost = predict(plain), predict(tiled)
     assert plain_cost is not None and tiled_cost is not None
     assert tiled_cost.kernel < plain_cost.kernel / 2
 
-    def timed(variant: Variant, region: float, whole: float) -> Candidate:
-        timing = Timing(wall=1.0, region=1.0, runs=1, shared_by=1)
-        reference = Timing(wall=whole, region=region, runs=5)
-        evaluation = Evaluation(
-            stage=Stage.CORRECT, ran_on_gpu=True, timing=timing, reference=reference
-        )
-        return Candidate(variant, evaluation)
-
-    close = [timed(plain, 40.0, 2.50), timed(tiled, 39.2, 2.48)]
+    close = [screened(plain, 40.0, 2.50), screened(tiled, 39.2, 2.48)]
     assert pipeline.finalists(close, "program")[0].variant is tiled
-    apart = [timed(plain, 40.0, 2.50), timed(tiled, 36.0, 2.48)]
+    apart = [screened(plain, 40.0, 2.50), screened(tiled, 36.0, 2.48)]
     assert pipeline.finalists(apart, "program")[0].variant is plain
     # by the region alone, the region decides
     assert pipeline.finalists(close, "region")[0].variant is plain
@@ -321,23 +325,17 @@ def test_the_kernels_priced_lowest_within_the_wide_margin_are_timed_as_a_finalis
     whole, another variant 1.87x, gemm_tiling 1.65x (0.73 of the best, outside
     FINALIST_MARGIN_ALONE). gemm_tiling, priced far below the plain kernel, is timed as a
     finalist too; one priced above the leader's is not, nor one below FINALIST_MARGIN."""
-    from cudaify.mcgs.search import Candidate
-
     plain, tiled = _product_variants(tmp_path)
     other = Variant(code="int main(void) { return 0; }\n").then("other", "int x;\n", "rule")
 
-    def timed(variant: Variant, region: float, whole: float) -> Candidate:
-        timing = Timing(wall=1.0, region=1.0, runs=1, shared_by=1)
-        reference = Timing(wall=whole, region=region, runs=5)
-        evaluation = Evaluation(
-            stage=Stage.CORRECT, ran_on_gpu=True, timing=timing, reference=reference
-        )
-        return Candidate(variant, evaluation)
-
-    found = [timed(plain, 40.0, 2.27), timed(other, 30.0, 1.87), timed(tiled, 35.0, 1.65)]
+    found = [screened(plain, 40.0, 2.27), screened(other, 30.0, 1.87), screened(tiled, 35.0, 1.65)]
     assert [c.variant for c in pipeline.finalists(found, "program")] == [plain, tiled]
     # the leader's kernels priced lowest already: nothing more to time
-    swapped = [timed(tiled, 40.0, 2.27), timed(other, 30.0, 1.87), timed(plain, 35.0, 1.65)]
+    swapped = [
+        screened(tiled, 40.0, 2.27),
+        screened(other, 30.0, 1.87),
+        screened(plain, 35.0, 1.65),
+    ]
     assert [c.variant for c in pipeline.finalists(swapped, "program")] == [tiled]
-    far = [timed(plain, 40.0, 2.27), timed(tiled, 35.0, 1.30)]
+    far = [screened(plain, 40.0, 2.27), screened(tiled, 35.0, 1.30)]
     assert [c.variant for c in pipeline.finalists(far, "program")] == [plain]
