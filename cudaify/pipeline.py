@@ -875,10 +875,10 @@ FINALIST_MARGIN_ALONE = 0.85  # ... or within this one when every screening run 
 # does less on the GPU (one copy of the data instead of one per step: 0.36 ms against
 # 1.7 ms) is the better program at the user's sizes.
 WHOLE_TIE = 0.95
-# ... but one run of a whole program varies more than that: on an H200, a 900^3 product's
-# offload and its gemm_tiling (medians of ten runs 0.337 and 0.321 s) read 4.07x and 3.34x
-# with CUDA's start taken out, one finalist's run each; ten runs of one binary spanned
-# 0.30-0.41 s. Where either reading rests on fewer than WHOLE_RUNS runs, one within
+# ... but one run of a whole program varies more than that: on an H200, a 384 x 512 x 1536
+# product's offload and its gemm_tiling (medians of ten runs 0.337 and 0.321 s) read 4.07x
+# and 3.34x with CUDA's start taken out, one finalist's run each; ten runs of the first
+# binary spanned 0.30-0.41 s. Where either reading rests on fewer than WHOLE_RUNS runs, one within
 # WHOLE_TIE_FEW_RUNS of the best ties too if the whole programs built from their parts
 # (the reference's time outside the region, the region, CUDA's start: no run's noise in
 # them) tie within WHOLE_TIE.
