@@ -300,12 +300,7 @@ class Evaluation:
     @property
     def program_speedup_estimated(self) -> bool:
         """Whether `program_speedup` was estimated from parts (a shared GPU)."""
-        timing, reference = self.timing, self.reference
-        return timing.shared_by > 1 and None not in (
-            reference.wall,
-            reference.region,
-            timing.region,
-        )
+        return self.timing.shared_by > 1 and self.program_from_parts is not None
 
     @property
     def why(self) -> str:
