@@ -20,3 +20,19 @@ def runtime_text(name: str) -> str:
 # a method reads a call of one as it reads a call of a library's device-wide algorithm
 # (cub::DeviceScan::...), not as program code to rewrite
 LAUNCHING_HELPERS = frozenset({"cudaify_scan"})
+
+# Every runtime file, each after the ones it uses (data residency calls CUDAIFY_CHECK, ...):
+# the order a program that needs several gets them in when they are pasted together.
+RUNTIME_FILES = (
+    "runtime_helpers.cuh",
+    "std_device.cuh",
+    "warp_helpers.cuh",
+    "pattern_helpers.cuh",
+    "scan_passes.cuh",
+    "data_residency.cuh",
+)
+
+
+def marker(text: str) -> str:
+    """A runtime block's first line, its marker comment: the same in every version of it."""
+    return text.splitlines()[0]

@@ -253,3 +253,72 @@ def test_with_the_program_the_rule_picks_the_function_it_changes(tmp_path: Path)
     # helper only main calls, nor main
     assert cut.how == "rule" and cut.targets == ("half", "scale")
     assert "static int twice(int v);" in cut.context_text().splitlines()
+
+
+def _offload_example_and_task():
+    """An offload example recorded with an older runtime (its CUDAIFY_CHECK and first
+    comment differ from today's) and the sequential program of a second edge."""
+    from cudaify.transforms.base import Context
+    from cudaify.transforms.offload import PRELUDE
+
+    from .test_decoy_endpoint import GOLDEN, analysed
+
+    program = analysed(GOLDEN / "offload" / "saxpy.c")
+    context = Context(program)
+    sequential = Variant(program.source)
+    rule = METHODS["offload"].apply_rule(sequential, context).variant
+    assert rule is not None and PRELUDE in rule.code
+    older = PRELUDE.replace("exit(EXIT_FAILURE);", "abort();").replace(
+        "Every CUDA call is checked", "Each CUDA call is checked"
+    )
+    example = Example(program="p", before=program.source, after=rule.code.replace(PRELUDE, older))
+    return context, sequential, rule, example
+
+
+def test_the_runtime_an_example_adds_is_pasted_in_once_and_kept_where_the_answer_calls_it():
+    from cudaify.backend.compile import compile_cuda
+    from cudaify.transforms.offload import PRELUDE
+
+    context, sequential, rule, example = _offload_example_and_task()
+    runtime = focus.with_runtime(sequential.code, [example])
+    assert runtime.blocks == (PRELUDE,) and runtime.code.count(PRELUDE) == 1
+    # the example's answer leaves the runtime out, older macro and functions included
+    reduced = focus.reduce_example(example, runtime.code)
+    assert "cudaify_malloc(void **ptr" not in reduced.after
+    assert "#define CUDAIFY_CHECK" not in reduced.after and "abort();" not in reduced.after
+    assert "__global__" in reduced.after and "cudaify_malloc(" in reduced.after
+    # the model answers what the rule wrote, without the runtime: it is there once, compiles
+    engine = Scripted(f"```cuda\n{reduced.after}\n```\nI moved the loop to a kernel.")
+    result = edit(engine, METHODS["offload"], sequential, [example], lambda c: [], context=context)
+    assert result.problems == () and result.code is not None
+    assert result.code.count(PRELUDE) == 1 and result.code.count("cudaify runtime helpers") == 1
+    asked, _ = engine.requests[0]
+    assert (
+        "static inline cudaError_t cudaify_malloc(void **ptr, size_t bytes);"
+        in asked[-1]["content"]
+    )  # the task's read-only declarations
+    assert "cudaify_malloc(void **ptr" not in asked[2]["content"]  # nor in the shown answer
+    assert "cudaify_malloc(void **ptr" not in asked[1]["content"]
+    build = compile_cuda(result.code)
+    assert build.ok, build.diagnostics
+    # an answer that calls none of it: the runtime goes again, the rest as spliced
+    plain = rule.code.replace(PRELUDE, "")
+    kernel = focus.functions(plain)
+    answer = "\n\n".join(
+        kernel[name].text.replace("CUDAIFY_CHECK", "").replace("cudaify_", "cuda_")
+        for name in kernel
+        if name in focus.changed_functions(sequential.code, rule.code) or "kernel" in name
+    )
+    engine = Scripted(f"```cuda\n{answer}\n```\nDone.")
+    result = edit(engine, METHODS["offload"], sequential, [example], lambda c: [], context=context)
+    assert result.code is not None and "cudaify runtime helpers" not in result.code
+    targets = focus.pick_targets(METHODS["offload"], sequential, context)
+    assert result.code == focus.splice(targets, answer).code
+
+
+def test_no_runtime_is_pasted_where_the_code_has_it_or_no_example_adds_it():
+    _context, sequential, rule, example = _offload_example_and_task()
+    assert focus.with_runtime(rule.code, [example]).code == rule.code  # already there
+    same = Example(program="p", before=example.after, after=example.after)
+    assert focus.with_runtime(sequential.code, [same]) == focus.Runtime(sequential.code)
+    assert focus.with_runtime(sequential.code, []) == focus.Runtime(sequential.code)

@@ -114,13 +114,17 @@ def edit(
     target functions (picked with the method's rule where `context` is given) are cut out,
     the model answers them, and its answer is spliced back into the variant. `refused`:
     why the method's rule could not apply it here; the model is told, shown the functions
-    the reason points at, and asked for the rewrite the rule could not make."""
-    focus = focusing.pick_targets(method, variant, context)
+    the reason points at, and asked for the rewrite the rule could not make. The runtime
+    blocks the examples' answers add are pasted in first (`focus.with_runtime`) and kept
+    only where the answer calls them."""
+    runtime = focusing.with_runtime(variant.code, examples)
+    picked = focusing.pick_targets(method, variant, context)
+    focus = dataclasses.replace(picked, code=runtime.code)  # the targets keep their names
     note = ""
     if refused:
         focus = focusing.refused_targets(focus, refused, context)
         note = refused_note(method.name, refused)
-    reduced = [focusing.reduce_example(example, variant.code) for example in examples]
+    reduced = [focusing.reduce_example(example, runtime.code) for example in examples]
     shown = [(example, example.names or focus.targets) for example in reduced]
     messages = focused_prompt(method.instruction or method.summary, shown, focus, note)
     budget = answer_tokens(focus, reduced, sampling.max_tokens)
@@ -129,7 +133,7 @@ def edit(
         messages,
         validate,
         dataclasses.replace(sampling, max_tokens=budget),
-        build=lambda code: focusing.splice(focus, code),
+        build=lambda code: runtime.unused_dropped(focusing.splice(focus, code)),
         answer_format=focus_format(focus.targets),
     )
 

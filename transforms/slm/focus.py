@@ -18,6 +18,7 @@ from tree_sitter import Node
 from cudaify.core import Problem, Variant
 from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_text as kt
+from cudaify.transforms import prelude
 from cudaify.transforms.base import Context, Method
 
 # Top-level items that only declare (read-only context for the model).
@@ -161,17 +162,98 @@ def reduce_example(example: object, present: str = "") -> Reduced:
         return Reduced(program, before, after, detail)
     then, now = functions(before), functions(after)
     have = functions(present)
-    have_texts = {_normal(item.text) for item in items(present)}
+    have_keys = {_key(item) for item in items(present)}
     new_parts = [
         item.text
         for item in added_items(before, after)
         if _normal(item.text).strip(";")
-        and (item.name not in have if item.is_function else _normal(item.text) not in have_texts)
+        and (item.name not in have if item.is_function else _key(item) not in have_keys)
     ]
     new_parts += [now[name].text for name in changed if name in now]
     old = "\n\n".join(then[name].text for name in changed)
     context = Focus(before, tuple(n for n in changed if n in then), "example").context_text()
     return Reduced(program, old, "\n\n".join(new_parts), detail, tuple(changed), context)
+
+
+def _key(item: Item) -> str:
+    """What makes two declarations the same for an example's reader: a macro by its name
+    (an example may hold an older version of a runtime macro), anything else by its text."""
+    if item.kind in ("preproc_def", "preproc_function_def"):
+        name = item.node.child_by_field_name("name")
+        if name is not None:
+            return "#define " + kt.decode(name.text or b"")
+    return _normal(item.text)
+
+
+# -- cudaify's runtime, pasted before the edit -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The code an edge edits with the runtime blocks its examples' answers add pasted in
+    (`blocks`, each followed by a newline, before the first function): the model is shown
+    them as declarations and calls them, instead of reading them in every example's answer
+    and copying them into its own (a first step's examples hold about 1100 tokens of
+    runtime each)."""
+
+    code: str
+    blocks: tuple[str, ...] = ()
+
+    def unused_dropped(self, spliced: Splice) -> Splice:
+        """`spliced` without the pasted blocks nothing outside them names (repeated: a block
+        another kept block calls stays)."""
+        if spliced.code is None:
+            return spliced
+        code = spliced.code
+        dropped = True
+        while dropped:
+            dropped = False
+            for block in self.blocks:
+                pasted = block + "\n"
+                if pasted not in code:
+                    continue
+                rest = code.replace(pasted, "", 1)
+                if not any(re.search(rf"\b{re.escape(name)}\b", rest) for name in _declared(block)):
+                    code, dropped = rest, True
+        return Splice(code, spliced.problems)
+
+
+def with_runtime(code: str, examples: Sequence[object]) -> Runtime:
+    """`code` with every runtime block (prelude.RUNTIME_FILES) that an example's answer adds
+    and `code` lacks, by its marker line (the shipped examples may hold an older version;
+    the current one is pasted), in the runtime's own order, before the first function."""
+    blocks = []
+    for name in prelude.RUNTIME_FILES:
+        text = prelude.runtime_text(name)
+        mark = prelude.marker(text)
+        if mark in code:
+            continue
+        if any(
+            mark in getattr(e, "after", "") and mark not in getattr(e, "before", "")
+            for e in examples
+        ):
+            blocks.append(text)
+    if not blocks:
+        return Runtime(code)
+    data = kt.encode(code)
+    first = next((item.start for item in items(code) if item.is_function), len(data))
+    pasted = "".join(block + "\n" for block in blocks)
+    return Runtime(_slice(data, 0, first) + pasted + _slice(data, first, len(data)), tuple(blocks))
+
+
+def _declared(text: str) -> set[str]:
+    """The names the top-level items of `text` declare: functions, macros, variables, types."""
+    names = set()
+    for item in items(text):
+        if item.is_function:
+            names.add(item.name)
+            continue
+        node: Node | None = item.node
+        while node is not None and node.type not in ("identifier", "type_identifier"):
+            node = node.child_by_field_name("name") or node.child_by_field_name("declarator")
+        if node is not None:
+            names.add(kt.decode(node.text or b""))
+    return names
 
 
 # -- the target of an edge -------------------------------------------------------------------
