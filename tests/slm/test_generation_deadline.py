@@ -33,10 +33,21 @@ class Tokens:
         "{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
     }
 
-    def __init__(self, answer: int = 10_000) -> None:
+    def __init__(self, answer: int = 10_000, read_seconds: float = 0.0) -> None:
         self.generated = 0
         self.answer = answer
         self.prompts: list[str] = []
+        # reading the prompt: `read_seconds` per batch of eval(); what the cache holds
+        self.read_seconds = read_seconds
+        self.input_ids: list[int] = []
+        self.n_tokens = 0
+        self.n_batch = 512
+        self.completions = 0
+
+    def eval(self, tokens: list[int]) -> None:
+        time.sleep(self.read_seconds)
+        self.input_ids = self.input_ids[: self.n_tokens] + list(tokens)
+        self.n_tokens = len(self.input_ids)
 
     def token_eos(self) -> int:
         return 2
@@ -52,6 +63,7 @@ class Tokens:
         return list(range(len(text.split())))
 
     def create_completion(self, *, max_tokens: int, stopping_criteria: Any, **_: Any):
+        self.completions += 1
         finish = "length"
         for _token in range(max_tokens):
             time.sleep(0.01)
@@ -279,3 +291,25 @@ def test_a_local_generation_makes_way_between_tokens() -> None:
     with generation_pauses(lambda: calls.append(time.monotonic())):
         scorer._score(list(range(500)), [[1]], stop_at=None)  # 5 batches of 50 ms
     assert len(calls) >= 3
+
+
+def test_reading_a_long_prompt_stops_at_the_deadline_too() -> None:
+    """llama.cpp reads a prompt in one call nothing stops (170 s for a 13,600-token prompt
+    on two CPU cores): under a deadline the engine reads it a batch at a time first, and
+    a read that runs past the deadline ends as budget, without starting the answer."""
+    llm = Tokens(read_seconds=0.05)
+    words = " ".join(["w"] * 3000)  # 24 batches of 128 tokens: 1.2 s to read
+    began = time.monotonic()
+    with generation_deadline(began + 0.2), pytest.raises(ModelFailure) as failure:
+        local(llm).complete([{"role": "user", "content": words}], Sampling(max_tokens=10))
+    assert failure.value.kind == "budget"
+    assert time.monotonic() - began < 0.5 and llm.completions == 0
+    # without a deadline the completion reads it itself, as before
+    llm = Tokens(answer=5, read_seconds=0.05)
+    local(llm).complete([{"role": "user", "content": words}], Sampling(max_tokens=10))
+    assert llm.completions == 1 and llm.n_tokens == 0
+    # in time: the prompt but its last token is in the cache before the answer starts
+    llm = Tokens(answer=5)
+    with generation_deadline(time.monotonic() + 30):
+        local(llm).complete([{"role": "user", "content": words}], Sampling(max_tokens=10))
+    assert llm.completions == 1 and llm.n_tokens == len(llm.prompts[-1].split()) - 1

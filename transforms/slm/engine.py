@@ -274,13 +274,14 @@ class LocalEngine:
             *([pauses] if pauses else []),
         ]
         ends = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop]
+        prompt = self.llm.tokenize(
+            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+        )
         try:
+            if stopped is not None:
+                self._read_prompt(prompt[:-1], stopped.stop_at, pauses)
             response = self.llm.create_completion(
-                prompt=self.llm.tokenize(
-                    formatted.prompt.encode("utf-8"),
-                    add_bos=not formatted.added_special,
-                    special=True,
-                ),
+                prompt=prompt,
                 temperature=sampling.temperature,
                 top_p=sampling.top_p,
                 max_tokens=sampling.max_tokens,
@@ -392,6 +393,20 @@ class LocalEngine:
                     logprobs = self._logprobs()
             scores.append(total)
         return scores
+
+    def _read_prompt(self, tokens: list[int], stop_at: float, pauses: _Pauses | None) -> None:
+        """`tokens` (a prompt less its last token) into the model's cache a batch at a time,
+        ending as "budget" once `stop_at` passed: llama.cpp's completion reads its whole
+        prompt in one call nothing stops (on two CPU cores a 13,600-token prompt took
+        170 s, past the budget), and then reads only what its cache lacks. The part the
+        cache already holds (a repair round extends its first conversation) is kept."""
+        held = [int(token) for token in self.llm.input_ids[: self.llm.n_tokens]]
+        self.llm.n_tokens = _common_prefix(held, tokens)  # eval() drops the cache past it
+        batch = max(1, min(SCORE_BATCH, int(getattr(self.llm, "n_batch", SCORE_BATCH))))
+        for first in range(self.llm.n_tokens, len(tokens), batch):
+            self._in_time(stop_at, pauses)
+            self.llm.eval(tokens[first : first + batch])
+        self._in_time(stop_at, pauses)
 
     def _in_time(self, stop_at: float | None, pauses: _Pauses | None = None) -> None:
         if pauses is not None:
