@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -161,9 +162,10 @@ class Stages:
 
     @property
     def engine(self) -> Any:
-        if self._engine is None:
-            with self.breakdown.measure("model"):
-                self._engine = open_engine_once(self.config)
+        with _MODEL_LOCK:  # the search's thread and its background answer (mcgs) may ask
+            if self._engine is None:
+                with self.breakdown.measure("model"):
+                    self._engine = open_engine_once(self.config)
         return self._engine
 
     def _slots_folder(self) -> Path:
@@ -244,8 +246,10 @@ class Stages:
     @contextlib.contextmanager
     def _model_time(self) -> Iterator[None]:
         """A request to the model: its generation slot (waited for), then the answer,
-        counted as the breakdown's "model" (the GPU wait inside it as "wait")."""
-        with self.breakdown.measure("model"), self.generating():
+        counted as the breakdown's "model" (the GPU wait inside it as "wait"). One request
+        at a time in this process: a llama.cpp model is not safe to use from two threads
+        (the search's method prior and its background answer crashed the process)."""
+        with self.breakdown.measure("model"), _MODEL_LOCK, self.generating():
             yield
 
     # -- the callbacks -------------------------------------------------------------------
@@ -412,6 +416,8 @@ class _Generating:
 
 
 _ENGINES: dict[tuple[Any, ...], Any] = {}
+# held while a process's model is loaded or asked (see Stages._model_time)
+_MODEL_LOCK = threading.RLock()
 
 
 def open_engine_once(config: Config) -> Any:
