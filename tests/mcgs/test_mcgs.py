@@ -4,6 +4,7 @@ The expand/evaluate callbacks model a small synthetic optimization landscape."""
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import replace
 
 import pytest
@@ -953,3 +954,89 @@ def test_the_model_prior_is_asked_only_where_the_graph_has_little_record():
         asked.clear()
         run(search(graph, Landscape({frozenset("a"): 2.0}), method_prior=prior))
         assert asked == expected, root_attempts
+
+
+class WritesAhead(Precondition):
+    """Rules `a` and `b` apply; `x`'s rule refuses, and the model's answer for `x` makes
+    the 20x variant. That answer waits (in its own thread) until `wait_for` rule children
+    were verified, and records what had been verified when it began; other model answers
+    fail."""
+
+    def __init__(self, wait_for: int):
+        super().__init__(
+            {"a", "b"}, {frozenset("a"): 1.5, frozenset("b"): 1.6, frozenset("x"): 20.0}
+        )
+        self.asked: list[tuple[str, str, str]] = []
+        self.wait_for = wait_for
+        self.verified = threading.Event()
+        self.began_after: list[str] | None = None
+
+    def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
+        self.asked.append((method, how, refused))
+        if how != "slm":
+            return super().expand(variant, method, how)
+        if method != "x":
+            return None, "the SLM's answer failed its checks"
+        self.began_after = list(self.evaluated)
+        assert self.verified.wait(10), "the model's answer was not written in the background"
+        return variant.then("x", "x", "slm"), ""
+
+    def evaluate(self, variant: Variant) -> Evaluation:
+        evaluation = super().evaluate(variant)
+        if sum(1 for code in self.evaluated if code in ("a", "b")) >= self.wait_for:
+            self.verified.set()
+        return evaluation
+
+
+@pytest.mark.parametrize("patience", [None, 1])
+def test_the_model_answers_a_refused_method_in_the_background_and_its_child_is_verified(
+    patience: int | None,
+):
+    """With prefetch (idle cores), a new node's model edge for the method whose rule
+    refused there, of the highest prior, is answered in the background, told the reason,
+    while the rule children are verified: the answer needs both verified before it is
+    done (a foreground request would wait 10 s and fail). Its child is then verified like
+    a rule child made ahead, and wins; it is asked once. With patience 1 the search has
+    converged on `b` before the answer is in: it waits for the answer and tries it."""
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("sequential", "x"))
+    land = WritesAhead(wait_for=2)
+    budget = Budget(iterations=40, max_depth=1, rollout_depth=0, patience=patience)
+    gs = GraphSearch(
+        graph,
+        land.expand,
+        land.evaluate,
+        ways=("rule", "slm"),
+        budget=budget,
+        prefetch=lambda variants: None,
+    )
+    result = run(gs)
+    assert land.began_after == []  # asked when the root was expanded, before any candidate
+    assert land.asked.count(("x", "slm", "x: precondition not met")) == 1
+    best = result.best_verified
+    assert best is not None and best.variant.code == "x"
+    assert best.variant.steps[-1].applied_by == "slm"
+    assert gs.slm_calls == sum(1 for _, how, _ in land.asked if how == "slm")
+
+
+def test_no_answer_is_written_ahead_without_prefetch_or_a_refused_method():
+    """Without prefetch (busy cores) the model is asked only as before, after the rules;
+    where every rule applies, nothing is asked ahead either."""
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("sequential", "x"))
+    land = WritesAhead(wait_for=0)
+    land.verified.set()
+    budget = Budget(iterations=2, max_depth=1, rollout_depth=0)
+    gs = GraphSearch(graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget)
+    run(gs)
+    assert land.began_after is None and gs._ahead is None
+    land = WritesAhead(wait_for=0)
+    land.applicable = {"a", "b", "x"}
+    gs = GraphSearch(
+        graph,
+        land.expand,
+        land.evaluate,
+        ways=("rule", "slm"),
+        budget=Budget(iterations=3, max_depth=1, rollout_depth=0),
+        prefetch=lambda variants: None,
+    )
+    run(gs)
+    assert [how for _, how, _ in land.asked] == ["rule"] * 3
