@@ -118,6 +118,7 @@ from __future__ import annotations
 import contextvars
 import math
 import random
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -162,6 +163,10 @@ SLM_EDGE_SECONDS = 15.0
 PRIOR_SHARE = 0.1
 # a request given less than this is not made
 PRIOR_MIN_SECONDS = 0.05
+# a refusal that names where the rule looked (`file:line:col:`, `line N`, a quoted kernel,
+# function or loop) found its pattern and could not rewrite it: the model, shown that nest,
+# has something to work on; one that names nothing ("no scan loop outside main") did not
+POINTS_AT = re.compile(r":\d+:\d+:|\bline \d+\b|'[A-Za-z_]\w*'")
 # the model's method prior is asked only at a state whose out-edges the graph has tried
 # fewer times in all than it has out-edges: where it has tried each about once, its own
 # prior ranked the best variant's first step as well or better (first for 16 of 28
@@ -519,12 +524,13 @@ class GraphSearch:
 
     def _answer_ahead(self, node: Node) -> None:
         """Start the model's answer to the SLM edge of the highest prior at a new node
-        among the methods whose rule refused it there, in the background, told the rule's
-        reason: the model writes on its GPU slot while the rule children build and run,
-        instead of after every rule edge (on the default 30 s budget, the 30 C programs'
-        searches reached no model edge in 29 of 30). At most one answer is written at a
-        time, and only where a model edge is affordable; its child is verified like a rule
-        child made ahead (`_harvest`)."""
+        among the methods whose rule refused it there (those whose refusal points at the
+        program's code first, POINTS_AT), in the background, told the rule's reason: the
+        model writes on its GPU slot while the rule children build and run, instead of
+        after every rule edge (on the default 30 s budget, the 30 C programs' searches
+        reached no model edge in 29 of 30). At most one answer is written at a time, and
+        only where a model edge is affordable; its child is verified like a rule child made
+        ahead (`_harvest`)."""
         if self._ahead is not None or self.prefetch is None or self._time_spent():
             return
         if "slm" not in self._ways() or not self._affordable():
@@ -539,7 +545,9 @@ class GraphSearch:
         ]
         if not asked:
             return
-        edge = max(asked, key=lambda e: (e.prior, e.method))
+        edge = max(
+            asked, key=lambda e: (bool(POINTS_AT.search(refused[e.method])), e.prior, e.method)
+        )
         self.slm_calls += 1
         if self._model_pool is None:
             self._model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")

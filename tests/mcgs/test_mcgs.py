@@ -988,6 +988,18 @@ class WritesAhead(Precondition):
         return evaluation
 
 
+def prefetching(graph: ReGraph, land: Landscape, budget: Budget) -> GraphSearch:
+    """A search with rule and model edges, given a prefetch (idle cores) that builds nothing."""
+    return GraphSearch(
+        graph,
+        land.expand,
+        land.evaluate,
+        ways=("rule", "slm"),
+        budget=budget,
+        prefetch=lambda variants: None,
+    )
+
+
 @pytest.mark.parametrize("patience", [None, 1])
 def test_the_model_answers_a_refused_method_in_the_background_and_its_child_is_verified(
     patience: int | None,
@@ -1001,14 +1013,7 @@ def test_the_model_answers_a_refused_method_in_the_background_and_its_child_is_v
     graph = graph_of(("sequential", "a"), ("sequential", "b"), ("sequential", "x"))
     land = WritesAhead(wait_for=2)
     budget = Budget(iterations=40, max_depth=1, rollout_depth=0, patience=patience)
-    gs = GraphSearch(
-        graph,
-        land.expand,
-        land.evaluate,
-        ways=("rule", "slm"),
-        budget=budget,
-        prefetch=lambda variants: None,
-    )
+    gs = prefetching(graph, land, budget)
     result = run(gs)
     assert land.began_after == []  # asked when the root was expanded, before any candidate
     assert land.asked.count(("x", "slm", "x: precondition not met")) == 1
@@ -1030,13 +1035,38 @@ def test_no_answer_is_written_ahead_without_prefetch_or_a_refused_method():
     assert land.began_after is None and gs._ahead is None
     land = WritesAhead(wait_for=0)
     land.applicable = {"a", "b", "x"}
-    gs = GraphSearch(
-        graph,
-        land.expand,
-        land.evaluate,
-        ways=("rule", "slm"),
-        budget=Budget(iterations=3, max_depth=1, rollout_depth=0),
-        prefetch=lambda variants: None,
-    )
+    gs = prefetching(graph, land, Budget(iterations=3, max_depth=1, rollout_depth=0))
     run(gs)
     assert [how for _, how, _ in land.asked] == ["rule"] * 3
+
+
+def test_the_answer_written_ahead_is_for_a_refusal_that_points_at_the_code():
+    """Two methods' rules refuse: `x` (the higher prior) finding no such pattern, `y`
+    naming the kernel it could not rewrite. The model is asked for `y`, where it has a
+    nest to work on; with two refusals that name nothing, for the higher prior."""
+
+    class Refusing(Landscape):
+        def __init__(self, reasons: dict[str, str]):
+            super().__init__({})
+            self.reasons = reasons
+            self.asked: list[tuple[str, str]] = []
+
+        def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
+            if how == "slm":
+                self.asked.append((method, refused))
+                return None, "the SLM's answer failed its checks"
+            if method in self.reasons:
+                return None, self.reasons[method]
+            return super().expand(variant, method, how)
+
+    graph = graph_of(("sequential", "x"), ("sequential", "y"), ("sequential", "z"))
+    for _ in range(6):
+        graph.stats("sequential", "x").record(True, 4.0)
+    for reasons, expected in (
+        ({"x": "no scan loop outside main", "y": "kernel 'k': its grid is not a dim3"}, "y"),
+        ({"x": "no scan loop outside main", "y": "no std::sort call"}, "x"),
+        ({"x": "no 2-D nest", "y": "input.c:7:5: cannot offload loop 'i'"}, "y"),
+    ):
+        land = Refusing(reasons)
+        run(prefetching(graph, land, Budget(iterations=1, max_depth=1, rollout_depth=0)))
+        assert land.asked[0] == (expected, reasons[expected])
