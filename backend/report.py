@@ -108,7 +108,8 @@ _UNVERIFIED = {
 
 def comparison(rows: Sequence[Any]) -> str:
     """Per strategy: share correct, share faster than the CPU, geometric-mean and mean
-    region speedup (a program with no verified variant counts as 1x), search time; and the
+    region speedup (a program with no verified variant counts as 1x), search time; the
+    model's answers that compiled and were verified (`bench.model_answers`); and the
     programs whose written variant holds a step the language model applied, and of those,
     the ones faster than the `rules` strategy's variant of the same program ("-" without a
     rules run)."""
@@ -116,9 +117,9 @@ def comparison(rows: Sequence[Any]) -> str:
     rules = {row.program: row for row in rows if row.strategy == "rules"}
     lines = [
         "| strategy | programs | correct | faster than CPU | geomean region speedup "
-        "| mean region speedup | mean search (s) | with a model step "
-        "| model step, faster than rules |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| mean region speedup | mean search (s) | model answers verified / compiled "
+        "| with a model step | model step, faster than rules |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for strategy in strategies:
         mine = [row for row in rows if row.strategy == strategy]
@@ -135,6 +136,8 @@ def comparison(rows: Sequence[Any]) -> str:
             f"| {strategy} | {len(mine)} | {correct / len(mine):.0%} | {faster / len(mine):.0%} "
             f"| {geomean(speedups):.2f}x | {sum(speedups) / len(speedups):.2f}x "
             f"| {sum(row.search_seconds for row in mine) / len(mine):.1f} "
+            f"| {sum(row.model_verified for row in mine)} / "
+            f"{sum(row.model_compiled for row in mine)} "
             f"| {len(modelled)} | {beat} |"
         )
     return "\n".join(lines) + "\n"

@@ -54,6 +54,10 @@ class BenchRow:
     # the run's seconds with the language model (loading, slot waits, answers) and its edits
     model_seconds: float = 0.0
     slm_calls: int = 0
+    # the search's model answers that made a program nvcc compiled (a state of its graph),
+    # and of those, the ones verified on the GPU
+    model_compiled: int = 0
+    model_verified: int = 0
 
 
 def discover(folder: Path) -> list[Path]:
@@ -100,6 +104,7 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
     timing = trace.get("timing") or {}
     reference, candidate = timing.get("reference") or {}, timing.get("candidate") or {}
     chosen = trace.get("chosen") or []
+    compiled, verified = model_answers(trace)
     row = dataclasses.replace(
         base,
         stage=chosen[-1]["stage"] if chosen else "none",
@@ -119,10 +124,26 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
         model_steps=sum(1 for step in chosen if step.get("applied_by") == "slm"),
         model_seconds=(trace.get("time") or {}).get("model") or 0.0,
         slm_calls=trace.get("search", {}).get("slm_calls", 0),
+        model_compiled=compiled,
+        model_verified=verified,
     )
     if result.verified and result.offloaded and not candidate.get("kernels"):
         row = with_written_roofline(row, path, result.text, config)
     return dataclasses.replace(row, wall_seconds=time.perf_counter() - began)
+
+
+def model_answers(trace: dict[str, Any]) -> tuple[int, int]:
+    """(compiled, verified): the model edges of the search's graph whose answer became a
+    state (it passed the structural check and nvcc), and those whose state was verified."""
+    states = (trace.get("search") or {}).get("graph") or []
+    stage = {state.get("key"): state.get("stage") for state in states}
+    children = [
+        edge["child"]
+        for state in states
+        for edge in state.get("edges") or []
+        if edge.get("how") == "slm" and edge.get("child")
+    ]
+    return len(children), sum(1 for child in children if stage.get(child) == "correct")
 
 
 def with_written_roofline(row: BenchRow, path: Path, text: str, config: Config) -> BenchRow:

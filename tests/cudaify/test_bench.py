@@ -361,7 +361,18 @@ def test_a_row_counts_the_model_in_the_written_path(
         {"method": "offload", "applied_by": "rule", "stage": "correct"},
         {"method": "coalesce", "applied_by": "slm", "stage": "correct"},
     ]
-    trace = {"chosen": steps, "time": {"model": 4.25}, "search": {"seconds": 9.0, "slm_calls": 3}}
+
+    def edge(how: str, child: str | None, dead: str = "") -> dict[str, object]:
+        return {"method": "coalesce", "how": how, "child": child, "dead": dead}
+
+    graph = [  # the model answered three times: one verified, one compiled, one refused
+        {"key": "s", "stage": "input", "edges": [edge("rule", "r"), edge("slm", "v")]},
+        {"key": "r", "stage": "correct", "edges": [edge("slm", "c"), edge("slm", None, "x")]},
+        {"key": "v", "stage": "correct", "edges": []},
+        {"key": "c", "stage": "compile", "edges": []},
+    ]
+    search = {"seconds": 9.0, "slm_calls": 3, "graph": graph}
+    trace = {"chosen": steps, "time": {"model": 4.25}, "search": search}
     done = SimpleNamespace(
         trace=trace,
         verified=True,
@@ -377,6 +388,9 @@ def test_a_row_counts_the_model_in_the_written_path(
     source.write_text(SEQUENTIAL)
     made = bench.run_one(source, "mcgs", Config(slm="off"))
     assert (made.model_steps, made.model_seconds, made.slm_calls) == (1, 4.25, 3)
+    assert (made.model_compiled, made.model_verified) == (2, 1)
+    line = next(x for x in comparison([made]).splitlines() if x.startswith("| mcgs"))
+    assert "| 1 / 2 | 1 | - |" in line
     assert made.methods == "offload+coalesce" and made.verified
 
 
