@@ -322,3 +322,16 @@ def test_no_runtime_is_pasted_where_the_code_has_it_or_no_example_adds_it():
     same = Example(program="p", before=example.after, after=example.after)
     assert focus.with_runtime(sequential.code, [same]) == focus.Runtime(sequential.code)
     assert focus.with_runtime(sequential.code, []) == focus.Runtime(sequential.code)
+
+
+def test_an_edit_without_examples_may_answer_up_to_the_ceiling():
+    """With examples the budget follows the target and the largest example answer; with
+    none, what the method adds is unknown and the ceiling holds (a budget sized to the
+    target alone cut a compact answer at 512 tokens)."""
+    from cudaify.transforms.slm.apply import MIN_ANSWER_TOKENS, answer_tokens
+
+    cut = kernel_focus()
+    assert answer_tokens(cut, [], 4096) == 4096
+    small = focus.Reduced("p", "void f() {}", "void f() { g(); }", "")
+    sized = answer_tokens(cut, [small], 4096)
+    assert MIN_ANSWER_TOKENS <= sized < 4096

@@ -94,7 +94,12 @@ def converse(
 def answer_tokens(focus: focusing.Focus, examples: Sequence[focusing.Reduced], ceiling: int) -> int:
     """max_tokens for a focused edit, proportional to what the answer must hold: twice the
     target functions (a kernel and its host wrapper from one function) plus the largest
-    example answer (the new helpers the method adds), within `ceiling`."""
+    example answer (the new helpers the method adds), within `ceiling`. Without an example
+    what the method adds is unknown: the ceiling (sized to its target alone, compact's
+    answer after schedule, which the graph has no example of, was cut at 512 tokens on an
+    H200). Tokens not generated cost nothing."""
+    if not examples:
+        return ceiling
     largest = max((focusing.estimate_tokens(e.after) for e in examples), default=0)
     wanted = 2 * focusing.estimate_tokens(focus.target_text) + largest + 256
     return min(ceiling, max(MIN_ANSWER_TOKENS, wanted))
