@@ -374,12 +374,8 @@ class LocalEngine:
         time (on two CPU cores, 40 s for a program of 300 lines), so it goes a batch at a
         time and, like every option's scoring, ends as "budget" once `stop_at` passed."""
         self.llm.reset()
-        # a batch of 128 tokens takes about 2.5 s on two CPU cores, 10 ms on an H200
-        batch = max(1, min(SCORE_BATCH, int(getattr(self.llm, "n_batch", SCORE_BATCH))))
         pauses = _pauses()
-        for first in range(0, len(base), batch):
-            self._in_time(stop_at, pauses)
-            self.llm.eval(base[first : first + batch])
+        self._eval_in_batches(base, stop_at, pauses)
         start = self._logprobs()
         scores = []
         for tail in tails:
@@ -402,11 +398,19 @@ class LocalEngine:
         cache already holds (a repair round extends its first conversation) is kept."""
         held = [int(token) for token in self.llm.input_ids[: self.llm.n_tokens]]
         self.llm.n_tokens = _common_prefix(held, tokens)  # eval() drops the cache past it
+        self._eval_in_batches(tokens, stop_at, pauses)
+        self._in_time(stop_at, pauses)
+
+    def _eval_in_batches(
+        self, tokens: list[int], stop_at: float | None, pauses: _Pauses | None
+    ) -> None:
+        """`tokens` past what the cache holds (`n_tokens`) read a batch at a time, ending
+        as "budget" before a batch once `stop_at` passed."""
+        # a batch of 128 tokens takes about 2.5 s on two CPU cores, 10 ms on an H200
         batch = max(1, min(SCORE_BATCH, int(getattr(self.llm, "n_batch", SCORE_BATCH))))
         for first in range(self.llm.n_tokens, len(tokens), batch):
             self._in_time(stop_at, pauses)
             self.llm.eval(tokens[first : first + batch])
-        self._in_time(stop_at, pauses)
 
     def _in_time(self, stop_at: float | None, pauses: _Pauses | None = None) -> None:
         if pauses is not None:
