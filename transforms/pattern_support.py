@@ -39,11 +39,11 @@ from cudaify.transforms.kernel_codegen import (
     where_kernels_go,
 )
 from cudaify.transforms.offload import PRELUDE
-from cudaify.transforms.prelude import runtime_text
+from cudaify.transforms.prelude import marker, runtime_text
 
 PlanT = TypeVar("PlanT")
 
-RUNTIME_MARKER = PRELUDE.splitlines()[0]
+RUNTIME_MARKER = marker(PRELUDE)
 PATTERN_MARKER = "/* ---- cudaify pattern helpers ---- */"
 
 INCLUDES_MARKER = "/* ---- cudaify pattern includes ---- */"
@@ -260,8 +260,8 @@ def prelude_edits(source: bytes, at: int, includes: tuple[str, ...] = ()) -> tup
     elif headers:
         edits.append(Edit(0, 0, headers, "library headers before the program's macros"))
     blocks = ((RUNTIME_MARKER, PRELUDE), (PATTERN_MARKER, PATTERN_PRELUDE))
-    for marker, block in blocks:
-        position = source.find(marker.encode())
+    for mark, block in blocks:
+        position = source.find(mark.encode())
         if 0 <= position < at:
             continue
         if position >= 0:

@@ -13,7 +13,7 @@ import re
 from tree_sitter import Node
 
 from cudaify.transforms import csource as cs
-from cudaify.transforms.prelude import runtime_text
+from cudaify.transforms.prelude import marker, runtime_text
 
 COMPLEX = frozenset("complex polar abs arg norm conj proj real imag".split())
 MATH = frozenset(
@@ -32,7 +32,7 @@ _STD_NAME = re.compile(r"(?<![\w:])(?:::)?std::(\w+)")
 
 STD_PRELUDE = runtime_text("std_device.cuh")
 
-STD_MARKER = STD_PRELUDE.splitlines()[0]
+STD_MARKER = marker(STD_PRELUDE)
 
 
 class NoDeviceVersion(Exception):
