@@ -564,6 +564,11 @@ class GraphSearch:
         ahead = self._ahead = _Ahead(edge, future, time.perf_counter())
         future.add_done_callback(lambda _: setattr(ahead, "ended", time.perf_counter()))
 
+    @property
+    def _writing(self) -> Edge | None:
+        """The edge whose answer is being written in the background: not taken meanwhile."""
+        return self._ahead.edge if self._ahead is not None else None
+
     def _harvest(self, wait: bool = False) -> bool:
         """The background answer, once written: its child becomes its edge's made child
         (verified when the edge is taken, as a rule's), or the edge dies with why. `wait`:
@@ -921,7 +926,7 @@ class GraphSearch:
         every untried rule edge by PUCT, its first play at most a rule's (a model's answer
         costs more); then the best PUCT score, children included."""
         affordable = self._affordable()
-        writing = self._ahead.edge if self._ahead is not None else None
+        writing = self._writing
         live = [
             e
             for e in node.edges
@@ -976,7 +981,7 @@ class GraphSearch:
         if not node.expanded:
             return bool(self.graph.successors(self._graph_node(node.variant)))
         visiting = visiting | {key}
-        writing = self._ahead.edge if self._ahead is not None else None
+        writing = self._writing
         for edge in node.edges:
             if self._dead(edge) or edge is writing:  # its answer is awaited (`run`)
                 continue

@@ -9,6 +9,7 @@ after codes cut down to the functions that differ."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -241,7 +242,8 @@ def with_runtime(code: str, examples: Sequence[object]) -> Runtime:
     return Runtime(_slice(data, 0, first) + pasted + _slice(data, first, len(data)), tuple(blocks))
 
 
-def _declared(text: str) -> set[str]:
+@functools.cache  # a runtime block, parsed once per process
+def _declared(text: str) -> frozenset[str]:
     """The names the top-level items of `text` declare: functions, macros, variables, types."""
     names = set()
     for item in items(text):
@@ -253,7 +255,7 @@ def _declared(text: str) -> set[str]:
             node = node.child_by_field_name("name") or node.child_by_field_name("declarator")
         if node is not None:
             names.add(kt.decode(node.text or b""))
-    return names
+    return frozenset(names)
 
 
 # -- the target of an edge -------------------------------------------------------------------
