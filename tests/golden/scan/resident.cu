@@ -205,7 +205,11 @@ void cudaify_scan(CudaifyTerm term, CudaifyStore store, long long n, CudaifyOp o
     }
 }
 
-/* cudaify: the sum a seeded CUB scan adds with */
+/* cudaify: the sum a seeded CUB scan adds with (libcu++'s: CUB tunes for it) */
+#if __CUDACC_VER_MAJOR__ >= 12
+#include <cuda/std/functional>
+typedef ::cuda::std::plus<> cudaify_sum;
+#else
 struct cudaify_sum {
     template <class CudaifyT>
     __host__ __device__ CudaifyT operator()(const CudaifyT &a, const CudaifyT &b) const
@@ -213,6 +217,7 @@ struct cudaify_sum {
         return a + b;
     }
 };
+#endif
 
 /* Scans called every round of a time loop: an inclusive accumulator scan whose result is
    the next round's input (the pointers swap), and a linear recurrence on the output's

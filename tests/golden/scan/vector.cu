@@ -3,7 +3,11 @@
 #include <math.h>
 #include <type_traits>
 #include <cub/device/device_scan.cuh> /* cudaify: CUB's device-wide scan */
-/* cudaify: the sum a seeded CUB scan adds with */
+/* cudaify: the sum a seeded CUB scan adds with (libcu++'s: CUB tunes for it) */
+#if __CUDACC_VER_MAJOR__ >= 12
+#include <cuda/std/functional>
+typedef ::cuda::std::plus<> cudaify_sum;
+#else
 struct cudaify_sum {
     template <class CudaifyT>
     __host__ __device__ CudaifyT operator()(const CudaifyT &a, const CudaifyT &b) const
@@ -11,6 +15,7 @@ struct cudaify_sum {
         return a + b;
     }
 };
+#endif
 
 // An inclusive scan over std::vector<long>: operator[] of a vector of integers is an
 // integer, so the long sums are exact in any order.
