@@ -258,11 +258,11 @@ int main(void)
 def test_the_three_pass_scan_carries_across_tiles_and_shares(
     shares: int, wide_bytes: int, tmp_path
 ) -> None:
-    """An affine map of doubles is 16 bytes: by default each thread reads its 4 items
-    straight, and 20000 items are 20 tiles of 1024; with CUDAIFY_SCAN_WIDE_BYTES=64 it is
+    """An affine map of doubles is 16 bytes: by default each thread reads its 2 items
+    straight, and 20000 items are 40 tiles of 512; with CUDAIFY_SCAN_WIDE_BYTES=64 it is
     read as narrower items are, 8 a thread, striped and exchanged: 10 tiles of 2048. With at
     most 1024 shares (the default) each block scans one tile from the scanned totals of the
-    blocks before; with 3, blocks of 7, 7 and 6 tiles (4, 4 and 2) also carry the
+    blocks before; with 3, blocks of 14, 14 and 12 tiles (4, 4 and 2) also carry the
     composition from tile to tile; with 1, one block scans every tile and passes 1 and 2 do
     not run. Values printed on both sides of tile borders."""
     from emulation import gcc_output, run_emulated
@@ -290,9 +290,9 @@ def test_the_three_pass_scan_carries_across_tiles_and_shares(
 
 @pytest.mark.gpu
 def test_the_three_pass_scan_on_the_gpu_prints_what_gcc_prints(tmp_path) -> None:
-    """CUB's own block primitives over 4 * 10^6 items: 3907 tiles of 1024, 977 blocks of
-    four tiles each, values printed across a tile border every 74 tiles and a share border
-    every 148."""
+    """CUB's own block primitives over 4 * 10^6 items: 7813 tiles of 512, 977 blocks of
+    eight tiles each, values printed across a tile border every 148 tiles, every other time
+    across a share border."""
     source = tmp_path / "walk.c"
     source.write_text(REMEMBERING.replace("N 20001", "N 4000001\n#define BORDERS 37"))
     code = applied(analysed(source), "scan").code

@@ -30,16 +30,18 @@ struct cudaify_compose {
 #define CUDAIFY_SCAN_THREADS 256
 /* Items a thread composes: 8 items narrower than CUDAIFY_SCAN_WIDE_BYTES (16), read
    striped (a warp reads neighbours) and exchanged through shared memory into each thread's
-   run; 4 items of 16 bytes or more (an affine map of doubles), each thread reading its own
+   run; 2 items of 16 bytes or more (an affine map of doubles), each thread reading its own
    run straight from the term (its neighbours' loads fill the same cache lines; the exchange
    of wide items is where pass 3's shared-memory bank conflicts were). On an H200, 2^24
-   affine maps of doubles 0.252 -> 0.222 ms; floats stay exchanged (0.112 ms; 0.118 read
-   straight). */
+   affine maps of doubles 0.252 -> 0.222 ms read straight; floats stay exchanged (0.112 ms;
+   0.118 read straight). Two wide items a thread rather than 4 leave registers for more
+   blocks (pass 3: 4 blocks a multiprocessor, not 3): the three passes 229 -> 207 us by ncu
+   (8 items: 287 us). */
 #ifndef CUDAIFY_SCAN_ITEMS
 #define CUDAIFY_SCAN_ITEMS 8
 #endif
 #ifndef CUDAIFY_SCAN_WIDE_ITEMS
-#define CUDAIFY_SCAN_WIDE_ITEMS 4
+#define CUDAIFY_SCAN_WIDE_ITEMS 2
 #endif
 #ifndef CUDAIFY_SCAN_WIDE_BYTES
 #define CUDAIFY_SCAN_WIDE_BYTES 16
