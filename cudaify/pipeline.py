@@ -162,10 +162,11 @@ class Stages:
 
     @property
     def engine(self) -> Any:
-        with _MODEL_LOCK:  # the search's thread and its background answer (mcgs) may ask
-            if self._engine is None:
-                with self.breakdown.measure("model"):
-                    self._engine = open_engine_once(self.config)
+        if self._engine is None:  # not the lock once loaded: a request may hold it long
+            with _MODEL_LOCK:  # the search's thread and its background answer (mcgs) may ask
+                if self._engine is None:
+                    with self.breakdown.measure("model"):
+                        self._engine = open_engine_once(self.config)
         return self._engine
 
     def _slots_folder(self) -> Path:
@@ -249,7 +250,7 @@ class Stages:
         counted as the breakdown's "model" (the GPU wait inside it as "wait"). One request
         at a time in this process: a llama.cpp model is not safe to use from two threads
         (the search's method prior and its background answer crashed the process)."""
-        with self.breakdown.measure("model"), _MODEL_LOCK, self.generating():
+        with self.breakdown.measure("model"), _model_turn(), self.generating():
             yield
 
     # -- the callbacks -------------------------------------------------------------------
@@ -409,7 +410,8 @@ class _Generating:
             return attribute
 
         def held(*args: Any, **kwargs: Any) -> Any:
-            with self._slot(), generation_deadline(self._stop_at()):
+            # the deadline first: the slot's wait (another request's whole answer) ends there
+            with generation_deadline(self._stop_at()), self._slot():
                 return attribute(*args, **kwargs)
 
         return held
@@ -418,6 +420,25 @@ class _Generating:
 _ENGINES: dict[tuple[Any, ...], Any] = {}
 # held while a process's model is loaded or asked (see Stages._model_time)
 _MODEL_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _model_turn() -> Iterator[None]:
+    """_MODEL_LOCK, waited for until the request's generation deadline at most: the
+    search's answer written in the background holds it for its whole answer, and a method
+    prior given a share of the search's time waited that long (a ModelFailure "budget"
+    where the deadline comes first)."""
+    from cudaify.transforms.slm.engine import seconds_left
+
+    left = seconds_left("waiting for the model")
+    if not _MODEL_LOCK.acquire(timeout=-1 if left is None else left):
+        raise ModelFailure(
+            "budget", "the model was answering another request until the time budget ran out"
+        )
+    try:
+        yield
+    finally:
+        _MODEL_LOCK.release()
 
 
 def open_engine_once(config: Config) -> Any:

@@ -313,3 +313,45 @@ def test_reading_a_long_prompt_stops_at_the_deadline_too() -> None:
     with generation_deadline(time.monotonic() + 30):
         local(llm).complete([{"role": "user", "content": words}], Sampling(max_tokens=10))
     assert llm.completions == 1 and llm.n_tokens == len(llm.prompts[-1].split()) - 1
+
+
+def test_a_request_waits_for_the_model_only_until_its_deadline(tmp_path: Path) -> None:
+    """One request at a time per process: while the search's background answer holds the
+    model, a method prior waits for it only within its share (None after 0.2 s, not after
+    the other answer's 2 s), and a completion only until the search must stop (the
+    command's budget); with time left, the request runs once the model is free."""
+    import threading
+
+    from cudaify.backend.budget import Deadline
+    from cudaify.core import Variant
+    from cudaify.pipeline import Stages, _model_turn
+
+    from .test_decoy_endpoint import GOLDEN, analysed, model_config
+
+    program = analysed(GOLDEN / "offload" / "saxpy.c")
+    config = model_config("http://127.0.0.1:9", tmp_path).with_(time_budget=1.0)
+    stages = Stages(program, config, Deadline(1.0))
+    stages._engine = chooser = SlowChooser(0.05)
+    holding, release = threading.Event(), threading.Event()
+
+    def background_answer() -> None:
+        with _model_turn():
+            holding.set()
+            release.wait(2.0)
+
+    other = threading.Thread(target=background_answer)
+    other.start()
+    holding.wait()
+    began = time.monotonic()
+    assert stages.method_prior(Variant(program.source), ["offload", "schedule"], 0.2) is None
+    assert 0.15 < time.monotonic() - began < 0.5 and chooser.stop_at == []
+    stages._engine = recording = Recording()
+    with pytest.raises(ModelFailure) as failure:
+        stages._model().complete(MESSAGES, Sampling())
+    assert failure.value.kind == "budget" and recording.stop_at == []
+    assert time.monotonic() - began < 1.3  # the command's 1 s, not the answer's 2 s
+    release.set()
+    other.join()
+    free = Stages(program, config.with_(time_budget=30.0), Deadline(30.0))
+    free._engine = chooser
+    assert free.method_prior(Variant(program.source), ["offload"], 0.2) == {"offload": 1.0}

@@ -182,6 +182,13 @@ def _stop_at(where: str) -> float | None:
     return stop_at
 
 
+def seconds_left(where: str) -> float | None:
+    """Seconds to the generation deadline (None: none); one already passed is a
+    failure ("budget")."""
+    stop_at = _stop_at(where)
+    return None if stop_at is None else max(0.0, stop_at - time.monotonic())
+
+
 def _budget_spent(where: str) -> ModelFailure:
     return ModelFailure("budget", f"{where}: the time budget ran out before the answer was done")
 
