@@ -29,9 +29,14 @@ def _open(path: Path) -> IO[bytes]:
     return open(path, "ab")  # noqa: SIM115 - closed by the caller, which releases the flock
 
 
+class NoSlot(TimeoutError):
+    """Every slot stayed taken until the wait's end."""
+
+
 @contextlib.contextmanager
-def one_slot(folder: Path, count: int) -> Iterator[int]:
-    """Wait for a free slot of `count` and hold it; yields its index."""
+def one_slot(folder: Path, count: int, until: float | None = None) -> Iterator[int]:
+    """Wait for a free slot of `count` and hold it; yields its index. `until`
+    (time.monotonic; None: no end): NoSlot where every slot is still taken then."""
     paths = slot_paths(folder, count)
     while True:
         for index, path in enumerate(paths):
@@ -46,7 +51,10 @@ def one_slot(folder: Path, count: int) -> Iterator[int]:
             finally:
                 handle.close()
             return
-        time.sleep(POLL_SECONDS)
+        if until is not None and time.monotonic() >= until:
+            raise NoSlot(f"all {len(paths)} generation slots stayed taken")
+        wait = POLL_SECONDS if until is None else min(POLL_SECONDS, until - time.monotonic())
+        time.sleep(max(0.0, wait))
 
 
-__all__ = ["one_slot", "slot_paths"]
+__all__ = ["NoSlot", "one_slot", "slot_paths"]

@@ -180,14 +180,23 @@ class Stages:
         if not self.local_model:
             yield
             return
-        from cudaify.core.slots import one_slot
-        from cudaify.transforms.slm.engine import generation_pauses
+        from cudaify.core.slots import NoSlot, one_slot
+        from cudaify.transforms.slm.engine import generation_pauses, seconds_left
 
         gpu = self.evaluator.gpu
-        with one_slot(self._slots_folder(), self.config.slm_jobs):
+        # the slots are shared with other compiles (make -j, bench -j): waited for only until
+        # the request's deadline, as the process's own model is (see _model_turn)
+        left = seconds_left("waiting for a generation slot")
+        until = None if left is None else time.monotonic() + left
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(one_slot(self._slots_folder(), self.config.slm_jobs, until))
+            except NoSlot as busy:
+                raise ModelFailure("budget", f"{busy} until the time budget ran out") from None
             # between tokens, a timing asked meanwhile gets the GPU (see GpuLock.make_way)
-            with gpu.shared(), generation_pauses(gpu.make_way):
-                yield
+            held.enter_context(gpu.shared())
+            held.enter_context(generation_pauses(gpu.make_way))
+            yield
 
     def validate(self, code: str, method: Any, before: Variant | None = None) -> list[Problem]:
         """What the SLM's answer must pass before it counts: structure (the method's

@@ -355,3 +355,45 @@ def test_a_request_waits_for_the_model_only_until_its_deadline(tmp_path: Path) -
     free = Stages(program, config.with_(time_budget=30.0), Deadline(30.0))
     free._engine = chooser
     assert free.method_prior(Variant(program.source), ["offload"], 0.2) == {"offload": 1.0}
+
+
+def test_a_local_models_request_waits_for_a_slot_only_until_its_deadline(tmp_path, monkeypatch):
+    """Another compile holds the machine's only generation slot: the search's request
+    fails as "budget" when the command's 0.5 s budget ends, without generating."""
+    from cudaify.backend.budget import Deadline
+    from cudaify.core.slots import one_slot
+    from cudaify.pipeline import Stages
+
+    from .test_decoy_endpoint import GOLDEN, analysed, model_config
+
+    program = analysed(GOLDEN / "offload" / "saxpy.c")
+    config = model_config("http://127.0.0.1:9", tmp_path).with_(time_budget=0.5, slm_jobs=1)
+    stages = Stages(program, config, Deadline(0.5))
+    monkeypatch.setattr(Stages, "local_model", property(lambda self: True))
+    asked: list[object] = []
+
+    class Engine:
+        identity = "slot-test"
+
+        def complete(self, messages, sampling):
+            asked.append(messages)
+
+    stages._engine = Engine()
+    failures: list[ModelFailure] = []
+
+    def request() -> None:
+        try:
+            stages._model().complete([{"role": "user", "content": "hi"}], Sampling())
+        except ModelFailure as failure:
+            failures.append(failure)
+
+    import threading
+
+    began = time.monotonic()
+    with one_slot(stages._slots_folder(), 1):
+        waiting = threading.Thread(target=request)
+        waiting.start()
+        waiting.join(3.0)
+        assert not waiting.is_alive(), "the request still waits for the slot"
+    assert time.monotonic() - began < 0.9
+    assert [failure.kind for failure in failures] == ["budget"] and asked == []
