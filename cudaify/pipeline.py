@@ -618,6 +618,7 @@ def search(start: Variant, stages: Stages, config: Config, progress=None):  # ->
         prefetch=stages.prefetch,
         predict=predicted_cost,
         time_left=stages.search_left,
+        breakdown=stages.breakdown,
         wins=lambda evaluation: (
             evaluation.stage >= Stage.CORRECT
             and (objective_speedup(evaluation, config.objective) or 0.0) > 1.0

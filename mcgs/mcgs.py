@@ -115,6 +115,7 @@ and stops early when it reaches a child that has more visits than the edge it ca
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import random
@@ -125,6 +126,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from cudaify.backend.budget import Breakdown
 from cudaify.backend.cost import rank_agreement
 from cudaify.backend.evaluate import TIME_BUDGET
 from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Variant
@@ -334,8 +336,12 @@ class GraphSearch:
         predict: Predict | None = None,
         wins: Callable[[Evaluation], bool] | None = None,
         time_left: Callable[[], float | None] | None = None,
+        breakdown: Breakdown | None = None,
     ):
         self.graph = graph
+        # where the command's time went: an answer written in the background is not
+        # counted there (work ahead is quiet), the search's wait for it is the model's
+        self.breakdown = breakdown
         # the seconds the search may still spend (None: no limit): a model edge starts only
         # where its answer and checks are expected to fit (see `_affordable`)
         self.time_left = time_left
@@ -555,7 +561,7 @@ class GraphSearch:
         # a timing have the GPU between two tokens are context variables
         future = self._model_pool.submit(
             contextvars.copy_context().run,
-            self.expand_fn,
+            self._quietly,
             node.variant,
             edge.method,
             "slm",
@@ -563,6 +569,11 @@ class GraphSearch:
         )
         ahead = self._ahead = _Ahead(edge, future, time.perf_counter())
         future.add_done_callback(lambda _: setattr(ahead, "ended", time.perf_counter()))
+
+    def _quietly(self, variant: Variant, method: str, how: str, refused: str):
+        """`expand_fn` on the model's thread, outside the time breakdown (see `_harvest`)."""
+        with self.breakdown.quiet() if self.breakdown else contextlib.nullcontext():
+            return self.expand_fn(variant, method, how, refused)
 
     @property
     def _writing(self) -> Edge | None:
@@ -580,8 +591,10 @@ class GraphSearch:
             left = self.time_left() if self.time_left else None
             if not wait or (left is not None and left <= 0):
                 return False
+            waiting = self.breakdown.measure("model") if self.breakdown else None
             try:
-                ahead.future.result(timeout=left)
+                with waiting or contextlib.nullcontext():
+                    ahead.future.result(timeout=left)
             except TimeoutError:
                 return False
         self._ahead = None

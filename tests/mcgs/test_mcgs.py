@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -1021,6 +1022,45 @@ def test_the_model_answers_a_refused_method_in_the_background_and_its_child_is_v
     assert best is not None and best.variant.code == "x"
     assert best.variant.steps[-1].applied_by == "slm"
     assert gs.slm_calls == sum(1 for _, how, _ in land.asked if how == "slm")
+
+
+def test_the_answer_written_ahead_counts_in_the_breakdown_only_as_the_searchs_wait():
+    """The background answer's own request (measured as "model" on its thread) is not
+    counted: the search's time was spent meanwhile on its rule children. What counts is
+    the search's wait for the answer once nothing else was left (0.5 s here, after both
+    rule children, 0.2 s each, were verified); before, the answer's 0.9 s on its thread
+    were added beside the search's own time."""
+    from cudaify.backend.budget import Breakdown
+
+    breakdown = Breakdown()
+
+    class SlowAnswer(WritesAhead):
+        def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
+            if how != "slm" or method != "x":
+                return super().expand(variant, method, how, refused)
+            with breakdown.measure("model"):
+                answer = super().expand(variant, method, how, refused)
+                time.sleep(0.5)
+            return answer
+
+        def evaluate(self, variant: Variant) -> Evaluation:
+            time.sleep(0.2)
+            return super().evaluate(variant)
+
+    graph = graph_of(("sequential", "a"), ("sequential", "b"), ("sequential", "x"))
+    land = SlowAnswer(wait_for=2)
+    gs = GraphSearch(
+        graph,
+        land.expand,
+        land.evaluate,
+        ways=("rule", "slm"),
+        budget=Budget(iterations=40, max_depth=1, rollout_depth=0, patience=1),
+        prefetch=lambda variants: None,
+        breakdown=breakdown,
+    )
+    best = run(gs).best_verified
+    assert best is not None and best.variant.code == "x"
+    assert 0.3 < breakdown.get("model") < 0.75
 
 
 def test_no_answer_is_written_ahead_without_prefetch_or_a_refused_method():
