@@ -129,6 +129,7 @@ def test_every_strategy_is_given_the_rescue(strategy: str, monkeypatch) -> None:
         out_of_time=object(),
         prefetch=object(),
         search_left=object(),
+        breakdown=object(),
         slm_enabled=False,
     )
     settings = {"methods": ("offload",)} if strategy == "sequence" else {"strategy": strategy}
@@ -139,6 +140,7 @@ def test_every_strategy_is_given_the_rescue(strategy: str, monkeypatch) -> None:
     assert given.get("stop") is stages.out_of_time or stages.out_of_time in arguments  # type: ignore[operator]
     if strategy == "mcgs":  # and what is left of it, which decides whether a model edge fits
         assert given.get("time_left") is stages.search_left
+        assert given.get("breakdown") is stages.breakdown  # where its background answer counts
     if strategy == "exhaustive":
         assert "fp_exact" not in given["every_method"]  # type: ignore[operator]
         assert "offload" in given["every_method"]  # type: ignore[operator]
