@@ -181,13 +181,12 @@ class Stages:
             yield
             return
         from cudaify.core.slots import NoSlot, one_slot
-        from cudaify.transforms.slm.engine import generation_pauses, seconds_left
+        from cudaify.transforms.slm.engine import generation_pauses, generation_stop_at
 
         gpu = self.evaluator.gpu
         # the slots are shared with other compiles (make -j, bench -j): waited for only until
         # the request's deadline, as the process's own model is (see _model_turn)
-        left = seconds_left("waiting for a generation slot")
-        until = None if left is None else time.monotonic() + left
+        until = generation_stop_at("waiting for a generation slot")
         with contextlib.ExitStack() as held:
             try:
                 held.enter_context(one_slot(self._slots_folder(), self.config.slm_jobs, until))
@@ -437,10 +436,11 @@ def _model_turn() -> Iterator[None]:
     search's answer written in the background holds it for its whole answer, and a method
     prior given a share of the search's time waited that long (a ModelFailure "budget"
     where the deadline comes first)."""
-    from cudaify.transforms.slm.engine import seconds_left
+    from cudaify.transforms.slm.engine import generation_stop_at
 
-    left = seconds_left("waiting for the model")
-    if not _MODEL_LOCK.acquire(timeout=-1 if left is None else left):
+    stop_at = generation_stop_at("waiting for the model")
+    left = -1 if stop_at is None else max(0.0, stop_at - time.monotonic())
+    if not _MODEL_LOCK.acquire(timeout=left):
         raise ModelFailure(
             "budget", "the model was answering another request until the time budget ran out"
         )

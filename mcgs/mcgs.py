@@ -115,7 +115,6 @@ and stops early when it reaches a child that has more visits than the edge it ca
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
 import random
@@ -341,7 +340,8 @@ class GraphSearch:
         self.graph = graph
         # where the command's time went: an answer written in the background is not
         # counted there (work ahead is quiet), the search's wait for it is the model's
-        self.breakdown = breakdown
+        # (without the command's account, one of the search's own that nothing reads)
+        self.breakdown = breakdown or Breakdown()
         # the seconds the search may still spend (None: no limit): a model edge starts only
         # where its answer and checks are expected to fit (see `_affordable`)
         self.time_left = time_left
@@ -572,7 +572,7 @@ class GraphSearch:
 
     def _quietly(self, variant: Variant, method: str, how: str, refused: str):
         """`expand_fn` on the model's thread, outside the time breakdown (see `_harvest`)."""
-        with self.breakdown.quiet() if self.breakdown else contextlib.nullcontext():
+        with self.breakdown.quiet():
             return self.expand_fn(variant, method, how, refused)
 
     @property
@@ -591,9 +591,8 @@ class GraphSearch:
             left = self.time_left() if self.time_left else None
             if not wait or (left is not None and left <= 0):
                 return False
-            waiting = self.breakdown.measure("model") if self.breakdown else None
             try:
-                with waiting or contextlib.nullcontext():
+                with self.breakdown.measure("model"):
                     ahead.future.result(timeout=left)
             except TimeoutError:
                 return False

@@ -174,19 +174,12 @@ def _pauses() -> _Pauses | None:
     return None if make_way is None else _Pauses(make_way)
 
 
-def _stop_at(where: str) -> float | None:
+def generation_stop_at(where: str) -> float | None:
     """The generation deadline (None: none); one already passed is a failure."""
     stop_at = _STOP_AT.get()
     if stop_at is not None and time.monotonic() >= stop_at:
         raise _budget_spent(where)
     return stop_at
-
-
-def seconds_left(where: str) -> float | None:
-    """Seconds to the generation deadline (None: none); one already passed is a
-    failure ("budget")."""
-    stop_at = _stop_at(where)
-    return None if stop_at is None else max(0.0, stop_at - time.monotonic())
 
 
 def _budget_spent(where: str) -> ModelFailure:
@@ -318,7 +311,7 @@ class LocalEngine:
         self, messages: Sequence[Message], options: Sequence[str], sampling: Sampling
     ) -> dict[str, float]:
         _check_options(options)
-        stop_at = _stop_at(self.model_path.name)
+        stop_at = generation_stop_at(self.model_path.name)
         prefix = self.chat_prompt(messages) + CHOICE_PREFIX
         continuations = [prefix + option + CHOICE_SUFFIX for option in options]
         base, tails = self._split_tokens(prefix, continuations)
@@ -330,7 +323,7 @@ class LocalEngine:
 
     def _stop_at_deadline(self) -> _Deadline | None:
         """A stopping criterion that ends the generation at the generation deadline."""
-        stop_at = _stop_at(self.model_path.name)
+        stop_at = generation_stop_at(self.model_path.name)
         return None if stop_at is None else _Deadline(stop_at)
 
     def chat_prompt(self, messages: Sequence[Message]) -> str:
@@ -524,7 +517,7 @@ class RemoteEngine:
             self.url, data=json.dumps(body).encode(), headers=headers, method="POST"
         )
         try:
-            stop_at = _stop_at(self.url)
+            stop_at = generation_stop_at(self.url)
             timeout = (
                 self.timeout
                 if stop_at is None
