@@ -46,7 +46,7 @@ it weighs:
 - **library scans**: a cub::DeviceScan call reads each item and writes each sum once,
   coalesced (2 units per item of its count), in two launches; the runtime's three-pass
   `cudaify_scan` reads each item twice and writes each result once (3 units an item), in
-  three launches;
+  two launches;
 - **launches**: LAUNCH units each (a launch's few microseconds: a coalesced pass over a
   million elements);
 - **repetition**: a launch or a copy inside host loops, or in a function called from inside
@@ -168,14 +168,14 @@ def predict(variant: Variant) -> Estimate | None:
         kernel += times * passes
         launch_cost += times * 2 * LAUNCH
     for call in passes_scans:
-        # the three-pass scan: the items read twice, the results written once, coalesced
+        # the two-pass scan: the items read twice, the results written once, coalesced
         count = _argument(call, HELPER_SCAN_ITEMS)
         items = repeats.values.of(count) if count is not None else None
         passes = 3.0 * (items or UNKNOWN_TRIPS)
         traffic[("passes", call.start_byte)] = (passes, passes)
         times = repeats.at(call)
         kernel += times * passes
-        launch_cost += times * 3 * LAUNCH
+        launch_cost += times * 2 * LAUNCH
     units = sum(units for units, _ in traffic.values())
     coalesced = sum(good for _, good in traffic.values()) / units if units else 1.0
     host = _host_work(data, repeats)
@@ -1517,7 +1517,7 @@ def _pointee_bytes(operand: Node, tree: Tree, data: bytes) -> int | None:
     return _element_bytes(declared.base)
 
 
-# the runtime's three-pass scan (transforms/runtime/scan_passes.cuh, which scan writes for
+# the runtime's two-pass scan (transforms/runtime/scan_passes.cuh, which scan writes for
 # an affine recurrence): its kernels are generic (the items come from a functor), so the
 # roofline places them together under this name with the work of the calls, as it does
 # cub's; the position of a call's item count
@@ -1527,7 +1527,7 @@ _HELPER_KERNELS = frozenset({"cudaify_scan_shares", "cudaify_scan_share"})
 
 
 def _program_launches(data: bytes, kernels: dict[str, kt.Kernel]) -> list[kt.Launch]:
-    """The launches of the program's kernels: the runtime's three-pass scan launches its
+    """The launches of the program's kernels: the runtime's two-pass scan launches its
     own, counted at its calls (`_helper_scans`)."""
     return [
         launch

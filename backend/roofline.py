@@ -32,7 +32,7 @@ COMPUTE = "compute"
 MOST_SETS = 256
 # cub's scan kernels as the runtime names them (Itanium-mangled, in cub's detail::scan)
 _CUB_SCAN_KERNEL = re.compile(r"\d+cub\w*?\d+DeviceScan(Init)?Kernel")
-# the runtime's three-pass scan kernels (scan_passes.cuh): pass 1 (`shares`), passes 2 and 3
+# the runtime's two-pass scan kernels (scan_passes.cuh): pass 1 (`shares`) and the scan (`share`)
 _HELPER_SCAN_KERNEL = re.compile(r"^_Z\d+cudaify_scan_share(s?)I")
 
 
@@ -179,16 +179,13 @@ def _library_scans(
     """`kernel_times` with cub's scan kernels taken together as LIBRARY_SCAN: the time of
     every instantiation of its scan and init kernels, and the scan kernel's launches (one
     per call), since the text counts the work of a call, not of a kernel of the library.
-    The runtime's three-pass scan kernels alike, as HELPER_SCAN: a call launches pass 1
-    once and the other kernel twice (passes 2 and 3), or only the other kernel, once, for a
-    single share."""
+    The runtime's two-pass scan kernels alike, as HELPER_SCAN: a call launches the scan
+    (`share`) once, after pass 1 (`shares`) where there are several shares."""
     helper = _grouped(
         list(kernel_times),
         _HELPER_SCAN_KERNEL.match,
         HELPER_SCAN,
-        lambda found: (
-            sum(n for n, first in found if not first) - sum(n for n, first in found if first)
-        ),
+        lambda found: sum(n for n, first in found if not first),
     )
     return _grouped(
         helper,

@@ -255,16 +255,17 @@ int main(void)
 
 @pytest.mark.parametrize("shares", [1, 3, 1024])
 @pytest.mark.parametrize("wide_bytes", [16, 64], ids=["straight", "exchanged"])
-def test_the_three_pass_scan_carries_across_tiles_and_shares(
+def test_the_two_pass_scan_carries_across_tiles_and_shares(
     shares: int, wide_bytes: int, tmp_path
 ) -> None:
-    """An affine map of doubles is 16 bytes: by default each thread reads its 2 items
-    straight, and 20000 items are 40 tiles of 512; with CUDAIFY_SCAN_WIDE_BYTES=64 it is
-    read as narrower items are, 8 a thread, striped and exchanged: 10 tiles of 2048. With at
-    most 1024 shares (the default) each block scans one tile from the scanned totals of the
-    blocks before; with 3, blocks of 14, 14 and 12 tiles (4, 4 and 2) also carry the
-    composition from tile to tile; with 1, one block scans every tile and passes 1 and 2 do
-    not run. Values printed on both sides of tile borders."""
+    """An affine map of doubles is 16 bytes: by default each of 128 threads reads its 2
+    items straight, and 20000 items are 79 tiles of 256; with CUDAIFY_SCAN_WIDE_BYTES=64 it
+    is read as narrower items are, 8 a thread, striped and exchanged: 20 tiles of 1024. With
+    at most 1024 shares (the default) each block scans one tile from the composition of the
+    totals of the blocks before, which it makes itself; with 3, blocks of 27, 27 and 25
+    tiles (7, 7 and 6) also carry the composition from tile to tile and read each next tile
+    while they scan one; with 1, one block scans every tile and pass 1 does not run. Values
+    printed on both sides of tile borders."""
     from emulation import gcc_output, run_emulated
 
     from cudaify.backend.compare import compare
@@ -289,10 +290,10 @@ def test_the_three_pass_scan_carries_across_tiles_and_shares(
 
 
 @pytest.mark.gpu
-def test_the_three_pass_scan_on_the_gpu_prints_what_gcc_prints(tmp_path) -> None:
-    """CUB's own block primitives over 4 * 10^6 items: 7813 tiles of 512, 977 blocks of
-    eight tiles each, values printed across a tile border every 148 tiles, every other time
-    across a share border."""
+def test_the_two_pass_scan_on_the_gpu_prints_what_gcc_prints(tmp_path) -> None:
+    """CUB's own block primitives over 4 * 10^6 items: 15625 tiles of 256, 977 blocks of
+    sixteen tiles each (each composing up to 976 totals before its own), values printed
+    across a tile border every 296 tiles, every other time across a share border."""
     source = tmp_path / "walk.c"
     source.write_text(REMEMBERING.replace("N 20001", "N 4000001\n#define BORDERS 37"))
     code = applied(analysed(source), "scan").code
@@ -323,7 +324,7 @@ def test_check_wants_cub_and_a_launch() -> None:
     assert [p.message for p in problems] == ["the answer changes nothing but comments and layout"]
 
 
-def test_an_affine_recurrence_scans_composed_maps_in_three_passes() -> None:
+def test_an_affine_recurrence_scans_composed_maps_in_two_passes() -> None:
     """The maps are made where the passes read them and the results stored where they
     are made: no terms or sums buffer, no CUB device scan (its header left out)."""
     program = analysed(GOLDEN / "scan" / "affine.c")
@@ -338,17 +339,17 @@ def test_an_affine_recurrence_scans_composed_maps_in_three_passes() -> None:
     assert "terms[" not in code and "<<<" not in code.split("---- cudaify scan in three")[0]
 
 
-def _three_pass_variant() -> tuple[Variant, Variant, Context]:
+def _two_pass_variant() -> tuple[Variant, Variant, Context]:
     program = analysed(GOLDEN / "scan" / "affine.c")
     before = Variant(program.source)
     return before, applied(program, "scan"), Context(program)
 
 
-def test_the_check_takes_the_three_pass_scan_only_as_shipped() -> None:
+def test_the_check_takes_the_two_pass_scan_only_as_shipped() -> None:
     """`cudaify_scan` counts as a device-wide scan only while the program holds the helper
     token for token and defines none of its functions again: a copy whose pass 3 stores
     nothing, or an overload that would take the call, is refused."""
-    before, after, ctx = _three_pass_variant()
+    before, after, ctx = _two_pass_variant()
     assert SCAN.check(before, after, ctx) == []
     refused = "no device-wide scan (cub::DeviceScan, or cudaify_scan as shipped)"
     gutted = after.code.replace("                store(tile + at, items[k]);\n", "", 1)

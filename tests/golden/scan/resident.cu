@@ -22,12 +22,20 @@ struct cudaify_compose {
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 /* A scan of items CUB's single-pass device scan handles slowly (a struct, such as an affine
-   map: its tile states are not one machine word), in three passes over the items: each
-   block composes its share of them (pass 1), one block scans the shares' totals (pass 2),
-   each block scans its share again from the totals before it and stores every result
-   (pass 3). An item is `term(t)` for t in [0, n); a result goes to `store(t, value)`.
-   `op` need only be associative: each thread composes contiguous items, in order. */
-#define CUDAIFY_SCAN_THREADS 256
+   map: its tile states are not one machine word), in passes over the items: each block
+   composes its share of them (pass 1); each block then composes the shares' totals before
+   its own (what was pass 2, one block scanning the totals: folded into pass 3 since
+   2026-11-29, one launch fewer), scans its share again from there and stores every result
+   (pass 3). Both passes read a tile's items while the tile before is composed.
+   An item is `term(t)` for t in [0, n); a result goes to `store(t, value)`.
+   `op` need only be associative: each thread composes contiguous items, in order.
+   On an H200, 2^24 affine maps of doubles (events around the call, back to back): 213 us
+   before 2026-11-29, 189 us with the tile read ahead, pass 2 folded in and blocks of 128
+   threads held to 64 registers (8 blocks a multiprocessor). 2^24 affine maps of floats:
+   114-121 us before, 114 us. Blocks of 256 threads: 199 us (doubles), 130 (floats); of
+   512: 287 us. Without the register cap pass 3 takes 80 registers: 218 us. */
+#define CUDAIFY_SCAN_THREADS 128
+#define CUDAIFY_SCAN_BLOCKS 8 /* blocks a multiprocessor holds: 64 registers a thread */
 /* Items a thread composes: 8 items narrower than CUDAIFY_SCAN_WIDE_BYTES (16), read
    striped (a warp reads neighbours) and exchanged through shared memory into each thread's
    run; 2 items of 16 bytes or more (an affine map of doubles), each thread reading its own
@@ -35,8 +43,8 @@ struct cudaify_compose {
    of wide items is where pass 3's shared-memory bank conflicts were). On an H200, 2^24
    affine maps of doubles 0.252 -> 0.222 ms read straight; floats stay exchanged (0.112 ms;
    0.118 read straight). Two wide items a thread rather than 4 leave registers for more
-   blocks (pass 3: 4 blocks a multiprocessor, not 3): the three passes 229 -> 207 us by ncu
-   (8 items: 287 us). */
+   blocks: the three passes 229 -> 207 us by ncu (8 items: 287 us); with 128 threads and
+   the tile read ahead, 4 items: 213 us by events. */
 #ifndef CUDAIFY_SCAN_ITEMS
 #define CUDAIFY_SCAN_ITEMS 8
 #endif
@@ -52,10 +60,11 @@ struct cudaify_scan_shape {
     static constexpr int items = wide ? CUDAIFY_SCAN_WIDE_ITEMS : CUDAIFY_SCAN_ITEMS;
     static constexpr int tile = CUDAIFY_SCAN_THREADS * items;
 };
-/* blocks of passes 1 and 3, at most: one tile of pass 2. (Capped by the blocks the GPU holds
-   at once instead, 2^24 doubles took as long on an H200: 0.25-0.27 ms. With 2 wide items a
-   thread, 2^24 affine maps of doubles by ncu: 512 shares 225 us, 1024 207, 2048 207, 4096
-   213, pass 2 growing with them.) */
+/* blocks of passes 1 and 3, at most. (Capped by the blocks the GPU holds at once instead,
+   2^24 doubles took as long on an H200: 0.25-0.27 ms. With 2 wide items a thread, 2^24
+   affine maps of doubles by ncu: 512 shares 225 us, 1024 207, 2048 207, 4096 213, pass 2
+   growing with them; with pass 2 folded in and 128 threads, by events: 768 shares 199 us,
+   1024 189, 1536 197.) */
 #ifndef CUDAIFY_SCAN_SHARES
 #define CUDAIFY_SCAN_SHARES 1024
 #endif
@@ -63,24 +72,28 @@ template <class CudaifyS>
 using cudaify_scan_exchange =
     cub::BlockExchange<CudaifyS, CUDAIFY_SCAN_THREADS, cudaify_scan_shape<CudaifyS>::items>;
 
-/* The tile's items from `first` on (`count` of them, at most a tile), blocked: this
-   thread's are first + threadIdx.x * items + k. The places past `count` repeat the first
-   item. */
+/* The tile's items from `first` on (`count` of them, at most a tile), in two steps so that
+   the next tile's reads can be in flight while this one is scanned: `cudaify_scan_fetch`
+   reads them (for narrow items striped: this thread's are first + k * threads +
+   threadIdx.x), `cudaify_scan_arrange` makes them blocked: this thread's are first +
+   threadIdx.x * items + k. The places past `count` repeat the first item. */
 template <class CudaifyS, class CudaifyTerm>
-__device__ void cudaify_scan_load(const CudaifyTerm &term, long long first, long long count,
-                                  CudaifyS (&items)[cudaify_scan_shape<CudaifyS>::items],
-                                  typename cudaify_scan_exchange<CudaifyS>::TempStorage &storage)
+__device__ void cudaify_scan_fetch(const CudaifyTerm &term, long long first, long long count,
+                                   CudaifyS (&items)[cudaify_scan_shape<CudaifyS>::items])
 {
     typedef cudaify_scan_shape<CudaifyS> Shape;
-    if (Shape::wide) {
-        const long long mine = (long long)threadIdx.x * Shape::items;
-        for (int k = 0; k < Shape::items; k++)
-            items[k] = term(first + (mine + k < count ? mine + k : 0));
-    } else {
-        for (int k = 0; k < Shape::items; k++) {
-            const int at = k * CUDAIFY_SCAN_THREADS + threadIdx.x;
-            items[k] = term(first + (at < count ? at : 0));
-        }
+    for (int k = 0; k < Shape::items; k++) {
+        const long long at = Shape::wide ? (long long)threadIdx.x * Shape::items + k
+                                         : (long long)k * CUDAIFY_SCAN_THREADS + threadIdx.x;
+        items[k] = term(first + (at < count ? at : 0));
+    }
+}
+
+template <class CudaifyS>
+__device__ void cudaify_scan_arrange(CudaifyS (&items)[cudaify_scan_shape<CudaifyS>::items],
+                                     typename cudaify_scan_exchange<CudaifyS>::TempStorage &storage)
+{
+    if (!cudaify_scan_shape<CudaifyS>::wide) {
         cudaify_scan_exchange<CudaifyS>(storage).StripedToBlocked(items, items);
         __syncthreads();
     }
@@ -89,7 +102,7 @@ __device__ void cudaify_scan_load(const CudaifyTerm &term, long long first, long
 /* Pass 1: the composition of block b's share of the items (those from b * share), into
    totals[b]. */
 template <class CudaifyS, class CudaifyOp, class CudaifyTerm>
-__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS)
+__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS, CUDAIFY_SCAN_BLOCKS)
 cudaify_scan_shares(CudaifyTerm term, long long n, long long share, CudaifyOp op, CudaifyS *totals)
 {
     typedef cub::BlockReduce<CudaifyS, CUDAIFY_SCAN_THREADS> Reduce;
@@ -100,11 +113,17 @@ cudaify_scan_shares(CudaifyTerm term, long long n, long long share, CudaifyOp op
     typedef cudaify_scan_shape<CudaifyS> Shape;
     const long long begin = blockIdx.x * share;
     const long long end = begin + share < n ? begin + share : n;
-    CudaifyS total;
+    CudaifyS total, items[Shape::items], ahead[Shape::items];
+    if (begin < end)
+        cudaify_scan_fetch(term, begin, end - begin < Shape::tile ? end - begin : Shape::tile, ahead);
     for (long long tile = begin; tile < end; tile += Shape::tile) {
         const long long count = end - tile < Shape::tile ? end - tile : Shape::tile;
-        CudaifyS items[Shape::items];
-        cudaify_scan_load(term, tile, count, items, storage.exchange);
+        for (int k = 0; k < Shape::items; k++)
+            items[k] = ahead[k];
+        const long long next = tile + Shape::tile;
+        if (next < end) /* in flight while this tile is composed */
+            cudaify_scan_fetch(term, next, end - next < Shape::tile ? end - next : Shape::tile, ahead);
+        cudaify_scan_arrange(items, storage.exchange);
         const long long mine = (long long)threadIdx.x * Shape::items;
         CudaifyS part = items[0];
         for (int k = 1; k < Shape::items; k++)
@@ -121,32 +140,58 @@ cudaify_scan_shares(CudaifyTerm term, long long n, long long share, CudaifyOp op
         totals[blockIdx.x] = total;
 }
 
-/* Passes 2 and 3: block b scans its share from the composition of every item before it
-   (`before[b - 1]`, the shares' totals already scanned; with `before` NULL, from its first
-   item) and hands each result to `store`, striped. Pass 2 is one block over the totals,
-   in place: a tile is read whole before it is written. */
+/* Pass 2 (folded into pass 3): the composition of the first `count` shares' totals
+   (count > 0), in thread 0: each thread composes a run of them, in order. */
+template <class CudaifyS, class CudaifyOp>
+__device__ CudaifyS cudaify_scan_before(const CudaifyS *totals, long long count, CudaifyOp op,
+                                        typename cub::BlockReduce<CudaifyS, CUDAIFY_SCAN_THREADS>::TempStorage &storage)
+{
+    const long long per = (count + CUDAIFY_SCAN_THREADS - 1) / CUDAIFY_SCAN_THREADS;
+    const long long mine = (long long)threadIdx.x * per;
+    CudaifyS part = totals[mine < count ? mine : 0];
+    for (long long t = mine + 1; t < mine + per && t < count; t++)
+        part = op(part, totals[t]);
+    const int holding = (int)((count + per - 1) / per);
+    return cub::BlockReduce<CudaifyS, CUDAIFY_SCAN_THREADS>(storage).Reduce(part, op, holding);
+}
+
+/* Pass 3: a block scans its share from the composition of every item before it (that of
+   the shares' totals before it, from pass 1; with `totals` NULL, one block scans every
+   item) and hands each result to `store`, striped. The shares are taken last first: pass
+   1 read them first to last, so the last ones it read may still be in the L2 cache. */
 template <class CudaifyS, class CudaifyOp, class CudaifyTerm, class CudaifyStore>
-__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS)
+__global__ void __launch_bounds__(CUDAIFY_SCAN_THREADS, CUDAIFY_SCAN_BLOCKS)
 cudaify_scan_share(CudaifyTerm term, CudaifyStore store, long long n, long long share,
-                   CudaifyOp op, const CudaifyS *before)
+                   CudaifyOp op, const CudaifyS *totals)
 {
     typedef cub::BlockScan<CudaifyS, CUDAIFY_SCAN_THREADS> Scan;
     __shared__ union {
         typename cudaify_scan_exchange<CudaifyS>::TempStorage exchange;
         typename Scan::TempStorage scan;
+        typename cub::BlockReduce<CudaifyS, CUDAIFY_SCAN_THREADS>::TempStorage reduce;
     } storage;
     __shared__ CudaifyS carried; /* the composition of every item before this tile */
     typedef cudaify_scan_shape<CudaifyS> Shape;
-    const long long begin = blockIdx.x * share;
+    const long long block = blockIdx.x;
+    const long long begin = block * share;
     const long long end = begin + share < n ? begin + share : n;
-    bool carrying = before != NULL && blockIdx.x > 0;
-    if (carrying && threadIdx.x == 0)
-        carried = before[blockIdx.x - 1];
+    bool carrying = totals != NULL && block > 0;
+    CudaifyS items[Shape::items], ahead[Shape::items];
+    cudaify_scan_fetch(term, begin, end - begin < Shape::tile ? end - begin : Shape::tile, ahead);
+    if (carrying) {
+        const CudaifyS before = cudaify_scan_before(totals, block, op, storage.reduce);
+        if (threadIdx.x == 0)
+            carried = before;
+    }
     __syncthreads();
     for (long long tile = begin; tile < end; tile += Shape::tile) {
         const long long count = end - tile < Shape::tile ? end - tile : Shape::tile;
-        CudaifyS items[Shape::items];
-        cudaify_scan_load(term, tile, count, items, storage.exchange);
+        for (int k = 0; k < Shape::items; k++)
+            items[k] = ahead[k];
+        const long long next = tile + Shape::tile;
+        if (next < end) /* in flight while this tile is scanned */
+            cudaify_scan_fetch(term, next, end - next < Shape::tile ? end - next : Shape::tile, ahead);
+        cudaify_scan_arrange(items, storage.exchange);
         const long long mine = (long long)threadIdx.x * Shape::items;
         CudaifyS last = items[0]; /* this thread's last item (fixed indices: registers) */
         for (int k = 1; k < Shape::items; k++)
@@ -177,14 +222,6 @@ cudaify_scan_share(CudaifyTerm term, CudaifyStore store, long long n, long long 
     }
 }
 
-/* The shares' totals as pass 2's items and results. */
-template <class CudaifyS>
-struct cudaify_scan_totals {
-    CudaifyS *totals;
-    __device__ CudaifyS operator()(long long t) const { return totals[t]; }
-    __device__ void operator()(long long t, const CudaifyS &value) const { totals[t] = value; }
-};
-
 /* The scan of n items (n > 0); `totals` holds CUDAIFY_SCAN_SHARES values of CudaifyS. */
 template <class CudaifyS, class CudaifyOp, class CudaifyTerm, class CudaifyStore>
 void cudaify_scan(CudaifyTerm term, CudaifyStore store, long long n, CudaifyOp op,
@@ -195,15 +232,12 @@ void cudaify_scan(CudaifyTerm term, CudaifyStore store, long long n, CudaifyOp o
     const long long per_block = (tiles + CUDAIFY_SCAN_SHARES - 1) / CUDAIFY_SCAN_SHARES;
     const long long blocks = (tiles + per_block - 1) / per_block; /* none left empty */
     const long long share = per_block * tile;
-    const cudaify_scan_totals<CudaifyS> shares{totals};
     if (blocks <= 1) { /* one share: one block scans every tile */
         cudaify_scan_share<CudaifyS><<<1, CUDAIFY_SCAN_THREADS>>>(term, store, n, n, op,
                                                                   (const CudaifyS *)NULL);
     } else {
         cudaify_scan_shares<CudaifyS><<<(unsigned int)blocks, CUDAIFY_SCAN_THREADS>>>(
             term, n, share, op, totals);
-        cudaify_scan_share<CudaifyS><<<1, CUDAIFY_SCAN_THREADS>>>(shares, shares, blocks, blocks,
-                                                                  op, (const CudaifyS *)NULL);
         cudaify_scan_share<CudaifyS><<<(unsigned int)blocks, CUDAIFY_SCAN_THREADS>>>(
             term, store, n, share, op, (const CudaifyS *)totals);
     }
@@ -623,7 +657,7 @@ struct smooth_scan_store {
 void smooth(int n, const double *a, const double *b, double *x)
 {
     {
-        /* cudaify: this scan runs on the GPU: cudaify_scan (three passes) */
+        /* cudaify: this scan runs on the GPU: cudaify_scan (two passes) */
         const long long trips_i_2 = cudaify_trips(1, n, 1, 0);
         if (trips_i_2 > 0) {
             double *d_a = NULL;
