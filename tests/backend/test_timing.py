@@ -354,3 +354,75 @@ def test_runs_stop_once_their_best_reachable_median_cannot_win(
     assert medians[0] == 0.0  # after one sample, four instant runs could still win
     if taken == 3:
         assert timing.wall == 1.2 and medians == [0.0, 0.0, 1.1]
+
+
+# 20 launches of a kernel of a few microseconds, each after 2 ms of host sleep (the GPU
+# idle): the kernel's own span (globaltimer, from the first block's start to the last
+# block's end) is written per launch and the program prints their sum
+GATED_CU = r"""#include <cstdio>
+#include <unistd.h>
+#include <cuda_runtime.h>
+#define N (1 << 22)
+#define LAUNCHES 20
+__global__ void add_one(float *x, long long n, unsigned long long *spans) {
+    unsigned long long begin, end;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(begin));
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)blockDim.x * gridDim.x)
+        x[i] += 1.0f;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(end));
+        atomicMin(&spans[0], begin);
+        atomicMax(&spans[1], end);
+    }
+}
+static float *x;
+static unsigned long long *spans;
+void step(int launch) {
+    add_one<<<1024, 256>>>(x, N, spans + 2 * launch);
+    cudaDeviceSynchronize();
+}
+int main() {
+    static unsigned long long host[2 * LAUNCHES];
+    for (int k = 0; k < LAUNCHES; k++) { host[2 * k] = ~0ull; host[2 * k + 1] = 0ull; }
+    cudaMalloc(&x, N * sizeof(float));
+    cudaMemset(x, 0, N * sizeof(float));
+    cudaMalloc(&spans, sizeof host);
+    cudaMemcpy(spans, host, sizeof host, cudaMemcpyHostToDevice);
+    for (int k = 0; k < LAUNCHES; k++) {
+        usleep(2000);
+        step(k);
+    }
+    cudaMemcpy(host, spans, sizeof host, cudaMemcpyDeviceToHost);
+    unsigned long long own = 0;
+    for (int k = 0; k < LAUNCHES; k++) own += host[2 * k + 1] - host[2 * k];
+    std::printf("%.9f\n", own * 1e-9);
+    return 0;
+}
+"""
+
+
+@pytest.mark.gpu
+def test_a_kernel_after_the_gpu_idled_is_timed_without_its_launch_call(cache: Cache) -> None:
+    """Each kernel's events wait behind a gate until its launch is queued: 20 launches after
+    2 ms of host sleep read within 6 us a launch of the kernels' own spans (on an H200:
+    176 us against 115, the GPU's own start of a kernel). Before the gate each span also
+    held the host's launch call: 374 us against 115."""
+    from cudaify.backend import gpu
+
+    code = instrument(GATED_CU, "cuda", ["step"]).code
+    build = compile_cuda(
+        code,
+        (),
+        gpu.default_arch(None),
+        cache=cache,
+        extra_units=runtime_units(cuda=True),
+        link_flags=CUDA_LINK_FLAGS,
+    )
+    assert build.ok, build.diagnostics
+    counted = timed_run(build.binary, timeout=60, cuda=True, kernels=True)  # type: ignore[arg-type]
+    own = float(counted.run.stdout)
+    assert counted.kernel is not None and counted.calls == 20
+    print(f"\nevents {counted.kernel * 1e6:.1f} us, the kernels' own spans {own * 1e6:.1f} us")
+    assert own <= counted.kernel <= own + 20 * 6e-6
