@@ -72,16 +72,17 @@ template <class CudaifyS>
 using cudaify_scan_exchange =
     cub::BlockExchange<CudaifyS, CUDAIFY_SCAN_THREADS, cudaify_scan_shape<CudaifyS>::items>;
 
-/* The tile's items from `first` on (`count` of them, at most a tile), in two steps so that
-   the next tile's reads can be in flight while this one is scanned: `cudaify_scan_fetch`
-   reads them (for narrow items striped: this thread's are first + k * threads +
-   threadIdx.x), `cudaify_scan_arrange` makes them blocked: this thread's are first +
-   threadIdx.x * items + k. The places past `count` repeat the first item. */
+/* The tile's items from `first` on (those before `end`, at most a tile), in two steps so
+   that the next tile's reads can be in flight while this one is scanned:
+   `cudaify_scan_fetch` reads them (for narrow items striped: this thread's are first + k *
+   threads + threadIdx.x), `cudaify_scan_arrange` makes them blocked: this thread's are
+   first + threadIdx.x * items + k. The places past `end` repeat the first item. */
 template <class CudaifyS, class CudaifyTerm>
-__device__ void cudaify_scan_fetch(const CudaifyTerm &term, long long first, long long count,
+__device__ void cudaify_scan_fetch(const CudaifyTerm &term, long long first, long long end,
                                    CudaifyS (&items)[cudaify_scan_shape<CudaifyS>::items])
 {
     typedef cudaify_scan_shape<CudaifyS> Shape;
+    const long long count = end - first < Shape::tile ? end - first : Shape::tile;
     for (int k = 0; k < Shape::items; k++) {
         const long long at = Shape::wide ? (long long)threadIdx.x * Shape::items + k
                                          : (long long)k * CUDAIFY_SCAN_THREADS + threadIdx.x;
@@ -97,6 +98,23 @@ __device__ void cudaify_scan_arrange(CudaifyS (&items)[cudaify_scan_shape<Cudaif
         cudaify_scan_exchange<CudaifyS>(storage).StripedToBlocked(items, items);
         __syncthreads();
     }
+}
+
+/* The tile from `tile` on, read ahead into `ahead`, into `items` (blocked), the next
+   tile's reads (those before `end`) started into `ahead` first: in flight while this tile
+   is composed. */
+template <class CudaifyS, class CudaifyTerm>
+__device__ void cudaify_scan_advance(const CudaifyTerm &term, long long tile, long long end,
+                                     CudaifyS (&items)[cudaify_scan_shape<CudaifyS>::items],
+                                     CudaifyS (&ahead)[cudaify_scan_shape<CudaifyS>::items],
+                                     typename cudaify_scan_exchange<CudaifyS>::TempStorage &storage)
+{
+    typedef cudaify_scan_shape<CudaifyS> Shape;
+    for (int k = 0; k < Shape::items; k++)
+        items[k] = ahead[k];
+    if (tile + Shape::tile < end)
+        cudaify_scan_fetch(term, tile + Shape::tile, end, ahead);
+    cudaify_scan_arrange(items, storage);
 }
 
 /* Pass 1: the composition of block b's share of the items (those from b * share), into
@@ -115,15 +133,10 @@ cudaify_scan_shares(CudaifyTerm term, long long n, long long share, CudaifyOp op
     const long long end = begin + share < n ? begin + share : n;
     CudaifyS total, items[Shape::items], ahead[Shape::items];
     if (begin < end)
-        cudaify_scan_fetch(term, begin, end - begin < Shape::tile ? end - begin : Shape::tile, ahead);
+        cudaify_scan_fetch(term, begin, end, ahead);
     for (long long tile = begin; tile < end; tile += Shape::tile) {
         const long long count = end - tile < Shape::tile ? end - tile : Shape::tile;
-        for (int k = 0; k < Shape::items; k++)
-            items[k] = ahead[k];
-        const long long next = tile + Shape::tile;
-        if (next < end) /* in flight while this tile is composed */
-            cudaify_scan_fetch(term, next, end - next < Shape::tile ? end - next : Shape::tile, ahead);
-        cudaify_scan_arrange(items, storage.exchange);
+        cudaify_scan_advance(term, tile, end, items, ahead, storage.exchange);
         const long long mine = (long long)threadIdx.x * Shape::items;
         CudaifyS part = items[0];
         for (int k = 1; k < Shape::items; k++)
@@ -177,7 +190,7 @@ cudaify_scan_share(CudaifyTerm term, CudaifyStore store, long long n, long long 
     const long long end = begin + share < n ? begin + share : n;
     bool carrying = totals != NULL && blockIdx.x > 0;
     CudaifyS items[Shape::items], ahead[Shape::items];
-    cudaify_scan_fetch(term, begin, end - begin < Shape::tile ? end - begin : Shape::tile, ahead);
+    cudaify_scan_fetch(term, begin, end, ahead);
     if (carrying) {
         const CudaifyS before = cudaify_scan_before(totals, blockIdx.x, op, storage.reduce);
         if (threadIdx.x == 0)
@@ -186,12 +199,7 @@ cudaify_scan_share(CudaifyTerm term, CudaifyStore store, long long n, long long 
     __syncthreads();
     for (long long tile = begin; tile < end; tile += Shape::tile) {
         const long long count = end - tile < Shape::tile ? end - tile : Shape::tile;
-        for (int k = 0; k < Shape::items; k++)
-            items[k] = ahead[k];
-        const long long next = tile + Shape::tile;
-        if (next < end) /* in flight while this tile is scanned */
-            cudaify_scan_fetch(term, next, end - next < Shape::tile ? end - next : Shape::tile, ahead);
-        cudaify_scan_arrange(items, storage.exchange);
+        cudaify_scan_advance(term, tile, end, items, ahead, storage.exchange);
         const long long mine = (long long)threadIdx.x * Shape::items;
         CudaifyS last = items[0]; /* this thread's last item (fixed indices: registers) */
         for (int k = 1; k < Shape::items; k++)
