@@ -208,7 +208,7 @@ Gate *gate() {
         void *host = nullptr, *device = nullptr;
         if (cudaHostAlloc(&host, sizeof(unsigned int), cudaHostAllocMapped) != cudaSuccess ||
             cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess) {
-            cudaGetLastError(); /* ours: checked below that the program had none waiting */
+            cudaGetLastError(); /* ours: close_gate found none of the program's waiting */
             return nullptr;
         }
         *(volatile unsigned int *)host = 0u;
