@@ -157,22 +157,16 @@ def predict(variant: Variant) -> Estimate | None:
         for node in cs.walk(tree.root_node)
         if node.type == "call_expression" and cs.call_name(node, data) in _COPIES
     )
-    for call in scans:
-        # cub's single pass reads each item and writes each sum once, side by side, in
-        # two launches (its tile states' init, then the scan)
-        count = _scan_count(call, data)
+    # per call, in two launches, all of it coalesced: cub's single pass reads each item and
+    # writes each sum once, side by side (its tile states' init, then the scan); the
+    # runtime's two-pass scan reads the items twice and writes the results once
+    scan_calls = [("cub", call, _scan_count(call, data), 2.0) for call in scans] + [
+        ("passes", call, _argument(call, HELPER_SCAN_ITEMS), 3.0) for call in passes_scans
+    ]
+    for kind, call, count, per_item in scan_calls:
         items = repeats.values.of(count) if count is not None else None
-        passes = 2.0 * (items or UNKNOWN_TRIPS)
-        traffic[("cub", call.start_byte)] = (passes, passes)  # all of it coalesced
-        times = repeats.at(call)
-        kernel += times * passes
-        launch_cost += times * 2 * LAUNCH
-    for call in passes_scans:
-        # the two-pass scan: the items read twice, the results written once, coalesced
-        count = _argument(call, HELPER_SCAN_ITEMS)
-        items = repeats.values.of(count) if count is not None else None
-        passes = 3.0 * (items or UNKNOWN_TRIPS)
-        traffic[("passes", call.start_byte)] = (passes, passes)
+        passes = per_item * (items or UNKNOWN_TRIPS)
+        traffic[(kind, call.start_byte)] = (passes, passes)
         times = repeats.at(call)
         kernel += times * passes
         launch_cost += times * 2 * LAUNCH
