@@ -30,6 +30,13 @@ class Stage(enum.IntEnum):
 TOO_SLOW = "too_slow"
 
 
+class Unanswered(str):
+    """Why a model edge has no child when there was no answer to judge: the time budget
+    ran out before the model wrote it or before it was checked, or the model is switched
+    off. The search does not count it as one of the model's answers (a failed answer
+    lowers the value of the model's untried edges; this says nothing about them)."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One reason a candidate is not acceptable (structural, compile, run or output)."""

@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from cudaify import __version__
 from cudaify.backend.budget import Breakdown, Deadline, OutOfTime
-from cudaify.core import Evaluation, Problem, Stage, Variant, content_hash, objective_speedup
+from cudaify.core import (
+    Evaluation,
+    Problem,
+    Stage,
+    Unanswered,
+    Variant,
+    content_hash,
+    objective_speedup,
+)
 from cudaify.core.config import Config, result_settings
 from cudaify.core.errors import ConfigError, InputError, ModelFailure
 
@@ -273,7 +281,7 @@ class Stages:
             from cudaify.transforms.slm.apply import apply_with_slm
 
             if not self.guard.on:
-                return None, f"the model is switched off ({self.guard.off_reason})"
+                return None, Unanswered(f"the model is switched off ({self.guard.off_reason})")
             self.slm_calls += 1
             examples = self.examples(variant, method_name)
             outcome, failed = _answered(
@@ -390,14 +398,16 @@ def _rule_failed(method: str, variant: Variant, exc: Exception) -> str:
 
 def _answered(ask: Callable[[], Any]) -> tuple[Any, str]:
     """The model's outcome, or (None, why there is none): the model failed, or the time
-    budget ran out while its answer was being checked (nvcc cut short). Either way the edge
-    dies and the search goes on, which then sees the budget spent."""
+    budget ran out before its answer was done or while it was being checked (nvcc cut
+    short; both `Unanswered`: not a failure of the model's). Either way the edge dies and
+    the search goes on, which then sees the budget spent."""
     try:
         return ask(), ""
     except ModelFailure as failure:
-        return None, f"the model failed ({failure.kind}): {failure}"
+        why = f"the model failed ({failure.kind}): {failure}"
+        return None, Unanswered(why) if failure.kind == "budget" else why
     except OutOfTime as spent:
-        return None, f"the model's answer was not checked: {spent}"
+        return None, Unanswered(f"the model's answer was not checked: {spent}")
 
 
 class _Generating:

@@ -23,7 +23,8 @@ Selection is PUCT over edges (a, edge = (method, how), how = rule | slm):
 
 with Q(child) = the first-play urgency for an edge not expanded yet: FPU for a rule edge;
 for an SLM edge, the mean reward of the model's answers in this search so far, counting
-FPU_SLM once as a prior answer (a failed answer counts as a structure failure, -1). So the
+FPU_SLM once as a prior answer (a failed answer counts as a structure failure, -1; an edge
+the time budget or a switched-off model left without an answer does not count). So the
 model is asked again where its answers have been good, and rarely where they have failed,
 since the local models' measured edge pass rates are 0-46%. The prior mixes
 the SLM's method-choice probabilities with the reasoning graph's edge statistics:
@@ -128,7 +129,7 @@ from typing import Protocol
 from cudaify.backend.budget import Breakdown
 from cudaify.backend.cost import rank_agreement
 from cudaify.backend.evaluate import TIME_BUDGET
-from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Variant
+from cudaify.core import TOO_SLOW, Evaluation, Problem, Stage, Unanswered, Variant
 from cudaify.mcgs.reward import (
     FASTER,
     STRUCTURE_FAIL,
@@ -601,7 +602,7 @@ class GraphSearch:
         child, reason = ahead.future.result()  # a bug in the expansion is raised here
         if child is None:
             self._dies(ahead.edge, reason)
-            self._slm_answers.append(STRUCTURE_FAIL)
+            self._answer_failed(reason)
             return False
         ahead.edge.made = child
         return True
@@ -745,13 +746,20 @@ class GraphSearch:
         if child is None:
             self._dies(edge, reason)
             if edge.how == "slm":
-                self._slm_answers.append(STRUCTURE_FAIL)
+                self._answer_failed(reason)
             return None
         made = self._stepping_stone(child) or self._node_for(child)
         edge.child = made.variant.key  # the rescued variant, when there was one
         if edge.how == "slm":
             self._slm_answers.append(reward(made.evaluation))
         return made
+
+    def _answer_failed(self, reason: str) -> None:
+        """A model edge made no child: a failed answer counts as a structure failure in
+        the mean of the model's answers (`_first_play`); no answer at all (`Unanswered`:
+        the budget ran out first, the model is off) does not count."""
+        if not isinstance(reason, Unanswered):
+            self._slm_answers.append(STRUCTURE_FAIL)
 
     def _refusal(self, node: Node, method: str) -> str:
         """Why `method`'s rule cannot apply it at `node` ("" when it can, or rules are not

@@ -203,3 +203,30 @@ def test_a_cut_short_result_is_served_from_the_cache_like_any_other(
     again = pipeline.compile_file(str(source), str(tmp_path / "b.cu"), config)
     assert again.cached and len(world.screened) == screened
     assert dataclasses.replace(again, cached=False, output_path=first.output_path) == first
+
+
+def test_a_model_request_the_budget_cut_is_unanswered_and_a_failed_one_is_not():
+    """The reason an SLM edge's expansion gives when the model wrote nothing for want of
+    time (a `budget` failure) or its answer's check was cut short is `Unanswered`, which
+    the search does not count among the model's answers; a real failure (a timeout of the
+    endpoint, a truncated answer) stays a plain reason and counts."""
+    from cudaify.backend.budget import OutOfTime
+    from cudaify.core import Unanswered
+    from cudaify.core.errors import ModelFailure
+
+    def raising(exc: Exception):
+        def ask():
+            raise exc
+
+        return ask
+
+    for exc, unanswered in (
+        (ModelFailure("budget", "the time budget ran out"), True),
+        (OutOfTime("nvcc was stopped"), True),
+        (ModelFailure("truncated", "cut at max_tokens"), False),
+        (ModelFailure("timeout", "the endpoint did not answer"), False),
+    ):
+        outcome, why = pipeline._answered(raising(exc))
+        assert outcome is None and str(exc) in why
+        assert isinstance(why, Unanswered) == unanswered, why
+    assert pipeline._answered(lambda: "an outcome") == ("an outcome", "")

@@ -1110,3 +1110,43 @@ def test_the_answer_written_ahead_is_for_a_refusal_that_points_at_the_code():
         land = Refusing(reasons)
         run(prefetching(graph, land, Budget(iterations=1, max_depth=1, rollout_depth=0)))
         assert land.asked[0] == (expected, reasons[expected])
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_model_edge_the_budget_left_unanswered_is_not_counted_as_a_failed_answer(ahead: bool):
+    """The mean of the model's answers (an untried model edge's value) counts a failed
+    answer as a structure failure, but not an edge that got no answer: the time budget
+    ran out before it was written or checked (`Unanswered`). Before, both counted -1, so
+    a search whose model requests were cut by the budget valued the model's edges as if
+    every answer had been wrong. Asked in the foreground (after the rules) and in the
+    background (`ahead`, idle cores) alike."""
+    from cudaify.core import Unanswered
+    from cudaify.mcgs.reward import STRUCTURE_FAIL
+
+    class Answers(Precondition):
+        def __init__(self, why: str):
+            super().__init__({"a"}, {frozenset("a"): 2.0})
+            self.why = why
+            self.asked = 0
+
+        def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
+            if how != "slm":
+                return super().expand(variant, method, how)
+            self.asked += 1
+            return None, self.why
+
+    graph = graph_of(("sequential", "a"), ("sequential", "x"))
+    budget = Budget(iterations=6, max_depth=1, rollout_depth=0)
+    for why, counted in (
+        (Unanswered("the model failed (budget): the time budget ran out"), []),
+        ("the SLM's answer failed its checks", [STRUCTURE_FAIL]),
+    ):
+        land = Answers(why)
+        gs = (
+            prefetching(graph, land, budget)
+            if ahead
+            else GraphSearch(graph, land.expand, land.evaluate, ways=("rule", "slm"), budget=budget)
+        )
+        run(gs)
+        assert land.asked >= 1, "the model was never asked"
+        assert gs._slm_answers == counted * land.asked, why
