@@ -53,8 +53,11 @@ bench:
 # 4 programs at a time: with one per core (16) on one GPU, searches ran out of their time
 # budget before the written variant's kernel timing, so most rows had no roofline
 ROOFLINE_JOBS ?= 4
+# each written program timed again alone against gcc -O3, RETIME runs each (the compiles'
+# own whole-program readings rest on one or two runs taken beside the other compiles)
+RETIME ?= 5
 bench-roofline:
-	$(VENV)/bin/cudaify bench benchmarks -o bench-results/roofline -j $(ROOFLINE_JOBS) --strategies $(STRATEGIES) $(BENCH_FLAGS)
+	$(VENV)/bin/cudaify bench benchmarks -o bench-results/roofline -j $(ROOFLINE_JOBS) --retime $(RETIME) --strategies $(STRATEGIES) $(BENCH_FLAGS)
 	$(PY) scripts/roofline_table.py bench-results/roofline
 
 # The frontend on N random csmith programs (default 500): no crash allowed

@@ -66,8 +66,29 @@ README_COLUMNS = (
 )
 
 
+# `cudaify bench --retime`'s reading, shown only where a row has one
+RETIMED = ("quiet_program_speedup", "program speedup, retimed")
+
+
 def markdown(rows: Sequence[Any]) -> str:
-    return _table(rows, COLUMNS, lambda _name, value: _fmt(value))
+    return _table(rows, _with_retimed(rows, COLUMNS, "program_speedup"), lambda _, v: _fmt(v))
+
+
+def _with_retimed(
+    rows: Sequence[Any], columns: Sequence[tuple[str, str]], after: str
+) -> tuple[tuple[str, str], ...]:
+    """`columns` with the retimed whole-program speedup after `after`, where a row has one."""
+    if not any(getattr(row, RETIMED[0], None) is not None for row in rows):
+        return tuple(columns)
+    at = [name for name, _ in columns].index(after) + 1
+    return (*columns[:at], RETIMED, *columns[at:])
+
+
+def whole_program_geomean(rows: Sequence[Any], retimed: bool = False) -> float:
+    """The geometric mean of whole-program speedups over gcc -O3 (the compile's reading,
+    or `--retime`'s), a program with no verified variant, or none retimed, as 1x."""
+    name = RETIMED[0] if retimed else "program_speedup"
+    return geomean([(getattr(row, name, None) if row.verified else None) or 1.0 for row in rows])
 
 
 def _table(rows: Sequence[Any], columns: Sequence[tuple[str, str]], cell: Any) -> str:
@@ -94,12 +115,13 @@ def readme_table(rows: Sequence[Any]) -> str:
     kernel that took the most time, and that kernel. A program with no verified variant
     shows "-" for all of them."""
     shown = [row if row.verified else dataclasses.replace(row, **_UNVERIFIED) for row in rows]
-    return _table(shown, README_COLUMNS, _cell)
+    return _table(shown, _with_retimed(shown, README_COLUMNS, "program_speedup"), _cell)
 
 
 _UNVERIFIED = {
     "region_speedup": None,
     "program_speedup": None,
+    "quiet_program_speedup": None,
     "roofline_percent": None,
     "bound": None,
     "kernel": "",

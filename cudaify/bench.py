@@ -12,6 +12,7 @@ import dataclasses
 import multiprocessing
 import os
 import re
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -58,6 +59,11 @@ class BenchRow:
     # and of those, the ones verified on the GPU
     model_compiled: int = 0
     model_verified: int = 0
+    # `--retime N`: the written program and gcc -O3's build of the input timed again after
+    # every compile, alone, N runs each in turns (medians of the whole process's wall time)
+    quiet_cpu_seconds: float | None = None
+    quiet_gpu_seconds: float | None = None
+    quiet_program_speedup: float | None = None
 
 
 def discover(folder: Path) -> list[Path]:
@@ -69,7 +75,9 @@ def category_of(path: Path) -> str:
     return found.group(1).strip(" .") if found else path.parent.name
 
 
-def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
+def run_one(path: Path, strategy: str, config: Config, keep: Path | None = None) -> BenchRow:
+    """One program's compile as a row. `keep`: the folder (`-o`'s `programs`) where a
+    verified program it wrote is kept, as `STRATEGY/NAME.cu` (`kept`)."""
     from cudaify import pipeline
 
     began = time.perf_counter()
@@ -129,7 +137,135 @@ def run_one(path: Path, strategy: str, config: Config) -> BenchRow:
     )
     if result.verified and result.offloaded and not candidate.get("kernels"):
         row = with_written_roofline(row, path, result.text, config)
+    if keep is not None and result.verified and result.offloaded:
+        written = kept(keep, strategy, path.stem)
+        written.parent.mkdir(parents=True, exist_ok=True)
+        pipeline.write_atomically(str(written), result.text)
     return dataclasses.replace(row, wall_seconds=time.perf_counter() - began)
+
+
+def kept(keep: Path, strategy: str, program: str) -> Path:
+    """Where `run_one` keeps the program a strategy wrote for `program`."""
+    return keep / strategy / f"{program}.cu"
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Medians of the whole process's wall time, `runs` runs of each build in turns."""
+
+    cpu_seconds: float
+    gpu_seconds: float
+    runs: int
+
+
+def retime_rows(
+    rows: Sequence[BenchRow],
+    programs: Sequence[Path],
+    keep: Path,
+    config: Config,
+    runs: int,
+    progress: Callable[[BenchRow], None] | None = None,
+) -> list[BenchRow]:
+    """`rows` with the whole-program speedups of the programs kept under `keep` measured
+    again (`retime`), one program at a time, once every compile is done: a compile's own
+    reading of the whole program rests on few runs (one for a reference of a second or
+    more, one for a finalist its budget cuts short), taken while the other compiles of
+    `-j N` build and run. A row whose program was not kept, or could not be timed, keeps
+    its reading; why is added to its note."""
+    by_name = {path.stem: path for path in programs}
+    done = []
+    for row in rows:
+        written = kept(keep, row.strategy, row.program)
+        if row.verified and written.is_file() and row.program in by_name:
+            row = _retimed(row, retime(by_name[row.program], written, config, runs))
+            if progress:
+                progress(row)
+        done.append(row)
+    return done
+
+
+def _retimed(row: BenchRow, quiet: Quiet | str) -> BenchRow:
+    if isinstance(quiet, str):
+        why = f"not retimed: {quiet}"
+        return dataclasses.replace(row, note=f"{why}; {row.note}" if row.note else why)
+    return dataclasses.replace(
+        row,
+        quiet_cpu_seconds=quiet.cpu_seconds,
+        quiet_gpu_seconds=quiet.gpu_seconds,
+        quiet_program_speedup=quiet.cpu_seconds / quiet.gpu_seconds,
+    )
+
+
+def retime(source: Path, written: Path, config: Config, runs: int) -> Quiet | str:
+    """The input built by gcc -O3 (C) or g++ -O3 (C++) and the program cudaify wrote for
+    it built by nvcc, each run `runs` times in turns (reference, program, reference, ...)
+    after one run of each that is not counted (it loads the binaries and the driver into
+    the page cache), holding the GPU lock: a `Quiet`, or why there is none (a build or a
+    run failed, or the program's output differs from the reference's by more than
+    --rtol / --atol)."""
+    from cudaify.backend import compare, gpu
+    from cudaify.backend.cache import Cache
+    from cudaify.backend.compile import compile_cuda, compile_reference
+    from cudaify.backend.gpulock import GpuLock, lock_path
+    from cudaify.frontend.parse import language_of
+
+    cache = Cache.default()
+    text = source.read_text(errors="surrogateescape")
+    language = language_of(str(source), tuple(config.flags))
+    reference = compile_reference(
+        text, language, config.flags, cache=cache, name=source.name, source_dir=source.parent
+    )
+    if not reference.ok or reference.binary is None:
+        return f"gcc -O3 failed ({reference.diagnostics.strip()[:120]})"
+    program = compile_cuda(
+        written.read_text(errors="surrogateescape"),
+        config.flags,
+        gpu.default_arch(config.arch),
+        cache=cache,
+        name=written.name,
+        source_dir=source.parent,
+    )
+    if not program.ok or program.binary is None:
+        return f"nvcc failed ({program.diagnostics.strip()[:120]})"
+    with GpuLock(lock_path(cache.root)):
+        timed = alternate(reference.binary, program.binary, runs, config.run_timeout)
+    if isinstance(timed, str):
+        return timed
+    first, second, outputs = timed
+    differs = compare.compare(outputs[0], outputs[1], config.rtol, config.atol)
+    if differs is not None:
+        return f"its output differs from gcc -O3's ({differs})"
+    return Quiet(statistics.median(first), statistics.median(second), runs)
+
+
+def alternate(
+    first: Path, second: Path, runs: int, timeout: float | None = None
+) -> tuple[list[float], list[float], tuple[str, str]] | str:
+    """Wall seconds of `runs` runs of each binary in turns, after one uncounted run of
+    each, with their first outputs; or why not (a run that failed, was killed or timed
+    out, or ended with another exit code than the first binary's). Each run is sandboxed
+    as every run of generated code is (a fresh folder, a time limit, an output cap); the
+    limit is `timeout` or 10 times the first binary's uncounted run, at least 10 s."""
+    from cudaify.backend.runner import run_binary, time_limit
+
+    warm = run_binary(first, timeout=time_limit(None, timeout), cuda=False)
+    if not warm.finished:
+        return f"gcc -O3's build did not finish ({warm.problem()})"
+    limit = time_limit(warm.seconds, timeout)
+    seconds: tuple[list[float], list[float]] = ([], [])
+    outputs = [warm.stdout, ""]
+    for turn in range(2 * runs + 1):  # the second binary's uncounted run, then the pairs
+        which = (turn + 1) % 2
+        run = run_binary((first, second)[which], timeout=limit, cuda=which == 1)
+        if not run.finished or run.exit_code != warm.exit_code:
+            problem = run.problem(limit) or f"exit code {run.exit_code}, not {warm.exit_code}"
+            who = "the written program" if which else "gcc -O3's build"
+            return f"{who}: {problem}"
+        if turn == 0:
+            outputs[1] = run.stdout
+        else:
+            seconds[which].append(run.seconds)
+    return seconds[0], seconds[1], (outputs[0], outputs[1])
 
 
 def model_answers(trace: dict[str, Any]) -> tuple[int, int]:
@@ -196,7 +332,7 @@ def note_of(warnings: Sequence[str], limit: int = 300) -> str:
     return "; ".join(outcome + skipped)[:limit]
 
 
-def _run_one(args: tuple[Path, str, Config]) -> BenchRow:
+def _run_one(args: tuple[Path, str, Config, Path | None]) -> BenchRow:
     return run_one(*args)
 
 
@@ -207,14 +343,17 @@ def run_bench(
     jobs: int = 1,
     progress=None,
     cluster: Any = None,
+    keep: Path | None = None,
 ) -> list[BenchRow]:
+    """Every program compiled with every strategy; `keep`: where the programs written
+    are kept (see run_one; not with a cluster, whose nodes write them)."""
     work = [(path, strategy, config) for strategy in strategies for path in programs]
     if cluster is not None:  # a backend.cluster.Cluster: --ray
         return run_on_cluster(cluster, work, jobs, progress)
     rows: list[BenchRow] = []
     if jobs <= 1:
         for item in work:
-            rows.append(_run_one(item))
+            rows.append(_run_one((*item, keep)))
             if progress:
                 progress(rows[-1])
         return rows
@@ -224,7 +363,9 @@ def run_bench(
     with ProcessPoolExecutor(
         max_workers=jobs, initializer=pin_worker, initargs=(worker_gpus(), started)
     ) as pool:
-        futures = {pool.submit(_run_one, work[index]): index for index in submission_order(work)}
+        futures = {
+            pool.submit(_run_one, (*work[index], keep)): index for index in submission_order(work)
+        }
         done: dict[int, BenchRow] = {}
         for future in as_completed(futures):
             row = future.result()

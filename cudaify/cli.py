@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from cudaify import __version__
-from cudaify.core.errors import CudaifyError, InputError, Interrupted, SourceError
+from cudaify.core.errors import ConfigError, CudaifyError, InputError, Interrupted, SourceError
 from cudaify.options import given, setting_options
 
 EXIT_CODES = """\b
@@ -481,6 +481,16 @@ def trace_explain(trace_file: str) -> None:
     help="Programs compiled in parallel (default 1; with --ray: as many as the cluster has "
     "GPUs, else CPUs).",
 )
+@click.option(
+    "--retime",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Once every compile is done, time each written program again, alone, against "
+    "gcc -O3's build of its input: N runs of each in turns, medians (the 'program speedup, "
+    "retimed' column). 0: only the compile's own reading.",
+)
 @setting_options(
     "bench",
     after={
@@ -502,6 +512,7 @@ def bench_command(
     strategies: str,
     only: str | None,
     jobs: int | None,
+    retime: int,
     output: str,
     verbose: int,
     **options: Any,
@@ -512,7 +523,8 @@ def bench_command(
     With several strategies, also their comparison (share correct, share faster than the
     CPU, geometric-mean and mean region speedup, search time) and the wall time of each
     program's whole cudaify run per strategy (wall_times.csv). The strategies of one
-    program share one timing of its CPU reference."""
+    program share one timing of its CPU reference. Each verified program written is kept
+    as OUTPUT/programs/STRATEGY/NAME.cu."""
     from cudaify import bench, pipeline
     from cudaify.backend import report
     from cudaify.core import config as config_mod
@@ -531,6 +543,14 @@ def bench_command(
     settings = given(options, "bench")
     # bench runs the Ray cluster itself and hands it to every program's compile
     ray = settings.pop("ray")
+    if ray and retime:
+        _fail(
+            ConfigError(
+                "--retime runs the written programs on this machine's GPU; with --ray they "
+                "are written on the cluster's nodes"
+            ),
+            verbose,
+        )
     settings.update(
         quiet=True, cache=False, timing_session=settings["timing_session"] or uuid.uuid4().hex
     )
@@ -552,6 +572,11 @@ def bench_command(
         with partial.open("a") as handle:
             handle.write(json.dumps(dataclasses.asdict(row)) + "\n")
 
+    def retimed(row: bench.BenchRow) -> None:
+        before, after = row.program_speedup, row.quiet_program_speedup
+        shown = f"{before or 0:.2f}x -> {after:.2f}x" if after else row.note.split(";")[0]
+        click.echo(f"  {row.strategy:<7} {row.program:<24} {shown}", err=True)
+
     if ray:
         try:
             with _cluster(ray) as cluster:
@@ -564,7 +589,12 @@ def bench_command(
         gpus = bench.worker_gpus()
         if (jobs or 1) > 1 and len(gpus) > 1:
             click.echo(f"{jobs} workers spread over {len(gpus)} GPUs ({', '.join(gpus)})", err=True)
-        rows = bench.run_bench(programs, names, config, jobs=jobs or 1, progress=progress)
+        rows = bench.run_bench(
+            programs, names, config, jobs=jobs or 1, progress=progress, keep=out / "programs"
+        )
+        if retime:
+            click.echo(f"retiming the written programs alone, {retime} runs each", err=True)
+            rows = bench.retime_rows(rows, programs, out / "programs", config, retime, retimed)
     table = report.markdown(rows)
     compared = report.comparison(rows)
     walls = bench.wall_table(rows)

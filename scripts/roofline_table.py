@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaify.backend.cache import Cache
-from cudaify.backend.report import readme_table
+from cudaify.backend.report import readme_table, whole_program_geomean
 from cudaify.bench import BenchRow
 
 # The issue's marks (issue 18): memory-bound kernels at 70% of the measured copy
@@ -48,6 +48,8 @@ def _typed(kind: Any, text: str | None) -> Any:
         return text == "True"
     if spelled.startswith("float"):
         return float(text)
+    if spelled.startswith("int"):
+        return int(text)
     return text
 
 
@@ -58,6 +60,17 @@ def marks(rows: list[BenchRow]) -> str:
         mine = [r for r in rows if r.verified and r.bound == bound and r.roofline_percent]
         reached = sum(1 for r in mine if (r.roofline_percent or 0.0) >= mark)
         lines.append(f"- {bound}-bound: {reached} of {len(mine)} at or above {mark:.0f}%")
+    lines.append(
+        f"- whole program: geometric mean {whole_program_geomean(rows):.2f}x over the "
+        f"{len(rows)} (1x for a program kept as host code)"
+    )
+    retimed = [r for r in rows if r.verified and r.quiet_program_speedup is not None]
+    if retimed:
+        slower = sum(1 for r in retimed if (r.quiet_program_speedup or 0.0) < 1.0)
+        lines.append(
+            f"- whole program, retimed ({len(retimed)} programs): geometric mean "
+            f"{whole_program_geomean(rows, retimed=True):.2f}x, {slower} slower than gcc -O3"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -168,15 +168,20 @@ def test_bench_options_reach_the_configuration_every_worker_gets(tmp_path, monke
 
     seen = {}
 
-    def fake_run_bench(programs, strategies, config, jobs=1, progress=None):
-        seen.update(config=config, strategies=strategies, jobs=jobs)
+    def fake_run_bench(programs, strategies, config, jobs=1, progress=None, keep=None):
+        seen.update(config=config, strategies=strategies, jobs=jobs, keep=keep)
         return [
             dataclasses.replace(row(s, True, 2.0, p.stem), wall_seconds=1.5)
             for s in strategies
             for p in programs
         ]
 
+    def fake_retime_rows(rows, programs, keep, config, runs, progress=None):
+        seen.update(retimed=(keep, runs))
+        return [dataclasses.replace(r, quiet_program_speedup=2.5) for r in rows]
+
     monkeypatch.setattr(bench, "run_bench", fake_run_bench)
+    monkeypatch.setattr(bench, "retime_rows", fake_retime_rows)
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "scale.c").write_text(PARALLEL)
@@ -186,9 +191,12 @@ def test_bench_options_reach_the_configuration_every_worker_gets(tmp_path, monke
     args = ["bench", str(suite), "-o", str(out), "--strategies", "mcgs,rules,oneshot", "-j", "3"]
     args += ["--slm", "auto", "--model", str(model), "--gpu-layers", "99", "--max-slm-calls", "4"]
     args += ["--iterations", "7", "--seed", "11", "--slm-jobs", "1", "--runs", "3"]
-    args += ["--rollout-depth", "0"]
+    args += ["--rollout-depth", "0", "--retime", "4"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
+    # the written programs are kept in the output folder, and timed again there
+    assert seen["keep"] == out / "programs" and seen["retimed"] == (out / "programs", 4)
+    assert "program speedup, retimed" in result.stdout and "| 2.5 |" in result.stdout
     config = seen["config"]
     assert (config.model, config.gpu_layers, config.max_slm_calls) == (str(model), 99, 4)
     assert (config.iterations, config.seed, config.slm_jobs, config.runs) == (7, 11, 1, 3)
@@ -285,7 +293,7 @@ def _row_of_this_worker(item):
     from cudaify.bench import BenchRow
 
     time.sleep(0.2)  # keep the first worker busy, so that every worker gets work
-    path, strategy, _config = item
+    path, strategy, _config, _keep = item
     where = f"{os.getpid()}:{os.environ.get('CUDA_VISIBLE_DEVICES')}"
     return BenchRow(path.stem, "", strategy, "none", False, "-", *[None] * 6, 0.0, where)
 
@@ -465,3 +473,133 @@ def test_a_written_variant_without_kernel_times_gets_them_after_the_compile(
     assert first(source, "mcgs", Config(slm="off")).note.startswith(
         "roofline measured after the compile"
     )
+
+
+SLEEPS = """\
+#include <stdio.h>
+#include <time.h>
+int main(void) {
+    struct timespec pause = {0, %d * 1000000L};
+    nanosleep(&pause, NULL);
+    printf("%s\\n");
+    return %d;
+}
+"""
+
+
+def sleeping(folder: Path, name: str, millis: int, prints: str = "6.000000e+00", code: int = 0):
+    """A program that sleeps `millis` ms, prints `prints` and exits with `code`; its source
+    (a .c, or a .cu that nvcc builds as host code: it runs without a GPU)."""
+    source = folder / name
+    source.write_text(SLEEPS % (millis, prints, code))
+    return source
+
+
+def built(source: Path) -> Path:
+    from cudaify.backend.compile import compile_reference
+
+    build = compile_reference(source.read_text(), "c", name=source.name)
+    assert build.ok and build.binary is not None, build.diagnostics
+    return build.binary
+
+
+def test_alternate_times_each_binary_in_turns_and_says_why_it_cannot(tmp_path: Path) -> None:
+    """`--retime`'s runs: `runs` counted runs of each binary in turns after one uncounted
+    run of each, the first outputs returned; a run that ends with another exit code than
+    the first binary's, or crashes, gives the reason instead of times."""
+    from cudaify import bench
+
+    slow, fast = built(sleeping(tmp_path, "slow.c", 60)), built(sleeping(tmp_path, "fast.c", 5))
+    timed = bench.alternate(slow, fast, 3)
+    assert not isinstance(timed, str), timed
+    first, second, outputs = timed
+    assert len(first) == len(second) == 3
+    assert min(first) >= 0.06 and max(second) < min(first)
+    assert outputs == ("6.000000e+00\n", "6.000000e+00\n")
+    failing = built(sleeping(tmp_path, "failing.c", 1, code=3))
+    why = bench.alternate(slow, failing, 2)
+    assert isinstance(why, str) and "the written program" in why and "exit code 3" in why
+    crashing = tmp_path / "crash.c"
+    crashing.write_text("#include <signal.h>\nint main(void) { raise(SIGSEGV); return 0; }\n")
+    why = bench.alternate(built(crashing), fast, 2)
+    assert isinstance(why, str) and "gcc -O3's build did not finish" in why and "SIGSEGV" in why
+
+
+def test_retime_gives_the_rows_medians_and_keeps_a_reading_it_cannot_repeat(
+    tmp_path: Path,
+) -> None:
+    """After the compiles, each kept program (OUTPUT/programs/STRATEGY/NAME.cu) is built
+    by nvcc and timed again against gcc -O3's build of its input: the row gets both
+    medians and their ratio; a program whose output differs from the reference's, or one
+    not kept, keeps the compile's reading (the first says why in its note)."""
+    from cudaify import bench
+    from cudaify.core.config import Config
+
+    programs, keep = tmp_path / "programs", tmp_path / "out" / "programs"
+    programs.mkdir()
+    inputs = [sleeping(programs, f"{name}.c", 80) for name in ("good", "wrong", "unkept")]
+    (keep / "mcgs").mkdir(parents=True)
+    sleeping(keep / "mcgs", "good.cu", 20)
+    sleeping(keep / "mcgs", "wrong.cu", 20, prints="7.000000e+00")
+    rows = [
+        dataclasses.replace(row("mcgs", True, 1.5, program=path.stem), note="n") for path in inputs
+    ]
+    seen: list[str] = []
+    done = bench.retime_rows(
+        rows, inputs, keep, Config(slm="off"), 3, lambda r: seen.append(r.program)
+    )
+    good, wrong, unkept = done
+    assert good.quiet_cpu_seconds is not None and good.quiet_gpu_seconds is not None
+    assert good.quiet_cpu_seconds >= 0.08 and good.quiet_gpu_seconds < good.quiet_cpu_seconds
+    assert good.quiet_program_speedup == pytest.approx(
+        good.quiet_cpu_seconds / good.quiet_gpu_seconds
+    )
+    assert good.program_speedup == 1.5  # the compile's reading stays beside it
+    assert wrong.quiet_program_speedup is None
+    assert wrong.note.startswith("not retimed: its output differs from gcc -O3's")
+    assert unkept == rows[2]
+    assert seen == ["good", "wrong"]
+    table = markdown(done)
+    assert "program speedup, retimed" in table and "| - |" in table
+    assert "retimed" not in markdown(rows)
+
+
+def test_bench_keeps_each_verified_program_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_one keeps a verified program it wrote as KEEP/STRATEGY/NAME.cu (what --retime
+    times, and what a user reads); an unverified one is not kept."""
+    from types import SimpleNamespace
+
+    from cudaify import bench, pipeline
+    from cudaify.core.config import Config
+
+    source = tmp_path / "scale.c"
+    source.write_text(PARALLEL)
+    keep = tmp_path / "programs"
+    timed = {"name": "scale_kernel", "launches": 1, "seconds": 0.001}  # no roofline run after
+    for verified in (False, True):
+        done = SimpleNamespace(
+            trace={"chosen": [], "timing": {"candidate": {"kernels": [timed]}}},
+            verified=verified,
+            offloaded=True,
+            text=f"// written, verified={verified}",
+            methods=("offload",),
+            region_speedup=3.0,
+            warnings=(),
+        )
+        monkeypatch.setattr(pipeline, "compile_file", lambda *args, d=done, **kwargs: d)
+        bench.run_one(source, "rules", Config(slm="off"), keep)
+        kept = keep / "rules" / "scale.cu"
+        assert kept.is_file() == verified
+    assert kept.read_text() == "// written, verified=True"
+
+
+def test_retime_is_refused_with_a_cluster(tmp_path: Path) -> None:
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "p.c").write_text(PARALLEL)
+    result = CliRunner().invoke(
+        main, ["bench", str(folder), "--retime", "3", "--ray", "-o", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and "--retime" in result.output, result.output
