@@ -207,6 +207,7 @@ def retime(source: Path, written: Path, config: Config, runs: int) -> Quiet | st
     from cudaify.backend.cache import Cache
     from cudaify.backend.compile import compile_cuda, compile_reference
     from cudaify.backend.gpulock import GpuLock, lock_path
+    from cudaify.backend.runner import in_turns
     from cudaify.frontend.parse import language_of
 
     cache = Cache.default()
@@ -228,7 +229,7 @@ def retime(source: Path, written: Path, config: Config, runs: int) -> Quiet | st
     if not program.ok or program.binary is None:
         return f"nvcc failed ({program.diagnostics.strip()[:120]})"
     with GpuLock(lock_path(cache.root)):
-        timed = alternate(reference.binary, program.binary, runs, config.run_timeout)
+        timed = in_turns(reference.binary, program.binary, runs, config.run_timeout)
     if isinstance(timed, str):
         return timed
     first, second, outputs = timed
@@ -236,36 +237,6 @@ def retime(source: Path, written: Path, config: Config, runs: int) -> Quiet | st
     if differs is not None:
         return f"its output differs from gcc -O3's ({differs})"
     return Quiet(statistics.median(first), statistics.median(second), runs)
-
-
-def alternate(
-    first: Path, second: Path, runs: int, timeout: float | None = None
-) -> tuple[list[float], list[float], tuple[str, str]] | str:
-    """Wall seconds of `runs` runs of each binary in turns, after one uncounted run of
-    each, with their first outputs; or why not (a run that failed, was killed or timed
-    out, or ended with another exit code than the first binary's). Each run is sandboxed
-    as every run of generated code is (a fresh folder, a time limit, an output cap); the
-    limit is `timeout` or 10 times the first binary's uncounted run, at least 10 s."""
-    from cudaify.backend.runner import run_binary, time_limit
-
-    warm = run_binary(first, timeout=time_limit(None, timeout), cuda=False)
-    if not warm.finished:
-        return f"gcc -O3's build did not finish ({warm.problem()})"
-    limit = time_limit(warm.seconds, timeout)
-    seconds: tuple[list[float], list[float]] = ([], [])
-    outputs = [warm.stdout, ""]
-    for turn in range(2 * runs + 1):  # the second binary's uncounted run, then the pairs
-        which = (turn + 1) % 2
-        run = run_binary((first, second)[which], timeout=limit, cuda=which == 1)
-        if not run.finished or run.exit_code != warm.exit_code:
-            problem = run.problem(limit) or f"exit code {run.exit_code}, not {warm.exit_code}"
-            who = "the written program" if which else "gcc -O3's build"
-            return f"{who}: {problem}"
-        if turn == 0:
-            outputs[1] = run.stdout
-        else:
-            seconds[which].append(run.seconds)
-    return seconds[0], seconds[1], (outputs[0], outputs[1])
 
 
 def model_answers(trace: dict[str, Any]) -> tuple[int, int]:

@@ -503,26 +503,27 @@ def built(source: Path) -> Path:
     return build.binary
 
 
-def test_alternate_times_each_binary_in_turns_and_says_why_it_cannot(tmp_path: Path) -> None:
-    """`--retime`'s runs: `runs` counted runs of each binary in turns after one uncounted
-    run of each, the first outputs returned; a run that ends with another exit code than
-    the first binary's, or crashes, gives the reason instead of times."""
-    from cudaify import bench
+def test_in_turns_times_each_binary_in_turns_and_says_why_it_cannot(tmp_path: Path) -> None:
+    """`--retime`'s runs (and the compile's check of a close call): `runs` counted runs
+    of each binary in turns after one uncounted run of each, the first outputs returned;
+    a run that ends with another exit code than the first binary's, or crashes, gives the
+    reason instead of times."""
+    from cudaify.backend.runner import in_turns
 
     slow, fast = built(sleeping(tmp_path, "slow.c", 60)), built(sleeping(tmp_path, "fast.c", 5))
-    timed = bench.alternate(slow, fast, 3)
+    timed = in_turns(slow, fast, 3)
     assert not isinstance(timed, str), timed
     first, second, outputs = timed
     assert len(first) == len(second) == 3
     assert min(first) >= 0.06 and max(second) < min(first)
     assert outputs == ("6.000000e+00\n", "6.000000e+00\n")
     failing = built(sleeping(tmp_path, "failing.c", 1, code=3))
-    why = bench.alternate(slow, failing, 2)
-    assert isinstance(why, str) and "the written program" in why and "exit code 3" in why
+    why = in_turns(slow, failing, 2)
+    assert isinstance(why, str) and "the CUDA program" in why and "exit code 3" in why
     crashing = tmp_path / "crash.c"
     crashing.write_text("#include <signal.h>\nint main(void) { raise(SIGSEGV); return 0; }\n")
-    why = bench.alternate(built(crashing), fast, 2)
-    assert isinstance(why, str) and "gcc -O3's build did not finish" in why and "SIGSEGV" in why
+    why = in_turns(built(crashing), fast, 2)
+    assert isinstance(why, str) and "the reference did not finish" in why and "SIGSEGV" in why
 
 
 def test_retime_gives_the_rows_medians_and_keeps_a_reading_it_cannot_repeat(
