@@ -77,7 +77,7 @@ from cudaify.backend.gpulock import GpuLock, gpu_lock
 from cudaify.backend.kernel_differential import kernel_differential_test
 from cudaify.backend.profile import hardware_counters
 from cudaify.backend.region_timing import Harness, RegionTime, prepare, time_region
-from cudaify.backend.runner import RunResult, run_binary, time_limit
+from cudaify.backend.runner import RunResult, in_turns, run_binary, time_limit
 from cudaify.backend.timing import (
     CUDA_LINK_FLAGS,
     MAX_PER_FUNCTION,
@@ -772,6 +772,30 @@ class Evaluator:
         known = self._context_alone()
         if seconds > 0 and (known is None or seconds < known):
             gpu.remember(self._context_file(), f"{seconds:.6f}\n")
+
+    def in_turns(self, variant: Variant, runs: int) -> tuple[float, float] | str:
+        """Medians of the whole program's wall seconds: the reference's (gcc -O3) and
+        `variant`'s (nvcc), plain builds both, `runs` runs of each in turns after one
+        uncounted run of each, the GPU held alone: whatever else slows the machine (the
+        other compiles of make -j) slows both alike, where the reading `remeasure` gives
+        sets the candidate's runs now against the reference's taken at the start. Or why
+        there are none (no GPU, a build or a run that failed, the deadline)."""
+        if not self.run_on_gpu:
+            return "no GPU"
+        try:
+            reference = self._compile_reference()
+            build = self._build(variant.code, timed=False)
+            if not build.ok or build.binary is None or reference.binary is None:
+                return "its build failed"
+            limit = self._limit(time_limit(self.reference().seconds, self.config.run_timeout))
+            with self._hold(exclusive=True):
+                timed = in_turns(reference.binary, build.binary, runs, limit)
+        except (OutOfTime, SourceError) as failed:
+            return str(failed)
+        if isinstance(timed, str):
+            return timed
+        cpu, gpu, _outputs = timed
+        return statistics.median(cpu), statistics.median(gpu)
 
     def remeasure(
         self,

@@ -409,3 +409,11 @@ def test_a_program_with_no_loop_outside_main_starts_no_reference(
     evaluator = Evaluator(prepare(str(path), Config()), Config(), cache=cache, run_on_gpu=True)
     evaluator._start_reference()
     assert evaluator._reference_ahead is None
+
+
+def test_without_a_gpu_nothing_is_timed_in_turns(tmp_path: Path) -> None:
+    """The close call's turns (Evaluator.in_turns) need the GPU: without one they say so
+    and nothing is built or run."""
+    ev = evaluator(tmp_path, Cache(tmp_path / "cache"), run=False)
+    assert ev.in_turns(candidate(), 3) == "no GPU"
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("program"))

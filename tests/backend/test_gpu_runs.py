@@ -206,3 +206,22 @@ def test_a_kernel_whose_size_changes_between_calls_is_counted_from_its_launches(
     assert saxpy.flops == pytest.approx(sum(2 * (n - r) for r in range(10)))
     assert saxpy.bound == "memory" and saxpy.percent is not None and 20 < saxpy.percent < 130
     print(f"\nsaxpy, sizes from its launches: {saxpy.percent:.0f}% of the memory roof")
+
+
+def test_the_winner_is_timed_in_turns_with_the_reference(tmp_path: Path) -> None:
+    """Evaluator.in_turns: the plain builds of the reference and the candidate run in
+    turns, the GPU held alone; their medians are whole-program wall times (CUDA's start
+    included for the candidate: at least the GPU's context creation). A candidate that
+    does not build gives why."""
+    evaluator = _evaluator(tmp_path)
+    timed = evaluator.in_turns(Variant(code=CANDIDATE, offloaded=("saxpy",)), 3)
+    assert not isinstance(timed, str), timed
+    cpu, gpu = timed
+    assert 0.05 < cpu < 30.0 and 0.05 < gpu < 30.0
+    reading = evaluator.evaluate(Variant(code=CANDIDATE, offloaded=("saxpy",)))
+    print(
+        f"in turns: reference {cpu:.3f} s, candidate {gpu:.3f} s; evaluate read "
+        f"{reading.program_speedup:.2f}x, in turns {cpu / gpu:.2f}x"
+    )
+    broken = Variant(code=CANDIDATE.replace("cudaMalloc(&dx", "cudaMallok(&dx"))
+    assert isinstance(evaluator.in_turns(broken, 3), str)

@@ -41,7 +41,24 @@ int main(void) {
 """
 
 
-def compile_saxpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: float, **settings):  # type: ignore[no-untyped-def]
+def compile_saxpy(  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    whole: float,
+    turns: tuple[float, float] | str = "not run in this test",
+    asked: list[int] | None = None,
+    **settings,
+):
+    """The compile, its GPU faked; `turns`: what timing the winner in turns with the
+    reference gives (Evaluator.in_turns: the medians, or why there are none), each call's
+    runs recorded in `asked`."""
+
+    def in_turns(self, variant, runs):  # type: ignore[no-untyped-def]
+        (asked if asked is not None else []).append(runs)
+        return turns
+
+    monkeypatch.setattr(evaluate_mod.Evaluator, "in_turns", in_turns)
+
     def screen(self: evaluate_mod.Evaluator, variant: Variant) -> Evaluation:
         return Evaluation(
             stage=Stage.CORRECT,
@@ -93,6 +110,36 @@ def test_a_variant_faster_as_a_whole_is_written_and_states_both_speedups(
     result = compile_saxpy(tmp_path, monkeypatch, whole=1.5)
     assert result.verified and result.program_speedup == pytest.approx(1.5)
     assert "whole-program speedup 1.50x" in (tmp_path / "saxpy.cu").read_text()
+
+
+def test_a_close_call_is_timed_in_turns_with_the_reference_before_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variant read under CLOSE_CALL times gcc -O3 as a whole program is timed again in
+    turns with the reference: slower there (lcs_edit read 1.12x and ran at 0.88x), the
+    input is kept as host code and the warning says both readings; faster, it is written.
+    A clear win, the region objective, or turns that could not run change nothing."""
+    from cudaify.pipeline import CLOSE_CALL, IN_TURNS
+
+    asked: list[int] = []
+    result = compile_saxpy(tmp_path, monkeypatch, whole=1.12, turns=(1.0, 1.136), asked=asked)
+    assert asked == [IN_TURNS] and not result.verified and result.methods == ()
+    warning = next(w for w in result.warnings if "timed in turns" in w)
+    assert "read 1.12x as a whole program" in warning and "ran at 0.88x" in warning
+    assert "medians 1.136 s and 1.000 s" in warning
+    assert "Nothing was offloaded" in (tmp_path / "saxpy.cu").read_text()
+    for whole, turns, objective, written, times in (
+        (1.5, (1.0, 0.8), "program", True, 1),
+        (CLOSE_CALL * 1.25, (1.0, 2.0), "program", True, 0),
+        (1.5, (1.0, 2.0), "region", True, 0),
+        (1.5, "its build failed", "program", True, 1),
+    ):
+        asked.clear()
+        result = compile_saxpy(
+            tmp_path, monkeypatch, whole=whole, turns=turns, asked=asked, objective=objective
+        )
+        assert result.verified == written and len(asked) == times, (whole, turns, objective)
+        assert not any("timed in turns" in w for w in result.warnings)
 
 
 def test_finalists_follow_the_objective() -> None:
