@@ -775,11 +775,12 @@ class Evaluator:
 
     def in_turns(self, variant: Variant, runs: int) -> tuple[float, float] | str:
         """Medians of the whole program's wall seconds: the reference's (gcc -O3) and
-        `variant`'s (nvcc), plain builds both, `runs` runs of each in turns after one
-        uncounted run of each, the GPU held alone: whatever else slows the machine (the
-        other compiles of make -j) slows both alike, where the reading `remeasure` gives
-        sets the candidate's runs now against the reference's taken at the start. Or why
-        there are none (no GPU, a build or a run that failed, the deadline)."""
+        `variant`'s (nvcc), plain builds both, `runs` runs of each in turns (no uncounted
+        ones: both ran in the search already), the GPU held alone: whatever else slows
+        the machine (the other compiles of make -j) slows both alike, where the reading
+        `remeasure` gives sets the candidate's runs now against the reference's taken at
+        the start. Or why there are none (no GPU, a build or a run that failed, the
+        deadline)."""
         if not self.run_on_gpu:
             return "no GPU"
         try:
@@ -789,7 +790,7 @@ class Evaluator:
                 return "its build failed"
             limit = self._limit(time_limit(self.reference().seconds, self.config.run_timeout))
             with self._hold(exclusive=True):
-                timed = in_turns(reference.binary, build.binary, runs, limit)
+                timed = in_turns(reference.binary, build.binary, runs, limit, warm=False)
         except (OutOfTime, SourceError) as failed:
             return str(failed)
         if isinstance(timed, str):

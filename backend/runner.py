@@ -127,30 +127,30 @@ def _run_in(
 
 
 def in_turns(
-    first: Path, second: Path, runs: int, timeout: float | None = None
+    first: Path, second: Path, runs: int, timeout: float | None = None, warm: bool = True
 ) -> tuple[list[float], list[float], tuple[str, str]] | str:
     """Wall seconds of `runs` runs of each binary in turns (`first` the CPU reference,
     `second` the CUDA program: whatever slows the machine meanwhile slows both alike),
-    after one uncounted run of each, with their first outputs; or why not (a run that
-    failed, was killed or timed out, or ended with another exit code than the first's).
-    Each run is sandboxed as every run of generated code is (a fresh folder, a time
-    limit, an output cap); the limit is `timeout` or 10 times the first binary's
-    uncounted run, at least 10 s."""
-    warm = run_binary(first, timeout=time_limit(None, timeout), cuda=False)
-    if not warm.finished:
-        return f"the reference did not finish ({warm.problem()})"
-    limit = time_limit(warm.seconds, timeout)
+    with their first outputs; with `warm`, after one uncounted run of each (a binary not
+    run lately: the first run loads it and the driver). Or why not: a run that failed, was
+    killed or timed out, or ended with another exit code than the first's. Each run is
+    sandboxed as every run of generated code is (a fresh folder, a time limit, an output
+    cap); the limit is `timeout`, else 10 s for the first run and then 10 times its time,
+    at least 10 s."""
+    limit = time_limit(None, timeout)
     seconds: tuple[list[float], list[float]] = ([], [])
-    outputs = [warm.stdout, ""]
-    for turn in range(2 * runs + 1):  # the second binary's uncounted run, then the pairs
-        which = (turn + 1) % 2
+    outputs = ["", ""]
+    expected: int | None = None
+    for position, which in enumerate([0, 1] * (runs + (1 if warm else 0))):
         run = run_binary((first, second)[which], timeout=limit, cuda=which == 1)
-        if not run.finished or run.exit_code != warm.exit_code:
-            problem = run.problem(limit) or f"exit code {run.exit_code}, not {warm.exit_code}"
-            who = "the CUDA program" if which else "the reference"
-            return f"{who}: {problem}"
-        if turn == 0:
-            outputs[1] = run.stdout
-        else:
-            seconds[which].append(run.seconds)
+        if position == 0 and run.finished:
+            expected, limit = run.exit_code, time_limit(run.seconds, timeout)
+        if not run.finished or run.exit_code != expected:
+            problem = run.problem(limit) or f"exit code {run.exit_code}, not {expected}"
+            return f"{'the CUDA program' if which else 'the reference'}: {problem}"
+        if position < 2:
+            outputs[which] = run.stdout
+            if warm:
+                continue
+        seconds[which].append(run.seconds)
     return seconds[0], seconds[1], (outputs[0], outputs[1])

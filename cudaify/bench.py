@@ -64,6 +64,9 @@ class BenchRow:
     quiet_cpu_seconds: float | None = None
     quiet_gpu_seconds: float | None = None
     quiet_program_speedup: float | None = None
+    # the compile's close call (pipeline.confirmed): "1.16x -> 0.91x in 3 turns", or why
+    # it was not timed in turns ("" where its reading was no close call)
+    close_call: str = ""
 
 
 def discover(folder: Path) -> list[Path]:
@@ -134,6 +137,7 @@ def run_one(path: Path, strategy: str, config: Config, keep: Path | None = None)
         slm_calls=trace.get("search", {}).get("slm_calls", 0),
         model_compiled=compiled,
         model_verified=verified,
+        close_call=close_call_of(trace.get("close_call") or {}),
     )
     if result.verified and result.offloaded and not candidate.get("kernels"):
         row = with_written_roofline(row, path, result.text, config)
@@ -177,7 +181,8 @@ def retime_rows(
     for row in rows:
         written = kept(keep, row.strategy, row.program)
         if row.verified and written.is_file() and row.program in by_name:
-            row = _retimed(row, retime(by_name[row.program], written, config, runs))
+            quiet = retime(by_name[row.program], written, config, runs, row.cpu_seconds)
+            row = _retimed(row, quiet)
             if progress:
                 progress(row)
         done.append(row)
@@ -196,18 +201,21 @@ def _retimed(row: BenchRow, quiet: Quiet | str) -> BenchRow:
     )
 
 
-def retime(source: Path, written: Path, config: Config, runs: int) -> Quiet | str:
+def retime(
+    source: Path, written: Path, config: Config, runs: int, seconds: float | None = None
+) -> Quiet | str:
     """The input built by gcc -O3 (C) or g++ -O3 (C++) and the program cudaify wrote for
     it built by nvcc, each run `runs` times in turns (reference, program, reference, ...)
     after one run of each that is not counted (it loads the binaries and the driver into
     the page cache), holding the GPU lock: a `Quiet`, or why there is none (a build or a
     run failed, or the program's output differs from the reference's by more than
-    --rtol / --atol)."""
+    --rtol / --atol). `seconds`: the reference's time in the compile (each run's limit is
+    --run-timeout, else 10 times it, at least 10 s)."""
     from cudaify.backend import compare, gpu
     from cudaify.backend.cache import Cache
     from cudaify.backend.compile import compile_cuda, compile_reference
     from cudaify.backend.gpulock import GpuLock, lock_path
-    from cudaify.backend.runner import in_turns
+    from cudaify.backend.runner import in_turns, time_limit
     from cudaify.frontend.parse import language_of
 
     cache = Cache.default()
@@ -229,7 +237,8 @@ def retime(source: Path, written: Path, config: Config, runs: int) -> Quiet | st
     if not program.ok or program.binary is None:
         return f"nvcc failed ({program.diagnostics.strip()[:120]})"
     with GpuLock(lock_path(cache.root)):
-        timed = in_turns(reference.binary, program.binary, runs, config.run_timeout)
+        limit = time_limit(seconds, config.run_timeout)
+        timed = in_turns(reference.binary, program.binary, runs, limit)
     if isinstance(timed, str):
         return timed
     first, second, outputs = timed
@@ -237,6 +246,16 @@ def retime(source: Path, written: Path, config: Config, runs: int) -> Quiet | st
     if differs is not None:
         return f"its output differs from gcc -O3's ({differs})"
     return Quiet(statistics.median(first), statistics.median(second), runs)
+
+
+def close_call_of(record: dict[str, Any]) -> str:
+    """The trace's `close_call` in a few words ("" for none)."""
+    if "read" not in record:
+        return ""
+    if record.get("runs"):
+        turned = record["reference"] / record["program"]
+        return f"{record['read']:.2f}x -> {turned:.2f}x in {record['runs']} turns"
+    return f"{record['read']:.2f}x, not timed in turns: {record.get('not_timed', '')}"
 
 
 def model_answers(trace: dict[str, Any]) -> tuple[int, int]:

@@ -813,9 +813,10 @@ def _compile(
         # a verified variant slower than gcc -O3 is no improvement: keep the input
         warnings.append(slower_warning(chosen, config.objective))
         chosen = None
-    elif chosen is not None:
+    close_call: dict[str, Any] = {}
+    if chosen is not None and (slower is None or slower >= 1.0):
         began = deadline.elapsed()
-        chosen, why = confirmed(chosen, stages.evaluator, config)
+        chosen, why, close_call = confirmed(chosen, stages.evaluator, config)
         warnings += [why] if why else []
         finishing += deadline.elapsed() - began  # the turns time the winner, as finalists
     evaluations = {c.variant.key: c for c in result.candidates}
@@ -846,7 +847,13 @@ def _compile(
         region_speedup=evaluation.region_speedup if evaluation else None,
         program_speedup=evaluation.program_speedup if evaluation else None,
         # the warnings too: why a verified variant was kept as host code, a spent budget
-        trace={**trace, "time": times, "model": stages.guard.to_json(), "warnings": warnings},
+        trace={
+            **trace,
+            "time": times,
+            "model": stages.guard.to_json(),
+            "warnings": warnings,
+            "close_call": close_call,
+        },
         warnings=tuple(warnings),
         dependencies=(str(Path(source_path).resolve()), *program.includes),
     )
@@ -955,35 +962,43 @@ CLOSE_CALL = 2.0
 IN_TURNS = 3
 
 
-def confirmed(chosen: Any, evaluator: Any, config: Config) -> tuple[Any, str]:
-    """(`chosen`, "") where its whole-program reading stands, or (None, why) where, timed in
-    turns with the reference (`Evaluator.in_turns`, a close call: under CLOSE_CALL by the
-    whole-program objective), it is slower than gcc -O3. A variant whose turns do not fit
-    in the time left, or cannot be run, keeps its reading."""
+def confirmed(chosen: Any, evaluator: Any, config: Config) -> tuple[Any, str, dict[str, Any]]:
+    """(`chosen`, "", what was done) where its whole-program reading stands, or (None, why,
+    what was done) where, timed in turns with the reference (`Evaluator.in_turns`, a close
+    call: under CLOSE_CALL by the whole-program objective), it is slower than gcc -O3. The
+    turns are IN_TURNS runs of each, or as many as the time left holds (both binaries ran
+    in the search: no uncounted runs here); a variant whose turns do not fit at all, or
+    cannot be run, keeps its reading. What was done goes into the trace (`close_call`)."""
     evaluation = chosen.evaluation
     whole = evaluation.program_speedup
     if config.objective != "program" or not (evaluation.verified and evaluation.ran_on_gpu):
-        return chosen, ""
+        return chosen, "", {}
     if whole is None or not 1.0 <= whole < CLOSE_CALL:
-        return chosen, ""
-    turns = (IN_TURNS + 1) * (evaluator.reference().seconds + (evaluation.timing.wall or 0.0))
-    if not evaluator.deadline.allows(turns):
-        log.info("a close call (%.2fx) not timed in turns: %.1f s do not fit", whole, turns)
-        return chosen, ""
-    timed = evaluator.in_turns(chosen.variant, IN_TURNS)
+        return chosen, "", {}
+    record: dict[str, Any] = {"read": round(whole, 4)}
+    pair = evaluator.reference().seconds + (evaluation.timing.wall or 0.0)
+    left = evaluator.deadline.remaining()
+    runs = IN_TURNS if left is None else min(IN_TURNS, int(left / (1.2 * pair)))
+    if runs < 1:
+        record["not_timed"] = f"one turn ({pair:.1f} s) does not fit in the {left:.1f} s left"
+        return chosen, "", record
+    timed = evaluator.in_turns(chosen.variant, runs)
     if isinstance(timed, str):
-        log.info("a close call (%.2fx) not timed in turns: %s", whole, timed)
-        return chosen, ""
+        record["not_timed"] = timed
+        return chosen, "", record
     cpu, gpu = timed
-    log.info("a close call (%.2fx) timed in turns: %.3f s / %.3f s", whole, cpu, gpu)
+    record.update(runs=runs, reference=round(cpu, 4), program=round(gpu, 4))
+    log.info("a close call (%.2fx) in %d turns: %.3f s / %.3f s", whole, runs, cpu, gpu)
     if gpu < cpu:
-        return chosen, ""
+        return chosen, "", record
     methods = " -> ".join(chosen.variant.methods)
-    return None, (
+    return (
+        None,
         f"the fastest verified GPU variant ({methods}) read {whole:.2f}x as a whole program, "
-        f"but timed in turns with gcc -O3's build ({IN_TURNS} runs each, medians {gpu:.3f} s "
+        f"but timed in turns with gcc -O3's build ({runs} runs each, medians {gpu:.3f} s "
         f"and {cpu:.3f} s) it ran at {cpu / gpu:.2f}x; the output keeps the input as host code "
-        "(--objective region judges the region alone)"
+        "(--objective region judges the region alone)",
+        record,
     )
 
 

@@ -517,13 +517,15 @@ def test_in_turns_times_each_binary_in_turns_and_says_why_it_cannot(tmp_path: Pa
     assert len(first) == len(second) == 3
     assert min(first) >= 0.06 and max(second) < min(first)
     assert outputs == ("6.000000e+00\n", "6.000000e+00\n")
+    cold = in_turns(slow, fast, 2, warm=False)  # binaries that just ran: every run counts
+    assert not isinstance(cold, str) and len(cold[0]) == len(cold[1]) == 2
     failing = built(sleeping(tmp_path, "failing.c", 1, code=3))
     why = in_turns(slow, failing, 2)
     assert isinstance(why, str) and "the CUDA program" in why and "exit code 3" in why
     crashing = tmp_path / "crash.c"
     crashing.write_text("#include <signal.h>\nint main(void) { raise(SIGSEGV); return 0; }\n")
     why = in_turns(built(crashing), fast, 2)
-    assert isinstance(why, str) and "the reference did not finish" in why and "SIGSEGV" in why
+    assert isinstance(why, str) and why.startswith("the reference: ") and "SIGSEGV" in why
 
 
 def test_retime_gives_the_rows_medians_and_keeps_a_reading_it_cannot_repeat(
@@ -604,3 +606,15 @@ def test_retime_is_refused_with_a_cluster(tmp_path: Path) -> None:
         main, ["bench", str(folder), "--retime", "3", "--ray", "-o", str(tmp_path / "o")]
     )
     assert result.exit_code == 2 and "--retime" in result.output, result.output
+
+
+def test_a_rows_close_call_says_what_the_turns_read() -> None:
+    from cudaify.bench import close_call_of
+
+    assert close_call_of({}) == ""
+    turned = {"read": 1.16, "runs": 3, "reference": 1.0, "program": 1.1}
+    assert close_call_of(turned) == "1.16x -> 0.91x in 3 turns"
+    skipped = {"read": 1.5, "not_timed": "one turn (1.4 s) does not fit in the 0.9 s left"}
+    assert close_call_of(skipped) == (
+        "1.50x, not timed in turns: one turn (1.4 s) does not fit in the 0.9 s left"
+    )

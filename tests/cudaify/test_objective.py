@@ -128,6 +128,12 @@ def test_a_close_call_is_timed_in_turns_with_the_reference_before_it_is_written(
     assert "read 1.12x as a whole program" in warning and "ran at 0.88x" in warning
     assert "medians 1.136 s and 1.000 s" in warning
     assert "Nothing was offloaded" in (tmp_path / "saxpy.cu").read_text()
+    assert result.trace["close_call"] == {
+        "read": pytest.approx(1.12),
+        "runs": IN_TURNS,
+        "reference": 1.0,
+        "program": 1.136,
+    }
     for whole, turns, objective, written, times in (
         (1.5, (1.0, 0.8), "program", True, 1),
         (CLOSE_CALL * 1.25, (1.0, 2.0), "program", True, 0),
@@ -140,6 +146,43 @@ def test_a_close_call_is_timed_in_turns_with_the_reference_before_it_is_written(
         )
         assert result.verified == written and len(asked) == times, (whole, turns, objective)
         assert not any("timed in turns" in w for w in result.warnings)
+
+
+def test_a_close_call_takes_the_turns_the_time_left_holds() -> None:
+    """Under a time budget the close call's turns are as many as fit (at most IN_TURNS, a
+    fifth to spare); where not one pair fits, none is run, the reading stands and the
+    trace says why."""
+    from types import SimpleNamespace
+
+    from cudaify.backend.budget import Deadline
+    from cudaify.pipeline import IN_TURNS, confirmed
+
+    clock = [0.0]
+    for budget, runs in ((None, IN_TURNS), (100.0, IN_TURNS), (3.4, 2), (2.0, 1), (1.5, 0)):
+        asked: list[int] = []
+
+        def in_turns(variant: Variant, n: int, asked: list[int] = asked) -> tuple[float, float]:
+            asked.append(n)
+            return 1.0, 0.9
+
+        evaluator = SimpleNamespace(
+            reference=lambda: SimpleNamespace(seconds=1.0),
+            deadline=Deadline(budget, clock=lambda: clock[0]),
+            in_turns=in_turns,
+        )
+        chosen = SimpleNamespace(
+            variant=Variant(code="x"),
+            evaluation=Evaluation(
+                stage=Stage.CORRECT,
+                ran_on_gpu=True,
+                timing=Timing(wall=0.4, region=0.1, runs=1),
+                reference=Timing(wall=0.6, region=0.3, runs=1),
+            ),
+        )
+        kept, why, record = confirmed(chosen, evaluator, Config(objective="program"))
+        assert kept is chosen and why == "", budget
+        assert asked == ([runs] if runs else []), budget
+        assert ("not_timed" in record) == (runs == 0) and record["read"] == 1.5
 
 
 def test_finalists_follow_the_objective() -> None:
