@@ -32,6 +32,7 @@ class Deadline:
         self.clock = clock
         self.seconds = seconds if seconds and seconds > 0 else None
         self.started = clock()
+        self._budget: float | None = None  # a `sooner` deadline's: the whole budget
 
     @property
     def limited(self) -> bool:
@@ -70,7 +71,17 @@ class Deadline:
             raise OutOfTime(self.message())
 
     def message(self) -> str:
-        return f"the time budget of {self.seconds:g} s is spent"
+        return f"the time budget of {self._budget or self.seconds:g} s is spent"
+
+    def sooner(self, seconds: float) -> Deadline:
+        """This deadline `seconds` earlier, on the same clock (the time after it is kept
+        for later work); itself when it has no limit."""
+        if self.seconds is None or seconds <= 0:
+            return self
+        early = Deadline(None, self.clock)
+        early.seconds, early.started = max(1e-9, self.seconds - seconds), self.started
+        early._budget = self._budget or self.seconds
+        return early
 
 
 UNLIMITED = Deadline(None)

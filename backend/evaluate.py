@@ -773,6 +773,17 @@ class Evaluator:
         if seconds > 0 and (known is None or seconds < known):
             gpu.remember(self._context_file(), f"{seconds:.6f}\n")
 
+    @contextlib.contextmanager
+    def leaving(self, seconds: float) -> Iterator[None]:
+        """While it lasts, the deadline is `seconds` sooner: the time after it is kept for
+        what comes next (the close call's turns after the finalists)."""
+        whole = self.deadline
+        self.deadline = whole.sooner(seconds)
+        try:
+            yield
+        finally:
+            self.deadline = whole
+
     def in_turns(self, variant: Variant, runs: int) -> tuple[float, float] | str:
         """Medians of the whole program's wall seconds: the reference's (gcc -O3) and
         `variant`'s (nvcc), plain builds both, `runs` runs of each in turns (no uncounted

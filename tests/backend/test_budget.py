@@ -30,6 +30,25 @@ def test_a_deadline_cuts_time_limits_to_what_is_left_and_then_refuses() -> None:
         deadline.clamp(1.0)
 
 
+def test_a_sooner_deadline_keeps_time_for_what_comes_after_it() -> None:
+    """`sooner(s)`: the same budget on the same clock, s seconds earlier (the finalists
+    leave the close call its turns); its refusal still names the whole budget; without a
+    limit it is the deadline itself."""
+    clock = FakeClock()
+    deadline = Deadline(30.0, clock)
+    clock.now += 20.0
+    early = deadline.sooner(4.0)
+    assert early.remaining() == 6.0 and deadline.remaining() == 10.0
+    assert early.allows(5.0) and not early.allows(7.0)
+    clock.now += 6.0
+    assert early.expired and not deadline.expired
+    with pytest.raises(OutOfTime, match="time budget of 30 s is spent"):
+        early.check()
+    assert deadline.sooner(0.0) is deadline
+    unlimited = Deadline(None, clock)
+    assert unlimited.sooner(4.0) is unlimited
+
+
 def test_no_budget_or_zero_means_no_limit() -> None:
     for seconds in (None, 0.0):
         deadline = Deadline(seconds, FakeClock())

@@ -185,6 +185,34 @@ def test_a_close_call_takes_the_turns_the_time_left_holds() -> None:
         assert ("not_timed" in record) == (runs == 0) and record["read"] == 1.5
 
 
+def test_the_finalists_leave_a_close_call_one_turn() -> None:
+    """Where the leader reads under CLOSE_CALL as a whole program, the finalists are timed
+    against a deadline one turn sooner (the reference's time and the leader's, a fifth to
+    spare); a clear win, the region objective or no verified candidate keep nothing."""
+    from types import SimpleNamespace
+
+    from cudaify.mcgs.search import Candidate
+    from cudaify.pipeline import CLOSE_CALL, close_call_reserve
+
+    def leader(whole: float) -> Candidate:
+        evaluation = Evaluation(
+            stage=Stage.CORRECT,
+            ran_on_gpu=True,
+            timing=Timing(wall=0.5, region=0.1, runs=1),
+            reference=Timing(wall=0.5 * whole, region=0.3, runs=1),
+        )
+        return Candidate(Variant(code=f"{whole}"), evaluation)
+
+    stages = SimpleNamespace(
+        evaluator=SimpleNamespace(reference=lambda: SimpleNamespace(seconds=1.0))
+    )
+    program = Config(objective="program")
+    assert close_call_reserve([leader(1.3)], stages, program) == pytest.approx(1.2 * 1.5)
+    assert close_call_reserve([leader(CLOSE_CALL * 1.1)], stages, program) == 0.0
+    assert close_call_reserve([leader(1.3)], stages, Config(objective="region")) == 0.0
+    assert close_call_reserve([], stages, program) == 0.0
+
+
 def test_finalists_follow_the_objective() -> None:
     # a: the fastest region, slow as a whole (a copy per call); b: the other way round
     found = [made("a", 10.0, 1.2), made("b", 4.0, 3.0)]
