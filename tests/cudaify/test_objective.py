@@ -149,16 +149,16 @@ def test_a_close_call_is_timed_in_turns_with_the_reference_before_it_is_written(
 
 
 def test_a_close_call_takes_the_turns_the_time_left_holds() -> None:
-    """Under a time budget the close call's turns are as many as fit (at most IN_TURNS, a
-    fifth to spare); where not one pair fits, none is run, the reading stands and the
-    trace says why."""
+    """Under a time budget the close call's turns are as many as fit (at most IN_TURNS);
+    where not one pair fits, none is run and the trace says why: a reading from
+    UNCONFIRMED_MIN up stands, one under it is not written."""
     from types import SimpleNamespace
 
     from cudaify.backend.budget import Deadline
     from cudaify.pipeline import IN_TURNS, confirmed
 
     clock = [0.0]
-    for budget, runs in ((None, IN_TURNS), (100.0, IN_TURNS), (3.4, 2), (2.0, 1), (1.5, 0)):
+    for budget, runs in ((None, IN_TURNS), (100.0, IN_TURNS), (3.4, 2), (1.5, 1), (1.3, 0)):
         asked: list[int] = []
 
         def in_turns(variant: Variant, n: int, asked: list[int] = asked) -> tuple[float, float]:
@@ -183,6 +183,14 @@ def test_a_close_call_takes_the_turns_the_time_left_holds() -> None:
         assert kept is chosen and why == "", budget
         assert asked == ([runs] if runs else []), budget
         assert ("not_timed" in record) == (runs == 0) and record["read"] == 1.5
+    # a reading under UNCONFIRMED_MIN that cannot be timed in turns is not written
+    close = dataclasses.replace(
+        chosen.evaluation, reference=Timing(wall=0.4 * 1.2, region=0.3, runs=1)
+    )
+    chosen = SimpleNamespace(variant=Variant(code="x", steps=()), evaluation=close)
+    kept, why, record = confirmed(chosen, evaluator, Config(objective="program"))
+    assert kept is None and "read 1.20x" in why and "could not be timed in turns" in why
+    assert "does not fit" in record["not_timed"]
 
 
 def test_the_finalists_leave_a_close_call_one_turn() -> None:
