@@ -953,8 +953,8 @@ WHOLE_RUNS = 3
 # offload (0.34 ms a product) where gemm_tiling's kernel, verified beside it, took 0.11 ms.
 REGION_TIE = 0.95
 # A written variant whose whole program reads under CLOSE_CALL times gcc -O3's is timed
-# again in turns with the reference (IN_TURNS runs each, after one of each) before it is
-# written, by the whole-program objective: its reading sets its own runs against the
+# again in turns with the reference (IN_TURNS runs each, or as many as the time left holds)
+# before it is written, by the whole-program objective: its reading sets its own runs against the
 # reference's taken at the start, each under whatever else the machine was doing. On one
 # H200, the 30 C programs compiled by `bench -j 4`, then each timed in turns alone (3 runs):
 # the compiles' readings were 0.51-1.57 times the later ones (poly_eval 2.71x -> 1.37x,
