@@ -699,10 +699,12 @@ def header(
     evaluation: Evaluation | None,
     input_hash: str,
     rounding_rescue: bool = False,
+    close_call: dict[str, Any] | None = None,
 ) -> str:
     """The output's first comment: what it came from, what was applied, how it was verified
-    (the tolerance that held) and, with `rounding_rescue`, that its kernels round like the
-    CPU because the output matched only then."""
+    (the tolerance that held), with `rounding_rescue` that its kernels round like the CPU
+    because the output matched only then, and with a `close_call` timed in turns (see
+    `confirmed`) what the turns read."""
     from cudaify.backend.roofline import header_lines  # the cost model reads CUDA text
 
     name = Path(program.path).name
@@ -718,6 +720,7 @@ def header(
             lines.append(
                 f"Verified on the GPU: output {_matched(evaluation)}{_measured(evaluation)}."
             )
+            lines.extend(_turns_line(close_call or {}))
             lines.extend(header_lines(evaluation.timing))
         elif not evaluation.ran_on_gpu:
             lines.append("UNVERIFIED: compiled with nvcc but not run (no GPU was found).")
@@ -728,6 +731,18 @@ def header(
         )
     body = "\n".join(" * " + line if line else " *" for line in lines)
     return f"/*\n{body}\n */\n"
+
+
+def _turns_line(close_call: dict[str, Any]) -> list[str]:
+    """The header's line for a close call timed in turns ([] for none)."""
+    if not close_call.get("runs"):
+        return []
+    turned = close_call["reference"] / close_call["program"]
+    return [
+        f"Timed in turns with gcc -O3's build ({close_call['runs']} runs each, as a close "
+        f"call): the whole program at {turned:.2f}x (medians {close_call['program']:.3f} s "
+        f"and {close_call['reference']:.3f} s; the search read {close_call['read']:.2f}x)."
+    ]
 
 
 def _matched(evaluation: Evaluation) -> str:
@@ -840,7 +855,14 @@ def _compile(
     return Result(
         input_path=source_path,
         output_path="",
-        text=header(program, variant, evaluation, input_hash, rounding_rescue(variant, evaluations))
+        text=header(
+            program,
+            variant,
+            evaluation,
+            input_hash,
+            rounding_rescue(variant, evaluations),
+            close_call if chosen is not None else {},
+        )
         + variant.code,
         methods=variant.methods,
         verified=bool(evaluation and evaluation.verified),

@@ -67,9 +67,10 @@ def marks(rows: list[BenchRow]) -> str:
     retimed = [r for r in rows if r.verified and r.quiet_program_speedup is not None]
     if retimed:
         slower = sum(1 for r in retimed if (r.quiet_program_speedup or 0.0) < 1.0)
+        mean = whole_program_geomean(rows, retimed=True)
         lines.append(
-            f"- whole program, retimed ({len(retimed)} programs): geometric mean "
-            f"{whole_program_geomean(rows, retimed=True):.2f}x, {slower} slower than gcc -O3"
+            f"- whole program, retimed: geometric mean {mean:.2f}x over the {len(rows)} "
+            f"({len(retimed)} retimed, 1x for the others), {slower} of them slower than gcc -O3"
         )
     return "\n".join(lines) + "\n"
 

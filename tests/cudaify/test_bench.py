@@ -353,6 +353,17 @@ def test_the_readme_table_has_the_speedups_the_roofline_and_the_bound(tmp_path):
     written = (tmp_path / "roofline.md").read_text()
     assert readme_table([placed, failed]) in written
     assert "- memory-bound: 1 of 1 at or above 70%" in written
+    # the geometric means: a program kept as host code counts 1x, by both readings
+    assert "- whole program: geometric mean 3.54x over the 2" in written
+    retimed = dc.replace(placed, quiet_program_speedup=0.81)
+    write_csv([retimed, failed], tmp_path / "results.csv")
+    assert script.main([str(tmp_path), "--cache", str(tmp_path / "none")]) == 0
+    written = (tmp_path / "roofline.md").read_text()
+    assert "| 12.50x | 0.81x | 81% |" in written
+    assert (
+        "- whole program, retimed: geometric mean 0.90x over the 2 (1 retimed, 1x for the "
+        "others), 1 of them slower than gcc -O3"
+    ) in written
 
 
 def test_a_row_counts_the_model_in_the_written_path(
