@@ -155,11 +155,10 @@ def kept(keep: Path, strategy: str, program: str) -> Path:
 
 @dataclass(frozen=True)
 class Quiet:
-    """Medians of the whole process's wall time, `runs` runs of each build in turns."""
+    """Medians of the whole process's wall time, runs of each build in turns."""
 
     cpu_seconds: float
     gpu_seconds: float
-    runs: int
 
 
 def retime_rows(
@@ -245,7 +244,7 @@ def retime(
     differs = compare.compare(outputs[0], outputs[1], config.rtol, config.atol)
     if differs is not None:
         return f"its output differs from gcc -O3's ({differs})"
-    return Quiet(statistics.median(first), statistics.median(second), runs)
+    return Quiet(statistics.median(first), statistics.median(second))
 
 
 def close_call_of(record: dict[str, Any]) -> str:

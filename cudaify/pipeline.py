@@ -861,7 +861,7 @@ def _compile(
             evaluation,
             input_hash,
             rounding_rescue(variant, evaluations),
-            close_call if chosen is not None else {},
+            close_call,
         )
         + variant.code,
         methods=variant.methods,
@@ -996,13 +996,23 @@ def close_call_reserve(candidates: list[Any], stages: Any, config: Config) -> fl
     objective reads under CLOSE_CALL; 0 otherwise. In a 30 s compile the finalists used
     to spend the budget: 6 of 9 close calls on an H200 (`bench -j 4`) were not timed."""
     chosen = finalists(candidates, config.objective)
-    if config.objective != "program" or not chosen:
+    if not chosen or _close_call(chosen[0].evaluation, config) is None:
         return 0.0
-    leader = chosen[0].evaluation
-    whole = leader.program_speedup
-    if whole is None or not 1.0 <= whole < CLOSE_CALL:
-        return 0.0
-    return 1.2 * (stages.evaluator.reference().seconds + (leader.timing.wall or 0.0))
+    return 1.2 * _turn_seconds(stages.evaluator, chosen[0].evaluation)
+
+
+def _close_call(evaluation: Evaluation, config: Config) -> float | None:
+    """The whole-program reading of a variant verified on the GPU where it is a close call
+    (from 1x to under CLOSE_CALL, by the whole-program objective); None otherwise."""
+    whole = evaluation.program_speedup
+    if config.objective != "program" or not (evaluation.verified and evaluation.ran_on_gpu):
+        return None
+    return whole if whole is not None and 1.0 <= whole < CLOSE_CALL else None
+
+
+def _turn_seconds(evaluator: Any, evaluation: Evaluation) -> float:
+    """One turn: a run of the reference and one of the variant."""
+    return evaluator.reference().seconds + (evaluation.timing.wall or 0.0)
 
 
 def confirmed(chosen: Any, evaluator: Any, config: Config) -> tuple[Any, str, dict[str, Any]]:
@@ -1013,14 +1023,11 @@ def confirmed(chosen: Any, evaluator: Any, config: Config) -> tuple[Any, str, di
     in the search: no uncounted runs here); a variant whose turns do not fit at all, or
     cannot be run, keeps its reading from UNCONFIRMED_MIN up, and is not written under
     it. What was done goes into the trace (`close_call`)."""
-    evaluation = chosen.evaluation
-    whole = evaluation.program_speedup
-    if config.objective != "program" or not (evaluation.verified and evaluation.ran_on_gpu):
-        return chosen, "", {}
-    if whole is None or not 1.0 <= whole < CLOSE_CALL:
+    whole = _close_call(chosen.evaluation, config)
+    if whole is None:
         return chosen, "", {}
     record: dict[str, Any] = {"read": round(whole, 4)}
-    pair = evaluator.reference().seconds + (evaluation.timing.wall or 0.0)
+    pair = _turn_seconds(evaluator, chosen.evaluation)
     left = evaluator.deadline.remaining()
     runs = IN_TURNS if left is None else min(IN_TURNS, int(left / pair))
     timed = (
