@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import multiprocessing
 import os
 import re
@@ -80,7 +81,9 @@ def category_of(path: Path) -> str:
 
 def run_one(path: Path, strategy: str, config: Config, keep: Path | None = None) -> BenchRow:
     """One program's compile as a row. `keep`: the folder (`-o`'s `programs`) where a
-    verified program it wrote is kept, as `STRATEGY/NAME.cu` (`kept`)."""
+    verified program it wrote is kept, as `STRATEGY/NAME.cu` (`kept`), and where every
+    compile's trace is kept, as `STRATEGY/NAME.trace.json` (its search: what was tried,
+    what died and why, what each candidate read)."""
     from cudaify import pipeline
 
     began = time.perf_counter()
@@ -141,10 +144,13 @@ def run_one(path: Path, strategy: str, config: Config, keep: Path | None = None)
     )
     if result.verified and result.offloaded and not candidate.get("kernels"):
         row = with_written_roofline(row, path, result.text, config)
-    if keep is not None and result.verified and result.offloaded:
+    if keep is not None:
         written = kept(keep, strategy, path.stem)
         written.parent.mkdir(parents=True, exist_ok=True)
-        pipeline.write_atomically(str(written), result.text)
+        trace_text = json.dumps(result.trace, indent=1, default=str) + "\n"
+        pipeline.write_atomically(str(written.with_suffix(".trace.json")), trace_text)
+        if result.verified and result.offloaded:
+            pipeline.write_atomically(str(written), result.text)
     return dataclasses.replace(row, wall_seconds=time.perf_counter() - began)
 
 

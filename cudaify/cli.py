@@ -524,7 +524,8 @@ def bench_command(
     CPU, geometric-mean and mean region speedup, search time) and the wall time of each
     program's whole cudaify run per strategy (wall_times.csv). The strategies of one
     program share one timing of its CPU reference. Each verified program written is kept
-    as OUTPUT/programs/STRATEGY/NAME.cu."""
+    as OUTPUT/programs/STRATEGY/NAME.cu, and each compile's trace beside it as
+    NAME.trace.json."""
     from cudaify import bench, pipeline
     from cudaify.backend import report
     from cudaify.core import config as config_mod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -582,7 +583,8 @@ def test_bench_keeps_each_verified_program_it_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """run_one keeps a verified program it wrote as KEEP/STRATEGY/NAME.cu (what --retime
-    times, and what a user reads); an unverified one is not kept."""
+    times, and what a user reads); an unverified one is not kept. Every compile's trace is
+    kept beside it, verified or not."""
     from types import SimpleNamespace
 
     from cudaify import bench, pipeline
@@ -594,7 +596,11 @@ def test_bench_keeps_each_verified_program_it_writes(
     timed = {"name": "scale_kernel", "launches": 1, "seconds": 0.001}  # no roofline run after
     for verified in (False, True):
         done = SimpleNamespace(
-            trace={"chosen": [], "timing": {"candidate": {"kernels": [timed]}}},
+            trace={
+                "chosen": [],
+                "timing": {"candidate": {"kernels": [timed]}},
+                "verified": verified,
+            },
             verified=verified,
             offloaded=True,
             text=f"// written, verified={verified}",
@@ -606,6 +612,8 @@ def test_bench_keeps_each_verified_program_it_writes(
         bench.run_one(source, "rules", Config(slm="off"), keep)
         kept = keep / "rules" / "scale.cu"
         assert kept.is_file() == verified
+        trace = json.loads((keep / "rules" / "scale.trace.json").read_text())
+        assert trace["verified"] == verified and trace["timing"]["candidate"]["kernels"] == [timed]
     assert kept.read_text() == "// written, verified=True"
 
 
