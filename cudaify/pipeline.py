@@ -151,6 +151,8 @@ class Stages:
         self._parents: dict[tuple[str, str], Variant] = {}
         # host functions an SLM variant may have moved to the GPU: timed as the region
         self.timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
+        # the search's best whole-program reading verified on the GPU (see `search_left`)
+        self._best_read: Evaluation | None = None
 
     # -- the small model -------------------------------------------------------------
 
@@ -337,7 +339,12 @@ class Stages:
         problems = structural_problems(self.program, variant.code, method, before)
         if problems:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
-        return self.evaluator.screen(variant)
+        evaluation = self.evaluator.screen(variant)
+        if evaluation.verified and evaluation.ran_on_gpu:
+            best = self._best_read
+            if best is None or (evaluation.program_speedup or 0.0) > (best.program_speedup or 0.0):
+                self._best_read = evaluation
+        return evaluation
 
     def out_of_time(self) -> bool:
         """The search's `stop`: the command's deadline has passed or, on a GPU, is within
@@ -349,12 +356,20 @@ class Stages:
 
     def search_left(self) -> float | None:
         """Seconds the search may still spend (None: no budget): the time left less, on a
-        GPU, the finalists' reserve."""
+        GPU, the finalists' reserve and, while the best variant so far may be a close call
+        (`_may_be_close`), one turn of its close call: the finalists keep that turn
+        (`close_call_reserve`) only if the search left it. In a bench at 26b3603, where only
+        the finalists kept it, 7 of 12 close calls found no turn left."""
         remaining = self.deadline.remaining()
         if remaining is None:
             return None
+        if not self.evaluator.run_on_gpu:
+            return remaining
         reserve = FINALIST_RESERVE * (self.config.time_budget or 0.0)
-        return remaining - (reserve if self.evaluator.run_on_gpu else 0.0)
+        best = self._best_read
+        if best is not None and _may_be_close(best, self.config):
+            reserve += 1.2 * _turn_seconds(self.evaluator, best)
+        return remaining - reserve
 
     def generation_stop(self) -> float | None:
         """When a model's answer must be done (time.monotonic), None without a budget: when
@@ -988,26 +1003,37 @@ IN_TURNS = 3
 # that ran slower than gcc -O3 had read 1.12x, 1.16x and 1.20x (lcs_edit at 0.68x), and
 # the compiles' readings were a median 0.88 times the ones taken alone
 UNCONFIRMED_MIN = 1.25
+# A leader read under this may be under CLOSE_CALL once timed again, so the search and the
+# finalists keep one turn for it: the compiles' readings were 0.37-2.1 times (median 0.88)
+# the ones taken alone later, and in a bench at 26b3603 7 of 12 close calls had no turn
+# left, some of them with 0.0 s (their leader, read over 2x, had kept none)
+MAY_BE_CLOSE = 3.0
 
 
 def close_call_reserve(candidates: list[Any], stages: Any, config: Config) -> float:
     """Seconds the finalists leave for the close call's turns: one turn (the reference's
     time and the leader's, a fifth to spare) where the leader by the whole-program
-    objective reads under CLOSE_CALL; 0 otherwise. In a 30 s compile the finalists used
+    objective reads under MAY_BE_CLOSE; 0 otherwise. In a 30 s compile the finalists used
     to spend the budget: 6 of 9 close calls on an H200 (`bench -j 4`) were not timed."""
     chosen = finalists(candidates, config.objective)
-    if not chosen or _close_call(chosen[0].evaluation, config) is None:
+    if not chosen or not _may_be_close(chosen[0].evaluation, config):
         return 0.0
     return 1.2 * _turn_seconds(stages.evaluator, chosen[0].evaluation)
 
 
-def _close_call(evaluation: Evaluation, config: Config) -> float | None:
+def _close_call(evaluation: Evaluation, config: Config, under: float = CLOSE_CALL) -> float | None:
     """The whole-program reading of a variant verified on the GPU where it is a close call
-    (from 1x to under CLOSE_CALL, by the whole-program objective); None otherwise."""
+    (from 1x to under `under`, by the whole-program objective); None otherwise."""
     whole = evaluation.program_speedup
     if config.objective != "program" or not (evaluation.verified and evaluation.ran_on_gpu):
         return None
-    return whole if whole is not None and 1.0 <= whole < CLOSE_CALL else None
+    return whole if whole is not None and 1.0 <= whole < under else None
+
+
+def _may_be_close(evaluation: Evaluation, config: Config) -> bool:
+    """Whether a variant's one reading is close enough to CLOSE_CALL that, timed again as a
+    finalist, it may be a close call (under MAY_BE_CLOSE): a turn is kept for it."""
+    return _close_call(evaluation, config, MAY_BE_CLOSE) is not None
 
 
 def _turn_seconds(evaluator: Any, evaluation: Evaluation) -> float:

@@ -200,13 +200,14 @@ def test_a_close_call_takes_the_turns_the_time_left_holds() -> None:
 
 
 def test_the_finalists_leave_a_close_call_one_turn() -> None:
-    """Where the leader reads under CLOSE_CALL as a whole program, the finalists are timed
-    against a deadline one turn sooner (the reference's time and the leader's, a fifth to
-    spare); a clear win, the region objective or no verified candidate keep nothing."""
+    """Where the leader reads under MAY_BE_CLOSE as a whole program (a finalist's runs may
+    bring it under CLOSE_CALL), the finalists are timed against a deadline one turn sooner
+    (the reference's time and the leader's, a fifth to spare); a clear win, the region
+    objective or no verified candidate keep nothing."""
     from types import SimpleNamespace
 
     from cudaify.mcgs.search import Candidate
-    from cudaify.pipeline import CLOSE_CALL, close_call_reserve
+    from cudaify.pipeline import CLOSE_CALL, MAY_BE_CLOSE, close_call_reserve
 
     def leader(whole: float) -> Candidate:
         evaluation = Evaluation(
@@ -222,9 +223,66 @@ def test_the_finalists_leave_a_close_call_one_turn() -> None:
     )
     program = Config(objective="program")
     assert close_call_reserve([leader(1.3)], stages, program) == pytest.approx(1.2 * 1.5)
-    assert close_call_reserve([leader(CLOSE_CALL * 1.1)], stages, program) == 0.0
+    assert close_call_reserve([leader(CLOSE_CALL * 1.1)], stages, program) == pytest.approx(1.8)
+    assert close_call_reserve([leader(MAY_BE_CLOSE * 1.01)], stages, program) == 0.0
+    assert close_call_reserve([leader(0.9)], stages, program) == 0.0
     assert close_call_reserve([leader(1.3)], stages, Config(objective="region")) == 0.0
     assert close_call_reserve([], stages, program) == 0.0
+
+
+def test_the_search_keeps_a_turn_while_its_best_may_be_a_close_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a GPU, the search stops one turn earlier (besides the finalists' reserve) while
+    its best whole-program reading verified on the GPU is under MAY_BE_CLOSE: a turn of
+    that variant and the reference, a fifth to spare. Nothing verified, a clear win read
+    later, no GPU, the region objective: no turn kept."""
+    from types import SimpleNamespace
+
+    from cudaify.backend.budget import Deadline
+    from cudaify.pipeline import FINALIST_RESERVE, MAY_BE_CLOSE, Stages
+
+    def read(whole: float, verified: bool = True) -> Evaluation:
+        return Evaluation(
+            stage=Stage.CORRECT if verified else Stage.COMPILE,
+            ran_on_gpu=True,
+            timing=Timing(wall=0.5, region=0.1, runs=1),
+            reference=Timing(wall=0.5 * whole, region=0.3, runs=1),
+        )
+
+    def stages(objective: str = "program", gpu: bool = True) -> Any:
+        made = Stages.__new__(Stages)
+        made.config = Config(objective=objective, time_budget=30.0)
+        made.program = None
+        made._parents = {}
+        made._best_read = None
+        made.deadline = Deadline(30.0, clock=lambda: 0.0)
+        made.evaluator = SimpleNamespace(
+            reference=lambda: SimpleNamespace(seconds=1.0), run_on_gpu=gpu, screen=None
+        )
+        return made
+
+    monkeypatch.setattr(
+        "cudaify.transforms.structure.structural_problems", lambda *args, **kwargs: []
+    )
+    plain = 30.0 - FINALIST_RESERVE * 30.0
+    for readings, kept in (
+        ([], 0.0),
+        ([read(1.4, verified=False)], 0.0),
+        ([read(0.8)], 0.0),
+        ([read(1.4)], 1.2 * 1.5),
+        ([read(1.4), read(2.5)], 1.2 * 1.5),
+        ([read(1.4), read(MAY_BE_CLOSE * 1.2), read(2.5)], 0.0),
+    ):
+        search = stages()
+        for evaluation in readings:
+            search.evaluator.screen = lambda variant, e=evaluation: e
+            assert search.evaluate(Variant(code="x")) is evaluation
+        assert search.search_left() == pytest.approx(plain - kept), readings
+    for other in (stages(objective="region"), stages(gpu=False)):
+        other.evaluator.screen = lambda variant: read(1.4)
+        other.evaluate(Variant(code="x"))
+        assert other.search_left() == pytest.approx(plain if other.evaluator.run_on_gpu else 30.0)
 
 
 def test_finalists_follow_the_objective() -> None:
