@@ -548,6 +548,15 @@ class RemoteEvaluator(Evaluator):
     def prefetch_harness(self, variants: Sequence[Variant]) -> None:
         """Nothing: a finalist's harness is built on the GPU worker that times it."""
 
+    def prefetch_plain(self, variants: Sequence[Variant]) -> None:
+        """Nothing: a close call's turns are not run on the cluster (`in_turns`)."""
+
+    def in_turns(self, variant: Variant, runs: int) -> tuple[float, float] | str:
+        """Why there are none: the reference runs here, the candidates on the cluster's
+        GPU workers, so no machine runs both in turns (the reading then stands from
+        UNCONFIRMED_MIN up, as where the time left holds no turn)."""
+        return "the candidates ran on the cluster, the reference here"
+
     def screen(self, variant: Variant) -> Evaluation:
         ref = self._tasks.pop(variant.key, None) or self._screening(variant)
         return self._answer(variant, ref)

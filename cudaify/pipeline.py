@@ -1006,8 +1006,10 @@ UNCONFIRMED_MIN = 1.25
 # A leader read under this may be under CLOSE_CALL once timed again, so the search and the
 # finalists keep one turn for it: the compiles' readings were 0.37-2.1 times (median 0.88)
 # the ones taken alone later, and in a bench at 26b3603 7 of 12 close calls had no turn
-# left, some of them with 0.0 s (their leader, read over 2x, had kept none)
-MAY_BE_CLOSE = 3.0
+# left, some of them with 0.0 s (their leader, read over 2x, had kept none); at 3x
+# (b33bf4a's bench), poly_eval's leader screened at 3.64x, read 1.75x as a finalist and
+# found no turn left
+MAY_BE_CLOSE = 5.0
 
 
 def close_call_reserve(candidates: list[Any], stages: Any, config: Config) -> float:
@@ -1261,6 +1263,8 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
             # candidate merely close to it would cost a second of runs to change nothing)
             pending = pending[:1] if pending and pending[0] is chosen[0] else []
         evaluator.prefetch_harness([c.variant for c in pending])
+        if config.objective == "program":  # a close call's turns run the plain builds
+            evaluator.prefetch_plain([c.variant for c in pending])
         for candidate in pending:
             # the best finalist re-timed so far (one stopped after its first run is below
             # it by RACE_MARGIN, never the best): one run far below it ends a finalist's

@@ -5,6 +5,7 @@ trusts its reading, and the timing itself (gpu-marked)."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 import threading
 import time
 from concurrent.futures import Future
@@ -240,6 +241,37 @@ def test_a_library_built_ahead_ends_with_the_time_budget(  # type: ignore[no-unt
     time.sleep(0.01)
     spent.prefetch_harness([variant])
     assert spent._harness_builds == {} and len(limits) == 1
+
+
+def test_the_finalists_plain_builds_are_made_ahead_for_the_turns(  # type: ignore[no-untyped-def]
+    offloaded, cache: Cache, monkeypatch
+) -> None:
+    """prefetch_plain builds a finalist's plain program (no timing runtime) with nvcc on
+    another core, after the search's compiles ahead were closed; the close call's turns
+    take that build (`_plain_build`) instead of compiling again; a variant not prefetched
+    is built there and then. Without a GPU nothing is started."""
+    program, code = offloaded
+    evaluator = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=True)
+    evaluator.close()
+    variant = Variant(code=code, offloaded=("saxpy",))
+    evaluator.prefetch_plain([variant])
+    built = evaluator._plain_builds[variant.key].result(timeout=120)
+    assert built.ok and built.binary is not None and Path(built.binary).is_file()
+    assert (
+        "cudaify_timing"
+        not in subprocess.run(
+            ["nm", "-C", str(built.binary)], capture_output=True, text=True, check=True
+        ).stdout
+    )  # plain: no timing runtime linked in
+    compiled: list[bool] = []
+    monkeypatch.setattr(
+        evaluator, "_compile_candidate", lambda code, timed, cancel=None: compiled.append(timed)
+    )
+    assert evaluator._plain_build(variant) is built and compiled == []
+    assert evaluator._plain_build(variant) is None and compiled == [False]  # not ahead: now
+    idle = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=False)
+    idle.prefetch_plain([variant])
+    assert idle._plain_builds == {}
 
 
 def test_only_a_one_function_region_is_timed_alone(offloaded, cache: Cache) -> None:  # type: ignore[no-untyped-def]

@@ -32,10 +32,14 @@ class FakeEvaluator:
         self.remeasured: list[str] = []
         self.detailed: list[str] = []
         self.prefetched: list[str] = []
+        self.plain: list[str] = []
         self.beats: list[float | None] = []
 
     def prefetch_harness(self, variants: list[Variant]) -> None:
         self.prefetched += [variant.node for variant in variants]
+
+    def prefetch_plain(self, variants: list[Variant]) -> None:
+        self.plain += [variant.node for variant in variants]
 
     def remeasure(
         self,
@@ -101,8 +105,16 @@ def test_finish_picks_by_the_full_timing_and_details_only_the_winner():
     assert chosen.variant.node == "b" and chosen.evaluation.region_speedup == 8.0
     assert sorted(evaluator.remeasured) == ["a", "b"] and evaluator.detailed == ["b"]
     assert sorted(evaluator.prefetched) == ["a", "b"]  # their harness libraries, ahead
+    assert sorted(evaluator.plain) == ["a", "b"]  # and the plain builds a close call runs
     assert chosen.evaluation.timing.kernel == 0.5
     assert all(c.evaluation.timing.runs == 5 for c in result.candidates)  # trace shows these
+    by_region = FakeEvaluator(full={"a": 6.0, "b": 8.0})
+    finish(
+        SearchResult("mcgs", candidates=[candidate("a", 10.0), candidate("b", 9.5)]),
+        by_region,
+        Config(objective="region"),
+    )
+    assert by_region.plain == []  # no close call by the region: no turns to build for
 
 
 def test_a_finalist_that_fails_its_second_run_gives_way():

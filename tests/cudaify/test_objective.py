@@ -360,6 +360,9 @@ def test_finish_settles_a_tie_by_the_full_timings() -> None:
         def prefetch_harness(self, variants: list[Variant]) -> None:
             pass
 
+        def prefetch_plain(self, variants: list[Variant]) -> None:
+            pass
+
         def remeasure(self, variant: Variant, evaluation: Evaluation, **_: Any) -> Evaluation:
             region, whole = full[variant.node]
             return made(variant.node, region, whole).evaluation
