@@ -201,15 +201,21 @@ def test_a_failed_build_ahead_leaves_the_program_runs(offloaded, cache: Cache) -
     assert evaluator._harness_ready(variant, ("saxpy",), SHORT, runs=3) is None
 
 
+def _closed(offloaded: tuple[Program, str], cache: Cache) -> tuple[Evaluator, Variant]:
+    """An evaluator on a GPU as `finish` gets it (the search's compiles ahead closed), and
+    the offloaded saxpy."""
+    program, code = offloaded
+    evaluator = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=True)
+    evaluator.close()
+    return evaluator, Variant(code=code, offloaded=("saxpy",))
+
+
 def test_the_finalists_libraries_are_built_after_the_search_closed(  # type: ignore[no-untyped-def]
     offloaded, cache: Cache
 ) -> None:
     # the pipeline closes the evaluator (its compiles ahead stop) before `finish` asks for
     # the finalists' libraries; they were never built, so no finalist was timed alone
-    program, code = offloaded
-    evaluator = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=True)
-    evaluator.close()
-    variant = Variant(code=code, offloaded=("saxpy",))
+    evaluator, variant = _closed(offloaded, cache)
     evaluator.prefetch_harness([variant])
     built = evaluator._harness_builds[variant.key].result(timeout=120)
     assert isinstance(built, rt.Harness), built
@@ -250,10 +256,7 @@ def test_the_finalists_plain_builds_are_made_ahead_for_the_turns(  # type: ignor
     another core, after the search's compiles ahead were closed; the close call's turns
     take that build (`_plain_build`) instead of compiling again; a variant not prefetched
     is built there and then. Without a GPU nothing is started."""
-    program, code = offloaded
-    evaluator = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=True)
-    evaluator.close()
-    variant = Variant(code=code, offloaded=("saxpy",))
+    evaluator, variant = _closed(offloaded, cache)
     evaluator.prefetch_plain([variant])
     built = evaluator._plain_builds[variant.key].result(timeout=120)
     assert built.ok and built.binary is not None and Path(built.binary).is_file()
@@ -269,7 +272,7 @@ def test_the_finalists_plain_builds_are_made_ahead_for_the_turns(  # type: ignor
     )
     assert evaluator._plain_build(variant) is built and compiled == []
     assert evaluator._plain_build(variant) is None and compiled == [False]  # not ahead: now
-    idle = Evaluator(program, Config(compile_jobs=2), cache=cache, run_on_gpu=False)
+    idle = Evaluator(offloaded[0], Config(compile_jobs=2), cache=cache, run_on_gpu=False)
     idle.prefetch_plain([variant])
     assert idle._plain_builds == {}
 
