@@ -217,6 +217,9 @@ class Timing:
     shared_by: int = 1
     # CUDA's start on this GPU when it had it alone (the least measured so; None: unknown)
     context_alone: float | None = None
+    # the whole fixed cost of a CUDA program on this GPU alone: the least wall of one that
+    # only starts CUDA and exits (its start, context and teardown; None: unknown)
+    start_alone: float | None = None
     # the region timed alone by the harness (region_timing), in this many steady calls
     # at the program's sizes; 0: timed in the program's own runs
     harness_calls: int = 0
@@ -296,13 +299,17 @@ class Evaluation:
     @property
     def program_from_parts(self) -> float | None:
         """The whole program's time from its parts: the reference's time outside the region
-        (the code there is the input's), this variant's region, and CUDA's start as this
-        GPU took it alone (else as measured). None where a part was not measured."""
+        (the code there is the input's), this variant's region, and CUDA's fixed cost: a
+        program's that only starts CUDA and exits on this GPU alone (its start, context and
+        teardown), else the context as this GPU took it alone, else as measured. None
+        where a part was not measured."""
         timing, reference = self.timing, self.reference
         if reference.wall is None or reference.region is None or timing.region is None:
             return None
-        context = timing.context_alone if timing.context_alone is not None else timing.context
-        return max(0.0, reference.wall - reference.region) + timing.region + (context or 0.0)
+        fixed = timing.start_alone
+        if fixed is None:
+            fixed = timing.context_alone if timing.context_alone is not None else timing.context
+        return max(0.0, reference.wall - reference.region) + timing.region + (fixed or 0.0)
 
     @property
     def program_speedup_estimated(self) -> bool:

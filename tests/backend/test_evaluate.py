@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from cudaify.backend.evaluate import (
     Evaluator,
 )
 from cudaify.backend.gpu import gpu_available
-from cudaify.core import Evaluation, Stage, Timing, Variant
+from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
 from cudaify.core.config import Config
 from cudaify.core.errors import InputError, SourceError
 from cudaify.frontend.facts import Program
@@ -306,6 +307,49 @@ def test_the_whole_program_timed_on_a_shared_gpu_is_estimated_from_parts() -> No
     # the GPU alone: measured, as always
     alone = replace(evaluation, timing=replace(shared, shared_by=1))
     assert not alone.program_speedup_estimated and alone.program_speedup == 1.0 / 2.5
+    # CUDA's whole fixed cost known (start, context, teardown): it replaces the context
+    whole = replace(evaluation, timing=replace(shared, start_alone=0.45))
+    assert whole.program_speedup == pytest.approx(1.0 / (0.2 + 0.3 + 0.45))
+
+
+def test_cudas_fixed_cost_is_measured_once_for_the_gpu(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a GPU, the first evaluation measures the probe that only starts CUDA and exits
+    (built by nvcc, START_RUNS runs, the least wall kept beside the GPU's lock); every
+    later evaluator of the machine reads it and runs nothing; the timings carry it. A
+    probe whose runs fail leaves it unknown and is tried once an evaluator. Without a
+    GPU nothing runs."""
+    from cudaify.backend import evaluate as evaluate_mod
+    from cudaify.backend.runner import RunResult
+    from cudaify.backend.timing import Sample
+
+    asked: list[Path] = []
+    failing = [True]
+
+    def runs(binary: Path, *, runs: int, **kwargs: Any) -> tuple[list[Sample], Problem | None]:
+        asked.append(binary)
+        if failing[0]:
+            return [], Problem("run", "no CUDA-capable device is detected")
+        walls = (0.31, 0.29, 0.30)[:runs]
+        return [Sample(RunResult("", 0, None, False, False, w), None, 0, None) for w in walls], None
+
+    monkeypatch.setattr(evaluate_mod, "timed_runs", runs)
+    broken = evaluator(tmp_path, cache, run=True)
+    broken._measure_start()
+    broken._measure_start()
+    assert len(asked) == 1 and broken._start_alone() is None  # one try, nothing kept
+    assert Path(asked[0]).is_file()  # nvcc built the probe
+    failing[0] = False
+    first = evaluator(tmp_path, cache, run=True)
+    first._measure_start()
+    assert len(asked) == 2 and first._start_alone() == pytest.approx(0.29)
+    assert first._sharing(Timing(context=0.1), users=4).start_alone == pytest.approx(0.29)
+    later = evaluator(tmp_path, cache, run=True)
+    later._measure_start()
+    assert len(asked) == 2 and later._start_alone() == pytest.approx(0.29)
+    evaluator(tmp_path, cache, run=False)._measure_start()
+    assert len(asked) == 2
 
 
 def test_cudas_start_alone_is_the_least_measured_with_the_gpu_alone(

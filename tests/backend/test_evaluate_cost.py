@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cudaify.backend import evaluate as evaluate_mod
+from cudaify.backend import gpu
 from cudaify.backend import timing as timing_mod
 from cudaify.backend.budget import Deadline
 from cudaify.backend.cache import Cache
@@ -58,8 +59,12 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
 
 
 def make(tmp_path: Path, cache: Cache, **settings: object) -> Evaluator:
+    """An evaluator on a machine that knows its GPU's fixed cost already (measured once
+    per machine, by the first evaluation there: see test_evaluate)."""
     config = Config(runs=RUNS, **settings)  # type: ignore[arg-type]
-    return Evaluator(program(tmp_path), config, cache=cache, run_on_gpu=True)
+    made = Evaluator(program(tmp_path), config, cache=cache, run_on_gpu=True)
+    gpu.remember(made._start_file(), "0.3\n")
+    return made
 
 
 def variant(code: str = CANDIDATE) -> Variant:

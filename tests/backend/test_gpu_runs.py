@@ -225,3 +225,19 @@ def test_the_winner_is_timed_in_turns_with_the_reference(tmp_path: Path) -> None
     )
     broken = Variant(code=CANDIDATE.replace("cudaMalloc(&dx", "cudaMallok(&dx"))
     assert isinstance(evaluator.in_turns(broken, 3), str)
+
+
+def test_cudas_fixed_cost_is_measured_on_the_gpu(tmp_path: Path) -> None:
+    """The probe that only starts CUDA and exits runs on the GPU alone: its least wall is
+    CUDA's whole fixed cost here (at least the context's creation the timing build reads,
+    at most a few seconds), and a shared screening timing's estimate from parts holds
+    it."""
+    evaluator = _evaluator(tmp_path)
+    evaluator._measure_start()
+    start = evaluator._start_alone()
+    assert start is not None and 0.02 < start < 5.0
+    reading = evaluator.screen(Variant(code=CANDIDATE, offloaded=("saxpy",)))
+    assert reading.verified and reading.timing.start_alone == start
+    context = reading.timing.context_alone or reading.timing.context or 0.0
+    assert context <= start
+    print(f"\nCUDA's fixed cost alone: {start:.3f} s (its context {context:.3f} s)")
