@@ -865,7 +865,9 @@ class Evaluator:
             reference = self._compile_reference()
             build = self._plain_build(variant)
             if not build.ok or build.binary is None or reference.binary is None:
-                return "its build failed"
+                failed = build if not build.ok else reference
+                said = (failed.diagnostics.strip().splitlines() or [""])[0][:120]
+                return f"its build failed{': ' + said if said else ''}"
             limit = self._limit(time_limit(self.reference().seconds, self.config.run_timeout))
             with self._hold(exclusive=True):
                 timed = in_turns(reference.binary, build.binary, runs, limit, warm=False)

@@ -307,9 +307,14 @@ def test_the_whole_program_timed_on_a_shared_gpu_is_estimated_from_parts() -> No
     # the GPU alone: measured, as always
     alone = replace(evaluation, timing=replace(shared, shared_by=1))
     assert not alone.program_speedup_estimated and alone.program_speedup == 1.0 / 2.5
-    # CUDA's whole fixed cost known (start, context, teardown): it replaces the context
+    # CUDA's whole fixed cost known (start, context, teardown): it replaces the context,
+    # unless the context alone read more
     whole = replace(evaluation, timing=replace(shared, start_alone=0.45))
     assert whole.program_speedup == pytest.approx(1.0 / (0.2 + 0.3 + 0.45))
+    less = replace(evaluation, timing=replace(shared, start_alone=0.15))
+    assert less.program_speedup == pytest.approx(1.0 / (0.2 + 0.3 + 0.2))
+    probe_only = replace(evaluation, timing=replace(shared, start_alone=0.45, context_alone=None))
+    assert probe_only.program_speedup == pytest.approx(1.0 / (0.2 + 0.3 + 0.45))
 
 
 def test_cudas_fixed_cost_is_measured_once_for_the_gpu(
@@ -461,3 +466,17 @@ def test_without_a_gpu_nothing_is_timed_in_turns(tmp_path: Path) -> None:
     ev = evaluator(tmp_path, Cache(tmp_path / "cache"), run=False)
     assert ev.in_turns(candidate(), 3) == "no GPU"
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("program"))
+
+
+def test_turns_whose_build_fails_say_what_the_compiler_said(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A close call whose plain build fails (nvcc cut by the deadline, say) is not timed,
+    and the reason carries the compiler's first line: "its build failed" alone did not
+    tell a deadline from a broken program."""
+    from cudaify.backend.compile import Build
+
+    ev = evaluator(tmp_path, cache, run=True)
+    cut = Build(False, None, "nvcc did not finish in 2.5 s\nmore", 2.5, False)
+    monkeypatch.setattr(ev, "_plain_build", lambda variant: cut)
+    assert ev.in_turns(candidate(), 3) == "its build failed: nvcc did not finish in 2.5 s"

@@ -229,9 +229,9 @@ def test_the_winner_is_timed_in_turns_with_the_reference(tmp_path: Path) -> None
 
 def test_cudas_fixed_cost_is_measured_on_the_gpu(tmp_path: Path) -> None:
     """The probe that only starts CUDA and exits runs on the GPU alone: its least wall is
-    CUDA's whole fixed cost here (at least the context's creation the timing build reads,
-    at most a few seconds), and a shared screening timing's estimate from parts holds
-    it."""
+    CUDA's whole fixed cost here (at most a few seconds), the timings carry it, and an
+    estimate from parts holds the larger of it and the context alone. (Its first form
+    also asserted the context at most the probe's wall: on a fresh H200 it was not.)"""
     evaluator = _evaluator(tmp_path)
     evaluator._measure_start()
     start = evaluator._start_alone()
@@ -239,5 +239,6 @@ def test_cudas_fixed_cost_is_measured_on_the_gpu(tmp_path: Path) -> None:
     reading = evaluator.screen(Variant(code=CANDIDATE, offloaded=("saxpy",)))
     assert reading.verified and reading.timing.start_alone == start
     context = reading.timing.context_alone or reading.timing.context or 0.0
-    assert context <= start
+    parts = reading.program_from_parts
+    assert parts is not None and parts >= max(start, context) + (reading.timing.region or 0.0)
     print(f"\nCUDA's fixed cost alone: {start:.3f} s (its context {context:.3f} s)")
