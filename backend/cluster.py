@@ -548,6 +548,10 @@ class RemoteEvaluator(Evaluator):
     def prefetch_harness(self, variants: Sequence[Variant]) -> None:
         """Nothing: a finalist's harness is built on the GPU worker that times it."""
 
+    def _measure_start(self) -> None:
+        """Nothing here: each GPU worker's evaluator measures its own GPU's fixed cost,
+        and its timings carry it."""
+
     def prefetch_plain(self, variants: Sequence[Variant]) -> None:
         """Nothing: a close call's turns are not run on the cluster (`in_turns`)."""
 

@@ -798,6 +798,8 @@ class Evaluator:
         if not self.run_on_gpu or self._start_tried or self._start_alone() is not None:
             return
         self._start_tried = True  # one attempt an evaluator: a failed probe fails again
+        if not gpu.gpu_available():  # a GPU of tests, or of a cluster's workers: not here
+            return
         try:
             build = compile_cuda(
                 START_PROBE,

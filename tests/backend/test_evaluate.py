@@ -324,7 +324,7 @@ def test_cudas_fixed_cost_is_measured_once_for_the_gpu(
     (built by nvcc, START_RUNS runs, the least wall kept beside the GPU's lock); every
     later evaluator of the machine reads it and runs nothing; the timings carry it. A
     probe whose runs fail leaves it unknown and is tried once an evaluator. Without a
-    GPU nothing runs."""
+    GPU, or where this machine has none (a cluster's evaluator), nothing runs."""
     from cudaify.backend import evaluate as evaluate_mod
     from cudaify.backend.runner import RunResult
     from cudaify.backend.timing import Sample
@@ -340,6 +340,7 @@ def test_cudas_fixed_cost_is_measured_once_for_the_gpu(
         return [Sample(RunResult("", 0, None, False, False, w), None, 0, None) for w in walls], None
 
     monkeypatch.setattr(evaluate_mod, "timed_runs", runs)
+    monkeypatch.setattr(evaluate_mod.gpu, "gpu_available", lambda: True)
     broken = evaluator(tmp_path, cache, run=True)
     broken._measure_start()
     broken._measure_start()
@@ -354,7 +355,12 @@ def test_cudas_fixed_cost_is_measured_once_for_the_gpu(
     later._measure_start()
     assert len(asked) == 2 and later._start_alone() == pytest.approx(0.29)
     evaluator(tmp_path, cache, run=False)._measure_start()
-    assert len(asked) == 2
+    monkeypatch.setattr(evaluate_mod.gpu, "gpu_available", lambda: False)
+    elsewhere = Evaluator(
+        program(tmp_path), Config(), cache=Cache(tmp_path / "other"), run_on_gpu=True
+    )
+    elsewhere._measure_start()  # told it runs on a GPU, but none is here (a test's, a cluster's)
+    assert len(asked) == 2 and elsewhere._start_alone() is None
 
 
 def test_cudas_start_alone_is_the_least_measured_with_the_gpu_alone(
