@@ -132,9 +132,9 @@ REFERENCE_TIMEOUT = 300.0
 # GPU held alone, is the fixed cost every offloaded program pays on this GPU (CUDA's
 # start, the context, the teardown at exit), which a whole-program time estimated from
 # parts must hold (Timing.start_alone). The parts held only the context: on an H200 under
-# bench -j 4, ten winners the finalists could not time again read 1.2-2.6 times their
-# speed timed alone later (syrk 3.23x by its parts, 1.24x alone: the parts said 0.16 s
-# for a program that ran 0.43 s).
+# bench -j 4, nine of ten winners the finalists could not time again read 1.3-2.6 times
+# their speed timed alone later (syrk 3.23x by its parts, 1.24x alone: the parts said
+# 0.16 s for a program that ran 0.43 s; the tenth, heat1d, 0.36 times).
 START_PROBE = """#include <cuda_runtime.h>
 int main(void) { return cudaFree(0) == cudaSuccess ? 0 : 1; }
 """
