@@ -780,14 +780,21 @@ class Evaluator:
             start_alone=self._start_alone(),
         )
 
-    def _start_file(self) -> Path:
-        return self.gpu.path.with_name(self.gpu.path.name + ".start")
+    def _beside_lock(self, what: str) -> Path:
+        """Where a figure of this GPU (`context`, `start`) is kept for every process."""
+        return self.gpu.path.with_name(f"{self.gpu.path.name}.{what}")
 
-    def _start_alone(self) -> float | None:
+    def _remembered(self, what: str) -> float | None:
         try:
-            return float(gpu.read_remembered(self._start_file()) or "")
+            return float(gpu.read_remembered(self._beside_lock(what)) or "")
         except ValueError:
             return None
+
+    def _start_file(self) -> Path:
+        return self._beside_lock("start")
+
+    def _start_alone(self) -> float | None:
+        return self._remembered("start")
 
     def _measure_start(self) -> None:
         """The fixed cost of a CUDA program on this GPU (see START_PROBE), measured once
@@ -829,13 +836,10 @@ class Evaluator:
             gpu.remember(self._start_file(), f"{least:.6f}\n")
 
     def _context_file(self) -> Path:
-        return self.gpu.path.with_name(self.gpu.path.name + ".context")
+        return self._beside_lock("context")
 
     def _context_alone(self) -> float | None:
-        try:
-            return float(gpu.read_remembered(self._context_file()) or "")
-        except ValueError:
-            return None
+        return self._remembered("context")
 
     def _remember_context(self, seconds: float) -> None:
         known = self._context_alone()
