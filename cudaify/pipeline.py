@@ -365,11 +365,17 @@ class Stages:
             return None
         if not self.evaluator.run_on_gpu:
             return remaining
-        reserve = FINALIST_RESERVE * (self.config.time_budget or 0.0)
+        reserve = self.finalists_reserve()
         best = self._best_read
         if best is not None and _may_be_close(best, self.config):
             reserve += 1.2 * _turn_seconds(self.evaluator, best)
         return remaining - reserve
+
+    def finalists_reserve(self) -> float:
+        """Seconds of the budget kept for the finalists, on a GPU: FINALIST_RESERVE of it."""
+        if not self.evaluator.run_on_gpu:
+            return 0.0
+        return FINALIST_RESERVE * (self.config.time_budget or 0.0)
 
     def generation_stop(self) -> float | None:
         """When a model's answer must be done (time.monotonic), None without a budget: when
@@ -823,7 +829,11 @@ def _compile(
     stages.evaluator.start_ahead()
     try:
         with progress_display(config) as show:
-            result = search(start, stages, config, show)
+            # the search's own runs, compiles and waits for the GPU end where the finalists'
+            # share begins: one slow candidate's run, limited by the command's deadline, took
+            # 7.3 s of byte_hist's, its close call then found no time left for its turns
+            with stages.evaluator.leaving(stages.finalists_reserve()):
+                result = search(start, stages, config, show)
         result.states = result.states or []
         if config.learn or config.learn_stats:  # what the deadline stopped teaches nothing
             finished = [c for c in result.candidates if not stopped_by_deadline(c)]

@@ -47,11 +47,12 @@ def compile_saxpy(  # type: ignore[no-untyped-def]
     whole: float,
     turns: tuple[float, float] | str = "not run in this test",
     asked: list[int] | None = None,
+    left: list[float | None] | None = None,
     **settings,
 ):
     """The compile, its GPU faked; `turns`: what timing the winner in turns with the
     reference gives (Evaluator.in_turns: the medians, or why there are none), each call's
-    runs recorded in `asked`."""
+    runs recorded in `asked`; `left`: the evaluator's time left at each screening."""
 
     def in_turns(self, variant, runs):  # type: ignore[no-untyped-def]
         (asked if asked is not None else []).append(runs)
@@ -60,6 +61,7 @@ def compile_saxpy(  # type: ignore[no-untyped-def]
     monkeypatch.setattr(evaluate_mod.Evaluator, "in_turns", in_turns)
 
     def screen(self: evaluate_mod.Evaluator, variant: Variant) -> Evaluation:
+        (left if left is not None else []).append(self.deadline.remaining())
         return Evaluation(
             stage=Stage.CORRECT,
             ran_on_gpu=True,
@@ -228,6 +230,22 @@ def test_the_finalists_leave_a_close_call_one_turn() -> None:
     assert close_call_reserve([leader(0.9)], stages, program) == 0.0
     assert close_call_reserve([leader(1.3)], stages, Config(objective="region")) == 0.0
     assert close_call_reserve([], stages, program) == 0.0
+
+
+def test_the_searchs_runs_end_where_the_finalists_share_begins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a GPU, the evaluator the search screens with has the search's own deadline: the
+    budget less the finalists' share, so a slow candidate's run (limited by what is left)
+    cannot use the finalists' time or the close call's turn; without a budget, none."""
+    from cudaify.pipeline import FINALIST_RESERVE
+
+    left: list[float | None] = []
+    compile_saxpy(tmp_path, monkeypatch, whole=3.0, time_budget=30.0, left=left)
+    assert left and all(t is not None and t <= 30.0 * (1 - FINALIST_RESERVE) for t in left)
+    unlimited: list[float | None] = []
+    compile_saxpy(tmp_path, monkeypatch, whole=3.0, time_budget=0, left=unlimited)
+    assert unlimited and all(t is None for t in unlimited)
 
 
 def test_the_search_keeps_a_turn_while_its_best_may_be_a_close_call(
