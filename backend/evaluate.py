@@ -599,16 +599,8 @@ class Evaluator:
     def _build(self, code: str, timed: bool) -> Build:
         with self._lock:
             pending = self._pending.pop((content_hash(code), timed), None)
-        if pending is not None and not pending.cancelled():
-            try:
-                ahead = pending.result()
-            except OutOfTime:
-                raise
-            except Exception:  # noqa: BLE001 - compiled again below, where it can say why
-                ahead = None
-            if ahead is not None:
-                return ahead
-        return self._compile_candidate(code, timed)
+        ahead = _built_ahead(pending)
+        return ahead if ahead is not None else self._compile_candidate(code, timed)
 
     def close(self) -> None:
         """Stop the compiles started ahead: the queued ones never start, the running
@@ -1061,15 +1053,8 @@ class Evaluator:
 
     def _plain_build(self, variant: Variant) -> Build:
         """`variant`'s plain build: the one `prefetch_plain` started, else built now."""
-        ahead = self._plain_builds.pop(variant.key, None)
-        if ahead is not None:
-            try:
-                return ahead.result()
-            except OutOfTime:
-                raise
-            except Exception:  # noqa: BLE001 - built again below, where it can say why
-                pass
-        return self._build(variant.code, timed=False)
+        ahead = _built_ahead(self._plain_builds.pop(variant.key, None))
+        return ahead if ahead is not None else self._build(variant.code, timed=False)
 
     def prefetch_harness(self, variants: Sequence[Variant]) -> None:
         """Build the harness libraries of finalists on other cores, while the first
@@ -1431,6 +1416,20 @@ MAX_COMPILE_JOBS = 8
 # a screening run is mostly host time, so a few share the GPU well; each holds a CUDA
 # context and the program's device memory.
 SCREEN_AHEAD_JOBS = 2
+
+
+def _built_ahead(pending: Future[Build | None] | Future[Build] | None) -> Build | None:
+    """The build a compile started ahead made; None where there is none, it was cancelled
+    or it raised (the caller compiles again, where the failure can say why). The deadline's
+    OutOfTime is raised."""
+    if pending is None or pending.cancelled():
+        return None
+    try:
+        return pending.result()
+    except OutOfTime:
+        raise
+    except Exception:  # noqa: BLE001 - compiled again by the caller
+        return None
 
 
 def compile_jobs(config: Config) -> int:
