@@ -827,6 +827,7 @@ def _compile(
     start = Variant(code=program.source)
     stages = Stages(program, config, deadline, breakdown)
     stages.evaluator.start_ahead()
+    finalists_timed: list[dict[str, Any]] = []
     try:
         with progress_display(config) as show:
             # the search's own runs, compiles and waits for the GPU end where the finalists'
@@ -842,7 +843,7 @@ def _compile(
         stages.evaluator.close()
         searched = deadline.elapsed()
         with stages.evaluator.leaving(close_call_reserve(result.candidates, stages, config)):
-            chosen = finish(result, stages.evaluator, config) or result.best
+            chosen = finish(result, stages.evaluator, config, finalists_timed) or result.best
         finishing = deadline.elapsed() - searched
     finally:
         stages.evaluator.close()  # compiles started ahead and not needed stop now
@@ -900,6 +901,7 @@ def _compile(
             "time": times,
             "model": stages.guard.to_json(),
             "warnings": warnings,
+            "finalists": finalists_timed,
             "close_call": close_call,
         },
         warnings=tuple(warnings),
@@ -1250,14 +1252,17 @@ def _steady(candidate: Any) -> float:
     return reference.wall / steady if steady > 0 else _speedup(candidate)
 
 
-def finish(result: Any, evaluator: Any, config: Config) -> Any:
+def finish(
+    result: Any, evaluator: Any, config: Config, record: list[dict[str, Any]] | None = None
+) -> Any:
     """The verified candidate to write, timed as reported: each finalist gets a second
     correctness run and `runs` timed runs (the leader first: a finalist whose runs so far
     show it cannot beat a finalist timed in full stops there, see Evaluator.remeasure),
     the fastest then its kernel timing and profile. Once FINALISTS are timed, the
     re-ranking brings in a new one only as the leader.
-    Re-timed candidates replace the search's in `result`. None when nothing was verified
-    (or nothing ran)."""
+    Re-timed candidates replace the search's in `result`; `record` gets each finalist's
+    readings in the order they were timed (`finalist_record`). None when nothing was
+    verified (or nothing ran)."""
     from cudaify.mcgs.search import Candidate
 
     if config.search_runs >= config.runs:  # the search already timed everything in full
@@ -1294,6 +1299,9 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
                 candidate.variant, candidate.evaluation, detail=False, beat=beat
             )
             timed_candidate = Candidate(candidate.variant, evaluation)
+            if record is not None:
+                spent = time.perf_counter() - began
+                record.append(finalist_record(candidate, timed_candidate, spent))
             log.debug(
                 "finalist %s: %d timed run(s), %.2f s; whole program %.3gx (steady %.3gx), "
                 "region %.3gx",
@@ -1312,6 +1320,40 @@ def finish(result: Any, evaluator: Any, config: Config) -> Any:
         _replace(result, winner, detailed)
         if detailed.evaluation.verified:
             return detailed
+
+
+def finalist_record(screened: Any, timed: Any, seconds: float) -> dict[str, Any]:
+    """What the trace says of one finalist: its methods, the search's reading and its own
+    (whole program as measured and with CUDA's start at its least, `_steady`; region), the
+    runs and seconds it took, and `why_not` where it was not timed in full: the deadline
+    left it no time (the search's one-run reading then stands), or its second correctness
+    run failed."""
+
+    def readings(candidate: Any) -> dict[str, Any]:
+        evaluation = candidate.evaluation
+        return {
+            "program_speedup": _rounded(evaluation.program_speedup),
+            "steady_speedup": _rounded(_steady(candidate)),
+            "region_speedup": _rounded(evaluation.region_speedup),
+            "runs": evaluation.timing.runs if evaluation.timing else 0,
+        }
+
+    why_not = None
+    if timed.evaluation is screened.evaluation:
+        why_not = "no time left before the deadline: the search's reading stands"
+    elif not timed.evaluation.verified:
+        why_not = f"its second run failed: {timed.evaluation.why}"
+    return {
+        "methods": list(timed.variant.methods),
+        "screened": readings(screened),
+        "timed": readings(timed),
+        "seconds": round(seconds, 3),
+        "why_not": why_not,
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
 
 
 def _replace(result: Any, old: Any, new: Any) -> None:

@@ -26,9 +26,12 @@ def candidate(
 class FakeEvaluator:
     """Full timings as given (a one-run sample can be lucky), counting what it is asked."""
 
-    def __init__(self, full: dict[str, float], flaky: tuple[str, ...] = ()):
+    def __init__(
+        self, full: dict[str, float], flaky: tuple[str, ...] = (), no_time: tuple[str, ...] = ()
+    ):
         self.full = full
         self.flaky = flaky
+        self.no_time = no_time  # the deadline leaves these their screening as it was
         self.remeasured: list[str] = []
         self.detailed: list[str] = []
         self.prefetched: list[str] = []
@@ -54,6 +57,8 @@ class FakeEvaluator:
 
         self.remeasured.append(variant.node)
         self.beats.append(beat)
+        if variant.node in self.no_time:
+            return evaluation
         if variant.node in self.flaky:
             return dataclasses.replace(
                 evaluation, stage=Stage.RUN, problems=(Problem("flaky", "output changed"),)
@@ -184,3 +189,27 @@ def test_after_three_timed_finalists_a_new_one_is_timed_only_as_the_leader():
     chosen = finish(result, evaluator, Config())
     assert evaluator.remeasured == ["a", "b", "c", "e"]  # e led by its screening run
     assert chosen.variant.node == "a"
+
+
+def test_the_trace_records_each_finalist_and_why_one_was_not_timed():
+    """a is timed in full (5 runs, 12x against its 10x screening), b fails its second run,
+    c gets no time before the deadline: each says so, in the order they were timed."""
+    found = [candidate("a", 10.0), candidate("b", 9.5), candidate("c", 9.4)]
+    result = SearchResult("mcgs", candidates=found)
+    evaluator = FakeEvaluator(full={"a": 12.0, "b": 9.0, "c": 9.0}, flaky=("b",), no_time=("c",))
+    record: list[dict] = []
+    chosen = finish(result, evaluator, Config(), record)
+    assert chosen.variant.node == "a"
+    assert [r["methods"] for r in record] == [["a"], ["b"], ["c"]]
+    first, flaky, late = record
+    assert first["screened"] == {
+        "program_speedup": None,
+        "steady_speedup": 10.0,
+        "region_speedup": 10.0,
+        "runs": 1,
+    }
+    assert first["timed"]["region_speedup"] == 12.0 and first["timed"]["runs"] == 5
+    assert first["why_not"] is None and first["seconds"] >= 0.0
+    assert flaky["why_not"] == "its second run failed: flaky: output changed"
+    assert late["why_not"].startswith("no time left before the deadline")
+    assert late["timed"] == late["screened"]

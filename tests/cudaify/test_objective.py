@@ -112,6 +112,12 @@ def test_a_variant_faster_as_a_whole_is_written_and_states_both_speedups(
     result = compile_saxpy(tmp_path, monkeypatch, whole=1.5)
     assert result.verified and result.program_speedup == pytest.approx(1.5)
     assert "whole-program speedup 1.50x" in (tmp_path / "saxpy.cu").read_text()
+    # the trace says which finalists were timed and what they read, the written one first
+    finalists = result.trace["finalists"]
+    assert finalists and finalists[0]["methods"] == list(result.methods)
+    assert finalists[0]["timed"]["runs"] == 5 and finalists[0]["screened"]["runs"] == 1
+    assert finalists[0]["timed"]["program_speedup"] == pytest.approx(1.5)
+    assert all(f["why_not"] is None for f in finalists)
 
 
 def test_a_close_call_is_timed_in_turns_with_the_reference_before_it_is_written(
