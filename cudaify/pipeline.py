@@ -153,8 +153,6 @@ class Stages:
         self.timed = tuple(fn.name for fn in program.functions if fn.loops and fn.name != "main")
         # the search's best whole-program reading verified on the GPU (see `search_left`)
         self._best_read: Evaluation | None = None
-        # the most programs a screening run shared the GPU with (see `finalists_reserve`)
-        self._most_sharing = 1
 
     # -- the small model -------------------------------------------------------------
 
@@ -342,8 +340,6 @@ class Stages:
         if problems:
             return Evaluation(stage=Stage.PARSE, problems=tuple(problems))
         evaluation = self.evaluator.screen(variant)
-        if evaluation.ran_on_gpu and evaluation.timing is not None:
-            self._most_sharing = max(self._most_sharing, evaluation.timing.shared_by)
         if evaluation.verified and evaluation.ran_on_gpu:
             best = self._best_read
             if best is None or (evaluation.program_speedup or 0.0) > (best.program_speedup or 0.0):
@@ -376,14 +372,10 @@ class Stages:
         return remaining - reserve
 
     def finalists_reserve(self) -> float:
-        """Seconds of the budget kept for the finalists, on a GPU: FINALIST_RESERVE of it a
-        program that shares the GPU (the most any screening run of this search shared it
-        with, itself included), at most FINALIST_RESERVE_SHARED: each finalist's runs take
-        the GPU alone, and they wait for the other programs' (see FINALIST_RESERVE_SHARED)."""
+        """Seconds of the budget kept for the finalists, on a GPU: FINALIST_RESERVE of it."""
         if not self.evaluator.run_on_gpu:
             return 0.0
-        share = min(FINALIST_RESERVE * self._most_sharing, FINALIST_RESERVE_SHARED)
-        return share * (self.config.time_budget or 0.0)
+        return FINALIST_RESERVE * (self.config.time_budget or 0.0)
 
     def generation_stop(self) -> float | None:
         """When a model's answer must be done (time.monotonic), None without a budget: when
@@ -978,13 +970,6 @@ def budget_warning(deadline: Deadline, result: Any, chosen: Any) -> str:
 FINALISTS = 3  # verified candidates timed in full at the end of a search, at most
 # the share of --time-budget a search on a GPU leaves for timing its finalists alone
 FINALIST_RESERVE = 0.15
-# ... a program that shares the GPU, up to this share: the finalists' runs and a close
-# call's turns take the GPU alone, and under `bench -j 4` they queue behind the other
-# compiles' (on one H200, the 30 C programs at 1745fa2, screenings shared by 2-4: in 13 of
-# 30 compiles a finalist waited 1.0-5.5 s for the GPU and got no run before the deadline,
-# its one screening run then standing; 5 close calls found no turn and were kept as host
-# code, one of which had waited 15 s for the GPU in all)
-FINALIST_RESERVE_SHARED = 0.4
 FINALIST_MARGIN = 0.6  # ... those whose one-run speedup is within this factor of the best's
 # (wide: a screening run shares the GPU with other programs' runs under bench -j N) ...
 FINALIST_MARGIN_ALONE = 0.85  # ... or within this one when every screening run had the GPU

@@ -254,27 +254,6 @@ def test_the_searchs_runs_end_where_the_finalists_share_begins(
     assert unlimited and all(t is None for t in unlimited)
 
 
-def bare_stages(objective: str = "program", gpu: bool = True) -> Any:
-    """The search's stages of a 30 s compile at its start, with no program: what `evaluate`
-    and `search_left` read (the evaluator's `screen` is set by the test)."""
-    from types import SimpleNamespace
-
-    from cudaify.backend.budget import Deadline
-    from cudaify.pipeline import Stages
-
-    made = Stages.__new__(Stages)
-    made.config = Config(objective=objective, time_budget=30.0)
-    made.program = None
-    made._parents = {}
-    made._best_read = None
-    made._most_sharing = 1
-    made.deadline = Deadline(30.0, clock=lambda: 0.0)
-    made.evaluator = SimpleNamespace(
-        reference=lambda: SimpleNamespace(seconds=1.0), run_on_gpu=gpu, screen=None
-    )
-    return made
-
-
 def test_the_search_keeps_a_turn_while_its_best_may_be_a_close_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -282,7 +261,10 @@ def test_the_search_keeps_a_turn_while_its_best_may_be_a_close_call(
     its best whole-program reading verified on the GPU is under MAY_BE_CLOSE: a turn of
     that variant and the reference, a fifth to spare. Nothing verified, a clear win read
     later, no GPU, the region objective: no turn kept."""
-    from cudaify.pipeline import FINALIST_RESERVE, MAY_BE_CLOSE
+    from types import SimpleNamespace
+
+    from cudaify.backend.budget import Deadline
+    from cudaify.pipeline import FINALIST_RESERVE, MAY_BE_CLOSE, Stages
 
     def read(whole: float, verified: bool = True) -> Evaluation:
         return Evaluation(
@@ -291,6 +273,18 @@ def test_the_search_keeps_a_turn_while_its_best_may_be_a_close_call(
             timing=Timing(wall=0.5, region=0.1, runs=1),
             reference=Timing(wall=0.5 * whole, region=0.3, runs=1),
         )
+
+    def stages(objective: str = "program", gpu: bool = True) -> Any:
+        made = Stages.__new__(Stages)
+        made.config = Config(objective=objective, time_budget=30.0)
+        made.program = None
+        made._parents = {}
+        made._best_read = None
+        made.deadline = Deadline(30.0, clock=lambda: 0.0)
+        made.evaluator = SimpleNamespace(
+            reference=lambda: SimpleNamespace(seconds=1.0), run_on_gpu=gpu, screen=None
+        )
+        return made
 
     monkeypatch.setattr(
         "cudaify.transforms.structure.structural_problems", lambda *args, **kwargs: []
@@ -304,56 +298,15 @@ def test_the_search_keeps_a_turn_while_its_best_may_be_a_close_call(
         ([read(1.4), read(2.5)], 1.2 * 1.5),
         ([read(1.4), read(MAY_BE_CLOSE * 1.2), read(2.5)], 0.0),
     ):
-        search = bare_stages()
+        search = stages()
         for evaluation in readings:
             search.evaluator.screen = lambda variant, e=evaluation: e
             assert search.evaluate(Variant(code="x")) is evaluation
         assert search.search_left() == pytest.approx(plain - kept), readings
-    for other in (bare_stages(objective="region"), bare_stages(gpu=False)):
+    for other in (stages(objective="region"), stages(gpu=False)):
         other.evaluator.screen = lambda variant: read(1.4)
         other.evaluate(Variant(code="x"))
         assert other.search_left() == pytest.approx(plain if other.evaluator.run_on_gpu else 30.0)
-
-
-def test_the_finalists_keep_more_of_the_budget_where_the_gpu_is_shared(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Each program a screening run shared the GPU with adds FINALIST_RESERVE of the budget
-    to the finalists' share, up to FINALIST_RESERVE_SHARED: their runs and the close
-    call's turns wait for the others' runs. The most sharing seen counts; a run that did
-    not verify counts too (it shared the GPU all the same), one that never ran does not;
-    without a GPU nothing is kept."""
-    from cudaify.pipeline import FINALIST_RESERVE, FINALIST_RESERVE_SHARED
-
-    def read(shared_by: int, stage: Stage = Stage.CORRECT, ran: bool = True) -> Evaluation:
-        return Evaluation(
-            stage=stage,
-            ran_on_gpu=ran,
-            timing=Timing(wall=0.1, region=0.05, runs=1, shared_by=shared_by),
-            reference=Timing(wall=1.0, region=0.5, runs=1),  # 10x: no close call's turn
-        )
-
-    monkeypatch.setattr(
-        "cudaify.transforms.structure.structural_problems", lambda *args, **kwargs: []
-    )
-    assert FINALIST_RESERVE * 2 < FINALIST_RESERVE_SHARED < FINALIST_RESERVE * 4
-    for readings, share in (
-        ([], FINALIST_RESERVE),
-        ([read(1)], FINALIST_RESERVE),
-        ([read(2)], 2 * FINALIST_RESERVE),
-        ([read(2), read(1)], 2 * FINALIST_RESERVE),
-        ([read(4, stage=Stage.RUN)], FINALIST_RESERVE_SHARED),
-        ([read(9, ran=False)], FINALIST_RESERVE),
-        ([read(3), read(8)], FINALIST_RESERVE_SHARED),
-    ):
-        search = bare_stages()
-        for evaluation in readings:
-            search.evaluator.screen = lambda variant, e=evaluation: e
-            search.evaluate(Variant(code="x"))
-        assert search.finalists_reserve() == pytest.approx(share * 30.0), readings
-        assert search.search_left() == pytest.approx(30.0 - share * 30.0), readings
-        search.evaluator.run_on_gpu = False
-        assert search.finalists_reserve() == 0.0 and search.search_left() == 30.0
 
 
 def test_finalists_follow_the_objective() -> None:
