@@ -555,7 +555,9 @@ class RemoteEvaluator(Evaluator):
     def prefetch_plain(self, variants: Sequence[Variant]) -> None:
         """Nothing: a close call's turns are not run on the cluster (`in_turns`)."""
 
-    def in_turns(self, variant: Variant, runs: int) -> tuple[float, float] | str:
+    def in_turns(
+        self, variant: Variant, runs: int, turn: float = 0.0
+    ) -> tuple[float, float, int] | str:
         """Why there are none: the reference runs here, the candidates on the cluster's
         GPU workers, so no machine runs both in turns (the reading then stands from
         UNCONFIRMED_MIN up, as where the time left holds no turn)."""

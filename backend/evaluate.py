@@ -849,14 +849,19 @@ class Evaluator:
         finally:
             self.deadline = whole
 
-    def in_turns(self, variant: Variant, runs: int) -> tuple[float, float] | str:
+    def in_turns(
+        self, variant: Variant, runs: int, turn: float = 0.0
+    ) -> tuple[float, float, int] | str:
         """Medians of the whole program's wall seconds: the reference's (gcc -O3) and
         `variant`'s (nvcc), plain builds both, `runs` runs of each in turns (no uncounted
         ones: both ran in the search already), the GPU held alone: whatever else slows
         the machine (the other compiles of make -j) slows both alike, where the reading
         `remeasure` gives sets the candidate's runs now against the reference's taken at
-        the start. Or why there are none (no GPU, a build or a run that failed, the
-        deadline)."""
+        the start; and the runs made. Or why there are none (no GPU, a build or a run that
+        failed, the deadline). `turn`: the seconds one run of each is expected to take;
+        once the GPU is held (the wait for it took 1-15 s under `bench -j 4`) only the
+        turns that still fit before the deadline are run, and no run goes past it (a 30 s
+        compile had ended at 32.5 s)."""
         if not self.run_on_gpu:
             return "no GPU"
         try:
@@ -866,15 +871,30 @@ class Evaluator:
                 failed = build if not build.ok else reference
                 said = (failed.diagnostics.strip().splitlines() or [""])[0][:120]
                 return f"its build failed{': ' + said if said else ''}"
-            limit = self._limit(time_limit(self.reference().seconds, self.config.run_timeout))
             with self._hold(exclusive=True):
-                timed = in_turns(reference.binary, build.binary, runs, limit, warm=False)
+                left = self.deadline.remaining()
+                if turn > 0.0 and left is not None and runs * turn > left:
+                    runs = int(left / turn)
+                    if runs < 1:
+                        return (
+                            f"one turn ({turn:.1f} s) no longer fits in the {left:.1f} s "
+                            "left once the GPU was free"
+                        )
+                limit = self._limit(time_limit(self.reference().seconds, self.config.run_timeout))
+                timed = in_turns(
+                    reference.binary,
+                    build.binary,
+                    runs,
+                    limit,
+                    warm=False,
+                    left=self.deadline.remaining,
+                )
         except (OutOfTime, SourceError) as failed:
             return str(failed)
         if isinstance(timed, str):
             return timed
         cpu, gpu, _outputs = timed
-        return statistics.median(cpu), statistics.median(gpu)
+        return statistics.median(cpu), statistics.median(gpu), runs
 
     def remeasure(
         self,

@@ -9,6 +9,7 @@ import os
 import signal as signals
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,7 +128,12 @@ def _run_in(
 
 
 def in_turns(
-    first: Path, second: Path, runs: int, timeout: float | None = None, warm: bool = True
+    first: Path,
+    second: Path,
+    runs: int,
+    timeout: float | None = None,
+    warm: bool = True,
+    left: Callable[[], float | None] | None = None,
 ) -> tuple[list[float], list[float], tuple[str, str]] | str:
     """Wall seconds of `runs` runs of each binary in turns (`first` the CPU reference,
     `second` the CUDA program: whatever slows the machine meanwhile slows both alike),
@@ -136,17 +142,22 @@ def in_turns(
     killed or timed out, or ended with another exit code than the first's. Each run is
     sandboxed as every run of generated code is (a fresh folder, a time limit, an output
     cap); the limit is `timeout`, else 10 s for the first run and then 10 times its time,
-    at least 10 s."""
+    at least 10 s, and never more than `left()` (seconds to a deadline, None: none), so
+    the turns end by it."""
     limit = time_limit(None, timeout)
     seconds: tuple[list[float], list[float]] = ([], [])
     outputs = ["", ""]
     expected: int | None = None
     for position, which in enumerate([0, 1] * (runs + (1 if warm else 0))):
-        run = run_binary((first, second)[which], timeout=limit, cuda=which == 1)
+        remaining = left() if left is not None else None
+        if remaining is not None and remaining <= 0.0:
+            return "no time left before the deadline"
+        cap = limit if remaining is None else min(limit, remaining)
+        run = run_binary((first, second)[which], timeout=cap, cuda=which == 1)
         if position == 0 and run.finished:
             expected, limit = run.exit_code, time_limit(run.seconds, timeout)
         if not run.finished or run.exit_code != expected:
-            problem = run.problem(limit) or f"exit code {run.exit_code}, not {expected}"
+            problem = run.problem(cap) or f"exit code {run.exit_code}, not {expected}"
             return f"{'the CUDA program' if which else 'the reference'}: {problem}"
         if position < 2:
             outputs[which] = run.stdout

@@ -1071,7 +1071,7 @@ def confirmed(chosen: Any, evaluator: Any, config: Config) -> tuple[Any, str, di
     left = evaluator.deadline.remaining()
     runs = IN_TURNS if left is None else min(IN_TURNS, int(left / pair))
     timed = (
-        evaluator.in_turns(chosen.variant, runs)
+        evaluator.in_turns(chosen.variant, runs, pair)
         if runs >= 1
         else f"one turn ({pair:.1f} s) does not fit in the {left or 0.0:.1f} s left"
     )
@@ -1088,7 +1088,7 @@ def confirmed(chosen: Any, evaluator: Any, config: Config) -> tuple[Any, str, di
             _not_written(chosen, whole, why, "a larger --time-budget leaves time for the turns; "),
             record,
         )
-    cpu, gpu = timed
+    cpu, gpu, runs = timed
     record.update(runs=runs, reference=round(cpu, 4), program=round(gpu, 4))
     log.info("a close call (%.2fx) in %d turns: %.3f s / %.3f s", whole, runs, cpu, gpu)
     if gpu < cpu:

@@ -4,6 +4,7 @@ to run them anyway (the real GPU path is in the gpu-marked tests)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -486,3 +487,49 @@ def test_turns_whose_build_fails_say_what_the_compiler_said(
     cut = Build(False, None, "nvcc did not finish in 2.5 s\nmore", 2.5, False)
     monkeypatch.setattr(ev, "_plain_build", lambda variant: cut)
     assert ev.in_turns(candidate(), 3) == "its build failed: nvcc did not finish in 2.5 s"
+
+
+def test_turns_that_waited_for_the_gpu_run_only_what_still_fits(
+    tmp_path: Path, cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The close call's turns are counted when asked for; the wait for the GPU alone comes
+    after (1-15 s under bench -j 4). Once it is held, only the turns that still fit before
+    the deadline run (each run cut at it too), and the runs made are returned; where none
+    fits, nothing runs and the reason says so."""
+    from types import SimpleNamespace
+
+    from cudaify.backend import evaluate as evaluate_mod
+    from cudaify.backend.budget import Deadline
+    from cudaify.backend.compile import Build
+
+    ev = evaluator(tmp_path, cache, run=True)
+    binary = tmp_path / "program"
+    made = Build(True, binary, "", 0.1, False)
+    monkeypatch.setattr(ev, "_plain_build", lambda variant: made)
+    monkeypatch.setattr(ev, "_compile_reference", lambda: made)
+    monkeypatch.setattr(ev, "reference", lambda: SimpleNamespace(seconds=1.0))
+    clock = [0.0]
+    ev.deadline = Deadline(30.0, clock=lambda: clock[0])
+    waited = {"seconds": 0.0}
+
+    @contextlib.contextmanager
+    def hold(exclusive: bool, kind: str = "run"):  # type: ignore[no-untyped-def]
+        clock[0] += waited["seconds"]  # the wait for the GPU alone
+        yield
+
+    ran: list[tuple[int, float]] = []
+
+    def turns(first, second, runs, timeout=None, warm=True, left=None):  # type: ignore[no-untyped-def]
+        ran.append((runs, left()))
+        return [1.0] * runs, [0.8] * runs, ("", "")
+
+    monkeypatch.setattr(ev, "_hold", hold)
+    monkeypatch.setattr(evaluate_mod, "in_turns", turns)
+    for wait, asked, made_runs in ((0.0, 3, 3), (25.0, 3, 2), (27.5, 3, 1)):
+        clock[0], waited["seconds"], ran[:] = 0.0, wait, []
+        assert ev.in_turns(candidate(), asked, 2.0) == (1.0, 0.8, made_runs)
+        assert ran == [(made_runs, pytest.approx(30.0 - wait))]
+    clock[0], waited["seconds"], ran[:] = 0.0, 28.5, []
+    why = ev.in_turns(candidate(), 3, 2.0)
+    assert why == "one turn (2.0 s) no longer fits in the 1.5 s left once the GPU was free"
+    assert ran == []

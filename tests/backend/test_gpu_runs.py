@@ -216,8 +216,8 @@ def test_the_winner_is_timed_in_turns_with_the_reference(tmp_path: Path) -> None
     evaluator = _evaluator(tmp_path)
     timed = evaluator.in_turns(Variant(code=CANDIDATE, offloaded=("saxpy",)), 3)
     assert not isinstance(timed, str), timed
-    cpu, gpu = timed
-    assert 0.05 < cpu < 30.0 and 0.05 < gpu < 30.0
+    cpu, gpu, runs = timed
+    assert 0.05 < cpu < 30.0 and 0.05 < gpu < 30.0 and runs == 3
     reading = evaluator.evaluate(Variant(code=CANDIDATE, offloaded=("saxpy",)))
     print(
         f"in turns: reference {cpu:.3f} s, candidate {gpu:.3f} s; evaluate read "

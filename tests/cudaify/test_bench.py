@@ -540,6 +540,25 @@ def test_in_turns_times_each_binary_in_turns_and_says_why_it_cannot(tmp_path: Pa
     assert isinstance(why, str) and why.startswith("the reference: ") and "SIGSEGV" in why
 
 
+def test_turns_end_by_the_deadline_they_are_given(tmp_path: Path) -> None:
+    """A close call's turns take `left`, the seconds to the compile's deadline: no run
+    starts once none are left, and a run is cut where they end (a 30 s compile's turns
+    had run it to 32.5 s)."""
+    import time
+
+    from cudaify.backend.runner import in_turns
+
+    slow, fast = built(sleeping(tmp_path, "slow.c", 400)), built(sleeping(tmp_path, "fast.c", 5))
+    assert in_turns(slow, fast, 2, left=lambda: 0.0) == "no time left before the deadline"
+    end = time.monotonic() + 0.15
+    began = time.monotonic()
+    why = in_turns(slow, fast, 2, warm=False, left=lambda: end - time.monotonic())
+    assert isinstance(why, str) and why.startswith("the reference: "), why
+    assert time.monotonic() - began < 0.35  # the 0.4 s run was cut at the deadline
+    unlimited = in_turns(fast, fast, 1, warm=False, left=lambda: None)
+    assert not isinstance(unlimited, str) and len(unlimited[0]) == 1
+
+
 def test_retime_gives_the_rows_medians_and_keeps_a_reading_it_cannot_repeat(
     tmp_path: Path,
 ) -> None:

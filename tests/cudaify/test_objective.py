@@ -54,9 +54,9 @@ def compile_saxpy(  # type: ignore[no-untyped-def]
     reference gives (Evaluator.in_turns: the medians, or why there are none), each call's
     runs recorded in `asked`; `left`: the evaluator's time left at each screening."""
 
-    def in_turns(self, variant, runs):  # type: ignore[no-untyped-def]
+    def in_turns(self, variant, runs, turn=0.0):  # type: ignore[no-untyped-def]
         (asked if asked is not None else []).append(runs)
-        return turns
+        return turns if isinstance(turns, str) else (*turns, runs)
 
     monkeypatch.setattr(evaluate_mod.Evaluator, "in_turns", in_turns)
 
@@ -175,9 +175,12 @@ def test_a_close_call_takes_the_turns_the_time_left_holds() -> None:
     for budget, runs in ((None, IN_TURNS), (100.0, IN_TURNS), (3.4, 2), (1.5, 1), (1.3, 0)):
         asked: list[int] = []
 
-        def in_turns(variant: Variant, n: int, asked: list[int] = asked) -> tuple[float, float]:
+        def in_turns(
+            variant: Variant, n: int, turn: float, asked: list[int] = asked
+        ) -> tuple[float, float, int]:
             asked.append(n)
-            return 1.0, 0.9
+            assert turn == pytest.approx(1.4)  # the reference's 1.0 s and the variant's 0.4
+            return 1.0, 0.9, n
 
         evaluator = SimpleNamespace(
             reference=lambda: SimpleNamespace(seconds=1.0),
