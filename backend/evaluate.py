@@ -218,6 +218,9 @@ class Evaluator:
         self._harness_builds: dict[str, Future[Harness | str]] = {}
         self._plain_builds: dict[str, Future[Build]] = {}  # see prefetch_plain
         self._start_tried = False  # see _measure_start
+        # see keeping_gpu: the thread that keeps its exclusive hold, and whether it has one
+        self._keeper: int | None = None
+        self._kept = False
         # the shortest whole-program run of a verified candidate so far (see hopeless_after)
         self._fastest_wall = float("inf")
 
@@ -234,7 +237,14 @@ class Evaluator:
     @contextlib.contextmanager
     def _hold(self, exclusive: bool, kind: str = "run") -> Iterator[None]:
         """Use of the GPU (exclusive for a reported timing, shared for a screening run),
-        the wait counted as `wait` and given up at the deadline, the hold as `kind`."""
+        the wait counted as `wait` and given up at the deadline, the hold as `kind`. Within
+        `keeping_gpu`, the first exclusive hold lasts until it ends."""
+        keeping = exclusive and self._keeper == threading.get_ident()
+        if keeping and self._kept:
+            self.deadline.check()
+            with self.breakdown.measure(kind):
+                yield
+            return
         self.deadline.check()
         with self.breakdown.measure("wait"):
             try:
@@ -245,7 +255,29 @@ class Evaluator:
             with self.breakdown.measure(kind):
                 yield
         finally:
-            self.gpu.release()
+            if keeping:
+                self._kept = True  # released when keeping_gpu ends
+            else:
+                self.gpu.release()
+
+    @contextlib.contextmanager
+    def keeping_gpu(self) -> Iterator[None]:
+        """While it lasts (the finalists' timings, the winner's kernel timing, a close
+        call's turns), the GPU is taken alone once, at the first timing that needs it, and
+        kept until the end: each hold waits for the holds asked before it, and under
+        `bench -j 4` the end of a compile took five of them, each behind the other
+        compiles' (their finalists waited 1-15 s in all, and 13 of 30 compiles left a
+        finalist untimed). Only this thread's holds are kept."""
+        if self._keeper is not None:  # nested: the outer one keeps it
+            yield
+            return
+        self._keeper, self._kept = threading.get_ident(), False
+        try:
+            yield
+        finally:
+            held, self._keeper, self._kept = self._kept, None, False
+            if held:
+                self.gpu.release()
 
     # -- the reference -------------------------------------------------------------
 

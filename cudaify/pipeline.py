@@ -842,25 +842,23 @@ def _compile(
         # what was started ahead for the search stops before the finalists take the GPU
         stages.evaluator.close()
         searched = deadline.elapsed()
-        with stages.evaluator.leaving(close_call_reserve(result.candidates, stages, config)):
-            chosen = finish(result, stages.evaluator, config, finalists_timed) or result.best
-        finishing = deadline.elapsed() - searched
+        warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
+        # the finalists, the winner's kernel timing and a close call's turns: one hold
+        with stages.evaluator.keeping_gpu():
+            reserve = close_call_reserve(result.candidates, stages, config)
+            with stages.evaluator.leaving(reserve):
+                chosen = finish(result, stages.evaluator, config, finalists_timed) or result.best
+            if (
+                chosen is not None
+                and chosen.evaluation.ran_on_gpu
+                and not chosen.evaluation.verified
+            ):
+                chosen = None  # on a GPU, only a verified variant may win
+            slower = objective_speedup(chosen.evaluation, config.objective) if chosen else None
+            chosen, close_call = _written(chosen, slower, stages.evaluator, config, warnings)
+        finishing = deadline.elapsed() - searched  # the turns time the winner, as finalists
     finally:
         stages.evaluator.close()  # compiles started ahead and not needed stop now
-    warnings = [f"'{method}' not applied: {reason}" for method, reason in result.skipped]
-    if chosen is not None and chosen.evaluation.ran_on_gpu and not chosen.evaluation.verified:
-        chosen = None  # on a GPU, only a verified variant may win
-    slower = objective_speedup(chosen.evaluation, config.objective) if chosen else None
-    if chosen is not None and chosen.evaluation.verified and slower is not None and slower < 1.0:
-        # a verified variant slower than gcc -O3 is no improvement: keep the input
-        warnings.append(slower_warning(chosen, config.objective))
-        chosen = None
-    close_call: dict[str, Any] = {}
-    if chosen is not None and (slower is None or slower >= 1.0):
-        began = deadline.elapsed()
-        chosen, why, close_call = confirmed(chosen, stages.evaluator, config)
-        warnings += [why] if why else []
-        finishing += deadline.elapsed() - began  # the turns time the winner, as finalists
     evaluations = {c.variant.key: c for c in result.candidates}
     variant = chosen.variant if chosen else start
     evaluation = chosen.evaluation if chosen else None
@@ -1053,6 +1051,23 @@ def _may_be_close(evaluation: Evaluation, config: Config) -> bool:
 def _turn_seconds(evaluator: Any, evaluation: Evaluation) -> float:
     """One turn: a run of the reference and one of the variant."""
     return evaluator.reference().seconds + (evaluation.timing.wall or 0.0)
+
+
+def _written(
+    chosen: Any, speedup: float | None, evaluator: Any, config: Config, warnings: list[str]
+) -> tuple[Any, dict[str, Any]]:
+    """The candidate to write (None: the input as host code) and what its close call's
+    turns found (see `confirmed`): not a verified variant slower than gcc -O3 by the
+    objective (`speedup`); why not goes into `warnings`."""
+    if chosen is None:
+        return None, {}
+    if chosen.evaluation.verified and speedup is not None and speedup < 1.0:
+        # a verified variant slower than gcc -O3 is no improvement: keep the input
+        warnings.append(slower_warning(chosen, config.objective))
+        return None, {}
+    chosen, why, close_call = confirmed(chosen, evaluator, config)
+    warnings += [why] if why else []
+    return chosen, close_call
 
 
 def confirmed(chosen: Any, evaluator: Any, config: Config) -> tuple[Any, str, dict[str, Any]]:

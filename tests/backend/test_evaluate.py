@@ -533,3 +533,52 @@ def test_turns_that_waited_for_the_gpu_run_only_what_still_fits(
     why = ev.in_turns(candidate(), 3, 2.0)
     assert why == "one turn (2.0 s) no longer fits in the 1.5 s left once the GPU was free"
     assert ran == []
+
+
+def test_the_end_of_a_compile_takes_the_gpu_alone_once(tmp_path: Path, cache: Cache) -> None:
+    """Within keeping_gpu (the finalists, the winner's kernel timing, a close call's
+    turns) the first exclusive hold is kept until it ends: one wait in the queue, not one
+    a timing. Shared holds inside nest on it; another thread's holds are its own; outside
+    it every hold is taken and given back."""
+    import threading
+
+    class Lock:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, bool | None, int]] = []
+
+        def acquire(self, exclusive: bool, timeout: float | None = None) -> None:
+            self.calls.append(("acquire", exclusive, threading.get_ident()))
+
+        def release(self) -> None:
+            self.calls.append(("release", None, threading.get_ident()))
+
+    ev = evaluator(tmp_path, cache, run=True)
+    lock = ev.gpu = Lock()  # type: ignore[assignment]
+    me = threading.get_ident()
+    with ev.keeping_gpu():
+        for _ in range(3):
+            with ev._hold(exclusive=True):
+                pass
+        with ev._hold(exclusive=False):
+            pass
+        def elsewhere() -> None:
+            with ev._hold(exclusive=True):
+                pass
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        other.join()
+        with ev.keeping_gpu():  # nested: the outer one keeps the hold
+            with ev._hold(exclusive=True):
+                pass
+        mine = [call[:2] for call in lock.calls if call[2] == me]
+        assert mine == [("acquire", True), ("acquire", False), ("release", None)]
+        theirs = [call[:2] for call in lock.calls if call[2] != me]
+        assert theirs == [("acquire", True), ("release", None)]
+    assert lock.calls[-1] == ("release", None, me)
+    lock.calls.clear()
+    with ev._hold(exclusive=True):
+        pass
+    with ev.keeping_gpu():  # nothing held in it: nothing to give back
+        pass
+    assert [call[:2] for call in lock.calls] == [("acquire", True), ("release", None)]

@@ -7,6 +7,7 @@ faked: every candidate's region runs 3x faster than the CPU's, and the whole pro
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ def compile_saxpy(  # type: ignore[no-untyped-def]
 
     def in_turns(self, variant, runs, turn=0.0):  # type: ignore[no-untyped-def]
         (asked if asked is not None else []).append(runs)
+        # the turns run in the hold the finalists took (Evaluator.keeping_gpu)
+        assert self._keeper == threading.get_ident()
         return turns if isinstance(turns, str) else (*turns, runs)
 
     monkeypatch.setattr(evaluate_mod.Evaluator, "in_turns", in_turns)
@@ -70,6 +73,7 @@ def compile_saxpy(  # type: ignore[no-untyped-def]
         )
 
     def timed_again(self, variant, evaluation, runs, detail, beat=None):  # type: ignore[no-untyped-def]
+        assert self._keeper == threading.get_ident()  # the finalists keep one hold
         return dataclasses.replace(
             evaluation, timing=dataclasses.replace(evaluation.timing, runs=5)
         )
