@@ -24,6 +24,7 @@ from typing import Any
 
 from cudaify.core.config import Config
 from cudaify.core.errors import CudaifyError
+from cudaify.mcgs.explain import close_call_text
 
 SOURCES = (".c", ".cpp", ".cc", ".cxx")
 _CATEGORY = re.compile(r"^\s*\**\s*Category:\s*(\S+)", re.M)
@@ -140,7 +141,7 @@ def run_one(path: Path, strategy: str, config: Config, keep: Path | None = None)
         slm_calls=trace.get("search", {}).get("slm_calls", 0),
         model_compiled=compiled,
         model_verified=verified,
-        close_call=close_call_of(trace.get("close_call") or {}),
+        close_call=close_call_text(trace.get("close_call") or {}),
     )
     if result.verified and result.offloaded and not candidate.get("kernels"):
         row = with_written_roofline(row, path, result.text, config)
@@ -251,16 +252,6 @@ def retime(
     if differs is not None:
         return f"its output differs from gcc -O3's ({differs})"
     return Quiet(statistics.median(first), statistics.median(second))
-
-
-def close_call_of(record: dict[str, Any]) -> str:
-    """The trace's `close_call` in a few words ("" for none)."""
-    if "read" not in record:
-        return ""
-    if record.get("runs"):
-        turned = record["reference"] / record["program"]
-        return f"{record['read']:.2f}x -> {turned:.2f}x in {record['runs']} turns"
-    return f"{record['read']:.2f}x, not timed in turns: {record.get('not_timed', '')}"
 
 
 def model_answers(trace: dict[str, Any]) -> tuple[int, int]:

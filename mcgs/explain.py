@@ -10,6 +10,44 @@ def _speedup(value: float | None) -> str:
     return f"{value:.2f}x" if value else "-"
 
 
+def close_call_text(record: dict[str, Any]) -> str:
+    """A trace's `close_call` in a few words ("" for none): its reading, and what its turns
+    with gcc -O3's build read, or why there were none."""
+    if "read" not in record:
+        return ""
+    if record.get("runs"):
+        turned = record["reference"] / record["program"]
+        return f"{record['read']:.2f}x -> {turned:.2f}x in {record['runs']} turns"
+    return f"{record['read']:.2f}x, not timed in turns: {record.get('not_timed', '')}"
+
+
+def _reading(reading: dict[str, Any]) -> str:
+    """One finalist reading: the whole program (CUDA's start at its least where measured
+    so), the region, the runs."""
+    whole = reading.get("program_speedup") or reading.get("steady_speedup")
+    runs = reading.get("runs", 0)
+    return (
+        f"{_speedup(whole)} (region {_speedup(reading.get('region_speedup'))}, "
+        f"{runs} run{'s' if runs != 1 else ''})"
+    )
+
+
+def _finalists(finalists: list[dict[str, Any]]) -> list[str]:
+    """The trace's `finalists`: each one's readings by the search and timed alone."""
+    if not finalists:
+        return []
+    lines = ["finalists, timed with the GPU alone in this order (whole program):"]
+    for finalist in finalists:
+        path = " -> ".join(finalist["methods"]) or "sequential"
+        line = f"  {path}: the search read {_reading(finalist['screened'])}"
+        if finalist.get("why_not"):
+            lines.append(f"{line}; not timed: {finalist['why_not']}")
+        else:
+            timed = _reading(finalist["timed"])
+            lines.append(f"{line}, timed {timed} in {finalist['seconds']:.1f} s")
+    return lines
+
+
 def explain(trace: dict[str, Any]) -> str:
     """What was chosen and why, then what else the search tried."""
     lines = [f"input: {trace['input']}", f"strategy: {trace['strategy']}"]
@@ -30,6 +68,12 @@ def explain(trace: dict[str, Any]) -> str:
         gpu = timing["candidate"].get("region") or 0.0
         speedup = _speedup(timing["region_speedup"])
         lines.append(f"region: {cpu:.4f} s on the CPU, {gpu:.4f} s on the GPU ({speedup})")
+        if timing.get("program_speedup"):
+            lines.append(f"whole program: {_speedup(timing['program_speedup'])} over gcc -O3")
+    lines.extend(_finalists(trace.get("finalists") or []))
+    close_call = close_call_text(trace.get("close_call") or {})
+    if close_call:
+        lines.append(f"close call: {close_call}")
     search = trace.get("search", {})
     stages = ", ".join(f"{k} {v}" for k, v in sorted(search.get("stages", {}).items()))
     lines.append(

@@ -561,6 +561,7 @@ def test_the_end_of_a_compile_takes_the_gpu_alone_once(tmp_path: Path, cache: Ca
                 pass
         with ev._hold(exclusive=False):
             pass
+
         def elsewhere() -> None:
             with ev._hold(exclusive=True):
                 pass

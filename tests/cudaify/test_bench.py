@@ -644,15 +644,3 @@ def test_retime_is_refused_with_a_cluster(tmp_path: Path) -> None:
         main, ["bench", str(folder), "--retime", "3", "--ray", "-o", str(tmp_path / "o")]
     )
     assert result.exit_code == 2 and "--retime" in result.output, result.output
-
-
-def test_a_rows_close_call_says_what_the_turns_read() -> None:
-    from cudaify.bench import close_call_of
-
-    assert close_call_of({}) == ""
-    turned = {"read": 1.16, "runs": 3, "reference": 1.0, "program": 1.1}
-    assert close_call_of(turned) == "1.16x -> 0.91x in 3 turns"
-    skipped = {"read": 1.5, "not_timed": "one turn (1.4 s) does not fit in the 0.9 s left"}
-    assert close_call_of(skipped) == (
-        "1.50x, not timed in turns: one turn (1.4 s) does not fit in the 0.9 s left"
-    )
