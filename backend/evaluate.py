@@ -240,17 +240,13 @@ class Evaluator:
         the wait counted as `wait` and given up at the deadline, the hold as `kind`. Within
         `keeping_gpu`, the first exclusive hold lasts until it ends."""
         keeping = exclusive and self._keeper == threading.get_ident()
-        if keeping and self._kept:
-            self.deadline.check()
-            with self.breakdown.measure(kind):
-                yield
-            return
         self.deadline.check()
-        with self.breakdown.measure("wait"):
-            try:
-                self.gpu.acquire(exclusive, timeout=self.deadline.remaining())
-            except TimeoutError as error:
-                raise OutOfTime(self.deadline.message()) from error
+        if not (keeping and self._kept):
+            with self.breakdown.measure("wait"):
+                try:
+                    self.gpu.acquire(exclusive, timeout=self.deadline.remaining())
+                except TimeoutError as error:
+                    raise OutOfTime(self.deadline.message()) from error
         try:
             with self.breakdown.measure(kind):
                 yield
