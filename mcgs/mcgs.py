@@ -677,9 +677,13 @@ class GraphSearch:
             self.prefetch(made + ahead)
 
     def _predicted_cost(self, variant: Variant) -> float | None:
+        """The cost model's price of `variant`; None once the budget is spent (a price takes
+        up to 0.1 s, a new node's children and their rollouts ask for tens of them)."""
         if self.predict is None:
             return None
         if variant.key not in self._predicted:
+            if self._time_spent():
+                return None
             self._predicted[variant.key] = self.predict(variant)
         return self._predicted[variant.key]
 
@@ -868,6 +872,8 @@ class GraphSearch:
         path: list[Variant] = []
         current = variant
         for _ in range(max(0, depth)):
+            if self._time_spent():  # its steps are source rewrites, each up to 0.2 s
+                break
             source = self._graph_node(current)
             methods = self.graph.successors(source)
             if not methods:

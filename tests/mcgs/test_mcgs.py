@@ -745,6 +745,34 @@ def test_rollout_paths_are_built_with_their_nodes_children_and_change_nothing():
     assert result.best_verified.variant.code == expected.best_verified.variant.code == "a+c+d"
 
 
+def test_once_the_deadline_passes_no_rollout_step_is_made_or_priced():
+    """The command's deadline passes while the root's first child is priced (a price and a
+    rollout step take up to 0.1-0.2 s each, and a new node asks for tens): its sibling is
+    not priced, no rollout step is made after it, and nothing is verified. Before, a 3 s
+    budget under make -j3 ran 0.8 s over it in these steps."""
+    edges = [("sequential", "a"), ("sequential", "b"), ("a", "c"), ("c", "d")]
+    land = Landscape({frozenset("a"): 2.0, frozenset("ac"): 3.0})
+    priced: list[str] = []
+
+    def predict(variant: Variant) -> float:
+        priced.append(variant.code)
+        return 1.0
+
+    budget = Budget(iterations=10, max_depth=3, rollout_depth=2)
+    gs = search(
+        graph_of(*edges),
+        land,
+        budget=budget,
+        prefetch=lambda variants: None,
+        predict=predict,
+        stop=lambda: bool(priced),
+    )
+    result = run(gs)
+    assert priced == ["a"]
+    assert land.expanded == [("a",), ("b",)] and land.evaluated == []
+    assert result.cut_short
+
+
 class Asked(Precondition):
     """Records every expansion as (method, how, refused); every model answer fails."""
 
