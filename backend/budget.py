@@ -14,6 +14,7 @@ that work when it takes the result."""
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,13 +26,29 @@ class OutOfTime(Exception):
     """The deadline passed before (or while) a piece of work could be done."""
 
 
-class Deadline:
-    """`seconds` from now on `clock` (None or 0: no limit)."""
+def process_age() -> float:
+    """Seconds since this process began (its interpreter's start and imports included), from
+    the kernel's record of it; 0.0 where the system keeps none (not Linux)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            # the fields after the command's name, which may itself hold spaces and ')'
+            fields = stat.read().rsplit(")", 1)[1].split()
+        began = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime, in ticks
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - began)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
-    def __init__(self, seconds: float | None, clock: Clock = time.monotonic):
+
+class Deadline:
+    """`seconds` from now on `clock` (None or 0: no limit), or from `started` (an instant
+    on `clock`, earlier: a command's budget counts from its process's start)."""
+
+    def __init__(
+        self, seconds: float | None, clock: Clock = time.monotonic, started: float | None = None
+    ):
         self.clock = clock
         self.seconds = seconds if seconds and seconds > 0 else None
-        self.started = clock()
+        self.started = clock() if started is None else started
         self._budget: float | None = None  # a `sooner` deadline's: the whole budget
 
     @property

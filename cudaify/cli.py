@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Iterator
@@ -246,8 +247,10 @@ def _compile_command(
     **options: Any,
 ) -> None:
     from cudaify import pipeline
+    from cudaify.backend.budget import process_age
     from cudaify.core import config as config_mod
 
+    started = time.monotonic() - process_age()  # the budget counts the process's start
     verbose = options["verbose"]
     try:
         flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
@@ -259,7 +262,7 @@ def _compile_command(
         # with --ray the pipeline joins (or starts) the cluster once it has candidates to
         # verify: a result served from the cache starts nothing; Ray stops what it started
         # when the process ends
-        result = pipeline.compile_file(source, out, config, depfile)
+        result = pipeline.compile_file(source, out, config, depfile, started)
         if trace_path:
             pipeline.write_atomically(trace_path, json.dumps(result.trace, indent=2) + "\n")
         pipeline.report(result, config)

@@ -791,21 +791,27 @@ def rounding_rescue(variant: Variant, candidates: dict[str, Any]) -> bool:
 
 
 def compile_file(
-    source_path: str, output_path: str, config: Config, depfile: str | None = None
+    source_path: str,
+    output_path: str,
+    config: Config,
+    depfile: str | None = None,
+    started: float | None = None,
 ) -> Result:
     """Compile one input to one .cu (and, on request, a make dependency file). An unchanged
-    input with unchanged headers, settings, graph and GPU is served from the result cache."""
+    input with unchanged headers, settings, graph and GPU is served from the result cache.
+    The time budget counts from `started` (time.monotonic; the command passes its process's
+    start, so Python's start and imports count too), from here without it."""
     from cudaify.frontend.parse import read_source
 
-    deadline = Deadline(config.time_budget)  # the whole command's, from here
+    deadline = Deadline(config.time_budget, started=started)
     check_output_path(output_path)
     source = read_source(source_path)
-    key = result_key(source_path, source, config)
-    result = cached_result(key, config) if config.cache else None
+    key = result_key(source_path, source, config) if config.cache else ""
+    result = cached_result(key, config) if key else None
     if result is None:
         result = _compile(source_path, source, config, deadline)
         # a run whose model failed is not what this configuration gives: search again next time
-        if config.cache and not result.trace.get("model", {}).get("failures"):
+        if key and not result.trace.get("model", {}).get("failures"):
             store_result(key, result, config)
     result = dataclasses.replace(result, output_path=output_path)
     write_atomically(output_path, result.text)
@@ -821,6 +827,7 @@ def _compile(
 
     deadline = deadline or Deadline(config.time_budget)
     breakdown = Breakdown()
+    breakdown.add("start", deadline.elapsed())  # the process's start, reading the input
     with breakdown.measure("analysis"):
         program = prepare(source_path, config)
     input_hash = content_hash(source)
@@ -909,13 +916,14 @@ def _compile(
 
 # -- time ----------------------------------------------------------------------------------
 
-_MEASURED = ("analysis", "reference", "compile", "run", "wait", "model")
+_MEASURED = ("start", "analysis", "reference", "compile", "run", "wait", "model")
 
 
 def time_breakdown(
     breakdown: Breakdown, deadline: Deadline, cut_short: bool, converged: bool = False
 ) -> dict[str, Any]:
-    """Where the command's time went, in seconds, adding up to `total`: the analysis, the
+    """Where the command's time went, in seconds, adding up to `total`: the start (the
+    process's, with its imports, until the input is read), the analysis, the
     CPU reference (build, runs), waiting for candidates' builds, their runs, waits for
     the GPU, the language model (loading it, its answers and the waits for a generation
     slot), and `search`: the rest (rules, checks, the search itself). And

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
-from cudaify.backend.budget import Breakdown, Deadline, OutOfTime
+from cudaify.backend.budget import Breakdown, Deadline, OutOfTime, process_age
 
 
 class FakeClock:
@@ -47,6 +50,35 @@ def test_a_sooner_deadline_keeps_time_for_what_comes_after_it() -> None:
     assert deadline.sooner(0.0) is deadline
     unlimited = Deadline(None, clock)
     assert unlimited.sooner(4.0) is unlimited
+
+
+def test_a_deadline_may_count_from_an_earlier_start() -> None:
+    """A command's budget counts from its process's start: 10 s of a 30 s budget are gone
+    when the deadline is made."""
+    clock = FakeClock()
+    deadline = Deadline(30.0, clock, started=clock.now - 10.0)
+    assert deadline.elapsed() == 10.0 and deadline.remaining() == 20.0
+    clock.now += 20.0
+    assert deadline.expired
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_process_knows_how_long_it_has_run() -> None:
+    """The kernel's start time of a process, not the first line of its Python: a child
+    that sleeps 0.5 s before it asks has run at least that long, and not much longer."""
+    code = (
+        "import time; time.sleep(0.5)\n"
+        "from cudaify.backend.budget import process_age\n"
+        "print(process_age())"
+    )
+    began = time.monotonic()
+    age = float(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert 0.5 <= age <= time.monotonic() - began + 0.02  # the kernel counts in 10 ms ticks
+    assert process_age() > age  # this process, pytest, began well before
 
 
 def test_no_budget_or_zero_means_no_limit() -> None:

@@ -94,7 +94,9 @@ def world(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Wo
     monkeypatch.setattr(evaluate_mod.Evaluator, "_remeasure", timed_again)
     monkeypatch.setattr(evaluate_mod.Evaluator, "_detailed", lambda self, v, e: e)
     monkeypatch.setattr(evaluate_mod.gpu, "gpu_available", lambda: True)
-    monkeypatch.setattr(pipeline, "Deadline", lambda seconds: Deadline(seconds, clock=made.clock))
+    monkeypatch.setattr(
+        pipeline, "Deadline", lambda seconds, started=None: Deadline(seconds, made.clock, started)
+    )
     return made
 
 
@@ -178,7 +180,7 @@ def test_the_trace_and_verbose_output_break_the_time_down(
     with caplog.at_level("INFO", logger="cudaify"):
         result = compile_with(tmp_path, time_budget=25.0, strategy="greedy")
     times = result.trace["time"]
-    parts = ("analysis", "reference", "compile", "run", "wait", "model", "search")
+    parts = ("start", "analysis", "reference", "compile", "run", "wait", "model", "search")
     assert set(parts) <= set(times)
     # the fake clock moved only in verifications, which the breakdown does not see
     # (screen is replaced): they count as the search's own time
