@@ -31,7 +31,12 @@ from cudaify.frontend.affine import (
 )
 from cudaify.frontend.allocations import element_spelling, sized_from_callers
 from cudaify.frontend.benign import BenignRaces, NotBenign
-from cudaify.frontend.callgraph import estimate_calls, judged_calls, pure_functions
+from cudaify.frontend.callgraph import (
+    estimate_calls,
+    judged_calls,
+    pure_functions,
+    state_functions,
+)
 from cudaify.frontend.dependence import (
     Bound,
     Instance,
@@ -85,6 +90,10 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
     failed: set[str] = set()
     walks = {fn.hash: _walk(src, fn, notes, failed) for fn in definitions}
     pure = pure_functions(definitions, walks) - failed
+    found = _guarded(
+        src, "state kept through pointers", notes, {}, state_functions, definitions, walks, pure
+    )
+    state = {name: positions for name, positions in found.items() if name not in failed}
     aliases = shared_arguments(definitions, walks)
     bindings = _guarded(
         src, "template instantiations", notes, {}, instantiations, definitions, walks
@@ -92,7 +101,7 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
     functions = [
         _with_templates(
             fn,
-            _facts(src, fn, walks[fn.hash], pure, aliases.get(fn.spelling, {}), notes),
+            _facts(src, fn, walks[fn.hash], (pure, state), aliases.get(fn.spelling, {}), notes),
             bindings,
         )
         for fn in definitions
@@ -154,12 +163,14 @@ def _guarded(src: Source, what: str, notes: list[str], fallback, step, *args):
         return fallback
 
 
-def _facts(src, fn, walk, pure, aliases, notes: list[str]) -> Function:
+def _facts(src, fn, walk, callees, aliases, notes: list[str]) -> Function:
+    """`callees`: the pure functions and the state functions (see callgraph)."""
+    pure, state = callees
     try:
-        return FunctionAnalysis(src, fn, walk, pure, aliases).facts()
+        return FunctionAnalysis(src, fn, walk, pure, aliases, state).facts()
     except Exception as exc:  # noqa: BLE001 - reported, and the function stays sequential
         notes.append(_internal(src, fn, exc))
-        return FunctionAnalysis(src, fn, Walk(), pure, aliases).facts()
+        return FunctionAnalysis(src, fn, Walk(), pure, aliases, state).facts()
 
 
 def _pointee_elems(fn: ci.Cursor) -> tuple[str | None, ...]:
@@ -246,8 +257,10 @@ class FunctionAnalysis:
         walk: Walk,
         pure: set[str],
         aliases: dict[frozenset[str], str] | None = None,
+        state: dict[str, tuple[int, ...]] | None = None,
     ):
         self.src, self.cursor, self.walk, self.pure = src, cursor, walk, pure
+        self.state = state or {}  # functions that keep a caller's scalar through a pointer
         self.aliases = aliases or {}
         self.borrowed = self._borrowed_pointers()
         # per-nest caches, keyed by the id of the nest's root LoopNode
@@ -785,7 +798,7 @@ class LoopFacts:
             if not self.node.in_body(call.start) or call.name == "operator[]":
                 continue
             names.append(call.name)
-            for name, kind in judged_calls(call, fa.pure):
+            for name, kind in judged_calls(call, fa.pure, fa.state):
                 if kind == "io":
                     self.io_calls.append(name)
                 elif kind == "impure":

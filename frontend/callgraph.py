@@ -1,13 +1,18 @@
-"""Calls: which callees are pure, which do I/O, and how often main reaches each function."""
+"""Calls: which callees are pure, which keep a caller's state through a pointer, which do
+I/O, and how often main reaches each function."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import clang.cindex as ci
 
 from cudaify.frontend.access import Call, Walk
 from cudaify.frontend.facts import Function
+from cudaify.frontend.loops import CK, kids, start_of, unwrap
+
+TK = ci.TypeKind
 
 # Pure functions of their arguments: a loop calling them stays parallel.
 MATH_PURE = {
@@ -170,12 +175,19 @@ def call_kind(name: str, pure_users: set[str]) -> str:
     return "impure"
 
 
-def judged_calls(call: Call, pure_users: set[str]) -> list[tuple[str, str]]:
+def judged_calls(
+    call: Call, pure_users: set[str], state: Mapping[str, tuple[int, ...]] | None = None
+) -> list[tuple[str, str]]:
     """(what to name, pure | io | impure) for one call site: a modelled standard-library
     operation is pure; a local lambda is what its body calls (or impure with the reason
     its body is not a function of its captures); a function of the program is pure only
-    when its body is, whatever its name; anything else by the name lists below."""
+    when its body is, whatever its name, or when it keeps state through pointers (`state`,
+    see `state_functions`) and is given the address of a scalar variable for each: the
+    caller's `&x` is its read and write of x, which the caller's analysis judges; anything
+    else by the name lists below."""
     if call.model == "pure":
+        return []
+    if state and call.user and call.name in state and _given_scalars(call, state[call.name]):
         return []
     if call.why:
         return [(f"{call.name} ({call.why})", "impure")]
@@ -209,11 +221,165 @@ def pure_functions(definitions: list[ci.Cursor], walks: dict[int, Walk]) -> set[
     return pure
 
 
+def state_functions(
+    definitions: list[ci.Cursor], walks: dict[int, Walk], pure: set[str]
+) -> dict[str, tuple[int, ...]]:
+    """User functions whose only effect outside their locals is on the scalars their
+    pointer parameters point at (`*p = *p * a + c; return *p;`: a random generator whose
+    state the caller keeps), name -> the positions of those parameters. Each such
+    parameter is only read, and dereferenced only as `*p` or `p[0]`, or passed on to a
+    state position of another one; the rest of the body is as a pure function's. A call
+    that gives the address of a scalar variable at each position then reads and writes
+    that variable and nothing else (`judged_calls`)."""
+    candidates = {fn.spelling: fn for fn in definitions}
+    state: dict[str, tuple[int, ...]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, fn in candidates.items():
+            if name in state or name in pure:
+                continue
+            positions = _state_positions(fn, walks[fn.hash], pure, state)
+            if positions:
+                state[name] = positions
+                changed = True
+    return state
+
+
+def _state_positions(
+    fn: ci.Cursor, walk: Walk, pure: set[str], state: Mapping[str, tuple[int, ...]]
+) -> tuple[int, ...]:
+    """The positions of `fn`'s state parameters when `fn` is a state function (see
+    `state_functions`) given the ones known so far, else ()."""
+    params = list(fn.get_arguments())
+    scalar_pointers = {
+        p.hash: k
+        for k, p in enumerate(params)
+        if p.type.get_canonical().kind == TK.POINTER
+        and _scalar(p.type.get_canonical().get_pointee())
+    }
+    if not scalar_pointers:
+        return ()
+    local = {d.decl for d in walk.decls if not d.is_static}
+    used: set[int] = set()
+    for access in walk.accesses:
+        if access.root_decl in local and access.kind == "local_array":
+            continue
+        index = access.indices[0] if len(access.indices) == 1 else None
+        if access.root_decl not in scalar_pointers or not (isinstance(index, int) and index == 0):
+            return ()  # other memory (a local pointer may hold any), or more than a scalar
+        used.add(access.root_decl)
+    # a state parameter's value is only passed on, to a state position (checked below)
+    passed_at = {
+        start_of(unwrap(argument))
+        for call in walk.calls
+        for k, argument in enumerate(_arguments(call))
+        if k in _passed_pointers(call, scalar_pointers)
+    }
+    for ref in walk.refs:
+        if ref.decl in scalar_pointers:
+            if ref.mode != "read" or ref.start not in passed_at:
+                return ()  # changed, its address taken, kept or compared
+            continue
+        if ref.is_global and not ref.type.startswith("const "):
+            return ()
+        if "->" in ref.name or (
+            ref.mode in ("write", "readwrite") and ref.decl not in local and ref.is_pointer
+        ):
+            return ()
+    for call in walk.calls:
+        if call.name == fn.spelling:
+            return ()  # recursion
+        passed = _passed_pointers(call, scalar_pointers)
+        positions = state.get(call.name, ()) if call.user else ()
+        if passed:
+            if not set(passed) <= set(positions) or not _given_scalars(
+                call, tuple(k for k in positions if k not in passed), local
+            ):
+                return ()
+            used.update(passed.values())
+        elif not all(kind == "pure" for _, kind in judged_calls(call, pure, state)):
+            return ()
+    return tuple(sorted(scalar_pointers[h] for h in used))
+
+
+def _scalar(pointee: ci.Type) -> bool:
+    """An arithmetic scalar that may be written: not const, not a pointer or aggregate."""
+    return not pointee.is_const_qualified() and pointee.kind in _ARITHMETIC
+
+
+_ARITHMETIC = {
+    TK.BOOL,
+    TK.CHAR_U,
+    TK.UCHAR,
+    TK.USHORT,
+    TK.UINT,
+    TK.ULONG,
+    TK.ULONGLONG,
+    TK.CHAR_S,
+    TK.SCHAR,
+    TK.SHORT,
+    TK.INT,
+    TK.LONG,
+    TK.LONGLONG,
+    TK.FLOAT,
+    TK.DOUBLE,
+    TK.LONGDOUBLE,
+}
+
+
+def _arguments(call: Call) -> list[ci.Cursor]:
+    return list(call.cursor.get_arguments()) if call.cursor.kind == CK.CALL_EXPR else []
+
+
+def _passed_pointers(call: Call, pointers: Mapping[int, int]) -> dict[int, int]:
+    """The arguments of `call` that are one of `pointers` (a declaration's hash), as
+    position in the call -> that declaration."""
+    passed = {}
+    for k, argument in enumerate(_arguments(call)):
+        inner = unwrap(argument)
+        if inner.kind == CK.DECL_REF_EXPR and inner.referenced is not None:
+            if inner.referenced.hash in pointers:
+                passed[k] = inner.referenced.hash
+    return passed
+
+
+def _given_scalars(call: Call, positions: tuple[int, ...], within: set[int] | None = None) -> bool:
+    """Whether `call` gives `&x`, x a scalar variable (one declared in `within` when it is
+    given), at each of `positions`."""
+    arguments = _arguments(call)
+    for k in positions:
+        if k >= len(arguments):
+            return False
+        inner = unwrap(arguments[k])
+        operand = kids(inner)
+        if (
+            inner.kind != CK.UNARY_OPERATOR
+            or inner.type.get_canonical().kind != TK.POINTER
+            or len(operand) != 1
+        ):
+            return False
+        target = unwrap(operand[0])
+        if target.kind != CK.DECL_REF_EXPR or target.referenced is None:
+            return False
+        pointee = arguments[k].type.get_canonical().get_pointee()
+        if (
+            not _scalar(target.type.get_canonical())
+            or pointee.kind != target.type.get_canonical().kind
+        ):
+            return False  # a cast to another type would reach past the variable
+        if within is not None and target.referenced.hash not in within:
+            return False
+    return True
+
+
 def _locally_pure(walk: Walk) -> bool:
     local = {d.decl for d in walk.decls if not d.is_static}
     for access in walk.accesses:
         if access.root_decl not in local or access.kind == "unknown":
             return False
+        if access.is_write and access.kind == "pointer":
+            return False  # through a local pointer, which may hold a parameter's
     for ref in walk.refs:
         if ref.is_global and not ref.type.startswith("const "):
             return False

@@ -256,7 +256,7 @@ class ScopBuilder:
         for call in walk.calls:
             if not start <= call.start < end or call.name == "operator[]":
                 continue
-            for name, kind in judged_calls(call, self.fa.pure):
+            for name, kind in judged_calls(call, self.fa.pure, self.fa.state):
                 if kind != "pure":
                     what = "does I/O" if kind == "io" else "may write memory or keep state"
                     raise NotModelled(f"calls '{name}', which {what}", call.start)
