@@ -32,6 +32,9 @@ from cudaify.frontend.affine import (
 from cudaify.frontend.allocations import element_spelling, sized_from_callers
 from cudaify.frontend.benign import BenignRaces, NotBenign
 from cudaify.frontend.callgraph import (
+    BRANCHES,
+    Advance,
+    advances,
     estimate_calls,
     judged_calls,
     pure_functions,
@@ -50,6 +53,7 @@ from cudaify.frontend.facts import (
     ArrayData,
     CallSite,
     Function,
+    Generator,
     Loop,
     Param,
     Program,
@@ -94,6 +98,9 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
         src, "state kept through pointers", notes, {}, state_functions, definitions, walks, pure
     )
     state = {name: positions for name, positions in found.items() if name not in failed}
+    stepped = _guarded(
+        src, "generators' steps", notes, {}, advances, definitions, walks, state, src.text
+    )
     aliases = shared_arguments(definitions, walks)
     bindings = _guarded(
         src, "template instantiations", notes, {}, instantiations, definitions, walks
@@ -101,7 +108,9 @@ def analyze(path: str, flags: tuple[str, ...] = (), source: bytes | None = None)
     functions = [
         _with_templates(
             fn,
-            _facts(src, fn, walks[fn.hash], (pure, state), aliases.get(fn.spelling, {}), notes),
+            _facts(
+                src, fn, walks[fn.hash], (pure, state, stepped), aliases.get(fn.spelling, {}), notes
+            ),
             bindings,
         )
         for fn in definitions
@@ -164,13 +173,14 @@ def _guarded(src: Source, what: str, notes: list[str], fallback, step, *args):
 
 
 def _facts(src, fn, walk, callees, aliases, notes: list[str]) -> Function:
-    """`callees`: the pure functions and the state functions (see callgraph)."""
-    pure, state = callees
+    """`callees`: the pure functions, the state functions and the generators' steps (see
+    callgraph)."""
+    pure, state, stepped = callees
     try:
-        return FunctionAnalysis(src, fn, walk, pure, aliases, state).facts()
+        return FunctionAnalysis(src, fn, walk, pure, aliases, state, stepped).facts()
     except Exception as exc:  # noqa: BLE001 - reported, and the function stays sequential
         notes.append(_internal(src, fn, exc))
-        return FunctionAnalysis(src, fn, Walk(), pure, aliases, state).facts()
+        return FunctionAnalysis(src, fn, Walk(), pure, aliases, state, stepped).facts()
 
 
 def _pointee_elems(fn: ci.Cursor) -> tuple[str | None, ...]:
@@ -258,9 +268,11 @@ class FunctionAnalysis:
         pure: set[str],
         aliases: dict[frozenset[str], str] | None = None,
         state: dict[str, tuple[int, ...]] | None = None,
+        stepped: dict[str, Advance] | None = None,
     ):
         self.src, self.cursor, self.walk, self.pure = src, cursor, walk, pure
         self.state = state or {}  # functions that keep a caller's scalar through a pointer
+        self.stepped = stepped or {}  # those of them that advance it by an affine step
         self.aliases = aliases or {}
         self.borrowed = self._borrowed_pointers()
         # per-nest caches, keyed by the id of the nest's root LoopNode
@@ -681,6 +693,7 @@ class NestAnalysis:
             calls=facts.call_names,
             benign=tuple(facts.benign),
             precondition=" && ".join(f"({p})" for p in dict.fromkeys(facts.preconditions)),
+            generators=tuple(facts.generators) if verdict.pattern == "generator" else (),
         )
 
     def arrays(self) -> tuple[ArrayData, ...]:
@@ -766,6 +779,7 @@ class LoopFacts:
     scans: list[str] = field(default_factory=list)
     atomics: list[str] = field(default_factory=list)
     blockers: list[str] = field(default_factory=list)
+    generators: list[Generator] = field(default_factory=list)
     benign: list[str] = field(default_factory=list)  # arrays and flags racing benignly
     preconditions: list[str] = field(default_factory=list)  # C conditions they need
 
@@ -936,6 +950,19 @@ def judge(facts: LoopFacts) -> Verdict:
             f"irregular updates of {facts.atomics[0]} (atomic candidates); "
             f"otherwise no carried dependence",
         )
+    if facts.generators:
+        listed = ", ".join(f"{g.var} ({g.steps} step(s) an iteration)" for g in facts.generators)
+        carries = f"carries the state of a linear congruential generator: {listed}"
+        if reductions or facts.benign:  # no mapping handles both yet
+            other = "a reduction" if reductions else "benign races"
+            return Verdict(False, "sequential", reductions, f"{carries}, and {other}")
+        return Verdict(
+            False,
+            "generator",
+            (),
+            f"{carries}; each iteration starts from it jumped ahead; otherwise no carried "
+            f"dependence; {ALIAS_NOTE}",
+        )
     if reductions:
         listed = ", ".join(r.label for r in reductions)
         return Verdict(
@@ -954,6 +981,23 @@ def judge(facts: LoopFacts) -> Verdict:
             f"value and no read's outcome depends on the order){when}; {ALIAS_NOTE}",
         )
     return Verdict(True, "plain", (), f"no loop-carried dependence on {var} (isl); {ALIAS_NOTE}")
+
+
+def _unconditional(body, at: int) -> bool:
+    """Whether the expression at byte `at` runs exactly once each time `body` runs: nothing
+    on the way down to it branches or loops."""
+    node = body
+    while start_of(node) != at or node.kind not in (CK.CALL_EXPR,):
+        inner = [c for c in kids(node) if start_of(c) <= at < end_of(c)]
+        if not inner:
+            return False
+        node = inner[0]
+        if node.kind in BRANCHES or (
+            node.kind == CK.BINARY_OPERATOR
+            and any(t.spelling in ("&&", "||") for t in node.get_tokens())
+        ):
+            return False
+    return True
 
 
 class ScalarJudge:
@@ -997,6 +1041,10 @@ class ScalarJudge:
     def judge(self, name: str, refs: list) -> None:
         if self.private(refs):
             return
+        generator = self.generator(name, refs)
+        if generator is not None:
+            self.facts.generators.append(generator)
+            return
         covered, loose = self.covered(name, refs)
         ops = {u.op for u in covered}
         if covered and not loose and ops == {"payload"}:
@@ -1022,6 +1070,45 @@ class ScalarJudge:
             f"scalar {name} is written in one iteration of {self.node.header.var} and used in "
             "another (not a recognised reduction)"
         )
+
+    def generator(self, name: str, refs: list) -> Generator | None:
+        """`name` as a generator's state (see facts.Generator): every use in the body is
+        `&name` given to a function that advances it by the same affine step (callgraph
+        `advances`), each call runs once an iteration (in the body itself, not in an
+        inner loop, under a branch, `?:`, `&&` or `||`, and nothing jumps in the body)."""
+        first = refs[0]
+        if first.is_global or first.is_pointer or any(r.mode != "addr" for r in refs):
+            return None
+        if any(self.node.in_body(j.start) for j in self.fa.walk.jumps):
+            return None
+        body = kids(self.node.cursor)[-1]
+        found: list[Advance] = []
+        for ref in refs:
+            call = self._advancing_call(ref.start)
+            if call is None or not call.stack or call.stack[-1] is not self.node:
+                return None
+            if not _unconditional(body, call.start):
+                return None
+            found.append(self.fa.stepped[call.name])
+        steps = {(a.multiplier, a.increment, a.type) for a in found}
+        if len(steps) != 1:
+            return None
+        multiplier, increment, type_ = steps.pop()
+        return Generator(name, type_, multiplier, increment, sum(a.steps for a in found))
+
+    def _advancing_call(self, at: int):
+        """The call of a generator-advancing function whose first argument is `&x` with x
+        at byte `at`."""
+        for call in self.fa.walk.calls:
+            if call.name not in self.fa.stepped or not self.node.in_body(call.start):
+                continue
+            arguments = list(call.cursor.get_arguments())
+            if len(arguments) != 1:
+                continue
+            operand = kids(unwrap(arguments[0]))
+            if operand and start_of(unwrap(operand[0])) == at:
+                return call
+        return None
 
     def benign_flag(self, name: str, refs: list) -> bool:
         first = refs[0]

@@ -3,8 +3,9 @@ I/O, and how often main reaches each function."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 import clang.cindex as ci
 
@@ -301,6 +302,117 @@ def _state_positions(
         elif not all(kind == "pure" for _, kind in judged_calls(call, pure, state)):
             return ()
     return tuple(sorted(scalar_pointers[h] for h in used))
+
+
+@dataclass(frozen=True)
+class Advance:
+    """What one call of a state function does to the scalar its parameter points at:
+    `steps` times `x = x * multiplier + increment` in x's unsigned type (`type`, its C
+    spelling), which wraps modulo 2^bits: a linear congruential generator."""
+
+    multiplier: int
+    increment: int
+    steps: int
+    type: str
+
+
+_UNSIGNED = {TK.UINT: "unsigned int", TK.ULONG: "unsigned long", TK.ULONGLONG: "unsigned long long"}
+_INTEGER = r"(\d+)[uUlL]*"
+# `*p = *p * A + C`, `*p = A * *p + C`, with optional parentheses around the product
+_AFFINE = re.compile(rf"^\*(\w+)=\(?(?:\*\1\*{_INTEGER}|{_INTEGER}\*\*\1)\)?\+{_INTEGER}$")
+BRANCHES = {
+    CK.IF_STMT,
+    CK.SWITCH_STMT,
+    CK.FOR_STMT,
+    CK.WHILE_STMT,
+    CK.DO_STMT,
+    CK.CONDITIONAL_OPERATOR,
+    CK.GOTO_STMT,
+}
+
+
+def advances(
+    definitions: list[ci.Cursor],
+    walks: dict[int, Walk],
+    state: Mapping[str, tuple[int, ...]],
+    text: Callable[[ci.Cursor], str],
+) -> dict[str, Advance]:
+    """The state functions (see `state_functions`) of one state parameter whose every call
+    advances it by the same affine step a fixed number of times: straight-line bodies (no
+    branch, loop or `&&`/`||` around anything) that assign `*p = *p * A + C` with integer
+    literals, for an unsigned *p, and call others of them with p. `text`: a cursor's
+    source. What makes a loop that carries such a state parallel: iteration t starts from
+    the state before the loop advanced t times its calls' steps (`jump` in the kernels)."""
+    by_name = {fn.spelling: fn for fn in definitions if state.get(fn.spelling) == (0,)}
+    found: dict[str, Advance] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, fn in by_name.items():
+            if name not in found:
+                advance = _advance(fn, walks[fn.hash], found, text)
+                if advance is not None:
+                    found[name] = advance
+                    changed = True
+    return found
+
+
+def _advance(
+    fn: ci.Cursor, walk: Walk, known: Mapping[str, Advance], text: Callable[[ci.Cursor], str]
+) -> Advance | None:
+    params = list(fn.get_arguments())
+    if len(params) != 1:
+        return None
+    pointee = params[0].type.get_canonical().get_pointee()
+    type_ = _UNSIGNED.get(pointee.kind)
+    if type_ is None or _branches(fn):
+        return None
+    steps: list[tuple[int, int]] = []
+    for access in walk.accesses:
+        if access.mode == "write":
+            statement = "".join(text(_assignment(fn, access.start) or fn).split())
+            match = _AFFINE.match(statement)
+            if match is None or match.group(1) != params[0].spelling:
+                return None
+            multiplier = int(match.group(2) or match.group(3))
+            steps.append((multiplier, int(match.group(4))))
+        elif access.mode != "read":
+            return None
+    for call in walk.calls:
+        if not _passed_pointers(call, {params[0].hash: 0}):
+            continue  # a pure call (state_functions checked the rest)
+        callee = known.get(call.name)
+        if callee is None or callee.type != type_:
+            return None  # the state goes where its advance is not known
+        steps += [(callee.multiplier, callee.increment)] * callee.steps
+    if not steps or len(set(steps)) != 1:
+        return None
+    multiplier, increment = steps[0]
+    return Advance(multiplier, increment, len(steps), type_)
+
+
+def _branches(cursor: ci.Cursor) -> bool:
+    """Whether anything in `cursor` runs conditionally or repeatedly."""
+    for child in kids(cursor):
+        if child.kind in BRANCHES:
+            return True
+        if child.kind == CK.BINARY_OPERATOR and any(
+            t.spelling in ("&&", "||") for t in child.get_tokens()
+        ):
+            return True
+        if _branches(child):
+            return True
+    return False
+
+
+def _assignment(fn: ci.Cursor, start: int) -> ci.Cursor | None:
+    """The assignment expression of `fn` whose left side starts at byte `start`."""
+    for child in fn.walk_preorder():
+        if child.kind == CK.BINARY_OPERATOR and start_of(child) == start:
+            operands = kids(child)
+            if len(operands) == 2 and start_of(operands[0]) == start:
+                return child
+    return None
 
 
 def _scalar(pointee: ci.Type) -> bool:

@@ -67,6 +67,21 @@ class Reduction:
 
 
 @dataclass(frozen=True)
+class Generator:
+    """A scalar a loop carries only as a linear congruential generator's state: each
+    iteration advances it `steps` times by `x = x * multiplier + increment` in its unsigned
+    `type` (modulo 2^bits), through calls of functions that keep it (`&x`). Iteration t then
+    starts from the state before the loop advanced t * steps times: a closed form (a jump
+    ahead, in log2(t * steps) steps), so the iterations are independent."""
+
+    var: str
+    type: str
+    multiplier: int
+    increment: int
+    steps: int
+
+
+@dataclass(frozen=True)
 class Loop:
     """A `for` loop in canonical form `for (v = lower; v <op> upper; v += step)`.
     Bounds are C text plus their affine form when they have one. `upper_inclusive`
@@ -89,7 +104,7 @@ class Loop:
     perfectly_nested: bool = False  # body is exactly one loop (children[0])
     early_exit: bool = False  # break/return/goto out of this loop
     parallel: bool = False
-    pattern: str = "sequential"  # plain | reduction | scan | atomic_update | sequential
+    pattern: str = "sequential"  # plain | reduction | scan | atomic_update | generator | sequential
     reductions: tuple[Reduction, ...] = ()
     reason: str = ""
     accesses: tuple[Access, ...] = ()  # all accesses in this loop's body, nested ones included
@@ -102,6 +117,8 @@ class Loop:
     # running the loop in parallel.
     benign: tuple[str, ...] = ()
     precondition: str = ""
+    # pattern "generator": the states each iteration starts from by a jump ahead
+    generators: tuple[Generator, ...] = ()
 
     def walk(self) -> tuple[Loop, ...]:
         """This loop and every loop nested in it, outermost first."""

@@ -46,8 +46,20 @@ void fill(float *x, int n, unsigned int seed) {
 
 
 def test_a_state_carried_across_iterations_is_named_as_the_dependence() -> None:
+    """xorshift: not an affine step (see the generator tests below), so a dependence."""
     program = analysed(
-        GENERATOR
+        """
+static unsigned int next(unsigned int *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static float uniform(unsigned int *s) {
+    return (float)(next(s) >> 8) * (1.0f / 16777216.0f);
+}
+"""
         + """
 void fill(float *x, int n, unsigned int seed) {
     unsigned int state = seed;
@@ -131,3 +143,97 @@ void fill(float *x, int n) {{
     )
     found = loop(program, "fill")
     assert not found.parallel, argument
+
+
+LCG = """
+static unsigned int lcg_next(unsigned int *state) {
+    *state = *state * 1664525u + 1013904223u;
+    return *state;
+}
+
+static float lcg_float(unsigned int *state) {
+    return (float)(lcg_next(state) >> 8) * (1.0f / 16777216.0f);
+}
+
+static unsigned int other_next(unsigned int *state) {
+    *state = 69069u * *state + 1u;
+    return *state;
+}
+
+static int signed_next(int *state) {
+    *state = *state * 5 + 1;
+    return *state;
+}
+"""
+
+
+def fill_loop(body: str, declarations: str = "unsigned int state = seed;"):
+    program = analysed(
+        LCG
+        + f"""
+void fill(float *x, unsigned int *y, int n, unsigned int seed) {{
+    {declarations}
+    for (int i = 0; i < n; i++) {{
+        {body}
+    }}
+}}
+"""
+    )
+    return loop(program, "fill")
+
+
+def test_a_linear_congruential_state_is_a_generator_with_its_steps_an_iteration() -> None:
+    """Two draws an iteration, one through a function that calls the other: the loop is
+    independent once each iteration's state is known (pattern "generator")."""
+    found = fill_loop("x[i] = lcg_float(&state);\n        y[i] = lcg_next(&state) >> 4;")
+    assert found.pattern == "generator" and not found.parallel
+    (generator,) = found.generators
+    assert (generator.var, generator.type, generator.steps) == ("state", "unsigned int", 2)
+    assert (generator.multiplier, generator.increment) == (1664525, 1013904223)
+    assert "linear congruential generator: state (2 step(s) an iteration)" in found.reason
+
+
+GENERATOR_DECOYS = {
+    # how many steps an iteration takes depends on the iteration
+    "under a branch": "if (i % 2) x[i] = lcg_float(&state);",
+    "under ?:": "x[i] = i % 2 ? lcg_float(&state) : 0.0f;",
+    "under &&": "x[i] = (i > 3 && lcg_next(&state) > 5u) ? 1.0f : 0.0f;",
+    "in an inner loop": "for (int k = 0; k < i; k++) x[i] += lcg_float(&state);",
+    "after a continue": "if (i == 3) continue;\n        x[i] = lcg_float(&state);",
+    # the state itself is read, not only advanced
+    "read directly": "x[i] = lcg_float(&state) + (float)state;",
+    # two generators' steps on one state
+    "two steps": "y[i] = lcg_next(&state) + other_next(&state);",
+}
+
+
+@pytest.mark.parametrize("decoy", sorted(GENERATOR_DECOYS))
+def test_a_state_not_advanced_the_same_each_iteration_is_no_generator(decoy: str) -> None:
+    found = fill_loop(GENERATOR_DECOYS[decoy])
+    assert found.pattern != "generator" and not found.generators, decoy
+    assert not found.parallel
+
+
+def test_a_signed_state_is_no_generator() -> None:
+    """A signed state's overflow is undefined: nothing to jump by."""
+    found = fill_loop("y[i] = (unsigned int)signed_next(&state);", "int state = (int)seed;")
+    assert found.pattern != "generator" and not found.parallel
+
+
+def test_a_generator_beside_a_reduction_keeps_the_loop_sequential() -> None:
+    """No mapping handles both: not a reduction loop that would drop the state's steps."""
+    program = analysed(
+        LCG
+        + """
+float total(int n, unsigned int seed) {
+    unsigned int state = seed;
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++)
+        sum += lcg_float(&state);
+    return sum;
+}
+"""
+    )
+    found = loop(program, "total")
+    assert found.pattern == "sequential" and not found.parallel and not found.generators
+    assert found.reason.endswith("state (1 step(s) an iteration), and a reduction")
