@@ -24,7 +24,7 @@ from tree_sitter import Node, Tree
 
 from cudaify.core import Problem, Variant
 from cudaify.frontend.edits import Edit, apply_edits
-from cudaify.frontend.facts import ArrayData, Function, Loop, Program
+from cudaify.frontend.facts import ArrayData, Function, Generator, Loop, Program
 from cudaify.transforms import csource as cs
 from cudaify.transforms import std_device
 from cudaify.transforms.base import Context, Method, Outcome
@@ -106,6 +106,10 @@ class NestPlan:
     # on the device), capturing the kernel's copies of what they capture.
     lambdas: tuple[str, ...] = ()
     uses_std: bool = False  # the kernel needs std_device.STD_PRELUDE
+    # Generator states the loop carries (pattern "generator"): the kernel is given the
+    # state before the loop, each iteration starts from it jumped ahead, and the host
+    # leaves the state where the whole loop would (`jump_text`).
+    generators: tuple[Generator, ...] = ()
 
 
 class Offload(Method):
@@ -272,7 +276,7 @@ def _declares(name: Node, parameter: Node) -> bool:
 def _candidate_nests(loop: Loop) -> list[Loop]:
     """The loop when it is a parallel nest, else the parallel nests inside it: the sweep
     inside a time-step loop runs as one kernel per time step."""
-    if loop.parallel and loop.pattern == "plain":
+    if (loop.parallel and loop.pattern == "plain") or loop.pattern == "generator":
         return [loop]
     return [nest for child in loop.children for nest in _candidate_nests(child)]
 
@@ -329,8 +333,9 @@ def _plan(
     template, template_args = _template_of(outer_definition, source)
     benign = set(root.benign)
     lambdas = called_lambdas(nest, outer_definition, source)
+    generated = {g.var for g in root.generators}
     scalars, privates = _scalars(
-        nest, outer_node, levels, arrays, tree, source, benign, tuple(lambdas)
+        nest, outer_node, levels, arrays, tree, source, benign, tuple(lambdas), generated
     )
     flags = tuple((t, n) for t, n in privates if n in benign)
     privates = tuple((t, n) for t, n in privates if n not in benign)
@@ -371,6 +376,7 @@ def _plan(
             std_device.uses_std(t)
             for t in [*(cs.text(n, source) for n in lambdas), body_statements(body, source), *types]
         ),
+        generators=root.generators,
     )
 
 
@@ -388,6 +394,8 @@ def _template_of(definition: Node, source: bytes) -> tuple[str, tuple[str, ...]]
 def _require_parallel(root: Loop) -> None:
     if root.parallel and root.pattern == "plain" and not root.early_exit:
         return
+    if root.pattern == "generator" and root.generators and not root.early_exit:
+        return  # each iteration's generator state is jumped to
     raise Refuse(_not_parallel(root))
 
 
@@ -417,7 +425,12 @@ def _mapped_loops(root: Loop) -> list[Loop]:
     """The root and up to two perfectly nested parallel levels whose bounds do not
     depend on the outer mapped variables (a rectangular grid)."""
     loops = [root]
-    while len(loops) < 3 and loops[-1].perfectly_nested and loops[-1].children:
+    while (
+        len(loops) < 3
+        and not root.generators  # iteration t of the root jumps t times its steps
+        and loops[-1].perfectly_nested
+        and loops[-1].children
+    ):
         child = loops[-1].children[0]
         outer_vars = {loop.var for loop in loops}
         bound_names = set(IDENT.findall(child.lower)) | set(IDENT.findall(child.upper))
@@ -455,9 +468,11 @@ def _scalars(
     source: bytes,
     benign: set[str] = frozenset(),  # type: ignore[assignment]
     lambdas: tuple[Node, ...] = (),
+    generated: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """Names the nest uses that are declared outside it: read-only ones travel by value,
-    written ones (privatizable temporaries, inner loop counters) get one copy per thread."""
+    written ones (privatizable temporaries, inner loop counters) get one copy per thread;
+    the `generated` states are neither (NestPlan.generators)."""
     mapped = {level.loop.var for level in levels}
     array_names = {a.name for a in arrays}
     inside = cs.names_declared_in(nest, source)
@@ -477,6 +492,8 @@ def _scalars(
     for ident in [i for node in scanned for i in cs.identifiers_in(node)]:
         name = cs.text(ident, source)
         if name in mapped or name in array_names or name in inside or node_key(ident) in called:
+            continue
+        if name in generated:
             continue
         if node_key(ident) in headers:
             continue
@@ -562,8 +579,10 @@ def kernel_text(plan: NestPlan) -> str:
     params += [f"{std_device.device_text(type_)} {name}" for type_, name in plan.scalars]
     params += [f"long long {level.trips}" for level in plan.levels]
     params += [f"{type_} *{name}_flag, {type_} {name}_in" for type_, name in plan.flags]
+    params += [f"{g.type} {g.var}_start" for g in plan.generators]
     loops = ", ".join(level.loop.var for level in plan.levels)
     lines = [
+        *(jump_text(plan, g) for g in plan.generators),
         f"/* Loop nest '{loops}' of {plan.function.name}() (line {plan.root.line}): one thread "
         "per iteration. */",
         *([plan.template] if plan.template else []),
@@ -576,6 +595,10 @@ def kernel_text(plan: NestPlan) -> str:
         lines += grid_stride_header(level, indent)
         indent += "    "
     lines += [f"{indent}{std_device.device_text(type_)} {name};" for type_, name in plan.privates]
+    for g in plan.generators:  # one mapped level: its iteration number t counts from 0
+        t = plan.levels[0].index
+        jumped = f"{jump_name(plan, g)}({g.var}_start, (unsigned long long){t} * {g.steps}ull)"
+        lines.append(f"{indent}{g.type} {g.var} = {jumped};")
     lines += [indent + reindent(text, plan.body_indent, indent) for text in plan.lambdas]
     lines.append(indent + reindent(plan.body, plan.body_indent, indent))
     for _ in plan.levels:
@@ -584,6 +607,41 @@ def kernel_text(plan: NestPlan) -> str:
     lines += [f"{indent}if ({name} != {name}_in) *{name}_flag = {name};" for _, name in plan.flags]
     lines.append("}")
     return "\n".join(lines) + "\n\n"
+
+
+def jump_name(plan: NestPlan, generator: Generator) -> str:
+    return f"{plan.kernel}_jump_{generator.var}"
+
+
+def jump_text(plan: NestPlan, generator: Generator) -> str:
+    """A function that advances `generator`'s state k steps at once: the step x -> a x + c
+    composed with itself by squaring, the powers that k's bits select applied in turn (all
+    powers of one map commute), in the state's unsigned type (modulo 2^bits, as the
+    program's own arithmetic). log2(k) rounds where the program took k."""
+    t, a, c = generator.type, generator.multiplier, generator.increment
+    return "\n".join(
+        [
+            f"/* generator state '{generator.var}' of {plan.function.name}(): k steps of "
+            f"x * {a} + {c} at once */",
+            f"__host__ __device__ static inline {t} {jump_name(plan, generator)}({t} x, "
+            "unsigned long long k)",
+            "{",
+            f"    {t} multiplier = ({t})1, increment = ({t})0;",
+            f"    {t} a = ({t}){a}ull, c = ({t}){c}ull;",
+            "    while (k != 0ull) {",
+            "        if (k & 1ull) {",
+            "            multiplier = multiplier * a;",
+            "            increment = increment * a + c;",
+            "        }",
+            "        c = c * a + c; /* the step applied twice: x -> a (a x + c) + c */",
+            "        a = a * a;",
+            "        k >>= 1;",
+            "    }",
+            "    return x * multiplier + increment;",
+            "}",
+            "",
+        ]
+    )
 
 
 def host_text(plan: NestPlan) -> str:
@@ -610,6 +668,10 @@ def host_text(plan: NestPlan) -> str:
     lines += [inner + line for line in _transfer_in(plan)]
     lines += [inner + line for line in _launch(plan)]
     lines += [inner + line for line in _transfer_out(plan)]
+    for g in plan.generators:  # where the loop would have left it
+        trips = plan.levels[0].trips
+        jumped = f"{jump_name(plan, g)}({g.var}, (unsigned long long){trips} * {g.steps}ull)"
+        lines.append(f"{inner}{g.var} = {jumped};")
     lines.append(ind + "}")
     lines += [ind + line for line in _final_values(plan)]
     lines.append(plan.indent + "}")
@@ -654,6 +716,7 @@ def _launch(plan: NestPlan) -> list[str]:
     arguments += [_device_scalar(type_, name) for type_, name in plan.scalars]
     arguments += [level.trips for level in plan.levels]
     arguments += [f"d_{name}_flag, {name}" for _, name in plan.flags]
+    arguments += [g.var for g in plan.generators]
     return [
         f"const dim3 {plan.block}({', '.join(str(t) for t in threads)});",
         f"const dim3 {plan.grid}({', '.join(blocks)});",

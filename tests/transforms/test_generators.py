@@ -1,0 +1,110 @@
+"""`offload` of a loop that carries a linear congruential generator's state (pattern
+"generator"): each iteration starts from the state before the loop jumped ahead by its
+iteration number times its steps, and the host leaves the state where the loop would.
+The jump the kernel and the host call is checked here against stepping, on the CPU."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from transforms_support import GOLDEN, analysed
+
+from cudaify.core import Variant, toolchain
+from cudaify.transforms import get
+from cudaify.transforms.base import Context
+
+GOLDEN_CU = GOLDEN / "offload" / "lcg_fill.cu"
+
+
+def jump_functions(code: str) -> dict[str, str]:
+    """Each generated jump function of `code` by name, as C (the CUDA qualifiers dropped)."""
+    found = re.findall(
+        r"__host__ __device__ static inline unsigned int (\w+_jump_\w+)\(.*?\n}\n", code, re.S
+    )
+    texts = {}
+    for name in found:
+        start = code.index(f"__host__ __device__ static inline unsigned int {name}(")
+        end = code.index("\n}\n", start) + 3
+        texts[name] = code[start:end].replace("__host__ __device__ ", "")
+    return texts
+
+
+def test_each_loop_gets_its_jump_and_the_host_leaves_the_state_where_the_loop_would() -> None:
+    code = GOLDEN_CU.read_text()
+    assert sorted(jump_functions(code)) == ["fill_kernel_2_jump_state", "fill_kernel_jump_state"]
+    # iteration t of the first loop (two draws each) starts 2 t steps on, of the second 1 t
+    assert "state = fill_kernel_jump_state(state_start, (unsigned long long)t_i * 2ull);" in code
+    assert "state = fill_kernel_2_jump_state(state_start, (unsigned long long)t_j * 1ull);" in code
+    # the launches take the state as the loop finds it, and the host moves it past the loop
+    launch = code.index("fill_kernel<<<")
+    assert "(d_x, trips_i, state);" in code[launch : launch + 80]
+    after = code.index("state = fill_kernel_jump_state(state, (unsigned long long)trips_i * 2ull);")
+    second = code.index("fill_kernel_2<<<")
+    assert launch < after < second  # the second loop starts where the first left the state
+
+
+@pytest.mark.skipif(toolchain.find_tool("gcc") is None, reason="gcc is not installed")
+def test_a_jump_of_k_steps_is_k_steps(tmp_path: Path) -> None:
+    """The generated function against the generator itself, k = 0 .. 300 and far ones (a
+    carry through every bit of k), from several states."""
+    (name, text), *_ = sorted(jump_functions(GOLDEN_CU.read_text()).items())
+    harness = tmp_path / "jump.c"
+    harness.write_text(
+        text
+        + f"""
+#include <stdio.h>
+static unsigned int step(unsigned int x) {{ return x * 1664525u + 1013904223u; }}
+int main(void) {{
+    unsigned int seeds[3] = {{0u, 17u, 4000000000u}};
+    unsigned long long far[3] = {{1000003ull, 65536ull, 4294967295ull}};
+    for (int s = 0; s < 3; s++) {{
+        unsigned int x = seeds[s];
+        for (unsigned long long k = 0; k <= 300; k++) {{
+            if ({name}(seeds[s], k) != x) {{ printf("k=%llu\\n", k); return 1; }}
+            x = step(x);
+        }}
+        for (int f = 0; f < 3; f++) {{
+            unsigned int y = seeds[s];
+            for (unsigned long long k = 0; k < far[f]; k++) y = step(y);
+            if ({name}(seeds[s], far[f]) != y) {{ printf("far %llu\\n", far[f]); return 1; }}
+        }}
+    }}
+    puts("same");
+    return 0;
+}}
+"""
+    )
+    binary = tmp_path / "jump"
+    subprocess.run([toolchain.find_tool("gcc"), "-O2", str(harness), "-o", str(binary)], check=True)
+    done = subprocess.run([str(binary)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "same\n")
+
+
+XORSHIFT = """
+static unsigned int next_state(unsigned int *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+void noise(unsigned int *out, int n, unsigned int seed) {
+    unsigned int s = seed;
+    for (int i = 0; i < n; i++)
+        out[i] = next_state(&s);
+}
+"""
+
+
+def test_a_loop_whose_generator_is_not_affine_is_not_offloaded(tmp_path: Path) -> None:
+    """xorshift's state is not advanced by x * a + c: the loop that carries it stays on
+    the host, and the refusal names the state."""
+    source = tmp_path / "noise.c"
+    source.write_text(XORSHIFT)
+    program = analysed(source)
+    outcome = get("offload").apply_rule(Variant(program.source), Context(program))
+    assert outcome.variant is None
+    assert "scalar s is written in one iteration of i" in outcome.reason
