@@ -158,6 +158,22 @@ def collect_flags(
     return tuple(flags)
 
 
+class _Program:
+    """When the `cudaify` program's process began (time.monotonic), set by `run`: the time
+    budget counts from there, Python's start and imports included. None where `main` is
+    called in a process that does other things (tests, scripts): from the command's start."""
+
+    started: float | None = None
+
+
+def run() -> None:
+    """The `cudaify` program (its console script): `main`, counted from the process's start."""
+    from cudaify.backend.budget import process_age
+
+    _Program.started = time.monotonic() - process_age()
+    main()
+
+
 @click.group(
     cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES
 )
@@ -247,10 +263,8 @@ def _compile_command(
     **options: Any,
 ) -> None:
     from cudaify import pipeline
-    from cudaify.backend.budget import process_age
     from cudaify.core import config as config_mod
 
-    started = time.monotonic() - process_age()  # the budget counts the process's start
     verbose = options["verbose"]
     try:
         flags = collect_flags(include, isystem, define, undefine, std, language, compdb, source)
@@ -262,7 +276,7 @@ def _compile_command(
         # with --ray the pipeline joins (or starts) the cluster once it has candidates to
         # verify: a result served from the cache starts nothing; Ray stops what it started
         # when the process ends
-        result = pipeline.compile_file(source, out, config, depfile, started)
+        result = pipeline.compile_file(source, out, config, depfile, _Program.started)
         if trace_path:
             pipeline.write_atomically(trace_path, json.dumps(result.trace, indent=2) + "\n")
         pipeline.report(result, config)
