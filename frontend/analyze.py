@@ -32,9 +32,9 @@ from cudaify.frontend.affine import (
 from cudaify.frontend.allocations import element_spelling, sized_from_callers
 from cudaify.frontend.benign import BenignRaces, NotBenign
 from cudaify.frontend.callgraph import (
-    BRANCHES,
     Advance,
     advances,
+    branching,
     estimate_calls,
     judged_calls,
     pure_functions,
@@ -987,16 +987,11 @@ def _unconditional(body, at: int) -> bool:
     """Whether the expression at byte `at` runs exactly once each time `body` runs: nothing
     on the way down to it branches or loops."""
     node = body
-    while start_of(node) != at or node.kind not in (CK.CALL_EXPR,):
+    while start_of(node) != at or node.kind != CK.CALL_EXPR:
         inner = [c for c in kids(node) if start_of(c) <= at < end_of(c)]
-        if not inner:
+        if not inner or branching(inner[0]):
             return False
         node = inner[0]
-        if node.kind in BRANCHES or (
-            node.kind == CK.BINARY_OPERATOR
-            and any(t.spelling in ("&&", "||") for t in node.get_tokens())
-        ):
-            return False
     return True
 
 

@@ -391,18 +391,18 @@ def _advance(
     return Advance(multiplier, increment, len(steps), type_)
 
 
+def branching(node: ci.Cursor) -> bool:
+    """Whether what is inside `node` may run conditionally or repeatedly: a branch, a loop,
+    `?:`, or an expression holding `&&`/`||`."""
+    return node.kind in BRANCHES or (
+        node.kind == CK.BINARY_OPERATOR
+        and any(t.spelling in ("&&", "||") for t in node.get_tokens())
+    )
+
+
 def _branches(cursor: ci.Cursor) -> bool:
     """Whether anything in `cursor` runs conditionally or repeatedly."""
-    for child in kids(cursor):
-        if child.kind in BRANCHES:
-            return True
-        if child.kind == CK.BINARY_OPERATOR and any(
-            t.spelling in ("&&", "||") for t in child.get_tokens()
-        ):
-            return True
-        if _branches(child):
-            return True
-    return False
+    return any(branching(child) or _branches(child) for child in kids(cursor))
 
 
 def _assignment(fn: ci.Cursor, start: int) -> ci.Cursor | None:
