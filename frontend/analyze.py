@@ -989,7 +989,7 @@ def _unconditional(body, at: int) -> bool:
     node = body
     while start_of(node) != at or node.kind != CK.CALL_EXPR:
         inner = [c for c in kids(node) if start_of(c) <= at < end_of(c)]
-        if not inner or branching(inner[0]):
+        if not inner or branching(node):
             return False
         node = inner[0]
     return True

@@ -214,6 +214,23 @@ def test_a_state_not_advanced_the_same_each_iteration_is_no_generator(decoy: str
     assert not found.parallel
 
 
+def test_a_draw_under_a_branch_that_is_the_whole_body_is_no_generator() -> None:
+    """No braces: the loop's body is the `if` itself, and it branches too."""
+    program = analysed(
+        LCG
+        + """
+void fill(float *x, int n, unsigned int seed) {
+    unsigned int state = seed;
+    for (int i = 0; i < n; i++)
+        if (i % 3)
+            x[i] = lcg_float(&state);
+}
+"""
+    )
+    found = loop(program, "fill")
+    assert found.pattern != "generator" and not found.generators and not found.parallel
+
+
 def test_a_signed_state_is_no_generator() -> None:
     """A signed state's overflow is undefined: nothing to jump by."""
     found = fill_loop("y[i] = (unsigned int)signed_next(&state);", "int state = (int)seed;")
