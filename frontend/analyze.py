@@ -70,6 +70,7 @@ from cudaify.frontend.loops import (
     is_integer_type,
     kids,
     start_of,
+    unary_operator,
     unwrap,
 )
 from cudaify.frontend.regions import ArrayUse, array_data
@@ -951,7 +952,7 @@ def judge(facts: LoopFacts) -> Verdict:
             f"otherwise no carried dependence",
         )
     if facts.generators:
-        listed = ", ".join(f"{g.var} ({g.steps} step(s) an iteration)" for g in facts.generators)
+        listed = ", ".join(f"{g.var} ({g.label})" for g in facts.generators)
         carries = f"carries the state of a linear congruential generator: {listed}"
         if reductions or facts.benign:  # no mapping handles both yet
             other = "a reduction" if reductions else "benign races"
@@ -983,11 +984,11 @@ def judge(facts: LoopFacts) -> Verdict:
     return Verdict(True, "plain", (), f"no loop-carried dependence on {var} (isl); {ALIAS_NOTE}")
 
 
-def _unconditional(body, at: int) -> bool:
-    """Whether the expression at byte `at` runs exactly once each time `body` runs: nothing
-    on the way down to it branches or loops."""
+def _unconditional(body, at: int, kind=CK.CALL_EXPR) -> bool:
+    """Whether the node of `kind` at byte `at` (a call; a loop) runs exactly once each time
+    `body` runs: nothing on the way down to it branches or loops."""
     node = body
-    while start_of(node) != at or node.kind != CK.CALL_EXPR:
+    while start_of(node) != at or node.kind != kind:
         inner = [c for c in kids(node) if start_of(c) <= at < end_of(c)]
         if not inner or branching(node):
             return False
@@ -1069,27 +1070,120 @@ class ScalarJudge:
     def generator(self, name: str, refs: list) -> Generator | None:
         """`name` as a generator's state (see facts.Generator): every use in the body is
         `&name` given to a function that advances it by the same affine step (callgraph
-        `advances`), each call runs once an iteration (in the body itself, not in an
-        inner loop, under a branch, `?:`, `&&` or `||`, and nothing jumps in the body)."""
+        `advances`), each call runs the same number of times every iteration: in the body
+        itself or in inner `for` loops whose trip counts no iteration changes (`_trips`),
+        never under a branch, `?:`, `&&` or `||`, and nothing jumps in the body."""
         first = refs[0]
         if first.is_global or first.is_pointer or any(r.mode != "addr" for r in refs):
             return None
         if any(self.node.in_body(j.start) for j in self.fa.walk.jumps):
             return None
-        body = kids(self.node.cursor)[-1]
         found: list[Advance] = []
+        per_nest: dict[tuple[LoopNode, ...], int] = {}
         for ref in refs:
             call = self._advancing_call(ref.start)
-            if call is None or not call.stack or call.stack[-1] is not self.node:
+            if call is None or self.node not in call.stack:
                 return None
-            if not _unconditional(body, call.start):
+            inner = call.stack[call.stack.index(self.node) + 1 :]
+            if not self._every_iteration(inner, call.start):
                 return None
             found.append(self.fa.stepped[call.name])
+            per_nest[inner] = per_nest.get(inner, 0) + found[-1].steps
         steps = {(a.multiplier, a.increment, a.type) for a in found}
         if len(steps) != 1:
             return None
         multiplier, increment, type_ = steps.pop()
-        return Generator(name, type_, multiplier, increment, sum(a.steps for a in found))
+        terms, labels = [], []
+        for inner, count in per_nest.items():
+            trips = [self._trips(loop) for loop in inner]
+            if None in trips:
+                return None
+            if not inner:
+                terms.append(f"{count}ull")
+                labels.append(f"{count} step(s) an iteration")
+                continue
+            terms.append(" * ".join([f"{count}ull", *(f"({t})" for t in trips)]))
+            where = ", ".join(f"{loop.header.var} (line {loop.line})" for loop in inner)
+            labels.append(f"{count} step(s) in each iteration of the inner loop(s) on {where}")
+        if len(per_nest) == 1 and () in per_nest:
+            total = str(per_nest[()])
+        else:
+            total = " + ".join(terms)
+        return Generator(name, type_, multiplier, increment, total, " + ".join(labels))
+
+    def _every_iteration(self, inner: tuple[LoopNode, ...], at: int) -> bool:
+        """Whether the call at byte `at`, inside the `inner` loops of this loop's body (outer
+        first), runs as often in every iteration: each of those loops, and the call in the
+        last one's body, reached with no branch on the way."""
+        body = kids(self.node.cursor)[-1]
+        for loop in inner:
+            if not _unconditional(body, loop.start, loop.cursor.kind):
+                return False
+            body = kids(loop.cursor)[-1]
+        return _unconditional(body, at)
+
+    def _trips(self, loop: LoopNode) -> str | None:
+        """The trip count of `loop`, an inner loop of this one, as C text of type unsigned
+        long long that holds before this loop, when every iteration of this loop shares it:
+        a canonical `for` whose bounds are arithmetic on literals and on local variables
+        declared before this loop that nothing in it writes or takes the address of."""
+        header = loop.header
+        if loop.kind != "for" or header is None or not loop.canonical or header.step == 0:
+            return None
+        node = self.node
+        written = {
+            r.decl for r in self.fa.walk.refs if node.in_body(r.start) and r.mode in WRITE_MODES
+        }
+        written |= self.fa.address_taken | {node.header.var_decl}
+        for bound in (header.lower, header.upper):
+            if not self._invariant(bound, written):
+                return None
+        lower, upper = self.fa.src.text(header.lower), self.fa.src.text(header.upper)
+        high, low = (upper, lower) if header.step > 0 else (lower, upper)
+        span = f"(long long)({high})"
+        if low.strip() != "0":
+            span += f" - (long long)({low})"
+        span += " + 1" if header.inclusive else ""
+        stride = abs(header.step)
+        if stride == 1:
+            return f"({span}) > 0 ? (unsigned long long)({span}) : 0ull"
+        return f"({span}) > 0 ? (unsigned long long)(({span} + {stride - 1}) / {stride}) : 0ull"
+
+    def _invariant(self, bound, written: set[int]) -> bool:
+        """Whether expression `bound` has one value in every iteration of this loop, known
+        before it: literals, arithmetic, and locals or parameters declared outside the loop
+        and in `written` nowhere."""
+        for cursor in bound.walk_preorder():
+            kind = cursor.kind
+            if kind in (CK.INTEGER_LITERAL, CK.PAREN_EXPR, CK.UNEXPOSED_EXPR, CK.TYPE_REF):
+                continue
+            if kind in (CK.CSTYLE_CAST_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR):
+                continue
+            if kind == CK.BINARY_OPERATOR:
+                if binary_operator(self.fa.src, cursor) in ("+", "-", "*", "/", "%", "<<", ">>"):
+                    continue
+                return False
+            if kind == CK.UNARY_OPERATOR:
+                operator = unary_operator(self.fa.src, cursor)
+                if operator is not None and operator[0] in ("-", "+") and operator[1]:
+                    continue
+                return False
+            if kind != CK.DECL_REF_EXPR or cursor.referenced is None:
+                return False
+            declared = cursor.referenced
+            if declared.kind == CK.ENUM_CONSTANT_DECL:
+                continue
+            local = declared.semantic_parent is not None and declared.semantic_parent.kind in (
+                CK.FUNCTION_DECL,
+                CK.CXX_METHOD,
+                CK.FUNCTION_TEMPLATE,
+            )
+            inside = self.node.start <= start_of(declared) < self.node.end
+            if declared.kind not in (CK.VAR_DECL, CK.PARM_DECL) or not local or inside:
+                return False
+            if declared.hash in written:
+                return False
+        return True
 
     def _advancing_call(self, at: int):
         """The call of a generator-advancing function whose first argument is `&x` with x

@@ -72,13 +72,24 @@ class Generator:
     iteration advances it `steps` times by `x = x * multiplier + increment` in its unsigned
     `type` (modulo 2^bits), through calls of functions that keep it (`&x`). Iteration t then
     starts from the state before the loop advanced t * steps times: a closed form (a jump
-    ahead, in log2(t * steps) steps), so the iterations are independent."""
+    ahead, in log2(t * steps) steps), so the iterations are independent.
+
+    `steps` is C text of type unsigned long long that holds before the loop: a number, or,
+    where the calls are inside inner loops whose trip counts every iteration shares, the
+    number times those trip counts (`4ull * (unsigned long long)((long long)(n) - ...)`).
+    `label` says the same for people."""
 
     var: str
     type: str
     multiplier: int
     increment: int
-    steps: int
+    steps: str
+    label: str = ""
+
+    @property
+    def constant(self) -> int | None:
+        """The steps an iteration when they are a number."""
+        return int(self.steps) if self.steps.isdigit() else None
 
 
 @dataclass(frozen=True)

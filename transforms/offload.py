@@ -425,16 +425,16 @@ def _mapped_loops(root: Loop) -> list[Loop]:
     """The root and up to two perfectly nested parallel levels whose bounds do not
     depend on the outer mapped variables (a rectangular grid)."""
     loops = [root]
-    while (
-        len(loops) < 3
-        and not root.generators  # iteration t of the root jumps t times its steps
-        and loops[-1].perfectly_nested
-        and loops[-1].children
-    ):
+    states = {g.var for g in root.generators}
+    while len(loops) < 3 and loops[-1].perfectly_nested and loops[-1].children:
         child = loops[-1].children[0]
         outer_vars = {loop.var for loop in loops}
         bound_names = set(IDENT.findall(child.lower)) | set(IDENT.findall(child.upper))
-        usable = child.parallel and child.pattern == "plain" and not child.early_exit
+        if states:  # the same states, each level's iteration jumping its own steps
+            usable = child.pattern == "generator" and {g.var for g in child.generators} == states
+        else:
+            usable = child.parallel and child.pattern == "plain"
+        usable = usable and not child.early_exit
         if not usable or bound_names & outer_vars or child.step == 0:
             break
         loops.append(child)
@@ -580,6 +580,7 @@ def kernel_text(plan: NestPlan) -> str:
     params += [f"long long {level.trips}" for level in plan.levels]
     params += [f"{type_} *{name}_flag, {type_} {name}_in" for type_, name in plan.flags]
     params += [f"{g.type} {g.var}_start" for g in plan.generators]
+    params += [f"unsigned long long {name}" for name, _ in _steps_arguments(plan)]
     loops = ", ".join(level.loop.var for level in plan.levels)
     lines = [
         *(jump_text(plan, g) for g in plan.generators),
@@ -595,10 +596,12 @@ def kernel_text(plan: NestPlan) -> str:
         lines += grid_stride_header(level, indent)
         indent += "    "
     lines += [f"{indent}{std_device.device_text(type_)} {name};" for type_, name in plan.privates]
-    for g in plan.generators:  # one mapped level: its iteration number t counts from 0
-        t = plan.levels[0].index
-        jumped = f"{jump_name(plan, g)}({g.var}_start, (unsigned long long){t} * {g.steps}ull)"
-        lines.append(f"{indent}{g.type} {g.var} = {jumped};")
+    for g in plan.generators:  # each mapped level's iteration number t counts from 0
+        offset = " + ".join(
+            f"(unsigned long long){level.index} * {_steps_operand(g, level)}"
+            for level in plan.levels
+        )
+        lines.append(f"{indent}{g.type} {g.var} = {jump_name(plan, g)}({g.var}_start, {offset});")
     lines += [indent + reindent(text, plan.body_indent, indent) for text in plan.lambdas]
     lines.append(indent + reindent(plan.body, plan.body_indent, indent))
     for _ in plan.levels:
@@ -607,6 +610,31 @@ def kernel_text(plan: NestPlan) -> str:
     lines += [f"{indent}if ({name} != {name}_in) *{name}_flag = {name};" for _, name in plan.flags]
     lines.append("}")
     return "\n".join(lines) + "\n\n"
+
+
+def _level_generator(generator: Generator, level: Level) -> Generator:
+    """`generator`'s state as the loop of `level` advances it (its own steps an iteration)."""
+    return next(g for g in level.loop.generators if g.var == generator.var)
+
+
+def _steps_operand(generator: Generator, level: Level) -> str:
+    """The steps an iteration of `level` takes, in the kernel: a number, or the parameter
+    the host computes them into (they hang on the trip counts of loops inside)."""
+    steps = _level_generator(generator, level)
+    if steps.constant is not None:
+        return f"{steps.constant}ull"
+    return f"{generator.var}_steps_{level.loop.var}"
+
+
+def _steps_arguments(plan: NestPlan) -> list[tuple[str, str]]:
+    """(kernel parameter, host expression) of each level's steps that are not a number."""
+    found = []
+    for g in plan.generators:
+        for level in plan.levels:
+            steps = _level_generator(g, level)
+            if steps.constant is None:
+                found.append((_steps_operand(g, level), f"(unsigned long long)({steps.steps})"))
+    return found
 
 
 def jump_name(plan: NestPlan, generator: Generator) -> str:
@@ -670,7 +698,8 @@ def host_text(plan: NestPlan) -> str:
     lines += [inner + line for line in _transfer_out(plan)]
     for g in plan.generators:  # where the loop would have left it
         trips = plan.levels[0].trips
-        jumped = f"{jump_name(plan, g)}({g.var}, (unsigned long long){trips} * {g.steps}ull)"
+        steps = f"{g.constant}ull" if g.constant is not None else f"({g.steps})"
+        jumped = f"{jump_name(plan, g)}({g.var}, (unsigned long long){trips} * {steps})"
         lines.append(f"{inner}{g.var} = {jumped};")
     lines.append(ind + "}")
     lines += [ind + line for line in _final_values(plan)]
@@ -717,6 +746,7 @@ def _launch(plan: NestPlan) -> list[str]:
     arguments += [level.trips for level in plan.levels]
     arguments += [f"d_{name}_flag, {name}" for _, name in plan.flags]
     arguments += [g.var for g in plan.generators]
+    arguments += [value for _, value in _steps_arguments(plan)]
     return [
         f"const dim3 {plan.block}({', '.join(str(t) for t in threads)});",
         f"const dim3 {plan.grid}({', '.join(blocks)});",

@@ -6,9 +6,14 @@ other memory and keeps the call impure."""
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
+from pathlib import Path
+
 import pytest
 from analysed_code import analysed
 
+from cudaify.core import toolchain
 from cudaify.frontend.facts import Program
 
 GENERATOR = """
@@ -21,6 +26,21 @@ static float uniform(unsigned int *state) {
     return (float)(next(state) >> 8) * (1.0f / 16777216.0f);
 }
 """
+
+
+def run_c(code: str) -> str:
+    """What C program `code` prints, built with gcc."""
+    gcc = toolchain.find_tool("gcc")
+    if gcc is None:
+        pytest.skip("gcc is not installed")
+    with tempfile.TemporaryDirectory() as directory:
+        binary = Path(directory) / "harness"
+        built = subprocess.run(
+            [gcc, "-x", "c", "-", "-o", str(binary)], input=code, capture_output=True, text=True
+        )
+        assert built.returncode == 0, built.stderr
+        ran = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+    return ran.stdout.strip()
 
 
 def loop(program: Program, function: str):
@@ -155,6 +175,10 @@ static float lcg_float(unsigned int *state) {
     return (float)(lcg_next(state) >> 8) * (1.0f / 16777216.0f);
 }
 
+int limit = 5;
+int other(void);
+void bump(int *p);
+
 static unsigned int other_next(unsigned int *state) {
     *state = 69069u * *state + 1u;
     return *state;
@@ -188,7 +212,8 @@ def test_a_linear_congruential_state_is_a_generator_with_its_steps_an_iteration(
     found = fill_loop("x[i] = lcg_float(&state);\n        y[i] = lcg_next(&state) >> 4;")
     assert found.pattern == "generator" and not found.parallel
     (generator,) = found.generators
-    assert (generator.var, generator.type, generator.steps) == ("state", "unsigned int", 2)
+    assert (generator.var, generator.type, generator.steps) == ("state", "unsigned int", "2")
+    assert generator.constant == 2
     assert (generator.multiplier, generator.increment) == (1664525, 1013904223)
     assert "linear congruential generator: state (2 step(s) an iteration)" in found.reason
 
@@ -210,6 +235,71 @@ GENERATOR_DECOYS = {
 @pytest.mark.parametrize("decoy", sorted(GENERATOR_DECOYS))
 def test_a_state_not_advanced_the_same_each_iteration_is_no_generator(decoy: str) -> None:
     found = fill_loop(GENERATOR_DECOYS[decoy])
+    assert found.pattern != "generator" and not found.generators, decoy
+    assert not found.parallel
+
+
+def test_draws_in_inner_loops_of_shared_trip_counts_are_counted_by_them() -> None:
+    """One draw in the body, one per iteration of an inner loop whose bounds every
+    iteration shares (a parameter, a local set before the loop): the steps an iteration are
+    1 + the inner loops' trip counts, as C the host can evaluate before the loop."""
+    found = fill_loop(
+        "y[i] = lcg_next(&state);\n"
+        "        for (int k = m - 1; k >= 0; k -= 3)\n"
+        "            for (int j = 0; j <= n; j++)\n"
+        "                x[i] += lcg_float(&state);",
+        "unsigned int state = seed;\n    int m = n / 2 + 1;",
+    )
+    assert found.pattern == "generator" and not found.parallel
+    (generator,) = found.generators
+    assert generator.constant is None
+    assert generator.label == (
+        "1 step(s) an iteration + 1 step(s) in each iteration of the inner loop(s) on "
+        "k (line 30), j (line 31)"
+    )
+    harness = f"""
+#include <stdio.h>
+int main(void) {{
+    for (int n = 0; n < 40; n++) {{
+        int m = n / 2 + 1;
+        unsigned long long counted = 0;
+        counted += 1;
+        for (int k = m - 1; k >= 0; k -= 3)
+            for (int j = 0; j <= n; j++)
+                counted += 1;
+        if (counted != ({generator.steps})) {{ printf("n=%d %llu\\n", n, counted); return 1; }}
+    }}
+    puts("same");
+    return 0;
+}}
+"""
+    assert run_c(harness) == "same"
+
+
+DRAW = "x[i] += lcg_float(&state);"
+NESTED_DECOYS = {
+    # the inner loop's trips change from iteration to iteration
+    "bound on the outer variable": "for (int k = 0; k < i; k++) DRAW",
+    "bound written in the body": "m += 1;\n        for (int k = 0; k < m; k++) DRAW",
+    "bound read from memory": "for (int k = 0; k < (int)y[i]; k++) DRAW",
+    "bound from a global": "for (int k = 0; k < limit; k++) DRAW",
+    "bound from a call": "for (int k = 0; k < n % other(); k++) DRAW",
+    "bound declared in the body": "int q = n;\n        for (int k = 0; k < q; k++) DRAW",
+    "bound's address taken": "bump(&m);\n        for (int k = 0; k < m; k++) DRAW",
+    # the inner loop runs conditionally, or leaves early
+    "inner loop under a branch": "if (i % 2)\n            for (int k = 0; k < n; k++) DRAW",
+    "draw under a branch in the inner loop": "for (int k = 0; k < n; k++) if (k % 2) DRAW",
+    "inner loop with a break": "for (int k = 0; k < n; k++) { if (x[k] > 1.0f) break; DRAW }",
+    "inner while loop": "int k = 0;\n        while (k++ < n) DRAW",
+}
+
+
+@pytest.mark.parametrize("decoy", sorted(NESTED_DECOYS))
+def test_draws_in_inner_loops_whose_trips_may_change_are_no_generator(decoy: str) -> None:
+    found = fill_loop(
+        NESTED_DECOYS[decoy].replace("DRAW", DRAW),
+        "unsigned int state = seed;\n    int m = n;\n",
+    )
     assert found.pattern != "generator" and not found.generators, decoy
     assert not found.parallel
 

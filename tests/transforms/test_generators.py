@@ -108,3 +108,85 @@ def test_a_loop_whose_generator_is_not_affine_is_not_offloaded(tmp_path: Path) -
     outcome = get("offload").apply_rule(Variant(program.source), Context(program))
     assert outcome.variant is None
     assert "scalar s is written in one iteration of i" in outcome.reason
+
+
+NESTED_CU = GOLDEN / "offload" / "lcg_nested.cu"
+
+
+def launch_steps(code: str, kernel: str) -> str:
+    """The host expression `kernel`'s launch passes as its first level's steps (the last
+    argument)."""
+    call = re.search(rf"{kernel}<<<[^;]*>>>\((.*)\);\n", code)
+    assert call is not None, kernel
+    arguments = call.group(1)
+    start = arguments.index(", (unsigned long long)(") + 2
+    return arguments[start:]
+
+
+def test_a_nest_draws_rows_and_columns_from_their_own_jumps() -> None:
+    """The row loop's steps are its inner loop's trips; both levels are on the grid, each
+    iteration jumping t_i rows and t_j draws; the imperfect nest keeps its inner loop in the
+    thread, jumping t_c channels of 1 + samples draws."""
+    code = NESTED_CU.read_text()
+    assert (
+        "fill_matrix_kernel_jump_state(state_start, (unsigned long long)t_i * state_steps_i + "
+        "(unsigned long long)t_j * 1ull);" in code
+    )
+    assert (
+        "fill_channels_kernel_jump_state(state_start, (unsigned long long)t_c * state_steps_c);"
+        in code
+    )
+    assert "unsigned long long state_steps_c)" in code
+    assert "for (int k = samples - 1; k >= 0; k--)" in code  # in the thread, as written
+
+
+@pytest.mark.skipif(toolchain.find_tool("gcc") is None, reason="gcc is not installed")
+def test_a_nest_s_steps_are_what_its_iterations_draw(tmp_path: Path) -> None:
+    """The host's steps for the row loop (an inclusive inner loop by 2) and the channel loop
+    (one draw, then a countdown) against the loops themselves, drawn one by one, for sizes
+    that leave the inner loops empty, odd and even: every outer iteration starts where the
+    jump of t times the steps lands."""
+    code = NESTED_CU.read_text()
+    jumps = jump_functions(code)
+    matrix = launch_steps(code, "fill_matrix_kernel")
+    channels = launch_steps(code, "fill_channels_kernel")
+    harness = tmp_path / "steps.c"
+    harness.write_text(
+        "\n".join(jumps.values())
+        + f"""
+#include <stdio.h>
+static unsigned int lcg_next(unsigned int *state) {{
+    *state = *state * 1664525u + 1013904223u;
+    return *state;
+}}
+int main(void) {{
+    for (int cols = 0; cols < 9; cols++) {{
+        int samples = cols * 3;
+        unsigned long long matrix_steps = {matrix};
+        unsigned long long channel_steps = {channels};
+        unsigned int state = 99u;
+        for (int i = 0; i < 5; i++) {{
+            if (fill_matrix_kernel_jump_state(99u, (unsigned long long)i * matrix_steps) != state)
+                {{ printf("row %d cols %d\\n", i, cols); return 1; }}
+            for (int j = 1; j <= cols; j += 2)
+                lcg_next(&state);
+        }}
+        unsigned int start = state;
+        for (int c = 0; c < 5; c++) {{
+            unsigned long long k = (unsigned long long)c * channel_steps;
+            if (fill_channels_kernel_jump_state(start, k) != state)
+                {{ printf("channel %d samples %d\\n", c, samples); return 1; }}
+            lcg_next(&state);
+            for (int k = samples - 1; k >= 0; k--)
+                lcg_next(&state);
+        }}
+    }}
+    puts("same");
+    return 0;
+}}
+"""
+    )
+    binary = tmp_path / "steps"
+    subprocess.run([toolchain.find_tool("gcc"), "-O2", str(harness), "-o", str(binary)], check=True)
+    done = subprocess.run([str(binary)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "same\n"), done.stdout
