@@ -275,10 +275,28 @@ def _declares(name: Node, parameter: Node) -> bool:
 
 def _candidate_nests(loop: Loop) -> list[Loop]:
     """The loop when it is a parallel nest, else the parallel nests inside it: the sweep
-    inside a time-step loop runs as one kernel per time step."""
-    if (loop.parallel and loop.pattern == "plain") or loop.pattern == "generator":
+    inside a time-step loop runs as one kernel per time step. A generator loop with more
+    than an inner loop in its body maps only itself (each thread runs the inner loop): its
+    inner nests go on the grid instead, one launch an iteration, unless their trip counts
+    are known to be too few for a launch (a draw per coordinate of a particle). Channels of
+    samples filled channel by channel would otherwise run as a thread per channel."""
+    if loop.parallel and loop.pattern == "plain":
         return [loop]
-    return [nest for child in loop.children for nest in _candidate_nests(child)]
+    inner = [nest for child in loop.children for nest in _candidate_nests(child)]
+    if loop.pattern == "generator" and (loop.perfectly_nested or not _worth_a_launch(inner)):
+        return [loop]
+    return inner
+
+
+def _worth_a_launch(nests: list[Loop]) -> bool:
+    """Whether any of `nests` could be offloaded for its work alone (require_enough_work)."""
+    for nest in nests:
+        try:
+            require_enough_work(_mapped_loops(nest))
+        except Refuse:
+            continue
+        return True
+    return False
 
 
 def _without_helper_hosts(

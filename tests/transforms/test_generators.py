@@ -125,31 +125,42 @@ def launch_steps(code: str, kernel: str) -> str:
 
 def test_a_nest_draws_rows_and_columns_from_their_own_jumps() -> None:
     """The row loop's steps are its inner loop's trips; both levels are on the grid, each
-    iteration jumping t_i rows and t_j draws; the imperfect nest keeps its inner loop in the
-    thread, jumping t_c channels of 1 + samples draws."""
+    iteration jumping t_i rows and t_j draws. A particle (a draw, then three) is a thread
+    that runs its short inner loop as written, jumping t_p particles; a channel's samples,
+    many, are a launch each, the host moving the state past each."""
     code = NESTED_CU.read_text()
     assert (
         "fill_matrix_kernel_jump_state(state_start, (unsigned long long)t_i * state_steps_i + "
         "(unsigned long long)t_j * 1ull);" in code
     )
-    assert (
-        "fill_channels_kernel_jump_state(state_start, (unsigned long long)t_c * state_steps_c);"
-        in code
+    particle = (
+        "fill_particles_kernel_jump_state(state_start, (unsigned long long)t_p * state_steps_p);"
     )
-    assert "unsigned long long state_steps_c)" in code
-    assert "for (int k = samples - 1; k >= 0; k--)" in code  # in the thread, as written
+    assert particle in code
+    kernel = code.index("__global__ void fill_particles_kernel(")
+    assert kernel < code.index("for (int d = 2; d >= 0; d--)", kernel) < code.index("\n}\n", kernel)
+    host = code.index("    for (int c = 0; c < channels; c++) {")
+    launch = code.index("fill_channels_kernel<<<", host)
+    assert (
+        host
+        < launch
+        < code.index(
+            "state = fill_channels_kernel_jump_state(state, (unsigned long long)trips_k * 1ull);",
+            launch,
+        )
+    )
 
 
 @pytest.mark.skipif(toolchain.find_tool("gcc") is None, reason="gcc is not installed")
 def test_a_nest_s_steps_are_what_its_iterations_draw(tmp_path: Path) -> None:
-    """The host's steps for the row loop (an inclusive inner loop by 2) and the channel loop
-    (one draw, then a countdown) against the loops themselves, drawn one by one, for sizes
-    that leave the inner loops empty, odd and even: every outer iteration starts where the
-    jump of t times the steps lands."""
+    """The host's steps for the row loop (an inclusive inner loop by 2) and the particle
+    loop (one draw, then a countdown) against the loops themselves, drawn one by one, for
+    widths that leave the inner loop empty, odd and even: every outer iteration starts where
+    the jump of t times the steps lands."""
     code = NESTED_CU.read_text()
     jumps = jump_functions(code)
     matrix = launch_steps(code, "fill_matrix_kernel")
-    channels = launch_steps(code, "fill_channels_kernel")
+    particles = launch_steps(code, "fill_particles_kernel")
     harness = tmp_path / "steps.c"
     harness.write_text(
         "\n".join(jumps.values())
@@ -161,9 +172,8 @@ static unsigned int lcg_next(unsigned int *state) {{
 }}
 int main(void) {{
     for (int cols = 0; cols < 9; cols++) {{
-        int samples = cols * 3;
         unsigned long long matrix_steps = {matrix};
-        unsigned long long channel_steps = {channels};
+        unsigned long long particle_steps = {particles};
         unsigned int state = 99u;
         for (int i = 0; i < 5; i++) {{
             if (fill_matrix_kernel_jump_state(99u, (unsigned long long)i * matrix_steps) != state)
@@ -172,12 +182,12 @@ int main(void) {{
                 lcg_next(&state);
         }}
         unsigned int start = state;
-        for (int c = 0; c < 5; c++) {{
-            unsigned long long k = (unsigned long long)c * channel_steps;
-            if (fill_channels_kernel_jump_state(start, k) != state)
-                {{ printf("channel %d samples %d\\n", c, samples); return 1; }}
+        for (int p = 0; p < 5; p++) {{
+            unsigned long long k = (unsigned long long)p * particle_steps;
+            if (fill_particles_kernel_jump_state(start, k) != state)
+                {{ printf("particle %d\\n", p); return 1; }}
             lcg_next(&state);
-            for (int k = samples - 1; k >= 0; k--)
+            for (int d = 2; d >= 0; d--)
                 lcg_next(&state);
         }}
     }}

@@ -217,6 +217,63 @@ static unsigned int fill_matrix(float *a, int rows, int cols, unsigned int state
     return state;
 }
 
+/* generator state 'state' of fill_particles(): k steps of x * 1664525 + 1013904223 at once */
+__host__ __device__ static inline unsigned int fill_particles_kernel_jump_state(unsigned int x, unsigned long long k)
+{
+    unsigned int multiplier = (unsigned int)1, increment = (unsigned int)0;
+    unsigned int a = (unsigned int)1664525ull, c = (unsigned int)1013904223ull;
+    while (k != 0ull) {
+        if (k & 1ull) {
+            multiplier = multiplier * a;
+            increment = increment * a + c;
+        }
+        c = c * a + c; /* the step applied twice: x -> a (a x + c) + c */
+        a = a * a;
+        k >>= 1;
+    }
+    return x * multiplier + increment;
+}
+
+/* Loop nest 'p' of fill_particles() (line 26): one thread per iteration. */
+__global__ void fill_particles_kernel(unsigned int *tags, float *pos, long long trips_p, unsigned int state_start, unsigned long long state_steps_p)
+{
+    for (long long t_p = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_p < trips_p;
+         t_p += (long long)blockDim.x * gridDim.x) {
+        int p = (int)t_p;
+        unsigned int state = fill_particles_kernel_jump_state(state_start, (unsigned long long)t_p * state_steps_p);
+        tags[p] = lcg_next(&state) >> 20;
+        for (int d = 2; d >= 0; d--)
+            pos[3 * p + d] = (float)p + lcg_float(&state);
+    }
+}
+
+/* a particle: a tag, then three coordinates counted down, 1 + 3 draws each; the inner loop
+   is too short for a launch of its own, so a thread per particle runs it */
+static unsigned int fill_particles(float *pos, unsigned int *tags, int count, unsigned int state) {
+    {
+        /* cudaify: this loop nest runs on the GPU as fill_particles_kernel */
+        const long long trips_p = cudaify_trips(0, count, 1, 0);
+        if (trips_p > 0) {
+            unsigned int *d_tags = NULL;
+            float *d_pos = NULL;
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_tags, (size_t)(count) * sizeof(unsigned int)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_pos, (size_t)((3 * (long long)count)) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_tags, tags, (size_t)(count) * sizeof(unsigned int), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_pos, pos, (size_t)((3 * (long long)count)) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(256);
+            const dim3 grid(cudaify_blocks(cudaify_rows(trips_p, 1), 256, 2147483647u));
+            fill_particles_kernel<<<grid, block>>>(d_tags, d_pos, trips_p, state, (unsigned long long)(1ull + 1ull * (((long long)(2) + 1) > 0 ? (unsigned long long)((long long)(2) + 1) : 0ull)));
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(tags, d_tags, (size_t)(count) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(pos, d_pos, (size_t)((3 * (long long)count)) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaify_free(d_tags));
+            CUDAIFY_CHECK(cudaify_free(d_pos));
+            state = fill_particles_kernel_jump_state(state, (unsigned long long)trips_p * (1ull + 1ull * (((long long)(2) + 1) > 0 ? (unsigned long long)((long long)(2) + 1) : 0ull)));
+        }
+    }
+    return state;
+}
+
 /* generator state 'state' of fill_channels(): k steps of x * 1664525 + 1013904223 at once */
 __host__ __device__ static inline unsigned int fill_channels_kernel_jump_state(unsigned int x, unsigned long long k)
 {
@@ -234,66 +291,66 @@ __host__ __device__ static inline unsigned int fill_channels_kernel_jump_state(u
     return x * multiplier + increment;
 }
 
-/* Loop nest 'c' of fill_channels() (line 26): one thread per iteration. */
-__global__ void fill_channels_kernel(unsigned int *tags, float *data, int samples, long long trips_c, unsigned int state_start, unsigned long long state_steps_c)
+/* Loop nest 'k' of fill_channels() (line 39): one thread per iteration. */
+__global__ void fill_channels_kernel(float *data, int c, int samples, float center, long long trips_k, unsigned int state_start)
 {
-    for (long long t_c = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_c < trips_c;
-         t_c += (long long)blockDim.x * gridDim.x) {
-        int c = (int)t_c;
-        unsigned int state = fill_channels_kernel_jump_state(state_start, (unsigned long long)t_c * state_steps_c);
-        float center = (float)c;
-        tags[c] = lcg_next(&state) >> 20;
-        for (int k = samples - 1; k >= 0; k--)
-            data[c * samples + k] = center + lcg_float(&state);
+    for (long long t_k = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_k < trips_k;
+         t_k += (long long)blockDim.x * gridDim.x) {
+        int k = (int)t_k;
+        unsigned int state = fill_channels_kernel_jump_state(state_start, (unsigned long long)t_k * 1ull);
+        data[c * samples + k] = center + lcg_float(&state);
     }
 }
 
-/* one draw for the channel, then a countdown over its samples: 1 + samples draws each */
-static unsigned int fill_channels(float *data, unsigned int *tags, int channels, int samples,
-                                  unsigned int state) {
-    {
-        /* cudaify: this loop nest runs on the GPU as fill_channels_kernel */
-        const long long trips_c = cudaify_trips(0, channels, 1, 0);
-        if (trips_c > 0) {
-            unsigned int *d_tags = NULL;
-            float *d_data = NULL;
-            CUDAIFY_CHECK(cudaify_malloc((void **)&d_tags, (size_t)(channels) * sizeof(unsigned int)));
-            CUDAIFY_CHECK(cudaify_malloc((void **)&d_data, (size_t)((long long)channels*(long long)samples) * sizeof(float)));
-            CUDAIFY_CHECK(cudaMemcpy(d_tags, tags, (size_t)(channels) * sizeof(unsigned int), cudaMemcpyHostToDevice));
-            CUDAIFY_CHECK(cudaMemcpy(d_data, data, (size_t)((long long)channels*(long long)samples) * sizeof(float), cudaMemcpyHostToDevice));
-            const dim3 block(256);
-            const dim3 grid(cudaify_blocks(cudaify_rows(trips_c, 1), 256, 2147483647u));
-            fill_channels_kernel<<<grid, block>>>(d_tags, d_data, samples, trips_c, state, (unsigned long long)(1ull + 1ull * (((long long)(samples - 1) + 1) > 0 ? (unsigned long long)((long long)(samples - 1) + 1) : 0ull)));
-            CUDAIFY_CHECK(cudaGetLastError());
-            CUDAIFY_CHECK(cudaMemcpy(tags, d_tags, (size_t)(channels) * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaMemcpy(data, d_data, (size_t)((long long)channels*(long long)samples) * sizeof(float), cudaMemcpyDeviceToHost));
-            CUDAIFY_CHECK(cudaify_free(d_tags));
-            CUDAIFY_CHECK(cudaify_free(d_data));
-            state = fill_channels_kernel_jump_state(state, (unsigned long long)trips_c * (1ull + 1ull * (((long long)(samples - 1) + 1) > 0 ? (unsigned long long)((long long)(samples - 1) + 1) : 0ull)));
+/* a channel: a center, then its samples; the samples go on the grid, one launch a channel,
+   the host moving the state past each */
+static unsigned int fill_channels(float *data, int channels, int samples, unsigned int state) {
+    for (int c = 0; c < channels; c++) {
+        float center = (float)c + lcg_float(&state);
+        {
+            /* cudaify: this loop nest runs on the GPU as fill_channels_kernel */
+            const long long trips_k = cudaify_trips(0, samples, 1, 0);
+            if (trips_k > 0) {
+                float *d_data = NULL;
+                CUDAIFY_CHECK(cudaify_malloc((void **)&d_data, (size_t)((long long)channels*(long long)samples) * sizeof(float)));
+                CUDAIFY_CHECK(cudaMemcpy(d_data, data, (size_t)((long long)channels*(long long)samples) * sizeof(float), cudaMemcpyHostToDevice));
+                const dim3 block(256);
+                const dim3 grid(cudaify_blocks(cudaify_rows(trips_k, 1), 256, 2147483647u));
+                fill_channels_kernel<<<grid, block>>>(d_data, c, samples, center, trips_k, state);
+                CUDAIFY_CHECK(cudaGetLastError());
+                CUDAIFY_CHECK(cudaMemcpy(data, d_data, (size_t)((long long)channels*(long long)samples) * sizeof(float), cudaMemcpyDeviceToHost));
+                CUDAIFY_CHECK(cudaify_free(d_data));
+                state = fill_channels_kernel_jump_state(state, (unsigned long long)trips_k * 1ull);
+            }
         }
     }
     return state;
 }
 
 int main(void) {
-    int rows = 300, cols = 257, channels = 40, samples = 1000;
+    int rows = 300, cols = 257, count = 5000, channels = 6, samples = 20000;
     float *a = (float *)calloc((size_t)rows * cols, sizeof(float));
+    float *pos = (float *)malloc(sizeof(float) * 3 * count);
+    unsigned int *tags = (unsigned int *)malloc(sizeof(unsigned int) * count);
     float *data = (float *)malloc(sizeof(float) * channels * samples);
-    unsigned int *tags = (unsigned int *)malloc(sizeof(unsigned int) * channels);
     unsigned int state = fill_matrix(a, rows, cols, 2026u);
-    state = fill_channels(data, tags, channels, samples, state);
-    double sum_a = 0.0, sum_data = 0.0;
+    state = fill_particles(pos, tags, count, state);
+    state = fill_channels(data, channels, samples, state);
+    double sum_a = 0.0, sum_pos = 0.0, sum_data = 0.0;
     unsigned long long tag_sum = 0;
     for (int i = 0; i < rows * cols; i++)
         sum_a += a[i];
+    for (int i = 0; i < 3 * count; i++)
+        sum_pos += pos[i];
+    for (int p = 0; p < count; p++)
+        tag_sum += tags[p];
     for (int i = 0; i < channels * samples; i++)
         sum_data += data[i];
-    for (int c = 0; c < channels; c++)
-        tag_sum += tags[c];
-    printf("%.6f %.6f %.6f %.6f %llu %u\n", a[0], a[rows * cols - 1], sum_a, sum_data, tag_sum,
-           state);
+    printf("%.6f %.6f %.6f %.6f %.6f %llu %u\n", a[0], a[rows * cols - 1], sum_a, sum_pos, sum_data,
+           tag_sum, state);
     free(a);
-    free(data);
+    free(pos);
     free(tags);
+    free(data);
     return 0;
 }
