@@ -12,6 +12,7 @@ import clang.cindex as ci
 
 from cudaify.frontend import parse as parse_module
 from cudaify.frontend.access import (
+    ARRAY_TYPES,
     LoopNode,
     RawAccess,
     Walk,
@@ -683,6 +684,7 @@ class NestAnalysis:
             var_declared_in_header=header.declared_in_header,
             children=children,
             perfectly_nested=_perfectly_nested(node),
+            prologue=self.prologue(node),
             early_exit=facts.early_exit,
             parallel=verdict.parallel,
             pattern=verdict.pattern,
@@ -696,6 +698,61 @@ class NestAnalysis:
             precondition=" && ".join(f"({p})" for p in dict.fromkeys(facts.preconditions)),
             generators=tuple(facts.generators) if verdict.pattern == "generator" else (),
         )
+
+    def prologue(self, node) -> Span | None:
+        """The declarations that come before the only inner loop of `node`'s body, when
+        each could run in every iteration of that loop instead with the same value
+        (Loop.prologue): scalars or pointers with an initializer that reads, calls only
+        pure functions, and reads no array element and no scalar that `node`'s body
+        writes; the names they declare are never written again, their address is not
+        taken and the inner loop's bounds do not use them."""
+        if len(node.children) != 1 or not kids(node.cursor):
+            return None
+        child, body = node.children[0], kids(node.cursor)[-1]
+        statements = kids(body) if body.kind == CK.COMPOUND_STMT else []
+        if len(statements) < 2 or start_of(statements[-1]) != child.start:
+            return None
+        before = statements[:-1]
+        if any(s.kind != CK.DECL_STMT for s in before):
+            return None
+        low, high = start_of(before[0]), end_of(before[-1])
+        declared: set[int] = set()
+        for statement in before:
+            for variable in kids(statement):
+                kind = variable.type.get_canonical().kind
+                if (
+                    variable.kind != CK.VAR_DECL
+                    or kind in ARRAY_TYPES
+                    or kind in (TK.RECORD, TK.LVALUEREFERENCE, TK.RVALUEREFERENCE)
+                    or variable.storage_class == ci.StorageClass.STATIC
+                    or not any(c.kind.is_expression() for c in kids(variable))
+                ):
+                    return None
+                declared.add(variable.hash)
+        walk = self.fa.walk
+
+        def inside(at: int) -> bool:
+            return low <= at < high
+
+        written = {r.decl for r in walk.refs if node.in_body(r.start) and r.mode in WRITE_MODES}
+        stored = {a.array for a in walk.accesses if node.in_body(a.start) and a.is_write}
+        if any(r.mode != "read" or r.decl in written for r in walk.refs if inside(r.start)):
+            return None
+        if any(
+            a.is_write or a.kind == "unknown" or a.array in stored or "<unknown>" in stored
+            for a in walk.accesses
+            if inside(a.start)
+        ):
+            return None
+        for call in walk.calls:
+            if inside(call.start) and any(k != "pure" for _, k in judged_calls(call, self.fa.pure)):
+                return None
+        header = child.header
+        bounds = [(start_of(c), end_of(c)) for c in (header.lower, header.upper)]
+        in_bounds = {r.decl for r in walk.refs if any(lo <= r.start < hi for lo, hi in bounds)}
+        if declared & (written | self.fa.address_taken | in_bounds):
+            return None
+        return Span(low, high)
 
     def arrays(self) -> tuple[ArrayData, ...]:
         """What the nest needs on the device, one entry per array, in first-use order."""

@@ -113,6 +113,11 @@ class Loop:
     var_declared_in_header: bool = True
     children: tuple[Loop, ...] = ()
     perfectly_nested: bool = False  # body is exactly one loop (children[0])
+    # declarations before the body's only inner loop (children[0]) that could run in every
+    # iteration of that loop instead, with the same values: a nest that is perfect once
+    # they move in (`for i { double xi = x[i]; for j ... }`); None where there are none
+    # or one may not move
+    prologue: Span | None = None
     early_exit: bool = False  # break/return/goto out of this loop
     parallel: bool = False
     pattern: str = "sequential"  # plain | reduction | scan | atomic_update | generator | sequential

@@ -90,6 +90,11 @@ def _loop_json(loop: Loop) -> dict[str, Any]:
         "reason": loop.reason,
         "early_exit": loop.early_exit,
         "perfectly_nested": loop.perfectly_nested,
+        "prologue": (
+            {"start": loop.prologue.start, "end": loop.prologue.end}
+            if loop.prologue is not None
+            else None
+        ),
         "scalars_read": list(loop.scalars_read),
         "scalars_written": list(loop.scalars_written),
         "calls": list(loop.calls),

@@ -283,9 +283,15 @@ def _candidate_nests(loop: Loop) -> list[Loop]:
     if loop.parallel and loop.pattern == "plain":
         return [loop]
     inner = [nest for child in loop.children for nest in _candidate_nests(child)]
-    if loop.pattern == "generator" and (loop.perfectly_nested or not _worth_a_launch(inner)):
+    if loop.pattern == "generator" and (_nested(loop) or not _worth_a_launch(inner)):
         return [loop]
     return inner
+
+
+def _nested(loop: Loop) -> bool:
+    """Whether `loop`'s body is its one inner loop, or becomes it once the declarations
+    before that loop run in each of its iterations (Loop.prologue)."""
+    return bool(loop.children) and (loop.perfectly_nested or loop.prologue is not None)
 
 
 def _worth_a_launch(nests: list[Loop]) -> bool:
@@ -364,7 +370,14 @@ def _plan(
     for node in lambdas:
         _require_no_vector_members(node, (), arrays, source)
     lambda_texts = tuple(device_code(cs.text(node, source), node) for node in lambdas)
-    body_text = device_code(body_statements(body, source), body)
+    body_indent = line_indent(source, first_statement(body).start_byte)
+    # the mapped levels' prologues run in each thread, before the innermost body
+    moved = [
+        source[loop.prologue.start : loop.prologue.end].decode("utf-8", errors="surrogateescape")
+        for loop in loops[:-1]
+        if loop.prologue is not None
+    ]
+    body_text = device_code(f"\n{body_indent}".join([*moved, body_statements(body, source)]), body)
     types = [a.elem_type for a in arrays] + [t for t, _ in scalars + privates]
     for type_ in types:
         device_code(type_, body)
@@ -382,7 +395,7 @@ def _plan(
         block=fresh_name("block", taken),
         body=body_text,
         indent=line_indent(source, root.span.start),
-        body_indent=line_indent(source, first_statement(body).start_byte),
+        body_indent=body_indent,
         end=nest.end_byte,
         template=template,
         template_args=template_args,
@@ -444,7 +457,7 @@ def _mapped_loops(root: Loop) -> list[Loop]:
     depend on the outer mapped variables (a rectangular grid)."""
     loops = [root]
     states = {g.var for g in root.generators}
-    while len(loops) < 3 and loops[-1].perfectly_nested and loops[-1].children:
+    while len(loops) < 3 and _nested(loops[-1]):
         child = loops[-1].children[0]
         outer_vars = {loop.var for loop in loops}
         bound_names = set(IDENT.findall(child.lower)) | set(IDENT.findall(child.upper))

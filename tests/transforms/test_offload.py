@@ -388,3 +388,18 @@ def test_a_grid_one_row_high_prints_what_gcc_prints(case: str, tmp_path) -> None
     done = run_emulated(code, tmp_path, header=SERIAL_HEADER, flags=("-DCUDAIFY_GRID_THREADS=1",))
     assert done.ok, done.errors()
     assert done.text() == gcc_output(INPUTS[case], tmp_path)
+
+
+def test_a_prologue_moves_into_the_inner_loop_and_both_levels_go_on_the_grid() -> None:
+    """`double si = ...; int base = ...;` before the column loop run in each thread, after
+    both grid levels' indices are known; the columns' launch is one 2-D grid, not a launch
+    per row."""
+    code = (GOLDEN / "offload" / "prologue.cu").read_text()
+    kernel = code[code.index("__global__ void scale_rows_kernel(") :]
+    kernel = kernel[: kernel.index("\n}\n")]
+    assert "long long trips_i, long long trips_j)" in kernel
+    column = kernel.index("int j = (int)t_j;")
+    assert column < kernel.index("double si = sqrt(s[i]) * alpha;") < kernel.index("int base")
+    assert code.count("scale_rows_kernel<<<") == 1
+    fill = code[code.index("__global__ void fill_channels_kernel(") :]
+    assert "(unsigned long long)t_c * state_steps_c + (unsigned long long)t_k * 1ull" in fill
