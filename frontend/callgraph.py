@@ -4,8 +4,9 @@ I/O, and how often main reaches each function."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import clang.cindex as ci
 
@@ -206,20 +207,35 @@ def pure_functions(definitions: list[ci.Cursor], walks: dict[int, Walk]) -> set[
     access outside their own local arrays, no writes to globals or statics, no reads of
     mutable globals, and only pure callees. Recursion counts as impure."""
     candidates: dict[str, Walk] = {fn.spelling: walks[fn.hash] for fn in definitions}
-    pure: set[str] = set()
+
+    def judge(name: str, pure: Mapping[str, bool]) -> bool | None:
+        walk = candidates[name]
+        if not _locally_pure(walk) or name in {c.name for c in walk.calls}:
+            return None
+        calls = [kind for c in walk.calls for _, kind in judged_calls(c, set(pure))]
+        return True if all(kind == "pure" for kind in calls) else None
+
+    return set(_grown(candidates, judge))
+
+
+V = TypeVar("V")
+
+
+def _grown(names: Iterable[str], judge: Callable[[str, Mapping[str, V]], V | None]) -> dict[str, V]:
+    """The names that get a verdict, each with it, where `judge(name, found)` gives a
+    name's verdict from those found so far (None: none yet): asked again while the last
+    round found one, since a function's verdict may hang on its callees'."""
+    found: dict[str, V] = {}
     changed = True
     while changed:
         changed = False
-        for name, walk in candidates.items():
-            if name in pure or not _locally_pure(walk):
-                continue
-            callees = {c.name for c in walk.calls}
-            if name in callees:
-                continue
-            if all(kind == "pure" for c in walk.calls for _, kind in judged_calls(c, pure)):
-                pure.add(name)
-                changed = True
-    return pure
+        for name in names:
+            if name not in found:
+                verdict = judge(name, found)
+                if verdict is not None:
+                    found[name] = verdict
+                    changed = True
+    return found
 
 
 def state_functions(
@@ -232,19 +248,13 @@ def state_functions(
     state position of another one; the rest of the body is as a pure function's. A call
     that gives the address of a scalar variable at each position then reads and writes
     that variable and nothing else (`judged_calls`)."""
-    candidates = {fn.spelling: fn for fn in definitions}
-    state: dict[str, tuple[int, ...]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, fn in candidates.items():
-            if name in state or name in pure:
-                continue
-            positions = _state_positions(fn, walks[fn.hash], pure, state)
-            if positions:
-                state[name] = positions
-                changed = True
-    return state
+    candidates = {fn.spelling: fn for fn in definitions if fn.spelling not in pure}
+
+    def judge(name: str, state: Mapping[str, tuple[int, ...]]) -> tuple[int, ...] | None:
+        fn = candidates[name]
+        return _state_positions(fn, walks[fn.hash], pure, state) or None
+
+    return _grown(candidates, judge)
 
 
 def _state_positions(
@@ -344,17 +354,11 @@ def advances(
     source. What makes a loop that carries such a state parallel: iteration t starts from
     the state before the loop advanced t times its calls' steps (`jump` in the kernels)."""
     by_name = {fn.spelling: fn for fn in definitions if state.get(fn.spelling) == (0,)}
-    found: dict[str, Advance] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, fn in by_name.items():
-            if name not in found:
-                advance = _advance(fn, walks[fn.hash], found, text)
-                if advance is not None:
-                    found[name] = advance
-                    changed = True
-    return found
+
+    def judge(name: str, found: Mapping[str, Advance]) -> Advance | None:
+        return _advance(by_name[name], walks[by_name[name].hash], found, text)
+
+    return _grown(by_name, judge)
 
 
 def _advance(
