@@ -281,11 +281,12 @@ def _state_positions(
             return ()  # other memory (a local pointer may hold any), or more than a scalar
         used.add(access.root_decl)
     # a state parameter's value is only passed on, to a state position (checked below)
+    passes = [(call, _passed_pointers(call, scalar_pointers)) for call in walk.calls]
     passed_at = {
         start_of(unwrap(argument))
-        for call in walk.calls
+        for call, passed in passes
         for k, argument in enumerate(_arguments(call))
-        if k in _passed_pointers(call, scalar_pointers)
+        if k in passed
     }
     for ref in walk.refs:
         if ref.decl in scalar_pointers:
@@ -298,10 +299,9 @@ def _state_positions(
             ref.mode in ("write", "readwrite") and ref.decl not in local and ref.is_pointer
         ):
             return ()
-    for call in walk.calls:
+    for call, passed in passes:
         if call.name == fn.spelling:
             return ()  # recursion
-        passed = _passed_pointers(call, scalar_pointers)
         positions = state.get(call.name, ()) if call.user else ()
         if passed:
             if not set(passed) <= set(positions) or not _given_scalars(
