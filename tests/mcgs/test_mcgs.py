@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from cudaify.core import Evaluation, Problem, Stage, Timing, Variant
-from cudaify.mcgs.mcgs import Budget, GraphSearch, graph_prior, mixed_prior
+from cudaify.mcgs.mcgs import Budget, GraphSearch, graph_prior, mixed_prior, reaches_more
 from cudaify.mcgs.reward import reward
 from cudaify.mcgs.search import SearchResult
 from cudaify.regraph.graph import ReGraph
@@ -1178,3 +1178,50 @@ def test_a_model_edge_the_budget_left_unanswered_is_not_counted_as_a_failed_answ
         run(gs)
         assert land.asked >= 1, "the model was never asked"
         assert gs._slm_answers == counted * land.asked, why
+
+
+class Moving(Landscape):
+    """As Landscape, and each method moves the functions `moves` names to the GPU."""
+
+    def __init__(self, speed: dict[frozenset, float], moves: dict[str, tuple[str, ...]]):
+        super().__init__(speed)
+        self.moves = moves
+
+    def expand(self, variant: Variant, method: str, how: str, refused: str = ""):
+        child, why = super().expand(variant, method, how, refused)
+        if child is None:
+            return child, why
+        return replace(
+            child, offloaded=tuple(dict.fromkeys(variant.offloaded + self.moves.get(method, ())))
+        ), ""
+
+
+def test_a_child_that_moves_what_its_parent_leaves_on_the_host_is_tried_before_refinements():
+    """offload moved the fill; its refinements (tile, cache: the graph has seen them, so
+    they lead by prior) move nothing more, hist moves the histogram too (an edge the graph
+    has never seen). The whole program is what counts: hist is verified first under
+    offload, whatever the priors, and the rollout from offload takes it too."""
+    edges = [
+        ("sequential", "offload"),
+        ("offload", "tile"),
+        ("offload", "cache"),
+        ("offload", "hist"),
+    ]
+    graph = graph_of(*edges)
+    for refinement in ("tile", "cache"):
+        graph.stats("offload", refinement).visits = 6
+        graph.stats("offload", refinement).successes = 6
+    land = Moving({}, {"offload": ("fill",), "hist": ("hist",)})
+    run(search(graph, land, prefetch=lambda variants: None))
+    assert land.evaluated[:2] == ["offload", "hist+offload"]
+    # the order without the moves: the priors' (the graph's seen edges first)
+    plain = Moving({}, {})
+    run(search(graph, plain, prefetch=lambda variants: None))
+    assert plain.evaluated[1] in ("cache+offload", "offload+tile")
+
+
+def test_reaches_more_is_a_function_the_parent_leaves_on_the_host():
+    parent = Variant(code="p", offloaded=("fill",))
+    assert reaches_more(parent, Variant(code="c", offloaded=("fill", "hist")))
+    assert not reaches_more(parent, Variant(code="c", offloaded=("fill",)))
+    assert not reaches_more(parent, Variant(code="c"))
