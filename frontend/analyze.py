@@ -1187,11 +1187,8 @@ class ScalarJudge:
         header = loop.header
         if loop.kind != "for" or header is None or not loop.canonical or header.step == 0:
             return None
-        node = self.node
-        written = {
-            r.decl for r in self.fa.walk.refs if node.in_body(r.start) and r.mode in WRITE_MODES
-        }
-        written |= self.fa.address_taken | {node.header.var_decl}
+        # what this loop writes (its own variable included) or lets a call write
+        written = self.fa.written_in(self.node)[0] | self.fa.address_taken
         for bound in (header.lower, header.upper):
             if not self._invariant(bound, written):
                 return None

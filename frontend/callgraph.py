@@ -212,7 +212,8 @@ def pure_functions(definitions: list[ci.Cursor], walks: dict[int, Walk]) -> set[
         walk = candidates[name]
         if not _locally_pure(walk) or name in {c.name for c in walk.calls}:
             return None
-        calls = [kind for c in walk.calls for _, kind in judged_calls(c, set(pure))]
+        known = set(pure)
+        calls = (kind for c in walk.calls for _, kind in judged_calls(c, known))
         return True if all(kind == "pure" for kind in calls) else None
 
     return set(_grown(candidates, judge))
