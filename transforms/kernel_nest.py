@@ -29,6 +29,9 @@ from cudaify.transforms.kernel_codegen import fresh_name, line_indent, reindent
 
 # Names of the CUDA built-ins that are the same for every thread of a block.
 BLOCK_UNIFORM_BUILTINS = frozenset({"blockIdx", "blockDim", "gridDim"})
+# barriers; the votes among them return the same value to every thread of the block
+VOTES = frozenset({"__syncthreads_or", "__syncthreads_and", "__syncthreads_count"})
+BARRIERS = VOTES | {"__syncthreads"}
 THREAD_BUILTINS = frozenset({"threadIdx", "__syncthreads", "__shared__", "__syncwarp"})
 # Nodes that may touch memory or change state: not allowed where a rule evaluates an
 # expression at a point the source did not (a load staged early, an inactive thread).
@@ -514,20 +517,22 @@ _DIVERGENT = frozenset(
 
 
 def divergent_barriers(code: str) -> list[tuple[int, str]]:
-    """(line, why) for every __syncthreads() in a kernel that some threads of a block may
-    not reach: one under an if/while/switch, or in a for loop whose header reads a value
-    that differs between the threads of a block (threadIdx, a non-const local)."""
+    """(line, why) for every barrier (__syncthreads() and its votes) in a kernel that some
+    threads of a block may not reach: one under an if/while/switch, or in a for loop whose
+    header reads a value that differs between the threads of a block (threadIdx, a
+    non-const local)."""
     source = code.encode("utf-8", errors="surrogateescape")
     tree = cs.parse(source)
     found = []
     for definition in kernels(tree, source):
         written = cs.names_written(definition, source)
         for node in cs.walk(definition):
-            if node.type != "call_expression" or cs.call_name(node, source) != "__syncthreads":
+            name = cs.call_name(node, source) if node.type == "call_expression" else None
+            if name not in BARRIERS:
                 continue
             why = _divergence(node, definition, tree, source, written)
             if why:
-                found.append((cs.line_of(node), why))
+                found.append((cs.line_of(node), why.replace("__syncthreads", name, 1)))
     return found
 
 
@@ -626,10 +631,12 @@ def _uniform_name(
     if declared.scope == "header":
         loop = node.parent
         return loop is not None and _uniform_header(loop, tree, source, written, seen)
-    # a const local computed from uniform values only
+    # a const local computed from uniform values only, or a block's vote
     if "const" not in declared.base.split():
         return False
     value = initializer(node)
+    if value is not None and value.type == "call_expression":
+        return cs.call_name(value, source) in VOTES
     return value is not None and all(
         _uniform_name(i, tree, source, written, seen) for i in cs.identifiers_in(value)
     )

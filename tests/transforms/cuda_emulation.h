@@ -2,6 +2,7 @@
    block is a std::thread, blocks run one after another, __shared__ variables are static
    (shared by the threads of the running block), __syncthreads() is a std::barrier. */
 #pragma once
+#include <atomic>
 #include <barrier>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,26 @@ struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(16) double2 { double x, y; };
 template <class T> inline T __ldg(const T *p) { return *p; }
 inline void __syncthreads() { cudaify_emulated_barrier->arrive_and_wait(); }
+/* The block's votes: a barrier that also counts the threads whose predicate is true. The
+   first wait lets every thread read the vote before (blocks run one at a time). */
+inline std::atomic<int> cudaify_emulated_votes{0};
+inline int cudaify_emulated_vote(int predicate)
+{
+    cudaify_emulated_barrier->arrive_and_wait();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
+        cudaify_emulated_votes.store(0);
+    cudaify_emulated_barrier->arrive_and_wait();
+    if (predicate)
+        cudaify_emulated_votes.fetch_add(1);
+    cudaify_emulated_barrier->arrive_and_wait();
+    return cudaify_emulated_votes.load();
+}
+inline int __syncthreads_count(int predicate) { return cudaify_emulated_vote(predicate); }
+inline int __syncthreads_or(int predicate) { return cudaify_emulated_vote(predicate) != 0; }
+inline int __syncthreads_and(int predicate)
+{
+    return cudaify_emulated_vote(predicate) == (int)(blockDim.x * blockDim.y * blockDim.z);
+}
 [[noreturn]] inline void __trap() { std::fprintf(stderr, "__trap() called\n"); std::abort(); }
 
 #include "runtime_emulation.h"
