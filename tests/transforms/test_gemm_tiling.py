@@ -241,6 +241,113 @@ def test_the_check_finds_a_skipped_barrier_and_a_missing_micro_tile() -> None:
     ]
 
 
+GUARD = "if (j <= i + 3 && i - j < 70) {"
+
+
+def guarded_refusal(guard: str) -> str:
+    """The reason gemm_tiling gives for sband_guarded's offloaded kernel with its guard
+    replaced."""
+    program = case("sband_guarded")
+    code = applied(program, "offload").code
+    assert GUARD in code
+    changed = Variant(code.replace(GUARD, guard, 1))
+    reason = GEMM.applies(changed, Context(program))
+    outcome = GEMM.apply_rule(changed, Context(program))
+    assert outcome.variant is None
+    assert reason == outcome.reason and reason
+    return reason
+
+
+@pytest.mark.parametrize(
+    ("guard", "read"),
+    [
+        ("if (c[i * p + j] > 0.0f) {", "c[i * p + j]"),  # memory decides
+        ("if (j <= i && a[i] != 0.0f) {", "a[i]"),
+        ("if (j <= min(i, 40)) {", "min(i, 40)"),  # a call
+        ("if ((m = j) <= i) {", "m = j"),  # an assignment
+        ("if (j <= i + (int)threadIdx.x) {", "(int)threadIdx.x"),  # differs between threads
+        ("if (j <= i / 2) {", "i / 2"),  # only + - * and comparisons
+    ],
+)
+def test_a_guard_that_is_not_a_pure_condition_on_the_outputs_is_refused(
+    guard: str, read: str
+) -> None:
+    reason = guarded_refusal(guard)
+    assert "may decide which outputs are computed" in reason
+    assert f"reads '{read}'" in reason
+
+
+def test_a_guard_with_an_else_is_refused() -> None:
+    program = case("sband_guarded")
+    code = applied(program, "offload").code
+    end = "c[i * p + j] = alpha * sum + c[i * p + j];\n            }"
+    assert end in code
+    changed = Variant(code.replace(end, end + " else c[i * p + j] = 0.0f;", 1))
+    assert "the body is an if with an else, not a guard" in str(
+        GEMM.applies(changed, Context(program))
+    )
+
+
+def test_a_guarded_kernel_loads_only_live_rows_and_skips_dead_tiles() -> None:
+    variant = applied(case("sband_guarded"), "offload", "gemm_tiling")
+    code = variant.code
+    assert "&& (j <= i + 3 && i - j < 70);" in code  # the guard decides what is stored
+    assert code.count("const int live_tile = __syncthreads_or(any_live);") == 2  # both shapes
+    assert "if (live_tile) {" in code
+    # every operand load asks its row's (column's) flag, vector or scalar
+    loads = [line for line in code.splitlines() if "< trips_k &&" in line or "< trips_k)" in line]
+    loads = [line for line in loads if "next_k <" not in line]  # the next stage's test
+    assert loads and all("live_rows[" in line or "live_cols[" in line for line in loads)
+    # the vote is a barrier too: under a branch the threads differ on, it is refused
+    divergent = code.replace(
+        "const int live_tile = __syncthreads_or(any_live);",
+        "int live_tile = 0; if (threadIdx.x < 8) live_tile = __syncthreads_or(any_live);",
+        1,
+    )
+    problems = [
+        p.message for p in gemm_problems(applied(case("sband_guarded"), "offload").code, divergent)
+    ]
+    assert any("__syncthreads_or() inside a if statement" in p for p in problems), problems
+    assert any("__syncthreads() inside a if statement" in p for p in problems), problems
+
+
+def small(path: Path) -> Program:
+    """The program analysed with -DBENCH_SMALL (schedule writes the arrays' sizes)."""
+    from cudaify.frontend.analyze import analyze
+    from cudaify.frontend.cxx_compat import to_cxx
+    from cudaify.frontend.parse import parse
+
+    flags = ("-DBENCH_SMALL",)
+    compat = to_cxx(parse(str(path), flags)).text.encode("utf-8", "surrogateescape")
+    return analyze(str(path), flags, source=compat)
+
+
+@pytest.mark.parametrize("processors", [132, 1])
+@pytest.mark.parametrize("name", ["pb_syrk", "pb_syr2k"])
+def test_triangular_products_after_schedule_emulated_print_what_gcc_prints(
+    name: str, processors: int, tmp_path
+) -> None:
+    """PolyBench's `for (j = 0; j <= i; j++)` nests, which schedule maps to a 2-D grid
+    under `if ((i >= j))`: 80 x 80 outputs in 64 x 64 tiles, the one above the diagonal
+    skipped; their dumps (on stderr) equal gcc's."""
+    from cudaify.backend.compare import compare
+
+    source = BENCHMARKS / "polybench" / f"{name}.c"
+    variant = applied(small(source), "schedule", "gemm_tiling")
+    assert "if ((i >= j))" in applied(small(source), "schedule").code
+    gcc = toolchain.find_tool("gcc")
+    built = toolchain.run(
+        [gcc, "-O2", "-DBENCH_SMALL", str(source), "-o", str(tmp_path / "ref"), "-lm"]
+    )
+    assert built.ok, built.errors()
+    expected = toolchain.run([str(tmp_path / "ref")], timeout=120)
+    flags = (f"-DEMULATED_PROCESSORS={processors}", "-DBENCH_SMALL")
+    actual = run_emulated(variant.code, tmp_path, flags=flags, timeout=300)
+    assert actual.ok, actual.errors()[-2000:]
+    assert "==BEGIN" in expected.text()
+    assert compare(expected.text() + expected.errors(), actual.text() + actual.errors()) is None
+
+
 # ---- on a GPU: correctness against gcc, and the achieved rate -----------------------------
 
 LARGE = """\
@@ -280,6 +387,14 @@ RATES = {
     "pb_gemm": (BENCHMARKS / "polybench" / "pb_gemm.c", "schedule", 2 * 1500 * 1650 * 1800),
     "sgemm_2048": ("float", "offload", 2 * 2048**3),
     "dgemm_2048": ("double", "offload", 2 * 2048**3),
+    # triangular: only the lower triangle's products count (the tiles above it are skipped)
+    "syrk": (BENCHMARKS / "linalg" / "syrk.c", "schedule", 2 * (1536 * 1537 // 2) * 512),
+    "pb_syrk": (BENCHMARKS / "polybench" / "pb_syrk.c", "schedule", 2 * (1800 * 1801 // 2) * 1500),
+    "pb_syr2k": (
+        BENCHMARKS / "polybench" / "pb_syr2k.c",
+        "schedule",
+        4 * (1200 * 1201 // 2) * 1000,
+    ),
 }
 _TIMED_LAUNCH = re.compile(r"^(\s*)(\w+_kernel(?:_\d+)?<<<[^;]*>>>\([^;]*\);)$", re.M)
 
