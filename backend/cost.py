@@ -65,7 +65,10 @@ every program and improved."""
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 import math
+import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -1896,9 +1899,15 @@ class _Counted:
             self._walk(self.body, (), 1.0)
 
     def work(self) -> Work | None:
-        """None where the bytes cannot be counted (see `Work`)."""
+        """None where the bytes cannot be counted (see `Work`). The FLOPs are scaled by
+        the share of the outputs the kernel stores (`_StoreShare`): a triangle's
+        kernel runs its box of threads, and what it must compute is the triangle."""
         if (not self.grid and not self.guarded) or self.uncounted:
             return None
+        share, enumerated = _StoreShare(self).share()
+        if share < 1.0:
+            self.flops *= share
+            self.exact = self.exact and enumerated
         total = 0.0
         by_array: dict[tuple[str, str], list[_Access]] = {}
         for access, direction in self.accesses:
@@ -2643,6 +2652,183 @@ def _references(access: _Access) -> float:
     return math.prod(
         (math.ceil(loop.values) * loop.threads if loop.known else math.inf) for loop in access.loops
     )
+
+
+_SHARE_POINTS = 4096  # at most this many points of the outputs' lattice are evaluated
+
+
+class _StoreShare:
+    """Which share of a kernel's outputs it stores: the conditions of the one-branch ifs
+    around every store to device memory (`if ((i >= j))` of a triangle, as schedule maps
+    it; the `active` of a tiled kernel, `t_i < trips_i && t_j < trips_j && (i >= j)`),
+    evaluated on the lattice of the positions they read. The positions are the variables
+    of grid-stride loops (`t_i` over [0, trips_i)) and the names a condition bounds
+    (`t_i < trips_i`, from 0); locals are followed to their values. A condition that
+    cannot be evaluated everywhere (a block's vote, memory, a call) counts as kept: the
+    count errs towards more work. Up to _SHARE_POINTS points, one drawn in each stratum
+    of the ranges beyond that (then an estimate)."""
+
+    def __init__(self, counted: _Counted):
+        self.counted = counted
+        self.data = counted.data
+        self.tree = counted.tree
+        self.expansion = _Expansion(counted.tree, counted.data)
+        self.ranges: dict[str, int] = {}  # lattice variable -> its values' count
+        self.values: dict[tuple[int, int], Node | int | None] = {}  # per identifier use
+
+    def share(self) -> tuple[float, bool]:
+        """(the share stored, whether every point was evaluated); (1, True) where no
+        condition selects."""
+        counted = self.counted
+        body = counted.body
+        if body is None:
+            return 1.0, True
+        registers = _register_arrays(body, self.data)
+        common: dict[str, Node] | None = None
+        for node in cs.walk(body):
+            if node.type not in ("assignment_expression", "update_expression"):
+                continue
+            target = node.child_by_field_name(
+                "left" if node.type == "assignment_expression" else "argument"
+            )
+            if target is None or target.type != "subscript_expression":
+                continue
+            name = _array_name(target, self.data)
+            if name is None or name in counted.shared or name in registers:
+                continue
+            found = dict(self._guards(node, body))
+            common = found if common is None else {k: common[k] for k in common if k in found}
+        if not common:
+            return 1.0, True
+        conditions = [c for c in common.values() if self._bounds(c)]
+        for condition in conditions:
+            self._lattice(condition, 0)
+        if not self.ranges or len(self.ranges) > 3:
+            return 1.0, True
+        per = max(2, int(_SHARE_POINTS ** (1 / len(self.ranges))))
+        names = list(self.ranges)
+        counts = [self.ranges[n] for n in names]
+        enumerated = all(count <= per for count in counts)
+        # a range longer than `per` is cut into `per` strata, each point a value drawn in
+        # its stratum (seeded: the same count each time), so that a thin band is not
+        # missed or hit by every point alike, as a lattice of the strata's middles does
+        draw = random.Random(0)
+        kept = total = 0
+        live = list(conditions)
+        for cell in itertools.product(*(range(min(c, per)) for c in counts)):
+            point = [
+                s if c <= per else int((s + draw.random()) * c / per)
+                for s, c in zip(cell, counts, strict=True)
+            ]
+            env = dict(zip(names, point, strict=True))
+            total += 1
+            holds = True
+            read = functools.partial(self._read, env=env)
+            for condition in list(live):
+                value = kn.evaluate_with(condition, self.data, read)
+                if value is None:  # not a function of the lattice: counts as kept
+                    live.remove(condition)
+                    continue
+                holds = holds and bool(value)
+            kept += holds
+        return (kept / total if total else 1.0), enumerated
+
+    def _guards(self, store: Node, body: Node) -> list[tuple[str, Node]]:
+        """The conditions of the one-branch ifs whose branch holds `store`."""
+        found = []
+        current = store
+        while current.parent is not None and current != body:
+            parent = current.parent
+            if (
+                parent.type == "if_statement"
+                and parent.child_by_field_name("alternative") is None
+                and parent.child_by_field_name("consequence") == current
+            ):
+                condition = parent.child_by_field_name("condition")
+                if condition is not None:
+                    condition = _unwrapped(_clause(condition))
+                    # by text: the same test on two paths (a tiled kernel's two shapes)
+                    found.append((kn.compact(cs.text(condition, self.data)), condition))
+            current = parent
+        return found
+
+    def _bounds(self, condition: Node) -> bool:
+        """Notes the `name < bound` conjuncts of `condition` (const locals followed) as
+        lattice variables; False where it reads a name the kernel writes."""
+        counted = self.counted
+        pending = [condition]
+        while pending:
+            node = _unwrapped(pending.pop())
+            if node.type == "identifier":
+                name = cs.text(node, self.data)
+                if name in counted.written:
+                    return False
+                value = self.expansion.initializer(name, node)
+                if value is not None:
+                    pending.append(value)
+                continue
+            if node.type != "binary_expression":
+                continue
+            operator = cs.text(node.child_by_field_name("operator") or node, self.data)
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            if operator == "&&":
+                pending += [left, right]
+            elif operator == "<" and _unwrapped(left).type == "identifier":
+                bound = counted._value(right)
+                if bound is not None and bound > 0:
+                    self.ranges.setdefault(cs.text(_unwrapped(left), self.data), bound)
+        return True
+
+    def _lattice(self, node: Node, depth: int) -> None:
+        """Notes the grid-stride loop variables `node` reads, through the locals' values."""
+        if depth > _EXPANSION_DEPTH:
+            return
+        for identifier in cs.identifiers_in(node):
+            name = cs.text(identifier, self.data)
+            if name in self.ranges:
+                continue
+            declared = cs.visible(self.tree, self.data, name, identifier.start_byte)
+            if declared is None or declared.scope not in ("local", "header"):
+                continue
+            loop = self.tree.root_node.descendant_for_byte_range(declared.start, declared.start)
+            while loop is not None and loop.type != "for_statement":
+                loop = loop.parent
+            if declared.scope == "header" and loop is not None:
+                if _grid_stride(loop, self.data) is not None:
+                    bound = self.counted._grid_bound(loop)
+                    if bound is not None and bound > 0:
+                        self.ranges[name] = bound
+                continue
+            value = self.expansion.initializer(name, identifier)
+            if value is not None:
+                self._lattice(value, depth + 1)
+
+    def _read(self, identifier: Node, env: dict[str, int]) -> int | None:
+        name = cs.text(identifier, self.data)
+        if name in env:
+            return env[name]
+        key = (identifier.start_byte, identifier.end_byte)
+        if key not in self.values:
+            declared = cs.visible(self.tree, self.data, name, identifier.start_byte)
+            if declared is None or declared.scope in ("global", "param"):
+                self.values[key] = self.counted.constants.get(name)
+            elif name in self.counted.written:
+                self.values[key] = None
+            else:
+                self.values[key] = self.expansion.initializer(name, identifier)
+        found = self.values[key]
+        if found is None or isinstance(found, int):
+            return found
+        return kn.evaluate_with(found, self.data, lambda i: self._read(i, env))
+
+
+def _clause(condition: Node) -> Node:
+    """An if's condition without its `condition_clause` wrapper."""
+    if condition.type == "condition_clause" and condition.named_children:
+        return condition.named_children[-1]
+    return condition
 
 
 class _LoopExpansion(_Expansion):

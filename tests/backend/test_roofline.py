@@ -169,6 +169,51 @@ def test_a_triangular_loop_counts_the_nests_iterations() -> None:
     assert kernel_work(ranged)["relax_kernel"].bytes == 4 * (3 * 4096 + 2 * 4096)
 
 
+def test_a_guard_that_keeps_a_triangle_of_the_grid_counts_the_triangles_work() -> None:
+    """schedule maps `for (j = 0; j <= i; j++)` to the whole square under `if ((i >= j))`:
+    the threads above the diagonal store nothing, and what the kernel must compute is
+    the triangle (n (n + 1) / 2 of n^2 outputs, estimated on a lattice of the square).
+    Before, the square's FLOPs were counted: 200% of what it does."""
+    square = kernel_work(GEMM)["gemm_kernel"]
+    lower = GEMM.replace(
+        "            double sum = 0.0;", "            if (i >= j) {\n            double sum = 0.0;"
+    ).replace("c[i * n + j] = sum;", "c[i * n + j] = sum; }")
+    assert lower != GEMM
+    work = kernel_work(lower)["gemm_kernel"]
+    assert not work.exact
+    assert work.flops / square.flops == pytest.approx(513 / 1024, abs=0.01)
+    # a band of width 8 on either side: 17 diagonals
+    band = lower.replace("if (i >= j) {", "if (i - j <= 8 && j - i <= 8) {")
+    band_share = (17 * 512 - 8 * 9) / 512**2
+    assert kernel_work(band)["gemm_kernel"].flops / square.flops == pytest.approx(
+        band_share, rel=0.15
+    )
+    # a condition on memory says nothing about positions: counted as kept
+    data = lower.replace("if (i >= j) {", "if (a[i] > 0.0) {")
+    assert kernel_work(data)["gemm_kernel"].flops == square.flops
+    # a guard that keeps every position keeps every FLOP, exactly
+    inside = lower.replace("if (i >= j) {", "if (i < n) {")
+    assert kernel_work(inside)["gemm_kernel"] == square
+
+
+def test_a_tiled_triangle_counts_the_outputs_its_active_test_keeps() -> None:
+    """gemm_tiling's guarded kernel computes whole tiles and stores the outputs its
+    `active` (inside the box and the guard) keeps: its work is the band's, not the
+    box's."""
+    golden = Path(__file__).parents[1] / "golden" / "gemm_tiling"
+    # one call, of 150 x 130 outputs (two of different sizes get no count)
+    first = "    band_product(40, m, 30, 0.25f, a, b, c);\n"
+    code = (golden / "sband_guarded.cu").read_text()
+    assert first in code
+    code = code.replace(first, "")
+    unguarded = code.replace(" && (j <= i + 3 && i - j < 70);", ";")
+    assert unguarded != code
+    kept = kernel_work(code)["band_product_kernel"].flops
+    box = kernel_work(unguarded)["band_product_kernel"].flops
+    band = sum(1 for i in range(150) for j in range(130) if i - 69 <= j <= i + 3)
+    assert kept / box == pytest.approx(band / (150 * 130), rel=0.05)
+
+
 def test_a_find_first_that_stops_at_its_match_is_not_counted() -> None:
     """A thread that breaks out of its grid-stride loop at its first match reads what the
     data says, up to the loop's trips: bytes counted from them are the most it may read,
