@@ -213,3 +213,57 @@ def test_the_trace_records_each_finalist_and_why_one_was_not_timed():
     assert flaky["why_not"] == "its second run failed: flaky: output changed"
     assert late["why_not"].startswith("no time left before the deadline")
     assert late["timed"] == late["screened"]
+
+
+def test_a_whole_program_tie_goes_to_the_finalist_whose_kernels_take_less_time(monkeypatch):
+    """matmul on an H200: the plain kernel's region read 8% faster (its copies' noise: a
+    13 ms region around a 0.07-0.3 ms kernel) and the whole programs tied. The tiled
+    variant, priced lower, gets an event-timed run: its kernels take a quarter of the
+    time and its copies move the same bytes, so it is written. Kernels at 90% of the
+    leader's, or copies of more bytes, or no tie as a whole program: the leader stays."""
+    import cudaify.pipeline as pipeline
+
+    def whole(name: str, region: float, wall: float) -> Candidate:
+        evaluation = Evaluation(
+            stage=Stage.CORRECT,
+            ran_on_gpu=True,
+            timing=Timing(wall=wall, region=0.013 * 56.0 / region, runs=5),
+            reference=Timing(wall=0.73, region=0.73, runs=5),
+        )
+        return Candidate(Variant(code="seq").then(name, f"code-{name}", "rule"), evaluation)
+
+    prices = {"code-plain": 3.0e8, "code-tiled": 1.0e8, "code-costly": 9.0e8}
+    monkeypatch.setattr(pipeline, "_kernel_cost", lambda code: prices[code])
+
+    class Timed(FakeEvaluator):
+        def __init__(self, kernels: dict[str, tuple[float, float]]):
+            super().__init__(full={})
+            self.kernels = kernels
+
+        def remeasure(self, variant, evaluation, detail=True, beat=None):  # type: ignore[no-untyped-def]
+            self.remeasured.append(variant.node)
+            return evaluation
+
+        def detail(self, variant, evaluation):  # type: ignore[no-untyped-def]
+            self.detailed.append(variant.node)
+            seconds, moved = self.kernels[variant.node]
+            timing = dataclasses.replace(evaluation.timing, kernel=seconds, transfer_bytes=moved)
+            return dataclasses.replace(evaluation, timing=timing)
+
+    def written(kernels: dict[str, tuple[float, float]], tiled_wall: float = 0.217) -> tuple:
+        found = [whole("plain", 56.2, 0.210), whole("tiled", 51.8, tiled_wall)]
+        evaluator = Timed(kernels)
+        chosen = finish(SearchResult("mcgs", candidates=found), evaluator, Config())
+        return chosen.variant.node, evaluator.detailed
+
+    quarter = {"plain": (3.0e-4, 9.7e6), "tiled": (0.7e-4, 9.7e6)}
+    assert written(quarter) == ("tiled", ["plain", "tiled"])
+    assert written({"plain": (3.0e-4, 9.7e6), "tiled": (2.7e-4, 9.7e6)})[0] == "plain"
+    assert written({"plain": (3.0e-4, 9.7e6), "tiled": (0.7e-4, 19.4e6)})[0] == "plain"
+    # 12% behind as a whole program: no tie, and no event-timed run for it
+    assert written(quarter, tiled_wall=0.24) == ("plain", ["plain"])
+    # by the region objective the region decides, as before
+    found = [whole("plain", 56.2, 0.210), whole("tiled", 51.8, 0.217)]
+    evaluator = Timed(quarter)
+    chosen = finish(SearchResult("mcgs", candidates=found), evaluator, Config(objective="region"))
+    assert chosen.variant.node == "plain" and evaluator.detailed == ["plain"]
