@@ -70,7 +70,7 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from tree_sitter import Node, Tree
@@ -2136,22 +2136,8 @@ class _Counted:
         whole table: 555% of the copy bandwidth)."""
         condition = node.child_by_field_name("condition")
         found: list[_Loop] = []
-        pending = [condition] if condition is not None else []
-        while pending:
-            current = pending.pop()
-            while current.type in ("parenthesized_expression", "condition_clause"):
-                if not current.named_children:
-                    break
-                current = current.named_children[-1]
-            if current.type != "binary_expression":
-                continue
-            operator = cs.text(current.child_by_field_name("operator") or current, self.data)
-            left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
-            if left is None or right is None:
-                continue
-            if operator == "&&":
-                pending.extend((left, right))
-            elif operator in ("<", "<=") and left.type == "identifier":
+        for operator, left, right in _comparisons(condition, self.data):
+            if operator in ("<", "<=") and left.type == "identifier":
                 value = _Expansion(self.tree, self.data).initializer(cs.text(left, self.data), left)
                 bound = self._value(right)
                 thread = value is not None and _GLOBAL_INDEX.search(cs.text(value, self.data))
@@ -2700,8 +2686,9 @@ class _StoreShare:
             common = found if common is None else {k: common[k] for k in common if k in found}
         if not common:
             return 1.0, True
-        conditions = [c for c in common.values() if self._bounds(c)]
+        conditions = list(common.values())
         for condition in conditions:
+            self._bounds(condition)
             self._lattice(condition, 0)
         if not self.ranges or len(self.ranges) > 3:
             return 1.0, True
@@ -2752,34 +2739,18 @@ class _StoreShare:
             current = parent
         return found
 
-    def _bounds(self, condition: Node) -> bool:
-        """Notes the `name < bound` conjuncts of `condition` (const locals followed) as
-        lattice variables; False where it reads a name the kernel writes."""
-        counted = self.counted
-        pending = [condition]
-        while pending:
-            node = _unwrapped(pending.pop())
-            if node.type == "identifier":
-                name = cs.text(node, self.data)
-                if name in counted.written:
-                    return False
-                value = self.expansion.initializer(name, node)
-                if value is not None:
-                    pending.append(value)
-                continue
-            if node.type != "binary_expression":
-                continue
-            operator = cs.text(node.child_by_field_name("operator") or node, self.data)
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is None or right is None:
-                continue
-            if operator == "&&":
-                pending += [left, right]
-            elif operator == "<" and _unwrapped(left).type == "identifier":
-                bound = counted._value(right)
+    def _bounds(self, condition: Node) -> None:
+        """Notes the `name < bound` conjuncts of `condition` (const locals followed: a
+        tiled kernel's `active`) as lattice variables."""
+
+        def value(identifier: Node) -> Node | None:
+            return self.expansion.initializer(cs.text(identifier, self.data), identifier)
+
+        for operator, left, right in _comparisons(condition, self.data, value):
+            if operator == "<" and _unwrapped(left).type == "identifier":
+                bound = self.counted._value(right)
                 if bound is not None and bound > 0:
                     self.ranges.setdefault(cs.text(_unwrapped(left), self.data), bound)
-        return True
 
     def _lattice(self, node: Node, depth: int) -> None:
         """Notes the grid-stride loop variables `node` reads, through the locals' values."""
@@ -2822,6 +2793,32 @@ class _StoreShare:
         if found is None or isinstance(found, int):
             return found
         return kn.evaluate_with(found, self.data, lambda i: self._read(i, env))
+
+
+def _comparisons(
+    condition: Node | None, data: bytes, follow: Callable[[Node], Node | None] | None = None
+) -> Iterator[tuple[str, Node, Node]]:
+    """(operator, left, right) of each binary term of the conjunction `condition` is
+    (`a && b && ...`, parentheses and an if's clause unwrapped); with `follow`, a term that
+    is a name is replaced by the value `follow` gives it (a const local's initializer)."""
+    pending = [condition] if condition is not None else []
+    while pending:
+        current = _unwrapped(_clause(pending.pop()))
+        if current.type == "identifier" and follow is not None:
+            value = follow(current)
+            if value is not None:
+                pending.append(value)
+            continue
+        if current.type != "binary_expression":
+            continue
+        operator = cs.text(current.child_by_field_name("operator") or current, data)
+        left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+        if left is None or right is None:
+            continue
+        if operator == "&&":
+            pending += [left, right]
+        else:
+            yield operator, left, right
 
 
 def _clause(condition: Node) -> Node:
