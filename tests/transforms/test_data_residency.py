@@ -412,6 +412,66 @@ def test_the_present_table_keeps_reuses_and_flushes(tmp_path) -> None:
     ]
 
 
+TIMED_PROGRAM = r"""
+/* a timing build's runtime: the region's calls and how deep they nest */
+static int entered = 0, depth = 0, deepest = 0;
+void cudaify_timing_enter(void) { entered++; if (++depth > deepest) deepest = depth; }
+void cudaify_timing_leave(void) { depth--; }
+int main(void)
+{
+    static float a[100] __attribute__((aligned(256)));
+    static char big[8 << 20];
+    cudaify_scope_begin();
+    float *da = (float *)cudaify_map(a, sizeof a, 1, 1);
+    cudaify_unmap(a, da, sizeof a, 1);
+    cudaify_host_reads_at(a, sizeof a);
+    printf("a copy back from host code: %d region(s), at depth %d\n", entered, depth);
+    cudaify_host_reads_at(a, sizeof a);
+    printf("nothing to copy: %d\n", entered);
+    /* inside an offloaded function's region, the copy is counted there */
+    cudaify_timing_enter();
+    da = (float *)cudaify_map(a, sizeof a, 1, 1);
+    cudaify_unmap(a, da, sizeof a, 1);
+    cudaify_host_reads();
+    cudaify_timing_leave();
+    printf("nested: %d, deepest %d\n", entered, deepest);
+    cudaify_scope_end();
+    entered = 0;
+    cudaify_scope_begin();
+    (void)cudaify_map(big, sizeof big, 1, 0);
+    cudaify_host_writes_at(big, 1);
+    (void)cudaify_map(big, sizeof big, 1, 0);
+    int before = entered;
+    cudaify_scope_end();
+    printf("unpinned at the scope's end: %d region(s), depth %d\n", entered - before, depth);
+    return 0;
+}
+"""
+
+
+def test_copies_back_and_unpinning_from_host_code_count_in_a_timing_builds_region(
+    tmp_path,
+) -> None:
+    """A timing build links cudaify_timing_enter/leave: a copy back or an unpinning that a
+    host statement asks for is GPU work the variant added outside its offloaded functions,
+    and the region counts it (prefix_sum's copies back each round read 1.29x as a whole
+    program, estimated from the region, and ran at 0.72x). Nothing to copy: no region.
+    The user's build has no timing runtime: the weak symbols are null (the test above)."""
+    source = tmp_path / "timed.c"
+    source.write_text(HOST_CUDA + RUNTIME.split("*/", 1)[1] + TIMED_PROGRAM)
+    gcc = toolchain.find_tool("gcc")
+    built = toolchain.run([gcc, "-std=c99", "-Wall", str(source), "-o", str(tmp_path / "t")])
+    assert built.ok, built.errors()
+    ran = toolchain.run([str(tmp_path / "t")])
+    assert ran.ok, ran.errors()
+    assert ran.text().splitlines() == [
+        "a copy back from host code: 1 region(s), at depth 0",
+        "nothing to copy: 1",
+        "nested: 3, deepest 2",  # the offloaded function's region and the copy's within it
+        "unpinned at the scope's end: 1 region(s), depth 0",
+    ]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", CASES)
 def test_golden_cases_print_what_gcc_prints(case: str, tmp_path) -> None:

@@ -246,19 +246,40 @@ static void cudaify_copying(const char *host, size_t bytes)
     cudaify_push(&cudaify_copied, seen);
 }
 
+/* cudaify's own timing builds link a timing runtime: there the copies back and the
+   unpinning that host statements ask for count as the program's GPU work, as the calls of
+   its offloaded functions do (inside one they are counted already). Elsewhere these weak
+   symbols are null and nothing is called. */
+#ifdef __cplusplus
+extern "C" void cudaify_timing_enter(void) __attribute__((weak));
+extern "C" void cudaify_timing_leave(void) __attribute__((weak));
+#else
+void cudaify_timing_enter(void) __attribute__((weak));
+void cudaify_timing_leave(void) __attribute__((weak));
+#endif
+
 static void cudaify_unpin_all(void)
 {
+    if (cudaify_pinned.count > 0 && cudaify_timing_enter)
+        cudaify_timing_enter();
+    int pinned = cudaify_pinned.count;
     for (int i = 0; i < cudaify_pinned.count; i++)
         CUDAIFY_CHECK(cudaHostUnregister((void *)cudaify_pinned.items[i].host));
     cudaify_pinned.count = 0;
     cudaify_copied.count = 0;
+    if (pinned > 0 && cudaify_timing_leave)
+        cudaify_timing_leave();
 }
 
 /* Device bytes back to host bytes [host, host + bytes). */
 static void cudaify_copy_back(const char *host, const char *device, size_t bytes)
 {
+    if (cudaify_timing_enter)
+        cudaify_timing_enter();
     cudaify_copying(host, bytes);
     CUDAIFY_CHECK(cudaMemcpy((void *)host, device, bytes, cudaMemcpyDeviceToHost));
+    if (cudaify_timing_leave)
+        cudaify_timing_leave();
 }
 
 static char *cudaify_device_alloc(size_t bytes, size_t *capacity)
