@@ -16,6 +16,11 @@ shared_tiling.product_plan, reused, not copied), and, on top of it, a product-su
   touched by a top-level prologue or epilogue statement (so that its address is one the
   source touches).
 
+- or such a kernel whose body is one guard `if (G) { ... }` (no else; declarations
+  without a value may come before it, as schedule hoists them), G made of the mapped
+  variables, names the kernel never changes, integers, + - * and comparisons: a triangle
+  (`i >= j`), a band.
+
 Rule: blocks of 16 x 16 threads own a BM x BN tile of outputs (128 x 128 for float,
 64 x 64 for double) and walk k BK at a time (8, 16). Each thread owns a TM x TN micro-tile
 (8 x 8, 4 x 4) in registers: rows `(r / V) * (BM / (TM / V)) + threadIdx.y * V + r % V`
@@ -40,7 +45,12 @@ in the loop). Each output's
 statements run in their order on the values the source uses: the sums are bit-identical
 to one thread per output (nvcc's FMA contraction aside, as everywhere: fp_exact).
 Outputs past the edges (any sizes) compute on zeros and store nothing; every thread
-reaches every barrier."""
+reaches every barrier. Under a guard, each tile first marks (in shared flags) the rows and
+columns that hold an output G keeps, loads only their operand slices (the source reads no
+others), and is skipped by the whole block where none does (`__syncthreads_or`, the same
+answer in every thread); G joins the in-bounds test of the prologue and epilogue, so the
+outputs it drops are computed on what was staged and never stored. Guarded float products
+launch the narrow tiles: the host does not know how much of the box G keeps."""
 
 from __future__ import annotations
 
@@ -110,7 +120,7 @@ class GemmPlan:
     accumulators: tuple[Accumulator, ...]
     vectorized: dict[str, bool]  # operand tile -> whether its groups load as one vector
     names: dict[str, str]
-    guard: Node | None = None  # `i >= j` of a body `if (i >= j) { ... }`: the outputs computed
+    guard: Node | None = None  # G of a body `if (G) { ... }`: the outputs stored
 
 
 class GemmTiling(Method):
@@ -203,6 +213,9 @@ def _describe(plan: GemmPlan) -> str:
         f"{o.text} ({o.role}{', vector' if plan.vectorized[o.tile] else ''})" for o in tile.operands
     )
     held = "".join(f"; {a.text} held in registers" for a in plan.accumulators)
+    if plan.guard is not None:
+        kept = " ".join(cs.text(plan.guard, tile.kernel.source).split())
+        held += f"; only the outputs where {kept}, tiles with none skipped"
     return (
         f"{tile.kernel.name}: {shape.block_m}x{shape.block_n} {plan.elem_type} tiles, "
         f"{shape.micro_m}x{shape.micro_n} outputs per thread, {shape.step_k} iterations of "

@@ -292,6 +292,10 @@ def test_a_guarded_kernel_loads_only_live_rows_and_skips_dead_tiles() -> None:
     variant = applied(case("sband_guarded"), "offload", "gemm_tiling")
     code = variant.code
     assert "&& (j <= i + 3 && i - j < 70);" in code  # the guard decides what is stored
+    detail = variant.steps[-1].detail
+    assert detail.endswith(
+        "only the outputs where (j <= i + 3 && i - j < 70), tiles with none skipped"
+    )
     assert code.count("const int live_tile = __syncthreads_or(any_live);") == 2  # both shapes
     assert "if (live_tile) {" in code
     # every operand load asks its row's (column's) flag, vector or scalar
