@@ -1845,6 +1845,7 @@ class _Access:
     loops: tuple[_Loop, ...]  # the loops around it
     element_bytes: float | None  # None: a type of unknown size
     extent: float | None  # the elements of the array it indexes, where the text gives them
+    at: int = -1  # where it stands in the text (its first byte)
 
 
 class _Counted:
@@ -1901,10 +1902,13 @@ class _Counted:
     def work(self) -> Work | None:
         """None where the bytes cannot be counted (see `Work`). The FLOPs are scaled by
         the share of the outputs the kernel stores (`_StoreShare`): a triangle's
-        kernel runs its box of threads, and what it must compute is the triangle."""
+        kernel runs its box of threads, and what it must compute is the triangle; so
+        are the bytes of an array it writes whose every access sits where the outputs
+        are kept (the triangle of C; the rows of A its products read stay whole)."""
         if (not self.grid and not self.guarded) or self.uncounted:
             return None
-        share, enumerated = _StoreShare(self).share()
+        stored = _StoreShare(self)
+        share, enumerated = stored.share()
         if share < 1.0:
             self.flops *= share
             self.exact = self.exact and enumerated
@@ -1912,10 +1916,13 @@ class _Counted:
         by_array: dict[tuple[str, str], list[_Access]] = {}
         for access, direction in self.accesses:
             by_array.setdefault((access.array, direction), []).append(access)
-        for found in by_array.values():
+        written = {array for array, direction in by_array if direction == "write"}
+        for (array, _), found in by_array.items():
             moved = self._bytes(found)
             if moved is None:
                 return None
+            if share < 1.0 and array in written and all(stored.kept(a.at) for a in found):
+                moved *= share  # an output array touched only where the outputs are kept
             total += moved
         precision = "fp64" if self.fp64 else "fp32" if self.fp32 else None
         return Work(total, self.flops, precision, self.exact, self.flops_known)
@@ -2462,6 +2469,7 @@ class _Counted:
             loops,
             float(size) if size else None,
             float(extent) if extent is not None else None,
+            node.start_byte,
         )
         self.accesses.append((access, direction))
 
@@ -2660,6 +2668,8 @@ class _StoreShare:
         self.tree = counted.tree
         self.expansion = _Expansion(counted.tree, counted.data)
         self.ranges: dict[str, int] = {}  # lattice variable -> its values' count
+        # per condition around every store, the byte ranges of the branches it guards
+        self.branches: dict[str, list[tuple[int, int]]] = {}
         self.values: dict[tuple[int, int], Node | int | None] = {}  # per identifier use
 
     def share(self) -> tuple[float, bool]:
@@ -2671,6 +2681,7 @@ class _StoreShare:
             return 1.0, True
         registers = _register_arrays(body, self.data)
         common: dict[str, Node] | None = None
+        spans: list[tuple[str, tuple[int, int]]] = []
         for node in cs.walk(body):
             if node.type not in ("assignment_expression", "update_expression"):
                 continue
@@ -2682,10 +2693,15 @@ class _StoreShare:
             name = _array_name(target, self.data)
             if name is None or name in counted.shared or name in registers:
                 continue
-            found = dict(self._guards(node, body))
+            guards = self._guards(node, body)
+            found = {key: condition for key, condition, _ in guards}
             common = found if common is None else {k: common[k] for k in common if k in found}
+            spans.extend((key, span) for key, _, span in guards)
         if not common:
             return 1.0, True
+        for key, span in spans:
+            if key in common:
+                self.branches.setdefault(key, []).append(span)
         conditions = list(common.values())
         for condition in conditions:
             self._bounds(condition)
@@ -2720,8 +2736,15 @@ class _StoreShare:
             kept += holds
         return (kept / total if total else 1.0), enumerated
 
-    def _guards(self, store: Node, body: Node) -> list[tuple[str, Node]]:
-        """The conditions of the one-branch ifs whose branch holds `store`."""
+    def kept(self, at: int) -> bool:
+        """Whether the byte `at` lies in a branch of each condition around every store."""
+        return bool(self.branches) and all(
+            any(low <= at < high for low, high in spans) for spans in self.branches.values()
+        )
+
+    def _guards(self, store: Node, body: Node) -> list[tuple[str, Node, tuple[int, int]]]:
+        """The conditions of the one-branch ifs whose branch holds `store`, with the
+        branch's byte range."""
         found = []
         current = store
         while current.parent is not None and current != body:
@@ -2735,7 +2758,8 @@ class _StoreShare:
                 if condition is not None:
                     condition = _unwrapped(_clause(condition))
                     # by text: the same test on two paths (a tiled kernel's two shapes)
-                    found.append((kn.compact(cs.text(condition, self.data)), condition))
+                    key = kn.compact(cs.text(condition, self.data))
+                    found.append((key, condition, (current.start_byte, current.end_byte)))
             current = parent
         return found
 

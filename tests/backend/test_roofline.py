@@ -172,8 +172,9 @@ def test_a_triangular_loop_counts_the_nests_iterations() -> None:
 def test_a_guard_that_keeps_a_triangle_of_the_grid_counts_the_triangles_work() -> None:
     """schedule maps `for (j = 0; j <= i; j++)` to the whole square under `if ((i >= j))`:
     the threads above the diagonal store nothing, and what the kernel must compute is
-    the triangle (n (n + 1) / 2 of n^2 outputs, estimated on a lattice of the square).
-    Before, the square's FLOPs were counted: 200% of what it does."""
+    the triangle (n (n + 1) / 2 of n^2 outputs, estimated on a lattice of the square),
+    and what it must move of the output array too. Before, the square's FLOPs and bytes
+    were counted: 200% of what it does."""
     square = kernel_work(GEMM)["gemm_kernel"]
     lower = GEMM.replace(
         "            double sum = 0.0;", "            if (i >= j) {\n            double sum = 0.0;"
@@ -182,6 +183,17 @@ def test_a_guard_that_keeps_a_triangle_of_the_grid_counts_the_triangles_work() -
     work = kernel_work(lower)["gemm_kernel"]
     assert not work.exact
     assert work.flops / square.flops == pytest.approx(513 / 1024, abs=0.01)
+    # the bytes: a and b whole (their rows and columns are all read), c's triangle
+    n = 512
+    assert square.bytes == 3 * n * n * 8
+    assert work.bytes == pytest.approx((2 * n * n + n * n * 513 / 1024) * 8, rel=0.01)
+    # c read before the guard, at every position: its reads stay whole, its writes do not
+    keep = lower.replace(
+        "if (i >= j) {", "double keep = c[i * n + j];\n            if (i >= j) {"
+    ).replace("c[i * n + j] = sum; }", "c[i * n + j] = sum + keep; }")
+    assert kernel_work(keep)["gemm_kernel"].bytes == pytest.approx(
+        (3 * n * n + n * n * 513 / 1024) * 8, rel=0.01
+    )
     # a band of width 8 on either side: 17 diagonals
     band = lower.replace("if (i >= j) {", "if (i - j <= 8 && j - i <= 8) {")
     band_share = (17 * 512 - 8 * 9) / 512**2
