@@ -385,15 +385,21 @@ int main(void)
 """
 
 
-def test_the_present_table_keeps_reuses_and_flushes(tmp_path) -> None:
-    source = tmp_path / "table.c"
-    source.write_text(HOST_CUDA + RUNTIME.split("*/", 1)[1] + TABLE_PROGRAM)
+def runtime_run(program: str, tmp_path: Path) -> list[str]:
+    """The lines `program` prints, built with gcc against the residency runtime on a
+    host-side stand-in for CUDA (HOST_CUDA)."""
+    source = tmp_path / "runtime.c"
+    source.write_text(HOST_CUDA + RUNTIME.split("*/", 1)[1] + program)
     gcc = toolchain.find_tool("gcc")
     built = toolchain.run([gcc, "-std=c99", "-Wall", str(source), "-o", str(tmp_path / "t")])
     assert built.ok, built.errors()
     ran = toolchain.run([str(tmp_path / "t")])
     assert ran.ok, ran.errors()
-    assert ran.text().splitlines() == [
+    return ran.text().splitlines()
+
+
+def test_the_present_table_keeps_reuses_and_flushes(tmp_path) -> None:
+    assert runtime_run(TABLE_PROGRAM, tmp_path) == [
         # no copy back inside the scope, no copy in after the first step
         "host b[5] is 5",
         "host b[5] is 5",
@@ -457,14 +463,7 @@ def test_copies_back_and_unpinning_from_host_code_count_in_a_timing_builds_regio
     and the region counts it (prefix_sum's copies back each round read 1.29x as a whole
     program, estimated from the region, and ran at 0.72x). Nothing to copy: no region.
     The user's build has no timing runtime: the weak symbols are null (the test above)."""
-    source = tmp_path / "timed.c"
-    source.write_text(HOST_CUDA + RUNTIME.split("*/", 1)[1] + TIMED_PROGRAM)
-    gcc = toolchain.find_tool("gcc")
-    built = toolchain.run([gcc, "-std=c99", "-Wall", str(source), "-o", str(tmp_path / "t")])
-    assert built.ok, built.errors()
-    ran = toolchain.run([str(tmp_path / "t")])
-    assert ran.ok, ran.errors()
-    assert ran.text().splitlines() == [
+    assert runtime_run(TIMED_PROGRAM, tmp_path) == [
         "a copy back from host code: 1 region(s), at depth 0",
         "nothing to copy: 1",
         "nested: 3, deepest 2",  # the offloaded function's region and the copy's within it
