@@ -2679,21 +2679,14 @@ class _StoreShare:
         body = counted.body
         if body is None:
             return 1.0, True
-        registers = _register_arrays(body, self.data)
         common: dict[str, Node] | None = None
         spans: list[tuple[str, tuple[int, int]]] = []
-        for node in cs.walk(body):
-            if node.type not in ("assignment_expression", "update_expression"):
+        # the stores to device memory the walk recorded (assignments, updates, atomics)
+        for access, direction in counted.accesses:
+            if direction != "write":
                 continue
-            target = node.child_by_field_name(
-                "left" if node.type == "assignment_expression" else "argument"
-            )
-            if target is None or target.type != "subscript_expression":
-                continue
-            name = _array_name(target, self.data)
-            if name is None or name in counted.shared or name in registers:
-                continue
-            guards = self._guards(node, body)
+            store = self.tree.root_node.descendant_for_byte_range(access.at, access.at)
+            guards = self._guards(store, body) if store is not None else []
             found = {key: condition for key, condition, _ in guards}
             common = found if common is None else {k: common[k] for k in common if k in found}
             spans.extend((key, span) for key, _, span in guards)
