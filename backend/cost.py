@@ -2260,14 +2260,19 @@ class _Counted:
         return _evaluate(node, self.data, lambda name: self._name_value(name, depth))
 
     def _name_value(self, identifier: Node, depth: int) -> int | None:
+        found = self._definition(identifier)
+        return self._value(found, depth + 1) if isinstance(found, Node) else found
+
+    def _definition(self, identifier: Node) -> int | Node | None:
+        """What a name in the kernel stands for: a launch value or file constant (None
+        where unknown), or a local's initializer (None where the kernel assigns it)."""
         name = cs.text(identifier, self.data)
         declared = cs.visible(self.tree, self.data, name, identifier.start_byte)
         if declared is None or declared.scope in ("global", "param"):
             return self.constants.get(name)
         if name in self.written:
             return None
-        value = _Expansion(self.tree, self.data).initializer(name, identifier)
-        return self._value(value, depth + 1) if value is not None else None
+        return _Expansion(self.tree, self.data).initializer(name, identifier)
 
     def _if(self, node: Node, loops: tuple[_Loop, ...], weight: float) -> None:
         """A guard (one branch) is counted as taken; of two branches the one that does
@@ -2799,13 +2804,7 @@ class _StoreShare:
             return env[name]
         key = (identifier.start_byte, identifier.end_byte)
         if key not in self.values:
-            declared = cs.visible(self.tree, self.data, name, identifier.start_byte)
-            if declared is None or declared.scope in ("global", "param"):
-                self.values[key] = self.counted.constants.get(name)
-            elif name in self.counted.written:
-                self.values[key] = None
-            else:
-                self.values[key] = self.expansion.initializer(name, identifier)
+            self.values[key] = self.counted._definition(identifier)
         found = self.values[key]
         if found is None or isinstance(found, int):
             return found
