@@ -532,7 +532,7 @@ def divergent_barriers(code: str) -> list[tuple[int, str]]:
                 continue
             why = _divergence(node, definition, tree, source, written)
             if why:
-                found.append((cs.line_of(node), why.replace("__syncthreads", name, 1)))
+                found.append((cs.line_of(node), f"{name}() {why}"))
     return found
 
 
@@ -545,15 +545,15 @@ def _divergence(
             current = current.parent  # every thread of the block takes the same branch
             continue
         if current.type in _DIVERGENT:
-            return f"__syncthreads() inside a {current.type.replace('_', ' ')}"
+            return f"inside a {current.type.replace('_', ' ')}"
         if current.type == "binary_expression" and cs.text(
             current.child_by_field_name("operator"), source
         ) in ("&&", "||"):
-            return "__syncthreads() inside a short-circuit expression"
+            return "inside a short-circuit expression"
         if current.type == "for_statement" and not _uniform_header(
             current, tree, source, written, set()
         ):
-            return "__syncthreads() inside a loop whose trip count differs between threads"
+            return "inside a loop whose trip count differs between threads"
         current = current.parent
     return ""
 
