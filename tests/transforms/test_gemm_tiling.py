@@ -315,17 +315,6 @@ def test_a_guarded_kernel_loads_only_live_rows_and_skips_dead_tiles() -> None:
     assert any("__syncthreads() inside a if statement" in p for p in problems), problems
 
 
-def small(path: Path) -> Program:
-    """The program analysed with -DBENCH_SMALL (schedule writes the arrays' sizes)."""
-    from cudaify.frontend.analyze import analyze
-    from cudaify.frontend.cxx_compat import to_cxx
-    from cudaify.frontend.parse import parse
-
-    flags = ("-DBENCH_SMALL",)
-    compat = to_cxx(parse(str(path), flags)).text.encode("utf-8", "surrogateescape")
-    return analyze(str(path), flags, source=compat)
-
-
 @pytest.mark.parametrize("processors", [132, 1])
 @pytest.mark.parametrize("name", ["pb_syrk", "pb_syr2k"])
 def test_triangular_products_after_schedule_emulated_print_what_gcc_prints(
@@ -337,8 +326,9 @@ def test_triangular_products_after_schedule_emulated_print_what_gcc_prints(
     from cudaify.backend.compare import compare
 
     source = BENCHMARKS / "polybench" / f"{name}.c"
-    variant = applied(small(source), "schedule", "gemm_tiling")
-    assert "if ((i >= j))" in applied(small(source), "schedule").code
+    program = analysed(source, ("-DBENCH_SMALL",))  # schedule writes the arrays' sizes
+    variant = applied(program, "schedule", "gemm_tiling")
+    assert "if ((i >= j))" in applied(program, "schedule").code
     gcc = toolchain.find_tool("gcc")
     built = toolchain.run(
         [gcc, "-O2", "-DBENCH_SMALL", str(source), "-o", str(tmp_path / "ref"), "-lm"]
