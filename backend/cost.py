@@ -2285,6 +2285,10 @@ class _Counted:
             for branch in (node.child_by_field_name(n) for n in ("consequence", "alternative"))
             if branch is not None
         ]
+        if condition is not None and _UNLIKELY.search(cs.text(condition, self.data)):
+            branches = branches[1:]  # the code says it is rarely taken, as the price reads it
+            if not branches:
+                return
         if len(branches) == 1:
             self._walk(branches[0], loops, weight)
             return

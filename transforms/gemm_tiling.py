@@ -42,15 +42,31 @@ prologue's scalars become `T x[TM][TN]` register arrays; an output element the k
 accumulates into is loaded into a register array after the prologue and stored back
 before the epilogue (only when the k loop runs at least once: then the source touches it
 in the loop). Each output's
-statements run in their order on the values the source uses: the sums are bit-identical
-to one thread per output (nvcc's FMA contraction aside, as everywhere: fp_exact).
+statements run in their order on the values the source uses: without a split (below) the
+sums are bit-identical to one thread per output (nvcc's FMA contraction aside, as everywhere: fp_exact).
 Outputs past the edges (any sizes) compute on zeros and store nothing; every thread
 reaches every barrier. Under a guard, each tile first marks (in shared flags) the rows and
 columns that hold an output G keeps, loads only their operand slices (the source reads no
 others), and is skipped by the whole block where none does (`__syncthreads_or`, the same
 answer in every thread); G joins the in-bounds test of the prologue and epilogue, so the
 outputs it drops are computed on what was staged and never stored. Guarded float products
-launch the narrow tiles: the host does not know how much of the box G keeps."""
+launch the narrow tiles: the host does not know how much of the box G keeps.
+
+Split k: where every output is a float or double scalar of the prologue (no element
+accumulated in memory, no guard) and the prologue only declares scalars with initializers
+free of effects, the launch asks a host function written beside the kernel (`K_splits`)
+how many blocks share each tile's k: where the tiles are fewer than SPLIT_LOAD per
+multiprocessor (`atb`: 48 tiles on 132), enough to fill them, each share at least
+SPLIT_LEAST iterations, else 1 (a large product runs as before). Block z of a tile runs
+the stages z, z + gridDim.z, ... (every block walks the stage loop, so the loop reads as
+the whole k), its scalars starting from zero; it stores its partial sums, and the last of
+the tile's blocks to arrive (an atomic count per tile, reset by that block) runs the
+prologue again and adds the partials in block order, then runs the epilogue. The result
+does not depend on which block arrives last, but the sums are grouped by share, not in
+the source's order: like `reduction`, the output is then checked against the CPU's with
+the tolerance. The host function keeps the partials' buffer and the counts (zeroed once)
+across calls. The cost model counts such a kernel's work as one block per tile does it
+(the split's branches are marked unlikely: most launches do not split)."""
 
 from __future__ import annotations
 
@@ -96,6 +112,13 @@ SHAPES = {
 # launch takes these, four times as many blocks; the kernel runs the path its grid was
 # sized for (any grid computes every output on either path).
 NARROW = {"float": Shape(64, 64, 16, 4, 4, "float4", 4)}
+# Split k (see _merge) where the output tiles are fewer than SPLIT_LOAD a multiprocessor:
+# that many blocks a multiprocessor, each at least SPLIT_LEAST iterations of k, at most
+# SPLIT_MOST blocks a tile and SPLIT_BYTES of partial sums.
+SPLIT_LOAD = 2
+SPLIT_LEAST = 128
+SPLIT_MOST = 32
+SPLIT_BYTES = 1 << 30
 _LANES = "xyzw"
 _ACCUMULATE = frozenset({"+=", "-="})
 _ARITHMETIC_OPS = frozenset({"+", "-", "*", "/"})
@@ -121,6 +144,9 @@ class GemmPlan:
     vectorized: dict[str, bool]  # operand tile -> whether its groups load as one vector
     names: dict[str, str]
     guard: Node | None = None  # G of a body `if (G) { ... }`: the outputs stored
+    # the prologue scalars the k body sums into, where k may be split over blocks (see
+    # _split_sums); empty where it may not
+    split: tuple[str, ...] = ()
 
 
 class GemmTiling(Method):
@@ -347,6 +373,14 @@ def _plan(tile: st.TilePlan, taken: set[str], guard: Node | None = None) -> Gemm
             ("live:cols", "live_cols"),
             ("any", "any_live"),
             ("live_tile", "live_tile"),
+            ("arrived", "arrived"),
+            ("last", "last_split"),
+            ("split", "split"),
+            ("region", "region"),
+            ("tile_index", "tile_index"),
+            ("partials", f"{kernel.name}_partials"),
+            ("arrivals", f"{kernel.name}_arrivals"),
+            ("splits", f"{kernel.name}_splits"),
         )
     }
     for operand in tile.operands:
@@ -354,7 +388,51 @@ def _plan(tile: st.TilePlan, taken: set[str], guard: Node | None = None) -> Gemm
         names[f"staged:{operand.tile}"] = kn.fresh(f"staged_{operand.tile[5:]}", taken)
     for _, name in locals_.values():
         names[f"local:{name}"] = kn.fresh(f"{name}_tile", taken)
-    return GemmPlan(tile, SHAPES[elem], elem, locals_, accumulators, vectorized, names, guard)
+    split = _split_sums(tile, locals_, accumulators, guard)
+    return GemmPlan(
+        tile, SHAPES[elem], elem, locals_, accumulators, vectorized, names, guard, split
+    )
+
+
+# a launch that splits k: marked unlikely, since most launches do not (a product with enough
+# tiles); the cost model then counts a kernel's work as one block per tile does it
+_SPLIT = "__builtin_expect(gridDim.z > 1, 0)"
+_SIDE_EFFECTS = frozenset(
+    {"call_expression", "assignment_expression", "update_expression", "comma_expression"}
+)
+
+
+def _split_sums(
+    tile: st.TilePlan,
+    locals_: dict[int, tuple[str, str]],
+    accumulators: tuple[Accumulator, ...],
+    guard: Node | None,
+) -> tuple[str, ...]:
+    """The prologue scalars the k body sums into, when k may be split over several blocks
+    of one output tile: every output is a float or double scalar of the prologue (no
+    element accumulated in memory), and the prologue only declares scalars with initializers
+    free of effects, so that every block may run it and the block that adds the partial
+    sums runs it again. Empty otherwise (and under a guard)."""
+    if guard is not None or accumulators:
+        return ()
+    source = tile.kernel.source
+    for statement in tile.prologue:
+        if statement.start_byte not in locals_:
+            return ()  # an expression statement runs once per output
+        value = kn.initializer(statement)
+        if value is not None and any(n.type in _SIDE_EFFECTS for n in cs.walk(value)):
+            return ()
+    types = {name: type_ for type_, name in locals_.values()}
+    sums: list[str] = []
+    for statement in _k_statements(tile):
+        left = statement.named_children[0].child_by_field_name("left")
+        assert left is not None  # _require_product_sums read it
+        target = kn.compact(cs.text(left, source))
+        if types.get(target) not in SHAPES:
+            return ()
+        if target not in sums:
+            sums.append(target)
+    return tuple(sums)
 
 
 def _prologue_locals(tile: st.TilePlan) -> dict[int, tuple[str, str]]:
@@ -637,6 +715,16 @@ def _emit(code: str, plans: list[GemmPlan]) -> str:
         text = _kernel_body(plan)
         if plan.elem_type in NARROW and plan.guard is None:
             text += "\n\n" + _chooser(plan)
+        if plan.split:
+            text += "\n\n" + _splits_function(plan)
+            at = kernel.definition.start_byte
+            symbols = (
+                f"/* cudaify gemm_tiling: the partial sums of '{kernel.name}' where blocks "
+                "share a tile's k, and how many of a tile's blocks have arrived */\n"
+                f"static __device__ unsigned char *{plan.names['partials']};\n"
+                f"static __device__ unsigned int *{plan.names['arrivals']};\n\n"
+            )
+            edits.append(Edit(at, at, symbols, f"gemm split {kernel.name}"))
         edits.append(
             Edit(kernel.body.start_byte, kernel.body.end_byte, text, f"gemm {kernel.name}")
         )
@@ -662,8 +750,82 @@ def _launch_edits(launch: kn.Launch, plan: GemmPlan, source: bytes) -> list[Edit
         f"cudaify_blocks({cs.text(rows, source)}, {down}, 65535u)"
     )
     block = f"{THREADS[0]}, {THREADS[1]}"
-    return kn.resize_launch(
+    edits = kn.resize_launch(
         launch, kernel.tree, source, (grid, block), (rows, cols), "gemm-tiled blocks"
+    )
+    host_trips = _host_trips(launch, plan, source) if plan.split else None
+    if host_trips is None:
+        return edits
+    trips = host_trips
+    splits = (
+        f"{plan.names['splits']}({cs.text(rows, source)}, {cs.text(cols, source)}, {trips}, "
+        f"{across})"
+    )
+    configuration = launch.configuration
+    if any(e.start <= configuration.start_byte < e.end for e in edits):  # the <<<...>>> rewritten
+        return kn.resize_launch(
+            launch,
+            kernel.tree,
+            source,
+            (f"{grid}, {splits}", block),
+            (rows, cols),
+            "gemm-tiled blocks",
+        )
+    # the grid's declaration was resized: the launch asks for the split where it runs
+    part = next(c for c in configuration.named_children if c.type != "comment")
+    name = cs.text(part, source)
+    text = f"dim3({name}.x, {name}.y, {splits})"
+    return [*edits, Edit(part.start_byte, part.end_byte, text, "gemm split k")]
+
+
+def _host_trips(launch: kn.Launch, plan: GemmPlan, source: bytes) -> str | None:
+    """The k loop's trip count as the launching code can compute it: its bounds with the
+    kernel's parameters replaced by the launch's arguments (other names: macros and
+    file-scope constants, seen alike from both). None where a bound reads anything else."""
+    kernel, k = plan.tile.kernel, plan.tile.kloop
+
+    def host(text: str) -> str | None:
+        out, at = [], 0
+        for match in re.finditer(r"\b[A-Za-z_]\w*\b", text):
+            name = match.group(0)
+            out.append(text[at : match.start()])
+            at = match.end()
+            if name in kernel.params:
+                try:
+                    argument = kn.launch_argument(launch, kernel, name, source)
+                except kn.Refuse:
+                    return None
+                out.append(f"({cs.text(argument, source)})")
+                continue
+            declared = cs.visible(kernel.tree, source, name, launch.call.start_byte)
+            if name in _TYPE_WORDS or declared is None and not _declared_in(kernel, name):
+                out.append(name)  # a type, or a macro
+            elif (
+                declared is not None
+                and declared.scope == "global"
+                and ("const" in declared.base.split())
+            ):
+                out.append(name)
+            else:
+                return None
+        return "".join(out) + text[at:]
+
+    bound, first = host(k.bound), host(k.first)
+    if bound is None or first is None:
+        return None
+    extra = " + 1" if k.inclusive else ""
+    span = f"((long long)({bound}) - (long long)({first}){extra})"
+    return f"({span} + {k.step - 1}) / {k.step}" if k.step != 1 else span
+
+
+_TYPE_WORDS = frozenset("long int short char unsigned signed float double size_t".split())
+
+
+def _declared_in(kernel: kn.Kernel, name: str) -> bool:
+    """Whether the kernel declares `name` itself (a local of the kernel, not a macro)."""
+    return any(
+        cs.text(n, kernel.source) == name and n.parent is not None and "declarator" in n.parent.type
+        for n in cs.walk(kernel.definition)
     )
 
 
@@ -725,16 +887,7 @@ def _chooser(plan: GemmPlan) -> str:
             f"multiprocessors, else {narrow} x {narrow} */",
             f"static int {plan.names['chooser']}(long long rows, long long cols)",
             "{",
-            "    static int processors = 0;",
-            "    if (processors == 0) {",
-            "        int device = 0;",
-            "        if (cudaGetDevice(&device) != cudaSuccess || "
-            "cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) "
-            "!= cudaSuccess || processors < 1) {",
-            "            (void)cudaGetLastError();",
-            "            processors = 1;",
-            "        }",
-            "    }",
+            *_processors(),
             f"    return ((rows + {wide - 1}) / {wide}) * ((cols + {wide - 1}) / {wide}) < "
             f"processors ? {narrow} : {wide};",
             "}",
@@ -790,7 +943,15 @@ def _tiles(plan: GemmPlan, indent: str) -> list[str]:
         lines.append(f"{indent}if ({names['live_tile']}) {{")
         work = indent + one
     lines += _per_output(plan, work, _prologue(plan))
+    if plan.split:
+        lines.append(f"{work}if ({_SPLIT}) {{  /* from here on, this block's share of the sums */")
+        lines += _per_output(
+            plan, work + one, [f"@{_slot(plan, name)} = {{}};" for name in plan.split]
+        )
+        lines.append(f"{work}}}")
     lines += _k_stages(plan, work)
+    if plan.split:
+        lines += _merge(plan, work)
     lines += _per_output(plan, work, _epilogue(plan))
     if plan.guard is not None:
         lines.append(f"{indent}}}")
@@ -831,6 +992,163 @@ def _live_flags(plan: GemmPlan, indent: str) -> list[str]:
     )
     lines.append(f"{indent}const int {names['live_tile']} = __syncthreads_or({any_});")
     return lines
+
+
+def _slot(plan: GemmPlan, name: str) -> str:
+    """A prologue scalar's register slot for the output being run."""
+    names = plan.names
+    return f"{names['local:' + name]}[{names['r']}][{names['c']}]"
+
+
+def _merge(plan: GemmPlan, indent: str) -> list[str]:
+    """Where k is split over gridDim.z blocks of one tile: each block stores its partial
+    sums (8 bytes a slot, one region per summed scalar), and the last of the tile's blocks
+    to arrive runs the prologue again and adds every partial to its scalars in the order of
+    the blocks, so the result is the same whichever block arrives last; it also resets the
+    tile's arrival count for the next launch. The others go on to their next tile."""
+    names, shape, kernel = plan.names, plan.shape, plan.tile.kernel
+    assert kernel.rows is not None
+    rows, cols = kernel.rows, kernel.cols
+    one = "    "
+    inner = indent + one
+    region, split = names["region"], names["split"]
+    partials, arrivals = names["partials"], names["arrivals"]
+
+    def partial(position: int, block: str) -> str:
+        type_ = next(t for t, n in plan.locals.values() if n == plan.split[position])
+        base = f"{partials} + {position} * {region}" if position else partials
+        row = f"(long long){block} * ({rows.trips}) + {rows.counter}"
+        index = f"({row}) * ({cols.trips}) + {cols.counter}"
+        return f"(({type_} *)({base}))[{index}]"
+
+    store = [f"@if ({names['active']}) {{"]
+    store += [
+        f"@{one}{partial(p, 'blockIdx.z')} = {_slot(plan, n)};" for p, n in enumerate(plan.split)
+    ]
+    store.append("@}")
+    add = [
+        f"@if ({names['active']}) {{",
+        f"@{one}for (unsigned int {split} = 0; {split} < gridDim.z; {split}++) {{",
+    ]
+    add += [
+        f"@{one * 2}{_slot(plan, n)} += __ldcg(&{partial(p, split)});"
+        for p, n in enumerate(plan.split)
+    ]
+    add += [f"@{one}}}", "@}"]
+    across = f"(({cols.trips}) + {shape.block_n - 1}) / {shape.block_n}"
+    index = (
+        f"({names['tile_i']} / {shape.block_m}) * ({across}) + {names['tile_j']} / {shape.block_n}"
+    )
+    return [
+        f"{indent}if ({_SPLIT}) {{",
+        f"{inner}/* k split over gridDim.z blocks: store this block's partial sums; the last "
+        "block of the tile adds them in block order */",
+        *[
+            f"{inner}const long long {region} = (long long)gridDim.z * ({rows.trips}) * "
+            f"({cols.trips}) * 8;"
+            for _ in plan.split[1:2]
+        ],
+        *_per_output(plan, inner, store),
+        f"{inner}__threadfence();",
+        f"{inner}__syncthreads();",
+        f"{inner}int {names['arrived']} = 0;",
+        f"{inner}if ({names['tid']} == 0) {{",
+        f"{inner}{one}const long long {names['tile_index']} = {index};",
+        f"{inner}{one}{names['arrived']} = atomicAdd(&{arrivals}[{names['tile_index']}], 1u) == "
+        "gridDim.z - 1u;",
+        f"{inner}{one}if ({names['arrived']}) {arrivals}[{names['tile_index']}] = 0u;",
+        f"{inner}}}",
+        f"{inner}const int {names['last']} = __syncthreads_or({names['arrived']});",
+        f"{inner}if (!{names['last']}) continue;",
+        f"{inner}__threadfence();",
+        *_per_output(plan, inner, _prologue(plan)),
+        *_per_output(plan, inner, add),
+        f"{indent}}}",
+    ]
+
+
+def _splits_function(plan: GemmPlan) -> str:
+    """The host function that picks how many blocks share each tile's k (1: none) and
+    keeps the partial sums' buffer and the tiles' arrival counts large enough."""
+    names = plan.names
+    partials, arrivals = names["partials"], names["arrivals"]
+    regions = len(plan.split)
+    return "\n".join(
+        [
+            f"/* cudaify gemm_tiling: where the output tiles are fewer than {SPLIT_LOAD} per "
+            "multiprocessor, k is split over blocks of one tile, each a share of at least "
+            f"{SPLIT_LEAST} iterations */",
+            f"static unsigned int {names['splits']}(long long rows, long long cols, long long "
+            "trips, long long tile)",
+            "{",
+            *_processors(),
+            "    static unsigned char *partials = NULL;",
+            "    static size_t partial_bytes = 0;",
+            "    static unsigned int *arrivals = NULL;",
+            "    static long long arrival_count = 0;",
+            "    if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)",
+            "        return 1u;",
+            "    const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);",
+            f"    long long splits = ({SPLIT_LOAD}LL * processors + tiles - 1) / tiles;",
+            f"    if (splits > trips / {SPLIT_LEAST})",
+            f"        splits = trips / {SPLIT_LEAST};",
+            f"    if (splits > {SPLIT_MOST})",
+            f"        splits = {SPLIT_MOST};",
+            "    if (splits < 2)",
+            "        return 1u;",
+            f"    const double bytes = (double)splits * rows * cols * 8.0 * {regions};",
+            f"    if (bytes > {SPLIT_BYTES}.0)",
+            "        return 1u;",
+            "    if ((size_t)bytes > partial_bytes) {",
+            "        unsigned char *grown = NULL;",
+            "        if (cudaMalloc((void **)&grown, (size_t)bytes) != cudaSuccess ||",
+            f"            cudaMemcpyToSymbol({partials}, &grown, sizeof grown) != cudaSuccess) {{",
+            "            (void)cudaGetLastError();",
+            "            if (grown != NULL)",
+            "                cudaFree(grown);",
+            "            return 1u;",
+            "        }",
+            "        if (partials != NULL)",
+            "            cudaFree(partials);",
+            "        partials = grown;",
+            "        partial_bytes = (size_t)bytes;",
+            "    }",
+            "    if (tiles > arrival_count) {",
+            "        unsigned int *grown = NULL;",
+            "        if (cudaMalloc((void **)&grown, sizeof(unsigned int) * tiles) != "
+            "cudaSuccess ||",
+            "            cudaMemset(grown, 0, sizeof(unsigned int) * tiles) != cudaSuccess ||",
+            f"            cudaMemcpyToSymbol({arrivals}, &grown, sizeof grown) != cudaSuccess) {{",
+            "            (void)cudaGetLastError();",
+            "            if (grown != NULL)",
+            "                cudaFree(grown);",
+            "            return 1u;",
+            "        }",
+            "        if (arrivals != NULL)",
+            "            cudaFree(arrivals);",
+            "        arrivals = grown;",
+            "        arrival_count = tiles;",
+            "    }",
+            "    return (unsigned int)splits;",
+            "}",
+        ]
+    )
+
+
+def _processors() -> list[str]:
+    """Host lines that set `processors` to the device's multiprocessor count, once."""
+    return [
+        "    static int processors = 0;",
+        "    if (processors == 0) {",
+        "        int device = 0;",
+        "        if (cudaGetDevice(&device) != cudaSuccess || "
+        "cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) "
+        "!= cudaSuccess || processors < 1) {",
+        "            (void)cudaGetLastError();",
+        "            processors = 1;",
+        "        }",
+        "    }",
+    ]
 
 
 def _trips(span: str, step: int) -> str:
@@ -984,17 +1302,24 @@ def _k_stages(plan: GemmPlan, indent: str) -> list[str]:
         f"{indent}{o.elem_type} {names['staged:' + o.tile]}[{_per_thread(o, plan)}][{shape.width}];"
         for o in plan.tile.operands
     ]
-    lines.append(f"{indent}long long {fetch_k} = 0;")
+    first, ahead = "0", str(shape.step_k)
+    if plan.split:  # the blocks of one tile take its stages in turns (gridDim.z of them)
+        first = f"(long long)blockIdx.z * {shape.step_k}"
+        ahead = f"{shape.step_k}LL * gridDim.z"
+    lines.append(f"{indent}long long {fetch_k} = {first};")
     for fetch, _ in loads.values():
         lines += [indent + line for line in fetch]
     lines.append(
         f"{indent}for (long long {tk} = 0; {tk} < {names['trips']}; {tk} += {shape.step_k}) {{"
     )
+    if plan.split:
+        # every block walks every stage and runs its own: the loop reads as the whole k
+        lines.append(f"{inner}if (({tk} / {shape.step_k}) % gridDim.z != blockIdx.z) continue;")
     for _, store in loads.values():
         lines += [inner + line for line in store]
     lines += [
         f"{inner}__syncthreads();",
-        f"{inner}{fetch_k} = {tk} + {shape.step_k};",
+        f"{inner}{fetch_k} = {tk} + {ahead};",
         f"{inner}if ({fetch_k} < {names['trips']}) {{",
     ]
     for fetch, _ in loads.values():

@@ -561,18 +561,31 @@ def _divergence(
 def _uniform_condition(branch: Node, tree: Tree, source: bytes, written: set[str]) -> bool:
     """An if whose condition has the same value in every thread of a block: it reads only
     blockIdx, blockDim, gridDim, parameters the kernel never writes, macros and const
-    locals computed from those (no call, no memory)."""
+    locals computed from those (no call, no memory; `__builtin_expect(c, v)` is c, a hint)."""
     condition = branch.child_by_field_name("condition")
     if condition is None or any(
         n.type
         in ("call_expression", "subscript_expression", "pointer_expression", "field_expression")
         and not _builtin_field(n, source)
+        and not _expectation(n, source)
         for n in cs.walk(condition)
     ):
         return False
+    hints = {
+        (function.start_byte, function.end_byte)
+        for n in cs.walk(condition)
+        if _expectation(n, source) and (function := n.child_by_field_name("function")) is not None
+    }
     return all(
-        _uniform_name(ident, tree, source, written, set()) for ident in cs.identifiers_in(condition)
+        _uniform_name(ident, tree, source, written, set())
+        for ident in cs.identifiers_in(condition)
+        if (ident.start_byte, ident.end_byte) not in hints
     )
+
+
+def _expectation(node: Node, source: bytes) -> bool:
+    """`__builtin_expect(c, v)`: the value of c, with a hint for the compiler."""
+    return node.type == "call_expression" and cs.call_name(node, source) == "__builtin_expect"
 
 
 def _builtin_field(node: Node, source: bytes) -> bool:

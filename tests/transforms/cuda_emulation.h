@@ -31,6 +31,10 @@ inline std::barrier<> *cudaify_emulated_barrier = nullptr;
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(16) double2 { double x, y; };
 template <class T> inline T __ldg(const T *p) { return *p; }
+template <class T> inline T __ldcg(const T *p) { return *p; }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+/* Blocks run one after another; the threads of one block race, so the add is atomic. */
+template <class T, class U> inline T atomicAdd(T *p, U v) { return __atomic_fetch_add(p, (T)v, __ATOMIC_SEQ_CST); }
 inline void __syncthreads() { cudaify_emulated_barrier->arrive_and_wait(); }
 /* The block's votes: a barrier that also counts the threads whose predicate is true. The
    first wait lets every thread read the vote before (blocks run one at a time). */
@@ -59,21 +63,25 @@ inline int __syncthreads_and(int predicate)
 inline void cudaify_emulate(dim3 grid, dim3 block, const std::function<void()> &kernel)
 {
     unsigned int threads = block.x * block.y * block.z;
-    for (unsigned int bz = 0; bz < grid.z; bz++)
-        for (unsigned int by = 0; by < grid.y; by++)
-            for (unsigned int bx = 0; bx < grid.x; bx++) {
-                std::barrier<> barrier(threads);
-                cudaify_emulated_barrier = &barrier;
-                std::vector<std::thread> pool;
-                for (unsigned int t = 0; t < threads; t++)
-                    pool.emplace_back([&, t] {
-                        threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
-                        blockIdx = {bx, by, bz};
-                        blockDim = block;
-                        gridDim = grid;
-                        kernel();
-                    });
-                for (auto &thread : pool)
-                    thread.join();
-            }
+    /* CUDAIFY_EMULATE_REVERSE: the blocks in the reverse order (the last block first) */
+    const bool reverse = std::getenv("CUDAIFY_EMULATE_REVERSE") != nullptr;
+    const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+    for (unsigned long long n = 0; n < blocks; n++) {
+        const unsigned long long b = reverse ? blocks - 1 - n : n;
+        const unsigned int bx = b % grid.x, by = (b / grid.x) % grid.y;
+        const unsigned int bz = b / ((unsigned long long)grid.x * grid.y);
+        std::barrier<> barrier(threads);
+        cudaify_emulated_barrier = &barrier;
+        std::vector<std::thread> pool;
+        for (unsigned int t = 0; t < threads; t++)
+            pool.emplace_back([&, t] {
+                threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+                blockIdx = {bx, by, bz};
+                blockDim = block;
+                gridDim = grid;
+                kernel();
+            });
+        for (auto &thread : pool)
+            thread.join();
+    }
 }

@@ -54,8 +54,8 @@ def run_emulated(
     reverse: bool = False,
 ) -> toolchain.Completed:
     """Build `code` against the emulator with g++ and run it; the build's result when
-    it does not build. `header=SERIAL_HEADER` runs threads one after another, `reverse`
-    (serial only) in reverse order."""
+    it does not build. `header=SERIAL_HEADER` runs threads one after another; `reverse` runs
+    the blocks (and, serially, the threads) in reverse order."""
     source = directory / "emulated.cpp"
     source.write_text(emulated_source(code))
     binary = directory / "emulated"

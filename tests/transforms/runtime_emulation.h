@@ -34,5 +34,8 @@ enum { cudaHostRegisterDefault = 0 };
 inline cudaError_t cudaHostRegister(void *, size_t, unsigned int) { return 0; }
 inline cudaError_t cudaHostUnregister(void *) { return 0; }
 inline cudaError_t cudaMemset(void *d, int v, size_t n) { std::memset(d, v, n); return 0; }
+/* A __device__ variable is a host variable here: its symbol is the variable itself. */
+template <class T> inline cudaError_t cudaMemcpyToSymbol(T &symbol, const void *src, size_t n, size_t offset = 0, int = 0)
+{ std::memcpy(reinterpret_cast<char *>(&symbol) + offset, src, n); return 0; }
 inline cudaError_t cudaGetLastError() { return 0; }
 inline cudaError_t cudaDeviceSynchronize() { return 0; }

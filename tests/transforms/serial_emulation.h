@@ -24,6 +24,8 @@ inline dim3 blockDim, gridDim;
 #define __restrict__
 #define __launch_bounds__(...)
 template <class T> inline T __ldg(const T *p) { return *p; }
+template <class T> inline T __ldcg(const T *p) { return *p; }
+inline void __threadfence() {}
 inline void __syncthreads() { std::fprintf(stderr, "__syncthreads() in the serial emulator\n"); std::abort(); }
 [[noreturn]] inline void __trap() { std::fprintf(stderr, "__trap() called\n"); std::abort(); }
 

@@ -119,7 +119,7 @@ def test_float_gets_128x128_tiles_of_8x8_outputs_with_float4_loads() -> None:
     stored = stage.index("tile_a[slot_inner][slot_outer] = staged_a[part][0];")
     barrier = stage.index("__syncthreads();")
     fetched = stage.index("if (next_k < trips_k) {")
-    assert stored < barrier < stage.index("next_k = tile_k + 8;") < fetched
+    assert stored < barrier < stage.index("next_k = tile_k + 8LL * gridDim.z;") < fetched
     assert fetched < stage.index("const int count_k") < stage.index("sum_tile[out_r][out_c] +=")
     # the micro-tile: registers, fragments read from shared memory as vectors
     assert "float sum_tile[8][8];" in code
@@ -142,7 +142,9 @@ def test_float_gets_128x128_tiles_of_8x8_outputs_with_float4_loads() -> None:
     ) in code
     assert "alignas(16) __shared__ float tile_a[16][68];" in code
     assert "float sum_tile[4][4];" in code
-    assert code.count("__syncthreads();") == 4
+    # two per stage on each path, and one more on each where k is split over blocks of a tile
+    assert code.count("__syncthreads();") == 6
+    assert code.count("__syncthreads_or(arrived)") == 2
 
 
 def test_double_accumulates_in_registers_and_keeps_alpha_and_beta_per_output() -> None:
@@ -342,6 +344,93 @@ def test_triangular_products_after_schedule_emulated_print_what_gcc_prints(
     assert compare(expected.text() + expected.errors(), actual.text() + actual.errors()) is None
 
 
+def splits_chosen(
+    code: str, kernel: str, calls: list[tuple[int, int, int, int]], processors: int, directory: Path
+) -> list[int]:
+    """What the generated host function `KERNEL_splits` answers for (rows, cols, trips,
+    tile), built against the emulator with `processors` multiprocessors."""
+    start = code.index(f"static unsigned int {kernel}_splits(")
+    function = code[start : code.index("\n}\n", start) + 3]
+    harness = "\n".join(
+        [
+            f"static unsigned char *{kernel}_partials;",
+            f"static unsigned int *{kernel}_arrivals;",
+            function,
+            "int main(void)",
+            "{",
+            *[f'    printf("%u\\n", {kernel}_splits({r}, {c}, {k}, {t}));' for r, c, k, t in calls],
+            "    return 0;",
+            "}",
+        ]
+    )
+    done = run_emulated(harness, directory, flags=(f"-DEMULATED_PROCESSORS={processors}",))
+    assert done.ok, done.errors() + done.text()
+    return [int(line) for line in done.text().split()]
+
+
+def test_few_tiles_and_a_long_k_split_k_over_the_blocks_of_a_tile(tmp_path) -> None:
+    variant = applied(case("split_k"), "offload", "gemm_tiling")
+    code = variant.code
+    # both products qualify: every output a scalar of the prologue, a prologue free of effects
+    for kernel, sums in (("cross_kernel", "sum_tile"), ("residual_kernel", "acc_tile")):
+        start = code.index(f"void {kernel}(")
+        body = code[start : code.index(f"static unsigned int {kernel}_splits(")]
+        body = re.sub(r"_2\b", "", body)  # the second kernel's fresh names
+        # the blocks of a tile take its stages in turns
+        assert "if ((tile_p / 16) % gridDim.z != blockIdx.z) continue;" in body
+        assert "next_p = tile_p + 16LL * gridDim.z;" in body
+        # a block's share starts from zero after the prologue; its partials are stored, the
+        # last block to arrive runs the prologue again and adds them in block order
+        assert f"{sums}[out_r][out_c] = {{}};" in body
+        assert f"{sums}[out_r][out_c] += __ldcg(&" in body
+        assert "const int last_split = __syncthreads_or(arrived);" in body
+        assert "if (!last_split) continue;" in body
+        assert f"atomicAdd(&{kernel}_arrivals[tile_index], 1u) == gridDim.z - 1u;" in body
+        assert f"static __device__ unsigned char *{kernel}_partials;" in code
+    # the launch asks the host for the split, from the k loop's bounds as the host sees them
+    assert (
+        "cross_kernel<<<dim3(grid.x, grid.y, cross_kernel_splits(trips_i, trips_j, "
+        "((long long)((k)) - (long long)(0)), cross_kernel_tile(trips_i, trips_j))), block>>>"
+    ) in code
+    # 40 x 72 outputs: 2 narrow tiles on 132 multiprocessors, one wide tile on 1
+    chosen = splits_chosen(
+        code,
+        "cross_kernel",
+        [(40, 72, 700, 64), (40, 72, 100, 64), (4096, 4096, 4096, 128)],
+        132,
+        tmp_path,
+    )
+    assert chosen == [5, 1, 1]  # 700 // 128 shares of k; too short a k; enough tiles
+    assert splits_chosen(code, "cross_kernel", [(40, 72, 700, 128)], 1, tmp_path) == [2]
+
+
+def test_split_sums_do_not_depend_on_which_block_arrives_last(tmp_path) -> None:
+    """The last block of a tile adds every partial in block order: blocks run in the
+    reverse order print the same bytes."""
+    from cudaify.backend.compare import compare
+
+    code = (GOLDEN / "gemm_tiling" / "split_k.cu").read_text()
+    flags = ("-DEMULATED_PROCESSORS=132",)
+    forward = run_emulated(code, tmp_path, flags=flags)
+    backward = run_emulated(code, tmp_path, flags=flags, reverse=True)
+    assert forward.ok and backward.ok, forward.errors() + backward.errors()
+    assert forward.text() == backward.text()
+    expected = gcc_output(GOLDEN / "gemm_tiling" / "split_k.c", tmp_path)
+    assert compare(expected, backward.text()) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("dgemm_alpha_beta", "an output element accumulated in memory"),
+        ("sband_guarded", "a guard"),
+    ],
+)
+def test_k_is_not_split_where_a_block_could_not_add_partials(name: str, why: str) -> None:
+    code = (GOLDEN / "gemm_tiling" / f"{name}.cu").read_text()
+    assert "gridDim.z" not in code and "_splits(" not in code, why
+
+
 # ---- on a GPU: correctness against gcc, and the achieved rate -----------------------------
 
 LARGE = """\
@@ -378,6 +467,8 @@ int main(void)
 # (program, the mapping method, floating-point operations of the tiled kernel)
 RATES = {
     "matmul": (BENCHMARKS / "linalg" / "matmul.c", "offload", 2 * 900**3),
+    # 48 narrow tiles for 132 multiprocessors: k split over blocks of each tile
+    "atb": (BENCHMARKS / "linalg" / "atb.c", "offload", 2 * 384 * 512 * 1536),
     "pb_gemm": (BENCHMARKS / "polybench" / "pb_gemm.c", "schedule", 2 * 1500 * 1650 * 1800),
     "sgemm_2048": ("float", "offload", 2 * 2048**3),
     "dgemm_2048": ("double", "offload", 2 * 2048**3),

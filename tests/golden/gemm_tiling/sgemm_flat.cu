@@ -153,6 +153,10 @@ static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
 }
 
 /* Loop nest 'i, j' of matmul() (line 7): one thread per iteration. */
+/* cudaify gemm_tiling: the partial sums of 'matmul_kernel' where blocks share a tile's k, and how many of a tile's blocks have arrived */
+static __device__ unsigned char *matmul_kernel_partials;
+static __device__ unsigned int *matmul_kernel_arrivals;
+
 __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long long trips_i, long long trips_j)
 {
     /* cudaify gemm_tiling: blocks of 16 x 16 threads own 128 x 128 outputs, each thread 8 x 8 of them in registers; 8 iterations of 'k' are staged at a time. */
@@ -181,9 +185,18 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                         }
                     }
                 }
+                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            sum_tile[out_r][out_c] = {};
+                        }
+                    }
+                }
                 float staged_a[1][4];
                 float staged_b[1][4];
-                long long next_k = 0;
+                long long next_k = (long long)blockIdx.z * 16;
                 #pragma unroll
                 for (int part = 0; part < 1; part++) {
                     const int group = thread + part * 256;
@@ -325,6 +338,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                     }
                 }
                 for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
+                    if ((tile_k / 16) % gridDim.z != blockIdx.z) continue;
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
@@ -346,7 +360,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                         tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
                     }
                     __syncthreads();
-                    next_k = tile_k + 16;
+                    next_k = tile_k + 16LL * gridDim.z;
                     if (next_k < trips_k) {
                         #pragma unroll
                         for (int part = 0; part < 1; part++) {
@@ -550,6 +564,59 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                     }
                     __syncthreads();
                 }
+                if (__builtin_expect(gridDim.z > 1, 0)) {
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                ((float *)(matmul_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
+                            }
+                        }
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived = 0;
+                    if (thread == 0) {
+                        const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
+                        arrived = atomicAdd(&matmul_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
+                        if (arrived) matmul_kernel_arrivals[tile_index] = 0u;
+                    }
+                    const int last_split = __syncthreads_or(arrived);
+                    if (!last_split) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            sum_tile[out_r][out_c] = {};
+                            if (active) {
+                                sum_tile[out_r][out_c] = 0.0f;
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                for (unsigned int split = 0; split < gridDim.z; split++) {
+                                    sum_tile[out_r][out_c] += __ldcg(&((float *)(matmul_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
+                                }
+                            }
+                        }
+                    }
+                }
                 #pragma unroll
                 for (int out_r = 0; out_r < 4; out_r++) {
                     #pragma unroll
@@ -587,9 +654,18 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                         }
                     }
                 }
+                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 8; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 8; out_c++) {
+                            sum_tile[out_r][out_c] = {};
+                        }
+                    }
+                }
                 float staged_a[1][4];
                 float staged_b[1][4];
-                long long next_k = 0;
+                long long next_k = (long long)blockIdx.z * 8;
                 #pragma unroll
                 for (int part = 0; part < 1; part++) {
                     const int group = thread + part * 256;
@@ -731,6 +807,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                     }
                 }
                 for (long long tile_k = 0; tile_k < trips_k; tile_k += 8) {
+                    if ((tile_k / 8) % gridDim.z != blockIdx.z) continue;
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
@@ -752,7 +829,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                         tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
                     }
                     __syncthreads();
-                    next_k = tile_k + 8;
+                    next_k = tile_k + 8LL * gridDim.z;
                     if (next_k < trips_k) {
                         #pragma unroll
                         for (int part = 0; part < 1; part++) {
@@ -956,6 +1033,59 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                     }
                     __syncthreads();
                 }
+                if (__builtin_expect(gridDim.z > 1, 0)) {
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 8; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 8; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                ((float *)(matmul_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
+                            }
+                        }
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived = 0;
+                    if (thread == 0) {
+                        const long long tile_index = (tile_row / 128) * (((trips_j) + 127) / 128) + tile_col / 128;
+                        arrived = atomicAdd(&matmul_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
+                        if (arrived) matmul_kernel_arrivals[tile_index] = 0u;
+                    }
+                    const int last_split = __syncthreads_or(arrived);
+                    if (!last_split) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 8; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 8; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            sum_tile[out_r][out_c] = {};
+                            if (active) {
+                                sum_tile[out_r][out_c] = 0.0f;
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 8; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 8; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                for (unsigned int split = 0; split < gridDim.z; split++) {
+                                    sum_tile[out_r][out_c] += __ldcg(&((float *)(matmul_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
+                                }
+                            }
+                        }
+                    }
+                }
                 #pragma unroll
                 for (int out_r = 0; out_r < 8; out_r++) {
                     #pragma unroll
@@ -989,6 +1119,66 @@ static int matmul_kernel_tile(long long rows, long long cols)
     return ((rows + 127) / 128) * ((cols + 127) / 128) < processors ? 64 : 128;
 }
 
+/* cudaify gemm_tiling: where the output tiles are fewer than 2 per multiprocessor, k is split over blocks of one tile, each a share of at least 128 iterations */
+static unsigned int matmul_kernel_splits(long long rows, long long cols, long long trips, long long tile)
+{
+    static int processors = 0;
+    if (processors == 0) {
+        int device = 0;
+        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || processors < 1) {
+            (void)cudaGetLastError();
+            processors = 1;
+        }
+    }
+    static unsigned char *partials = NULL;
+    static size_t partial_bytes = 0;
+    static unsigned int *arrivals = NULL;
+    static long long arrival_count = 0;
+    if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
+        return 1u;
+    const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
+    long long splits = (2LL * processors + tiles - 1) / tiles;
+    if (splits > trips / 128)
+        splits = trips / 128;
+    if (splits > 32)
+        splits = 32;
+    if (splits < 2)
+        return 1u;
+    const double bytes = (double)splits * rows * cols * 8.0 * 1;
+    if (bytes > 1073741824.0)
+        return 1u;
+    if ((size_t)bytes > partial_bytes) {
+        unsigned char *grown = NULL;
+        if (cudaMalloc((void **)&grown, (size_t)bytes) != cudaSuccess ||
+            cudaMemcpyToSymbol(matmul_kernel_partials, &grown, sizeof grown) != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (grown != NULL)
+                cudaFree(grown);
+            return 1u;
+        }
+        if (partials != NULL)
+            cudaFree(partials);
+        partials = grown;
+        partial_bytes = (size_t)bytes;
+    }
+    if (tiles > arrival_count) {
+        unsigned int *grown = NULL;
+        if (cudaMalloc((void **)&grown, sizeof(unsigned int) * tiles) != cudaSuccess ||
+            cudaMemset(grown, 0, sizeof(unsigned int) * tiles) != cudaSuccess ||
+            cudaMemcpyToSymbol(matmul_kernel_arrivals, &grown, sizeof grown) != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (grown != NULL)
+                cudaFree(grown);
+            return 1u;
+        }
+        if (arrivals != NULL)
+            cudaFree(arrivals);
+        arrivals = grown;
+        arrival_count = tiles;
+    }
+    return (unsigned int)splits;
+}
+
 /* C = A * B, row-major flat arrays, sizes that are not multiples of any tile */
 void matmul(int n, int m, int p, const float *a, const float *b, float *c)
 {
@@ -1008,7 +1198,7 @@ void matmul(int n, int m, int p, const float *a, const float *b, float *c)
             CUDAIFY_CHECK(cudaMemcpy(d_c, c, (size_t)((long long)n*(long long)p) * sizeof(float), cudaMemcpyHostToDevice));
             const dim3 block(16, 16);
             const dim3 grid(cudaify_blocks(trips_j, matmul_kernel_tile(trips_i, trips_j), 2147483647u), cudaify_blocks(trips_i, matmul_kernel_tile(trips_i, trips_j), 65535u));
-            matmul_kernel<<<grid, block>>>(d_a, d_b, d_c, m, p, trips_i, trips_j);
+            matmul_kernel<<<dim3(grid.x, grid.y, matmul_kernel_splits(trips_i, trips_j, ((long long)((m)) - (long long)(0)), matmul_kernel_tile(trips_i, trips_j))), block>>>(d_a, d_b, d_c, m, p, trips_i, trips_j);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(c, d_c, (size_t)((long long)n*(long long)p) * sizeof(float), cudaMemcpyDeviceToHost));
             CUDAIFY_CHECK(cudaify_free(d_a));
