@@ -57,6 +57,12 @@ READ_ONLY_LIBRARY = MATH_FUNCTIONS | frozenset(
     abs labs llabs atoi atol atof strtod strtof strtol clock time rand
     static_cast const_cast reinterpret_cast dynamic_cast""".split()
 )
+# CUDA runtime queries: they write only what their pointer arguments point to (a host
+# helper that asks the multiprocessor count once, gemm_tiling's tile and split choosers).
+RUNTIME_QUERIES = frozenset(
+    """cudaGetDevice cudaGetDeviceCount cudaDeviceGetAttribute cudaGetDeviceProperties
+    cudaGetLastError cudaPeekAtLastError""".split()
+)
 # Types whose values hold no pointer: naming such a variable touches no mapped memory.
 ARITHMETIC_WORDS = frozenset(
     """int long short char float double unsigned signed size_t ssize_t bool _Bool const
@@ -1360,7 +1366,9 @@ class _Scoper:
                     elif declared.kind in ("pointer", "array", "reference"):
                         written.add(params.index(declared.name))
                     continue
-                if declared is None or not self._is_private(declared, body.start_byte):
+                if declared is None or not (
+                    self._is_private(declared, body.start_byte) or _own_number(declared)
+                ):
                     unknown = True
         finally:
             self._private.pop()
@@ -1386,6 +1394,17 @@ class _Scoper:
                     targets.extend(arguments[i] if i < len(arguments) else None for i in written)
                     if unknown:
                         targets.append(None)
+                elif callee in RUNTIME_QUERIES:
+                    # an `&x` argument is a target of its own (above); a pointer passed as
+                    # it is, what it points to
+                    targets.extend(
+                        argument
+                        for argument in _arguments(n)
+                        if argument.type == "identifier"
+                        and (d := self.visible(cs.text(argument, self.data), argument.start_byte))
+                        is not None
+                        and d.kind != "scalar"
+                    )
                 elif callee not in READ_ONLY_LIBRARY:
                     targets.append(None)
             elif n.type in ("new_expression", "delete_expression"):
@@ -1604,6 +1623,16 @@ def _indexing(ident: Node) -> Node | None:
 def _arguments(call: Node) -> list[Node]:
     arguments = call.child_by_field_name("arguments")
     return [a for a in arguments.named_children if a.type != "comment"] if arguments else []
+
+
+def _own_number(declared: cs.Declared) -> bool:
+    """A local of an arithmetic type, static ones included (a helper's cached
+    multiprocessor count): writing it never reaches memory a map could hold."""
+    return (
+        declared.scope == "local"
+        and declared.kind == "scalar"
+        and set(declared.base.split()) <= ARITHMETIC_WORDS
+    )
 
 
 def _root(expression: Node) -> Node | None:

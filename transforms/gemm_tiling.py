@@ -41,9 +41,9 @@ once per output of its micro-tile, in the k order of the source, and waits again
 prologue's scalars become `T x[TM][TN]` register arrays; an output element the k body
 accumulates into is loaded into a register array after the prologue and stored back
 before the epilogue (only when the k loop runs at least once: then the source touches it
-in the loop). Each output's
-statements run in their order on the values the source uses: without a split (below) the
-sums are bit-identical to one thread per output (nvcc's FMA contraction aside, as everywhere: fp_exact).
+in the loop). Each output's statements run in their order on the values the source uses:
+without a split (below) the sums are bit-identical to one thread per output (nvcc's FMA
+contraction aside, as everywhere: fp_exact).
 Outputs past the edges (any sizes) compute on zeros and store nothing; every thread
 reaches every barrier. Under a guard, each tile first marks (in shared flags) the rows and
 columns that hold an output G keeps, loads only their operand slices (the source reads no
@@ -64,8 +64,10 @@ the tile's blocks to arrive (an atomic count per tile, reset by that block) runs
 prologue again and adds the partials in block order, then runs the epilogue. The result
 does not depend on which block arrives last, but the sums are grouped by share, not in
 the source's order: like `reduction`, the output is then checked against the CPU's with
-the tolerance. The host function keeps the partials' buffer and the counts (zeroed once)
-across calls. The cost model counts such a kernel's work as one block per tile does it
+the tolerance. The partials and the counts are static device arrays (SPLIT_SLOTS and
+SPLIT_TILES, zeroed when the module loads), so the host function only asks the
+multiprocessor count and does arithmetic: data_residency reads it as host code that touches
+no mapped memory. The cost model counts such a kernel's work as one block per tile does it
 (the split's branches are marked unlikely: most launches do not split)."""
 
 from __future__ import annotations
@@ -114,11 +116,15 @@ SHAPES = {
 NARROW = {"float": Shape(64, 64, 16, 4, 4, "float4", 4)}
 # Split k (see _merge) where the output tiles are fewer than SPLIT_LOAD a multiprocessor:
 # that many blocks a multiprocessor, each at least SPLIT_LEAST iterations of k, at most
-# SPLIT_MOST blocks a tile and SPLIT_BYTES of partial sums.
+# SPLIT_MOST blocks a tile.
 SPLIT_LOAD = 2
 SPLIT_LEAST = 128
 SPLIT_MOST = 32
-SPLIT_BYTES = 1 << 30
+# the partial sums' slots (8 bytes each) and the tiles' arrival counts: static device arrays,
+# zeroed when the module loads (16 MiB and 16 KiB); a launch that would need more does not
+# split
+SPLIT_SLOTS = 1 << 21
+SPLIT_TILES = 4096
 _LANES = "xyzw"
 _ACCUMULATE = frozenset({"+=", "-="})
 _ARITHMETIC_OPS = frozenset({"+", "-", "*", "/"})
@@ -721,8 +727,8 @@ def _emit(code: str, plans: list[GemmPlan]) -> str:
             symbols = (
                 f"/* cudaify gemm_tiling: the partial sums of '{kernel.name}' where blocks "
                 "share a tile's k, and how many of a tile's blocks have arrived */\n"
-                f"static __device__ unsigned char *{plan.names['partials']};\n"
-                f"static __device__ unsigned int *{plan.names['arrivals']};\n\n"
+                f"static __device__ unsigned long long {plan.names['partials']}[{SPLIT_SLOTS}];\n"
+                f"static __device__ unsigned int {plan.names['arrivals']}[{SPLIT_TILES}];\n\n"
             )
             edits.append(Edit(at, at, symbols, f"gemm split {kernel.name}"))
         edits.append(
@@ -1016,7 +1022,8 @@ def _merge(plan: GemmPlan, indent: str) -> list[str]:
 
     def partial(position: int, block: str) -> str:
         type_ = next(t for t, n in plan.locals.values() if n == plan.split[position])
-        base = f"{partials} + {position} * {region}" if position else partials
+        base = f"(unsigned char *){partials}"
+        base = f"{base} + {position} * {region}" if position else base
         row = f"(long long){block} * ({rows.trips}) + {rows.counter}"
         index = f"({row}) * ({cols.trips}) + {cols.counter}"
         return f"(({type_} *)({base}))[{index}]"
@@ -1068,10 +1075,9 @@ def _merge(plan: GemmPlan, indent: str) -> list[str]:
 
 
 def _splits_function(plan: GemmPlan) -> str:
-    """The host function that picks how many blocks share each tile's k (1: none) and
-    keeps the partial sums' buffer and the tiles' arrival counts large enough."""
+    """The host function that picks how many blocks share each tile's k (1: none); a
+    launch whose partial sums or tiles would not fit the static arrays does not split."""
     names = plan.names
-    partials, arrivals = names["partials"], names["arrivals"]
     regions = len(plan.split)
     return "\n".join(
         [
@@ -1082,10 +1088,6 @@ def _splits_function(plan: GemmPlan) -> str:
             "trips, long long tile)",
             "{",
             *_processors(),
-            "    static unsigned char *partials = NULL;",
-            "    static size_t partial_bytes = 0;",
-            "    static unsigned int *arrivals = NULL;",
-            "    static long long arrival_count = 0;",
             "    if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)",
             "        return 1u;",
             "    const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);",
@@ -1096,39 +1098,9 @@ def _splits_function(plan: GemmPlan) -> str:
             f"        splits = {SPLIT_MOST};",
             "    if (splits < 2)",
             "        return 1u;",
-            f"    const double bytes = (double)splits * rows * cols * 8.0 * {regions};",
-            f"    if (bytes > {SPLIT_BYTES}.0)",
+            f"    if (tiles > {SPLIT_TILES} || "
+            f"(double)splits * rows * cols * {regions} > {SPLIT_SLOTS}.0)",
             "        return 1u;",
-            "    if ((size_t)bytes > partial_bytes) {",
-            "        unsigned char *grown = NULL;",
-            "        if (cudaMalloc((void **)&grown, (size_t)bytes) != cudaSuccess ||",
-            f"            cudaMemcpyToSymbol({partials}, &grown, sizeof grown) != cudaSuccess) {{",
-            "            (void)cudaGetLastError();",
-            "            if (grown != NULL)",
-            "                cudaFree(grown);",
-            "            return 1u;",
-            "        }",
-            "        if (partials != NULL)",
-            "            cudaFree(partials);",
-            "        partials = grown;",
-            "        partial_bytes = (size_t)bytes;",
-            "    }",
-            "    if (tiles > arrival_count) {",
-            "        unsigned int *grown = NULL;",
-            "        if (cudaMalloc((void **)&grown, sizeof(unsigned int) * tiles) != "
-            "cudaSuccess ||",
-            "            cudaMemset(grown, 0, sizeof(unsigned int) * tiles) != cudaSuccess ||",
-            f"            cudaMemcpyToSymbol({arrivals}, &grown, sizeof grown) != cudaSuccess) {{",
-            "            (void)cudaGetLastError();",
-            "            if (grown != NULL)",
-            "                cudaFree(grown);",
-            "            return 1u;",
-            "        }",
-            "        if (arrivals != NULL)",
-            "            cudaFree(arrivals);",
-            "        arrivals = grown;",
-            "        arrival_count = tiles;",
-            "    }",
             "    return (unsigned int)splits;",
             "}",
         ]

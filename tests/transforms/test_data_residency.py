@@ -810,3 +810,58 @@ def test_a_run_of_launching_calls_is_named_by_its_lines_in_the_written_program(
     assert variant.steps[-1].detail == (
         f"main: arrays stay on the device from line {first} to {last} (3 statements launch work)"
     )
+
+
+HELPER = """\
+static int multiprocessors(void)
+{
+    static int STATE;
+    if (COUNT == 0) {
+        int device = 0;
+        if (cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&COUNT, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+            (void)cudaGetLastError();
+            COUNT = 1;
+        }
+    }
+    return COUNT;
+}
+
+"""
+
+
+@pytest.mark.parametrize(
+    ("state", "count", "kept"),
+    [
+        ("processors", "processors", True),  # a cached number: no memory a map could hold
+        ("counts[2]", "counts[0]", False),  # an array, static: it could be mapped
+    ],
+)
+def test_a_helper_that_caches_the_device_s_multiprocessor_count_is_host_code_without_memory(
+    program_of, state: str, count: str, kept: bool
+) -> None:
+    """gemm_tiling's launches call such helpers (its tile and split choosers): the CUDA
+    runtime's queries write only through their arguments, and a static number of the
+    helper's own is no memory a map could hold."""
+    program = program_of(
+        SCALE + "int main(void) { float *v = (float *)calloc(5000, 4);\n"
+        "  for (int r = 0; r < 3; r++) scale(5000, v, 2.0f);\n"
+        '  printf("%f\\n", v[0]); return 0; }\n'
+    )
+    offloaded = applied(program, "offload")
+    code = offloaded.code
+    at = code.index("void scale(")
+    helper = HELPER.replace("STATE", state).replace("COUNT", count)
+    code = code[:at] + helper + code[at:]
+    launch = code.index("<<<", code.index("void scale("))
+    grid = code.rindex("const dim3 grid(", 0, launch)
+    opened = grid + len("const dim3 grid(")
+    code = code[:opened] + "0 * multiprocessors() + " + code[opened:]
+    variant = offloaded.then("offload", code, "rule")
+    outcome = RESIDENCY.apply_rule(variant, Context(program))
+    if kept:
+        assert outcome.variant is not None, outcome.reason
+        assert "0 * multiprocessors() + " in outcome.variant.code
+    else:
+        assert outcome.variant is None
+        assert "launches mixed with host code" in outcome.reason

@@ -353,8 +353,6 @@ def splits_chosen(
     function = code[start : code.index("\n}\n", start) + 3]
     harness = "\n".join(
         [
-            f"static unsigned char *{kernel}_partials;",
-            f"static unsigned int *{kernel}_arrivals;",
             function,
             "int main(void)",
             "{",
@@ -386,7 +384,9 @@ def test_few_tiles_and_a_long_k_split_k_over_the_blocks_of_a_tile(tmp_path) -> N
         assert "const int last_split = __syncthreads_or(arrived);" in body
         assert "if (!last_split) continue;" in body
         assert f"atomicAdd(&{kernel}_arrivals[tile_index], 1u) == gridDim.z - 1u;" in body
-        assert f"static __device__ unsigned char *{kernel}_partials;" in code
+        # the partials and the arrival counts: static device arrays, zeroed at load
+        assert f"static __device__ unsigned long long {kernel}_partials[2097152];" in code
+        assert f"static __device__ unsigned int {kernel}_arrivals[4096];" in code
     # the launch asks the host for the split, from the k loop's bounds as the host sees them
     assert (
         "cross_kernel<<<dim3(grid.x, grid.y, cross_kernel_splits(trips_i, trips_j, "
@@ -401,6 +401,8 @@ def test_few_tiles_and_a_long_k_split_k_over_the_blocks_of_a_tile(tmp_path) -> N
         tmp_path,
     )
     assert chosen == [5, 1, 1]  # 700 // 128 shares of k; too short a k; enough tiles
+    # partial sums that would not fit the static slots: no split
+    assert splits_chosen(code, "cross_kernel", [(4000, 4000, 700, 4096)], 132, tmp_path) == [1]
     assert splits_chosen(code, "cross_kernel", [(40, 72, 700, 128)], 1, tmp_path) == [2]
 
 
@@ -417,6 +419,20 @@ def test_split_sums_do_not_depend_on_which_block_arrives_last(tmp_path) -> None:
     assert forward.text() == backward.text()
     expected = gcc_output(GOLDEN / "gemm_tiling" / "split_k.c", tmp_path)
     assert compare(expected, backward.text()) is None
+
+
+def test_tiled_float_products_keep_their_data_resident(tmp_path) -> None:
+    """The launches call the tile and split choosers (host helpers that ask the device
+    once): data_residency still finds its scopes, and the result prints what gcc prints."""
+    from cudaify.backend.compare import compare
+
+    name = "split_k"
+    variant = applied(case(name), "offload", "gemm_tiling", "data_residency")
+    assert [step.method for step in variant.steps][-1] == "data_residency"
+    expected = gcc_output(GOLDEN / "gemm_tiling" / f"{name}.c", tmp_path)
+    actual = run_emulated(variant.code, tmp_path, flags=("-DEMULATED_PROCESSORS=132",))
+    assert actual.ok, actual.errors() + actual.text()
+    assert compare(expected, actual.text()) is None
 
 
 @pytest.mark.parametrize(

@@ -154,8 +154,8 @@ static inline unsigned int cudaify_blocks(long long trips, unsigned int threads,
 
 /* Loop nest 'i, j' of cross() (line 9): one thread per iteration. */
 /* cudaify gemm_tiling: the partial sums of 'cross_kernel' where blocks share a tile's k, and how many of a tile's blocks have arrived */
-static __device__ unsigned char *cross_kernel_partials;
-static __device__ unsigned int *cross_kernel_arrivals;
+static __device__ unsigned long long cross_kernel_partials[2097152];
+static __device__ unsigned int cross_kernel_arrivals[4096];
 
 __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, long long trips_i, long long trips_j)
 {
@@ -574,7 +574,7 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                             const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
                             const bool active = t_i < trips_i && t_j < trips_j;
                             if (active) {
-                                ((float *)(cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
+                                ((float *)((unsigned char *)cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
                             }
                         }
                     }
@@ -611,7 +611,7 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                             const bool active = t_i < trips_i && t_j < trips_j;
                             if (active) {
                                 for (unsigned int split = 0; split < gridDim.z; split++) {
-                                    sum_tile[out_r][out_c] += __ldcg(&((float *)(cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
                                 }
                             }
                         }
@@ -1043,7 +1043,7 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                             const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
                             const bool active = t_i < trips_i && t_j < trips_j;
                             if (active) {
-                                ((float *)(cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
+                                ((float *)((unsigned char *)cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
                             }
                         }
                     }
@@ -1080,7 +1080,7 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                             const bool active = t_i < trips_i && t_j < trips_j;
                             if (active) {
                                 for (unsigned int split = 0; split < gridDim.z; split++) {
-                                    sum_tile[out_r][out_c] += __ldcg(&((float *)(cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
                                 }
                             }
                         }
@@ -1130,10 +1130,6 @@ static unsigned int cross_kernel_splits(long long rows, long long cols, long lon
             processors = 1;
         }
     }
-    static unsigned char *partials = NULL;
-    static size_t partial_bytes = 0;
-    static unsigned int *arrivals = NULL;
-    static long long arrival_count = 0;
     if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
         return 1u;
     const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
@@ -1144,38 +1140,8 @@ static unsigned int cross_kernel_splits(long long rows, long long cols, long lon
         splits = 32;
     if (splits < 2)
         return 1u;
-    const double bytes = (double)splits * rows * cols * 8.0 * 1;
-    if (bytes > 1073741824.0)
+    if (tiles > 4096 || (double)splits * rows * cols * 1 > 2097152.0)
         return 1u;
-    if ((size_t)bytes > partial_bytes) {
-        unsigned char *grown = NULL;
-        if (cudaMalloc((void **)&grown, (size_t)bytes) != cudaSuccess ||
-            cudaMemcpyToSymbol(cross_kernel_partials, &grown, sizeof grown) != cudaSuccess) {
-            (void)cudaGetLastError();
-            if (grown != NULL)
-                cudaFree(grown);
-            return 1u;
-        }
-        if (partials != NULL)
-            cudaFree(partials);
-        partials = grown;
-        partial_bytes = (size_t)bytes;
-    }
-    if (tiles > arrival_count) {
-        unsigned int *grown = NULL;
-        if (cudaMalloc((void **)&grown, sizeof(unsigned int) * tiles) != cudaSuccess ||
-            cudaMemset(grown, 0, sizeof(unsigned int) * tiles) != cudaSuccess ||
-            cudaMemcpyToSymbol(cross_kernel_arrivals, &grown, sizeof grown) != cudaSuccess) {
-            (void)cudaGetLastError();
-            if (grown != NULL)
-                cudaFree(grown);
-            return 1u;
-        }
-        if (arrivals != NULL)
-            cudaFree(arrivals);
-        arrivals = grown;
-        arrival_count = tiles;
-    }
     return (unsigned int)splits;
 }
 
@@ -1212,8 +1178,8 @@ void cross(int k, int m, int n, const float *a, const float *b, float *c)
 
 /* Loop nest 'i, j' of residual() (line 21): one thread per iteration. */
 /* cudaify gemm_tiling: the partial sums of 'residual_kernel' where blocks share a tile's k, and how many of a tile's blocks have arrived */
-static __device__ unsigned char *residual_kernel_partials;
-static __device__ unsigned int *residual_kernel_arrivals;
+static __device__ unsigned long long residual_kernel_partials[2097152];
+static __device__ unsigned int residual_kernel_arrivals[4096];
 
 __global__ void residual_kernel(double *bias, double *x, double *y, double *r, int k, int n, long long trips_i, long long trips_j)
 {
@@ -1522,7 +1488,7 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
                         const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
                         const bool active_2 = t_i < trips_i && t_j < trips_j;
                         if (active_2) {
-                            ((double *)(residual_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = acc_tile[out_r_2][out_c_2];
+                            ((double *)((unsigned char *)residual_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = acc_tile[out_r_2][out_c_2];
                         }
                     }
                 }
@@ -1560,7 +1526,7 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
                         const bool active_2 = t_i < trips_i && t_j < trips_j;
                         if (active_2) {
                             for (unsigned int split_2 = 0; split_2 < gridDim.z; split_2++) {
-                                acc_tile[out_r_2][out_c_2] += __ldcg(&((double *)(residual_kernel_partials))[((long long)split_2 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                acc_tile[out_r_2][out_c_2] += __ldcg(&((double *)((unsigned char *)residual_kernel_partials))[((long long)split_2 * (trips_i) + t_i) * (trips_j) + t_j]);
                             }
                         }
                     }
@@ -1595,10 +1561,6 @@ static unsigned int residual_kernel_splits(long long rows, long long cols, long 
             processors = 1;
         }
     }
-    static unsigned char *partials = NULL;
-    static size_t partial_bytes = 0;
-    static unsigned int *arrivals = NULL;
-    static long long arrival_count = 0;
     if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
         return 1u;
     const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
@@ -1609,38 +1571,8 @@ static unsigned int residual_kernel_splits(long long rows, long long cols, long 
         splits = 32;
     if (splits < 2)
         return 1u;
-    const double bytes = (double)splits * rows * cols * 8.0 * 1;
-    if (bytes > 1073741824.0)
+    if (tiles > 4096 || (double)splits * rows * cols * 1 > 2097152.0)
         return 1u;
-    if ((size_t)bytes > partial_bytes) {
-        unsigned char *grown = NULL;
-        if (cudaMalloc((void **)&grown, (size_t)bytes) != cudaSuccess ||
-            cudaMemcpyToSymbol(residual_kernel_partials, &grown, sizeof grown) != cudaSuccess) {
-            (void)cudaGetLastError();
-            if (grown != NULL)
-                cudaFree(grown);
-            return 1u;
-        }
-        if (partials != NULL)
-            cudaFree(partials);
-        partials = grown;
-        partial_bytes = (size_t)bytes;
-    }
-    if (tiles > arrival_count) {
-        unsigned int *grown = NULL;
-        if (cudaMalloc((void **)&grown, sizeof(unsigned int) * tiles) != cudaSuccess ||
-            cudaMemset(grown, 0, sizeof(unsigned int) * tiles) != cudaSuccess ||
-            cudaMemcpyToSymbol(residual_kernel_arrivals, &grown, sizeof grown) != cudaSuccess) {
-            (void)cudaGetLastError();
-            if (grown != NULL)
-                cudaFree(grown);
-            return 1u;
-        }
-        if (arrivals != NULL)
-            cudaFree(arrivals);
-        arrivals = grown;
-        arrival_count = tiles;
-    }
     return (unsigned int)splits;
 }
 
