@@ -387,6 +387,8 @@ def test_few_tiles_and_a_long_k_split_k_over_the_blocks_of_a_tile(tmp_path) -> N
         # the partials and the arrival counts: static device arrays, zeroed at load
         assert f"static __device__ unsigned long long {kernel}_partials[2097152];" in code
         assert f"static __device__ unsigned int {kernel}_arrivals[4096];" in code
+    # two sums per output: a region of partials each
+    assert "(unsigned char *)moments_kernel_partials + 1 * region_3))[" in code
     # the launch asks the host for the split, from the k loop's bounds as the host sees them
     assert (
         "cross_kernel<<<dim3(grid.x, grid.y, cross_kernel_splits(trips_i, trips_j, "

@@ -27,6 +27,22 @@ void residual(int k, int m, int n, const double *x, const double *y, const doubl
         }
 }
 
+/* two sums per output, one written X = X + E and starting at one */
+void moments(int k, int m, int n, const float *a, const float *b, float *s1, float *s2)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float s = 0.0f;
+            float t = 1.0f;
+            for (int p = 0; p < k; p++) {
+                s += a[p * m + i] * b[p * n + j];
+                t = t + 0.25f * a[p * m + i] * b[p * n + j];
+            }
+            s1[i * n + j] = s;
+            s2[i * n + j] = t - s;
+        }
+}
+
 int main(void)
 {
     int k = 700, m = 40, n = 72;
@@ -37,6 +53,8 @@ int main(void)
     double *y = (double *)malloc(sizeof(double) * k * n);
     double *bias = (double *)malloc(sizeof(double) * n);
     double *r = (double *)malloc(sizeof(double) * m * n);
+    float *s1 = (float *)malloc(sizeof(float) * m * n);
+    float *s2 = (float *)malloc(sizeof(float) * m * n);
     for (int i = 0; i < k * m; i++)
         a[i] = (float)((i * 7) % 13) * 0.125f - 0.5f;
     for (int i = 0; i < k * n; i++)
@@ -57,6 +75,13 @@ int main(void)
         b[i] = 0.5f - b[i];
     cross(k, m, n, a, b, c);
     residual(k, m, n, x, y, bias, r);
+    moments(k, m, n, a, b, s1, s2);
+    double msum = 0.0;
+    for (int i = 0; i < m * n; i++)
+        msum += s1[i] * (i % 3) + s2[i];
+    printf("msum=%.6e s2[0]=%.5f\n", msum, s2[0]);
+    free(s1);
+    free(s2);
     double sum = 0.0, weighted = 0.0, rsum = 0.0;
     for (int i = 0; i < m * n; i++) {
         sum += c[i];

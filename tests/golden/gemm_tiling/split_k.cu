@@ -1609,6 +1609,1057 @@ void residual(int k, int m, int n, const double *x, const double *y, const doubl
     }
 }
 
+/* Loop nest 'i, j' of moments() (line 33): one thread per iteration. */
+/* cudaify gemm_tiling: the partial sums of 'moments_kernel' where blocks share a tile's k, and how many of a tile's blocks have arrived */
+static __device__ unsigned long long moments_kernel_partials[2097152];
+static __device__ unsigned int moments_kernel_arrivals[4096];
+
+__global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, int m, int n, long long trips_i, long long trips_j)
+{
+    /* cudaify gemm_tiling: blocks of 16 x 16 threads own 128 x 128 outputs, each thread 8 x 8 of them in registers; 8 iterations of 'p' are staged at a time. */
+    if (blockDim.x != 16 || blockDim.y != 16) __trap();
+    const int thread_3 = threadIdx.y * 16 + threadIdx.x;
+    /* a grid sized for 64 x 64 outputs, each thread 4 x 4 of them in registers (more blocks than the wide tiles need): the GPU has more multiprocessors than wide tiles */
+    const bool narrow_3 = (long long)gridDim.y > (trips_i + 127) / 128 || (long long)gridDim.x > (trips_j + 127) / 128;
+    if (narrow_3) {
+        alignas(16) __shared__ float tile_a_2[16][68];
+        alignas(16) __shared__ float tile_b_2[16][68];
+        for (long long tile_row_3 = blockIdx.y * 64LL; tile_row_3 < trips_i; tile_row_3 += 64LL * gridDim.y) {
+            for (long long tile_col_3 = blockIdx.x * 64LL; tile_col_3 < trips_j; tile_col_3 += 64LL * gridDim.x) {
+                float s_tile[4][4];
+                float t_tile[4][4];
+                const long long span_p_3 = (long long)(k) - (long long)(0);
+                const long long trips_p_3 = span_p_3 > 0 ? span_p_3 : 0;
+                #pragma unroll
+                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                    #pragma unroll
+                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                        const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                        const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                        const bool active_3 = t_i < trips_i && t_j < trips_j;
+                        s_tile[out_r_3][out_c_3] = {};
+                        t_tile[out_r_3][out_c_3] = {};
+                        if (active_3) {
+                            s_tile[out_r_3][out_c_3] = 0.0f;
+                            t_tile[out_r_3][out_c_3] = 1.0f;
+                        }
+                    }
+                }
+                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            s_tile[out_r_3][out_c_3] = {};
+                            t_tile[out_r_3][out_c_3] = {};
+                        }
+                    }
+                }
+                float staged_a_2[1][4];
+                float staged_b_2[1][4];
+                long long next_p_3 = (long long)blockIdx.z * 16;
+                #pragma unroll
+                for (int part_3 = 0; part_3 < 1; part_3++) {
+                    const int group_3 = thread_3 + part_3 * 256;
+                    const int slot_outer_3 = group_3 / 16;
+                    const int slot_inner_3 = (group_3 % 16) * 4;
+                    bool loaded_3 = false;
+                    {
+                        const long long t_i = tile_row_3 + slot_inner_3;
+                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                        if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                            int i = (int)t_i;
+                            int p = (int)((0) + t_p_3);
+                            const float *address_3 = &(a[p * m + i]);
+                            if (((unsigned long long)address_3 & 15ull) == 0) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                staged_a_2[part_3][0] = packed_3.x;
+                                staged_a_2[part_3][1] = packed_3.y;
+                                staged_a_2[part_3][2] = packed_3.z;
+                                staged_a_2[part_3][3] = packed_3.w;
+                                loaded_3 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_3, 0)) {
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][0] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][1] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][2] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][3] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][3] = {};
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int part_3 = 0; part_3 < 1; part_3++) {
+                    const int group_3 = thread_3 + part_3 * 256;
+                    const int slot_outer_3 = group_3 / 16;
+                    const int slot_inner_3 = (group_3 % 16) * 4;
+                    bool loaded_3 = false;
+                    {
+                        const long long t_j = tile_col_3 + slot_inner_3;
+                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                        if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                            int j = (int)t_j;
+                            int p = (int)((0) + t_p_3);
+                            const float *address_3 = &(b[p * n + j]);
+                            if (((unsigned long long)address_3 & 15ull) == 0) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                staged_b_2[part_3][0] = packed_3.x;
+                                staged_b_2[part_3][1] = packed_3.y;
+                                staged_b_2[part_3][2] = packed_3.z;
+                                staged_b_2[part_3][3] = packed_3.w;
+                                loaded_3 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_3, 0)) {
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][0] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][1] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][2] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][3] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][3] = {};
+                            }
+                        }
+                    }
+                }
+                for (long long tile_p_3 = 0; tile_p_3 < trips_p_3; tile_p_3 += 16) {
+                    if ((tile_p_3 / 16) % gridDim.z != blockIdx.z) continue;
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 16;
+                        const int slot_inner_3 = (group_3 % 16) * 4;
+                        tile_a_2[slot_outer_3][slot_inner_3] = staged_a_2[part_3][0];
+                        tile_a_2[slot_outer_3][slot_inner_3 + 1] = staged_a_2[part_3][1];
+                        tile_a_2[slot_outer_3][slot_inner_3 + 2] = staged_a_2[part_3][2];
+                        tile_a_2[slot_outer_3][slot_inner_3 + 3] = staged_a_2[part_3][3];
+                    }
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 16;
+                        const int slot_inner_3 = (group_3 % 16) * 4;
+                        tile_b_2[slot_outer_3][slot_inner_3] = staged_b_2[part_3][0];
+                        tile_b_2[slot_outer_3][slot_inner_3 + 1] = staged_b_2[part_3][1];
+                        tile_b_2[slot_outer_3][slot_inner_3 + 2] = staged_b_2[part_3][2];
+                        tile_b_2[slot_outer_3][slot_inner_3 + 3] = staged_b_2[part_3][3];
+                    }
+                    __syncthreads();
+                    next_p_3 = tile_p_3 + 16LL * gridDim.z;
+                    if (next_p_3 < trips_p_3) {
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 16;
+                            const int slot_inner_3 = (group_3 % 16) * 4;
+                            bool loaded_3 = false;
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    const float *address_3 = &(a[p * m + i]);
+                                    if (((unsigned long long)address_3 & 15ull) == 0) {
+                                        const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                        staged_a_2[part_3][0] = packed_3.x;
+                                        staged_a_2[part_3][1] = packed_3.y;
+                                        staged_a_2[part_3][2] = packed_3.z;
+                                        staged_a_2[part_3][3] = packed_3.w;
+                                        loaded_3 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_3, 0)) {
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][0] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][1] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][1] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][2] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][3] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][3] = {};
+                                    }
+                                }
+                            }
+                        }
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 16;
+                            const int slot_inner_3 = (group_3 % 16) * 4;
+                            bool loaded_3 = false;
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    const float *address_3 = &(b[p * n + j]);
+                                    if (((unsigned long long)address_3 & 15ull) == 0) {
+                                        const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                        staged_b_2[part_3][0] = packed_3.x;
+                                        staged_b_2[part_3][1] = packed_3.y;
+                                        staged_b_2[part_3][2] = packed_3.z;
+                                        staged_b_2[part_3][3] = packed_3.w;
+                                        loaded_3 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_3, 0)) {
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][0] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][1] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][1] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][2] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][3] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][3] = {};
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    const int count_p_3 = (int)(trips_p_3 - tile_p_3 < 16 ? trips_p_3 - tile_p_3 : 16);
+                    if (count_p_3 == 16) {
+                        #pragma unroll
+                        for (int kk_p_3 = 0; kk_p_3 < 16; kk_p_3++) {
+                            float frag_a_2[4];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 1; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            float frag_b_2[4];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 1; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            #pragma unroll
+                            for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                                #pragma unroll
+                                for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                    s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                }
+                            }
+                        }
+                    } else {
+                        for (int kk_p_3 = 0; kk_p_3 < count_p_3; kk_p_3++) {
+                            float frag_a_2[4];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 1; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            float frag_b_2[4];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 1; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            #pragma unroll
+                            for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                                #pragma unroll
+                                for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                    s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                }
+                            }
+                        }
+                    }
+                    __syncthreads();
+                }
+                if (__builtin_expect(gridDim.z > 1, 0)) {
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    const long long region_3 = (long long)gridDim.z * (trips_i) * (trips_j) * 8;
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            if (active_3) {
+                                ((float *)((unsigned char *)moments_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = s_tile[out_r_3][out_c_3];
+                                ((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = t_tile[out_r_3][out_c_3];
+                            }
+                        }
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived_3 = 0;
+                    if (thread_3 == 0) {
+                        const long long tile_index_3 = (tile_row_3 / 64) * (((trips_j) + 63) / 64) + tile_col_3 / 64;
+                        arrived_3 = atomicAdd(&moments_kernel_arrivals[tile_index_3], 1u) == gridDim.z - 1u;
+                        if (arrived_3) moments_kernel_arrivals[tile_index_3] = 0u;
+                    }
+                    const int last_split_3 = __syncthreads_or(arrived_3);
+                    if (!last_split_3) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            s_tile[out_r_3][out_c_3] = {};
+                            t_tile[out_r_3][out_c_3] = {};
+                            if (active_3) {
+                                s_tile[out_r_3][out_c_3] = 0.0f;
+                                t_tile[out_r_3][out_c_3] = 1.0f;
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            if (active_3) {
+                                for (unsigned int split_3 = 0; split_3 < gridDim.z; split_3++) {
+                                    s_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    t_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                }
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                    #pragma unroll
+                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                        const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                        const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                        const bool active_3 = t_i < trips_i && t_j < trips_j;
+                        int i = (int)t_i;
+                        int j = (int)t_j;
+                        if (active_3) {
+                            s1[i * n + j] = s_tile[out_r_3][out_c_3];
+                            s2[i * n + j] = t_tile[out_r_3][out_c_3] - s_tile[out_r_3][out_c_3];
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        alignas(16) __shared__ float tile_a_2[8][132];
+        alignas(16) __shared__ float tile_b_2[8][132];
+        for (long long tile_row_3 = blockIdx.y * 128LL; tile_row_3 < trips_i; tile_row_3 += 128LL * gridDim.y) {
+            for (long long tile_col_3 = blockIdx.x * 128LL; tile_col_3 < trips_j; tile_col_3 += 128LL * gridDim.x) {
+                float s_tile[8][8];
+                float t_tile[8][8];
+                const long long span_p_3 = (long long)(k) - (long long)(0);
+                const long long trips_p_3 = span_p_3 > 0 ? span_p_3 : 0;
+                #pragma unroll
+                for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                    #pragma unroll
+                    for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                        const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                        const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                        const bool active_3 = t_i < trips_i && t_j < trips_j;
+                        s_tile[out_r_3][out_c_3] = {};
+                        t_tile[out_r_3][out_c_3] = {};
+                        if (active_3) {
+                            s_tile[out_r_3][out_c_3] = 0.0f;
+                            t_tile[out_r_3][out_c_3] = 1.0f;
+                        }
+                    }
+                }
+                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                            s_tile[out_r_3][out_c_3] = {};
+                            t_tile[out_r_3][out_c_3] = {};
+                        }
+                    }
+                }
+                float staged_a_2[1][4];
+                float staged_b_2[1][4];
+                long long next_p_3 = (long long)blockIdx.z * 8;
+                #pragma unroll
+                for (int part_3 = 0; part_3 < 1; part_3++) {
+                    const int group_3 = thread_3 + part_3 * 256;
+                    const int slot_outer_3 = group_3 / 32;
+                    const int slot_inner_3 = (group_3 % 32) * 4;
+                    bool loaded_3 = false;
+                    {
+                        const long long t_i = tile_row_3 + slot_inner_3;
+                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                        if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                            int i = (int)t_i;
+                            int p = (int)((0) + t_p_3);
+                            const float *address_3 = &(a[p * m + i]);
+                            if (((unsigned long long)address_3 & 15ull) == 0) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                staged_a_2[part_3][0] = packed_3.x;
+                                staged_a_2[part_3][1] = packed_3.y;
+                                staged_a_2[part_3][2] = packed_3.z;
+                                staged_a_2[part_3][3] = packed_3.w;
+                                loaded_3 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_3, 0)) {
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][0] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][1] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][2] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                staged_a_2[part_3][3] = a[p * m + i];
+                            } else {
+                                staged_a_2[part_3][3] = {};
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int part_3 = 0; part_3 < 1; part_3++) {
+                    const int group_3 = thread_3 + part_3 * 256;
+                    const int slot_outer_3 = group_3 / 32;
+                    const int slot_inner_3 = (group_3 % 32) * 4;
+                    bool loaded_3 = false;
+                    {
+                        const long long t_j = tile_col_3 + slot_inner_3;
+                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                        if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                            int j = (int)t_j;
+                            int p = (int)((0) + t_p_3);
+                            const float *address_3 = &(b[p * n + j]);
+                            if (((unsigned long long)address_3 & 15ull) == 0) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                staged_b_2[part_3][0] = packed_3.x;
+                                staged_b_2[part_3][1] = packed_3.y;
+                                staged_b_2[part_3][2] = packed_3.z;
+                                staged_b_2[part_3][3] = packed_3.w;
+                                loaded_3 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_3, 0)) {
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][0] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][1] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][1] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][2] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][2] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                staged_b_2[part_3][3] = b[p * n + j];
+                            } else {
+                                staged_b_2[part_3][3] = {};
+                            }
+                        }
+                    }
+                }
+                for (long long tile_p_3 = 0; tile_p_3 < trips_p_3; tile_p_3 += 8) {
+                    if ((tile_p_3 / 8) % gridDim.z != blockIdx.z) continue;
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 32;
+                        const int slot_inner_3 = (group_3 % 32) * 4;
+                        tile_a_2[slot_outer_3][slot_inner_3] = staged_a_2[part_3][0];
+                        tile_a_2[slot_outer_3][slot_inner_3 + 1] = staged_a_2[part_3][1];
+                        tile_a_2[slot_outer_3][slot_inner_3 + 2] = staged_a_2[part_3][2];
+                        tile_a_2[slot_outer_3][slot_inner_3 + 3] = staged_a_2[part_3][3];
+                    }
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 32;
+                        const int slot_inner_3 = (group_3 % 32) * 4;
+                        tile_b_2[slot_outer_3][slot_inner_3] = staged_b_2[part_3][0];
+                        tile_b_2[slot_outer_3][slot_inner_3 + 1] = staged_b_2[part_3][1];
+                        tile_b_2[slot_outer_3][slot_inner_3 + 2] = staged_b_2[part_3][2];
+                        tile_b_2[slot_outer_3][slot_inner_3 + 3] = staged_b_2[part_3][3];
+                    }
+                    __syncthreads();
+                    next_p_3 = tile_p_3 + 8LL * gridDim.z;
+                    if (next_p_3 < trips_p_3) {
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 32;
+                            const int slot_inner_3 = (group_3 % 32) * 4;
+                            bool loaded_3 = false;
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    const float *address_3 = &(a[p * m + i]);
+                                    if (((unsigned long long)address_3 & 15ull) == 0) {
+                                        const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                        staged_a_2[part_3][0] = packed_3.x;
+                                        staged_a_2[part_3][1] = packed_3.y;
+                                        staged_a_2[part_3][2] = packed_3.z;
+                                        staged_a_2[part_3][3] = packed_3.w;
+                                        loaded_3 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_3, 0)) {
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][0] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][1] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][1] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][2] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_a_2[part_3][3] = a[p * m + i];
+                                    } else {
+                                        staged_a_2[part_3][3] = {};
+                                    }
+                                }
+                            }
+                        }
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 32;
+                            const int slot_inner_3 = (group_3 % 32) * 4;
+                            bool loaded_3 = false;
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    const float *address_3 = &(b[p * n + j]);
+                                    if (((unsigned long long)address_3 & 15ull) == 0) {
+                                        const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                        staged_b_2[part_3][0] = packed_3.x;
+                                        staged_b_2[part_3][1] = packed_3.y;
+                                        staged_b_2[part_3][2] = packed_3.z;
+                                        staged_b_2[part_3][3] = packed_3.w;
+                                        loaded_3 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_3, 0)) {
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][0] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][1] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][1] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][2] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][2] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        staged_b_2[part_3][3] = b[p * n + j];
+                                    } else {
+                                        staged_b_2[part_3][3] = {};
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    const int count_p_3 = (int)(trips_p_3 - tile_p_3 < 8 ? trips_p_3 - tile_p_3 : 8);
+                    if (count_p_3 == 8) {
+                        #pragma unroll
+                        for (int kk_p_3 = 0; kk_p_3 < 8; kk_p_3++) {
+                            float frag_a_2[8];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 2; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            float frag_b_2[8];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 2; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            #pragma unroll
+                            for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                                #pragma unroll
+                                for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                                    s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                }
+                            }
+                        }
+                    } else {
+                        for (int kk_p_3 = 0; kk_p_3 < count_p_3; kk_p_3++) {
+                            float frag_a_2[8];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 2; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            float frag_b_2[8];
+                            #pragma unroll
+                            for (int half_3 = 0; half_3 < 2; half_3++) {
+                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                            }
+                            #pragma unroll
+                            for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                                #pragma unroll
+                                for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                                    s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                }
+                            }
+                        }
+                    }
+                    __syncthreads();
+                }
+                if (__builtin_expect(gridDim.z > 1, 0)) {
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    const long long region_3 = (long long)gridDim.z * (trips_i) * (trips_j) * 8;
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            if (active_3) {
+                                ((float *)((unsigned char *)moments_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = s_tile[out_r_3][out_c_3];
+                                ((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = t_tile[out_r_3][out_c_3];
+                            }
+                        }
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived_3 = 0;
+                    if (thread_3 == 0) {
+                        const long long tile_index_3 = (tile_row_3 / 128) * (((trips_j) + 127) / 128) + tile_col_3 / 128;
+                        arrived_3 = atomicAdd(&moments_kernel_arrivals[tile_index_3], 1u) == gridDim.z - 1u;
+                        if (arrived_3) moments_kernel_arrivals[tile_index_3] = 0u;
+                    }
+                    const int last_split_3 = __syncthreads_or(arrived_3);
+                    if (!last_split_3) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            s_tile[out_r_3][out_c_3] = {};
+                            t_tile[out_r_3][out_c_3] = {};
+                            if (active_3) {
+                                s_tile[out_r_3][out_c_3] = 0.0f;
+                                t_tile[out_r_3][out_c_3] = 1.0f;
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            if (active_3) {
+                                for (unsigned int split_3 = 0; split_3 < gridDim.z; split_3++) {
+                                    s_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    t_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                }
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
+                    #pragma unroll
+                    for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
+                        const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                        const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                        const bool active_3 = t_i < trips_i && t_j < trips_j;
+                        int i = (int)t_i;
+                        int j = (int)t_j;
+                        if (active_3) {
+                            s1[i * n + j] = s_tile[out_r_3][out_c_3];
+                            s2[i * n + j] = t_tile[out_r_3][out_c_3] - s_tile[out_r_3][out_c_3];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* cudaify gemm_tiling: 128 x 128 tiles where there are at least as many as multiprocessors, else 64 x 64 */
+static int moments_kernel_tile(long long rows, long long cols)
+{
+    static int processors = 0;
+    if (processors == 0) {
+        int device = 0;
+        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || processors < 1) {
+            (void)cudaGetLastError();
+            processors = 1;
+        }
+    }
+    return ((rows + 127) / 128) * ((cols + 127) / 128) < processors ? 64 : 128;
+}
+
+/* cudaify gemm_tiling: where the output tiles are fewer than 2 per multiprocessor, k is split over blocks of one tile, each a share of at least 128 iterations */
+static unsigned int moments_kernel_splits(long long rows, long long cols, long long trips, long long tile)
+{
+    static int processors = 0;
+    if (processors == 0) {
+        int device = 0;
+        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || processors < 1) {
+            (void)cudaGetLastError();
+            processors = 1;
+        }
+    }
+    if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
+        return 1u;
+    const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
+    long long splits = (2LL * processors + tiles - 1) / tiles;
+    if (splits > trips / 128)
+        splits = trips / 128;
+    if (splits > 32)
+        splits = 32;
+    if (splits < 2)
+        return 1u;
+    if (tiles > 4096 || (double)splits * rows * cols * 2 > 2097152.0)
+        return 1u;
+    return (unsigned int)splits;
+}
+
+/* two sums per output, one written X = X + E and starting at one */
+void moments(int k, int m, int n, const float *a, const float *b, float *s1, float *s2)
+{
+    {
+        /* cudaify: this loop nest runs on the GPU as moments_kernel */
+        const long long trips_i = cudaify_trips(0, m, 1, 0);
+        const long long trips_j = cudaify_trips(0, n, 1, 0);
+        if (trips_i > 0 && trips_j > 0) {
+            float *d_a = NULL;
+            float *d_b = NULL;
+            float *d_s1 = NULL;
+            float *d_s2 = NULL;
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_a, (size_t)((long long)k*(long long)m) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_b, (size_t)((long long)k*(long long)n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_s1, (size_t)((long long)m*(long long)n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaify_malloc((void **)&d_s2, (size_t)((long long)m*(long long)n) * sizeof(float)));
+            CUDAIFY_CHECK(cudaMemcpy(d_a, a, (size_t)((long long)k*(long long)m) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_b, b, (size_t)((long long)k*(long long)n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_s1, s1, (size_t)((long long)m*(long long)n) * sizeof(float), cudaMemcpyHostToDevice));
+            CUDAIFY_CHECK(cudaMemcpy(d_s2, s2, (size_t)((long long)m*(long long)n) * sizeof(float), cudaMemcpyHostToDevice));
+            const dim3 block(16, 16);
+            const dim3 grid(cudaify_blocks(trips_j, moments_kernel_tile(trips_i, trips_j), 2147483647u), cudaify_blocks(trips_i, moments_kernel_tile(trips_i, trips_j), 65535u));
+            moments_kernel<<<dim3(grid.x, grid.y, moments_kernel_splits(trips_i, trips_j, ((long long)((k)) - (long long)(0)), moments_kernel_tile(trips_i, trips_j))), block>>>(d_a, d_b, d_s1, d_s2, k, m, n, trips_i, trips_j);
+            CUDAIFY_CHECK(cudaGetLastError());
+            CUDAIFY_CHECK(cudaMemcpy(s1, d_s1, (size_t)((long long)m*(long long)n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaMemcpy(s2, d_s2, (size_t)((long long)m*(long long)n) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDAIFY_CHECK(cudaify_free(d_a));
+            CUDAIFY_CHECK(cudaify_free(d_b));
+            CUDAIFY_CHECK(cudaify_free(d_s1));
+            CUDAIFY_CHECK(cudaify_free(d_s2));
+        }
+    }
+}
+
 int main(void)
 {
     int k = 700, m = 40, n = 72;
@@ -1619,6 +2670,8 @@ int main(void)
     double *y = (double *)malloc(sizeof(double) * k * n);
     double *bias = (double *)malloc(sizeof(double) * n);
     double *r = (double *)malloc(sizeof(double) * m * n);
+    float *s1 = (float *)malloc(sizeof(float) * m * n);
+    float *s2 = (float *)malloc(sizeof(float) * m * n);
     for (int i = 0; i < k * m; i++)
         a[i] = (float)((i * 7) % 13) * 0.125f - 0.5f;
     for (int i = 0; i < k * n; i++)
@@ -1639,6 +2692,13 @@ int main(void)
         b[i] = 0.5f - b[i];
     cross(k, m, n, a, b, c);
     residual(k, m, n, x, y, bias, r);
+    moments(k, m, n, a, b, s1, s2);
+    double msum = 0.0;
+    for (int i = 0; i < m * n; i++)
+        msum += s1[i] * (i % 3) + s2[i];
+    printf("msum=%.6e s2[0]=%.5f\n", msum, s2[0]);
+    free(s1);
+    free(s2);
     double sum = 0.0, weighted = 0.0, rsum = 0.0;
     for (int i = 0; i < m * n; i++) {
         sum += c[i];
