@@ -119,7 +119,7 @@ def test_float_gets_128x128_tiles_of_8x8_outputs_with_float4_loads() -> None:
     stored = stage.index("tile_a[slot_inner][slot_outer] = staged_a[part][0];")
     barrier = stage.index("__syncthreads();")
     fetched = stage.index("if (next_k < trips_k) {")
-    assert stored < barrier < stage.index("next_k = tile_k + 8LL * gridDim.z;") < fetched
+    assert stored < barrier < stage.index("next_k = tile_k + 8;") < fetched
     assert fetched < stage.index("const int count_k") < stage.index("sum_tile[out_r][out_c] +=")
     # the micro-tile: registers, fragments read from shared memory as vectors
     assert "float sum_tile[8][8];" in code
@@ -142,9 +142,11 @@ def test_float_gets_128x128_tiles_of_8x8_outputs_with_float4_loads() -> None:
     ) in code
     assert "alignas(16) __shared__ float tile_a[16][68];" in code
     assert "float sum_tile[4][4];" in code
-    # two per stage on each path, and one more on each where k is split over blocks of a tile
-    assert code.count("__syncthreads();") == 6
-    assert code.count("__syncthreads_or(arrived)") == 2
+    # two per stage on each path: wide, narrow, and narrow with k split over the blocks of
+    # a tile (one more there; the host splits only where it launches the narrow tiles)
+    assert code.count("__syncthreads();") == 7
+    assert code.count("__syncthreads_or(arrived)") == 1
+    assert "next_k = tile_k + 16LL * gridDim.z;" in code
 
 
 def test_double_accumulates_in_registers_and_keeps_alpha_and_beta_per_output() -> None:
@@ -403,9 +405,17 @@ def test_few_tiles_and_a_long_k_split_k_over_the_blocks_of_a_tile(tmp_path) -> N
         tmp_path,
     )
     assert chosen == [5, 1, 1]  # 700 // 128 shares of k; too short a k; enough tiles
+    assert splits_chosen(code, "cross_kernel", [(384, 512, 1536, 64)], 132, tmp_path) == [2]
     # partial sums that would not fit the static slots: no split
     assert splits_chosen(code, "cross_kernel", [(4000, 4000, 700, 4096)], 132, tmp_path) == [1]
-    assert splits_chosen(code, "cross_kernel", [(40, 72, 700, 128)], 1, tmp_path) == [2]
+    # one wave: as many blocks a tile as the multiprocessors hold
+    assert splits_chosen(
+        code, "cross_kernel", [(40, 72, 700, 64), (200, 72, 700, 64)], 3, tmp_path
+    ) == [
+        1,
+        1,
+    ]
+    assert splits_chosen(code, "cross_kernel", [(64, 128, 700, 64)], 7, tmp_path) == [3]
 
 
 def test_split_sums_do_not_depend_on_which_block_arrives_last(tmp_path) -> None:

@@ -165,430 +165,14 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
     /* a grid sized for 64 x 64 outputs, each thread 4 x 4 of them in registers (more blocks than the wide tiles need): the GPU has more multiprocessors than wide tiles */
     const bool narrow = (long long)gridDim.y > (trips_i + 127) / 128 || (long long)gridDim.x > (trips_j + 127) / 128;
     if (narrow) {
-        alignas(16) __shared__ float tile_a[16][68];
-        alignas(16) __shared__ float tile_b[16][68];
-        for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
-            for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
-                float sum_tile[4][4];
-                const long long span_k = (long long)(m) - (long long)(0);
-                const long long trips_k = span_k > 0 ? span_k : 0;
-                #pragma unroll
-                for (int out_r = 0; out_r < 4; out_r++) {
-                    #pragma unroll
-                    for (int out_c = 0; out_c < 4; out_c++) {
-                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                        const bool active = t_i < trips_i && t_j < trips_j;
-                        sum_tile[out_r][out_c] = {};
-                        if (active) {
-                            sum_tile[out_r][out_c] = 0.0f;
-                        }
-                    }
-                }
-                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 4; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 4; out_c++) {
-                            sum_tile[out_r][out_c] = {};
-                        }
-                    }
-                }
-                float staged_a[1][4];
-                float staged_b[1][4];
-                long long next_k = (long long)blockIdx.z * 16;
-                #pragma unroll
-                for (int part = 0; part < 1; part++) {
-                    const int group = thread + part * 256;
-                    const int slot_outer = group / 4;
-                    const int slot_inner = (group % 4) * 4;
-                    bool loaded = false;
-                    {
-                        const long long t_i = tile_row + slot_outer;
-                        const long long t_k = next_k + slot_inner;
-                        if (tile_row + slot_outer < trips_i && next_k + slot_inner + 3 < trips_k) {
-                            int i = (int)t_i;
-                            int k = (int)((0) + t_k);
-                            const float *address = &(a[i * m + k]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                staged_a[part][0] = packed.x;
-                                staged_a[part][1] = packed.y;
-                                staged_a[part][2] = packed.z;
-                                staged_a[part][3] = packed.w;
-                                loaded = true;
-                            }
-                        }
-                    }
-                    if (__builtin_expect(!loaded, 0)) {
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = next_k + slot_inner;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                staged_a[part][0] = a[i * m + k];
-                            } else {
-                                staged_a[part][0] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = next_k + slot_inner + 1;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                staged_a[part][1] = a[i * m + k];
-                            } else {
-                                staged_a[part][1] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = next_k + slot_inner + 2;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                staged_a[part][2] = a[i * m + k];
-                            } else {
-                                staged_a[part][2] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_outer;
-                            const long long t_k = next_k + slot_inner + 3;
-                            if (t_i < trips_i && t_k < trips_k) {
-                                int i = (int)t_i;
-                                int k = (int)((0) + t_k);
-                                staged_a[part][3] = a[i * m + k];
-                            } else {
-                                staged_a[part][3] = {};
-                            }
-                        }
-                    }
-                }
-                #pragma unroll
-                for (int part = 0; part < 1; part++) {
-                    const int group = thread + part * 256;
-                    const int slot_outer = group / 16;
-                    const int slot_inner = (group % 16) * 4;
-                    bool loaded = false;
-                    {
-                        const long long t_j = tile_col + slot_inner;
-                        const long long t_k = next_k + slot_outer;
-                        if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
-                            int j = (int)t_j;
-                            int k = (int)((0) + t_k);
-                            const float *address = &(b[k * p + j]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                staged_b[part][0] = packed.x;
-                                staged_b[part][1] = packed.y;
-                                staged_b[part][2] = packed.z;
-                                staged_b[part][3] = packed.w;
-                                loaded = true;
-                            }
-                        }
-                    }
-                    if (__builtin_expect(!loaded, 0)) {
-                        {
-                            const long long t_j = tile_col + slot_inner;
-                            const long long t_k = next_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                staged_b[part][0] = b[k * p + j];
-                            } else {
-                                staged_b[part][0] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 1;
-                            const long long t_k = next_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                staged_b[part][1] = b[k * p + j];
-                            } else {
-                                staged_b[part][1] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 2;
-                            const long long t_k = next_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                staged_b[part][2] = b[k * p + j];
-                            } else {
-                                staged_b[part][2] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 3;
-                            const long long t_k = next_k + slot_outer;
-                            if (t_j < trips_j && t_k < trips_k) {
-                                int j = (int)t_j;
-                                int k = (int)((0) + t_k);
-                                staged_b[part][3] = b[k * p + j];
-                            } else {
-                                staged_b[part][3] = {};
-                            }
-                        }
-                    }
-                }
-                for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
-                    if ((tile_k / 16) % gridDim.z != blockIdx.z) continue;
-                    #pragma unroll
-                    for (int part = 0; part < 1; part++) {
-                        const int group = thread + part * 256;
-                        const int slot_outer = group / 4;
-                        const int slot_inner = (group % 4) * 4;
-                        tile_a[slot_inner][slot_outer] = staged_a[part][0];
-                        tile_a[slot_inner + 1][slot_outer] = staged_a[part][1];
-                        tile_a[slot_inner + 2][slot_outer] = staged_a[part][2];
-                        tile_a[slot_inner + 3][slot_outer] = staged_a[part][3];
-                    }
-                    #pragma unroll
-                    for (int part = 0; part < 1; part++) {
-                        const int group = thread + part * 256;
-                        const int slot_outer = group / 16;
-                        const int slot_inner = (group % 16) * 4;
-                        tile_b[slot_outer][slot_inner] = staged_b[part][0];
-                        tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
-                        tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
-                        tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
-                    }
-                    __syncthreads();
-                    next_k = tile_k + 16LL * gridDim.z;
-                    if (next_k < trips_k) {
-                        #pragma unroll
-                        for (int part = 0; part < 1; part++) {
-                            const int group = thread + part * 256;
-                            const int slot_outer = group / 4;
-                            const int slot_inner = (group % 4) * 4;
-                            bool loaded = false;
-                            {
-                                const long long t_i = tile_row + slot_outer;
-                                const long long t_k = next_k + slot_inner;
-                                if (tile_row + slot_outer < trips_i && next_k + slot_inner + 3 < trips_k) {
-                                    int i = (int)t_i;
-                                    int k = (int)((0) + t_k);
-                                    const float *address = &(a[i * m + k]);
-                                    if (((unsigned long long)address & 15ull) == 0) {
-                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                        staged_a[part][0] = packed.x;
-                                        staged_a[part][1] = packed.y;
-                                        staged_a[part][2] = packed.z;
-                                        staged_a[part][3] = packed.w;
-                                        loaded = true;
-                                    }
-                                }
-                            }
-                            if (__builtin_expect(!loaded, 0)) {
-                                {
-                                    const long long t_i = tile_row + slot_outer;
-                                    const long long t_k = next_k + slot_inner;
-                                    if (t_i < trips_i && t_k < trips_k) {
-                                        int i = (int)t_i;
-                                        int k = (int)((0) + t_k);
-                                        staged_a[part][0] = a[i * m + k];
-                                    } else {
-                                        staged_a[part][0] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row + slot_outer;
-                                    const long long t_k = next_k + slot_inner + 1;
-                                    if (t_i < trips_i && t_k < trips_k) {
-                                        int i = (int)t_i;
-                                        int k = (int)((0) + t_k);
-                                        staged_a[part][1] = a[i * m + k];
-                                    } else {
-                                        staged_a[part][1] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row + slot_outer;
-                                    const long long t_k = next_k + slot_inner + 2;
-                                    if (t_i < trips_i && t_k < trips_k) {
-                                        int i = (int)t_i;
-                                        int k = (int)((0) + t_k);
-                                        staged_a[part][2] = a[i * m + k];
-                                    } else {
-                                        staged_a[part][2] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row + slot_outer;
-                                    const long long t_k = next_k + slot_inner + 3;
-                                    if (t_i < trips_i && t_k < trips_k) {
-                                        int i = (int)t_i;
-                                        int k = (int)((0) + t_k);
-                                        staged_a[part][3] = a[i * m + k];
-                                    } else {
-                                        staged_a[part][3] = {};
-                                    }
-                                }
-                            }
-                        }
-                        #pragma unroll
-                        for (int part = 0; part < 1; part++) {
-                            const int group = thread + part * 256;
-                            const int slot_outer = group / 16;
-                            const int slot_inner = (group % 16) * 4;
-                            bool loaded = false;
-                            {
-                                const long long t_j = tile_col + slot_inner;
-                                const long long t_k = next_k + slot_outer;
-                                if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
-                                    int j = (int)t_j;
-                                    int k = (int)((0) + t_k);
-                                    const float *address = &(b[k * p + j]);
-                                    if (((unsigned long long)address & 15ull) == 0) {
-                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                        staged_b[part][0] = packed.x;
-                                        staged_b[part][1] = packed.y;
-                                        staged_b[part][2] = packed.z;
-                                        staged_b[part][3] = packed.w;
-                                        loaded = true;
-                                    }
-                                }
-                            }
-                            if (__builtin_expect(!loaded, 0)) {
-                                {
-                                    const long long t_j = tile_col + slot_inner;
-                                    const long long t_k = next_k + slot_outer;
-                                    if (t_j < trips_j && t_k < trips_k) {
-                                        int j = (int)t_j;
-                                        int k = (int)((0) + t_k);
-                                        staged_b[part][0] = b[k * p + j];
-                                    } else {
-                                        staged_b[part][0] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col + slot_inner + 1;
-                                    const long long t_k = next_k + slot_outer;
-                                    if (t_j < trips_j && t_k < trips_k) {
-                                        int j = (int)t_j;
-                                        int k = (int)((0) + t_k);
-                                        staged_b[part][1] = b[k * p + j];
-                                    } else {
-                                        staged_b[part][1] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col + slot_inner + 2;
-                                    const long long t_k = next_k + slot_outer;
-                                    if (t_j < trips_j && t_k < trips_k) {
-                                        int j = (int)t_j;
-                                        int k = (int)((0) + t_k);
-                                        staged_b[part][2] = b[k * p + j];
-                                    } else {
-                                        staged_b[part][2] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col + slot_inner + 3;
-                                    const long long t_k = next_k + slot_outer;
-                                    if (t_j < trips_j && t_k < trips_k) {
-                                        int j = (int)t_j;
-                                        int k = (int)((0) + t_k);
-                                        staged_b[part][3] = b[k * p + j];
-                                    } else {
-                                        staged_b[part][3] = {};
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
-                    if (count_k == 16) {
-                        #pragma unroll
-                        for (int kk_k = 0; kk_k < 16; kk_k++) {
-                            float frag_a[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
-                                frag_a[half * 4 + 0] = packed.x;
-                                frag_a[half * 4 + 1] = packed.y;
-                                frag_a[half * 4 + 2] = packed.z;
-                                frag_a[half * 4 + 3] = packed.w;
-                            }
-                            float frag_b[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
-                                frag_b[half * 4 + 0] = packed.x;
-                                frag_b[half * 4 + 1] = packed.y;
-                                frag_b[half * 4 + 2] = packed.z;
-                                frag_b[half * 4 + 3] = packed.w;
-                            }
-                            #pragma unroll
-                            for (int out_r = 0; out_r < 4; out_r++) {
-                                #pragma unroll
-                                for (int out_c = 0; out_c < 4; out_c++) {
-                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
-                                }
-                            }
-                        }
-                    } else {
-                        for (int kk_k = 0; kk_k < count_k; kk_k++) {
-                            float frag_a[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
-                                frag_a[half * 4 + 0] = packed.x;
-                                frag_a[half * 4 + 1] = packed.y;
-                                frag_a[half * 4 + 2] = packed.z;
-                                frag_a[half * 4 + 3] = packed.w;
-                            }
-                            float frag_b[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
-                                frag_b[half * 4 + 0] = packed.x;
-                                frag_b[half * 4 + 1] = packed.y;
-                                frag_b[half * 4 + 2] = packed.z;
-                                frag_b[half * 4 + 3] = packed.w;
-                            }
-                            #pragma unroll
-                            for (int out_r = 0; out_r < 4; out_r++) {
-                                #pragma unroll
-                                for (int out_c = 0; out_c < 4; out_c++) {
-                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
-                                }
-                            }
-                        }
-                    }
-                    __syncthreads();
-                }
-                if (__builtin_expect(gridDim.z > 1, 0)) {
-                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 4; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 4; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            if (active) {
-                                ((float *)((unsigned char *)matmul_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
-                            }
-                        }
-                    }
-                    __threadfence();
-                    __syncthreads();
-                    int arrived = 0;
-                    if (thread == 0) {
-                        const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
-                        arrived = atomicAdd(&matmul_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
-                        if (arrived) matmul_kernel_arrivals[tile_index] = 0u;
-                    }
-                    const int last_split = __syncthreads_or(arrived);
-                    if (!last_split) continue;
-                    __threadfence();
+        if (__builtin_expect(gridDim.z > 1, 0)) {  /* k split over the blocks of each tile */
+            alignas(16) __shared__ float tile_a[16][68];
+            alignas(16) __shared__ float tile_b[16][68];
+            for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
+                for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
+                    float sum_tile[4][4];
+                    const long long span_k = (long long)(m) - (long long)(0);
+                    const long long trips_k = span_k > 0 ? span_k : 0;
                     #pragma unroll
                     for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
@@ -602,6 +186,438 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                             }
                         }
                     }
+                    if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                sum_tile[out_r][out_c] = {};
+                            }
+                        }
+                    }
+                    float staged_a[1][4];
+                    float staged_b[1][4];
+                    long long next_k = (long long)blockIdx.z * 16;
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 4;
+                        const int slot_inner = (group % 4) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_i = tile_row + slot_outer;
+                            const long long t_k = next_k + slot_inner;
+                            if (tile_row + slot_outer < trips_i && next_k + slot_inner + 3 < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                const float *address = &(a[i * m + k]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_a[part][0] = packed.x;
+                                    staged_a[part][1] = packed.y;
+                                    staged_a[part][2] = packed.z;
+                                    staged_a[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][0] = a[i * m + k];
+                                } else {
+                                    staged_a[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner + 1;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][1] = a[i * m + k];
+                                } else {
+                                    staged_a[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner + 2;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][2] = a[i * m + k];
+                                } else {
+                                    staged_a[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner + 3;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][3] = a[i * m + k];
+                                } else {
+                                    staged_a[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 16;
+                        const int slot_inner = (group % 16) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_j = tile_col + slot_inner;
+                            const long long t_k = next_k + slot_outer;
+                            if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                const float *address = &(b[k * p + j]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_b[part][0] = packed.x;
+                                    staged_b[part][1] = packed.y;
+                                    staged_b[part][2] = packed.z;
+                                    staged_b[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_j = tile_col + slot_inner;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][0] = b[k * p + j];
+                                } else {
+                                    staged_b[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 1;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][1] = b[k * p + j];
+                                } else {
+                                    staged_b[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 2;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][2] = b[k * p + j];
+                                } else {
+                                    staged_b[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 3;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][3] = b[k * p + j];
+                                } else {
+                                    staged_b[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
+                        if ((tile_k / 16) % gridDim.z != blockIdx.z) continue;
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 4;
+                            const int slot_inner = (group % 4) * 4;
+                            tile_a[slot_inner][slot_outer] = staged_a[part][0];
+                            tile_a[slot_inner + 1][slot_outer] = staged_a[part][1];
+                            tile_a[slot_inner + 2][slot_outer] = staged_a[part][2];
+                            tile_a[slot_inner + 3][slot_outer] = staged_a[part][3];
+                        }
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            tile_b[slot_outer][slot_inner] = staged_b[part][0];
+                            tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
+                            tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
+                            tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
+                        }
+                        __syncthreads();
+                        next_k = tile_k + 16LL * gridDim.z;
+                        if (next_k < trips_k) {
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 4;
+                                const int slot_inner = (group % 4) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_i = tile_row + slot_outer;
+                                    const long long t_k = next_k + slot_inner;
+                                    if (tile_row + slot_outer < trips_i && next_k + slot_inner + 3 < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        const float *address = &(a[i * m + k]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_a[part][0] = packed.x;
+                                            staged_a[part][1] = packed.y;
+                                            staged_a[part][2] = packed.z;
+                                            staged_a[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][0] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner + 1;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][1] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner + 2;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][2] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner + 3;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][3] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 16;
+                                const int slot_inner = (group % 16) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_j = tile_col + slot_inner;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        const float *address = &(b[k * p + j]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_b[part][0] = packed.x;
+                                            staged_b[part][1] = packed.y;
+                                            staged_b[part][2] = packed.z;
+                                            staged_b[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_j = tile_col + slot_inner;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][0] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 1;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][1] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 2;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][2] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 3;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][3] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
+                        if (count_k == 16) {
+                            #pragma unroll
+                            for (int kk_k = 0; kk_k < 16; kk_k++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        } else {
+                            for (int kk_k = 0; kk_k < count_k; kk_k++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        }
+                        __syncthreads();
+                    }
+                    if (__builtin_expect(gridDim.z > 1, 0)) {
+                        /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                                const bool active = t_i < trips_i && t_j < trips_j;
+                                if (active) {
+                                    ((float *)((unsigned char *)matmul_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
+                                }
+                            }
+                        }
+                        __threadfence();
+                        __syncthreads();
+                        int arrived = 0;
+                        if (thread == 0) {
+                            const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
+                            arrived = atomicAdd(&matmul_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
+                            if (arrived) matmul_kernel_arrivals[tile_index] = 0u;
+                        }
+                        const int last_split = __syncthreads_or(arrived);
+                        if (!last_split) continue;
+                        __threadfence();
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                                const bool active = t_i < trips_i && t_j < trips_j;
+                                sum_tile[out_r][out_c] = {};
+                                if (active) {
+                                    sum_tile[out_r][out_c] = 0.0f;
+                                }
+                            }
+                        }
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                                const bool active = t_i < trips_i && t_j < trips_j;
+                                if (active) {
+                                    for (unsigned int split = 0; split < gridDim.z; split++) {
+                                        sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)matmul_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    }
+                                }
+                            }
+                        }
+                    }
                     #pragma unroll
                     for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
@@ -609,25 +625,417 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                             const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
                             const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
                             const bool active = t_i < trips_i && t_j < trips_j;
+                            int i = (int)t_i;
+                            int j = (int)t_j;
                             if (active) {
-                                for (unsigned int split = 0; split < gridDim.z; split++) {
-                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)matmul_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
-                                }
+                                c[i * p + j] = sum_tile[out_r][out_c];
                             }
                         }
                     }
                 }
-                #pragma unroll
-                for (int out_r = 0; out_r < 4; out_r++) {
+            }
+        } else {
+            alignas(16) __shared__ float tile_a[16][68];
+            alignas(16) __shared__ float tile_b[16][68];
+            for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
+                for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
+                    float sum_tile[4][4];
+                    const long long span_k = (long long)(m) - (long long)(0);
+                    const long long trips_k = span_k > 0 ? span_k : 0;
                     #pragma unroll
-                    for (int out_c = 0; out_c < 4; out_c++) {
-                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                        const bool active = t_i < trips_i && t_j < trips_j;
-                        int i = (int)t_i;
-                        int j = (int)t_j;
-                        if (active) {
-                            c[i * p + j] = sum_tile[out_r][out_c];
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            sum_tile[out_r][out_c] = {};
+                            if (active) {
+                                sum_tile[out_r][out_c] = 0.0f;
+                            }
+                        }
+                    }
+                    float staged_a[1][4];
+                    float staged_b[1][4];
+                    long long next_k = 0;
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 4;
+                        const int slot_inner = (group % 4) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_i = tile_row + slot_outer;
+                            const long long t_k = next_k + slot_inner;
+                            if (tile_row + slot_outer < trips_i && next_k + slot_inner + 3 < trips_k) {
+                                int i = (int)t_i;
+                                int k = (int)((0) + t_k);
+                                const float *address = &(a[i * m + k]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_a[part][0] = packed.x;
+                                    staged_a[part][1] = packed.y;
+                                    staged_a[part][2] = packed.z;
+                                    staged_a[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][0] = a[i * m + k];
+                                } else {
+                                    staged_a[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner + 1;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][1] = a[i * m + k];
+                                } else {
+                                    staged_a[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner + 2;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][2] = a[i * m + k];
+                                } else {
+                                    staged_a[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_outer;
+                                const long long t_k = next_k + slot_inner + 3;
+                                if (t_i < trips_i && t_k < trips_k) {
+                                    int i = (int)t_i;
+                                    int k = (int)((0) + t_k);
+                                    staged_a[part][3] = a[i * m + k];
+                                } else {
+                                    staged_a[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 16;
+                        const int slot_inner = (group % 16) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_j = tile_col + slot_inner;
+                            const long long t_k = next_k + slot_outer;
+                            if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
+                                int j = (int)t_j;
+                                int k = (int)((0) + t_k);
+                                const float *address = &(b[k * p + j]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_b[part][0] = packed.x;
+                                    staged_b[part][1] = packed.y;
+                                    staged_b[part][2] = packed.z;
+                                    staged_b[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_j = tile_col + slot_inner;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][0] = b[k * p + j];
+                                } else {
+                                    staged_b[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 1;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][1] = b[k * p + j];
+                                } else {
+                                    staged_b[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 2;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][2] = b[k * p + j];
+                                } else {
+                                    staged_b[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 3;
+                                const long long t_k = next_k + slot_outer;
+                                if (t_j < trips_j && t_k < trips_k) {
+                                    int j = (int)t_j;
+                                    int k = (int)((0) + t_k);
+                                    staged_b[part][3] = b[k * p + j];
+                                } else {
+                                    staged_b[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    for (long long tile_k = 0; tile_k < trips_k; tile_k += 16) {
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 4;
+                            const int slot_inner = (group % 4) * 4;
+                            tile_a[slot_inner][slot_outer] = staged_a[part][0];
+                            tile_a[slot_inner + 1][slot_outer] = staged_a[part][1];
+                            tile_a[slot_inner + 2][slot_outer] = staged_a[part][2];
+                            tile_a[slot_inner + 3][slot_outer] = staged_a[part][3];
+                        }
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            tile_b[slot_outer][slot_inner] = staged_b[part][0];
+                            tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
+                            tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
+                            tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
+                        }
+                        __syncthreads();
+                        next_k = tile_k + 16;
+                        if (next_k < trips_k) {
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 4;
+                                const int slot_inner = (group % 4) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_i = tile_row + slot_outer;
+                                    const long long t_k = next_k + slot_inner;
+                                    if (tile_row + slot_outer < trips_i && next_k + slot_inner + 3 < trips_k) {
+                                        int i = (int)t_i;
+                                        int k = (int)((0) + t_k);
+                                        const float *address = &(a[i * m + k]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_a[part][0] = packed.x;
+                                            staged_a[part][1] = packed.y;
+                                            staged_a[part][2] = packed.z;
+                                            staged_a[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][0] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner + 1;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][1] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner + 2;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][2] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_outer;
+                                        const long long t_k = next_k + slot_inner + 3;
+                                        if (t_i < trips_i && t_k < trips_k) {
+                                            int i = (int)t_i;
+                                            int k = (int)((0) + t_k);
+                                            staged_a[part][3] = a[i * m + k];
+                                        } else {
+                                            staged_a[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 16;
+                                const int slot_inner = (group % 16) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_j = tile_col + slot_inner;
+                                    const long long t_k = next_k + slot_outer;
+                                    if (tile_col + slot_inner + 3 < trips_j && next_k + slot_outer < trips_k) {
+                                        int j = (int)t_j;
+                                        int k = (int)((0) + t_k);
+                                        const float *address = &(b[k * p + j]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_b[part][0] = packed.x;
+                                            staged_b[part][1] = packed.y;
+                                            staged_b[part][2] = packed.z;
+                                            staged_b[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_j = tile_col + slot_inner;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][0] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 1;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][1] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 2;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][2] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 3;
+                                        const long long t_k = next_k + slot_outer;
+                                        if (t_j < trips_j && t_k < trips_k) {
+                                            int j = (int)t_j;
+                                            int k = (int)((0) + t_k);
+                                            staged_b[part][3] = b[k * p + j];
+                                        } else {
+                                            staged_b[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        const int count_k = (int)(trips_k - tile_k < 16 ? trips_k - tile_k : 16);
+                        if (count_k == 16) {
+                            #pragma unroll
+                            for (int kk_k = 0; kk_k < 16; kk_k++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        } else {
+                            for (int kk_k = 0; kk_k < count_k; kk_k++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_k][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_k][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        }
+                        __syncthreads();
+                    }
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            int i = (int)t_i;
+                            int j = (int)t_j;
+                            if (active) {
+                                c[i * p + j] = sum_tile[out_r][out_c];
+                            }
                         }
                     }
                 }
@@ -654,18 +1062,9 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                         }
                     }
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            sum_tile[out_r][out_c] = {};
-                        }
-                    }
-                }
                 float staged_a[1][4];
                 float staged_b[1][4];
-                long long next_k = (long long)blockIdx.z * 8;
+                long long next_k = 0;
                 #pragma unroll
                 for (int part = 0; part < 1; part++) {
                     const int group = thread + part * 256;
@@ -807,7 +1206,6 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                     }
                 }
                 for (long long tile_k = 0; tile_k < trips_k; tile_k += 8) {
-                    if ((tile_k / 8) % gridDim.z != blockIdx.z) continue;
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
@@ -829,7 +1227,7 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                         tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
                     }
                     __syncthreads();
-                    next_k = tile_k + 8LL * gridDim.z;
+                    next_k = tile_k + 8;
                     if (next_k < trips_k) {
                         #pragma unroll
                         for (int part = 0; part < 1; part++) {
@@ -1033,59 +1431,6 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                     }
                     __syncthreads();
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {
-                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            if (active) {
-                                ((float *)((unsigned char *)matmul_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
-                            }
-                        }
-                    }
-                    __threadfence();
-                    __syncthreads();
-                    int arrived = 0;
-                    if (thread == 0) {
-                        const long long tile_index = (tile_row / 128) * (((trips_j) + 127) / 128) + tile_col / 128;
-                        arrived = atomicAdd(&matmul_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
-                        if (arrived) matmul_kernel_arrivals[tile_index] = 0u;
-                    }
-                    const int last_split = __syncthreads_or(arrived);
-                    if (!last_split) continue;
-                    __threadfence();
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            sum_tile[out_r][out_c] = {};
-                            if (active) {
-                                sum_tile[out_r][out_c] = 0.0f;
-                            }
-                        }
-                    }
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            if (active) {
-                                for (unsigned int split = 0; split < gridDim.z; split++) {
-                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)matmul_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
-                                }
-                            }
-                        }
-                    }
-                }
                 #pragma unroll
                 for (int out_r = 0; out_r < 8; out_r++) {
                     #pragma unroll
@@ -1119,7 +1464,7 @@ static int matmul_kernel_tile(long long rows, long long cols)
     return ((rows + 127) / 128) * ((cols + 127) / 128) < processors ? 64 : 128;
 }
 
-/* cudaify gemm_tiling: where the output tiles are fewer than 2 per multiprocessor, k is split over blocks of one tile, each a share of at least 128 iterations */
+/* cudaify gemm_tiling: where the output tiles are at most half the multiprocessors, k is split over the blocks of a tile that fill them in one wave, each a share of at least 128 iterations */
 static unsigned int matmul_kernel_splits(long long rows, long long cols, long long trips, long long tile)
 {
     static int processors = 0;
@@ -1133,7 +1478,7 @@ static unsigned int matmul_kernel_splits(long long rows, long long cols, long lo
     if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
         return 1u;
     const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
-    long long splits = (2LL * processors + tiles - 1) / tiles;
+    long long splits = 1LL * processors / tiles;
     if (splits > trips / 128)
         splits = trips / 128;
     if (splits > 32)

@@ -165,430 +165,14 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
     /* a grid sized for 64 x 64 outputs, each thread 4 x 4 of them in registers (more blocks than the wide tiles need): the GPU has more multiprocessors than wide tiles */
     const bool narrow = (long long)gridDim.y > (trips_i + 127) / 128 || (long long)gridDim.x > (trips_j + 127) / 128;
     if (narrow) {
-        alignas(16) __shared__ float tile_a[16][68];
-        alignas(16) __shared__ float tile_b[16][68];
-        for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
-            for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
-                float sum_tile[4][4];
-                const long long span_p = (long long)(k) - (long long)(0);
-                const long long trips_p = span_p > 0 ? span_p : 0;
-                #pragma unroll
-                for (int out_r = 0; out_r < 4; out_r++) {
-                    #pragma unroll
-                    for (int out_c = 0; out_c < 4; out_c++) {
-                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                        const bool active = t_i < trips_i && t_j < trips_j;
-                        sum_tile[out_r][out_c] = {};
-                        if (active) {
-                            sum_tile[out_r][out_c] = 0.0f;
-                        }
-                    }
-                }
-                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 4; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 4; out_c++) {
-                            sum_tile[out_r][out_c] = {};
-                        }
-                    }
-                }
-                float staged_a[1][4];
-                float staged_b[1][4];
-                long long next_p = (long long)blockIdx.z * 16;
-                #pragma unroll
-                for (int part = 0; part < 1; part++) {
-                    const int group = thread + part * 256;
-                    const int slot_outer = group / 16;
-                    const int slot_inner = (group % 16) * 4;
-                    bool loaded = false;
-                    {
-                        const long long t_i = tile_row + slot_inner;
-                        const long long t_p = next_p + slot_outer;
-                        if (tile_row + slot_inner + 3 < trips_i && next_p + slot_outer < trips_p) {
-                            int i = (int)t_i;
-                            int p = (int)((0) + t_p);
-                            const float *address = &(a[p * m + i]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                staged_a[part][0] = packed.x;
-                                staged_a[part][1] = packed.y;
-                                staged_a[part][2] = packed.z;
-                                staged_a[part][3] = packed.w;
-                                loaded = true;
-                            }
-                        }
-                    }
-                    if (__builtin_expect(!loaded, 0)) {
-                        {
-                            const long long t_i = tile_row + slot_inner;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_i < trips_i && t_p < trips_p) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p);
-                                staged_a[part][0] = a[p * m + i];
-                            } else {
-                                staged_a[part][0] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_inner + 1;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_i < trips_i && t_p < trips_p) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p);
-                                staged_a[part][1] = a[p * m + i];
-                            } else {
-                                staged_a[part][1] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_inner + 2;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_i < trips_i && t_p < trips_p) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p);
-                                staged_a[part][2] = a[p * m + i];
-                            } else {
-                                staged_a[part][2] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row + slot_inner + 3;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_i < trips_i && t_p < trips_p) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p);
-                                staged_a[part][3] = a[p * m + i];
-                            } else {
-                                staged_a[part][3] = {};
-                            }
-                        }
-                    }
-                }
-                #pragma unroll
-                for (int part = 0; part < 1; part++) {
-                    const int group = thread + part * 256;
-                    const int slot_outer = group / 16;
-                    const int slot_inner = (group % 16) * 4;
-                    bool loaded = false;
-                    {
-                        const long long t_j = tile_col + slot_inner;
-                        const long long t_p = next_p + slot_outer;
-                        if (tile_col + slot_inner + 3 < trips_j && next_p + slot_outer < trips_p) {
-                            int j = (int)t_j;
-                            int p = (int)((0) + t_p);
-                            const float *address = &(b[p * n + j]);
-                            if (((unsigned long long)address & 15ull) == 0) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                staged_b[part][0] = packed.x;
-                                staged_b[part][1] = packed.y;
-                                staged_b[part][2] = packed.z;
-                                staged_b[part][3] = packed.w;
-                                loaded = true;
-                            }
-                        }
-                    }
-                    if (__builtin_expect(!loaded, 0)) {
-                        {
-                            const long long t_j = tile_col + slot_inner;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_j < trips_j && t_p < trips_p) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p);
-                                staged_b[part][0] = b[p * n + j];
-                            } else {
-                                staged_b[part][0] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 1;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_j < trips_j && t_p < trips_p) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p);
-                                staged_b[part][1] = b[p * n + j];
-                            } else {
-                                staged_b[part][1] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 2;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_j < trips_j && t_p < trips_p) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p);
-                                staged_b[part][2] = b[p * n + j];
-                            } else {
-                                staged_b[part][2] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col + slot_inner + 3;
-                            const long long t_p = next_p + slot_outer;
-                            if (t_j < trips_j && t_p < trips_p) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p);
-                                staged_b[part][3] = b[p * n + j];
-                            } else {
-                                staged_b[part][3] = {};
-                            }
-                        }
-                    }
-                }
-                for (long long tile_p = 0; tile_p < trips_p; tile_p += 16) {
-                    if ((tile_p / 16) % gridDim.z != blockIdx.z) continue;
-                    #pragma unroll
-                    for (int part = 0; part < 1; part++) {
-                        const int group = thread + part * 256;
-                        const int slot_outer = group / 16;
-                        const int slot_inner = (group % 16) * 4;
-                        tile_a[slot_outer][slot_inner] = staged_a[part][0];
-                        tile_a[slot_outer][slot_inner + 1] = staged_a[part][1];
-                        tile_a[slot_outer][slot_inner + 2] = staged_a[part][2];
-                        tile_a[slot_outer][slot_inner + 3] = staged_a[part][3];
-                    }
-                    #pragma unroll
-                    for (int part = 0; part < 1; part++) {
-                        const int group = thread + part * 256;
-                        const int slot_outer = group / 16;
-                        const int slot_inner = (group % 16) * 4;
-                        tile_b[slot_outer][slot_inner] = staged_b[part][0];
-                        tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
-                        tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
-                        tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
-                    }
-                    __syncthreads();
-                    next_p = tile_p + 16LL * gridDim.z;
-                    if (next_p < trips_p) {
-                        #pragma unroll
-                        for (int part = 0; part < 1; part++) {
-                            const int group = thread + part * 256;
-                            const int slot_outer = group / 16;
-                            const int slot_inner = (group % 16) * 4;
-                            bool loaded = false;
-                            {
-                                const long long t_i = tile_row + slot_inner;
-                                const long long t_p = next_p + slot_outer;
-                                if (tile_row + slot_inner + 3 < trips_i && next_p + slot_outer < trips_p) {
-                                    int i = (int)t_i;
-                                    int p = (int)((0) + t_p);
-                                    const float *address = &(a[p * m + i]);
-                                    if (((unsigned long long)address & 15ull) == 0) {
-                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                        staged_a[part][0] = packed.x;
-                                        staged_a[part][1] = packed.y;
-                                        staged_a[part][2] = packed.z;
-                                        staged_a[part][3] = packed.w;
-                                        loaded = true;
-                                    }
-                                }
-                            }
-                            if (__builtin_expect(!loaded, 0)) {
-                                {
-                                    const long long t_i = tile_row + slot_inner;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_i < trips_i && t_p < trips_p) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p);
-                                        staged_a[part][0] = a[p * m + i];
-                                    } else {
-                                        staged_a[part][0] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row + slot_inner + 1;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_i < trips_i && t_p < trips_p) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p);
-                                        staged_a[part][1] = a[p * m + i];
-                                    } else {
-                                        staged_a[part][1] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row + slot_inner + 2;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_i < trips_i && t_p < trips_p) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p);
-                                        staged_a[part][2] = a[p * m + i];
-                                    } else {
-                                        staged_a[part][2] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row + slot_inner + 3;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_i < trips_i && t_p < trips_p) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p);
-                                        staged_a[part][3] = a[p * m + i];
-                                    } else {
-                                        staged_a[part][3] = {};
-                                    }
-                                }
-                            }
-                        }
-                        #pragma unroll
-                        for (int part = 0; part < 1; part++) {
-                            const int group = thread + part * 256;
-                            const int slot_outer = group / 16;
-                            const int slot_inner = (group % 16) * 4;
-                            bool loaded = false;
-                            {
-                                const long long t_j = tile_col + slot_inner;
-                                const long long t_p = next_p + slot_outer;
-                                if (tile_col + slot_inner + 3 < trips_j && next_p + slot_outer < trips_p) {
-                                    int j = (int)t_j;
-                                    int p = (int)((0) + t_p);
-                                    const float *address = &(b[p * n + j]);
-                                    if (((unsigned long long)address & 15ull) == 0) {
-                                        const float4 packed = *reinterpret_cast<const float4 *>(address);
-                                        staged_b[part][0] = packed.x;
-                                        staged_b[part][1] = packed.y;
-                                        staged_b[part][2] = packed.z;
-                                        staged_b[part][3] = packed.w;
-                                        loaded = true;
-                                    }
-                                }
-                            }
-                            if (__builtin_expect(!loaded, 0)) {
-                                {
-                                    const long long t_j = tile_col + slot_inner;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_j < trips_j && t_p < trips_p) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p);
-                                        staged_b[part][0] = b[p * n + j];
-                                    } else {
-                                        staged_b[part][0] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col + slot_inner + 1;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_j < trips_j && t_p < trips_p) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p);
-                                        staged_b[part][1] = b[p * n + j];
-                                    } else {
-                                        staged_b[part][1] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col + slot_inner + 2;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_j < trips_j && t_p < trips_p) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p);
-                                        staged_b[part][2] = b[p * n + j];
-                                    } else {
-                                        staged_b[part][2] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col + slot_inner + 3;
-                                    const long long t_p = next_p + slot_outer;
-                                    if (t_j < trips_j && t_p < trips_p) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p);
-                                        staged_b[part][3] = b[p * n + j];
-                                    } else {
-                                        staged_b[part][3] = {};
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    const int count_p = (int)(trips_p - tile_p < 16 ? trips_p - tile_p : 16);
-                    if (count_p == 16) {
-                        #pragma unroll
-                        for (int kk_p = 0; kk_p < 16; kk_p++) {
-                            float frag_a[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_p][half * 64 + threadIdx.y * 4]);
-                                frag_a[half * 4 + 0] = packed.x;
-                                frag_a[half * 4 + 1] = packed.y;
-                                frag_a[half * 4 + 2] = packed.z;
-                                frag_a[half * 4 + 3] = packed.w;
-                            }
-                            float frag_b[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_p][half * 64 + threadIdx.x * 4]);
-                                frag_b[half * 4 + 0] = packed.x;
-                                frag_b[half * 4 + 1] = packed.y;
-                                frag_b[half * 4 + 2] = packed.z;
-                                frag_b[half * 4 + 3] = packed.w;
-                            }
-                            #pragma unroll
-                            for (int out_r = 0; out_r < 4; out_r++) {
-                                #pragma unroll
-                                for (int out_c = 0; out_c < 4; out_c++) {
-                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
-                                }
-                            }
-                        }
-                    } else {
-                        for (int kk_p = 0; kk_p < count_p; kk_p++) {
-                            float frag_a[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_p][half * 64 + threadIdx.y * 4]);
-                                frag_a[half * 4 + 0] = packed.x;
-                                frag_a[half * 4 + 1] = packed.y;
-                                frag_a[half * 4 + 2] = packed.z;
-                                frag_a[half * 4 + 3] = packed.w;
-                            }
-                            float frag_b[4];
-                            #pragma unroll
-                            for (int half = 0; half < 1; half++) {
-                                const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_p][half * 64 + threadIdx.x * 4]);
-                                frag_b[half * 4 + 0] = packed.x;
-                                frag_b[half * 4 + 1] = packed.y;
-                                frag_b[half * 4 + 2] = packed.z;
-                                frag_b[half * 4 + 3] = packed.w;
-                            }
-                            #pragma unroll
-                            for (int out_r = 0; out_r < 4; out_r++) {
-                                #pragma unroll
-                                for (int out_c = 0; out_c < 4; out_c++) {
-                                    sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
-                                }
-                            }
-                        }
-                    }
-                    __syncthreads();
-                }
-                if (__builtin_expect(gridDim.z > 1, 0)) {
-                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 4; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 4; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            if (active) {
-                                ((float *)((unsigned char *)cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
-                            }
-                        }
-                    }
-                    __threadfence();
-                    __syncthreads();
-                    int arrived = 0;
-                    if (thread == 0) {
-                        const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
-                        arrived = atomicAdd(&cross_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
-                        if (arrived) cross_kernel_arrivals[tile_index] = 0u;
-                    }
-                    const int last_split = __syncthreads_or(arrived);
-                    if (!last_split) continue;
-                    __threadfence();
+        if (__builtin_expect(gridDim.z > 1, 0)) {  /* k split over the blocks of each tile */
+            alignas(16) __shared__ float tile_a[16][68];
+            alignas(16) __shared__ float tile_b[16][68];
+            for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
+                for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
+                    float sum_tile[4][4];
+                    const long long span_p = (long long)(k) - (long long)(0);
+                    const long long trips_p = span_p > 0 ? span_p : 0;
                     #pragma unroll
                     for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
@@ -602,6 +186,438 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                             }
                         }
                     }
+                    if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                sum_tile[out_r][out_c] = {};
+                            }
+                        }
+                    }
+                    float staged_a[1][4];
+                    float staged_b[1][4];
+                    long long next_p = (long long)blockIdx.z * 16;
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 16;
+                        const int slot_inner = (group % 16) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_i = tile_row + slot_inner;
+                            const long long t_p = next_p + slot_outer;
+                            if (tile_row + slot_inner + 3 < trips_i && next_p + slot_outer < trips_p) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p);
+                                const float *address = &(a[p * m + i]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_a[part][0] = packed.x;
+                                    staged_a[part][1] = packed.y;
+                                    staged_a[part][2] = packed.z;
+                                    staged_a[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_i = tile_row + slot_inner;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][0] = a[p * m + i];
+                                } else {
+                                    staged_a[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_inner + 1;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][1] = a[p * m + i];
+                                } else {
+                                    staged_a[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_inner + 2;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][2] = a[p * m + i];
+                                } else {
+                                    staged_a[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_inner + 3;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][3] = a[p * m + i];
+                                } else {
+                                    staged_a[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 16;
+                        const int slot_inner = (group % 16) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_j = tile_col + slot_inner;
+                            const long long t_p = next_p + slot_outer;
+                            if (tile_col + slot_inner + 3 < trips_j && next_p + slot_outer < trips_p) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p);
+                                const float *address = &(b[p * n + j]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_b[part][0] = packed.x;
+                                    staged_b[part][1] = packed.y;
+                                    staged_b[part][2] = packed.z;
+                                    staged_b[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_j = tile_col + slot_inner;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][0] = b[p * n + j];
+                                } else {
+                                    staged_b[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 1;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][1] = b[p * n + j];
+                                } else {
+                                    staged_b[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 2;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][2] = b[p * n + j];
+                                } else {
+                                    staged_b[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 3;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][3] = b[p * n + j];
+                                } else {
+                                    staged_b[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    for (long long tile_p = 0; tile_p < trips_p; tile_p += 16) {
+                        if ((tile_p / 16) % gridDim.z != blockIdx.z) continue;
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            tile_a[slot_outer][slot_inner] = staged_a[part][0];
+                            tile_a[slot_outer][slot_inner + 1] = staged_a[part][1];
+                            tile_a[slot_outer][slot_inner + 2] = staged_a[part][2];
+                            tile_a[slot_outer][slot_inner + 3] = staged_a[part][3];
+                        }
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            tile_b[slot_outer][slot_inner] = staged_b[part][0];
+                            tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
+                            tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
+                            tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
+                        }
+                        __syncthreads();
+                        next_p = tile_p + 16LL * gridDim.z;
+                        if (next_p < trips_p) {
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 16;
+                                const int slot_inner = (group % 16) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_i = tile_row + slot_inner;
+                                    const long long t_p = next_p + slot_outer;
+                                    if (tile_row + slot_inner + 3 < trips_i && next_p + slot_outer < trips_p) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p);
+                                        const float *address = &(a[p * m + i]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_a[part][0] = packed.x;
+                                            staged_a[part][1] = packed.y;
+                                            staged_a[part][2] = packed.z;
+                                            staged_a[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_i = tile_row + slot_inner;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][0] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_inner + 1;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][1] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_inner + 2;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][2] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_inner + 3;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][3] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 16;
+                                const int slot_inner = (group % 16) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_j = tile_col + slot_inner;
+                                    const long long t_p = next_p + slot_outer;
+                                    if (tile_col + slot_inner + 3 < trips_j && next_p + slot_outer < trips_p) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p);
+                                        const float *address = &(b[p * n + j]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_b[part][0] = packed.x;
+                                            staged_b[part][1] = packed.y;
+                                            staged_b[part][2] = packed.z;
+                                            staged_b[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_j = tile_col + slot_inner;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][0] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 1;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][1] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 2;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][2] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 3;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][3] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        const int count_p = (int)(trips_p - tile_p < 16 ? trips_p - tile_p : 16);
+                        if (count_p == 16) {
+                            #pragma unroll
+                            for (int kk_p = 0; kk_p < 16; kk_p++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_p][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_p][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        } else {
+                            for (int kk_p = 0; kk_p < count_p; kk_p++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_p][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_p][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        }
+                        __syncthreads();
+                    }
+                    if (__builtin_expect(gridDim.z > 1, 0)) {
+                        /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                                const bool active = t_i < trips_i && t_j < trips_j;
+                                if (active) {
+                                    ((float *)((unsigned char *)cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
+                                }
+                            }
+                        }
+                        __threadfence();
+                        __syncthreads();
+                        int arrived = 0;
+                        if (thread == 0) {
+                            const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
+                            arrived = atomicAdd(&cross_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
+                            if (arrived) cross_kernel_arrivals[tile_index] = 0u;
+                        }
+                        const int last_split = __syncthreads_or(arrived);
+                        if (!last_split) continue;
+                        __threadfence();
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                                const bool active = t_i < trips_i && t_j < trips_j;
+                                sum_tile[out_r][out_c] = {};
+                                if (active) {
+                                    sum_tile[out_r][out_c] = 0.0f;
+                                }
+                            }
+                        }
+                        #pragma unroll
+                        for (int out_r = 0; out_r < 4; out_r++) {
+                            #pragma unroll
+                            for (int out_c = 0; out_c < 4; out_c++) {
+                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                                const bool active = t_i < trips_i && t_j < trips_j;
+                                if (active) {
+                                    for (unsigned int split = 0; split < gridDim.z; split++) {
+                                        sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    }
+                                }
+                            }
+                        }
+                    }
                     #pragma unroll
                     for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
@@ -609,25 +625,417 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                             const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
                             const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
                             const bool active = t_i < trips_i && t_j < trips_j;
+                            int i = (int)t_i;
+                            int j = (int)t_j;
                             if (active) {
-                                for (unsigned int split = 0; split < gridDim.z; split++) {
-                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
-                                }
+                                c[i * n + j] = 0.5f * sum_tile[out_r][out_c];
                             }
                         }
                     }
                 }
-                #pragma unroll
-                for (int out_r = 0; out_r < 4; out_r++) {
+            }
+        } else {
+            alignas(16) __shared__ float tile_a[16][68];
+            alignas(16) __shared__ float tile_b[16][68];
+            for (long long tile_row = blockIdx.y * 64LL; tile_row < trips_i; tile_row += 64LL * gridDim.y) {
+                for (long long tile_col = blockIdx.x * 64LL; tile_col < trips_j; tile_col += 64LL * gridDim.x) {
+                    float sum_tile[4][4];
+                    const long long span_p = (long long)(k) - (long long)(0);
+                    const long long trips_p = span_p > 0 ? span_p : 0;
                     #pragma unroll
-                    for (int out_c = 0; out_c < 4; out_c++) {
-                        const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                        const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                        const bool active = t_i < trips_i && t_j < trips_j;
-                        int i = (int)t_i;
-                        int j = (int)t_j;
-                        if (active) {
-                            c[i * n + j] = 0.5f * sum_tile[out_r][out_c];
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            sum_tile[out_r][out_c] = {};
+                            if (active) {
+                                sum_tile[out_r][out_c] = 0.0f;
+                            }
+                        }
+                    }
+                    float staged_a[1][4];
+                    float staged_b[1][4];
+                    long long next_p = 0;
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 16;
+                        const int slot_inner = (group % 16) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_i = tile_row + slot_inner;
+                            const long long t_p = next_p + slot_outer;
+                            if (tile_row + slot_inner + 3 < trips_i && next_p + slot_outer < trips_p) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p);
+                                const float *address = &(a[p * m + i]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_a[part][0] = packed.x;
+                                    staged_a[part][1] = packed.y;
+                                    staged_a[part][2] = packed.z;
+                                    staged_a[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_i = tile_row + slot_inner;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][0] = a[p * m + i];
+                                } else {
+                                    staged_a[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_inner + 1;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][1] = a[p * m + i];
+                                } else {
+                                    staged_a[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_inner + 2;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][2] = a[p * m + i];
+                                } else {
+                                    staged_a[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row + slot_inner + 3;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_i < trips_i && t_p < trips_p) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p);
+                                    staged_a[part][3] = a[p * m + i];
+                                } else {
+                                    staged_a[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int part = 0; part < 1; part++) {
+                        const int group = thread + part * 256;
+                        const int slot_outer = group / 16;
+                        const int slot_inner = (group % 16) * 4;
+                        bool loaded = false;
+                        {
+                            const long long t_j = tile_col + slot_inner;
+                            const long long t_p = next_p + slot_outer;
+                            if (tile_col + slot_inner + 3 < trips_j && next_p + slot_outer < trips_p) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p);
+                                const float *address = &(b[p * n + j]);
+                                if (((unsigned long long)address & 15ull) == 0) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                    staged_b[part][0] = packed.x;
+                                    staged_b[part][1] = packed.y;
+                                    staged_b[part][2] = packed.z;
+                                    staged_b[part][3] = packed.w;
+                                    loaded = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded, 0)) {
+                            {
+                                const long long t_j = tile_col + slot_inner;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][0] = b[p * n + j];
+                                } else {
+                                    staged_b[part][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 1;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][1] = b[p * n + j];
+                                } else {
+                                    staged_b[part][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 2;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][2] = b[p * n + j];
+                                } else {
+                                    staged_b[part][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col + slot_inner + 3;
+                                const long long t_p = next_p + slot_outer;
+                                if (t_j < trips_j && t_p < trips_p) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p);
+                                    staged_b[part][3] = b[p * n + j];
+                                } else {
+                                    staged_b[part][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    for (long long tile_p = 0; tile_p < trips_p; tile_p += 16) {
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            tile_a[slot_outer][slot_inner] = staged_a[part][0];
+                            tile_a[slot_outer][slot_inner + 1] = staged_a[part][1];
+                            tile_a[slot_outer][slot_inner + 2] = staged_a[part][2];
+                            tile_a[slot_outer][slot_inner + 3] = staged_a[part][3];
+                        }
+                        #pragma unroll
+                        for (int part = 0; part < 1; part++) {
+                            const int group = thread + part * 256;
+                            const int slot_outer = group / 16;
+                            const int slot_inner = (group % 16) * 4;
+                            tile_b[slot_outer][slot_inner] = staged_b[part][0];
+                            tile_b[slot_outer][slot_inner + 1] = staged_b[part][1];
+                            tile_b[slot_outer][slot_inner + 2] = staged_b[part][2];
+                            tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
+                        }
+                        __syncthreads();
+                        next_p = tile_p + 16;
+                        if (next_p < trips_p) {
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 16;
+                                const int slot_inner = (group % 16) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_i = tile_row + slot_inner;
+                                    const long long t_p = next_p + slot_outer;
+                                    if (tile_row + slot_inner + 3 < trips_i && next_p + slot_outer < trips_p) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p);
+                                        const float *address = &(a[p * m + i]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_a[part][0] = packed.x;
+                                            staged_a[part][1] = packed.y;
+                                            staged_a[part][2] = packed.z;
+                                            staged_a[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_i = tile_row + slot_inner;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][0] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_inner + 1;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][1] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_inner + 2;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][2] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row + slot_inner + 3;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_i < trips_i && t_p < trips_p) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p);
+                                            staged_a[part][3] = a[p * m + i];
+                                        } else {
+                                            staged_a[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                            #pragma unroll
+                            for (int part = 0; part < 1; part++) {
+                                const int group = thread + part * 256;
+                                const int slot_outer = group / 16;
+                                const int slot_inner = (group % 16) * 4;
+                                bool loaded = false;
+                                {
+                                    const long long t_j = tile_col + slot_inner;
+                                    const long long t_p = next_p + slot_outer;
+                                    if (tile_col + slot_inner + 3 < trips_j && next_p + slot_outer < trips_p) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p);
+                                        const float *address = &(b[p * n + j]);
+                                        if (((unsigned long long)address & 15ull) == 0) {
+                                            const float4 packed = *reinterpret_cast<const float4 *>(address);
+                                            staged_b[part][0] = packed.x;
+                                            staged_b[part][1] = packed.y;
+                                            staged_b[part][2] = packed.z;
+                                            staged_b[part][3] = packed.w;
+                                            loaded = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded, 0)) {
+                                    {
+                                        const long long t_j = tile_col + slot_inner;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][0] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 1;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][1] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 2;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][2] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col + slot_inner + 3;
+                                        const long long t_p = next_p + slot_outer;
+                                        if (t_j < trips_j && t_p < trips_p) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p);
+                                            staged_b[part][3] = b[p * n + j];
+                                        } else {
+                                            staged_b[part][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        const int count_p = (int)(trips_p - tile_p < 16 ? trips_p - tile_p : 16);
+                        if (count_p == 16) {
+                            #pragma unroll
+                            for (int kk_p = 0; kk_p < 16; kk_p++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_p][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_p][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        } else {
+                            for (int kk_p = 0; kk_p < count_p; kk_p++) {
+                                float frag_a[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_a[kk_p][half * 64 + threadIdx.y * 4]);
+                                    frag_a[half * 4 + 0] = packed.x;
+                                    frag_a[half * 4 + 1] = packed.y;
+                                    frag_a[half * 4 + 2] = packed.z;
+                                    frag_a[half * 4 + 3] = packed.w;
+                                }
+                                float frag_b[4];
+                                #pragma unroll
+                                for (int half = 0; half < 1; half++) {
+                                    const float4 packed = *reinterpret_cast<const float4 *>(&tile_b[kk_p][half * 64 + threadIdx.x * 4]);
+                                    frag_b[half * 4 + 0] = packed.x;
+                                    frag_b[half * 4 + 1] = packed.y;
+                                    frag_b[half * 4 + 2] = packed.z;
+                                    frag_b[half * 4 + 3] = packed.w;
+                                }
+                                #pragma unroll
+                                for (int out_r = 0; out_r < 4; out_r++) {
+                                    #pragma unroll
+                                    for (int out_c = 0; out_c < 4; out_c++) {
+                                        sum_tile[out_r][out_c] += frag_a[out_r] * frag_b[out_c];
+                                    }
+                                }
+                            }
+                        }
+                        __syncthreads();
+                    }
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
+                        #pragma unroll
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            int i = (int)t_i;
+                            int j = (int)t_j;
+                            if (active) {
+                                c[i * n + j] = 0.5f * sum_tile[out_r][out_c];
+                            }
                         }
                     }
                 }
@@ -654,18 +1062,9 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                         }
                     }
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            sum_tile[out_r][out_c] = {};
-                        }
-                    }
-                }
                 float staged_a[1][4];
                 float staged_b[1][4];
-                long long next_p = (long long)blockIdx.z * 8;
+                long long next_p = 0;
                 #pragma unroll
                 for (int part = 0; part < 1; part++) {
                     const int group = thread + part * 256;
@@ -807,7 +1206,6 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                     }
                 }
                 for (long long tile_p = 0; tile_p < trips_p; tile_p += 8) {
-                    if ((tile_p / 8) % gridDim.z != blockIdx.z) continue;
                     #pragma unroll
                     for (int part = 0; part < 1; part++) {
                         const int group = thread + part * 256;
@@ -829,7 +1227,7 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                         tile_b[slot_outer][slot_inner + 3] = staged_b[part][3];
                     }
                     __syncthreads();
-                    next_p = tile_p + 8LL * gridDim.z;
+                    next_p = tile_p + 8;
                     if (next_p < trips_p) {
                         #pragma unroll
                         for (int part = 0; part < 1; part++) {
@@ -1033,59 +1431,6 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                     }
                     __syncthreads();
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {
-                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            if (active) {
-                                ((float *)((unsigned char *)cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
-                            }
-                        }
-                    }
-                    __threadfence();
-                    __syncthreads();
-                    int arrived = 0;
-                    if (thread == 0) {
-                        const long long tile_index = (tile_row / 128) * (((trips_j) + 127) / 128) + tile_col / 128;
-                        arrived = atomicAdd(&cross_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
-                        if (arrived) cross_kernel_arrivals[tile_index] = 0u;
-                    }
-                    const int last_split = __syncthreads_or(arrived);
-                    if (!last_split) continue;
-                    __threadfence();
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            sum_tile[out_r][out_c] = {};
-                            if (active) {
-                                sum_tile[out_r][out_c] = 0.0f;
-                            }
-                        }
-                    }
-                    #pragma unroll
-                    for (int out_r = 0; out_r < 8; out_r++) {
-                        #pragma unroll
-                        for (int out_c = 0; out_c < 8; out_c++) {
-                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                            const bool active = t_i < trips_i && t_j < trips_j;
-                            if (active) {
-                                for (unsigned int split = 0; split < gridDim.z; split++) {
-                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
-                                }
-                            }
-                        }
-                    }
-                }
                 #pragma unroll
                 for (int out_r = 0; out_r < 8; out_r++) {
                     #pragma unroll
@@ -1119,7 +1464,7 @@ static int cross_kernel_tile(long long rows, long long cols)
     return ((rows + 127) / 128) * ((cols + 127) / 128) < processors ? 64 : 128;
 }
 
-/* cudaify gemm_tiling: where the output tiles are fewer than 2 per multiprocessor, k is split over blocks of one tile, each a share of at least 128 iterations */
+/* cudaify gemm_tiling: where the output tiles are at most half the multiprocessors, k is split over the blocks of a tile that fill them in one wave, each a share of at least 128 iterations */
 static unsigned int cross_kernel_splits(long long rows, long long cols, long long trips, long long tile)
 {
     static int processors = 0;
@@ -1133,7 +1478,7 @@ static unsigned int cross_kernel_splits(long long rows, long long cols, long lon
     if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
         return 1u;
     const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
-    long long splits = (2LL * processors + tiles - 1) / tiles;
+    long long splits = 1LL * processors / tiles;
     if (splits > trips / 128)
         splits = trips / 128;
     if (splits > 32)
@@ -1186,323 +1531,14 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
     /* cudaify gemm_tiling: blocks of 16 x 16 threads own 64 x 64 outputs, each thread 4 x 4 of them in registers; 16 iterations of 'p' are staged at a time. */
     if (blockDim.x != 16 || blockDim.y != 16) __trap();
     const int thread_2 = threadIdx.y * 16 + threadIdx.x;
-    alignas(16) __shared__ double tile_x[16][66];
-    alignas(16) __shared__ double tile_y[16][66];
-    for (long long tile_row_2 = blockIdx.y * 64LL; tile_row_2 < trips_i; tile_row_2 += 64LL * gridDim.y) {
-        for (long long tile_col_2 = blockIdx.x * 64LL; tile_col_2 < trips_j; tile_col_2 += 64LL * gridDim.x) {
-            double acc_tile[4][4];
-            const long long span_p_2 = (long long)(k) - (long long)(0);
-            const long long trips_p_2 = span_p_2 > 0 ? span_p_2 : 0;
-            #pragma unroll
-            for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                #pragma unroll
-                for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                    const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
-                    const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
-                    const bool active_2 = t_i < trips_i && t_j < trips_j;
-                    int j = (int)t_j;
-                    acc_tile[out_r_2][out_c_2] = {};
-                    if (active_2) {
-                        acc_tile[out_r_2][out_c_2] = bias[j] * 2.0;
-                    }
-                }
-            }
-            if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
-                #pragma unroll
-                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                    #pragma unroll
-                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                        acc_tile[out_r_2][out_c_2] = {};
-                    }
-                }
-            }
-            double staged_x[2][2];
-            double staged_y[2][2];
-            long long next_p_2 = (long long)blockIdx.z * 16;
-            #pragma unroll
-            for (int part_2 = 0; part_2 < 2; part_2++) {
-                const int group_2 = thread_2 + part_2 * 256;
-                const int slot_outer_2 = group_2 / 8;
-                const int slot_inner_2 = (group_2 % 8) * 2;
-                bool loaded_2 = false;
-                {
-                    const long long t_i = tile_row_2 + slot_outer_2;
-                    const long long t_p_2 = next_p_2 + slot_inner_2;
-                    if (tile_row_2 + slot_outer_2 < trips_i && next_p_2 + slot_inner_2 + 1 < trips_p_2) {
-                        int i = (int)t_i;
-                        int p = (int)((0) + t_p_2);
-                        const double *address_2 = &(x[i * k + p]);
-                        if (((unsigned long long)address_2 & 15ull) == 0) {
-                            const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
-                            staged_x[part_2][0] = packed_2.x;
-                            staged_x[part_2][1] = packed_2.y;
-                            loaded_2 = true;
-                        }
-                    }
-                }
-                if (__builtin_expect(!loaded_2, 0)) {
-                    {
-                        const long long t_i = tile_row_2 + slot_outer_2;
-                        const long long t_p_2 = next_p_2 + slot_inner_2;
-                        if (t_i < trips_i && t_p_2 < trips_p_2) {
-                            int i = (int)t_i;
-                            int p = (int)((0) + t_p_2);
-                            staged_x[part_2][0] = x[i * k + p];
-                        } else {
-                            staged_x[part_2][0] = {};
-                        }
-                    }
-                    {
-                        const long long t_i = tile_row_2 + slot_outer_2;
-                        const long long t_p_2 = next_p_2 + slot_inner_2 + 1;
-                        if (t_i < trips_i && t_p_2 < trips_p_2) {
-                            int i = (int)t_i;
-                            int p = (int)((0) + t_p_2);
-                            staged_x[part_2][1] = x[i * k + p];
-                        } else {
-                            staged_x[part_2][1] = {};
-                        }
-                    }
-                }
-            }
-            #pragma unroll
-            for (int part_2 = 0; part_2 < 2; part_2++) {
-                const int group_2 = thread_2 + part_2 * 256;
-                const int slot_outer_2 = group_2 / 32;
-                const int slot_inner_2 = (group_2 % 32) * 2;
-                bool loaded_2 = false;
-                {
-                    const long long t_j = tile_col_2 + slot_inner_2;
-                    const long long t_p_2 = next_p_2 + slot_outer_2;
-                    if (tile_col_2 + slot_inner_2 + 1 < trips_j && next_p_2 + slot_outer_2 < trips_p_2) {
-                        int j = (int)t_j;
-                        int p = (int)((0) + t_p_2);
-                        const double *address_2 = &(y[p * n + j]);
-                        if (((unsigned long long)address_2 & 15ull) == 0) {
-                            const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
-                            staged_y[part_2][0] = packed_2.x;
-                            staged_y[part_2][1] = packed_2.y;
-                            loaded_2 = true;
-                        }
-                    }
-                }
-                if (__builtin_expect(!loaded_2, 0)) {
-                    {
-                        const long long t_j = tile_col_2 + slot_inner_2;
-                        const long long t_p_2 = next_p_2 + slot_outer_2;
-                        if (t_j < trips_j && t_p_2 < trips_p_2) {
-                            int j = (int)t_j;
-                            int p = (int)((0) + t_p_2);
-                            staged_y[part_2][0] = y[p * n + j];
-                        } else {
-                            staged_y[part_2][0] = {};
-                        }
-                    }
-                    {
-                        const long long t_j = tile_col_2 + slot_inner_2 + 1;
-                        const long long t_p_2 = next_p_2 + slot_outer_2;
-                        if (t_j < trips_j && t_p_2 < trips_p_2) {
-                            int j = (int)t_j;
-                            int p = (int)((0) + t_p_2);
-                            staged_y[part_2][1] = y[p * n + j];
-                        } else {
-                            staged_y[part_2][1] = {};
-                        }
-                    }
-                }
-            }
-            for (long long tile_p_2 = 0; tile_p_2 < trips_p_2; tile_p_2 += 16) {
-                if ((tile_p_2 / 16) % gridDim.z != blockIdx.z) continue;
-                #pragma unroll
-                for (int part_2 = 0; part_2 < 2; part_2++) {
-                    const int group_2 = thread_2 + part_2 * 256;
-                    const int slot_outer_2 = group_2 / 8;
-                    const int slot_inner_2 = (group_2 % 8) * 2;
-                    tile_x[slot_inner_2][slot_outer_2] = staged_x[part_2][0];
-                    tile_x[slot_inner_2 + 1][slot_outer_2] = staged_x[part_2][1];
-                }
-                #pragma unroll
-                for (int part_2 = 0; part_2 < 2; part_2++) {
-                    const int group_2 = thread_2 + part_2 * 256;
-                    const int slot_outer_2 = group_2 / 32;
-                    const int slot_inner_2 = (group_2 % 32) * 2;
-                    tile_y[slot_outer_2][slot_inner_2] = staged_y[part_2][0];
-                    tile_y[slot_outer_2][slot_inner_2 + 1] = staged_y[part_2][1];
-                }
-                __syncthreads();
-                next_p_2 = tile_p_2 + 16LL * gridDim.z;
-                if (next_p_2 < trips_p_2) {
-                    #pragma unroll
-                    for (int part_2 = 0; part_2 < 2; part_2++) {
-                        const int group_2 = thread_2 + part_2 * 256;
-                        const int slot_outer_2 = group_2 / 8;
-                        const int slot_inner_2 = (group_2 % 8) * 2;
-                        bool loaded_2 = false;
-                        {
-                            const long long t_i = tile_row_2 + slot_outer_2;
-                            const long long t_p_2 = next_p_2 + slot_inner_2;
-                            if (tile_row_2 + slot_outer_2 < trips_i && next_p_2 + slot_inner_2 + 1 < trips_p_2) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p_2);
-                                const double *address_2 = &(x[i * k + p]);
-                                if (((unsigned long long)address_2 & 15ull) == 0) {
-                                    const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
-                                    staged_x[part_2][0] = packed_2.x;
-                                    staged_x[part_2][1] = packed_2.y;
-                                    loaded_2 = true;
-                                }
-                            }
-                        }
-                        if (__builtin_expect(!loaded_2, 0)) {
-                            {
-                                const long long t_i = tile_row_2 + slot_outer_2;
-                                const long long t_p_2 = next_p_2 + slot_inner_2;
-                                if (t_i < trips_i && t_p_2 < trips_p_2) {
-                                    int i = (int)t_i;
-                                    int p = (int)((0) + t_p_2);
-                                    staged_x[part_2][0] = x[i * k + p];
-                                } else {
-                                    staged_x[part_2][0] = {};
-                                }
-                            }
-                            {
-                                const long long t_i = tile_row_2 + slot_outer_2;
-                                const long long t_p_2 = next_p_2 + slot_inner_2 + 1;
-                                if (t_i < trips_i && t_p_2 < trips_p_2) {
-                                    int i = (int)t_i;
-                                    int p = (int)((0) + t_p_2);
-                                    staged_x[part_2][1] = x[i * k + p];
-                                } else {
-                                    staged_x[part_2][1] = {};
-                                }
-                            }
-                        }
-                    }
-                    #pragma unroll
-                    for (int part_2 = 0; part_2 < 2; part_2++) {
-                        const int group_2 = thread_2 + part_2 * 256;
-                        const int slot_outer_2 = group_2 / 32;
-                        const int slot_inner_2 = (group_2 % 32) * 2;
-                        bool loaded_2 = false;
-                        {
-                            const long long t_j = tile_col_2 + slot_inner_2;
-                            const long long t_p_2 = next_p_2 + slot_outer_2;
-                            if (tile_col_2 + slot_inner_2 + 1 < trips_j && next_p_2 + slot_outer_2 < trips_p_2) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p_2);
-                                const double *address_2 = &(y[p * n + j]);
-                                if (((unsigned long long)address_2 & 15ull) == 0) {
-                                    const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
-                                    staged_y[part_2][0] = packed_2.x;
-                                    staged_y[part_2][1] = packed_2.y;
-                                    loaded_2 = true;
-                                }
-                            }
-                        }
-                        if (__builtin_expect(!loaded_2, 0)) {
-                            {
-                                const long long t_j = tile_col_2 + slot_inner_2;
-                                const long long t_p_2 = next_p_2 + slot_outer_2;
-                                if (t_j < trips_j && t_p_2 < trips_p_2) {
-                                    int j = (int)t_j;
-                                    int p = (int)((0) + t_p_2);
-                                    staged_y[part_2][0] = y[p * n + j];
-                                } else {
-                                    staged_y[part_2][0] = {};
-                                }
-                            }
-                            {
-                                const long long t_j = tile_col_2 + slot_inner_2 + 1;
-                                const long long t_p_2 = next_p_2 + slot_outer_2;
-                                if (t_j < trips_j && t_p_2 < trips_p_2) {
-                                    int j = (int)t_j;
-                                    int p = (int)((0) + t_p_2);
-                                    staged_y[part_2][1] = y[p * n + j];
-                                } else {
-                                    staged_y[part_2][1] = {};
-                                }
-                            }
-                        }
-                    }
-                }
-                const int count_p_2 = (int)(trips_p_2 - tile_p_2 < 16 ? trips_p_2 - tile_p_2 : 16);
-                if (count_p_2 == 16) {
-                    #pragma unroll
-                    for (int kk_p_2 = 0; kk_p_2 < 16; kk_p_2++) {
-                        double frag_x[4];
-                        #pragma unroll
-                        for (int half_2 = 0; half_2 < 2; half_2++) {
-                            const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_x[kk_p_2][half_2 * 32 + threadIdx.y * 2]);
-                            frag_x[half_2 * 2 + 0] = packed_2.x;
-                            frag_x[half_2 * 2 + 1] = packed_2.y;
-                        }
-                        double frag_y[4];
-                        #pragma unroll
-                        for (int half_2 = 0; half_2 < 2; half_2++) {
-                            const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_y[kk_p_2][half_2 * 32 + threadIdx.x * 2]);
-                            frag_y[half_2 * 2 + 0] = packed_2.x;
-                            frag_y[half_2 * 2 + 1] = packed_2.y;
-                        }
-                        #pragma unroll
-                        for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                            #pragma unroll
-                            for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                                acc_tile[out_r_2][out_c_2] -= frag_x[out_r_2] * frag_y[out_c_2];
-                            }
-                        }
-                    }
-                } else {
-                    for (int kk_p_2 = 0; kk_p_2 < count_p_2; kk_p_2++) {
-                        double frag_x[4];
-                        #pragma unroll
-                        for (int half_2 = 0; half_2 < 2; half_2++) {
-                            const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_x[kk_p_2][half_2 * 32 + threadIdx.y * 2]);
-                            frag_x[half_2 * 2 + 0] = packed_2.x;
-                            frag_x[half_2 * 2 + 1] = packed_2.y;
-                        }
-                        double frag_y[4];
-                        #pragma unroll
-                        for (int half_2 = 0; half_2 < 2; half_2++) {
-                            const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_y[kk_p_2][half_2 * 32 + threadIdx.x * 2]);
-                            frag_y[half_2 * 2 + 0] = packed_2.x;
-                            frag_y[half_2 * 2 + 1] = packed_2.y;
-                        }
-                        #pragma unroll
-                        for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                            #pragma unroll
-                            for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                                acc_tile[out_r_2][out_c_2] -= frag_x[out_r_2] * frag_y[out_c_2];
-                            }
-                        }
-                    }
-                }
-                __syncthreads();
-            }
-            if (__builtin_expect(gridDim.z > 1, 0)) {
-                /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                #pragma unroll
-                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                    #pragma unroll
-                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                        const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
-                        const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
-                        const bool active_2 = t_i < trips_i && t_j < trips_j;
-                        if (active_2) {
-                            ((double *)((unsigned char *)residual_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = acc_tile[out_r_2][out_c_2];
-                        }
-                    }
-                }
-                __threadfence();
-                __syncthreads();
-                int arrived_2 = 0;
-                if (thread_2 == 0) {
-                    const long long tile_index_2 = (tile_row_2 / 64) * (((trips_j) + 63) / 64) + tile_col_2 / 64;
-                    arrived_2 = atomicAdd(&residual_kernel_arrivals[tile_index_2], 1u) == gridDim.z - 1u;
-                    if (arrived_2) residual_kernel_arrivals[tile_index_2] = 0u;
-                }
-                const int last_split_2 = __syncthreads_or(arrived_2);
-                if (!last_split_2) continue;
-                __threadfence();
+    if (__builtin_expect(gridDim.z > 1, 0)) {  /* k split over the blocks of each tile */
+        alignas(16) __shared__ double tile_x[16][66];
+        alignas(16) __shared__ double tile_y[16][66];
+        for (long long tile_row_2 = blockIdx.y * 64LL; tile_row_2 < trips_i; tile_row_2 += 64LL * gridDim.y) {
+            for (long long tile_col_2 = blockIdx.x * 64LL; tile_col_2 < trips_j; tile_col_2 += 64LL * gridDim.x) {
+                double acc_tile[4][4];
+                const long long span_p_2 = (long long)(k) - (long long)(0);
+                const long long trips_p_2 = span_p_2 > 0 ? span_p_2 : 0;
                 #pragma unroll
                 for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
                     #pragma unroll
@@ -1517,6 +1553,331 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
                         }
                     }
                 }
+                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                        #pragma unroll
+                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                            acc_tile[out_r_2][out_c_2] = {};
+                        }
+                    }
+                }
+                double staged_x[2][2];
+                double staged_y[2][2];
+                long long next_p_2 = (long long)blockIdx.z * 16;
+                #pragma unroll
+                for (int part_2 = 0; part_2 < 2; part_2++) {
+                    const int group_2 = thread_2 + part_2 * 256;
+                    const int slot_outer_2 = group_2 / 8;
+                    const int slot_inner_2 = (group_2 % 8) * 2;
+                    bool loaded_2 = false;
+                    {
+                        const long long t_i = tile_row_2 + slot_outer_2;
+                        const long long t_p_2 = next_p_2 + slot_inner_2;
+                        if (tile_row_2 + slot_outer_2 < trips_i && next_p_2 + slot_inner_2 + 1 < trips_p_2) {
+                            int i = (int)t_i;
+                            int p = (int)((0) + t_p_2);
+                            const double *address_2 = &(x[i * k + p]);
+                            if (((unsigned long long)address_2 & 15ull) == 0) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                staged_x[part_2][0] = packed_2.x;
+                                staged_x[part_2][1] = packed_2.y;
+                                loaded_2 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_2, 0)) {
+                        {
+                            const long long t_i = tile_row_2 + slot_outer_2;
+                            const long long t_p_2 = next_p_2 + slot_inner_2;
+                            if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_2);
+                                staged_x[part_2][0] = x[i * k + p];
+                            } else {
+                                staged_x[part_2][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_2 + slot_outer_2;
+                            const long long t_p_2 = next_p_2 + slot_inner_2 + 1;
+                            if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_2);
+                                staged_x[part_2][1] = x[i * k + p];
+                            } else {
+                                staged_x[part_2][1] = {};
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int part_2 = 0; part_2 < 2; part_2++) {
+                    const int group_2 = thread_2 + part_2 * 256;
+                    const int slot_outer_2 = group_2 / 32;
+                    const int slot_inner_2 = (group_2 % 32) * 2;
+                    bool loaded_2 = false;
+                    {
+                        const long long t_j = tile_col_2 + slot_inner_2;
+                        const long long t_p_2 = next_p_2 + slot_outer_2;
+                        if (tile_col_2 + slot_inner_2 + 1 < trips_j && next_p_2 + slot_outer_2 < trips_p_2) {
+                            int j = (int)t_j;
+                            int p = (int)((0) + t_p_2);
+                            const double *address_2 = &(y[p * n + j]);
+                            if (((unsigned long long)address_2 & 15ull) == 0) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                staged_y[part_2][0] = packed_2.x;
+                                staged_y[part_2][1] = packed_2.y;
+                                loaded_2 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_2, 0)) {
+                        {
+                            const long long t_j = tile_col_2 + slot_inner_2;
+                            const long long t_p_2 = next_p_2 + slot_outer_2;
+                            if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_2);
+                                staged_y[part_2][0] = y[p * n + j];
+                            } else {
+                                staged_y[part_2][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_2 + slot_inner_2 + 1;
+                            const long long t_p_2 = next_p_2 + slot_outer_2;
+                            if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_2);
+                                staged_y[part_2][1] = y[p * n + j];
+                            } else {
+                                staged_y[part_2][1] = {};
+                            }
+                        }
+                    }
+                }
+                for (long long tile_p_2 = 0; tile_p_2 < trips_p_2; tile_p_2 += 16) {
+                    if ((tile_p_2 / 16) % gridDim.z != blockIdx.z) continue;
+                    #pragma unroll
+                    for (int part_2 = 0; part_2 < 2; part_2++) {
+                        const int group_2 = thread_2 + part_2 * 256;
+                        const int slot_outer_2 = group_2 / 8;
+                        const int slot_inner_2 = (group_2 % 8) * 2;
+                        tile_x[slot_inner_2][slot_outer_2] = staged_x[part_2][0];
+                        tile_x[slot_inner_2 + 1][slot_outer_2] = staged_x[part_2][1];
+                    }
+                    #pragma unroll
+                    for (int part_2 = 0; part_2 < 2; part_2++) {
+                        const int group_2 = thread_2 + part_2 * 256;
+                        const int slot_outer_2 = group_2 / 32;
+                        const int slot_inner_2 = (group_2 % 32) * 2;
+                        tile_y[slot_outer_2][slot_inner_2] = staged_y[part_2][0];
+                        tile_y[slot_outer_2][slot_inner_2 + 1] = staged_y[part_2][1];
+                    }
+                    __syncthreads();
+                    next_p_2 = tile_p_2 + 16LL * gridDim.z;
+                    if (next_p_2 < trips_p_2) {
+                        #pragma unroll
+                        for (int part_2 = 0; part_2 < 2; part_2++) {
+                            const int group_2 = thread_2 + part_2 * 256;
+                            const int slot_outer_2 = group_2 / 8;
+                            const int slot_inner_2 = (group_2 % 8) * 2;
+                            bool loaded_2 = false;
+                            {
+                                const long long t_i = tile_row_2 + slot_outer_2;
+                                const long long t_p_2 = next_p_2 + slot_inner_2;
+                                if (tile_row_2 + slot_outer_2 < trips_i && next_p_2 + slot_inner_2 + 1 < trips_p_2) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_2);
+                                    const double *address_2 = &(x[i * k + p]);
+                                    if (((unsigned long long)address_2 & 15ull) == 0) {
+                                        const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                        staged_x[part_2][0] = packed_2.x;
+                                        staged_x[part_2][1] = packed_2.y;
+                                        loaded_2 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_2, 0)) {
+                                {
+                                    const long long t_i = tile_row_2 + slot_outer_2;
+                                    const long long t_p_2 = next_p_2 + slot_inner_2;
+                                    if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_x[part_2][0] = x[i * k + p];
+                                    } else {
+                                        staged_x[part_2][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_2 + slot_outer_2;
+                                    const long long t_p_2 = next_p_2 + slot_inner_2 + 1;
+                                    if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_x[part_2][1] = x[i * k + p];
+                                    } else {
+                                        staged_x[part_2][1] = {};
+                                    }
+                                }
+                            }
+                        }
+                        #pragma unroll
+                        for (int part_2 = 0; part_2 < 2; part_2++) {
+                            const int group_2 = thread_2 + part_2 * 256;
+                            const int slot_outer_2 = group_2 / 32;
+                            const int slot_inner_2 = (group_2 % 32) * 2;
+                            bool loaded_2 = false;
+                            {
+                                const long long t_j = tile_col_2 + slot_inner_2;
+                                const long long t_p_2 = next_p_2 + slot_outer_2;
+                                if (tile_col_2 + slot_inner_2 + 1 < trips_j && next_p_2 + slot_outer_2 < trips_p_2) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_2);
+                                    const double *address_2 = &(y[p * n + j]);
+                                    if (((unsigned long long)address_2 & 15ull) == 0) {
+                                        const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                        staged_y[part_2][0] = packed_2.x;
+                                        staged_y[part_2][1] = packed_2.y;
+                                        loaded_2 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_2, 0)) {
+                                {
+                                    const long long t_j = tile_col_2 + slot_inner_2;
+                                    const long long t_p_2 = next_p_2 + slot_outer_2;
+                                    if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_y[part_2][0] = y[p * n + j];
+                                    } else {
+                                        staged_y[part_2][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_2 + slot_inner_2 + 1;
+                                    const long long t_p_2 = next_p_2 + slot_outer_2;
+                                    if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_y[part_2][1] = y[p * n + j];
+                                    } else {
+                                        staged_y[part_2][1] = {};
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    const int count_p_2 = (int)(trips_p_2 - tile_p_2 < 16 ? trips_p_2 - tile_p_2 : 16);
+                    if (count_p_2 == 16) {
+                        #pragma unroll
+                        for (int kk_p_2 = 0; kk_p_2 < 16; kk_p_2++) {
+                            double frag_x[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_x[kk_p_2][half_2 * 32 + threadIdx.y * 2]);
+                                frag_x[half_2 * 2 + 0] = packed_2.x;
+                                frag_x[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            double frag_y[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_y[kk_p_2][half_2 * 32 + threadIdx.x * 2]);
+                                frag_y[half_2 * 2 + 0] = packed_2.x;
+                                frag_y[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            #pragma unroll
+                            for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                                #pragma unroll
+                                for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                                    acc_tile[out_r_2][out_c_2] -= frag_x[out_r_2] * frag_y[out_c_2];
+                                }
+                            }
+                        }
+                    } else {
+                        for (int kk_p_2 = 0; kk_p_2 < count_p_2; kk_p_2++) {
+                            double frag_x[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_x[kk_p_2][half_2 * 32 + threadIdx.y * 2]);
+                                frag_x[half_2 * 2 + 0] = packed_2.x;
+                                frag_x[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            double frag_y[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_y[kk_p_2][half_2 * 32 + threadIdx.x * 2]);
+                                frag_y[half_2 * 2 + 0] = packed_2.x;
+                                frag_y[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            #pragma unroll
+                            for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                                #pragma unroll
+                                for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                                    acc_tile[out_r_2][out_c_2] -= frag_x[out_r_2] * frag_y[out_c_2];
+                                }
+                            }
+                        }
+                    }
+                    __syncthreads();
+                }
+                if (__builtin_expect(gridDim.z > 1, 0)) {
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    #pragma unroll
+                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                        #pragma unroll
+                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                            const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                            const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                            const bool active_2 = t_i < trips_i && t_j < trips_j;
+                            if (active_2) {
+                                ((double *)((unsigned char *)residual_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = acc_tile[out_r_2][out_c_2];
+                            }
+                        }
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived_2 = 0;
+                    if (thread_2 == 0) {
+                        const long long tile_index_2 = (tile_row_2 / 64) * (((trips_j) + 63) / 64) + tile_col_2 / 64;
+                        arrived_2 = atomicAdd(&residual_kernel_arrivals[tile_index_2], 1u) == gridDim.z - 1u;
+                        if (arrived_2) residual_kernel_arrivals[tile_index_2] = 0u;
+                    }
+                    const int last_split_2 = __syncthreads_or(arrived_2);
+                    if (!last_split_2) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                        #pragma unroll
+                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                            const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                            const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                            const bool active_2 = t_i < trips_i && t_j < trips_j;
+                            int j = (int)t_j;
+                            acc_tile[out_r_2][out_c_2] = {};
+                            if (active_2) {
+                                acc_tile[out_r_2][out_c_2] = bias[j] * 2.0;
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                        #pragma unroll
+                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                            const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                            const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                            const bool active_2 = t_i < trips_i && t_j < trips_j;
+                            if (active_2) {
+                                for (unsigned int split_2 = 0; split_2 < gridDim.z; split_2++) {
+                                    acc_tile[out_r_2][out_c_2] += __ldcg(&((double *)((unsigned char *)residual_kernel_partials))[((long long)split_2 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                }
+                            }
+                        }
+                    }
+                }
                 #pragma unroll
                 for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
                     #pragma unroll
@@ -1524,25 +1885,310 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
                         const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
                         const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
                         const bool active_2 = t_i < trips_i && t_j < trips_j;
+                        int i = (int)t_i;
+                        int j = (int)t_j;
                         if (active_2) {
-                            for (unsigned int split_2 = 0; split_2 < gridDim.z; split_2++) {
-                                acc_tile[out_r_2][out_c_2] += __ldcg(&((double *)((unsigned char *)residual_kernel_partials))[((long long)split_2 * (trips_i) + t_i) * (trips_j) + t_j]);
-                            }
+                            r[i * n + j] = acc_tile[out_r_2][out_c_2];
                         }
                     }
                 }
             }
-            #pragma unroll
-            for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+        }
+    } else {
+        alignas(16) __shared__ double tile_x[16][66];
+        alignas(16) __shared__ double tile_y[16][66];
+        for (long long tile_row_2 = blockIdx.y * 64LL; tile_row_2 < trips_i; tile_row_2 += 64LL * gridDim.y) {
+            for (long long tile_col_2 = blockIdx.x * 64LL; tile_col_2 < trips_j; tile_col_2 += 64LL * gridDim.x) {
+                double acc_tile[4][4];
+                const long long span_p_2 = (long long)(k) - (long long)(0);
+                const long long trips_p_2 = span_p_2 > 0 ? span_p_2 : 0;
                 #pragma unroll
-                for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                    const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
-                    const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
-                    const bool active_2 = t_i < trips_i && t_j < trips_j;
-                    int i = (int)t_i;
-                    int j = (int)t_j;
-                    if (active_2) {
-                        r[i * n + j] = acc_tile[out_r_2][out_c_2];
+                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                    #pragma unroll
+                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                        const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                        const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                        const bool active_2 = t_i < trips_i && t_j < trips_j;
+                        int j = (int)t_j;
+                        acc_tile[out_r_2][out_c_2] = {};
+                        if (active_2) {
+                            acc_tile[out_r_2][out_c_2] = bias[j] * 2.0;
+                        }
+                    }
+                }
+                double staged_x[2][2];
+                double staged_y[2][2];
+                long long next_p_2 = 0;
+                #pragma unroll
+                for (int part_2 = 0; part_2 < 2; part_2++) {
+                    const int group_2 = thread_2 + part_2 * 256;
+                    const int slot_outer_2 = group_2 / 8;
+                    const int slot_inner_2 = (group_2 % 8) * 2;
+                    bool loaded_2 = false;
+                    {
+                        const long long t_i = tile_row_2 + slot_outer_2;
+                        const long long t_p_2 = next_p_2 + slot_inner_2;
+                        if (tile_row_2 + slot_outer_2 < trips_i && next_p_2 + slot_inner_2 + 1 < trips_p_2) {
+                            int i = (int)t_i;
+                            int p = (int)((0) + t_p_2);
+                            const double *address_2 = &(x[i * k + p]);
+                            if (((unsigned long long)address_2 & 15ull) == 0) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                staged_x[part_2][0] = packed_2.x;
+                                staged_x[part_2][1] = packed_2.y;
+                                loaded_2 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_2, 0)) {
+                        {
+                            const long long t_i = tile_row_2 + slot_outer_2;
+                            const long long t_p_2 = next_p_2 + slot_inner_2;
+                            if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_2);
+                                staged_x[part_2][0] = x[i * k + p];
+                            } else {
+                                staged_x[part_2][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_i = tile_row_2 + slot_outer_2;
+                            const long long t_p_2 = next_p_2 + slot_inner_2 + 1;
+                            if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_2);
+                                staged_x[part_2][1] = x[i * k + p];
+                            } else {
+                                staged_x[part_2][1] = {};
+                            }
+                        }
+                    }
+                }
+                #pragma unroll
+                for (int part_2 = 0; part_2 < 2; part_2++) {
+                    const int group_2 = thread_2 + part_2 * 256;
+                    const int slot_outer_2 = group_2 / 32;
+                    const int slot_inner_2 = (group_2 % 32) * 2;
+                    bool loaded_2 = false;
+                    {
+                        const long long t_j = tile_col_2 + slot_inner_2;
+                        const long long t_p_2 = next_p_2 + slot_outer_2;
+                        if (tile_col_2 + slot_inner_2 + 1 < trips_j && next_p_2 + slot_outer_2 < trips_p_2) {
+                            int j = (int)t_j;
+                            int p = (int)((0) + t_p_2);
+                            const double *address_2 = &(y[p * n + j]);
+                            if (((unsigned long long)address_2 & 15ull) == 0) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                staged_y[part_2][0] = packed_2.x;
+                                staged_y[part_2][1] = packed_2.y;
+                                loaded_2 = true;
+                            }
+                        }
+                    }
+                    if (__builtin_expect(!loaded_2, 0)) {
+                        {
+                            const long long t_j = tile_col_2 + slot_inner_2;
+                            const long long t_p_2 = next_p_2 + slot_outer_2;
+                            if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_2);
+                                staged_y[part_2][0] = y[p * n + j];
+                            } else {
+                                staged_y[part_2][0] = {};
+                            }
+                        }
+                        {
+                            const long long t_j = tile_col_2 + slot_inner_2 + 1;
+                            const long long t_p_2 = next_p_2 + slot_outer_2;
+                            if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_2);
+                                staged_y[part_2][1] = y[p * n + j];
+                            } else {
+                                staged_y[part_2][1] = {};
+                            }
+                        }
+                    }
+                }
+                for (long long tile_p_2 = 0; tile_p_2 < trips_p_2; tile_p_2 += 16) {
+                    #pragma unroll
+                    for (int part_2 = 0; part_2 < 2; part_2++) {
+                        const int group_2 = thread_2 + part_2 * 256;
+                        const int slot_outer_2 = group_2 / 8;
+                        const int slot_inner_2 = (group_2 % 8) * 2;
+                        tile_x[slot_inner_2][slot_outer_2] = staged_x[part_2][0];
+                        tile_x[slot_inner_2 + 1][slot_outer_2] = staged_x[part_2][1];
+                    }
+                    #pragma unroll
+                    for (int part_2 = 0; part_2 < 2; part_2++) {
+                        const int group_2 = thread_2 + part_2 * 256;
+                        const int slot_outer_2 = group_2 / 32;
+                        const int slot_inner_2 = (group_2 % 32) * 2;
+                        tile_y[slot_outer_2][slot_inner_2] = staged_y[part_2][0];
+                        tile_y[slot_outer_2][slot_inner_2 + 1] = staged_y[part_2][1];
+                    }
+                    __syncthreads();
+                    next_p_2 = tile_p_2 + 16;
+                    if (next_p_2 < trips_p_2) {
+                        #pragma unroll
+                        for (int part_2 = 0; part_2 < 2; part_2++) {
+                            const int group_2 = thread_2 + part_2 * 256;
+                            const int slot_outer_2 = group_2 / 8;
+                            const int slot_inner_2 = (group_2 % 8) * 2;
+                            bool loaded_2 = false;
+                            {
+                                const long long t_i = tile_row_2 + slot_outer_2;
+                                const long long t_p_2 = next_p_2 + slot_inner_2;
+                                if (tile_row_2 + slot_outer_2 < trips_i && next_p_2 + slot_inner_2 + 1 < trips_p_2) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_2);
+                                    const double *address_2 = &(x[i * k + p]);
+                                    if (((unsigned long long)address_2 & 15ull) == 0) {
+                                        const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                        staged_x[part_2][0] = packed_2.x;
+                                        staged_x[part_2][1] = packed_2.y;
+                                        loaded_2 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_2, 0)) {
+                                {
+                                    const long long t_i = tile_row_2 + slot_outer_2;
+                                    const long long t_p_2 = next_p_2 + slot_inner_2;
+                                    if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_x[part_2][0] = x[i * k + p];
+                                    } else {
+                                        staged_x[part_2][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_i = tile_row_2 + slot_outer_2;
+                                    const long long t_p_2 = next_p_2 + slot_inner_2 + 1;
+                                    if (t_i < trips_i && t_p_2 < trips_p_2) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_x[part_2][1] = x[i * k + p];
+                                    } else {
+                                        staged_x[part_2][1] = {};
+                                    }
+                                }
+                            }
+                        }
+                        #pragma unroll
+                        for (int part_2 = 0; part_2 < 2; part_2++) {
+                            const int group_2 = thread_2 + part_2 * 256;
+                            const int slot_outer_2 = group_2 / 32;
+                            const int slot_inner_2 = (group_2 % 32) * 2;
+                            bool loaded_2 = false;
+                            {
+                                const long long t_j = tile_col_2 + slot_inner_2;
+                                const long long t_p_2 = next_p_2 + slot_outer_2;
+                                if (tile_col_2 + slot_inner_2 + 1 < trips_j && next_p_2 + slot_outer_2 < trips_p_2) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_2);
+                                    const double *address_2 = &(y[p * n + j]);
+                                    if (((unsigned long long)address_2 & 15ull) == 0) {
+                                        const double2 packed_2 = *reinterpret_cast<const double2 *>(address_2);
+                                        staged_y[part_2][0] = packed_2.x;
+                                        staged_y[part_2][1] = packed_2.y;
+                                        loaded_2 = true;
+                                    }
+                                }
+                            }
+                            if (__builtin_expect(!loaded_2, 0)) {
+                                {
+                                    const long long t_j = tile_col_2 + slot_inner_2;
+                                    const long long t_p_2 = next_p_2 + slot_outer_2;
+                                    if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_y[part_2][0] = y[p * n + j];
+                                    } else {
+                                        staged_y[part_2][0] = {};
+                                    }
+                                }
+                                {
+                                    const long long t_j = tile_col_2 + slot_inner_2 + 1;
+                                    const long long t_p_2 = next_p_2 + slot_outer_2;
+                                    if (t_j < trips_j && t_p_2 < trips_p_2) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_2);
+                                        staged_y[part_2][1] = y[p * n + j];
+                                    } else {
+                                        staged_y[part_2][1] = {};
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    const int count_p_2 = (int)(trips_p_2 - tile_p_2 < 16 ? trips_p_2 - tile_p_2 : 16);
+                    if (count_p_2 == 16) {
+                        #pragma unroll
+                        for (int kk_p_2 = 0; kk_p_2 < 16; kk_p_2++) {
+                            double frag_x[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_x[kk_p_2][half_2 * 32 + threadIdx.y * 2]);
+                                frag_x[half_2 * 2 + 0] = packed_2.x;
+                                frag_x[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            double frag_y[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_y[kk_p_2][half_2 * 32 + threadIdx.x * 2]);
+                                frag_y[half_2 * 2 + 0] = packed_2.x;
+                                frag_y[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            #pragma unroll
+                            for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                                #pragma unroll
+                                for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                                    acc_tile[out_r_2][out_c_2] -= frag_x[out_r_2] * frag_y[out_c_2];
+                                }
+                            }
+                        }
+                    } else {
+                        for (int kk_p_2 = 0; kk_p_2 < count_p_2; kk_p_2++) {
+                            double frag_x[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_x[kk_p_2][half_2 * 32 + threadIdx.y * 2]);
+                                frag_x[half_2 * 2 + 0] = packed_2.x;
+                                frag_x[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            double frag_y[4];
+                            #pragma unroll
+                            for (int half_2 = 0; half_2 < 2; half_2++) {
+                                const double2 packed_2 = *reinterpret_cast<const double2 *>(&tile_y[kk_p_2][half_2 * 32 + threadIdx.x * 2]);
+                                frag_y[half_2 * 2 + 0] = packed_2.x;
+                                frag_y[half_2 * 2 + 1] = packed_2.y;
+                            }
+                            #pragma unroll
+                            for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                                #pragma unroll
+                                for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                                    acc_tile[out_r_2][out_c_2] -= frag_x[out_r_2] * frag_y[out_c_2];
+                                }
+                            }
+                        }
+                    }
+                    __syncthreads();
+                }
+                #pragma unroll
+                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
+                    #pragma unroll
+                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                        const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                        const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                        const bool active_2 = t_i < trips_i && t_j < trips_j;
+                        int i = (int)t_i;
+                        int j = (int)t_j;
+                        if (active_2) {
+                            r[i * n + j] = acc_tile[out_r_2][out_c_2];
+                        }
                     }
                 }
             }
@@ -1550,7 +2196,7 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
     }
 }
 
-/* cudaify gemm_tiling: where the output tiles are fewer than 2 per multiprocessor, k is split over blocks of one tile, each a share of at least 128 iterations */
+/* cudaify gemm_tiling: where the output tiles are at most half the multiprocessors, k is split over the blocks of a tile that fill them in one wave, each a share of at least 128 iterations */
 static unsigned int residual_kernel_splits(long long rows, long long cols, long long trips, long long tile)
 {
     static int processors = 0;
@@ -1564,7 +2210,7 @@ static unsigned int residual_kernel_splits(long long rows, long long cols, long 
     if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
         return 1u;
     const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
-    long long splits = (2LL * processors + tiles - 1) / tiles;
+    long long splits = 1LL * processors / tiles;
     if (splits > trips / 128)
         splits = trips / 128;
     if (splits > 32)
@@ -1622,438 +2268,15 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
     /* a grid sized for 64 x 64 outputs, each thread 4 x 4 of them in registers (more blocks than the wide tiles need): the GPU has more multiprocessors than wide tiles */
     const bool narrow_3 = (long long)gridDim.y > (trips_i + 127) / 128 || (long long)gridDim.x > (trips_j + 127) / 128;
     if (narrow_3) {
-        alignas(16) __shared__ float tile_a_2[16][68];
-        alignas(16) __shared__ float tile_b_2[16][68];
-        for (long long tile_row_3 = blockIdx.y * 64LL; tile_row_3 < trips_i; tile_row_3 += 64LL * gridDim.y) {
-            for (long long tile_col_3 = blockIdx.x * 64LL; tile_col_3 < trips_j; tile_col_3 += 64LL * gridDim.x) {
-                float s_tile[4][4];
-                float t_tile[4][4];
-                const long long span_p_3 = (long long)(k) - (long long)(0);
-                const long long trips_p_3 = span_p_3 > 0 ? span_p_3 : 0;
-                #pragma unroll
-                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                    #pragma unroll
-                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                        const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                        const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                        const bool active_3 = t_i < trips_i && t_j < trips_j;
-                        s_tile[out_r_3][out_c_3] = {};
-                        t_tile[out_r_3][out_c_3] = {};
-                        if (active_3) {
-                            s_tile[out_r_3][out_c_3] = 0.0f;
-                            t_tile[out_r_3][out_c_3] = 1.0f;
-                        }
-                    }
-                }
-                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
-                    #pragma unroll
-                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                        #pragma unroll
-                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                            s_tile[out_r_3][out_c_3] = {};
-                            t_tile[out_r_3][out_c_3] = {};
-                        }
-                    }
-                }
-                float staged_a_2[1][4];
-                float staged_b_2[1][4];
-                long long next_p_3 = (long long)blockIdx.z * 16;
-                #pragma unroll
-                for (int part_3 = 0; part_3 < 1; part_3++) {
-                    const int group_3 = thread_3 + part_3 * 256;
-                    const int slot_outer_3 = group_3 / 16;
-                    const int slot_inner_3 = (group_3 % 16) * 4;
-                    bool loaded_3 = false;
-                    {
-                        const long long t_i = tile_row_3 + slot_inner_3;
-                        const long long t_p_3 = next_p_3 + slot_outer_3;
-                        if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
-                            int i = (int)t_i;
-                            int p = (int)((0) + t_p_3);
-                            const float *address_3 = &(a[p * m + i]);
-                            if (((unsigned long long)address_3 & 15ull) == 0) {
-                                const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
-                                staged_a_2[part_3][0] = packed_3.x;
-                                staged_a_2[part_3][1] = packed_3.y;
-                                staged_a_2[part_3][2] = packed_3.z;
-                                staged_a_2[part_3][3] = packed_3.w;
-                                loaded_3 = true;
-                            }
-                        }
-                    }
-                    if (__builtin_expect(!loaded_3, 0)) {
-                        {
-                            const long long t_i = tile_row_3 + slot_inner_3;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p_3);
-                                staged_a_2[part_3][0] = a[p * m + i];
-                            } else {
-                                staged_a_2[part_3][0] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row_3 + slot_inner_3 + 1;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p_3);
-                                staged_a_2[part_3][1] = a[p * m + i];
-                            } else {
-                                staged_a_2[part_3][1] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row_3 + slot_inner_3 + 2;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p_3);
-                                staged_a_2[part_3][2] = a[p * m + i];
-                            } else {
-                                staged_a_2[part_3][2] = {};
-                            }
-                        }
-                        {
-                            const long long t_i = tile_row_3 + slot_inner_3 + 3;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                int i = (int)t_i;
-                                int p = (int)((0) + t_p_3);
-                                staged_a_2[part_3][3] = a[p * m + i];
-                            } else {
-                                staged_a_2[part_3][3] = {};
-                            }
-                        }
-                    }
-                }
-                #pragma unroll
-                for (int part_3 = 0; part_3 < 1; part_3++) {
-                    const int group_3 = thread_3 + part_3 * 256;
-                    const int slot_outer_3 = group_3 / 16;
-                    const int slot_inner_3 = (group_3 % 16) * 4;
-                    bool loaded_3 = false;
-                    {
-                        const long long t_j = tile_col_3 + slot_inner_3;
-                        const long long t_p_3 = next_p_3 + slot_outer_3;
-                        if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
-                            int j = (int)t_j;
-                            int p = (int)((0) + t_p_3);
-                            const float *address_3 = &(b[p * n + j]);
-                            if (((unsigned long long)address_3 & 15ull) == 0) {
-                                const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
-                                staged_b_2[part_3][0] = packed_3.x;
-                                staged_b_2[part_3][1] = packed_3.y;
-                                staged_b_2[part_3][2] = packed_3.z;
-                                staged_b_2[part_3][3] = packed_3.w;
-                                loaded_3 = true;
-                            }
-                        }
-                    }
-                    if (__builtin_expect(!loaded_3, 0)) {
-                        {
-                            const long long t_j = tile_col_3 + slot_inner_3;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p_3);
-                                staged_b_2[part_3][0] = b[p * n + j];
-                            } else {
-                                staged_b_2[part_3][0] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col_3 + slot_inner_3 + 1;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p_3);
-                                staged_b_2[part_3][1] = b[p * n + j];
-                            } else {
-                                staged_b_2[part_3][1] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col_3 + slot_inner_3 + 2;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p_3);
-                                staged_b_2[part_3][2] = b[p * n + j];
-                            } else {
-                                staged_b_2[part_3][2] = {};
-                            }
-                        }
-                        {
-                            const long long t_j = tile_col_3 + slot_inner_3 + 3;
-                            const long long t_p_3 = next_p_3 + slot_outer_3;
-                            if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                int j = (int)t_j;
-                                int p = (int)((0) + t_p_3);
-                                staged_b_2[part_3][3] = b[p * n + j];
-                            } else {
-                                staged_b_2[part_3][3] = {};
-                            }
-                        }
-                    }
-                }
-                for (long long tile_p_3 = 0; tile_p_3 < trips_p_3; tile_p_3 += 16) {
-                    if ((tile_p_3 / 16) % gridDim.z != blockIdx.z) continue;
-                    #pragma unroll
-                    for (int part_3 = 0; part_3 < 1; part_3++) {
-                        const int group_3 = thread_3 + part_3 * 256;
-                        const int slot_outer_3 = group_3 / 16;
-                        const int slot_inner_3 = (group_3 % 16) * 4;
-                        tile_a_2[slot_outer_3][slot_inner_3] = staged_a_2[part_3][0];
-                        tile_a_2[slot_outer_3][slot_inner_3 + 1] = staged_a_2[part_3][1];
-                        tile_a_2[slot_outer_3][slot_inner_3 + 2] = staged_a_2[part_3][2];
-                        tile_a_2[slot_outer_3][slot_inner_3 + 3] = staged_a_2[part_3][3];
-                    }
-                    #pragma unroll
-                    for (int part_3 = 0; part_3 < 1; part_3++) {
-                        const int group_3 = thread_3 + part_3 * 256;
-                        const int slot_outer_3 = group_3 / 16;
-                        const int slot_inner_3 = (group_3 % 16) * 4;
-                        tile_b_2[slot_outer_3][slot_inner_3] = staged_b_2[part_3][0];
-                        tile_b_2[slot_outer_3][slot_inner_3 + 1] = staged_b_2[part_3][1];
-                        tile_b_2[slot_outer_3][slot_inner_3 + 2] = staged_b_2[part_3][2];
-                        tile_b_2[slot_outer_3][slot_inner_3 + 3] = staged_b_2[part_3][3];
-                    }
-                    __syncthreads();
-                    next_p_3 = tile_p_3 + 16LL * gridDim.z;
-                    if (next_p_3 < trips_p_3) {
-                        #pragma unroll
-                        for (int part_3 = 0; part_3 < 1; part_3++) {
-                            const int group_3 = thread_3 + part_3 * 256;
-                            const int slot_outer_3 = group_3 / 16;
-                            const int slot_inner_3 = (group_3 % 16) * 4;
-                            bool loaded_3 = false;
-                            {
-                                const long long t_i = tile_row_3 + slot_inner_3;
-                                const long long t_p_3 = next_p_3 + slot_outer_3;
-                                if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
-                                    int i = (int)t_i;
-                                    int p = (int)((0) + t_p_3);
-                                    const float *address_3 = &(a[p * m + i]);
-                                    if (((unsigned long long)address_3 & 15ull) == 0) {
-                                        const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
-                                        staged_a_2[part_3][0] = packed_3.x;
-                                        staged_a_2[part_3][1] = packed_3.y;
-                                        staged_a_2[part_3][2] = packed_3.z;
-                                        staged_a_2[part_3][3] = packed_3.w;
-                                        loaded_3 = true;
-                                    }
-                                }
-                            }
-                            if (__builtin_expect(!loaded_3, 0)) {
-                                {
-                                    const long long t_i = tile_row_3 + slot_inner_3;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_a_2[part_3][0] = a[p * m + i];
-                                    } else {
-                                        staged_a_2[part_3][0] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row_3 + slot_inner_3 + 1;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_a_2[part_3][1] = a[p * m + i];
-                                    } else {
-                                        staged_a_2[part_3][1] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row_3 + slot_inner_3 + 2;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_a_2[part_3][2] = a[p * m + i];
-                                    } else {
-                                        staged_a_2[part_3][2] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_i = tile_row_3 + slot_inner_3 + 3;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_i < trips_i && t_p_3 < trips_p_3) {
-                                        int i = (int)t_i;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_a_2[part_3][3] = a[p * m + i];
-                                    } else {
-                                        staged_a_2[part_3][3] = {};
-                                    }
-                                }
-                            }
-                        }
-                        #pragma unroll
-                        for (int part_3 = 0; part_3 < 1; part_3++) {
-                            const int group_3 = thread_3 + part_3 * 256;
-                            const int slot_outer_3 = group_3 / 16;
-                            const int slot_inner_3 = (group_3 % 16) * 4;
-                            bool loaded_3 = false;
-                            {
-                                const long long t_j = tile_col_3 + slot_inner_3;
-                                const long long t_p_3 = next_p_3 + slot_outer_3;
-                                if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
-                                    int j = (int)t_j;
-                                    int p = (int)((0) + t_p_3);
-                                    const float *address_3 = &(b[p * n + j]);
-                                    if (((unsigned long long)address_3 & 15ull) == 0) {
-                                        const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
-                                        staged_b_2[part_3][0] = packed_3.x;
-                                        staged_b_2[part_3][1] = packed_3.y;
-                                        staged_b_2[part_3][2] = packed_3.z;
-                                        staged_b_2[part_3][3] = packed_3.w;
-                                        loaded_3 = true;
-                                    }
-                                }
-                            }
-                            if (__builtin_expect(!loaded_3, 0)) {
-                                {
-                                    const long long t_j = tile_col_3 + slot_inner_3;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_b_2[part_3][0] = b[p * n + j];
-                                    } else {
-                                        staged_b_2[part_3][0] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col_3 + slot_inner_3 + 1;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_b_2[part_3][1] = b[p * n + j];
-                                    } else {
-                                        staged_b_2[part_3][1] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col_3 + slot_inner_3 + 2;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_b_2[part_3][2] = b[p * n + j];
-                                    } else {
-                                        staged_b_2[part_3][2] = {};
-                                    }
-                                }
-                                {
-                                    const long long t_j = tile_col_3 + slot_inner_3 + 3;
-                                    const long long t_p_3 = next_p_3 + slot_outer_3;
-                                    if (t_j < trips_j && t_p_3 < trips_p_3) {
-                                        int j = (int)t_j;
-                                        int p = (int)((0) + t_p_3);
-                                        staged_b_2[part_3][3] = b[p * n + j];
-                                    } else {
-                                        staged_b_2[part_3][3] = {};
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    const int count_p_3 = (int)(trips_p_3 - tile_p_3 < 16 ? trips_p_3 - tile_p_3 : 16);
-                    if (count_p_3 == 16) {
-                        #pragma unroll
-                        for (int kk_p_3 = 0; kk_p_3 < 16; kk_p_3++) {
-                            float frag_a_2[4];
-                            #pragma unroll
-                            for (int half_3 = 0; half_3 < 1; half_3++) {
-                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
-                                frag_a_2[half_3 * 4 + 0] = packed_3.x;
-                                frag_a_2[half_3 * 4 + 1] = packed_3.y;
-                                frag_a_2[half_3 * 4 + 2] = packed_3.z;
-                                frag_a_2[half_3 * 4 + 3] = packed_3.w;
-                            }
-                            float frag_b_2[4];
-                            #pragma unroll
-                            for (int half_3 = 0; half_3 < 1; half_3++) {
-                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
-                                frag_b_2[half_3 * 4 + 0] = packed_3.x;
-                                frag_b_2[half_3 * 4 + 1] = packed_3.y;
-                                frag_b_2[half_3 * 4 + 2] = packed_3.z;
-                                frag_b_2[half_3 * 4 + 3] = packed_3.w;
-                            }
-                            #pragma unroll
-                            for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                                #pragma unroll
-                                for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                                    s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
-                                    t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
-                                }
-                            }
-                        }
-                    } else {
-                        for (int kk_p_3 = 0; kk_p_3 < count_p_3; kk_p_3++) {
-                            float frag_a_2[4];
-                            #pragma unroll
-                            for (int half_3 = 0; half_3 < 1; half_3++) {
-                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
-                                frag_a_2[half_3 * 4 + 0] = packed_3.x;
-                                frag_a_2[half_3 * 4 + 1] = packed_3.y;
-                                frag_a_2[half_3 * 4 + 2] = packed_3.z;
-                                frag_a_2[half_3 * 4 + 3] = packed_3.w;
-                            }
-                            float frag_b_2[4];
-                            #pragma unroll
-                            for (int half_3 = 0; half_3 < 1; half_3++) {
-                                const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
-                                frag_b_2[half_3 * 4 + 0] = packed_3.x;
-                                frag_b_2[half_3 * 4 + 1] = packed_3.y;
-                                frag_b_2[half_3 * 4 + 2] = packed_3.z;
-                                frag_b_2[half_3 * 4 + 3] = packed_3.w;
-                            }
-                            #pragma unroll
-                            for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                                #pragma unroll
-                                for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                                    s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
-                                    t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
-                                }
-                            }
-                        }
-                    }
-                    __syncthreads();
-                }
-                if (__builtin_expect(gridDim.z > 1, 0)) {
-                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                    const long long region_3 = (long long)gridDim.z * (trips_i) * (trips_j) * 8;
-                    #pragma unroll
-                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                        #pragma unroll
-                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                            const bool active_3 = t_i < trips_i && t_j < trips_j;
-                            if (active_3) {
-                                ((float *)((unsigned char *)moments_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = s_tile[out_r_3][out_c_3];
-                                ((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = t_tile[out_r_3][out_c_3];
-                            }
-                        }
-                    }
-                    __threadfence();
-                    __syncthreads();
-                    int arrived_3 = 0;
-                    if (thread_3 == 0) {
-                        const long long tile_index_3 = (tile_row_3 / 64) * (((trips_j) + 63) / 64) + tile_col_3 / 64;
-                        arrived_3 = atomicAdd(&moments_kernel_arrivals[tile_index_3], 1u) == gridDim.z - 1u;
-                        if (arrived_3) moments_kernel_arrivals[tile_index_3] = 0u;
-                    }
-                    const int last_split_3 = __syncthreads_or(arrived_3);
-                    if (!last_split_3) continue;
-                    __threadfence();
+        if (__builtin_expect(gridDim.z > 1, 0)) {  /* k split over the blocks of each tile */
+            alignas(16) __shared__ float tile_a_2[16][68];
+            alignas(16) __shared__ float tile_b_2[16][68];
+            for (long long tile_row_3 = blockIdx.y * 64LL; tile_row_3 < trips_i; tile_row_3 += 64LL * gridDim.y) {
+                for (long long tile_col_3 = blockIdx.x * 64LL; tile_col_3 < trips_j; tile_col_3 += 64LL * gridDim.x) {
+                    float s_tile[4][4];
+                    float t_tile[4][4];
+                    const long long span_p_3 = (long long)(k) - (long long)(0);
+                    const long long trips_p_3 = span_p_3 > 0 ? span_p_3 : 0;
                     #pragma unroll
                     for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
                         #pragma unroll
@@ -2069,6 +2292,446 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                             }
                         }
                     }
+                    if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                        #pragma unroll
+                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                            #pragma unroll
+                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                s_tile[out_r_3][out_c_3] = {};
+                                t_tile[out_r_3][out_c_3] = {};
+                            }
+                        }
+                    }
+                    float staged_a_2[1][4];
+                    float staged_b_2[1][4];
+                    long long next_p_3 = (long long)blockIdx.z * 16;
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 16;
+                        const int slot_inner_3 = (group_3 % 16) * 4;
+                        bool loaded_3 = false;
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                const float *address_3 = &(a[p * m + i]);
+                                if (((unsigned long long)address_3 & 15ull) == 0) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                    staged_a_2[part_3][0] = packed_3.x;
+                                    staged_a_2[part_3][1] = packed_3.y;
+                                    staged_a_2[part_3][2] = packed_3.z;
+                                    staged_a_2[part_3][3] = packed_3.w;
+                                    loaded_3 = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded_3, 0)) {
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][0] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][1] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][2] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][3] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 16;
+                        const int slot_inner_3 = (group_3 % 16) * 4;
+                        bool loaded_3 = false;
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                const float *address_3 = &(b[p * n + j]);
+                                if (((unsigned long long)address_3 & 15ull) == 0) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                    staged_b_2[part_3][0] = packed_3.x;
+                                    staged_b_2[part_3][1] = packed_3.y;
+                                    staged_b_2[part_3][2] = packed_3.z;
+                                    staged_b_2[part_3][3] = packed_3.w;
+                                    loaded_3 = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded_3, 0)) {
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][0] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][1] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][2] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][3] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    for (long long tile_p_3 = 0; tile_p_3 < trips_p_3; tile_p_3 += 16) {
+                        if ((tile_p_3 / 16) % gridDim.z != blockIdx.z) continue;
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 16;
+                            const int slot_inner_3 = (group_3 % 16) * 4;
+                            tile_a_2[slot_outer_3][slot_inner_3] = staged_a_2[part_3][0];
+                            tile_a_2[slot_outer_3][slot_inner_3 + 1] = staged_a_2[part_3][1];
+                            tile_a_2[slot_outer_3][slot_inner_3 + 2] = staged_a_2[part_3][2];
+                            tile_a_2[slot_outer_3][slot_inner_3 + 3] = staged_a_2[part_3][3];
+                        }
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 16;
+                            const int slot_inner_3 = (group_3 % 16) * 4;
+                            tile_b_2[slot_outer_3][slot_inner_3] = staged_b_2[part_3][0];
+                            tile_b_2[slot_outer_3][slot_inner_3 + 1] = staged_b_2[part_3][1];
+                            tile_b_2[slot_outer_3][slot_inner_3 + 2] = staged_b_2[part_3][2];
+                            tile_b_2[slot_outer_3][slot_inner_3 + 3] = staged_b_2[part_3][3];
+                        }
+                        __syncthreads();
+                        next_p_3 = tile_p_3 + 16LL * gridDim.z;
+                        if (next_p_3 < trips_p_3) {
+                            #pragma unroll
+                            for (int part_3 = 0; part_3 < 1; part_3++) {
+                                const int group_3 = thread_3 + part_3 * 256;
+                                const int slot_outer_3 = group_3 / 16;
+                                const int slot_inner_3 = (group_3 % 16) * 4;
+                                bool loaded_3 = false;
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        const float *address_3 = &(a[p * m + i]);
+                                        if (((unsigned long long)address_3 & 15ull) == 0) {
+                                            const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                            staged_a_2[part_3][0] = packed_3.x;
+                                            staged_a_2[part_3][1] = packed_3.y;
+                                            staged_a_2[part_3][2] = packed_3.z;
+                                            staged_a_2[part_3][3] = packed_3.w;
+                                            loaded_3 = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded_3, 0)) {
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][0] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][1] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][2] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][3] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                            #pragma unroll
+                            for (int part_3 = 0; part_3 < 1; part_3++) {
+                                const int group_3 = thread_3 + part_3 * 256;
+                                const int slot_outer_3 = group_3 / 16;
+                                const int slot_inner_3 = (group_3 % 16) * 4;
+                                bool loaded_3 = false;
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        const float *address_3 = &(b[p * n + j]);
+                                        if (((unsigned long long)address_3 & 15ull) == 0) {
+                                            const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                            staged_b_2[part_3][0] = packed_3.x;
+                                            staged_b_2[part_3][1] = packed_3.y;
+                                            staged_b_2[part_3][2] = packed_3.z;
+                                            staged_b_2[part_3][3] = packed_3.w;
+                                            loaded_3 = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded_3, 0)) {
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][0] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][1] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][2] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][3] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        const int count_p_3 = (int)(trips_p_3 - tile_p_3 < 16 ? trips_p_3 - tile_p_3 : 16);
+                        if (count_p_3 == 16) {
+                            #pragma unroll
+                            for (int kk_p_3 = 0; kk_p_3 < 16; kk_p_3++) {
+                                float frag_a_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                    frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                float frag_b_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                    frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                #pragma unroll
+                                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                                    #pragma unroll
+                                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                        s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                        t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    }
+                                }
+                            }
+                        } else {
+                            for (int kk_p_3 = 0; kk_p_3 < count_p_3; kk_p_3++) {
+                                float frag_a_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                    frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                float frag_b_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                    frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                #pragma unroll
+                                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                                    #pragma unroll
+                                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                        s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                        t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    }
+                                }
+                            }
+                        }
+                        __syncthreads();
+                    }
+                    if (__builtin_expect(gridDim.z > 1, 0)) {
+                        /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                        const long long region_3 = (long long)gridDim.z * (trips_i) * (trips_j) * 8;
+                        #pragma unroll
+                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                            #pragma unroll
+                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                                const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                                const bool active_3 = t_i < trips_i && t_j < trips_j;
+                                if (active_3) {
+                                    ((float *)((unsigned char *)moments_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = s_tile[out_r_3][out_c_3];
+                                    ((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = t_tile[out_r_3][out_c_3];
+                                }
+                            }
+                        }
+                        __threadfence();
+                        __syncthreads();
+                        int arrived_3 = 0;
+                        if (thread_3 == 0) {
+                            const long long tile_index_3 = (tile_row_3 / 64) * (((trips_j) + 63) / 64) + tile_col_3 / 64;
+                            arrived_3 = atomicAdd(&moments_kernel_arrivals[tile_index_3], 1u) == gridDim.z - 1u;
+                            if (arrived_3) moments_kernel_arrivals[tile_index_3] = 0u;
+                        }
+                        const int last_split_3 = __syncthreads_or(arrived_3);
+                        if (!last_split_3) continue;
+                        __threadfence();
+                        #pragma unroll
+                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                            #pragma unroll
+                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                                const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                                const bool active_3 = t_i < trips_i && t_j < trips_j;
+                                s_tile[out_r_3][out_c_3] = {};
+                                t_tile[out_r_3][out_c_3] = {};
+                                if (active_3) {
+                                    s_tile[out_r_3][out_c_3] = 0.0f;
+                                    t_tile[out_r_3][out_c_3] = 1.0f;
+                                }
+                            }
+                        }
+                        #pragma unroll
+                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                            #pragma unroll
+                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                                const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                                const bool active_3 = t_i < trips_i && t_j < trips_j;
+                                if (active_3) {
+                                    for (unsigned int split_3 = 0; split_3 < gridDim.z; split_3++) {
+                                        s_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                        t_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    }
+                                }
+                            }
+                        }
+                    }
                     #pragma unroll
                     for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
                         #pragma unroll
@@ -2076,27 +2739,424 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                             const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
                             const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
                             const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            int i = (int)t_i;
+                            int j = (int)t_j;
                             if (active_3) {
-                                for (unsigned int split_3 = 0; split_3 < gridDim.z; split_3++) {
-                                    s_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
-                                    t_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
-                                }
+                                s1[i * n + j] = s_tile[out_r_3][out_c_3];
+                                s2[i * n + j] = t_tile[out_r_3][out_c_3] - s_tile[out_r_3][out_c_3];
                             }
                         }
                     }
                 }
-                #pragma unroll
-                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+            }
+        } else {
+            alignas(16) __shared__ float tile_a_2[16][68];
+            alignas(16) __shared__ float tile_b_2[16][68];
+            for (long long tile_row_3 = blockIdx.y * 64LL; tile_row_3 < trips_i; tile_row_3 += 64LL * gridDim.y) {
+                for (long long tile_col_3 = blockIdx.x * 64LL; tile_col_3 < trips_j; tile_col_3 += 64LL * gridDim.x) {
+                    float s_tile[4][4];
+                    float t_tile[4][4];
+                    const long long span_p_3 = (long long)(k) - (long long)(0);
+                    const long long trips_p_3 = span_p_3 > 0 ? span_p_3 : 0;
                     #pragma unroll
-                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                        const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                        const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                        const bool active_3 = t_i < trips_i && t_j < trips_j;
-                        int i = (int)t_i;
-                        int j = (int)t_j;
-                        if (active_3) {
-                            s1[i * n + j] = s_tile[out_r_3][out_c_3];
-                            s2[i * n + j] = t_tile[out_r_3][out_c_3] - s_tile[out_r_3][out_c_3];
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            s_tile[out_r_3][out_c_3] = {};
+                            t_tile[out_r_3][out_c_3] = {};
+                            if (active_3) {
+                                s_tile[out_r_3][out_c_3] = 0.0f;
+                                t_tile[out_r_3][out_c_3] = 1.0f;
+                            }
+                        }
+                    }
+                    float staged_a_2[1][4];
+                    float staged_b_2[1][4];
+                    long long next_p_3 = 0;
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 16;
+                        const int slot_inner_3 = (group_3 % 16) * 4;
+                        bool loaded_3 = false;
+                        {
+                            const long long t_i = tile_row_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                                int i = (int)t_i;
+                                int p = (int)((0) + t_p_3);
+                                const float *address_3 = &(a[p * m + i]);
+                                if (((unsigned long long)address_3 & 15ull) == 0) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                    staged_a_2[part_3][0] = packed_3.x;
+                                    staged_a_2[part_3][1] = packed_3.y;
+                                    staged_a_2[part_3][2] = packed_3.z;
+                                    staged_a_2[part_3][3] = packed_3.w;
+                                    loaded_3 = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded_3, 0)) {
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][0] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][1] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][2] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                    int i = (int)t_i;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_a_2[part_3][3] = a[p * m + i];
+                                } else {
+                                    staged_a_2[part_3][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    #pragma unroll
+                    for (int part_3 = 0; part_3 < 1; part_3++) {
+                        const int group_3 = thread_3 + part_3 * 256;
+                        const int slot_outer_3 = group_3 / 16;
+                        const int slot_inner_3 = (group_3 % 16) * 4;
+                        bool loaded_3 = false;
+                        {
+                            const long long t_j = tile_col_3 + slot_inner_3;
+                            const long long t_p_3 = next_p_3 + slot_outer_3;
+                            if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                                int j = (int)t_j;
+                                int p = (int)((0) + t_p_3);
+                                const float *address_3 = &(b[p * n + j]);
+                                if (((unsigned long long)address_3 & 15ull) == 0) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                    staged_b_2[part_3][0] = packed_3.x;
+                                    staged_b_2[part_3][1] = packed_3.y;
+                                    staged_b_2[part_3][2] = packed_3.z;
+                                    staged_b_2[part_3][3] = packed_3.w;
+                                    loaded_3 = true;
+                                }
+                            }
+                        }
+                        if (__builtin_expect(!loaded_3, 0)) {
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][0] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][0] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][1] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][1] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][2] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][2] = {};
+                                }
+                            }
+                            {
+                                const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                                const long long t_p_3 = next_p_3 + slot_outer_3;
+                                if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                    int j = (int)t_j;
+                                    int p = (int)((0) + t_p_3);
+                                    staged_b_2[part_3][3] = b[p * n + j];
+                                } else {
+                                    staged_b_2[part_3][3] = {};
+                                }
+                            }
+                        }
+                    }
+                    for (long long tile_p_3 = 0; tile_p_3 < trips_p_3; tile_p_3 += 16) {
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 16;
+                            const int slot_inner_3 = (group_3 % 16) * 4;
+                            tile_a_2[slot_outer_3][slot_inner_3] = staged_a_2[part_3][0];
+                            tile_a_2[slot_outer_3][slot_inner_3 + 1] = staged_a_2[part_3][1];
+                            tile_a_2[slot_outer_3][slot_inner_3 + 2] = staged_a_2[part_3][2];
+                            tile_a_2[slot_outer_3][slot_inner_3 + 3] = staged_a_2[part_3][3];
+                        }
+                        #pragma unroll
+                        for (int part_3 = 0; part_3 < 1; part_3++) {
+                            const int group_3 = thread_3 + part_3 * 256;
+                            const int slot_outer_3 = group_3 / 16;
+                            const int slot_inner_3 = (group_3 % 16) * 4;
+                            tile_b_2[slot_outer_3][slot_inner_3] = staged_b_2[part_3][0];
+                            tile_b_2[slot_outer_3][slot_inner_3 + 1] = staged_b_2[part_3][1];
+                            tile_b_2[slot_outer_3][slot_inner_3 + 2] = staged_b_2[part_3][2];
+                            tile_b_2[slot_outer_3][slot_inner_3 + 3] = staged_b_2[part_3][3];
+                        }
+                        __syncthreads();
+                        next_p_3 = tile_p_3 + 16;
+                        if (next_p_3 < trips_p_3) {
+                            #pragma unroll
+                            for (int part_3 = 0; part_3 < 1; part_3++) {
+                                const int group_3 = thread_3 + part_3 * 256;
+                                const int slot_outer_3 = group_3 / 16;
+                                const int slot_inner_3 = (group_3 % 16) * 4;
+                                bool loaded_3 = false;
+                                {
+                                    const long long t_i = tile_row_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (tile_row_3 + slot_inner_3 + 3 < trips_i && next_p_3 + slot_outer_3 < trips_p_3) {
+                                        int i = (int)t_i;
+                                        int p = (int)((0) + t_p_3);
+                                        const float *address_3 = &(a[p * m + i]);
+                                        if (((unsigned long long)address_3 & 15ull) == 0) {
+                                            const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                            staged_a_2[part_3][0] = packed_3.x;
+                                            staged_a_2[part_3][1] = packed_3.y;
+                                            staged_a_2[part_3][2] = packed_3.z;
+                                            staged_a_2[part_3][3] = packed_3.w;
+                                            loaded_3 = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded_3, 0)) {
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][0] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3 + 1;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][1] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3 + 2;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][2] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_i = tile_row_3 + slot_inner_3 + 3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_i < trips_i && t_p_3 < trips_p_3) {
+                                            int i = (int)t_i;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_a_2[part_3][3] = a[p * m + i];
+                                        } else {
+                                            staged_a_2[part_3][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                            #pragma unroll
+                            for (int part_3 = 0; part_3 < 1; part_3++) {
+                                const int group_3 = thread_3 + part_3 * 256;
+                                const int slot_outer_3 = group_3 / 16;
+                                const int slot_inner_3 = (group_3 % 16) * 4;
+                                bool loaded_3 = false;
+                                {
+                                    const long long t_j = tile_col_3 + slot_inner_3;
+                                    const long long t_p_3 = next_p_3 + slot_outer_3;
+                                    if (tile_col_3 + slot_inner_3 + 3 < trips_j && next_p_3 + slot_outer_3 < trips_p_3) {
+                                        int j = (int)t_j;
+                                        int p = (int)((0) + t_p_3);
+                                        const float *address_3 = &(b[p * n + j]);
+                                        if (((unsigned long long)address_3 & 15ull) == 0) {
+                                            const float4 packed_3 = *reinterpret_cast<const float4 *>(address_3);
+                                            staged_b_2[part_3][0] = packed_3.x;
+                                            staged_b_2[part_3][1] = packed_3.y;
+                                            staged_b_2[part_3][2] = packed_3.z;
+                                            staged_b_2[part_3][3] = packed_3.w;
+                                            loaded_3 = true;
+                                        }
+                                    }
+                                }
+                                if (__builtin_expect(!loaded_3, 0)) {
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][0] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][0] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3 + 1;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][1] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][1] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3 + 2;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][2] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][2] = {};
+                                        }
+                                    }
+                                    {
+                                        const long long t_j = tile_col_3 + slot_inner_3 + 3;
+                                        const long long t_p_3 = next_p_3 + slot_outer_3;
+                                        if (t_j < trips_j && t_p_3 < trips_p_3) {
+                                            int j = (int)t_j;
+                                            int p = (int)((0) + t_p_3);
+                                            staged_b_2[part_3][3] = b[p * n + j];
+                                        } else {
+                                            staged_b_2[part_3][3] = {};
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        const int count_p_3 = (int)(trips_p_3 - tile_p_3 < 16 ? trips_p_3 - tile_p_3 : 16);
+                        if (count_p_3 == 16) {
+                            #pragma unroll
+                            for (int kk_p_3 = 0; kk_p_3 < 16; kk_p_3++) {
+                                float frag_a_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                    frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                float frag_b_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                    frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                #pragma unroll
+                                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                                    #pragma unroll
+                                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                        s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                        t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    }
+                                }
+                            }
+                        } else {
+                            for (int kk_p_3 = 0; kk_p_3 < count_p_3; kk_p_3++) {
+                                float frag_a_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_a_2[kk_p_3][half_3 * 64 + threadIdx.y * 4]);
+                                    frag_a_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_a_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_a_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_a_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                float frag_b_2[4];
+                                #pragma unroll
+                                for (int half_3 = 0; half_3 < 1; half_3++) {
+                                    const float4 packed_3 = *reinterpret_cast<const float4 *>(&tile_b_2[kk_p_3][half_3 * 64 + threadIdx.x * 4]);
+                                    frag_b_2[half_3 * 4 + 0] = packed_3.x;
+                                    frag_b_2[half_3 * 4 + 1] = packed_3.y;
+                                    frag_b_2[half_3 * 4 + 2] = packed_3.z;
+                                    frag_b_2[half_3 * 4 + 3] = packed_3.w;
+                                }
+                                #pragma unroll
+                                for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                                    #pragma unroll
+                                    for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                                        s_tile[out_r_3][out_c_3] += frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                        t_tile[out_r_3][out_c_3] = t_tile[out_r_3][out_c_3] + 0.25f * frag_a_2[out_r_3] * frag_b_2[out_c_3];
+                                    }
+                                }
+                            }
+                        }
+                        __syncthreads();
+                    }
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
+                        #pragma unroll
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            int i = (int)t_i;
+                            int j = (int)t_j;
+                            if (active_3) {
+                                s1[i * n + j] = s_tile[out_r_3][out_c_3];
+                                s2[i * n + j] = t_tile[out_r_3][out_c_3] - s_tile[out_r_3][out_c_3];
+                            }
                         }
                     }
                 }
@@ -2126,19 +3186,9 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                         }
                     }
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
-                    #pragma unroll
-                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
-                        #pragma unroll
-                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
-                            s_tile[out_r_3][out_c_3] = {};
-                            t_tile[out_r_3][out_c_3] = {};
-                        }
-                    }
-                }
                 float staged_a_2[1][4];
                 float staged_b_2[1][4];
-                long long next_p_3 = (long long)blockIdx.z * 8;
+                long long next_p_3 = 0;
                 #pragma unroll
                 for (int part_3 = 0; part_3 < 1; part_3++) {
                     const int group_3 = thread_3 + part_3 * 256;
@@ -2280,7 +3330,6 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                     }
                 }
                 for (long long tile_p_3 = 0; tile_p_3 < trips_p_3; tile_p_3 += 8) {
-                    if ((tile_p_3 / 8) % gridDim.z != blockIdx.z) continue;
                     #pragma unroll
                     for (int part_3 = 0; part_3 < 1; part_3++) {
                         const int group_3 = thread_3 + part_3 * 256;
@@ -2302,7 +3351,7 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                         tile_b_2[slot_outer_3][slot_inner_3 + 3] = staged_b_2[part_3][3];
                     }
                     __syncthreads();
-                    next_p_3 = tile_p_3 + 8LL * gridDim.z;
+                    next_p_3 = tile_p_3 + 8;
                     if (next_p_3 < trips_p_3) {
                         #pragma unroll
                         for (int part_3 = 0; part_3 < 1; part_3++) {
@@ -2508,64 +3557,6 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                     }
                     __syncthreads();
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {
-                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                    const long long region_3 = (long long)gridDim.z * (trips_i) * (trips_j) * 8;
-                    #pragma unroll
-                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
-                        #pragma unroll
-                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
-                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                            const bool active_3 = t_i < trips_i && t_j < trips_j;
-                            if (active_3) {
-                                ((float *)((unsigned char *)moments_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = s_tile[out_r_3][out_c_3];
-                                ((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = t_tile[out_r_3][out_c_3];
-                            }
-                        }
-                    }
-                    __threadfence();
-                    __syncthreads();
-                    int arrived_3 = 0;
-                    if (thread_3 == 0) {
-                        const long long tile_index_3 = (tile_row_3 / 128) * (((trips_j) + 127) / 128) + tile_col_3 / 128;
-                        arrived_3 = atomicAdd(&moments_kernel_arrivals[tile_index_3], 1u) == gridDim.z - 1u;
-                        if (arrived_3) moments_kernel_arrivals[tile_index_3] = 0u;
-                    }
-                    const int last_split_3 = __syncthreads_or(arrived_3);
-                    if (!last_split_3) continue;
-                    __threadfence();
-                    #pragma unroll
-                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
-                        #pragma unroll
-                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
-                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                            const bool active_3 = t_i < trips_i && t_j < trips_j;
-                            s_tile[out_r_3][out_c_3] = {};
-                            t_tile[out_r_3][out_c_3] = {};
-                            if (active_3) {
-                                s_tile[out_r_3][out_c_3] = 0.0f;
-                                t_tile[out_r_3][out_c_3] = 1.0f;
-                            }
-                        }
-                    }
-                    #pragma unroll
-                    for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
-                        #pragma unroll
-                        for (int out_c_3 = 0; out_c_3 < 8; out_c_3++) {
-                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                            const bool active_3 = t_i < trips_i && t_j < trips_j;
-                            if (active_3) {
-                                for (unsigned int split_3 = 0; split_3 < gridDim.z; split_3++) {
-                                    s_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
-                                    t_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
-                                }
-                            }
-                        }
-                    }
-                }
                 #pragma unroll
                 for (int out_r_3 = 0; out_r_3 < 8; out_r_3++) {
                     #pragma unroll
@@ -2600,7 +3591,7 @@ static int moments_kernel_tile(long long rows, long long cols)
     return ((rows + 127) / 128) * ((cols + 127) / 128) < processors ? 64 : 128;
 }
 
-/* cudaify gemm_tiling: where the output tiles are fewer than 2 per multiprocessor, k is split over blocks of one tile, each a share of at least 128 iterations */
+/* cudaify gemm_tiling: where the output tiles are at most half the multiprocessors, k is split over the blocks of a tile that fill them in one wave, each a share of at least 128 iterations */
 static unsigned int moments_kernel_splits(long long rows, long long cols, long long trips, long long tile)
 {
     static int processors = 0;
@@ -2614,7 +3605,7 @@ static unsigned int moments_kernel_splits(long long rows, long long cols, long l
     if (rows <= 0 || cols <= 0 || tile <= 0 || trips <= 0)
         return 1u;
     const long long tiles = ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
-    long long splits = (2LL * processors + tiles - 1) / tiles;
+    long long splits = 1LL * processors / tiles;
     if (splits > trips / 128)
         splits = trips / 128;
     if (splits > 32)
