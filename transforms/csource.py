@@ -49,6 +49,17 @@ def text(node: Node, source: bytes) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", errors="surrogateescape")
 
 
+# Expressions that change state when evaluated (memory reads are not among them).
+SIDE_EFFECTS = frozenset(
+    {"call_expression", "update_expression", "assignment_expression", "comma_expression"}
+)
+
+
+def has_side_effects(node: Node | None) -> bool:
+    """Whether evaluating `node` may call, assign or increment anything."""
+    return node is not None and any(n.type in SIDE_EFFECTS for n in walk(node))
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Every node under `node` (itself included), in source order."""
     return iter(_subtree(node))

@@ -74,9 +74,6 @@ _DOUBLE_MATH = frozenset(
     """sqrt fabs exp exp2 log log2 log10 pow sin cos tan floor ceil fmin fmax fmod rsqrt
     __ddiv_rn __dsqrt_rn""".split()
 )
-_SIDE_EFFECTS = frozenset(
-    {"call_expression", "update_expression", "assignment_expression", "comma_expression"}
-)
 _COMPOUND = ("*=", "+=", "-=")
 _DECIMAL_FLOAT = re.compile(r"(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?([fFlL]?)")
 _HEX_FLOAT = re.compile(r"0[xX](?:[0-9a-fA-F]*\.?[0-9a-fA-F]*)[pP][+-]?\d+([fFlL]?)")
@@ -546,10 +543,6 @@ def _depth_to(declarator: Node, name: str, data: bytes) -> int | None:
     return None
 
 
-def _has_side_effects(node: Node | None) -> bool:
-    return node is not None and any(n.type in _SIDE_EFFECTS for n in cs.walk(node))
-
-
 def _text(node: Node | None, data: bytes) -> str:
     return cs.text(node, data) if node is not None else ""
 
@@ -690,7 +683,7 @@ class _Rewriter:
         result = self._operation_type(node, left, right)
         if result is None or left is None or self.types.arithmetic(left) not in FLOATING:
             return None
-        if _has_side_effects(left):
+        if cs.has_side_effects(left):
             self.plan.impure.append(self._where(node))
             return None
         target = cs.text(left, self.data)
@@ -772,7 +765,7 @@ def _plain_products(body: Node, data: bytes, types: _Types) -> list[Problem]:
         if left.depth or right.depth or converted(left.scalar, right.scalar) not in FLOATING:
             continue
         target = node.child_by_field_name("left")
-        if operator == "*=" and (left.scalar not in FLOATING or _has_side_effects(target)):
+        if operator == "*=" and (left.scalar not in FLOATING or cs.has_side_effects(target)):
             continue
         text = " ".join(cs.text(node, data).split())
         problems.append(_problem(f"'{text}': a floating product nvcc may fuse", cs.line_of(node)))

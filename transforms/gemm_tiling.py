@@ -406,9 +406,6 @@ def _plan(tile: st.TilePlan, taken: set[str], guard: Node | None = None) -> Gemm
 # a launch that splits k: marked unlikely, since most launches do not (a product with enough
 # tiles); the cost model then counts a kernel's work as one block per tile does it
 _SPLIT = "__builtin_expect(gridDim.z > 1, 0)"
-_SIDE_EFFECTS = frozenset(
-    {"call_expression", "assignment_expression", "update_expression", "comma_expression"}
-)
 
 
 def _split_sums(
@@ -428,8 +425,7 @@ def _split_sums(
     for statement in tile.prologue:
         if statement.start_byte not in locals_:
             return ()  # an expression statement runs once per output
-        value = kn.initializer(statement)
-        if value is not None and any(n.type in _SIDE_EFFECTS for n in cs.walk(value)):
+        if cs.has_side_effects(kn.initializer(statement)):
             return ()
     types = {name: type_ for type_, name in locals_.values()}
     sums: list[str] = []
@@ -762,10 +758,9 @@ def _launch_edits(launch: kn.Launch, plan: GemmPlan, source: bytes) -> list[Edit
     edits = kn.resize_launch(
         launch, kernel.tree, source, (grid, block), (rows, cols), "gemm-tiled blocks"
     )
-    host_trips = _host_trips(launch, plan, source) if plan.split else None
-    if host_trips is None:
+    trips = _host_trips(launch, plan, source) if plan.split else None
+    if trips is None:
         return edits
-    trips = host_trips
     splits = (
         f"{plan.names['splits']}({cs.text(rows, source)}, {cs.text(cols, source)}, {trips}, "
         f"{across})"
@@ -807,7 +802,7 @@ def _host_trips(launch: kn.Launch, plan: GemmPlan, source: bytes) -> str | None:
                 out.append(f"({cs.text(argument, source)})")
                 continue
             declared = cs.visible(kernel.tree, source, name, launch.call.start_byte)
-            if name in _TYPE_WORDS or declared is None and not _declared_in(kernel, name):
+            if name in st.ARITHMETIC or declared is None and not _declared_in(kernel, name):
                 out.append(name)  # a type, or a macro
             elif (
                 declared is not None
@@ -825,9 +820,6 @@ def _host_trips(launch: kn.Launch, plan: GemmPlan, source: bytes) -> str | None:
     extra = " + 1" if k.inclusive else ""
     span = f"((long long)({bound}) - (long long)({first}){extra})"
     return f"({span} + {k.step - 1}) / {k.step}" if k.step != 1 else span
-
-
-_TYPE_WORDS = frozenset("long int short char unsigned signed float double size_t".split())
 
 
 def _declared_in(kernel: kn.Kernel, name: str) -> bool:
@@ -970,12 +962,8 @@ def _tiles(plan: GemmPlan, indent: str) -> list[str]:
         lines.append(f"{indent}if ({names['live_tile']}) {{")
         work = indent + one
     lines += _per_output(plan, work, _prologue(plan))
-    if plan.split:
-        lines.append(f"{work}if ({_SPLIT}) {{  /* from here on, this block's share of the sums */")
-        lines += _per_output(
-            plan, work + one, [f"@{_slot(plan, name)} = {{}};" for name in plan.split]
-        )
-        lines.append(f"{work}}}")
+    if plan.split:  # from here on, this block's share of the sums
+        lines += _per_output(plan, work, [f"@{_slot(plan, name)} = {{}};" for name in plan.split])
     lines += _k_stages(plan, work)
     if plan.split:
         lines += _merge(plan, work)
@@ -1037,7 +1025,6 @@ def _merge(plan: GemmPlan, indent: str) -> list[str]:
     assert kernel.rows is not None
     rows, cols = kernel.rows, kernel.cols
     one = "    "
-    inner = indent + one
     region, split = names["region"], names["split"]
     partials, arrivals = names["partials"], names["arrivals"]
 
@@ -1068,30 +1055,28 @@ def _merge(plan: GemmPlan, indent: str) -> list[str]:
         f"({names['tile_i']} / {shape.block_m}) * ({across}) + {names['tile_j']} / {shape.block_n}"
     )
     return [
-        f"{indent}if ({_SPLIT}) {{",
-        f"{inner}/* k split over gridDim.z blocks: store this block's partial sums; the last "
+        f"{indent}/* k split over gridDim.z blocks: store this block's partial sums; the last "
         "block of the tile adds them in block order */",
         *[
-            f"{inner}const long long {region} = (long long)gridDim.z * ({rows.trips}) * "
+            f"{indent}const long long {region} = (long long)gridDim.z * ({rows.trips}) * "
             f"({cols.trips}) * 8;"
             for _ in plan.split[1:2]
         ],
-        *_per_output(plan, inner, store),
-        f"{inner}__threadfence();",
-        f"{inner}__syncthreads();",
-        f"{inner}int {names['arrived']} = 0;",
-        f"{inner}if ({names['tid']} == 0) {{",
-        f"{inner}{one}const long long {names['tile_index']} = {index};",
-        f"{inner}{one}{names['arrived']} = atomicAdd(&{arrivals}[{names['tile_index']}], 1u) == "
-        "gridDim.z - 1u;",
-        f"{inner}{one}if ({names['arrived']}) {arrivals}[{names['tile_index']}] = 0u;",
-        f"{inner}}}",
-        f"{inner}const int {names['last']} = __syncthreads_or({names['arrived']});",
-        f"{inner}if (!{names['last']}) continue;",
-        f"{inner}__threadfence();",
-        *_per_output(plan, inner, _prologue(plan)),
-        *_per_output(plan, inner, add),
+        *_per_output(plan, indent, store),
+        f"{indent}__threadfence();",
+        f"{indent}__syncthreads();",
+        f"{indent}int {names['arrived']} = 0;",
+        f"{indent}if ({names['tid']} == 0) {{",
+        f"{indent}{one}const long long {names['tile_index']} = {index};",
+        f"{indent}{one}{names['arrived']} = atomicAdd(&{arrivals}[{names['tile_index']}], 1u) "
+        "== gridDim.z - 1u;",
+        f"{indent}{one}if ({names['arrived']}) {arrivals}[{names['tile_index']}] = 0u;",
         f"{indent}}}",
+        f"{indent}const int {names['last']} = __syncthreads_or({names['arrived']});",
+        f"{indent}if (!{names['last']}) continue;",
+        f"{indent}__threadfence();",
+        *_per_output(plan, indent, _prologue(plan)),
+        *_per_output(plan, indent, add),
     ]
 
 

@@ -186,13 +186,11 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                             }
                         }
                     }
-                    if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                sum_tile[out_r][out_c] = {};
-                            }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            sum_tile[out_r][out_c] = {};
                         }
                     }
                     float staged_a[1][4];
@@ -565,55 +563,53 @@ __global__ void matmul_kernel(float *a, float *b, float *c, int m, int p, long l
                         }
                         __syncthreads();
                     }
-                    if (__builtin_expect(gridDim.z > 1, 0)) {
-                        /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                                const bool active = t_i < trips_i && t_j < trips_j;
-                                if (active) {
-                                    ((float *)((unsigned char *)matmul_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
-                                }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                ((float *)((unsigned char *)matmul_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
                             }
                         }
-                        __threadfence();
-                        __syncthreads();
-                        int arrived = 0;
-                        if (thread == 0) {
-                            const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
-                            arrived = atomicAdd(&matmul_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
-                            if (arrived) matmul_kernel_arrivals[tile_index] = 0u;
-                        }
-                        const int last_split = __syncthreads_or(arrived);
-                        if (!last_split) continue;
-                        __threadfence();
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived = 0;
+                    if (thread == 0) {
+                        const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
+                        arrived = atomicAdd(&matmul_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
+                        if (arrived) matmul_kernel_arrivals[tile_index] = 0u;
+                    }
+                    const int last_split = __syncthreads_or(arrived);
+                    if (!last_split) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                                const bool active = t_i < trips_i && t_j < trips_j;
-                                sum_tile[out_r][out_c] = {};
-                                if (active) {
-                                    sum_tile[out_r][out_c] = 0.0f;
-                                }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            sum_tile[out_r][out_c] = {};
+                            if (active) {
+                                sum_tile[out_r][out_c] = 0.0f;
                             }
                         }
+                    }
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                                const bool active = t_i < trips_i && t_j < trips_j;
-                                if (active) {
-                                    for (unsigned int split = 0; split < gridDim.z; split++) {
-                                        sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)matmul_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
-                                    }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                for (unsigned int split = 0; split < gridDim.z; split++) {
+                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)matmul_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
                                 }
                             }
                         }

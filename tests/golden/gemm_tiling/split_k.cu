@@ -186,13 +186,11 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                             }
                         }
                     }
-                    if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                sum_tile[out_r][out_c] = {};
-                            }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            sum_tile[out_r][out_c] = {};
                         }
                     }
                     float staged_a[1][4];
@@ -565,55 +563,53 @@ __global__ void cross_kernel(float *a, float *b, float *c, int k, int m, int n, 
                         }
                         __syncthreads();
                     }
-                    if (__builtin_expect(gridDim.z > 1, 0)) {
-                        /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                                const bool active = t_i < trips_i && t_j < trips_j;
-                                if (active) {
-                                    ((float *)((unsigned char *)cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
-                                }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                ((float *)((unsigned char *)cross_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = sum_tile[out_r][out_c];
                             }
                         }
-                        __threadfence();
-                        __syncthreads();
-                        int arrived = 0;
-                        if (thread == 0) {
-                            const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
-                            arrived = atomicAdd(&cross_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
-                            if (arrived) cross_kernel_arrivals[tile_index] = 0u;
-                        }
-                        const int last_split = __syncthreads_or(arrived);
-                        if (!last_split) continue;
-                        __threadfence();
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived = 0;
+                    if (thread == 0) {
+                        const long long tile_index = (tile_row / 64) * (((trips_j) + 63) / 64) + tile_col / 64;
+                        arrived = atomicAdd(&cross_kernel_arrivals[tile_index], 1u) == gridDim.z - 1u;
+                        if (arrived) cross_kernel_arrivals[tile_index] = 0u;
+                    }
+                    const int last_split = __syncthreads_or(arrived);
+                    if (!last_split) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                                const bool active = t_i < trips_i && t_j < trips_j;
-                                sum_tile[out_r][out_c] = {};
-                                if (active) {
-                                    sum_tile[out_r][out_c] = 0.0f;
-                                }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            sum_tile[out_r][out_c] = {};
+                            if (active) {
+                                sum_tile[out_r][out_c] = 0.0f;
                             }
                         }
+                    }
+                    #pragma unroll
+                    for (int out_r = 0; out_r < 4; out_r++) {
                         #pragma unroll
-                        for (int out_r = 0; out_r < 4; out_r++) {
-                            #pragma unroll
-                            for (int out_c = 0; out_c < 4; out_c++) {
-                                const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
-                                const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
-                                const bool active = t_i < trips_i && t_j < trips_j;
-                                if (active) {
-                                    for (unsigned int split = 0; split < gridDim.z; split++) {
-                                        sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
-                                    }
+                        for (int out_c = 0; out_c < 4; out_c++) {
+                            const long long t_i = tile_row + (out_r / 4) * 64 + threadIdx.y * 4 + out_r % 4;
+                            const long long t_j = tile_col + (out_c / 4) * 64 + threadIdx.x * 4 + out_c % 4;
+                            const bool active = t_i < trips_i && t_j < trips_j;
+                            if (active) {
+                                for (unsigned int split = 0; split < gridDim.z; split++) {
+                                    sum_tile[out_r][out_c] += __ldcg(&((float *)((unsigned char *)cross_kernel_partials))[((long long)split * (trips_i) + t_i) * (trips_j) + t_j]);
                                 }
                             }
                         }
@@ -1553,13 +1549,11 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
                         }
                     }
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                #pragma unroll
+                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
                     #pragma unroll
-                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                        #pragma unroll
-                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                            acc_tile[out_r_2][out_c_2] = {};
-                        }
+                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                        acc_tile[out_r_2][out_c_2] = {};
                     }
                 }
                 double staged_x[2][2];
@@ -1824,56 +1818,54 @@ __global__ void residual_kernel(double *bias, double *x, double *y, double *r, i
                     }
                     __syncthreads();
                 }
-                if (__builtin_expect(gridDim.z > 1, 0)) {
-                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                #pragma unroll
+                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
                     #pragma unroll
-                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                        #pragma unroll
-                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                            const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
-                            const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
-                            const bool active_2 = t_i < trips_i && t_j < trips_j;
-                            if (active_2) {
-                                ((double *)((unsigned char *)residual_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = acc_tile[out_r_2][out_c_2];
-                            }
+                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                        const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                        const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                        const bool active_2 = t_i < trips_i && t_j < trips_j;
+                        if (active_2) {
+                            ((double *)((unsigned char *)residual_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = acc_tile[out_r_2][out_c_2];
                         }
                     }
-                    __threadfence();
-                    __syncthreads();
-                    int arrived_2 = 0;
-                    if (thread_2 == 0) {
-                        const long long tile_index_2 = (tile_row_2 / 64) * (((trips_j) + 63) / 64) + tile_col_2 / 64;
-                        arrived_2 = atomicAdd(&residual_kernel_arrivals[tile_index_2], 1u) == gridDim.z - 1u;
-                        if (arrived_2) residual_kernel_arrivals[tile_index_2] = 0u;
-                    }
-                    const int last_split_2 = __syncthreads_or(arrived_2);
-                    if (!last_split_2) continue;
-                    __threadfence();
+                }
+                __threadfence();
+                __syncthreads();
+                int arrived_2 = 0;
+                if (thread_2 == 0) {
+                    const long long tile_index_2 = (tile_row_2 / 64) * (((trips_j) + 63) / 64) + tile_col_2 / 64;
+                    arrived_2 = atomicAdd(&residual_kernel_arrivals[tile_index_2], 1u) == gridDim.z - 1u;
+                    if (arrived_2) residual_kernel_arrivals[tile_index_2] = 0u;
+                }
+                const int last_split_2 = __syncthreads_or(arrived_2);
+                if (!last_split_2) continue;
+                __threadfence();
+                #pragma unroll
+                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
                     #pragma unroll
-                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                        #pragma unroll
-                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                            const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
-                            const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
-                            const bool active_2 = t_i < trips_i && t_j < trips_j;
-                            int j = (int)t_j;
-                            acc_tile[out_r_2][out_c_2] = {};
-                            if (active_2) {
-                                acc_tile[out_r_2][out_c_2] = bias[j] * 2.0;
-                            }
+                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                        const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                        const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                        const bool active_2 = t_i < trips_i && t_j < trips_j;
+                        int j = (int)t_j;
+                        acc_tile[out_r_2][out_c_2] = {};
+                        if (active_2) {
+                            acc_tile[out_r_2][out_c_2] = bias[j] * 2.0;
                         }
                     }
+                }
+                #pragma unroll
+                for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
                     #pragma unroll
-                    for (int out_r_2 = 0; out_r_2 < 4; out_r_2++) {
-                        #pragma unroll
-                        for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
-                            const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
-                            const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
-                            const bool active_2 = t_i < trips_i && t_j < trips_j;
-                            if (active_2) {
-                                for (unsigned int split_2 = 0; split_2 < gridDim.z; split_2++) {
-                                    acc_tile[out_r_2][out_c_2] += __ldcg(&((double *)((unsigned char *)residual_kernel_partials))[((long long)split_2 * (trips_i) + t_i) * (trips_j) + t_j]);
-                                }
+                    for (int out_c_2 = 0; out_c_2 < 4; out_c_2++) {
+                        const long long t_i = tile_row_2 + (out_r_2 / 2) * 32 + threadIdx.y * 2 + out_r_2 % 2;
+                        const long long t_j = tile_col_2 + (out_c_2 / 2) * 32 + threadIdx.x * 2 + out_c_2 % 2;
+                        const bool active_2 = t_i < trips_i && t_j < trips_j;
+                        if (active_2) {
+                            for (unsigned int split_2 = 0; split_2 < gridDim.z; split_2++) {
+                                acc_tile[out_r_2][out_c_2] += __ldcg(&((double *)((unsigned char *)residual_kernel_partials))[((long long)split_2 * (trips_i) + t_i) * (trips_j) + t_j]);
                             }
                         }
                     }
@@ -2292,14 +2284,12 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                             }
                         }
                     }
-                    if (__builtin_expect(gridDim.z > 1, 0)) {  /* from here on, this block's share of the sums */
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
                         #pragma unroll
-                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                            #pragma unroll
-                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                                s_tile[out_r_3][out_c_3] = {};
-                                t_tile[out_r_3][out_c_3] = {};
-                            }
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            s_tile[out_r_3][out_c_3] = {};
+                            t_tile[out_r_3][out_c_3] = {};
                         }
                     }
                     float staged_a_2[1][4];
@@ -2674,60 +2664,58 @@ __global__ void moments_kernel(float *a, float *b, float *s1, float *s2, int k, 
                         }
                         __syncthreads();
                     }
-                    if (__builtin_expect(gridDim.z > 1, 0)) {
-                        /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
-                        const long long region_3 = (long long)gridDim.z * (trips_i) * (trips_j) * 8;
+                    /* k split over gridDim.z blocks: store this block's partial sums; the last block of the tile adds them in block order */
+                    const long long region_3 = (long long)gridDim.z * (trips_i) * (trips_j) * 8;
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
                         #pragma unroll
-                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                            #pragma unroll
-                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                                const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                                const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                                const bool active_3 = t_i < trips_i && t_j < trips_j;
-                                if (active_3) {
-                                    ((float *)((unsigned char *)moments_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = s_tile[out_r_3][out_c_3];
-                                    ((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = t_tile[out_r_3][out_c_3];
-                                }
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            if (active_3) {
+                                ((float *)((unsigned char *)moments_kernel_partials))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = s_tile[out_r_3][out_c_3];
+                                ((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)blockIdx.z * (trips_i) + t_i) * (trips_j) + t_j] = t_tile[out_r_3][out_c_3];
                             }
                         }
-                        __threadfence();
-                        __syncthreads();
-                        int arrived_3 = 0;
-                        if (thread_3 == 0) {
-                            const long long tile_index_3 = (tile_row_3 / 64) * (((trips_j) + 63) / 64) + tile_col_3 / 64;
-                            arrived_3 = atomicAdd(&moments_kernel_arrivals[tile_index_3], 1u) == gridDim.z - 1u;
-                            if (arrived_3) moments_kernel_arrivals[tile_index_3] = 0u;
-                        }
-                        const int last_split_3 = __syncthreads_or(arrived_3);
-                        if (!last_split_3) continue;
-                        __threadfence();
+                    }
+                    __threadfence();
+                    __syncthreads();
+                    int arrived_3 = 0;
+                    if (thread_3 == 0) {
+                        const long long tile_index_3 = (tile_row_3 / 64) * (((trips_j) + 63) / 64) + tile_col_3 / 64;
+                        arrived_3 = atomicAdd(&moments_kernel_arrivals[tile_index_3], 1u) == gridDim.z - 1u;
+                        if (arrived_3) moments_kernel_arrivals[tile_index_3] = 0u;
+                    }
+                    const int last_split_3 = __syncthreads_or(arrived_3);
+                    if (!last_split_3) continue;
+                    __threadfence();
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
                         #pragma unroll
-                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                            #pragma unroll
-                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                                const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                                const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                                const bool active_3 = t_i < trips_i && t_j < trips_j;
-                                s_tile[out_r_3][out_c_3] = {};
-                                t_tile[out_r_3][out_c_3] = {};
-                                if (active_3) {
-                                    s_tile[out_r_3][out_c_3] = 0.0f;
-                                    t_tile[out_r_3][out_c_3] = 1.0f;
-                                }
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            s_tile[out_r_3][out_c_3] = {};
+                            t_tile[out_r_3][out_c_3] = {};
+                            if (active_3) {
+                                s_tile[out_r_3][out_c_3] = 0.0f;
+                                t_tile[out_r_3][out_c_3] = 1.0f;
                             }
                         }
+                    }
+                    #pragma unroll
+                    for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
                         #pragma unroll
-                        for (int out_r_3 = 0; out_r_3 < 4; out_r_3++) {
-                            #pragma unroll
-                            for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
-                                const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
-                                const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
-                                const bool active_3 = t_i < trips_i && t_j < trips_j;
-                                if (active_3) {
-                                    for (unsigned int split_3 = 0; split_3 < gridDim.z; split_3++) {
-                                        s_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
-                                        t_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
-                                    }
+                        for (int out_c_3 = 0; out_c_3 < 4; out_c_3++) {
+                            const long long t_i = tile_row_3 + (out_r_3 / 4) * 64 + threadIdx.y * 4 + out_r_3 % 4;
+                            const long long t_j = tile_col_3 + (out_c_3 / 4) * 64 + threadIdx.x * 4 + out_c_3 % 4;
+                            const bool active_3 = t_i < trips_i && t_j < trips_j;
+                            if (active_3) {
+                                for (unsigned int split_3 = 0; split_3 < gridDim.z; split_3++) {
+                                    s_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
+                                    t_tile[out_r_3][out_c_3] += __ldcg(&((float *)((unsigned char *)moments_kernel_partials + 1 * region_3))[((long long)split_3 * (trips_i) + t_i) * (trips_j) + t_j]);
                                 }
                             }
                         }
