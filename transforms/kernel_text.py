@@ -49,7 +49,9 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Shape:
-    """A `const dim3 NAME(a, b, c);` declaration: its arguments and their byte range."""
+    """A `const dim3 NAME(a, b, c);` declaration, or a `dim3(a, b, c)` written in the launch
+    itself (`name` empty, as `schedule` writes its launches): its arguments and their byte
+    range."""
 
     name: str
     args: tuple[str, ...]
@@ -138,10 +140,8 @@ def _launches(data: bytes) -> tuple[Launch, ...]:
             continue
         name = cs.text(node.children[0], data).strip()
         configuration = [c for c in syntax.named_children]
-        grid = _shape(node, cs.text(configuration[0], data), data) if configuration else None
-        block = (
-            _shape(node, cs.text(configuration[1], data), data) if len(configuration) > 1 else None
-        )
+        grid = _shape(node, configuration[0], data) if configuration else None
+        block = _shape(node, configuration[1], data) if len(configuration) > 1 else None
         found.append(Launch(name, node, grid, block))
     return tuple(found)
 
@@ -149,8 +149,16 @@ def _launches(data: bytes) -> tuple[Launch, ...]:
 _SHAPE = r"const dim3 {name}\((?P<args>[^;]*)\);"
 
 
-def _shape(launch: Node, name: str, data: bytes) -> Shape | None:
-    """The last `const dim3 name(...)` before the launch in an enclosing block."""
+def _shape(launch: Node, argument: Node, data: bytes) -> Shape | None:
+    """The launch's `dim3(...)` argument, or the last `const dim3 name(...)` before the
+    launch in an enclosing block that it names."""
+    if argument.type == "call_expression" and cs.call_name(argument, data) == "dim3":
+        arguments = argument.child_by_field_name("arguments")
+        if arguments is None:
+            return None
+        values = tuple(cs.text(a, data).strip() for a in arguments.named_children)
+        return Shape("", values, arguments.start_byte, arguments.end_byte)
+    name = cs.text(argument, data)
     scope = launch.parent
     while scope is not None and scope.type != "compound_statement":
         scope = scope.parent

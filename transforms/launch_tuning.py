@@ -32,6 +32,7 @@ from cudaify.transforms.data_residency import split_arguments
 SHAPES: dict[int, tuple[tuple[int, ...], ...]] = {
     1: ((256,), (128,), (512,), (1024,), (64,)),
     2: ((32, 8), (16, 16), (32, 4), (64, 4), (32, 16)),
+    3: ((32, 4, 2), (32, 8, 1), (64, 4, 1), (32, 4, 4), (128, 2, 1)),
 }
 _BLOCK_SIZED = re.compile(r"__shared__|__syncthreads|__shfl|warpSize|cooperative_groups")
 _BLOCKS_CALL = re.compile(r"^cudaify_blocks\((?P<args>.*)\)$")

@@ -151,3 +151,56 @@ def test_refuses_a_grid_of_more_dimensions_than_its_block() -> None:
     variant = Variant(offloaded.code.replace(one_d, two_d))
     reason = TUNING.applies(variant, Context(program))
     assert reason is not None and "different numbers of dimensions" in reason
+
+
+def test_a_3d_kernel_walks_its_list_of_shapes() -> None:
+    """offload's 3-D launches (`const dim3 block(32, 4, 2)`) had no list of shapes: the
+    rule refused them."""
+    program = analysed(GOLDEN / "launch_tuning" / "diffuse3d.c")
+    variant = applied(program, "offload")
+    for shape in SHAPES[3][1:]:
+        outcome = TUNING.apply_rule(variant, Context(program))
+        assert outcome.variant is not None, outcome.reason
+        variant = outcome.variant
+        sizes = ", ".join(str(size) for size in shape)
+        assert f"const dim3 block({sizes});" in variant.code
+    assert TUNING.apply_rule(variant, Context(program)).reason.endswith(
+        "every shape in the list has been tried"
+    )
+
+
+@pytest.mark.parametrize(
+    "case, rank, innermost",
+    [("saxpy", 1, "trips_i"), ("linear2d", 2, "trips_j"), ("diffuse3d", 3, "trips_k")],
+)
+def test_scheduled_launches_with_their_shapes_written_inline_are_tuned(
+    case: str, rank: int, innermost: str, tmp_path
+) -> None:
+    """`schedule` writes `k<<<dim3(...), dim3(32, 4, 2)>>>`, no dim3 declared before the
+    launch: the rule refused every scheduled kernel. Each shape of the list now replaces the
+    block and the grid's block sizes in the launch itself, and the program, emulated on the
+    CPU, prints what gcc's build prints."""
+    from emulation import SERIAL_HEADER, gcc_output, run_emulated
+
+    from cudaify.backend.compare import compare
+
+    source = GOLDEN / "launch_tuning" / f"{case}.c"
+    program = analysed(source)
+    scheduled = applied(program, "schedule")
+    variant = scheduled
+    expected = gcc_output(source, tmp_path)
+    for shape in SHAPES[rank][1:]:
+        outcome = TUNING.apply_rule(variant, Context(program))
+        assert outcome.variant is not None, outcome.reason
+        assert TUNING.check(variant, outcome.variant, Context(program)) == []
+        variant = outcome.variant
+        sizes = ", ".join(str(size) for size in shape)
+        assert f", dim3({sizes})>>>" in variant.code
+        # the grid's x dimension counts blocks of the new block's x size
+        assert f"cudaify_blocks(cudaify_rows({innermost}, 1), {shape[0]}, 2147483647u)" in (
+            variant.code
+        )
+        actual = run_emulated(variant.code, tmp_path, header=SERIAL_HEADER)
+        assert actual.ok, actual.errors()
+        assert compare(expected, actual.text()) is None
+    assert structural_problems(program, variant.code, TUNING, scheduled) == []
