@@ -1022,8 +1022,11 @@ KERNEL_TIE = 0.8
 # reference's taken at the start, each under whatever else the machine was doing. On one
 # H200, the 30 C programs compiled by `bench -j 4`, then each timed in turns alone (3 runs):
 # the compiles' readings were 0.51-1.57 times the later ones (poly_eval 2.71x -> 1.37x,
-# syrk 3.06x -> 1.68x), and lcs_edit, written at 1.12x, ran at 0.88x of gcc -O3.
-CLOSE_CALL = 2.0
+# syrk 3.06x -> 1.68x), and lcs_edit, written at 1.12x, ran at 0.88x of gcc -O3. It was 2
+# until an H100 bench at f095bef (`-j 4`, 35 programs) wrote nbody_forces at 2.17x that ran
+# 0.99x alone (gcc -O3's build took 0.805 s during the compile and 0.344 s alone): the
+# largest such ratio seen, 2.19, over the 2.1 of the benches before it.
+CLOSE_CALL = 2.5
 IN_TURNS = 3
 # ... and one that the time left could not time in turns is written only from this
 # reading up: in four such benches (78 programs written and timed again alone), the three
