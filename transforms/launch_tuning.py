@@ -6,10 +6,11 @@ tunable launch to the next shape of a fixed list (1-D: 256 -> 128 -> 512 -> 1024
 2-D: 32x8 -> 16x16 -> 32x4 -> 64x4 -> 32x16; 3-D: 32x4x2 -> 32x8x1 -> 64x4x1 -> 32x4x4 ->
 128x2x1), and the search, which times every variant, keeps the fastest. A launch's shapes
 are `dim3` values declared before it (offload) or written in the launch itself
-(schedule's `k<<<dim3(...), dim3(32, 4, 2)>>>`). The grid follows: each dimension's block count is computed from its
-trip count and the new block size (`cudaify_blocks`), and the kernels' grid-stride loops
-cover any trip count with any shape. The kernel gets `__launch_bounds__` of the new thread
-count, so the compiler can budget registers for exactly that block size. A grid that counts
+(schedule's `k<<<dim3(...), dim3(32, 4, 2)>>>`). The grid follows: each dimension's block
+count is computed from its trip count and the new block size (`cudaify_blocks`), and the
+kernels' grid-stride loops cover any trip count with any shape. The kernel gets
+`__launch_bounds__` of the new thread count, so the compiler can budget registers for
+exactly that block size. A grid that counts
 several outputs per thread (register_tiling's `cudaify_blocks(trips, 4 * 256, ...)`: each
 thread computes 4) keeps that factor: the new block size times the same factor.
 
@@ -61,7 +62,8 @@ class LaunchTuning(Method):
     instruction = (
         "Change the thread-block shape of the kernel launches to the next candidate "
         "(1-D: 256 -> 128 -> 512 -> 1024 -> 64; 2-D: 32x8 -> 16x16 -> 32x4 -> 64x4 -> "
-        "32x16; 3-D: 32x4x2 -> 32x8x1 -> 64x4x1 -> 32x4x4 -> 128x2x1), recompute each grid dimension from its trip count and the new block size, "
+        "32x16; 3-D: 32x4x2 -> 32x8x1 -> 64x4x1 -> 32x4x4 -> 128x2x1), recompute each grid "
+        "dimension from its trip count and the new block size, "
         "and add __launch_bounds__(threads per block) to the kernel. Keep the grid-stride "
         "loops. Leave kernels that use shared memory, __syncthreads or warp shuffles alone."
     )
