@@ -189,8 +189,8 @@ void diffuse(int n, float c0, float c1, const float *in, float *out)
             CUDAIFY_CHECK(cudaify_malloc((void **)&d_in, (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(float)));
             CUDAIFY_CHECK(cudaMemcpy(d_out, out + (n*n + n + 1), (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(float), cudaMemcpyHostToDevice));
             CUDAIFY_CHECK(cudaMemcpy(d_in, in + (n + 1), (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(float), cudaMemcpyHostToDevice));
-            const dim3 block(32, 8, 1);
-            const dim3 grid(cudaify_blocks(cudaify_rows(trips_k, 1), 32, 2147483647u), cudaify_blocks(cudaify_rows(trips_j, trips_k), 8, 65535u), cudaify_blocks(cudaify_rows(trips_i, trips_k * trips_j), 1, 65535u));
+            const dim3 block(64, 2, 2);
+            const dim3 grid(cudaify_blocks(cudaify_rows(trips_k, 1), 64, 2147483647u), cudaify_blocks(cudaify_rows(trips_j, trips_k), 2, 65535u), cudaify_blocks(cudaify_rows(trips_i, trips_k * trips_j), 2, 65535u));
             diffuse_kernel<<<grid, block>>>(d_out - (n*n + n + 1), d_in - (n + 1), n, c0, c1, trips_i, trips_j, trips_k);
             CUDAIFY_CHECK(cudaGetLastError());
             CUDAIFY_CHECK(cudaMemcpy(out + (n*n + n + 1), d_out, (size_t)((long long)n*(long long)n*(long long)n - 2*(long long)n*(long long)n - 2*(long long)n - 2) * sizeof(float), cudaMemcpyDeviceToHost));
