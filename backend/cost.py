@@ -1650,13 +1650,13 @@ def _block_threads(
         return {}
     shape = configuration[1]
     sizes: list[int | None]
-    if launch.block is not None:
+    if shape.type == "call_expression" and cs.call_name(shape, data) == "dim3":
+        arguments = shape.child_by_field_name("arguments")
+        sizes = [value_of(a) for a in (arguments.named_children if arguments else [])]
+    elif launch.block is not None:
         sizes = [
             int(a) if a.isdigit() else constants.get(a) for a in map(str.strip, launch.block.args)
         ]
-    elif shape.type == "call_expression" and cs.call_name(shape, data) == "dim3":
-        arguments = shape.child_by_field_name("arguments")
-        sizes = [value_of(a) for a in (arguments.named_children if arguments else [])]
     else:
         sizes = [value_of(shape)]
     sizes += [1] * (3 - len(sizes))

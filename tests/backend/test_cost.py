@@ -558,3 +558,18 @@ def test_a_library_scan_is_priced_as_a_pass_over_its_items_in_two_launches() -> 
         )
     )
     assert unknown is not None and unknown.kernel == 10 * 2 * UNKNOWN_TRIPS
+
+
+def test_a_block_shape_written_in_the_launch_is_evaluated() -> None:
+    """`k<<<grid, dim3(8 * 2, 16)>>>`: the launch's own dim3 is evaluated as an expression,
+    as a declared one's names are looked up (kernel_text also reads such a shape since
+    launch_tuning tunes schedule's launches: its arguments are text, `8 * 2` no number)."""
+    from cudaify.backend.cost import kernel_work
+
+    code = (Path(__file__).parents[1] / "golden" / "gemm_tiling/sgemm_flat.cu").read_text()
+    inline = code.replace("const dim3 block(16, 16);", "").replace(
+        "matmul_kernel_tile(trips_i, trips_j))), block>>>",
+        "matmul_kernel_tile(trips_i, trips_j))), dim3(8 * 2, 16)>>>",
+    )
+    assert inline.count("dim3(8 * 2, 16)>>>") == 1 and "const dim3 block(" not in inline
+    assert kernel_work(inline)["matmul_kernel"] == kernel_work(code)["matmul_kernel"]
