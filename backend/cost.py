@@ -80,6 +80,7 @@ from cudaify.transforms import csource as cs
 from cudaify.transforms import kernel_codegen as kc
 from cudaify.transforms import kernel_nest as kn
 from cudaify.transforms import kernel_text as kt
+from cudaify.transforms.narrow_counters import widened
 
 UNKNOWN_TRIPS = 1024.0  # a loop whose bound (or a size) the text does not give
 STRIDED = 8.0
@@ -130,8 +131,9 @@ class Estimate:
 
 def predict(variant: Variant) -> Estimate | None:
     """The predicted cost of `variant`, or None when it runs nothing on the GPU (host
-    code: no kernel launch and no call of cub's device-wide scan)."""
-    data = kt.encode(variant.code)
+    code: no kernel launch and no call of cub's device-wide scan). A kernel that chooses
+    its counters' width is read as its `long long` instance."""
+    data = kt.encode(widened(variant.code))
     tree = cs.parse(data)
     kernels = {k.name: k for k in kt.kernels(data)}
     launches = _program_launches(data, kernels)
@@ -1228,7 +1230,7 @@ def kernel_work(code: str) -> dict[str, Work]:
     place runs (an estimate). A kernel whose threads are not counted by grid-stride
     loops or by a guard on their index (`if (i < n)`) is left out: its extent is the
     launch's shape, which this count does not read."""
-    data = kt.encode(code)
+    data = kt.encode(widened(code))
     tree = cs.parse(data)
     kernels = {k.name: k for k in kt.kernels(data)}
     launches = _program_launches(data, kernels)
@@ -1274,7 +1276,7 @@ def launched_work(code: str, kernel: str, launches: Sequence[LaunchValues]) -> W
     counts; None where a launch's work cannot be counted, or without launches."""
     if not launches:
         return None
-    data = _specialized(kt.encode(code), kernel, launches[0].kernel)
+    data = _specialized(kt.encode(widened(code)), kernel, launches[0].kernel)
     tree = cs.parse(data)
     found = next((k for k in kt.kernels(data) if k.name == kernel), None)
     if found is None or found.node.child_by_field_name("body") is None:

@@ -28,6 +28,7 @@ CANONICAL: dict[str, tuple[str, str]] = {
     "readonly_cache": ("read-only data through const __restrict__ / __ldg", "memory"),
     "fast_math": ("intrinsics and single precision where the output allows", "compute"),
     "launch_tuning": ("block size and grid shape for occupancy", "mapping"),
+    "narrow_counters": ("32-bit grid-stride counters where a launch's sizes fit", "compute"),
     "scan": ("parallel prefix sum (block scans plus a carry pass)", "mapping"),
     "wavefront": ("run anti-diagonals of a dependent nest in parallel", "mapping"),
 }
@@ -109,6 +110,12 @@ _SYNONYM_PHRASES: dict[str, tuple[str, ...]] = {
         "occupancy tuning",
         "tune block size",
         "launch bounds",
+    ),
+    "narrow_counters": (
+        "32 bit indexing",
+        "int loop counters",
+        "narrow loop counters",
+        "32 bit grid stride counters",
     ),
     "scan": ("prefix sum", "parallel scan", "parallel prefix sum", "inclusive scan"),
     "wavefront": ("anti diagonal", "diagonal parallelism", "wavefront parallelization"),

@@ -17,6 +17,7 @@ from cudaify.transforms.fast_math import FastMath
 from cudaify.transforms.fp_exact import FpExact
 from cudaify.transforms.gemm_tiling import GemmTiling
 from cudaify.transforms.launch_tuning import LaunchTuning
+from cudaify.transforms.narrow_counters import NarrowCounters
 from cudaify.transforms.offload import Offload
 from cudaify.transforms.readonly_cache import ReadonlyCache
 from cudaify.transforms.reduction import ReductionMethod
@@ -52,6 +53,7 @@ METHODS: dict[str, Method] = {
         Unroll(),
         FastMath(),
         LaunchTuning(),
+        NarrowCounters(),
         FpExact(),
     )
 }

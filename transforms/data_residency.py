@@ -102,6 +102,7 @@ class DataResidency(Method):
         "register_tiling",
         "unroll",
         "fast_math",
+        "narrow_counters",
         "launch_tuning",
     )
     instruction = (

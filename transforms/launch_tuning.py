@@ -60,6 +60,7 @@ class LaunchTuning(Method):
         "fast_math",
         "register_tiling",
         "launch_tuning",
+        "narrow_counters",
     )
     instruction = (
         "Change the thread-block shape of the kernel launches to the next candidate "
