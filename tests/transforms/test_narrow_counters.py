@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from pattern_golden import applied, nvcc_errors
+from pattern_golden import applied, nvcc_errors, same_output_as_gcc
 from transforms_support import GOLDEN, analysed
 
 from cudaify.backend.cost import kernel_work, predict
@@ -168,3 +168,24 @@ def test_check_refuses_a_dispatch_to_the_wide_instance_only() -> None:
         "no launched kernel chooses between int and long long instances of a device "
         "function that counts its grid-stride loop in its type parameter"
     ]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_narrowed_program_prints_what_gcc_prints_on_the_gpu(case: str, tmp_path) -> None:
+    source = GOLDEN / "narrow_counters" / f"{case}.c"
+    cu = tmp_path / f"{case}.cu"
+    cu.write_text(applied(analysed(source), CASES[case], "narrow_counters").code)
+    same_output_as_gcc(source, cu, tmp_path)
+
+
+@pytest.mark.gpu
+def test_a_loop_past_int_max_runs_the_long_long_instance(tmp_path) -> None:
+    """2^31 + 4096 iterations (2 GiB of bytes): an `int` counter would wrap; the kernel's
+    test takes the `long long` instance and the output is gcc's."""
+    source = GOLDEN / "narrow_counters" / "gpu" / "past_int_max.c"
+    variant = applied(analysed(source), "offload", "narrow_counters")
+    assert variant.steps[-1].method == "narrow_counters"
+    cu = tmp_path / "past_int_max.cu"
+    cu.write_text(variant.code)
+    same_output_as_gcc(source, cu, tmp_path)
