@@ -36,7 +36,10 @@ COUNTER = "cudaify_counter_t"  # the device function's template parameter
 NARROW = "int"
 WIDE = "long long"
 INT_MAX = "2147483647LL"
-NOTHING = "no kernel counts a grid-stride loop of the mapping's shape in a long long"
+NOTHING = (
+    "no kernel counts a grid-stride loop of the mapping's shape in a long long (kernels whose "
+    "threads combine values are left alone)"
+)
 
 
 class NarrowCounters(Method):
@@ -106,9 +109,12 @@ def _plan(code: str) -> tuple[list[Edit], list[str]]:
     taken = {cs.text(n, data) for n in cs.walk(tree.root_node) if "identifier" in n.type}
     edits: list[Edit] = []
     details: list[str] = []
+    combining = _combining_kernels(code)
     for kernel in kt.kernels(data):
         node, body = kernel.node, kernel.node.child_by_field_name("body")
         if body is None or (node.parent is not None and node.parent.type == "template_declaration"):
+            continue
+        if kernel.name in combining:
             continue
         parameters = _parameter_names(node, data)
         if parameters is None:
@@ -154,6 +160,17 @@ def _plan(code: str) -> tuple[list[Edit], list[str]]:
         levels = ", ".join(level.var for _, _, level in loops)
         details.append(f"{kernel.name}: {levels}")
     return edits, details
+
+
+def _combining_kernels(code: str) -> set[str]:
+    """The kernels whose threads combine values (shuffles, atomics, block reductions): on an
+    H100 both such kernels measured ran slower narrowed (a sum's grid-stride loop with a
+    warp-shuffle and atomicAdd epilogue, 21.1 -> 24.2 and 26.3 -> 30.2 us), where every map
+    and stencil measured ran 12-24% faster."""
+    from cudaify.transforms import postcondition as pc
+
+    source = pc.parsed(code)
+    return {name for name, node in pc.kernels(source).items() if pc.combines_threads(source, node)}
 
 
 def _parameter_names(definition: Node, data: bytes) -> list[str] | None:

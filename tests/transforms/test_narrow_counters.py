@@ -189,3 +189,16 @@ def test_a_loop_past_int_max_runs_the_long_long_instance(tmp_path) -> None:
     cu = tmp_path / "past_int_max.cu"
     cu.write_text(variant.code)
     same_output_as_gcc(source, cu, tmp_path)
+
+
+def test_a_kernel_whose_threads_combine_values_keeps_its_width() -> None:
+    """schedule's sum: a grid-stride loop of the mapping's shape, then a warp-shuffle and
+    atomicAdd epilogue. Two such kernels ran slower narrowed on an H100: left alone."""
+    from cudaify.transforms import kernel_text as kt
+
+    program = analysed(GOLDEN / "reduction" / "sums.c")
+    scheduled = applied(program, "schedule")
+    kernels = kt.kernels(kt.encode(scheduled.code))
+    assert kernels and all(kernel.levels for kernel in kernels)
+    assert "atomicAdd(" in scheduled.code
+    assert NARROW.applies(scheduled, Context(program)) == NOTHING

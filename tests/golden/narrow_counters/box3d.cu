@@ -229,13 +229,12 @@ __global__ void main_kernel(float *in, size_t cells, long long lo_c, long long t
 }
 
 /* Region of main() at line 26: scheduled by isl. */
-template <typename cudaify_counter_t>
-static __device__ __forceinline__ void main_kernel_2_counted(float *out, double *d_sum, size_t cells, long long lo_c_2, long long trips_c_2)
+__global__ void main_kernel_2(float *out, double *d_sum, size_t cells, long long lo_c_2, long long trips_c_2)
 {
     double partial = (double)0;
     bool added = false;
-    for (cudaify_counter_t t_c_2 = blockIdx.x * (cudaify_counter_t)blockDim.x + threadIdx.x; t_c_2 < (cudaify_counter_t)trips_c_2; t_c_2 += (cudaify_counter_t)blockDim.x * gridDim.x) {
-        const size_t c = (size_t)(lo_c_2 + ((long long)t_c_2));
+    for (long long t_c_2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; t_c_2 < trips_c_2; t_c_2 += (long long)blockDim.x * gridDim.x) {
+        const size_t c = (size_t)(lo_c_2 + t_c_2);
         partial += (double)((out[c])); added = true;
     }
     {
@@ -253,14 +252,6 @@ static __device__ __forceinline__ void main_kernel_2_counted(float *out, double 
             atomicAdd((double *)&((*d_sum)), partial);
         }
     }
-}
-
-__global__ void main_kernel_2(float *out, double *d_sum, size_t cells, long long lo_c_2, long long trips_c_2)
-{
-    if (trips_c_2 >= 0 && trips_c_2 <= 2147483647LL - (long long)blockDim.x * gridDim.x)
-        main_kernel_2_counted<int>(out, d_sum, cells, lo_c_2, trips_c_2);
-    else
-        main_kernel_2_counted<long long>(out, d_sum, cells, lo_c_2, trips_c_2);
 }
 
 int main(void)
