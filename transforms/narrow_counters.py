@@ -92,7 +92,7 @@ class NarrowCounters(Method):
         new = pc.parsed(after.code)
         templates = _device_templates(new.root, new.data)
         for kernel in pc.launched_kernels(pc.parsed(before.code), new).values():
-            if _dispatches(kernel, templates, new.data):
+            if _dispatched(kernel, templates, new.data) is not None:
                 return []
         return [
             Problem(
@@ -106,7 +106,7 @@ class NarrowCounters(Method):
 def _plan(code: str) -> tuple[list[Edit], list[str]]:
     data = kt.encode(code)
     tree = cs.parse(data)
-    taken = {cs.text(n, data) for n in cs.walk(tree.root_node) if "identifier" in n.type}
+    taken: set[str] | None = None  # the program's names, read once a kernel is narrowed
     edits: list[Edit] = []
     details: list[str] = []
     combining = _combining_kernels(code)
@@ -132,6 +132,8 @@ def _plan(code: str) -> tuple[list[Edit], list[str]]:
             loops.append((loop, counter, level))
         if not loops:
             continue
+        if taken is None:
+            taken = {cs.text(n, data) for n in cs.walk(tree.root_node) if "identifier" in n.type}
         function = fresh_name(f"{kernel.name}_counted", taken)
         text = _narrowed_body(body, data, loops)
         signature = cs.text(node.child_by_field_name("declarator") or node, data)
@@ -178,11 +180,12 @@ def _parameter_names(definition: Node, data: bytes) -> list[str] | None:
     (unnamed, variadic): the kernel cannot forward them."""
     names = []
     for parameter in cs.parameter_nodes(definition):
-        declarator = parameter.child_by_field_name("declarator")
-        _, name = cs.declarator_kind(declarator) if declarator is not None else ("", None)
-        if parameter.type != "parameter_declaration" or name is None:
+        if parameter.type != "parameter_declaration":
             return None
-        names.append(cs.text(name, data))
+        declared = cs.declared_names(parameter, data, "param")
+        if not declared:
+            return None
+        names.append(declared[0].name)
     return names
 
 
@@ -243,33 +246,33 @@ def _device_templates(root: Node, data: bytes) -> dict[str, tuple[str, Node]]:
     return found
 
 
-def _dispatches(kernel: Node, templates: dict[str, tuple[str, Node]], data: bytes) -> bool:
-    """Whether `kernel`'s body is `if (test of blockDim and gridDim) f<int>(params); else
-    f<long long>(params);` for a template f of `templates` that counts a grid-stride
-    loop in its type parameter."""
+def _dispatched(kernel: Node, templates: dict[str, tuple[str, Node]], data: bytes) -> str | None:
+    """f, where `kernel`'s body is `if (test of blockDim and gridDim) f<int>(params); else
+    f<long long>(params);` for a template f of `templates` that counts a grid-stride loop
+    in its type parameter; else None."""
     body = kernel.child_by_field_name("body")
     statements = [c for c in body.named_children if c.type != "comment"] if body else []
     if len(statements) != 1 or statements[0].type != "if_statement":
-        return False
+        return None
     choice = statements[0]
     condition = choice.child_by_field_name("condition")
     otherwise = choice.child_by_field_name("alternative")
     if condition is None or otherwise is None:
-        return False
+        return None
     tested = cs.text(condition, data)
     if "blockDim" not in tested or "gridDim" not in tested:
-        return False
+        return None
     parameters = _parameter_names(kernel, data)
     calls = [
         _instance_called(branch, data, parameters)
         for branch in (choice.child_by_field_name("consequence"), otherwise)
     ]
     if calls[0] is None or calls[1] is None or calls[0][0] != calls[1][0]:
-        return False
+        return None
     if (calls[0][1], calls[1][1]) != (NARROW, WIDE) or calls[0][0] not in templates:
-        return False
+        return None
     parameter, definition = templates[calls[0][0]]
-    return _counts_in(definition, parameter, data)
+    return calls[0][0] if _counts_in(definition, parameter, data) else None
 
 
 def _instance_called(
@@ -321,7 +324,7 @@ def _counts_in(definition: Node, parameter: str, data: bytes) -> bool:
 
 
 def widened(code: str) -> str:
-    """`code` with each kernel that chooses its counter type (see `_dispatches`) holding
+    """`code` with each kernel that chooses its counter type (see `_dispatched`) holding
     its counted body again, the counters `long long`: the same work in the text the cost
     model and the roofline read. `code` itself where no kernel chooses."""
     if f"<{NARROW}>(" not in code or f"<{WIDE}>(" not in code:
@@ -334,9 +337,9 @@ def widened(code: str) -> str:
     edits = []
     for kernel in kt.kernels(data):
         body = kernel.node.child_by_field_name("body")
-        if body is None or not _dispatches(kernel.node, templates, data):
+        function = _dispatched(kernel.node, templates, data)
+        if body is None or function is None:
             continue
-        function = _called(body, data)
         parameter, definition = templates[function]
         counted = definition.child_by_field_name("body")
         if counted is None:
@@ -348,11 +351,3 @@ def widened(code: str) -> str:
         text = re.sub(r"\(\(long long\)(\w+)\)", r"\1", text)
         edits.append(Edit(body.start_byte, body.end_byte, text, "the counted body"))
     return kt.decode(apply_edits(data, edits)) if edits else code
-
-
-def _called(body: Node, data: bytes) -> str:
-    """The function a dispatching kernel's body calls (see `_dispatches`)."""
-    call = next(n for n in cs.walk(body) if n.type == "template_function")
-    name = call.child_by_field_name("name")
-    assert name is not None
-    return cs.text(name, data)
